@@ -1,0 +1,481 @@
+"""Shared machinery of the `pd` dialect: types, shape inference, Paddle names.
+
+Every `pd` op derives from `PdOp`. An op states its typing rule once, as the class
+method `infer(operand_types, props)`; that single rule serves three users:
+
+* the verifier (`PdOp.verify_`) checks the op's result types against it;
+* builders (`PdOp.make`) call it so that nobody ever spells a result type;
+* the AD pass, which builds backward ops with `make` as well.
+
+Paddle variable names (`fc_0.w_0`, `fc_0.w_0@GRAD`) live in the `name` property
+(`names` for ops with several results).  They are the truth; SSA name hints are set
+from them where xDSL allows, purely as decoration.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
+
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    AnyFloat,
+    ArrayAttr,
+    BoolAttr,
+    DenseArrayBase,
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IntAttr,
+    IntegerAttr,
+    IntegerType,
+    StringAttr,
+    TensorType,
+    f32,
+    f64,
+    i1,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.irdl import IRDLOperation, OptionalDef
+from xdsl.utils.exceptions import VerifyException
+
+DYN = DYNAMIC_INDEX
+"""A dynamic dimension (`?`) in a shape tuple."""
+
+Shape = tuple[int, ...]
+
+FLOAT_TYPES: tuple[Attribute, ...] = (f32, f64)
+INT_TYPES: tuple[Attribute, ...] = (i32, i64)
+
+_DTYPE_BY_NAME: dict[str, Attribute] = {
+    "float32": f32,
+    "float64": f64,
+    "int32": i32,
+    "int64": i64,
+    "bool": i1,
+}
+_NAME_BY_DTYPE = {str(v): k for k, v in _DTYPE_BY_NAME.items()}
+
+
+# --------------------------------------------------------------------------- types
+
+
+def dtype_from_name(name: str) -> Attribute:
+    """Map a Paddle dtype name (`'float32'`, `'int64'`, ...) to an xDSL element type."""
+    try:
+        return _DTYPE_BY_NAME[name]
+    except KeyError:
+        raise ValueError(
+            f"unsupported dtype '{name}'; expected one of {sorted(_DTYPE_BY_NAME)}"
+        ) from None
+
+
+def dtype_name(elem: Attribute) -> str:
+    """Map an xDSL element type to its Paddle dtype name."""
+    return _NAME_BY_DTYPE.get(str(elem), str(elem))
+
+
+def tensor(shape: Sequence[int | None], elem: Attribute = f32) -> TensorType[Any]:
+    """A tensor type; `None` or `-1` in `shape` means a dynamic dimension."""
+    return TensorType(elem, [DYN if d is None or d < 0 else d for d in shape])
+
+
+def shape_of(t: Attribute) -> Shape:
+    """The shape of a tensor type as a tuple (`DYN` for `?`)."""
+    assert isinstance(t, TensorType)
+    return tuple(t.get_shape())
+
+
+def elem_of(t: Attribute) -> Attribute:
+    """The element type of a tensor type."""
+    assert isinstance(t, TensorType)
+    return t.get_element_type()
+
+
+def fmt_shape(shape: Sequence[int]) -> str:
+    """Render a shape as Paddle prints it, with `?` for dynamic dimensions."""
+    return "[" + ", ".join("?" if d == DYN else str(d) for d in shape) + "]"
+
+
+def is_float(elem: Attribute) -> bool:
+    """True for the floating-point element types the dialect computes in."""
+    return isinstance(elem, (Float32Type, Float64Type))
+
+
+def dims_compatible(a: int, b: int) -> bool:
+    """Two dimensions agree when equal or when either is dynamic."""
+    return a == DYN or b == DYN or a == b
+
+
+def shapes_compatible(a: Sequence[int], b: Sequence[int]) -> bool:
+    """Shapes agree when ranks match and every dimension is compatible."""
+    return len(a) == len(b) and all(dims_compatible(x, y) for x, y in zip(a, b))
+
+
+def broadcast_shapes(
+    x: Sequence[int], y: Sequence[int], axis: int = -1, *, op: str = "pd"
+) -> Shape:
+    """Paddle's elementwise broadcasting.
+
+    `axis == -1` is numpy broadcasting (right-aligned).  Otherwise `y` (of rank at most
+    rank(x)) is aligned with `x` starting at dimension `axis`, as Paddle's legacy
+    `elementwise_*` ops do.  A dynamic dimension against a static `n > 1` gives `n`.
+    """
+    x, y = tuple(x), tuple(y)
+    if axis != -1 and len(x) != len(y):
+        # Paddle aligns the lower-rank operand into the higher-rank one at `axis`.
+        big, small = (x, y) if len(x) > len(y) else (y, x)
+        if not 0 <= axis <= len(big) - len(small):
+            raise VerifyException(
+                f"'{op}': axis={axis} cannot align shape {fmt_shape(small)} "
+                f"with shape {fmt_shape(big)}"
+            )
+        small = (1,) * axis + small + (1,) * (len(big) - len(small) - axis)
+        x, y = (big, small) if len(x) > len(y) else (small, big)
+    rank = max(len(x), len(y))
+    xs = (1,) * (rank - len(x)) + x
+    ys = (1,) * (rank - len(y)) + y
+    out: list[int] = []
+    for a, b in zip(xs, ys):
+        if a == b:
+            out.append(a)
+        elif a == 1:
+            out.append(b)
+        elif b == 1:
+            out.append(a)
+        elif a == DYN:
+            out.append(b)
+        elif b == DYN:
+            out.append(a)
+        else:
+            raise VerifyException(
+                f"'{op}': operand shapes {fmt_shape(x)} and {fmt_shape(y)} "
+                "are not broadcastable"
+            )
+    return tuple(out)
+
+
+def normalize_axis(axis: int, rank: int, op: str) -> int:
+    """Map a possibly negative axis into `[0, rank)`, or raise a VerifyException."""
+    if not -max(rank, 1) <= axis < max(rank, 1):
+        raise VerifyException(f"'{op}': axis {axis} is out of range for rank {rank}")
+    return axis % max(rank, 1)
+
+
+# ------------------------------------------------------------------- attributes
+
+
+def i64_attr(v: int) -> IntegerAttr[IntegerType]:
+    """A 64-bit integer attribute."""
+    return IntegerAttr(int(v), i64)
+
+
+def f64_attr(v: float) -> FloatAttr[AnyFloat]:
+    """A 64-bit float attribute (Paddle attributes are stored in double precision)."""
+    return FloatAttr(float(v), f64)
+
+
+def bool_attr(v: bool) -> BoolAttr:
+    """A boolean attribute."""
+    return BoolAttr.from_bool(bool(v))
+
+
+def ints_attr(vs: Sequence[int]) -> DenseArrayBase[Any]:
+    """An array of integers, printed as `array<i64: 1, 2>`."""
+    return DenseArrayBase.from_list(i64, [int(v) for v in vs])
+
+
+def strs_attr(vs: Sequence[str]) -> ArrayAttr[StringAttr]:
+    """An array of strings."""
+    return ArrayAttr([StringAttr(v) for v in vs])
+
+
+def to_attr(value: Any) -> Attribute:
+    """Convert a Python property value to the attribute form the dialect uses."""
+    if isinstance(value, Attribute):
+        return value
+    if isinstance(value, bool):
+        return bool_attr(value)
+    if isinstance(value, int):
+        return i64_attr(value)
+    if isinstance(value, float):
+        return f64_attr(value)
+    if isinstance(value, str):
+        return StringAttr(value)
+    if isinstance(value, (list, tuple)):
+        if all(isinstance(v, str) for v in value):
+            return strs_attr(value)
+        if all(isinstance(v, (int,)) and not isinstance(v, bool) for v in value):
+            return ints_attr(value)
+    raise TypeError(f"cannot express {value!r} as a pd attribute")
+
+
+def from_attr(attr: Attribute) -> Any:
+    """Convert a dialect attribute back to a plain Python value."""
+    if isinstance(attr, IntegerAttr):
+        v = attr.value.data
+        return bool(v) if attr.type == i1 else int(v)
+    if isinstance(attr, FloatAttr):
+        return float(attr.value.data)
+    if isinstance(attr, StringAttr):
+        return attr.data
+    if isinstance(attr, IntAttr):
+        return attr.data
+    if isinstance(attr, DenseArrayBase):
+        return [int(v) for v in attr.get_values()]
+    if isinstance(attr, ArrayAttr):
+        return [from_attr(a) for a in attr.data]
+    return attr
+
+
+# ------------------------------------------------------------------------- names
+
+_HINT_OK = re.compile(r"^[A-Za-z_][A-Za-z0-9_.$-]*$")
+
+
+def _hint_for(name: str) -> str | None:
+    """An SSA name hint for a Paddle name, where xDSL accepts its characters."""
+    return name if _HINT_OK.match(name) else None
+
+
+def result_names(op: Operation) -> list[str | None]:
+    """The Paddle variable names of an op's results (None where unnamed)."""
+    props = op.properties
+    if "names" in props:
+        names = from_attr(props["names"])
+        return [n if n else None for n in names] + [None] * (len(op.results) - len(names))
+    if "name" in props and len(op.results) == 1:
+        return [from_attr(props["name"])]
+    return [None] * len(op.results)
+
+
+def value_name(value: SSAValue) -> str | None:
+    """The Paddle variable name of a value: its defining op's name property."""
+    owner = value.owner
+    if isinstance(owner, Operation):
+        return result_names(owner)[value.index]  # type: ignore[attr-defined]
+    return None
+
+
+def set_result_names(op: Operation, names: Sequence[str | None]) -> None:
+    """Give an op's results Paddle names (and matching SSA name hints)."""
+    if len(op.results) == 1 and not isinstance(op, MultiResultNames):
+        if names[0] is not None:
+            op.properties["name"] = StringAttr(names[0])
+    else:
+        op.properties["names"] = strs_attr([n or "" for n in names])
+    for res, n in zip(op.results, names):
+        if n is not None:
+            res.name_hint = _hint_for(n)
+
+
+def set_value_name(value: SSAValue, name: str) -> None:
+    """Rename one result value (keeps the other results' names)."""
+    owner = value.owner
+    assert isinstance(owner, Operation)
+    names = result_names(owner)
+    names[value.index] = name  # type: ignore[attr-defined]
+    set_result_names(owner, names)
+
+
+def restore_name_hints(op: Operation) -> None:
+    """Set SSA name hints from the `name`/`names` properties (used after parsing)."""
+    for res, n in zip(op.results, result_names(op)):
+        if n is not None and res.name_hint is None:
+            res.name_hint = _hint_for(n)
+
+
+# --------------------------------------------------------------------------- ops
+
+
+class MultiResultNames:
+    """Marker mixin: the op names its results with a `names` array property."""
+
+
+_OpT = TypeVar("_OpT", bound="PdOp")
+
+_REQUIRED = object()
+_NAME_PROPS = ("name", "names")
+
+
+class PdOp(IRDLOperation):
+    """Base of every `pd` op: one typing rule serves verifier and builders.
+
+    Subclasses declare their properties with `prop_def`/`opt_prop_def` (defaults via
+    `default_value`) and implement `infer`.  `make(*operands, name=..., **props)`
+    takes Python property values and makes a fully typed op.
+    """
+
+    @classmethod
+    def infer(
+        cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]
+    ) -> list[Attribute]:
+        """Result types for these operand types and (Python-valued) properties.
+
+        Raises VerifyException naming the op and the mismatch when they do not fit.
+        """
+        raise NotImplementedError(f"{cls.__name__} does not define infer()")
+
+    @classmethod
+    def prop_specs(cls) -> dict[str, Any]:
+        """Declared properties (other than names) with their Python defaults.
+
+        The value is the default, None for an optional property without default,
+        or the `_REQUIRED` sentinel for a property that must be given.
+        """
+        cached = cls.__dict__.get("_pd_prop_specs")
+        if cached is not None:
+            return cached
+        specs: dict[str, Any] = {}
+        for key, pdef in cls.get_irdl_definition().properties.items():
+            if key in _NAME_PROPS:
+                continue
+            if pdef.default_value is not None:
+                specs[key] = from_attr(pdef.default_value)
+            elif isinstance(pdef, OptionalDef):
+                specs[key] = None
+            else:
+                specs[key] = _REQUIRED
+        setattr(cls, "_pd_prop_specs", specs)
+        return specs
+
+    def prop(self, key: str) -> Any:
+        """A property's Python value (its declared default when absent)."""
+        if key in self.properties:
+            return from_attr(self.properties[key])
+        default = type(self).prop_specs().get(key)
+        return None if default is _REQUIRED else default
+
+    def py_props(self) -> dict[str, Any]:
+        """All declared properties as Python values."""
+        return {k: self.prop(k) for k in type(self).prop_specs()}
+
+    @classmethod
+    def make(
+        cls: type[_OpT],
+        *operands: SSAValue,
+        name: str | Sequence[str | None] | None = None,
+        **props: Any,
+    ) -> _OpT:
+        """Create a typed op from operands and Python property values."""
+        specs = cls.prop_specs()
+        unknown = set(props) - set(specs)
+        if unknown:
+            raise TypeError(f"{cls.name}: unknown properties {sorted(unknown)}")
+        full = {k: props.get(k, v) for k, v in specs.items()}
+        missing = [k for k, v in full.items() if v is _REQUIRED]
+        if missing:
+            raise TypeError(f"{cls.name}: missing properties {missing}")
+        result_types = cls.infer([o.type for o in operands], full)
+        # Defaults stay implicit, as MLIR prints them: the IR reads like the call.
+        attrs = {
+            k: to_attr(v)
+            for k, v in full.items()
+            if v is not None and v != specs[k]
+        }
+        op = cls.create(
+            operands=list(operands), result_types=result_types, properties=attrs
+        )
+        if name is not None:
+            set_result_names(op, [name] if isinstance(name, str) else list(name))
+        return op
+
+    def verify_(self) -> None:
+        for t in self.operand_types:
+            if not isinstance(t, TensorType):
+                raise VerifyException(f"'{self.name}': operands must be tensors, got {t}")
+        expected = type(self).infer(list(self.operand_types), self.py_props())
+        if len(expected) != len(self.results):
+            raise VerifyException(
+                f"'{self.name}': expected {len(expected)} results, got {len(self.results)}"
+            )
+        for i, (want, got) in enumerate(zip(expected, self.result_types)):
+            if not isinstance(got, TensorType) or not isinstance(want, TensorType):
+                raise VerifyException(f"'{self.name}': result #{i} must be a tensor")
+            if elem_of(want) != elem_of(got) or not shapes_compatible(
+                shape_of(want), shape_of(got)
+            ):
+                raise VerifyException(
+                    f"'{self.name}': result #{i} has type {got}, "
+                    f"but the operands imply {want}"
+                )
+
+
+# ----------------------------------------------------------------- small checks
+
+
+def expect_float(op: str, what: str, t: Attribute) -> None:
+    """Raise unless `t` is a tensor of f32/f64."""
+    if not is_float(elem_of(t)):
+        raise VerifyException(f"'{op}': {what} must be float32 or float64, got {t}")
+
+
+def expect_same_elem(op: str, types: Sequence[Attribute]) -> Attribute:
+    """Raise unless all tensors share one element type; return it."""
+    elems = {str(elem_of(t)) for t in types}
+    if len(elems) > 1:
+        raise VerifyException(
+            f"'{op}': operands must have the same dtype, got "
+            + ", ".join(dtype_name(elem_of(t)) for t in types)
+        )
+    return elem_of(types[0])
+
+
+def expect_rank(op: str, what: str, t: Attribute, *ranks: int) -> Shape:
+    """Raise unless the tensor's rank is one of `ranks`; return its shape."""
+    s = shape_of(t)
+    if len(s) not in ranks:
+        want = " or ".join(str(r) for r in ranks)
+        raise VerifyException(f"'{op}': {what} must have rank {want}, got {fmt_shape(s)}")
+    return s
+
+
+def expect_operands(op: str, types: Sequence[Attribute], n: int) -> None:
+    """Raise unless exactly `n` operands were given."""
+    if len(types) != n:
+        raise VerifyException(f"'{op}': expected {n} operands, got {len(types)}")
+
+
+__all__ = [
+    "DYN",
+    "FLOAT_TYPES",
+    "INT_TYPES",
+    "MultiResultNames",
+    "PdOp",
+    "Shape",
+    "bool_attr",
+    "broadcast_shapes",
+    "dims_compatible",
+    "dtype_from_name",
+    "dtype_name",
+    "elem_of",
+    "expect_float",
+    "expect_operands",
+    "expect_rank",
+    "expect_same_elem",
+    "f32",
+    "f64",
+    "f64_attr",
+    "fmt_shape",
+    "from_attr",
+    "i1",
+    "i32",
+    "i64",
+    "i64_attr",
+    "ints_attr",
+    "is_float",
+    "normalize_axis",
+    "restore_name_hints",
+    "result_names",
+    "set_result_names",
+    "set_value_name",
+    "shape_of",
+    "shapes_compatible",
+    "strs_attr",
+    "tensor",
+    "to_attr",
+    "value_name",
+]

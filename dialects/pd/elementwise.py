@@ -1,0 +1,392 @@
+"""Elementwise ops: binary arithmetic with Paddle's broadcasting, comparisons, select,
+and unary activations.
+
+```mlir
+%z = pd.elementwise_add %x, %b {axis = 1 : i64} : (tensor<?x3xf32>, tensor<3xf32>) -> tensor<?x3xf32>
+%r = pd.relu %z : (tensor<?x3xf32>) -> tensor<?x3xf32>
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+from xdsl.dialects.builtin import (
+    BoolAttr,
+    FloatAttr,
+    IntegerAttr,
+    StringAttr,
+    TensorType,
+)
+from xdsl.ir import Attribute
+from xdsl.irdl import (
+    ParsePropInAttrDict,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+from .base import (
+    PdOp,
+    bool_attr,
+    broadcast_shapes,
+    dtype_from_name,
+    elem_of,
+    expect_float,
+    expect_same_elem,
+    f64_attr,
+    i1,
+    i64_attr,
+    shape_of,
+)
+
+_FORMAT = "operands attr-dict `:` functional-type(operands, results)"
+
+
+class ElementwiseBinaryOp(PdOp):
+    """`out = f(x, y)` with Paddle broadcasting (`axis = -1`: numpy rules; otherwise
+    `y` is aligned with `x` from dimension `axis`). Both operands share one dtype."""
+
+    x = operand_def(TensorType)
+    y = operand_def(TensorType)
+    axis = prop_def(IntegerAttr, default_value=i64_attr(-1))
+    var_name = opt_prop_def(StringAttr, prop_name="name")
+    out = result_def(TensorType)
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$x `,` $y attr-dict `:` functional-type(operands, results)"
+
+    FLOAT_ONLY: ClassVar[bool] = False
+
+    @classmethod
+    def result_elem(cls, elem: Attribute) -> Attribute:
+        """Element type of the result given the operands' common element type."""
+        return elem
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        tx, ty = operand_types
+        elem = expect_same_elem(cls.name, [tx, ty])
+        if cls.FLOAT_ONLY:
+            expect_float(cls.name, "x", tx)
+        shape = broadcast_shapes(shape_of(tx), shape_of(ty), props["axis"], op=cls.name)
+        return [TensorType(cls.result_elem(elem), shape)]
+
+
+@irdl_op_definition
+class ElementwiseAddOp(ElementwiseBinaryOp):
+    """`x + y` (`paddle.add`)."""
+
+    name = "pd.elementwise_add"
+
+
+@irdl_op_definition
+class ElementwiseSubOp(ElementwiseBinaryOp):
+    """`x - y` (`paddle.subtract`)."""
+
+    name = "pd.elementwise_sub"
+
+
+@irdl_op_definition
+class ElementwiseMulOp(ElementwiseBinaryOp):
+    """`x * y` (`paddle.multiply`)."""
+
+    name = "pd.elementwise_mul"
+
+
+@irdl_op_definition
+class ElementwiseDivOp(ElementwiseBinaryOp):
+    """`x / y` (`paddle.divide`)."""
+
+    name = "pd.elementwise_div"
+
+
+@irdl_op_definition
+class ElementwisePowOp(ElementwiseBinaryOp):
+    """`x ** y` (`paddle.pow` with a tensor exponent)."""
+
+    name = "pd.elementwise_pow"
+    FLOAT_ONLY: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class ElementwiseMaxOp(ElementwiseBinaryOp):
+    """`maximum(x, y)` (`paddle.maximum`)."""
+
+    name = "pd.elementwise_max"
+
+
+@irdl_op_definition
+class ElementwiseMinOp(ElementwiseBinaryOp):
+    """`minimum(x, y)` (`paddle.minimum`)."""
+
+    name = "pd.elementwise_min"
+
+
+class CompareOp(ElementwiseBinaryOp):
+    """A broadcasting comparison; the result is `i1` (Paddle's bool)."""
+
+    @classmethod
+    def result_elem(cls, elem: Attribute) -> Attribute:
+        return i1
+
+
+@irdl_op_definition
+class GreaterThanOp(CompareOp):
+    """`x > y` (`paddle.greater_than`)."""
+
+    name = "pd.greater_than"
+
+
+@irdl_op_definition
+class GreaterEqualOp(CompareOp):
+    """`x >= y` (`paddle.greater_equal`)."""
+
+    name = "pd.greater_equal"
+
+
+@irdl_op_definition
+class LessThanOp(CompareOp):
+    """`x < y` (`paddle.less_than`)."""
+
+    name = "pd.less_than"
+
+
+@irdl_op_definition
+class EqualOp(CompareOp):
+    """`x == y` (`paddle.equal`)."""
+
+    name = "pd.equal"
+
+
+@irdl_op_definition
+class WhereOp(PdOp):
+    """`condition ? x : y`, broadcasting all three (`paddle.where`).
+
+    ```mlir
+    %r = pd.where %c, %x, %y : (tensor<4xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    ```
+    """
+
+    name = "pd.where"
+    condition = operand_def(TensorType)
+    x = operand_def(TensorType)
+    y = operand_def(TensorType)
+    var_name = opt_prop_def(StringAttr, prop_name="name")
+    out = result_def(TensorType)
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$condition `,` $x `,` $y attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        tc, tx, ty = operand_types
+        if elem_of(tc) != i1:
+            raise VerifyException(f"'pd.where': condition must be bool (i1), got {tc}")
+        elem = expect_same_elem(cls.name, [tx, ty])
+        shape = broadcast_shapes(shape_of(tx), shape_of(ty), op=cls.name)
+        shape = broadcast_shapes(shape_of(tc), shape, op=cls.name)
+        return [TensorType(elem, shape)]
+
+
+# ------------------------------------------------------------------------ unary
+
+
+class ElementwiseUnaryOp(PdOp):
+    """`out = f(x)` on a float tensor, same shape and dtype."""
+
+    x = operand_def(TensorType)
+    var_name = opt_prop_def(StringAttr, prop_name="name")
+    out = result_def(TensorType)
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$x attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        (tx,) = operand_types
+        expect_float(cls.name, "x", tx)
+        return [tx]
+
+
+@irdl_op_definition
+class ReluOp(ElementwiseUnaryOp):
+    """`max(x, 0)`."""
+
+    name = "pd.relu"
+
+
+@irdl_op_definition
+class SigmoidOp(ElementwiseUnaryOp):
+    """`1 / (1 + exp(-x))`."""
+
+    name = "pd.sigmoid"
+
+
+@irdl_op_definition
+class TanhOp(ElementwiseUnaryOp):
+    """`tanh(x)`."""
+
+    name = "pd.tanh"
+
+
+@irdl_op_definition
+class ExpOp(ElementwiseUnaryOp):
+    """`exp(x)`."""
+
+    name = "pd.exp"
+
+
+@irdl_op_definition
+class LogOp(ElementwiseUnaryOp):
+    """Natural logarithm."""
+
+    name = "pd.log"
+
+
+@irdl_op_definition
+class SqrtOp(ElementwiseUnaryOp):
+    """Square root."""
+
+    name = "pd.sqrt"
+
+
+@irdl_op_definition
+class SquareOp(ElementwiseUnaryOp):
+    """`x * x`."""
+
+    name = "pd.square"
+
+
+@irdl_op_definition
+class AbsOp(ElementwiseUnaryOp):
+    """`|x|`."""
+
+    name = "pd.abs"
+
+
+@irdl_op_definition
+class SignOp(ElementwiseUnaryOp):
+    """`sign(x)` in {-1, 0, 1} (its derivative is zero)."""
+
+    name = "pd.sign"
+
+
+@irdl_op_definition
+class ErfOp(ElementwiseUnaryOp):
+    """The error function (needed by exact GELU and its derivative)."""
+
+    name = "pd.erf"
+
+
+@irdl_op_definition
+class GeluOp(ElementwiseUnaryOp):
+    """GELU: exact `x * Phi(x)`, or the tanh approximation when `approximate`."""
+
+    name = "pd.gelu"
+    approximate = prop_def(BoolAttr, default_value=bool_attr(False))
+
+
+@irdl_op_definition
+class ScaleOp(ElementwiseUnaryOp):
+    """`scale * x + bias` (or `scale * (x + bias)` when not `bias_after_scale`).
+
+    ```mlir
+    %y = pd.scale %x {scale = 2.0 : f64, bias = 1.0 : f64} : (tensor<3xf32>) -> tensor<3xf32>
+    ```
+    """
+
+    name = "pd.scale"
+    scale = prop_def(FloatAttr, default_value=f64_attr(1.0))
+    bias = prop_def(FloatAttr, default_value=f64_attr(0.0))
+    bias_after_scale = prop_def(BoolAttr, default_value=bool_attr(True))
+
+
+@irdl_op_definition
+class PowOp(ElementwiseUnaryOp):
+    """`x ** factor` for a scalar exponent (`paddle.pow(x, 2.0)`)."""
+
+    name = "pd.pow"
+    factor = prop_def(FloatAttr, default_value=f64_attr(1.0))
+
+
+@irdl_op_definition
+class ClipOp(ElementwiseUnaryOp):
+    """Clamp into `[min, max]` (`paddle.clip`)."""
+
+    name = "pd.clip"
+    min = prop_def(FloatAttr)
+    max = prop_def(FloatAttr)
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        if props["min"] > props["max"]:
+            raise VerifyException(
+                f"'pd.clip': min ({props['min']}) must not exceed max ({props['max']})"
+            )
+        return super().infer(operand_types, props)
+
+
+@irdl_op_definition
+class CastOp(PdOp):
+    """Convert to another dtype (`paddle.cast`).
+
+    ```mlir
+    %y = pd.cast %x {dtype = "float64"} : (tensor<3xf32>) -> tensor<3xf64>
+    ```
+    """
+
+    name = "pd.cast"
+    x = operand_def(TensorType)
+    dtype = prop_def(StringAttr)
+    var_name = opt_prop_def(StringAttr, prop_name="name")
+    out = result_def(TensorType)
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$x attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        (tx,) = operand_types
+        try:
+            elem = dtype_from_name(props["dtype"])
+        except ValueError as e:
+            raise VerifyException(f"'pd.cast': {e}") from None
+        return [TensorType(elem, shape_of(tx))]
+
+
+ELEMENTWISE_OPS = [
+    ElementwiseAddOp,
+    ElementwiseSubOp,
+    ElementwiseMulOp,
+    ElementwiseDivOp,
+    ElementwisePowOp,
+    ElementwiseMaxOp,
+    ElementwiseMinOp,
+    GreaterThanOp,
+    GreaterEqualOp,
+    LessThanOp,
+    EqualOp,
+    WhereOp,
+    ReluOp,
+    SigmoidOp,
+    TanhOp,
+    ExpOp,
+    LogOp,
+    SqrtOp,
+    SquareOp,
+    AbsOp,
+    SignOp,
+    ErfOp,
+    GeluOp,
+    ScaleOp,
+    PowOp,
+    ClipOp,
+    CastOp,
+]

@@ -1,0 +1,387 @@
+"""Program-structure ops: feeds, parameters, fetches, constants, initializers and the
+backward region.
+
+A Paddle program is a `builtin.module` whose body is Paddle's block 0: `pd.data` ops
+stand for feeds, `pd.parameter` ops for persistable variables held in the Scope, and
+`pd.backward` ops hold the gradient computation built by the `autodiff` pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    BoolAttr,
+    DenseArrayBase,
+    FloatAttr,
+    IntegerAttr,
+    StringAttr,
+    TensorType,
+)
+from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    ParsePropInAttrDict,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.traits import HasParent, IsTerminator, NoTerminator, Pure
+from xdsl.utils.exceptions import VerifyException
+
+from .base import (
+    MultiResultNames,
+    PdOp,
+    dtype_from_name,
+    elem_of,
+    f64_attr,
+    fmt_shape,
+    i64_attr,
+    shape_of,
+    shapes_compatible,
+    strs_attr,
+    tensor,
+)
+
+
+def _shape_prop(props: Mapping[str, Any], op: str) -> list[int]:
+    shape = props["shape"]
+    if any((d < 0 and d != -1) for d in shape):
+        raise VerifyException(f"'{op}': invalid shape {shape}")
+    return shape
+
+
+@irdl_op_definition
+class DataOp(PdOp):
+    """A feed variable (`paddle.static.data`). `-1` dimensions are dynamic.
+
+    ```mlir
+    %x = pd.data "x" : tensor<?x13xf32>
+    ```
+    """
+
+    name = "pd.data"
+    var_name = prop_def(StringAttr, prop_name="name")
+    out = result_def(TensorType)
+    assembly_format = "$name attr-dict `:` type($out)"
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        raise VerifyException("'pd.data': its type is given, not inferred")
+
+    def verify_(self) -> None:
+        if not isinstance(self.out.type, TensorType):
+            raise VerifyException("'pd.data': result must be a tensor")
+
+    @classmethod
+    def make(cls, name: str, shape: Sequence[int | None], dtype: str = "float32") -> DataOp:
+        """A feed named `name`; `None`/`-1` dimensions are dynamic."""
+        op = cls.create(
+            result_types=[tensor(shape, dtype_from_name(dtype))],
+            properties={"name": StringAttr(name)},
+        )
+        op.out.name_hint = None
+        from .base import restore_name_hints
+
+        restore_name_hints(op)
+        return op
+
+
+@irdl_op_definition
+class ParameterOp(PdOp):
+    """A persistable variable read from the Scope (a parameter or optimizer state).
+
+    ```mlir
+    %fc_0.w_0 = pd.parameter "fc_0.w_0" : tensor<13x1xf32>
+    %beta1_pow = pd.parameter "beta1_pow_acc_0" {trainable = false} : tensor<1xf32>
+    ```
+    """
+
+    name = "pd.parameter"
+    var_name = prop_def(StringAttr, prop_name="name")
+    trainable = prop_def(BoolAttr, default_value=BoolAttr.from_bool(True))
+    out = result_def(TensorType)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$name attr-dict `:` type($out)"
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        raise VerifyException("'pd.parameter': its type is given, not inferred")
+
+    def verify_(self) -> None:
+        t = self.out.type
+        if not isinstance(t, TensorType) or not t.has_static_shape():
+            raise VerifyException(
+                f"'pd.parameter': a parameter needs a static tensor type, got {t}"
+            )
+
+    @classmethod
+    def make(
+        cls, name: str, shape: Sequence[int], dtype: str = "float32", trainable: bool = True
+    ) -> ParameterOp:
+        """A persistable variable of a static shape."""
+        props: dict[str, Attribute] = {"name": StringAttr(name)}
+        if not trainable:
+            props["trainable"] = BoolAttr.from_bool(False)
+        op = cls.create(result_types=[tensor(shape, dtype_from_name(dtype))], properties=props)
+        from .base import restore_name_hints
+
+        restore_name_hints(op)
+        return op
+
+
+@irdl_op_definition
+class FetchOp(IRDLOperation):
+    """Marks a value as a program output (Paddle's `fetch`); keeps it alive under DCE.
+
+    ```mlir
+    pd.fetch %loss : tensor<f32>
+    ```
+    """
+
+    name = "pd.fetch"
+    x = operand_def(TensorType)
+    assembly_format = "$x attr-dict `:` type($x)"
+
+
+@irdl_op_definition
+class FillConstantOp(PdOp):
+    """A tensor filled with one value (`paddle.full`, `fill_constant`).
+
+    ```mlir
+    %c = pd.fill_constant {shape = [2, 3], value = 1.0 : f64, dtype = "float32"} : tensor<2x3xf32>
+    ```
+    """
+
+    name = "pd.fill_constant"
+    shape = prop_def(DenseArrayBase)
+    value = prop_def(FloatAttr)
+    dtype = prop_def(StringAttr, default_value=StringAttr("float32"))
+    var_name = opt_prop_def(StringAttr, prop_name="name")
+    out = result_def(TensorType)
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "attr-dict `:` type($out)"
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        return [tensor(_shape_prop(props, cls.name), dtype_from_name(props["dtype"]))]
+
+
+@irdl_op_definition
+class FillAnyLikeOp(PdOp):
+    """A tensor shaped like `x` (dynamic dimensions included) filled with one value
+    (`paddle.full_like`, `ones_like`, `zeros_like`). `dtype = ""` keeps x's dtype.
+
+    ```mlir
+    %ones = pd.fill_any_like %loss {value = 1.0 : f64} : (tensor<f32>) -> tensor<f32>
+    ```
+    """
+
+    name = "pd.fill_any_like"
+    x = operand_def(TensorType)
+    value = prop_def(FloatAttr)
+    dtype = prop_def(StringAttr, default_value=StringAttr(""))
+    var_name = opt_prop_def(StringAttr, prop_name="name")
+    out = result_def(TensorType)
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$x attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        (t,) = operand_types
+        elem = dtype_from_name(props["dtype"]) if props["dtype"] else elem_of(t)
+        return [TensorType(elem, shape_of(t))]
+
+
+class _RandomInitOp(PdOp):
+    """Shared definition of the seeded random initializers of startup programs."""
+
+    shape = prop_def(DenseArrayBase)
+    dtype = prop_def(StringAttr, default_value=StringAttr("float32"))
+    seed = prop_def(IntegerAttr, default_value=i64_attr(0))
+    var_name = opt_prop_def(StringAttr, prop_name="name")
+    out = result_def(TensorType)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "attr-dict `:` type($out)"
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        shape = _shape_prop(props, cls.name)
+        if any(d < 0 for d in shape):
+            raise VerifyException(f"'{cls.name}': shape must be static, got {shape}")
+        return [tensor(shape, dtype_from_name(props["dtype"]))]
+
+
+@irdl_op_definition
+class UniformRandomOp(_RandomInitOp):
+    """Uniform samples in `[min, max)` (`paddle.nn.initializer.Uniform`, Xavier).
+
+    ```mlir
+    %w = pd.uniform_random {shape = [13, 1], min = -0.5 : f64, max = 0.5 : f64, seed = 0 : i64} : tensor<13x1xf32>
+    ```
+    """
+
+    name = "pd.uniform_random"
+    min = prop_def(FloatAttr, default_value=f64_attr(-1.0))
+    max = prop_def(FloatAttr, default_value=f64_attr(1.0))
+
+
+@irdl_op_definition
+class GaussianRandomOp(_RandomInitOp):
+    """Normal samples (`paddle.nn.initializer.Normal`).
+
+    ```mlir
+    %w = pd.gaussian_random {shape = [13, 1], mean = 0.0 : f64, std = 1.0 : f64} : tensor<13x1xf32>
+    ```
+    """
+
+    name = "pd.gaussian_random"
+    mean = prop_def(FloatAttr, default_value=f64_attr(0.0))
+    std = prop_def(FloatAttr, default_value=f64_attr(1.0))
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Terminates a `pd.backward` region, yielding the gradients in `wrt` order.
+
+    ```mlir
+    pd.yield %w_grad, %b_grad : tensor<13x1xf32>, tensor<1xf32>
+    ```
+    """
+
+    name = "pd.yield"
+    values = var_operand_def(TensorType)
+    traits = traits_def(IsTerminator(), HasParent(lambda: BackwardOp), Pure())
+    assembly_format = "($values^ `:` type($values))? attr-dict"
+
+
+@irdl_op_definition
+class BackwardOp(IRDLOperation, MultiResultNames):
+    """The backward region: gradients of `targets` (seeded by `seeds`, ones where
+    absent) with respect to `wrt`, cutting through the names in `no_grad`.
+
+    The region uses forward values directly (no tape). `append_backward`, `gradients`
+    and eager `backward` create it empty; the `autodiff` pass fills it and keeps in
+    `wrt` only the inputs that receive a gradient (results follow `wrt` one to one).
+
+    ```mlir
+    %w_grad = pd.backward targets(%loss : tensor<f32>) wrt(%w : tensor<13x1xf32>)
+        {names = ["fc_0.w_0@GRAD"]} {
+      ...
+      pd.yield %g : tensor<13x1xf32>
+    } -> tensor<13x1xf32>
+    ```
+    """
+
+    name = "pd.backward"
+    targets = var_operand_def(TensorType)
+    seeds = var_operand_def(TensorType)
+    wrt = var_operand_def(TensorType)
+    grads = var_result_def(TensorType)
+    no_grad = prop_def(ArrayAttr, default_value=ArrayAttr([]))
+    seed_mask = opt_prop_def(ArrayAttr)
+    names = opt_prop_def(ArrayAttr)
+    body = region_def("single_block")
+    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
+    traits = traits_def(NoTerminator())
+    assembly_format = (
+        "`targets` `(` $targets `:` type($targets) `)` "
+        "(`seeds` `(` $seeds^ `:` type($seeds) `)`)? "
+        "`wrt` `(` ($wrt^ `:` type($wrt))? `)` attr-dict-with-keyword $body "
+        "`->` `(` type($grads) `)`"
+    )
+
+    @staticmethod
+    def make(
+        targets: Sequence[SSAValue],
+        wrt: Sequence[SSAValue],
+        seeds: Sequence[SSAValue | None] = (),
+        no_grad: Sequence[str] = (),
+    ) -> BackwardOp:
+        """An empty backward op; `seeds[i] is None` means ones for `targets[i]`."""
+        seed_list = list(seeds) + [None] * (len(targets) - len(seeds))
+        given = [s for s in seed_list if s is not None]
+        props: dict[str, Attribute] = {"no_grad": strs_attr(sorted(set(no_grad)))}
+        if given:
+            props["seed_mask"] = ArrayAttr([i64_attr(int(s is not None)) for s in seed_list])
+        return BackwardOp.create(
+            operands=[*targets, *given, *wrt],
+            result_types=[v.type for v in wrt],
+            properties={
+                **props,
+                "operandSegmentSizes": _segments(len(targets), len(given), len(wrt)),
+            },
+            regions=[Region(Block())],
+        )
+
+    def seed_for(self, i: int) -> SSAValue | None:
+        """The seed gradient given for target `i`, or None (meaning ones)."""
+        if "seed_mask" not in self.properties:
+            return None
+        mask = [a.value.data for a in self.properties["seed_mask"].data]  # type: ignore[attr-defined]
+        if not mask[i]:
+            return None
+        return self.seeds[sum(mask[:i])]
+
+    @property
+    def is_filled(self) -> bool:
+        """True once the autodiff pass has built the region."""
+        return not self.body.block.is_empty
+
+    def verify_(self) -> None:
+        if len(self.grads) != len(self.wrt):
+            raise VerifyException(
+                f"'pd.backward': {len(self.wrt)} wrt values but {len(self.grads)} results"
+            )
+        for v, g in zip(self.wrt, self.grads):
+            if v.type != g.type:
+                raise VerifyException(
+                    f"'pd.backward': gradient type {g.type} differs from its input's {v.type}"
+                )
+        for i, t in enumerate(self.targets):
+            seed = self.seed_for(i)
+            if seed is not None and not shapes_compatible(
+                shape_of(seed.type), shape_of(t.type)
+            ):
+                raise VerifyException(
+                    f"'pd.backward': seed shape {fmt_shape(shape_of(seed.type))} differs "
+                    f"from target shape {fmt_shape(shape_of(t.type))}"
+                )
+        if self.is_filled:
+            term = self.body.block.last_op
+            if not isinstance(term, YieldOp):
+                raise VerifyException("'pd.backward': a filled region must end in pd.yield")
+            if [v.type for v in term.values] != [g.type for g in self.grads]:
+                raise VerifyException(
+                    "'pd.backward': pd.yield types do not match the gradient results"
+                )
+
+
+def _segments(*sizes: int) -> Attribute:
+    from xdsl.dialects.builtin import DenseArrayBase, i32
+
+    return DenseArrayBase.from_list(i32, list(sizes))
+
+
+PROGRAM_OPS = [
+    DataOp,
+    ParameterOp,
+    FetchOp,
+    FillConstantOp,
+    FillAnyLikeOp,
+    UniformRandomOp,
+    GaussianRandomOp,
+    BackwardOp,
+    YieldOp,
+]

@@ -1,0 +1,93 @@
+"""`apply`: the one way API functions add an op, in static and eager mode alike.
+
+Every Paddle-style function (`paddle.matmul`, `F.relu`, `x + y`, ...) validates its
+Python arguments, then calls `apply(OpClass, inputs, prefix=..., **props)`:
+
+* static mode: the op is appended to the current program's block 0 and its results
+  named as Paddle's `LayerHelper` names them (`relu_0.tmp_0`, or `<name>.tmp_0`);
+* eager mode: the same op is computed at once and recorded for `backward`
+  (`frontend/eager.py` installs that path with `set_eager_apply`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from xdsl.utils.exceptions import VerifyException
+
+from pullback.dialects import pd
+from pullback.frontend import unique_name
+from pullback.frontend.framework import Variable, default_main_program
+
+_static_mode = False
+_eager_apply: Callable[..., Any] | None = None
+
+
+def in_dynamic_mode() -> bool:
+    """True in eager (dygraph) mode, Paddle 2.x's default."""
+    return not _static_mode
+
+
+def enable_static() -> None:
+    """Switch to static-graph mode (`paddle.enable_static()`)."""
+    global _static_mode
+    _static_mode = True
+
+
+def disable_static(place: Any = None) -> None:
+    """Switch back to eager mode (`paddle.disable_static()`)."""
+    global _static_mode
+    _static_mode = False
+
+
+def set_eager_apply(fn: Callable[..., Any]) -> None:
+    """Install eager mode's implementation of `apply`."""
+    global _eager_apply
+    _eager_apply = fn
+
+
+def output_names(prefix: str, name: str | None, count: int) -> list[str]:
+    """Paddle's LayerHelper names: `<base>.tmp_<k>`, base = name or `<prefix>_<n>`."""
+    base = name or unique_name.generate(prefix)
+    return [unique_name.generate(f"{base}.tmp") for _ in range(count)]
+
+
+def apply(
+    op_cls: type[pd.PdOp],
+    inputs: Sequence[Any],
+    *,
+    prefix: str,
+    name: str | None = None,
+    out_names: Sequence[str] | None = None,
+    **props: Any,
+) -> Any:
+    """Add one op; returns its result Variable/Tensor (a list for several results).
+
+    `inputs` are Variables (static) or Tensors (eager).  A shape or dtype mismatch
+    raises ValueError with the verifier's message, before anything is added.
+    """
+    if in_dynamic_mode():
+        if _eager_apply is None:
+            from pullback.frontend import eager  # noqa: F401  (installs the hook)
+        assert _eager_apply is not None
+        return _eager_apply(op_cls, inputs, prefix=prefix, name=name, **props)
+    for i, x in enumerate(inputs):
+        if not isinstance(x, Variable):
+            raise TypeError(
+                f"{op_cls.name}: input #{i} must be a Variable in static mode, "
+                f"got {type(x).__name__}"
+            )
+    program = default_main_program()
+    block = program.global_block()
+    try:
+        op = op_cls.make(*[x.value for x in inputs], **props)
+    except VerifyException as e:
+        raise ValueError(str(e)) from None
+    names = list(out_names) if out_names else output_names(prefix, name, len(op.results))
+    pd.set_result_names(op, names)
+    block.append(op)
+    # As in Paddle's static mode, op outputs start with stop_gradient=False: feeds
+    # (stop_gradient=True) cut gradients where they enter, not downstream.
+    outs = [block.wrap(r) for r in op.results]
+    return outs[0] if len(outs) == 1 else outs

@@ -1,0 +1,284 @@
+"""Static-graph frontend: `Program`, `Block` and `Variable` as thin views of `pd` IR.
+
+The IR is the single source of truth: a `Program` owns a `builtin.module` whose body
+is Paddle's block 0, a `Variable` wraps one SSA value, and its name is the `name`
+property of the op that defines it.  Nothing is mirrored on the Python side except
+the flags Paddle keeps per variable (`stop_gradient`, `persistable`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.printer import Printer
+
+from pullback.dialects import pd
+from pullback.dialects.pd.base import dtype_name, elem_of, shape_of, value_name
+
+
+class Variable:
+    """A value of a static program (Paddle's `Variable`/static `Tensor`)."""
+
+    def __init__(self, block: Block, value: SSAValue) -> None:
+        self.block = block
+        self.value = value
+        owner = value.owner
+        self.stop_gradient: bool = isinstance(owner, pd.DataOp) or (
+            isinstance(owner, pd.ParameterOp) and not owner.trainable.value.data
+        )
+        self.persistable: bool = isinstance(owner, pd.ParameterOp)
+
+    # -- Paddle's attributes -------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        """The Paddle variable name (the defining op's `name` property)."""
+        n = value_name(self.value)
+        return n if n is not None else f"_generated_var_{id(self.value)}"
+
+    @name.setter
+    def name(self, new: str) -> None:
+        self.block.program._rename(self, new)
+
+    @property
+    def shape(self) -> list[int]:
+        """The shape, `-1` for dynamic dimensions."""
+        return [d if d >= 0 else -1 for d in shape_of(self.value.type)]
+
+    @property
+    def ndim(self) -> int:
+        return len(shape_of(self.value.type))
+
+    @property
+    def dtype(self) -> str:
+        """Paddle's dtype name (`'float32'`, `'int64'`, ...)."""
+        return dtype_name(elem_of(self.value.type))
+
+    @property
+    def op(self) -> Operation | None:
+        """The op that defines this variable (None for feeds and parameters)."""
+        owner = self.value.owner
+        if isinstance(owner, (pd.DataOp, pd.ParameterOp)):
+            return None
+        return owner if isinstance(owner, Operation) else None
+
+    @property
+    def trainable(self) -> bool:
+        owner = self.value.owner
+        return isinstance(owner, pd.ParameterOp) and bool(owner.trainable.value.data)
+
+    def __repr__(self) -> str:
+        return self.name
+
+    __str__ = __repr__
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    # Operators (`+ - * / @`, comparisons) are attached by `frontend.ops`.
+
+
+class Parameter(Variable):
+    """A trainable persistable variable (`fc_0.w_0`)."""
+
+
+class Block:
+    """Block 0 of a program: its ops and variables, looked up by name."""
+
+    def __init__(self, program: Program, idx: int = 0) -> None:
+        self.program = program
+        self.idx = idx
+        self._vars: dict[SSAValue, Variable] = {}
+
+    @property
+    def ir(self):
+        """The xDSL block holding this block's ops."""
+        return self.program.module.body.block
+
+    @property
+    def ops(self) -> list[Operation]:
+        """The ops of the block, in order."""
+        return list(self.ir.ops)
+
+    def wrap(self, value: SSAValue) -> Variable:
+        """The (unique) Variable of an SSA value."""
+        var = self._vars.get(value)
+        if var is None:
+            cls = Parameter if isinstance(value.owner, pd.ParameterOp) else Variable
+            var = cls(self, value)
+            self._vars[value] = var
+        return var
+
+    def _iter_values(self) -> Iterator[SSAValue]:
+        for op in self.ir.ops:
+            yield from op.results
+
+    @property
+    def vars(self) -> dict[str, Variable]:
+        """Named variables of the block (the latest definition of each name)."""
+        out: dict[str, Variable] = {}
+        for v in self._iter_values():
+            n = value_name(v)
+            if n is not None:
+                out[n] = self.wrap(v)
+        return out
+
+    def var(self, name: str) -> Variable:
+        """The variable called `name`; ValueError when there is none."""
+        v = self.program._lookup(name)
+        if v is None:
+            raise ValueError(f"var {name} is not in this block")
+        return self.wrap(v)
+
+    def has_var(self, name: str) -> bool:
+        return self.program._lookup(name) is not None
+
+    def all_parameters(self) -> list[Parameter]:
+        """The trainable parameters, in creation order."""
+        return [
+            self.wrap(op.out)  # type: ignore[misc]
+            for op in self.ir.ops
+            if isinstance(op, pd.ParameterOp) and op.trainable.value.data
+        ]
+
+    def append(self, op: Operation) -> Operation:
+        """Append an op at the end of the block."""
+        self.ir.add_op(op)
+        self.program._bump()
+        return op
+
+    def __repr__(self) -> str:
+        return self.program.to_string()
+
+
+class Program:
+    """A static program: a `builtin.module` of `pd` ops (Paddle's block 0)."""
+
+    def __init__(self) -> None:
+        self.module = ModuleOp([])
+        self.blocks = [Block(self, 0)]
+        self.version = 0
+        self.random_seed = 0
+        self._names: dict[str, SSAValue] | None = None
+
+    def global_block(self) -> Block:
+        return self.blocks[0]
+
+    def block(self, idx: int) -> Block:
+        if idx != 0:
+            raise IndexError(f"program has only block 0 (asked for block {idx})")
+        return self.blocks[0]
+
+    def current_block(self) -> Block:
+        return self.blocks[0]
+
+    def all_parameters(self) -> list[Parameter]:
+        return self.global_block().all_parameters()
+
+    def list_vars(self) -> list[Variable]:
+        return list(self.global_block().vars.values())
+
+    def clone(self, for_test: bool = False) -> Program:
+        """A deep copy; `for_test` switches dropout to inference behaviour."""
+        p = Program()
+        p.module = self.module.clone()
+        p.random_seed = self.random_seed
+        if for_test:
+            for op in p.module.walk():
+                if op.name == "pd.dropout":
+                    op.properties["is_test"] = pd.bool_attr(True)
+        return p
+
+    def to_string(self, generic: bool = False) -> str:
+        """The program as `pd` IR text."""
+        import io
+
+        out = io.StringIO()
+        Printer(stream=out, print_generic_format=generic).print_op(self.module)
+        return out.getvalue()
+
+    def __str__(self) -> str:
+        return self.to_string()
+
+    __repr__ = __str__
+
+    # -- internal ------------------------------------------------------------------
+
+    def _bump(self) -> None:
+        self.version += 1
+        self._names = None
+
+    def _lookup(self, name: str) -> SSAValue | None:
+        """The latest top-level value named `name` (backward results included)."""
+        if self._names is None:
+            table: dict[str, SSAValue] = {}
+            for op in self.module.body.block.ops:
+                for v in op.results:
+                    n = value_name(v)
+                    if n is not None:
+                        table[n] = v
+            self._names = table
+        return self._names.get(name)
+
+    def _rename(self, var: Variable, new: str) -> None:
+        pd.set_value_name(var.value, new)
+        self._bump()
+
+
+# ------------------------------------------------------------------ default programs
+
+_main_program = Program()
+_startup_program = Program()
+
+
+def default_main_program() -> Program:
+    """The program ops are added to outside `program_guard`."""
+    return _main_program
+
+
+def default_startup_program() -> Program:
+    """The program parameter initializers are added to."""
+    return _startup_program
+
+
+def switch_main_program(p: Program) -> Program:
+    global _main_program
+    old, _main_program = _main_program, p
+    return old
+
+
+def switch_startup_program(p: Program) -> Program:
+    global _startup_program
+    old, _startup_program = _startup_program, p
+    return old
+
+
+@contextlib.contextmanager
+def program_guard(main_program: Program, startup_program: Program | None = None) -> Iterator[None]:
+    """Build into `main_program` (and `startup_program`) inside the `with` block."""
+    if not isinstance(main_program, Program):
+        raise TypeError(
+            f"program_guard: main_program must be a Program, got {type(main_program).__name__}"
+        )
+    if startup_program is not None and not isinstance(startup_program, Program):
+        raise TypeError(
+            "program_guard: startup_program must be a Program, got "
+            f"{type(startup_program).__name__}"
+        )
+    old_main = switch_main_program(main_program)
+    old_startup = switch_startup_program(startup_program) if startup_program else None
+    try:
+        yield
+    finally:
+        switch_main_program(old_main)
+        if old_startup is not None:
+            switch_startup_program(old_startup)
+
+
+def as_values(xs: Sequence[Any]) -> list[SSAValue]:
+    """SSA values of Variables."""
+    return [x.value for x in xs]

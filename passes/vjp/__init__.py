@@ -1,0 +1,57 @@
+"""Vector-Jacobian-product rules, one per `pd` op, written with `pd` ops.
+
+A rule has the signature
+
+    rule(b: VjpBuilder, op: Operation, out_grads: list[SSAValue | None])
+        -> list[SSAValue | None]   # one entry per operand of `op`
+
+`out_grads[i]` is the gradient of result `i`, or None when nothing flows into it.
+Return None for an operand that gets no gradient (integer inputs, constants...).
+Rules emit ops only through `b`, so the backward region is ordinary `pd` IR that can
+be printed, pruned, lowered and differentiated again.
+
+Rules live in `passes/vjp/<family>.py` and register with `@vjp(OpClass, ...)`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+
+from xdsl.ir import Operation, SSAValue
+
+from .builder import VjpBuilder
+
+VjpRule = Callable[[VjpBuilder, Operation, list["SSAValue | None"]], Sequence["SSAValue | None"]]
+
+VJP_RULES: dict[type[Operation], VjpRule] = {}
+
+NON_DIFFERENTIABLE: set[type[Operation]] = set()
+"""Ops whose outputs carry no gradient at all (comparisons, constants, random...)."""
+
+FAMILIES = ["program", "elementwise", "reduction", "loss", "shape", "nn", "optimizer"]
+
+
+def vjp(*op_types: type[Operation]) -> Callable[[VjpRule], VjpRule]:
+    """Register a VJP rule for one or more op classes."""
+
+    def register(fn: VjpRule) -> VjpRule:
+        for t in op_types:
+            VJP_RULES[t] = fn
+        return fn
+
+    return register
+
+
+def non_differentiable(*op_types: type[Operation]) -> None:
+    """Declare ops whose results never carry gradients."""
+    NON_DIFFERENTIABLE.update(op_types)
+
+
+def load_all() -> None:
+    """Import every family module so that their registrations run."""
+    for fam in FAMILIES:
+        importlib.import_module(f"pullback.passes.vjp.{fam}")
+
+
+__all__ = ["VJP_RULES", "NON_DIFFERENTIABLE", "VjpBuilder", "VjpRule", "vjp", "non_differentiable", "load_all"]

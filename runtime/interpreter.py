@@ -1,0 +1,139 @@
+"""The numpy reference interpreter for the `pd` dialect.
+
+It is the oracle every compiled backend is tested against, so it stays simple: one
+kernel per op (registered with `@kernel(OpClass)` in `runtime/kernels/<family>.py`),
+computing in the op's result dtype with plain numpy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+from pullback.dialects import pd
+
+Kernel = Callable[..., "np.ndarray | tuple[np.ndarray, ...] | list[np.ndarray]"]
+"""`kernel(op, *operand_arrays) -> array or sequence of arrays` (one per result)."""
+
+KERNELS: dict[type[Operation], Kernel] = {}
+
+_NP_DTYPES = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64, "i1": np.bool_}
+
+
+class InterpreterError(RuntimeError):
+    """A program could not be run (missing feed, unknown op, unfilled backward...)."""
+
+
+def kernel(*op_types: type[Operation]) -> Callable[[Kernel], Kernel]:
+    """Register a numpy kernel for one or more op classes."""
+
+    def register(fn: Kernel) -> Kernel:
+        for t in op_types:
+            KERNELS[t] = fn
+        return fn
+
+    return register
+
+
+def np_dtype(t: Attribute) -> np.dtype[Any]:
+    """The numpy dtype of a tensor type's elements."""
+    elem = t.get_element_type() if isinstance(t, TensorType) else t
+    return np.dtype(_NP_DTYPES[str(elem)])
+
+
+def _load_kernels() -> None:
+    # Importing the family modules registers their kernels.
+    from pullback.runtime.kernels import load_all
+
+    load_all()
+
+
+def run_block(
+    block: Block,
+    env: MutableMapping[SSAValue, np.ndarray],
+    feeds: Mapping[str, np.ndarray],
+    scope: Mapping[str, np.ndarray],
+) -> None:
+    """Execute the ops of `block` in order, binding results in `env`.
+
+    `pd.data` reads `feeds` by name, `pd.parameter` reads `scope` by name, and
+    `pd.backward` runs its region in the same environment.
+    """
+    if not KERNELS:
+        _load_kernels()
+    for op in block.ops:
+        run_op(op, env, feeds, scope)
+
+
+def run_op(
+    op: Operation,
+    env: MutableMapping[SSAValue, np.ndarray],
+    feeds: Mapping[str, np.ndarray],
+    scope: Mapping[str, np.ndarray],
+) -> None:
+    """Execute one op (see `run_block`)."""
+    if isinstance(op, pd.DataOp):
+        name = op.var_name.data
+        if name not in feeds:
+            raise InterpreterError(f"feed '{name}' is missing")
+        env[op.out] = np.asarray(feeds[name], dtype=np_dtype(op.out.type))
+        return
+    if isinstance(op, pd.ParameterOp):
+        name = op.var_name.data
+        if name not in scope:
+            raise InterpreterError(
+                f"parameter '{name}' is not initialized in the scope "
+                "(run the startup program first)"
+            )
+        env[op.out] = scope[name]
+        return
+    if isinstance(op, pd.BackwardOp):
+        if not op.is_filled:
+            raise InterpreterError(
+                "pd.backward has an empty region: run the autodiff pass first"
+            )
+        run_block(op.body.block, env, feeds, scope)
+        term = op.body.block.last_op
+        assert isinstance(term, pd.YieldOp)
+        for res, val in zip(op.grads, term.values):
+            env[res] = env[val]
+        return
+    if isinstance(op, (pd.FetchOp, pd.YieldOp)):
+        return
+    fn = KERNELS.get(type(op))
+    if fn is None:
+        raise InterpreterError(f"the interpreter has no kernel for '{op.name}'")
+    args = [env[v] for v in op.operands]
+    out = fn(op, *args)
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    if len(outs) != len(op.results):
+        raise InterpreterError(
+            f"kernel for '{op.name}' returned {len(outs)} values for {len(op.results)} results"
+        )
+    for res, val in zip(op.results, outs):
+        env[res] = np.asarray(val, dtype=np_dtype(res.type))
+
+
+def run_module(
+    module: ModuleOp,
+    feeds: Mapping[str, np.ndarray],
+    scope: Mapping[str, np.ndarray],
+) -> dict[SSAValue, np.ndarray]:
+    """Run a whole program; returns the value of every SSA value it computed."""
+    env: dict[SSAValue, np.ndarray] = {}
+    run_block(module.body.block, env, feeds, scope)
+    return env
+
+
+def evaluate(ops: Iterable[Operation], inputs: Mapping[SSAValue, np.ndarray]) -> dict[SSAValue, np.ndarray]:
+    """Run loose ops (eager mode's single-op calls) given values for their operands."""
+    if not KERNELS:
+        _load_kernels()
+    env: dict[SSAValue, np.ndarray] = dict(inputs)
+    for op in ops:
+        run_op(op, env, {}, {})
+    return env

@@ -1,0 +1,11 @@
+"""numpy kernels of the reference interpreter, one module per op family."""
+
+import importlib
+
+FAMILIES = ["program", "elementwise", "reduction", "loss", "shape", "nn", "optimizer"]
+
+
+def load_all() -> None:
+    """Import every family module so that their `@kernel` registrations run."""
+    for fam in FAMILIES:
+        importlib.import_module(f"pullback.runtime.kernels.{fam}")

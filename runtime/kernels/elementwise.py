@@ -1,0 +1,91 @@
+"""Kernels of the elementwise ops."""
+
+import math
+
+import numpy as np
+
+from pullback.dialects import pd
+from pullback.runtime.interpreter import kernel
+
+
+def align(op, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Apply Paddle's `axis` alignment so that numpy broadcasting does the rest."""
+    axis = op.prop("axis")
+    if axis == -1 or x.ndim == y.ndim:
+        return x, y
+    if x.ndim > y.ndim:
+        return x, y.reshape((1,) * axis + y.shape + (1,) * (x.ndim - y.ndim - axis))
+    return x.reshape((1,) * axis + x.shape + (1,) * (y.ndim - x.ndim - axis)), y
+
+
+_BINARY = {
+    pd.ElementwiseAddOp: np.add,
+    pd.ElementwiseSubOp: np.subtract,
+    pd.ElementwiseMulOp: np.multiply,
+    pd.ElementwiseDivOp: np.divide,
+    pd.ElementwisePowOp: np.power,
+    pd.ElementwiseMaxOp: np.maximum,
+    pd.ElementwiseMinOp: np.minimum,
+    pd.GreaterThanOp: np.greater,
+    pd.GreaterEqualOp: np.greater_equal,
+    pd.LessThanOp: np.less,
+    pd.EqualOp: np.equal,
+}
+
+
+@kernel(*_BINARY)
+def binary(op, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    x, y = align(op, x, y)
+    if isinstance(op, pd.ElementwiseDivOp) and np.issubdtype(x.dtype, np.integer):
+        return np.floor_divide(x, y)
+    return _BINARY[type(op)](x, y)
+
+
+@kernel(pd.WhereOp)
+def where(op, c: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return np.where(c, x, y)
+
+
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def erf(x: np.ndarray) -> np.ndarray:
+    """The error function, elementwise, in the input's dtype."""
+    return _erf(x).astype(x.dtype)
+
+
+def _gelu(op, x: np.ndarray) -> np.ndarray:
+    if op.prop("approximate"):
+        c = math.sqrt(2.0 / math.pi)
+        return 0.5 * x * (1.0 + np.tanh(c * (x + 0.044715 * x**3)))
+    return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))
+
+
+def _scale(op, x: np.ndarray) -> np.ndarray:
+    s, b = op.prop("scale"), op.prop("bias")
+    return s * x + b if op.prop("bias_after_scale") else s * (x + b)
+
+
+_UNARY = {
+    pd.ReluOp: lambda op, x: np.maximum(x, 0),
+    pd.SigmoidOp: lambda op, x: 1.0 / (1.0 + np.exp(-x)),
+    pd.TanhOp: lambda op, x: np.tanh(x),
+    pd.ExpOp: lambda op, x: np.exp(x),
+    pd.LogOp: lambda op, x: np.log(x),
+    pd.SqrtOp: lambda op, x: np.sqrt(x),
+    pd.SquareOp: lambda op, x: x * x,
+    pd.AbsOp: lambda op, x: np.abs(x),
+    pd.SignOp: lambda op, x: np.sign(x),
+    pd.ErfOp: lambda op, x: erf(x),
+    pd.GeluOp: _gelu,
+    pd.ScaleOp: _scale,
+    pd.PowOp: lambda op, x: np.power(x, op.prop("factor")),
+    pd.ClipOp: lambda op, x: np.clip(x, op.prop("min"), op.prop("max")),
+    pd.CastOp: lambda op, x: x,  # the interpreter casts every result to its type
+}
+
+
+@kernel(*_UNARY)
+def unary(op, x: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return _UNARY[type(op)](op, x)

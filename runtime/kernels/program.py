@@ -1,0 +1,28 @@
+"""Kernels of the program-structure ops: constants and seeded initializers."""
+
+import numpy as np
+
+from pullback.dialects import pd
+from pullback.runtime.interpreter import kernel, np_dtype
+
+
+@kernel(pd.FillConstantOp)
+def fill_constant(op: pd.FillConstantOp) -> np.ndarray:
+    return np.full(op.prop("shape"), op.prop("value"), dtype=np_dtype(op.out.type))
+
+
+@kernel(pd.FillAnyLikeOp)
+def fill_any_like(op: pd.FillAnyLikeOp, x: np.ndarray) -> np.ndarray:
+    return np.full(x.shape, op.prop("value"), dtype=np_dtype(op.out.type))
+
+
+@kernel(pd.UniformRandomOp)
+def uniform_random(op: pd.UniformRandomOp) -> np.ndarray:
+    rng = np.random.default_rng(op.prop("seed"))
+    return rng.uniform(op.prop("min"), op.prop("max"), size=op.prop("shape"))
+
+
+@kernel(pd.GaussianRandomOp)
+def gaussian_random(op: pd.GaussianRandomOp) -> np.ndarray:
+    rng = np.random.default_rng(op.prop("seed"))
+    return rng.normal(op.prop("mean"), op.prop("std"), size=op.prop("shape"))
