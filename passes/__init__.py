@@ -1,0 +1,28 @@
+"""Passes over the `pd` dialect, registered by their command-line names.
+
+`dce`, `cse` and `canonicalize` are xDSL's own: `pd` ops are `Pure` where they have
+no side effects, so xDSL's passes apply to them unchanged.
+"""
+
+from collections.abc import Callable
+
+from xdsl.passes import ModulePass
+
+
+def _autodiff() -> type[ModulePass]:
+    from pullback.passes.autodiff import AutodiffPass
+
+    return AutodiffPass
+
+
+def _prune() -> type[ModulePass]:
+    from pullback.passes.prune import PrunePass
+
+    return PrunePass
+
+
+PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    "autodiff": _autodiff,
+    "prune": _prune,
+}
+"""Our passes by command-line name (lowering passes are in `pullback.lowering`)."""

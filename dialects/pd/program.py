@@ -252,21 +252,6 @@ class GaussianRandomOp(_RandomInitOp):
 
 
 @irdl_op_definition
-class YieldOp(IRDLOperation):
-    """Terminates a `pd.backward` region, yielding the gradients in `wrt` order.
-
-    ```mlir
-    pd.yield %w_grad, %b_grad : tensor<13x1xf32>, tensor<1xf32>
-    ```
-    """
-
-    name = "pd.yield"
-    values = var_operand_def(TensorType)
-    traits = traits_def(IsTerminator(), HasParent(lambda: BackwardOp), Pure())
-    assembly_format = "($values^ `:` type($values))? attr-dict"
-
-
-@irdl_op_definition
 class BackwardOp(IRDLOperation, MultiResultNames):
     """The backward region: gradients of `targets` (seeded by `seeds`, ones where
     absent) with respect to `wrt`, cutting through the names in `no_grad`.
@@ -308,8 +293,10 @@ class BackwardOp(IRDLOperation, MultiResultNames):
         wrt: Sequence[SSAValue],
         seeds: Sequence[SSAValue | None] = (),
         no_grad: Sequence[str] = (),
+        body: Region | None = None,
     ) -> BackwardOp:
-        """An empty backward op; `seeds[i] is None` means ones for `targets[i]`."""
+        """A backward op (empty unless `body` is given); `seeds[i] is None` means
+        ones for `targets[i]`."""
         seed_list = list(seeds) + [None] * (len(targets) - len(seeds))
         given = [s for s in seed_list if s is not None]
         props: dict[str, Attribute] = {"no_grad": strs_attr(sorted(set(no_grad)))}
@@ -322,7 +309,7 @@ class BackwardOp(IRDLOperation, MultiResultNames):
                 **props,
                 "operandSegmentSizes": _segments(len(targets), len(given), len(wrt)),
             },
-            regions=[Region(Block())],
+            regions=[body if body is not None else Region(Block())],
         )
 
     def seed_for(self, i: int) -> SSAValue | None:
@@ -362,10 +349,32 @@ class BackwardOp(IRDLOperation, MultiResultNames):
             term = self.body.block.last_op
             if not isinstance(term, YieldOp):
                 raise VerifyException("'pd.backward': a filled region must end in pd.yield")
-            if [v.type for v in term.values] != [g.type for g in self.grads]:
+            yielded = [v.type for v in term.values]
+            if len(yielded) != len(self.grads) or not all(
+                elem_of(y) == elem_of(g.type)
+                and shapes_compatible(shape_of(y), shape_of(g.type))
+                for y, g in zip(yielded, self.grads)
+            ):
                 raise VerifyException(
-                    "'pd.backward': pd.yield types do not match the gradient results"
+                    "'pd.backward': pd.yield types "
+                    f"({', '.join(str(t) for t in yielded)}) do not match the gradient "
+                    f"results ({', '.join(str(g.type) for g in self.grads)})"
                 )
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Terminates a `pd.backward` region, yielding the gradients in `wrt` order.
+
+    ```mlir
+    pd.yield %w_grad, %b_grad : tensor<13x1xf32>, tensor<1xf32>
+    ```
+    """
+
+    name = "pd.yield"
+    values = var_operand_def(TensorType)
+    traits = traits_def(IsTerminator(), HasParent(BackwardOp), Pure())
+    assembly_format = "($values^ `:` type($values))? attr-dict"
 
 
 def _segments(*sizes: int) -> Attribute:

@@ -1,0 +1,371 @@
+"""`autodiff`: fill every empty `pd.backward` region by reverse-mode AD.
+
+For a `pd.backward` op with targets T, seeds S, inputs W and a no-grad name set N:
+
+1. *Earlier backward regions.* If T depends on results of earlier `pd.backward` ops
+   (gradients of gradients), their bodies are cloned into the new region first and
+   their results mapped to the clones, so they become ordinary forward ops.  This is
+   what makes higher-order gradients need no extra code.
+2. *Activity analysis.* A value is *varied* if it depends on some input in W through
+   float ops without crossing a name in N, and *useful* if some target depends on it.
+   Only ops with a result that is both are differentiated (Paddle's pruning of ops
+   that are not on a path from the inputs to the targets).
+3. *Reverse sweep.* Each target is seeded (with its seed, or ones shaped like it);
+   ops are visited in reverse program order and their VJP rules emit `pd` ops into
+   the region.  A value with several gradient contributions gets them summed by one
+   `pd.sum`, with Paddle's names: `x@GRAD@RENAME@block0@0`, `@1`, ... then `x@GRAD`.
+4. The op is rebuilt keeping in W only the inputs that received a gradient; the
+   region ends in `pd.yield`, results named `<input>@GRAD`.
+
+Cost is linear in the program size: one forward sweep, one backward sweep, and a
+constant amount of work per use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import DiagnosticException
+
+from pullback.dialects import pd
+from pullback.dialects.pd.base import is_float, elem_of, set_value_name, shapes_compatible, shape_of, value_name
+from pullback.passes import vjp as vjp_rules
+from pullback.passes.vjp import VjpBuilder
+
+
+class AutodiffError(DiagnosticException):
+    """Differentiation failed (an op without a VJP rule, a bad rule result, ...)."""
+
+
+GradCallback = Callable[["GradOpRecord"], None]
+
+
+@dataclass
+class GradOpRecord:
+    """What one step of the reverse sweep added: the gradient 'op' of a forward op.
+
+    Paddle calls `append_backward` callbacks once per gradient operator; in pullback a
+    VJP rule may emit several `pd` ops, so a record groups them under the name Paddle
+    would give the gradient operator (`<forward type>_grad`, or `sum` for an
+    accumulation).
+    """
+
+    type: str
+    forward_op: Operation | None
+    ops: list[Operation]
+    inputs: dict[str, list[str]] = field(default_factory=dict)
+    outputs: dict[str, list[str]] = field(default_factory=dict)
+    grad_to_var: dict[str, str] = field(default_factory=dict)
+
+
+def op_type(op: Operation) -> str:
+    """Paddle's operator type of an op (`pd.matmul` -> `matmul`)."""
+    return op.name.split(".", 1)[1]
+
+
+# ------------------------------------------------------------------------ engine
+
+
+class _Differentiator:
+    """One reverse-mode sweep filling one `pd.backward` op."""
+
+    def __init__(self, bw: pd.BackwardOp, callback: GradCallback | None) -> None:
+        self.bw = bw
+        self.callback = callback
+        self.block: Block = bw.body.block
+        self.b = VjpBuilder(self.block)
+        self.no_grad = set(pd.from_attr(bw.no_grad))
+        self.remap: dict[SSAValue, SSAValue] = {}
+        self.contribs: dict[SSAValue, list[SSAValue]] = {}
+        self.final: dict[SSAValue, SSAValue] = {}
+
+    # -- step 1: earlier backward regions become forward ops --------------------
+
+    def _forward_ops(self) -> list[Operation]:
+        """Ops the targets may depend on, in program order, earlier backward bodies
+        cloned into this region where the targets need them."""
+        parent = self.bw.parent_block()
+        assert parent is not None
+        needed_bw = self._needed_backward_ops()
+        ops: list[Operation] = []
+        for op in parent.ops:
+            if op is self.bw:
+                break
+            if isinstance(op, pd.BackwardOp):
+                if op in needed_bw:
+                    ops.extend(self._clone_backward(op))
+                continue
+            ops.append(op)
+        return ops
+
+    def _needed_backward_ops(self) -> set[Operation]:
+        """Earlier `pd.backward` ops whose results the targets transitively use."""
+        found: set[Operation] = set()
+        seen: set[SSAValue] = set()
+        stack = list(self.bw.targets)
+        while stack:
+            v = stack.pop()
+            if v in seen:
+                continue
+            seen.add(v)
+            owner = v.owner
+            if not isinstance(owner, Operation):
+                continue
+            if isinstance(owner, pd.BackwardOp):
+                if owner not in found:
+                    found.add(owner)
+                    for inner in owner.body.block.ops:
+                        stack.extend(inner.operands)
+                continue
+            if owner.parent_block() is not self.bw.parent_block():
+                continue
+            stack.extend(owner.operands)
+        return found
+
+    def _clone_backward(self, old: pd.BackwardOp) -> list[Operation]:
+        """Clone `old`'s body into this region; map its results to the clones."""
+        if not old.is_filled:
+            raise AutodiffError(
+                "cannot differentiate through an empty pd.backward: run autodiff on it first"
+            )
+        cloned: list[Operation] = []
+        mapping = dict(self.remap)
+        for inner in old.body.block.ops:
+            if isinstance(inner, pd.YieldOp):
+                for res, val in zip(old.grads, inner.values):
+                    self.remap[res] = mapping.get(val, val)
+                break
+            new = inner.clone(value_mapper=mapping)
+            self.block.add_op(new)
+            cloned.append(new)
+        return cloned
+
+    def _get(self, v: SSAValue) -> SSAValue:
+        return self.remap.get(v, v)
+
+    # -- step 2: activity analysis ------------------------------------------------
+
+    def _differentiable(self, v: SSAValue) -> bool:
+        name = value_name(v)
+        return is_float(elem_of(v.type)) and (name is None or name not in self.no_grad)
+
+    def _activity(
+        self, ops: list[Operation], targets: list[SSAValue], wrt: list[SSAValue]
+    ) -> list[Operation]:
+        varied: set[SSAValue] = {w for w in wrt if self._differentiable(w)}
+        for op in ops:
+            if type(op) in vjp_rules.NON_DIFFERENTIABLE:
+                continue
+            if any(self._get(o) in varied for o in op.operands):
+                varied.update(r for r in op.results if self._differentiable(r))
+        useful: set[SSAValue] = set(targets)
+        active: list[Operation] = []
+        for op in reversed(ops):
+            if any(r in useful and r in varied for r in op.results) and any(
+                self._get(o) in varied for o in op.operands
+            ):
+                active.append(op)
+                useful.update(self._get(o) for o in op.operands)
+        active.reverse()
+        self.varied = varied
+        return active
+
+    # -- step 3: reverse sweep ----------------------------------------------------
+
+    def _contribute(self, v: SSAValue, g: SSAValue) -> None:
+        if v not in self.varied:
+            return
+        if not shapes_compatible(shape_of(g.type), shape_of(v.type)) or elem_of(
+            g.type
+        ) != elem_of(v.type):
+            raise AutodiffError(
+                f"VJP rule produced a gradient of type {g.type} for a value of type {v.type}"
+            )
+        self.contribs.setdefault(v, []).append(g)
+
+    def _grad_of(self, v: SSAValue) -> SSAValue | None:
+        """The total gradient of `v`, summing its contributions on first request."""
+        if v in self.final:
+            return self.final[v]
+        parts = self.contribs.pop(v, None)
+        if not parts:
+            return None
+        name = value_name(v)
+        grad_name = f"{name}@GRAD" if name else None
+        if len(parts) == 1:
+            total = parts[0]
+        else:
+            if grad_name:
+                # Paddle's accumulation names: each part becomes @RENAME@block0@i.
+                for i, p in enumerate(parts):
+                    if value_name(p) == grad_name:
+                        set_value_name(p, f"{grad_name}@RENAME@block0@{i}")
+            op = pd.SumOp.make(*parts, name=grad_name)
+            self.b.insert(op)
+            total = op.out
+            self._report(
+                "sum",
+                None,
+                {"X": [value_name(p) or "" for p in parts]},
+                {"Out": [grad_name or ""]},
+                {grad_name: name} if grad_name and name else {},
+            )
+        self.final[v] = total
+        return total
+
+    def _report(
+        self,
+        typ: str,
+        fwd: Operation | None,
+        inputs: dict[str, list[str]],
+        outputs: dict[str, list[str]],
+        grad_to_var: dict[str, str],
+    ) -> None:
+        ops = self.b.take_emitted()
+        if self.callback is not None:
+            self.callback(GradOpRecord(typ, fwd, ops, inputs, outputs, grad_to_var))
+
+    def run(self) -> pd.BackwardOp:
+        bw = self.bw
+        ops = self._forward_ops()
+        targets = [self._get(t) for t in bw.targets]
+        wrt = [self._get(w) for w in bw.wrt]
+        active = self._activity(ops, targets, wrt)
+        self.b.take_emitted()  # cloned bodies are not gradient ops
+
+        for i, t in enumerate(targets):
+            seed = bw.seed_for(i)
+            if seed is None:
+                if t not in self.varied:
+                    continue
+                seed = self.b.full_like(t, 1.0)
+                tname = value_name(t)
+                if tname:
+                    set_value_name(seed, f"{tname}@GRAD")
+                self.b.take_emitted()  # the seed is not a gradient op (Paddle's fill)
+            self._contribute(t, seed)
+
+        for op in reversed(active):
+            out_grads = [self._grad_of(r) for r in op.results]
+            if all(g is None for g in out_grads):
+                continue
+            rule = vjp_rules.VJP_RULES.get(type(op))
+            if rule is None:
+                raise AutodiffError(f"no VJP rule for '{op.name}', needed at: {describe(op)}")
+            in_grads = list(rule(self.b, op, out_grads))
+            if len(in_grads) != len(op.operands):
+                raise AutodiffError(
+                    f"VJP rule of '{op.name}' returned {len(in_grads)} gradients "
+                    f"for {len(op.operands)} operands"
+                )
+            grad_to_var: dict[str, str] = {}
+            outputs: dict[str, list[str]] = {}
+            for operand, g in zip(op.operands, in_grads):
+                src = self._get(operand)
+                if g is None or src not in self.varied:
+                    continue
+                self._contribute(src, g)
+                n = value_name(src)
+                # Name fresh gradients `x@GRAD`; a pass-through gradient (a rule
+                # returning its incoming gradient) keeps the name it already has.
+                if n is not None and value_name(g) is None:
+                    set_value_name(g, f"{n}@GRAD")
+                if n is not None:
+                    grad_to_var[f"{n}@GRAD"] = n
+                    outputs.setdefault(f"{n}@GRAD", []).append(value_name(g) or "")
+            self._report(
+                f"{op_type(op)}_grad",
+                op,
+                {"Out@GRAD": [value_name(g) or "" for g in out_grads if g is not None]},
+                outputs,
+                grad_to_var,
+            )
+
+        kept: list[tuple[SSAValue, SSAValue]] = []
+        for w_orig, w in zip(bw.wrt, wrt):
+            g = self._grad_of(w)
+            if g is not None:
+                kept.append((w_orig, g))
+        return self._rebuild(kept)
+
+    # -- step 4: rebuild --------------------------------------------------------
+
+    def _rebuild(self, kept: list[tuple[SSAValue, SSAValue]]) -> pd.BackwardOp:
+        bw = self.bw
+        kept_inputs = {id(w) for w, _ in kept}
+        for w, res in zip(bw.wrt, bw.grads):
+            if id(w) not in kept_inputs and res.uses:
+                raise AutodiffError(
+                    f"'{value_name(w) or w.name_hint}' receives no gradient from the "
+                    "targets, but its gradient is used"
+                )
+        self.block.add_op(pd.YieldOp.create(operands=[g for _, g in kept]))
+        seeds = [bw.seed_for(i) for i in range(len(bw.targets))]
+        new = pd.BackwardOp.make(
+            list(bw.targets),
+            [w for w, _ in kept],
+            seeds,
+            pd.from_attr(bw.no_grad),
+            body=bw.detach_region(bw.body),
+        )
+        names = [f"{value_name(w)}@GRAD" if value_name(w) else None for w, _ in kept]
+        pd.set_result_names(new, names)
+        parent = bw.parent_block()
+        assert parent is not None
+        parent.insert_op_before(new, bw)
+        old_results = {id(w): r for w, r in zip(bw.wrt, bw.grads)}
+        for (w, _), r in zip(kept, new.grads):
+            old_results[id(w)].replace_all_uses_with(r)
+        parent.erase_op(bw)
+        return new
+
+
+def differentiate(
+    bw: pd.BackwardOp, callback: GradCallback | None = None
+) -> pd.BackwardOp:
+    """Fill one empty `pd.backward` op; returns the rebuilt op (wrt = inputs that
+    received a gradient, in their original order)."""
+    vjp_rules.load_all()
+    if bw.is_filled:
+        return bw
+    return _Differentiator(bw, callback).run()
+
+
+@dataclass(frozen=True)
+class AutodiffPass(ModulePass):
+    """Fill every empty `pd.backward` region (see the module docstring)."""
+
+    name = "autodiff"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        empty = [o for o in op.walk() if isinstance(o, pd.BackwardOp) and not o.is_filled]
+        for bw in empty:
+            try:
+                differentiate(bw)
+            except AutodiffError as e:
+                raise _located(bw, str(e)) from None
+
+
+def describe(op: Operation) -> str:
+    """An op's place in its program: its index in block 0 and its text."""
+    top = op
+    while top.parent_op() is not None and not isinstance(top.parent_op(), ModuleOp):
+        top = top.parent_op()  # type: ignore[assignment]
+    block = top.parent_block()
+    index = list(block.ops).index(top) if block is not None else -1
+    text = str(op).split("\n", 1)[0]
+    return f"op #{index} of block 0: `{text}`"
+
+
+def _located(op: Operation, message: str) -> AutodiffError:
+    """An error naming the pass and the backward op being filled."""
+    return AutodiffError(f"autodiff: {message} (while filling {describe(op)})")
+
+
+__all__ = ["AutodiffPass", "AutodiffError", "GradOpRecord", "differentiate", "op_type"]
