@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block as XBlock
 from xdsl.ir import Operation, SSAValue
 from xdsl.printer import Printer
 
@@ -146,8 +147,10 @@ class Block:
         ]
 
     def append(self, op: Operation) -> Operation:
-        """Append an op at the end of the block."""
-        self.ir.add_op(op)
+        """Append an op at the program's insertion point (normally block 0's end;
+        inside a backward region while `append_backward` callbacks run)."""
+        target = self.program._insertion or self.ir
+        target.add_op(op)
         self.program._bump()
         return op
 
@@ -164,6 +167,8 @@ class Program:
         self.version = 0
         self.random_seed = 0
         self._names: dict[str, SSAValue] | None = None
+        self._insertion: XBlock | None = None
+        """Where new ops go when not at the end of block 0 (see `insertion_point`)."""
 
     def global_block(self) -> Block:
         return self.blocks[0]
@@ -212,8 +217,26 @@ class Program:
         self.version += 1
         self._names = None
 
+    @contextlib.contextmanager
+    def insertion_point(self, block: XBlock) -> Iterator[None]:
+        """Append new ops to `block` (a backward region) inside the `with` block;
+        names defined there are visible to `Block.var` meanwhile."""
+        old, self._insertion = self._insertion, block
+        self._bump()
+        try:
+            yield
+        finally:
+            self._insertion = old
+            self._bump()
+
     def _lookup(self, name: str) -> SSAValue | None:
-        """The latest top-level value named `name` (backward results included)."""
+        """The latest value named `name`: top-level values (backward results
+        included), and the insertion block's values while one is active."""
+        if self._insertion is not None:
+            for op in reversed(list(self._insertion.ops)):
+                for v in op.results:
+                    if value_name(v) == name:
+                        return v
         if self._names is None:
             table: dict[str, SSAValue] = {}
             for op in self.module.body.block.ops:

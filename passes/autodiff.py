@@ -36,6 +36,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from pullback.dialects import pd
 from pullback.dialects.pd.base import is_float, elem_of, set_value_name, shapes_compatible, shape_of, value_name
 from pullback.passes import vjp as vjp_rules
+from pullback.passes.prune import prune_backward_region
 from pullback.passes.vjp import VjpBuilder
 
 
@@ -228,8 +229,29 @@ class _Differentiator:
         grad_to_var: dict[str, str],
     ) -> None:
         ops = self.b.take_emitted()
-        if self.callback is not None:
-            self.callback(GradOpRecord(typ, fwd, ops, inputs, outputs, grad_to_var))
+        if self.callback is None:
+            return
+        count = len(self.block.ops)
+        self.callback(GradOpRecord(typ, fwd, ops, inputs, outputs, grad_to_var))
+        added = list(self.block.ops)[count:]
+        self.b.take_emitted()
+        if added:
+            self._rebind(added)
+
+    def _rebind(self, added: list[Operation]) -> None:
+        """Ops a callback appended that redefine a gradient name (e.g. a clipped
+        `w@GRAD`) replace that gradient from here on, as in-place updates do in
+        Paddle."""
+        latest = {value_name(r): r for op in added for r in op.results if value_name(r)}
+        for parts in self.contribs.values():
+            for i, g in enumerate(parts):
+                new = latest.get(value_name(g))
+                if new is not None and new is not g:
+                    parts[i] = new
+        for v, g in list(self.final.items()):
+            new = latest.get(value_name(g))
+            if new is not None and new is not g:
+                self.final[v] = new
 
     def run(self) -> pd.BackwardOp:
         bw = self.bw
@@ -334,7 +356,11 @@ def differentiate(
     vjp_rules.load_all()
     if bw.is_filled:
         return bw
-    return _Differentiator(bw, callback).run()
+    filled = _Differentiator(bw, callback).run()
+    # Rules return gradients for every operand; those of cut-off operands (feeds,
+    # no_grad names) are dead: drop them, as Paddle drops unneeded gradient ops.
+    prune_backward_region(filled)
+    return filled
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,254 @@
+"""`append_backward`, `gradients` and `calc_gradient` with Paddle's semantics.
+
+Each call appends one empty `pd.backward` op after the forward ops and runs the
+`autodiff` pass on it; the gradients are the op's results, wrapped as ordinary
+Variables named `<input>@GRAD`.  Everything else here is argument checking and the
+mapping between Paddle's Python conventions and the IR.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from xdsl.ir import Operation, SSAValue
+
+from pullback.dialects import pd
+from pullback.dialects.pd.base import shape_of, shapes_compatible, value_name
+from pullback.frontend.framework import Block, Parameter, Program, Variable
+from pullback.passes.autodiff import AutodiffError, GradOpRecord, differentiate
+
+
+class LossTypeError(AssertionError, TypeError):
+    """`loss` is not a Variable: an AssertionError as the Paddle docs state, and a
+    TypeError as current Paddle raises."""
+
+
+class OpDesc:
+    """The `op_desc` handed to `append_backward` callbacks (`__current_op_desc__`):
+    the gradient operator just added, in Paddle's vocabulary."""
+
+    def __init__(self, record: GradOpRecord) -> None:
+        self._record = record
+        self.ops: list[Operation] = record.ops
+        """The `pd` ops that implement this gradient operator."""
+
+    def type(self) -> str:
+        """Paddle's operator type, e.g. `matmul_grad` or `sum`."""
+        return self._record.type
+
+    def input(self, slot: str) -> list[str]:
+        return list(self._record.inputs.get(slot, []))
+
+    def output(self, slot: str) -> list[str]:
+        return list(self._record.outputs.get(slot, []))
+
+    def input_names(self) -> list[str]:
+        return list(self._record.inputs)
+
+    def output_names(self) -> list[str]:
+        return list(self._record.outputs)
+
+    def input_arg_names(self) -> list[str]:
+        return [n for names in self._record.inputs.values() for n in names]
+
+    def output_arg_names(self) -> list[str]:
+        return [n for names in self._record.outputs.values() for n in names]
+
+    def __repr__(self) -> str:
+        return f"OpDesc({self.type()}: {self.input_arg_names()} -> {self.output_arg_names()})"
+
+
+# ------------------------------------------------------------------ argument checks
+
+
+def _as_list(x: Any, what: str) -> list[Any]:
+    if x is None:
+        return []
+    if isinstance(x, (list, tuple)):
+        return list(x)
+    return [x]
+
+
+def _check_variables(xs: Sequence[Any], what: str, allow_none: bool = False) -> None:
+    for x in xs:
+        if x is None and allow_none:
+            continue
+        if not isinstance(x, Variable):
+            raise TypeError(
+                f"{what} must be a Variable or a list of Variables, got {type(x).__name__}"
+            )
+
+
+def _no_grad_names(no_grad_set: Any, fn: str) -> set[str]:
+    """Names in a user's no_grad_set (Variables or names in a set/list/tuple)."""
+    if no_grad_set is None:
+        return set()
+    if not isinstance(no_grad_set, (set, frozenset, list, tuple)):
+        raise TypeError(
+            f"{fn}: no_grad_set must be a set, list or tuple of Variables or names, "
+            f"got {type(no_grad_set).__name__}"
+        )
+    names: set[str] = set()
+    for item in no_grad_set:
+        if isinstance(item, Variable):
+            names.add(item.name)
+        elif isinstance(item, str):
+            names.add(item)
+        else:
+            raise TypeError(
+                f"{fn}: no_grad_set items must be Variables or names, got {type(item).__name__}"
+            )
+    return names
+
+
+def _stop_gradient_names(program: Program) -> set[str]:
+    """Every variable of the program with stop_gradient=True (feeds by default)."""
+    block = program.global_block()
+    names: set[str] = set()
+    for op in block.ir.ops:
+        for v in op.results:
+            n = value_name(v)
+            if n is not None and block.wrap(v).stop_gradient:
+                names.add(n)
+    return names
+
+
+# --------------------------------------------------------------------- the work
+
+
+def _run_backward(
+    block: Block,
+    targets: list[Variable],
+    inputs: list[Variable],
+    seeds: list[Variable | None],
+    no_grad: set[str],
+    callbacks: Sequence[Callable[..., Any]] = (),
+) -> dict[SSAValue, Variable]:
+    """Append and fill one backward op; map input values to gradient Variables."""
+    program = block.program
+    bw = pd.BackwardOp.make(
+        [t.value for t in targets],
+        [x.value for x in inputs],
+        [s.value if s is not None else None for s in seeds],
+        sorted(no_grad),
+    )
+    block.ir.add_op(bw)
+    program._bump()
+    context: dict[str, Any] = {}
+
+    def callback(record: GradOpRecord) -> None:
+        context.update(record.grad_to_var)
+        context["__current_op_desc__"] = OpDesc(record)
+        with program.insertion_point(bw.body.block):
+            for cb in callbacks:
+                cb(block=block, context=context)
+
+    try:
+        filled = differentiate(bw, callback if callbacks else None)
+    except AutodiffError as e:
+        raise RuntimeError(str(e)) from None
+    program._bump()
+    return {w: block.wrap(g) for w, g in zip(filled.wrt, filled.grads)}
+
+
+def append_backward(
+    loss: Variable,
+    parameter_list: Sequence[Variable | str] | None = None,
+    no_grad_set: Iterable[Variable | str] | None = None,
+    callbacks: Sequence[Callable[..., Any]] | None = None,
+) -> list[tuple[Parameter, Variable]]:
+    """Append the backward part of `loss`'s program (see Paddle's docs).
+
+    Returns `[(param, param@GRAD)]` in parameter creation order, leaving out
+    parameters that get no gradient (filtered, cut off or unrelated to the loss).
+    """
+    if not isinstance(loss, Variable):
+        raise LossTypeError(
+            f"append_backward: loss must be a Variable, got {type(loss).__name__}"
+        )
+    if callbacks is not None:
+        if not isinstance(callbacks, (list, tuple)):
+            raise TypeError(
+                f"append_backward: callbacks must be a list or tuple of callables, "
+                f"got {type(callbacks).__name__}"
+            )
+        for cb in callbacks:
+            if not callable(cb):
+                raise TypeError(
+                    f"append_backward: each callback must be callable, got {type(cb).__name__}"
+                )
+    block = loss.block
+    program = block.program
+    all_params = block.all_parameters()
+    if parameter_list is None:
+        params = all_params
+    else:
+        if not isinstance(parameter_list, (list, tuple, set)):
+            raise TypeError(
+                "append_backward: parameter_list must be a list of Variables or names, "
+                f"got {type(parameter_list).__name__}"
+            )
+        wanted: set[str] = set()
+        for p in parameter_list:
+            if isinstance(p, Variable):
+                wanted.add(p.name)
+            elif isinstance(p, str):
+                wanted.add(p)
+            else:
+                raise TypeError(
+                    "append_backward: parameter_list items must be Variables or names, "
+                    f"got {type(p).__name__}"
+                )
+        unknown = wanted - {p.name for p in all_params}
+        for name in sorted(unknown):
+            if not block.has_var(name):
+                raise ValueError(f"append_backward: parameter '{name}' is not in the program")
+        params = [p for p in all_params if p.name in wanted]
+        params += [block.var(n) for n in sorted(unknown)]  # non-parameter variables
+    no_grad = _no_grad_names(no_grad_set, "append_backward") | _stop_gradient_names(program)
+    params = [p for p in params if p.name not in no_grad]
+    if not params:
+        return []
+    grads = _run_backward(block, [loss], params, [None], no_grad, callbacks or ())
+    return [(p, grads[p.value]) for p in params if p.value in grads]  # type: ignore[misc]
+
+
+def gradients(
+    targets: Variable | Sequence[Variable],
+    inputs: Variable | Sequence[Variable],
+    target_gradients: Variable | Sequence[Variable | None] | None = None,
+    no_grad_set: Iterable[Variable | str] | None = None,
+) -> list[Variable | None]:
+    """Gradients of `targets` w.r.t. `inputs` (always a list; None for an input the
+    targets do not depend on). `target_gradients` seed the targets (None: ones)."""
+    target_list = _as_list(targets, "targets")
+    input_list = _as_list(inputs, "inputs")
+    seed_list = _as_list(target_gradients, "target_gradients")
+    if not target_list:
+        raise ValueError("gradients: targets must not be empty")
+    _check_variables(target_list, "gradients: targets")
+    _check_variables(input_list, "gradients: inputs")
+    _check_variables(seed_list, "gradients: target_gradients", allow_none=True)
+    if not seed_list:
+        seed_list = [None] * len(target_list)
+    if len(seed_list) != len(target_list):
+        raise ValueError("Should have the same number of target_gradients as targets")
+    for t, s in zip(target_list, seed_list):
+        if s is not None and not shapes_compatible(shape_of(t.value.type), shape_of(s.value.type)):
+            raise ValueError(
+                f"The shapes of target and grad are different: target {t.name} has shape "
+                f"{t.shape}, target_gradient {s.name} has shape {s.shape}"
+            )
+    block = target_list[0].block
+    program = block.program
+    no_grad = _no_grad_names(no_grad_set, "gradients") | _stop_gradient_names(program)
+    # An input the user asks about explicitly is differentiated unless *they* said
+    # otherwise (Paddle adds stop_gradient feeds to the no-grad set; inputs that are
+    # feeds with stop_gradient=True therefore get None, as in Paddle).
+    grads = _run_backward(block, target_list, input_list, seed_list, no_grad)
+    return [grads.get(x.value) for x in input_list]
+
+
+calc_gradient = gradients
+"""The old name of `gradients`."""
