@@ -1,9 +1,27 @@
-"""Kernels of the neural-network ops."""
+"""Kernels of the neural-network ops: plain numpy, written for obviousness.
+
+Output sizes come from each op's own typing rule (`infer`) applied to the concrete
+input shapes, and window paddings from the dialect's `resolve_window`, so the
+geometry is stated once; the arithmetic below is independent of it.
+"""
+
+from __future__ import annotations
 
 import numpy as np
+from xdsl.dialects.builtin import TensorType
 
 from pullback.dialects import pd
+from pullback.dialects.pd.nn import explicit_pads, resolve_window
 from pullback.runtime.interpreter import kernel
+
+
+def out_shape(op: pd.PdOp, *arrays: np.ndarray) -> tuple[int, ...]:
+    """The first result's shape for these concrete operands (the op's typing rule)."""
+    types = [TensorType(t.get_element_type(), a.shape) for t, a in zip(op.operand_types, arrays)]
+    return pd.shape_of(type(op).infer(types, op.py_props())[0])
+
+
+# --------------------------------------------------------------------------- matmul
 
 
 @kernel(pd.MatmulOp)
@@ -13,3 +31,238 @@ def matmul(op, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     if op.prop("transpose_y") and y.ndim >= 2:
         y = np.swapaxes(y, -1, -2)
     return np.matmul(x, y)
+
+
+# ------------------------------------------------------------------------ embedding
+
+
+def _ids_and_pad(op, ids: np.ndarray, rows: int) -> tuple[np.ndarray, int | None]:
+    """Checked ids and the non-negative padding row (None when there is none)."""
+    if ids.size and (ids.min() < 0 or ids.max() >= rows):
+        bad = ids[(ids < 0) | (ids >= rows)].flat[0]
+        raise IndexError(f"'{op.name}': id {bad} is out of range [0, {rows})")
+    pad = op.prop("padding_idx")
+    return ids.astype(np.int64), (None if pad is None else pad % rows)
+
+
+@kernel(pd.LookupTableOp)
+def lookup_table(op, ids: np.ndarray, w: np.ndarray) -> np.ndarray:
+    ids, pad = _ids_and_pad(op, ids, w.shape[0])
+    out = w[ids]
+    if pad is not None:
+        out[ids == pad] = 0
+    return out
+
+
+@kernel(pd.LookupTableGradOp)
+def lookup_table_grad(op, ids: np.ndarray, grad: np.ndarray) -> np.ndarray:
+    rows = op.prop("num_rows")
+    ids, pad = _ids_and_pad(op, ids, rows)
+    out = np.zeros((rows, grad.shape[-1]), grad.dtype)
+    np.add.at(out, ids.reshape(-1), grad.reshape(-1, grad.shape[-1]))
+    if pad is not None:
+        out[pad] = 0
+    return out
+
+
+# ---------------------------------------------------------------------- convolution
+
+
+def conv_window(op, hw: tuple[int, int], khw: tuple[int, int]):
+    """`((top, bottom), (left, right))` pads and `(dh, dw)` dilations of a conv-family
+    op whose padding algorithm is applied to spatial size `hw`."""
+    t, b, l, r = explicit_pads(op.name, op.prop("paddings"))
+    algo, strides, dils = op.prop("padding_algorithm"), op.prop("strides"), op.prop("dilations")
+    h = resolve_window(algo, (t, b), hw[0], khw[0], strides[0], dils[0])
+    w = resolve_window(algo, (l, r), hw[1], khw[1], strides[1], dils[1])
+    return (h[:2], w[:2]), (h[2], w[2])
+
+
+def _columns(xp: np.ndarray, khw, strides, dils, out_hw) -> np.ndarray:
+    """`cols[n, c, i, j, y, x] = xp[n, c, y*sh + i*dh, x*sw + j*dw]`."""
+    (kh, kw), (sh, sw), (dh, dw), (oh, ow) = khw, strides, dils, out_hw
+    cols = np.empty(xp.shape[:2] + (kh, kw, oh, ow), xp.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            cols[:, :, i, j] = xp[
+                :, :, i * dh : i * dh + sh * (oh - 1) + 1 : sh, j * dw : j * dw + sw * (ow - 1) + 1 : sw
+            ]
+    return cols
+
+
+def _grouped_columns(op, x: np.ndarray, khw, out_hw) -> np.ndarray:
+    """Padded input columns split by group: `[N, G, C/G, kh, kw, oh, ow]`."""
+    pads, dils = conv_window(op, x.shape[2:], khw)
+    xp = np.pad(x, ((0, 0), (0, 0), *pads))
+    cols = _columns(xp, khw, op.prop("strides"), dils, out_hw)
+    g = op.prop("groups")
+    return cols.reshape(x.shape[0], g, x.shape[1] // g, *cols.shape[2:])
+
+
+@kernel(pd.Conv2DOp)
+def conv2d(op, x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    n, o, oh, ow = out_shape(op, x, w)
+    g = op.prop("groups")
+    cols = _grouped_columns(op, x, w.shape[2:], (oh, ow))
+    wg = w.reshape(g, o // g, *w.shape[1:])
+    return np.einsum("ngcijyx,gocij->ngoyx", cols, wg).reshape(n, o, oh, ow)
+
+
+@kernel(pd.Conv2DFilterGradOp)
+def conv2d_filter_grad(op, x: np.ndarray, grad: np.ndarray) -> np.ndarray:
+    o, cg, kh, kw = out_shape(op, x, grad)
+    g = op.prop("groups")
+    cols = _grouped_columns(op, x, (kh, kw), grad.shape[2:])
+    gg = grad.reshape(grad.shape[0], g, o // g, *grad.shape[2:])
+    return np.einsum("ngcijyx,ngoyx->gocij", cols, gg).reshape(o, cg, kh, kw)
+
+
+@kernel(pd.Conv2DTransposeOp)
+def conv2d_transpose(op, x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    n, c, oh, ow = out_shape(op, x, w)
+    g = op.prop("groups")
+    (kh, kw), (sh, sw) = w.shape[2:], op.prop("strides")
+    h, wd = x.shape[2:]
+    ((pt, _), (pl, _)), (dh, dw) = conv_window(op, (h, wd), (kh, kw))
+    # cols[n, c, i, j, y, x]: what input pixel (y, x) sends through filter tap (i, j).
+    xg = x.reshape(n, g, x.shape[1] // g, h, wd)
+    wg = w.reshape(g, w.shape[0] // g, *w.shape[1:])
+    cols = np.einsum("ngoyx,gocij->ngcijyx", xg, wg).reshape(n, c, kh, kw, h, wd)
+    full = np.zeros(
+        (n, c, max((h - 1) * sh + dh * (kh - 1) + 1, pt + oh), max((wd - 1) * sw + dw * (kw - 1) + 1, pl + ow)),
+        x.dtype,
+    )
+    for i in range(kh):
+        for j in range(kw):
+            full[:, :, i * dh : i * dh + sh * (h - 1) + 1 : sh, j * dw : j * dw + sw * (wd - 1) + 1 : sw] += cols[:, :, i, j]
+    return full[:, :, pt : pt + oh, pl : pl + ow]
+
+
+# -------------------------------------------------------------------------- pooling
+
+
+def pool_windows(op, hw: tuple[int, int], out_hw: tuple[int, int]):
+    """Per spatial dimension, the clipped `(start, end)` input range of each output
+    index, plus the `kh*kw` divisor of non-exclusive average pooling."""
+    if op.prop("global_pooling"):
+        return [[(0, hw[0])], [(0, hw[1])]], hw[0] * hw[1]
+    if op.prop("adaptive"):
+        ranges = [
+            [(i * size // out, -(-(i + 1) * size // out)) for i in range(out)]
+            for size, out in zip(hw, out_hw)
+        ]
+        return ranges, None
+    t, b, l, r = explicit_pads(op.name, op.prop("paddings"))
+    ks, strides = op.prop("ksize"), op.prop("strides")
+    ranges = []
+    for size, out, k, s, pads in zip(hw, out_hw, ks, strides, [(t, b), (l, r)]):
+        p0, _, _ = resolve_window(op.prop("padding_algorithm"), pads, size, k, s, 1)
+        ranges.append([(max(i * s - p0, 0), min(i * s - p0 + k, size)) for i in range(out)])
+    return ranges, ks[0] * ks[1]
+
+
+def _divisor(op, area: int, full: int | None) -> int:
+    exclusive = op.prop("exclusive") or op.prop("adaptive") or full is None
+    return area if exclusive else full
+
+
+@kernel(pd.Pool2DOp)
+def pool2d(op, x: np.ndarray) -> np.ndarray:
+    shape = out_shape(op, x)
+    (rows, cols), full = pool_windows(op, x.shape[2:], shape[2:])
+    out = np.empty(shape, x.dtype)
+    is_max = op.prop("pooling_type") == "max"
+    for oy, (h0, h1) in enumerate(rows):
+        for ox, (w0, w1) in enumerate(cols):
+            win = x[:, :, h0:h1, w0:w1]
+            if is_max:
+                out[:, :, oy, ox] = win.max(axis=(2, 3))
+            else:
+                area = (h1 - h0) * (w1 - w0)
+                out[:, :, oy, ox] = win.sum(axis=(2, 3)) / _divisor(op, area, full)
+    return out
+
+
+@kernel(pd.Pool2DGradOp)
+def pool2d_grad(op, x: np.ndarray, grad: np.ndarray) -> np.ndarray:
+    (rows, cols), full = pool_windows(op, x.shape[2:], grad.shape[2:])
+    dx = np.zeros_like(x)
+    n, c = np.indices(x.shape[:2])
+    is_max = op.prop("pooling_type") == "max"
+    for oy, (h0, h1) in enumerate(rows):
+        for ox, (w0, w1) in enumerate(cols):
+            g = grad[:, :, oy, ox]
+            if is_max:
+                # The first maximum in row-major order takes the whole gradient.
+                arg = x[:, :, h0:h1, w0:w1].reshape(*x.shape[:2], -1).argmax(axis=2)
+                hh, ww = np.divmod(arg, w1 - w0)
+                np.add.at(dx, (n, c, h0 + hh, w0 + ww), g)
+            else:
+                area = (h1 - h0) * (w1 - w0)
+                dx[:, :, h0:h1, w0:w1] += (g / _divisor(op, area, full))[:, :, None, None]
+    return dx
+
+
+# ------------------------------------------------------------------------ layer norm
+
+
+@kernel(pd.LayerNormOp)
+def layer_norm(op, x: np.ndarray, *params: np.ndarray) -> np.ndarray:
+    axis = op.prop("begin_norm_axis")
+    axes = tuple(range(axis, x.ndim))
+    mean = x.mean(axis=axes, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=axes, keepdims=True)
+    y = (x - mean) / np.sqrt(var + op.prop("epsilon"))
+    if params:
+        y = y * params[0].reshape(x.shape[axis:])
+    if len(params) == 2:
+        y = y + params[1].reshape(x.shape[axis:])
+    return y
+
+
+# --------------------------------------------------------------------------- dropout
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+
+
+def dropout_uniform(seed: int, n: int) -> np.ndarray:
+    """`u[i]` in `[0, 1)` for flat index `i`: the `(i+1)`-th output of splitmix64
+    seeded with `seed` (mod 2**64), top 24 bits scaled by `2**-24`.
+
+    With 64-bit wrapping arithmetic:
+        z = seed + (i + 1) * 0x9E3779B97F4A7C15
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+        z = z ^ (z >> 31)
+        u = (z >> 40) * 2**-24          (exact in float32)
+    """
+    i = np.arange(1, n + 1, dtype=np.uint64)
+    z = np.uint64(seed % (1 << 64)) + i * _GOLDEN
+    z = (z ^ (z >> np.uint64(30))) * _MIX1
+    z = (z ^ (z >> np.uint64(27))) * _MIX2
+    z = z ^ (z >> np.uint64(31))
+    return (z >> np.uint64(40)).astype(np.float64) * 2.0**-24
+
+
+def dropout_keep(seed: int, shape: tuple[int, ...], p: float) -> np.ndarray:
+    """The boolean keep-mask of `pd.dropout` for a tensor of `shape`."""
+    n = int(np.prod(shape, dtype=np.int64))
+    return (dropout_uniform(seed, n) >= p).reshape(shape)
+
+
+@kernel(pd.DropoutOp)
+def dropout(op, x: np.ndarray) -> np.ndarray:
+    p = op.prop("dropout_prob")
+    upscale = op.prop("dropout_implementation") == "upscale_in_train"
+    if op.prop("is_test"):
+        return x if upscale else x * x.dtype.type(1.0 - p)
+    keep = dropout_keep(op.prop("seed"), x.shape, p)
+    if upscale:
+        factor = 0.0 if p >= 1.0 else 1.0 / (1.0 - p)
+        return np.where(keep, x * x.dtype.type(factor), x.dtype.type(0))
+    return np.where(keep, x, x.dtype.type(0))
+
+
+__all__ = ["conv_window", "dropout_keep", "dropout_uniform", "out_shape", "pool_windows"]
