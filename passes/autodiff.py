@@ -79,7 +79,7 @@ class _Differentiator:
     def __init__(self, bw: pd.BackwardOp, callback: GradCallback | None) -> None:
         self.bw = bw
         self.callback = callback
-        self.block: Block = bw.body.block
+        self.block: Block = bw.body_block()
         self.b = VjpBuilder(self.block)
         self.no_grad = set(pd.from_attr(bw.no_grad))
         self.remap: dict[SSAValue, SSAValue] = {}
@@ -121,6 +121,8 @@ class _Differentiator:
             if isinstance(owner, pd.BackwardOp):
                 if owner not in found:
                     found.add(owner)
+                    if not owner.is_filled:
+                        continue  # reported by _clone_backward
                     for inner in owner.body.block.ops:
                         stack.extend(inner.operands)
                 continue

@@ -277,7 +277,8 @@ class BackwardOp(IRDLOperation, MultiResultNames):
     no_grad = prop_def(ArrayAttr, default_value=ArrayAttr([]))
     seed_mask = opt_prop_def(ArrayAttr)
     names = opt_prop_def(ArrayAttr)
-    body = region_def("single_block")
+    body = region_def()
+    """At most one block; no block (or an empty one) until `autodiff` fills it."""
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     traits = traits_def(NoTerminator())
     assembly_format = (
@@ -324,9 +325,17 @@ class BackwardOp(IRDLOperation, MultiResultNames):
     @property
     def is_filled(self) -> bool:
         """True once the autodiff pass has built the region."""
-        return not self.body.block.is_empty
+        return bool(self.body.blocks) and not self.body.blocks[0].is_empty
+
+    def body_block(self) -> Block:
+        """The region's block, created empty if the region has none yet."""
+        if not self.body.blocks:
+            self.body.add_block(Block())
+        return self.body.blocks[0]
 
     def verify_(self) -> None:
+        if len(self.body.blocks) > 1:
+            raise VerifyException("'pd.backward': the region must have at most one block")
         if len(self.grads) != len(self.wrt):
             raise VerifyException(
                 f"'pd.backward': {len(self.wrt)} wrt values but {len(self.grads)} results"
