@@ -1,6 +1,10 @@
 """Elementwise ops: binary arithmetic with Paddle's broadcasting, comparisons, select,
 and unary activations.
 
+Binary ops take Paddle's `axis` (default -1, numpy broadcasting); comparisons return
+`i1` (Paddle's bool).  Unary ops compute in float32/float64 only, except `pd.scale`
+and `pd.cast`, which also take integer tensors (as Paddle's do).
+
 ```mlir
 %z = pd.elementwise_add %x, %b {axis = 1 : i64} : (tensor<?x3xf32>, tensor<3xf32>) -> tensor<?x3xf32>
 %r = pd.relu %z : (tensor<?x3xf32>) -> tensor<?x3xf32>
@@ -33,6 +37,8 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from .base import (
+    FLOAT_TYPES,
+    INT_TYPES,
     PdOp,
     bool_attr,
     broadcast_shapes,
@@ -159,10 +165,24 @@ class LessThanOp(CompareOp):
 
 
 @irdl_op_definition
+class LessEqualOp(CompareOp):
+    """`x <= y` (`paddle.less_equal`)."""
+
+    name = "pd.less_equal"
+
+
+@irdl_op_definition
 class EqualOp(CompareOp):
     """`x == y` (`paddle.equal`)."""
 
     name = "pd.equal"
+
+
+@irdl_op_definition
+class NotEqualOp(CompareOp):
+    """`x != y` (`paddle.not_equal`)."""
+
+    name = "pd.not_equal"
 
 
 @irdl_op_definition
@@ -307,6 +327,14 @@ class ScaleOp(ElementwiseUnaryOp):
     bias = prop_def(FloatAttr, default_value=f64_attr(0.0))
     bias_after_scale = prop_def(BoolAttr, default_value=bool_attr(True))
 
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        # Paddle scales integer tensors too (`ids * 2`); the result keeps x's dtype.
+        (tx,) = operand_types
+        if elem_of(tx) not in (*FLOAT_TYPES, *INT_TYPES):
+            raise VerifyException(f"'pd.scale': x must be a float or int tensor, got {tx}")
+        return [tx]
+
 
 @irdl_op_definition
 class PowOp(ElementwiseUnaryOp):
@@ -372,7 +400,9 @@ ELEMENTWISE_OPS = [
     GreaterThanOp,
     GreaterEqualOp,
     LessThanOp,
+    LessEqualOp,
     EqualOp,
+    NotEqualOp,
     WhereOp,
     ReluOp,
     SigmoidOp,

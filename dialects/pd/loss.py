@@ -1,5 +1,255 @@
-"""Losses: cross_entropy, softmax_with_cross_entropy, square_error_cost, one_hot."""
+"""Losses: one_hot, cross_entropy, softmax_with_cross_entropy, square_error_cost.
+
+Class scores live in the LAST dimension (`C`).  A hard label is an int64 class id per
+row, shaped `[N.., 1]` (Paddle's operator layout) or `[N..]` (Paddle 2.x's
+`F.cross_entropy` layout); a soft label is a float distribution shaped like the input.
+Per-row losses are always shaped `[N.., 1]`.
+
+```mlir
+%sm, %loss = pd.softmax_with_cross_entropy %logits, %label
+    : (tensor<?x10xf32>, tensor<?x1xi64>) -> (tensor<?x10xf32>, tensor<?x1xf32>)
+```
+"""
 
 from __future__ import annotations
 
-LOSS_OPS: list[type] = []
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from xdsl.dialects.builtin import ArrayAttr, BoolAttr, IntegerAttr, StringAttr, TensorType
+from xdsl.ir import Attribute
+from xdsl.irdl import (
+    ParsePropInAttrDict,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+from .base import (
+    FLOAT_TYPES,
+    INT_TYPES,
+    MultiResultNames,
+    PdOp,
+    Shape,
+    bool_attr,
+    dims_compatible,
+    dtype_from_name,
+    dtype_name,
+    elem_of,
+    expect_float,
+    expect_same_elem,
+    fmt_shape,
+    i64,
+    i64_attr,
+    shape_of,
+    shapes_compatible,
+)
+from .reduction import merge_shapes
+
+_BINARY_FORMAT = "$x `,` $label attr-dict `:` functional-type(operands, results)"
+
+
+@irdl_op_definition
+class OneHotOp(PdOp):
+    """One-hot encoding with Paddle 2.x semantics (`F.one_hot`, op `one_hot_v2`):
+    integer ids shaped `[N..]` give `dtype` rows shaped `[N.., depth]` (a new last
+    dimension is APPENDED; the legacy `fluid.layers.one_hot` replaced a trailing 1,
+    which the frontend expresses as one_hot followed by a sum over that axis).
+
+    An id outside `[0, depth)` is a runtime error unless `allow_out_of_range`, in
+    which case its row is all zeros (the gradients of the losses rely on that).
+
+    ```mlir
+    %oh = pd.one_hot %ids {depth = 10 : i64} : (tensor<?xi64>) -> tensor<?x10xf32>
+    ```
+    """
+
+    name = "pd.one_hot"
+    x = operand_def(TensorType)
+    depth = prop_def(IntegerAttr)
+    dtype = prop_def(StringAttr, default_value=StringAttr("float32"))
+    allow_out_of_range = prop_def(BoolAttr, default_value=bool_attr(False))
+    var_name = opt_prop_def(StringAttr, prop_name="name")
+    out = result_def(TensorType)
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$x attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        (tx,) = operand_types
+        if elem_of(tx) not in INT_TYPES:
+            raise VerifyException(f"'pd.one_hot': ids must be int32 or int64, got {tx}")
+        if props["depth"] < 1:
+            raise VerifyException(f"'pd.one_hot': depth must be positive, got {props['depth']}")
+        elem = dtype_from_name(props["dtype"])
+        if elem not in FLOAT_TYPES:
+            raise VerifyException(
+                f"'pd.one_hot': dtype must be float32 or float64, got '{props['dtype']}'"
+            )
+        return [TensorType(elem, (*shape_of(tx), props["depth"]))]
+
+
+def loss_shape(op: str, tx: Attribute, tl: Attribute, soft_label: bool) -> Shape:
+    """Check `(input, label)` of a classification loss; return the loss shape `[N.., 1]`.
+
+    The input is float `[N.., C]`; a soft label has the input's dtype and shape; a hard
+    label is int64 `[N.., 1]` or `[N..]`.
+    """
+    expect_float(op, "input", tx)
+    xs, ls = shape_of(tx), shape_of(tl)
+    if not xs:
+        raise VerifyException(f"'{op}': input must have rank >= 1 (classes last), got []")
+    lead = xs[:-1]
+    if soft_label:
+        expect_same_elem(op, [tx, tl])
+        if not shapes_compatible(xs, ls):
+            raise VerifyException(
+                f"'{op}': a soft label must have the input's shape {fmt_shape(xs)}, "
+                f"got {fmt_shape(ls)}"
+            )
+        return (*merge_shapes([lead, ls[:-1]]), 1)
+    if elem_of(tl) != i64:
+        raise VerifyException(
+            f"'{op}': hard labels must be int64, got {dtype_name(elem_of(tl))}"
+        )
+    if len(ls) == len(xs) and dims_compatible(ls[-1], 1):
+        label_lead = ls[:-1]
+    elif len(ls) == len(lead):
+        label_lead = ls
+    else:
+        raise VerifyException(
+            f"'{op}': a hard label for input {fmt_shape(xs)} must be shaped "
+            f"{fmt_shape((*lead, 1))} or {fmt_shape(lead)}, got {fmt_shape(ls)}"
+        )
+    if not shapes_compatible(lead, label_lead):
+        raise VerifyException(
+            f"'{op}': label shape {fmt_shape(ls)} does not match input shape "
+            f"{fmt_shape(xs)} outside the class dimension"
+        )
+    return (*merge_shapes([lead, label_lead]), 1)
+
+
+class ClassificationLossOp(PdOp):
+    """Shared properties of the cross-entropy ops.
+
+    `ignore_index` (hard labels only): rows whose label equals it get loss 0 and no
+    gradient.
+    """
+
+    soft_label = prop_def(BoolAttr, default_value=bool_attr(False))
+    ignore_index = prop_def(IntegerAttr, default_value=i64_attr(-100))
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+
+
+@irdl_op_definition
+class CrossEntropyOp(ClassificationLossOp):
+    """`-log(x[label])` (hard) or `-sum(label * log(x))` (soft) over the last dimension
+    of PROBABILITIES `x` (Paddle's `cross_entropy` operator, `fluid.layers.cross_entropy`).
+
+    ```mlir
+    %l = pd.cross_entropy %p, %y : (tensor<?x10xf32>, tensor<?x1xi64>) -> tensor<?x1xf32>
+    ```
+    """
+
+    name = "pd.cross_entropy"
+    x = operand_def(TensorType)
+    label = operand_def(TensorType)
+    var_name = opt_prop_def(StringAttr, prop_name="name")
+    out = result_def(TensorType)
+    assembly_format = _BINARY_FORMAT
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        tx, tl = operand_types
+        return [TensorType(elem_of(tx), loss_shape(cls.name, tx, tl, props["soft_label"]))]
+
+
+@irdl_op_definition
+class SoftmaxWithCrossEntropyOp(ClassificationLossOp, MultiResultNames):
+    """Softmax over the last dimension of `logits`, then cross entropy
+    (Paddle's `softmax_with_cross_entropy`).
+
+    Two results, as in Paddle: `softmax` (shaped like the logits) and `loss`
+    (`[N.., 1]`).  The gradient rule reuses `softmax` (`softmax - one_hot(label)`),
+    and a gradient flowing into `softmax` is handled too.  `axis` must name the last
+    dimension (the only layout the frontend produces).
+
+    ```mlir
+    %sm, %l = pd.softmax_with_cross_entropy %z, %y {names = ["sm", "loss"]}
+        : (tensor<?x10xf32>, tensor<?xi64>) -> (tensor<?x10xf32>, tensor<?x1xf32>)
+    ```
+    """
+
+    name = "pd.softmax_with_cross_entropy"
+    logits = operand_def(TensorType)
+    label = operand_def(TensorType)
+    axis = prop_def(IntegerAttr, default_value=i64_attr(-1))
+    names = opt_prop_def(ArrayAttr)
+    softmax = result_def(TensorType)
+    loss = result_def(TensorType)
+    assembly_format = "$logits `,` $label attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        tx, tl = operand_types
+        rank = len(shape_of(tx))
+        if props["axis"] not in (-1, rank - 1):
+            raise VerifyException(
+                f"'{cls.name}': only the last axis is supported (-1 or {rank - 1}), "
+                f"got axis={props['axis']}"
+            )
+        shape = loss_shape(cls.name, tx, tl, props["soft_label"])
+        return [tx, TensorType(elem_of(tx), shape)]
+
+
+@irdl_op_definition
+class SquareErrorCostOp(PdOp):
+    """`(x - label) ** 2`, elementwise, for same-shaped float tensors
+    (`paddle.nn.functional.square_error_cost`).
+
+    ```mlir
+    %c = pd.square_error_cost %y, %t : (tensor<?x1xf32>, tensor<?x1xf32>) -> tensor<?x1xf32>
+    ```
+    """
+
+    name = "pd.square_error_cost"
+    x = operand_def(TensorType)
+    label = operand_def(TensorType)
+    var_name = opt_prop_def(StringAttr, prop_name="name")
+    out = result_def(TensorType)
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = _BINARY_FORMAT
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        tx, tl = operand_types
+        expect_float(cls.name, "input", tx)
+        elem = expect_same_elem(cls.name, [tx, tl])
+        xs, ls = shape_of(tx), shape_of(tl)
+        if not shapes_compatible(xs, ls):
+            raise VerifyException(
+                f"'{cls.name}': input shape {fmt_shape(xs)} and label shape "
+                f"{fmt_shape(ls)} differ"
+            )
+        return [TensorType(elem, merge_shapes([xs, ls]))]
+
+
+LOSS_OPS = [OneHotOp, CrossEntropyOp, SoftmaxWithCrossEntropyOp, SquareErrorCostOp]
+
+__all__ = [
+    "ClassificationLossOp",
+    "CrossEntropyOp",
+    "LOSS_OPS",
+    "OneHotOp",
+    "SoftmaxWithCrossEntropyOp",
+    "SquareErrorCostOp",
+    "loss_shape",
+]

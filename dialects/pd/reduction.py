@@ -12,7 +12,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from xdsl.dialects.builtin import BoolAttr, DenseArrayBase, StringAttr, TensorType
+from xdsl.dialects.builtin import (
+    BoolAttr,
+    DenseArrayBase,
+    IntegerAttr,
+    StringAttr,
+    TensorType,
+)
 from xdsl.ir import Attribute
 from xdsl.irdl import (
     ParsePropInAttrDict,
@@ -28,28 +34,49 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from .base import (
+    DYN,
     PdOp,
     bool_attr,
     elem_of,
-    ints_attr,
     expect_float,
     expect_same_elem,
     fmt_shape,
+    i64_attr,
+    ints_attr,
     normalize_axis,
     shape_of,
     shapes_compatible,
 )
 
 
+def reduced_axes(axes: Sequence[int], rank: int, op: str) -> list[int]:
+    """The sorted, normalized axes of a reduction (all axes when `axes` is empty).
+
+    Raises VerifyException for an out-of-range or repeated axis.
+    """
+    if not axes:
+        return list(range(rank))
+    norm = [normalize_axis(a, rank, op) for a in axes]
+    if len(set(norm)) != len(norm):
+        raise VerifyException(f"'{op}': repeated axis in {list(axes)}")
+    return sorted(norm)
+
+
 def reduced_shape(
     shape: Sequence[int], axes: Sequence[int], keepdim: bool, op: str
 ) -> tuple[int, ...]:
     """The shape after reducing `axes` (all axes when empty)."""
-    rank = len(shape)
-    norm = {normalize_axis(a, rank, op) for a in axes} if axes else set(range(rank))
+    norm = set(reduced_axes(axes, len(shape), op))
     if keepdim:
         return tuple(1 if i in norm else d for i, d in enumerate(shape))
     return tuple(d for i, d in enumerate(shape) if i not in norm)
+
+
+def merge_shapes(shapes: Sequence[Sequence[int]]) -> tuple[int, ...]:
+    """Combine compatible shapes of one rank, preferring static dimensions."""
+    return tuple(
+        next((s[i] for s in shapes if s[i] != DYN), DYN) for i in range(len(shapes[0]))
+    )
 
 
 @irdl_op_definition
@@ -72,7 +99,12 @@ class MeanOp(PdOp):
 
 
 class ReduceOp(PdOp):
-    """Reduce over `axis` (every axis when empty), keeping them as 1 when `keepdim`."""
+    """Reduce over `axis` (every axis when empty), keeping them as 1 when `keepdim`.
+
+    ```mlir
+    %m = pd.reduce_max %x {axis = array<i64: 0, 2>} : (tensor<2x?x4xf32>) -> tensor<?xf32>
+    ```
+    """
 
     x = operand_def(TensorType)
     axis = prop_def(DenseArrayBase, default_value=ints_attr([]))
@@ -86,10 +118,7 @@ class ReduceOp(PdOp):
     @classmethod
     def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
         (tx,) = operand_types
-        axes = list(props["axis"])
-        if len(set(a % max(len(shape_of(tx)), 1) for a in axes)) != len(axes):
-            raise VerifyException(f"'{cls.name}': repeated axis in {axes}")
-        shape = reduced_shape(shape_of(tx), axes, props["keepdim"], cls.name)
+        shape = reduced_shape(shape_of(tx), props["axis"], props["keepdim"], cls.name)
         return [TensorType(elem_of(tx), shape)]
 
 
@@ -100,8 +129,17 @@ class ReduceSumOp(ReduceOp):
     name = "pd.reduce_sum"
 
 
+class FloatReduceOp(ReduceOp):
+    """A reduction that only makes sense in floating point."""
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        expect_float(cls.name, "x", operand_types[0])
+        return super().infer(operand_types, props)
+
+
 @irdl_op_definition
-class ReduceMeanOp(ReduceOp):
+class ReduceMeanOp(FloatReduceOp):
     """Mean over axes (`paddle.mean` with `axis`)."""
 
     name = "pd.reduce_mean"
@@ -109,7 +147,7 @@ class ReduceMeanOp(ReduceOp):
 
 @irdl_op_definition
 class ReduceMaxOp(ReduceOp):
-    """Maximum over axes (`paddle.max`)."""
+    """Maximum over axes (`paddle.max`).  Its gradient is split evenly among ties."""
 
     name = "pd.reduce_max"
 
@@ -143,12 +181,59 @@ class SumOp(PdOp):
                     f"'pd.sum': operand shapes {fmt_shape(first)} and "
                     f"{fmt_shape(shape_of(t))} differ"
                 )
-        # Prefer static dimensions where any operand knows them.
-        shape = [
-            next((shape_of(t)[i] for t in operand_types if shape_of(t)[i] >= 0), first[i])
-            for i in range(len(first))
-        ]
+        shape = merge_shapes([shape_of(t) for t in operand_types])
         return [TensorType(elem_of(operand_types[0]), shape)]
 
 
-REDUCTION_OPS = [MeanOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp, SumOp]
+class SoftmaxLikeOp(PdOp):
+    """A normalization along one `axis` of a float tensor; same shape and dtype."""
+
+    x = operand_def(TensorType)
+    axis = prop_def(IntegerAttr, default_value=i64_attr(-1))
+    var_name = opt_prop_def(StringAttr, prop_name="name")
+    out = result_def(TensorType)
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$x attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        (tx,) = operand_types
+        expect_float(cls.name, "x", tx)
+        normalize_axis(props["axis"], len(shape_of(tx)), cls.name)
+        return [tx]
+
+
+@irdl_op_definition
+class SoftmaxOp(SoftmaxLikeOp):
+    """`exp(x) / sum(exp(x), axis)` (`paddle.nn.functional.softmax`).
+
+    ```mlir
+    %p = pd.softmax %x {axis = 1 : i64} : (tensor<?x4x3xf32>) -> tensor<?x4x3xf32>
+    ```
+    """
+
+    name = "pd.softmax"
+
+
+@irdl_op_definition
+class LogSoftmaxOp(SoftmaxLikeOp):
+    """`x - log(sum(exp(x), axis))` (`paddle.nn.functional.log_softmax`).
+
+    ```mlir
+    %lp = pd.log_softmax %x : (tensor<?x10xf64>) -> tensor<?x10xf64>
+    ```
+    """
+
+    name = "pd.log_softmax"
+
+
+REDUCTION_OPS = [
+    MeanOp,
+    ReduceSumOp,
+    ReduceMeanOp,
+    ReduceMaxOp,
+    SumOp,
+    SoftmaxOp,
+    LogSoftmaxOp,
+]

@@ -1,5 +1,7 @@
 """Kernels of the elementwise ops."""
 
+from __future__ import annotations
+
 import math
 
 import numpy as np
@@ -8,7 +10,7 @@ from pullback.dialects import pd
 from pullback.runtime.interpreter import kernel
 
 
-def align(op, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def align(op: pd.PdOp, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Apply Paddle's `axis` alignment so that numpy broadcasting does the rest."""
     axis = op.prop("axis")
     if axis == -1 or x.ndim == y.ndim:
@@ -29,20 +31,27 @@ _BINARY = {
     pd.GreaterThanOp: np.greater,
     pd.GreaterEqualOp: np.greater_equal,
     pd.LessThanOp: np.less,
+    pd.LessEqualOp: np.less_equal,
     pd.EqualOp: np.equal,
+    pd.NotEqualOp: np.not_equal,
 }
 
 
 @kernel(*_BINARY)
-def binary(op, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+def binary(op: pd.PdOp, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Broadcasting binary arithmetic and comparisons."""
     x, y = align(op, x, y)
     if isinstance(op, pd.ElementwiseDivOp) and np.issubdtype(x.dtype, np.integer):
-        return np.floor_divide(x, y)
-    return _BINARY[type(op)](x, y)
+        # Paddle divides integers as C++ does: truncating toward zero.
+        q = np.abs(x) // np.abs(y)
+        return np.where((x < 0) != (y < 0), -q, q)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return _BINARY[type(op)](x, y)
 
 
 @kernel(pd.WhereOp)
-def where(op, c: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+def where(op: pd.WhereOp, c: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """`c ? x : y` with broadcasting."""
     return np.where(c, x, y)
 
 
@@ -54,14 +63,14 @@ def erf(x: np.ndarray) -> np.ndarray:
     return _erf(x).astype(x.dtype)
 
 
-def _gelu(op, x: np.ndarray) -> np.ndarray:
+def _gelu(op: pd.PdOp, x: np.ndarray) -> np.ndarray:
     if op.prop("approximate"):
         c = math.sqrt(2.0 / math.pi)
         return 0.5 * x * (1.0 + np.tanh(c * (x + 0.044715 * x**3)))
     return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))
 
 
-def _scale(op, x: np.ndarray) -> np.ndarray:
+def _scale(op: pd.PdOp, x: np.ndarray) -> np.ndarray:
     s, b = op.prop("scale"), op.prop("bias")
     return s * x + b if op.prop("bias_after_scale") else s * (x + b)
 
@@ -86,6 +95,7 @@ _UNARY = {
 
 
 @kernel(*_UNARY)
-def unary(op, x: np.ndarray) -> np.ndarray:
+def unary(op: pd.PdOp, x: np.ndarray) -> np.ndarray:
+    """Activations and other one-operand elementwise ops."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         return _UNARY[type(op)](op, x)

@@ -1,0 +1,436 @@
+"""Paddle's elementwise API: arithmetic, comparisons, `where`, activations, constants,
+and the Python operators of Variables (`x + 1.0`, `2 * x`, `x ** 2`, `x > y`, ...).
+
+Python scalars follow Paddle's `math_op_patch`: `x + s`, `x - s`, `x * s`, `x / s`
+and `-x` become one `pd.scale`; `x ** s` is `pd.pow`; any other use of a scalar
+(`s / x`, `s ** x`, comparisons, `where`) becomes a `pd.fill_any_like` of x.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from pullback.dialects import pd
+from pullback.frontend.core import apply
+from pullback.frontend.framework import Variable
+
+Scalar = int | float
+_FLOAT_MAX = sys.float_info.max
+
+
+# --------------------------------------------------------------------- helpers
+
+
+def is_scalar(v: Any) -> bool:
+    """True for a Python (or numpy) number, the operands Paddle turns into constants."""
+    if isinstance(v, bool):
+        return False
+    if isinstance(v, (int, float)):
+        return True
+    return type(v).__module__ == "numpy" and getattr(v, "ndim", None) == 0
+
+
+def check_tensor(fn: str, arg: str, x: Any) -> None:
+    """Raise TypeError unless `x` is a Variable/Tensor (anything with dtype and shape
+    that is not a Python number or a numpy array)."""
+    if is_scalar(x) or not hasattr(x, "dtype") or type(x).__module__ == "numpy":
+        raise TypeError(
+            f"{fn}: '{arg}' must be a Tensor/Variable, got {type(x).__name__}"
+        )
+
+
+def check_float_tensor(fn: str, arg: str, x: Any) -> None:
+    """Raise TypeError unless `x` is a float32/float64 Variable/Tensor."""
+    check_tensor(fn, arg, x)
+    if x.dtype not in ("float32", "float64"):
+        raise TypeError(f"{fn}: '{arg}' must be float32 or float64, got {x.dtype}")
+
+
+def check_dtype(fn: str, dtype: Any) -> str:
+    """Normalize a dtype argument (`'float32'`, numpy dtype, ...) to its Paddle name."""
+    name = str(getattr(dtype, "name", dtype)).replace("paddle.", "")
+    try:
+        pd.dtype_from_name(name)
+    except ValueError as e:
+        raise TypeError(f"{fn}: {e}") from None
+    return name
+
+
+def _check_number(fn: str, arg: str, v: Any) -> float:
+    if not is_scalar(v):
+        raise TypeError(f"{fn}: '{arg}' must be a number, got {type(v).__name__}")
+    return float(v)
+
+
+def _check_shape(fn: str, shape: Any) -> list[int]:
+    if isinstance(shape, int) and not isinstance(shape, bool):
+        shape = [shape]
+    if not isinstance(shape, (list, tuple)) or not all(
+        isinstance(d, int) and not isinstance(d, bool) for d in shape
+    ):
+        raise TypeError(f"{fn}: shape must be a list of ints, got {shape!r}")
+    if any(d < 0 for d in shape):
+        raise ValueError(f"{fn}: shape must not contain negative dimensions, got {list(shape)}")
+    return [int(d) for d in shape]
+
+
+def constant_like(x: Any, value: Scalar) -> Any:
+    """A constant shaped like x (dynamic dimensions included), of x's dtype: how a
+    Python scalar enters a tensor op without changing the result's shape."""
+    return full_like(x, value)
+
+
+# ------------------------------------------------------------------- constants
+
+
+def full(shape: Sequence[int] | int, fill_value: Scalar, dtype: Any = None, name: str | None = None) -> Any:
+    """`paddle.full`: a tensor of `shape` filled with `fill_value` (float32 by default)."""
+    shape = _check_shape("full", shape)
+    value = _check_number("full", "fill_value", fill_value)
+    dtype = check_dtype("full", dtype or "float32")
+    return apply(pd.FillConstantOp, [], prefix="fill_constant", name=name,
+                 shape=shape, value=value, dtype=dtype)
+
+
+def fill_constant(shape: Sequence[int] | int, dtype: Any, value: Scalar,
+                  force_cpu: bool = False, out: Any = None, name: str | None = None) -> Any:
+    """`fluid.layers.fill_constant`: `full` with the legacy argument order."""
+    if out is not None:
+        raise NotImplementedError("fill_constant: 'out' is not supported")
+    return full(shape, value, dtype=dtype, name=name)
+
+
+def ones(shape: Sequence[int] | int, dtype: Any = None, name: str | None = None) -> Any:
+    """`paddle.ones`."""
+    return full(shape, 1.0, dtype=dtype, name=name)
+
+
+def zeros(shape: Sequence[int] | int, dtype: Any = None, name: str | None = None) -> Any:
+    """`paddle.zeros`."""
+    return full(shape, 0.0, dtype=dtype, name=name)
+
+
+def full_like(x: Any, fill_value: Scalar, dtype: Any = None, name: str | None = None) -> Any:
+    """`paddle.full_like`: shaped like x (dynamic dimensions included)."""
+    check_tensor("full_like", "x", x)
+    value = _check_number("full_like", "fill_value", fill_value)
+    props: dict[str, Any] = {"value": value}
+    if dtype is not None:
+        props["dtype"] = check_dtype("full_like", dtype)
+    return apply(pd.FillAnyLikeOp, [x], prefix="fill_any_like", name=name, **props)
+
+
+def ones_like(x: Any, dtype: Any = None, name: str | None = None) -> Any:
+    """`paddle.ones_like`."""
+    return full_like(x, 1.0, dtype=dtype, name=name)
+
+
+def zeros_like(x: Any, dtype: Any = None, name: str | None = None) -> Any:
+    """`paddle.zeros_like`."""
+    return full_like(x, 0.0, dtype=dtype, name=name)
+
+
+# -------------------------------------------------------------------- binary
+
+
+def _binary(
+    op_cls: type[pd.PdOp], prefix: str, x: Any, y: Any, axis: int = -1,
+    name: str | None = None,
+) -> Any:
+    """Add one broadcasting binary op; a scalar operand becomes a 0-D constant."""
+    if is_scalar(x) and is_scalar(y):
+        raise TypeError(f"{prefix}: at least one of x and y must be a Tensor/Variable")
+    if is_scalar(y):
+        y = constant_like(x, y)
+    if is_scalar(x):
+        x = constant_like(y, x)
+    check_tensor(prefix, "x", x)
+    check_tensor(prefix, "y", y)
+    if not isinstance(axis, int) or isinstance(axis, bool):
+        raise TypeError(f"{prefix}: axis must be an int, got {axis!r}")
+    return apply(op_cls, [x, y], prefix=prefix, name=name, axis=axis)
+
+
+def _activate(x: Any, act: str | None) -> Any:
+    """Apply a fluid-style `act` argument."""
+    if act is None:
+        return x
+    fn = _ACTS.get(act)
+    if fn is None:
+        raise ValueError(f"unsupported act '{act}'; expected one of {sorted(_ACTS)}")
+    return fn(x)
+
+
+def _binary_api(op_cls: type[pd.PdOp], prefix: str, doc: str) -> Callable[..., Any]:
+    """Make the Paddle 2.x function `f(x, y, name=None)` for a binary op."""
+
+    def f(x: Any, y: Any, name: str | None = None) -> Any:
+        return _binary(op_cls, prefix, x, y, name=name)
+
+    f.__doc__ = doc
+    return f
+
+
+def _fluid_binary_api(op_cls: type[pd.PdOp], prefix: str) -> Callable[..., Any]:
+    """Make `fluid.layers.elementwise_*(x, y, axis=-1, act=None, name=None)`."""
+
+    def f(x: Any, y: Any, axis: int = -1, act: str | None = None, name: str | None = None) -> Any:
+        return _activate(_binary(op_cls, prefix, x, y, axis=axis, name=name), act)
+
+    f.__name__ = f.__qualname__ = prefix
+    f.__doc__ = f"`fluid.layers.{prefix}` with Paddle's `axis` broadcasting and `act`."
+    return f
+
+
+add = _binary_api(pd.ElementwiseAddOp, "elementwise_add", "`paddle.add`: x + y.")
+subtract = _binary_api(pd.ElementwiseSubOp, "elementwise_sub", "`paddle.subtract`: x - y.")
+multiply = _binary_api(pd.ElementwiseMulOp, "elementwise_mul", "`paddle.multiply`: x * y.")
+divide = _binary_api(pd.ElementwiseDivOp, "elementwise_div", "`paddle.divide`: x / y.")
+maximum = _binary_api(pd.ElementwiseMaxOp, "elementwise_max", "`paddle.maximum`.")
+minimum = _binary_api(pd.ElementwiseMinOp, "elementwise_min", "`paddle.minimum`.")
+greater_than = _binary_api(pd.GreaterThanOp, "greater_than", "`paddle.greater_than`: x > y.")
+greater_equal = _binary_api(pd.GreaterEqualOp, "greater_equal", "`paddle.greater_equal`.")
+less_than = _binary_api(pd.LessThanOp, "less_than", "`paddle.less_than`: x < y.")
+less_equal = _binary_api(pd.LessEqualOp, "less_equal", "`paddle.less_equal`: x <= y.")
+equal = _binary_api(pd.EqualOp, "equal", "`paddle.equal`: x == y, elementwise.")
+not_equal = _binary_api(pd.NotEqualOp, "not_equal", "`paddle.not_equal`: x != y.")
+for _f, _n in [(add, "add"), (subtract, "subtract"), (multiply, "multiply"),
+               (divide, "divide"), (maximum, "maximum"), (minimum, "minimum"),
+               (greater_than, "greater_than"), (greater_equal, "greater_equal"),
+               (less_than, "less_than"), (less_equal, "less_equal"), (equal, "equal"),
+               (not_equal, "not_equal")]:
+    _f.__name__ = _f.__qualname__ = _n
+
+elementwise_add = _fluid_binary_api(pd.ElementwiseAddOp, "elementwise_add")
+elementwise_sub = _fluid_binary_api(pd.ElementwiseSubOp, "elementwise_sub")
+elementwise_mul = _fluid_binary_api(pd.ElementwiseMulOp, "elementwise_mul")
+elementwise_div = _fluid_binary_api(pd.ElementwiseDivOp, "elementwise_div")
+elementwise_pow = _fluid_binary_api(pd.ElementwisePowOp, "elementwise_pow")
+elementwise_max = _fluid_binary_api(pd.ElementwiseMaxOp, "elementwise_max")
+elementwise_min = _fluid_binary_api(pd.ElementwiseMinOp, "elementwise_min")
+
+
+def pow(x: Any, y: Any, name: str | None = None) -> Any:  # noqa: A001 (Paddle's name)
+    """`paddle.pow`: `x ** y`; a scalar exponent gives `pd.pow`, a tensor one
+    `pd.elementwise_pow`."""
+    if is_scalar(y):
+        check_float_tensor("pow", "x", x)
+        return apply(pd.PowOp, [x], prefix="pow", name=name, factor=float(y))
+    return _binary(pd.ElementwisePowOp, "elementwise_pow", x, y, name=name)
+
+
+def fluid_pow(x: Any, factor: Scalar = 1.0, name: str | None = None) -> Any:
+    """`fluid.layers.pow(x, factor)`: `x ** factor` for a scalar factor."""
+    _check_number("pow", "factor", factor)
+    return pow(x, factor, name=name)
+
+
+def where(condition: Any, x: Any = None, y: Any = None, name: str | None = None) -> Any:
+    """`paddle.where`: `condition ? x : y`, broadcasting all three."""
+    if x is None or y is None:
+        raise NotImplementedError("where: the one-argument form (nonzero) is not supported")
+    check_tensor("where", "condition", condition)
+    if condition.dtype != "bool":
+        raise TypeError(f"where: condition must be bool, got {condition.dtype}")
+    if is_scalar(x) and is_scalar(y):
+        raise TypeError("where: at least one of x and y must be a Tensor/Variable")
+    x = constant_like(y, x) if is_scalar(x) else x
+    y = constant_like(x, y) if is_scalar(y) else y
+    check_tensor("where", "x", x)
+    check_tensor("where", "y", y)
+    return apply(pd.WhereOp, [condition, x, y], prefix="where", name=name)
+
+
+# --------------------------------------------------------------------- unary
+
+
+def _unary_api(op_cls: type[pd.PdOp], prefix: str) -> Callable[..., Any]:
+    """Make `f(x, name=None)` for a one-operand float op."""
+
+    def f(x: Any, name: str | None = None) -> Any:
+        check_float_tensor(prefix, "x", x)
+        return apply(op_cls, [x], prefix=prefix, name=name)
+
+    f.__name__ = f.__qualname__ = prefix
+    f.__doc__ = f"`paddle.{prefix}` (`{op_cls.name}`)."
+    return f
+
+
+relu = _unary_api(pd.ReluOp, "relu")
+sigmoid = _unary_api(pd.SigmoidOp, "sigmoid")
+tanh = _unary_api(pd.TanhOp, "tanh")
+exp = _unary_api(pd.ExpOp, "exp")
+log = _unary_api(pd.LogOp, "log")
+sqrt = _unary_api(pd.SqrtOp, "sqrt")
+square = _unary_api(pd.SquareOp, "square")
+abs = _unary_api(pd.AbsOp, "abs")  # noqa: A001 (Paddle's name)
+sign = _unary_api(pd.SignOp, "sign")
+erf = _unary_api(pd.ErfOp, "erf")
+
+
+def gelu(x: Any, approximate: bool = False, name: str | None = None) -> Any:
+    """`paddle.nn.functional.gelu`: exact (erf) or tanh-approximated GELU."""
+    check_float_tensor("gelu", "x", x)
+    if not isinstance(approximate, bool):
+        raise TypeError(f"gelu: approximate must be a bool, got {approximate!r}")
+    return apply(pd.GeluOp, [x], prefix="gelu", name=name, approximate=approximate)
+
+
+def scale(x: Any, scale: Scalar = 1.0, bias: Scalar = 0.0, bias_after_scale: bool = True,
+          act: str | None = None, name: str | None = None) -> Any:
+    """`paddle.scale`: `scale * x + bias` (`scale * (x + bias)` if not bias_after_scale)."""
+    check_tensor("scale", "x", x)
+    out = apply(pd.ScaleOp, [x], prefix="scale", name=name,
+                scale=_check_number("scale", "scale", scale),
+                bias=_check_number("scale", "bias", bias),
+                bias_after_scale=bool(bias_after_scale))
+    return _activate(out, act)
+
+
+def clip(x: Any, min: Scalar | None = None, max: Scalar | None = None,  # noqa: A002
+         name: str | None = None) -> Any:
+    """`paddle.clip`: clamp into `[min, max]` (an absent bound is unbounded)."""
+    check_float_tensor("clip", "x", x)
+    lo = -_FLOAT_MAX if min is None else _check_number("clip", "min", min)
+    hi = _FLOAT_MAX if max is None else _check_number("clip", "max", max)
+    if lo > hi:
+        raise ValueError(f"clip: min ({lo}) must not exceed max ({hi})")
+    return apply(pd.ClipOp, [x], prefix="clip", name=name, min=lo, max=hi)
+
+
+def cast(x: Any, dtype: Any) -> Any:
+    """`paddle.cast`: convert x to `dtype`."""
+    check_tensor("cast", "x", x)
+    return apply(pd.CastOp, [x], prefix="cast", dtype=check_dtype("cast", dtype))
+
+
+def _fluid_compare(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The fluid spelling of a comparison, which takes (and ignores) `cond`/`force_cpu`."""
+
+    def f(x: Any, y: Any, force_cpu: Any = None, cond: Any = None, name: str | None = None) -> Any:
+        if cond is not None:
+            raise NotImplementedError(f"{fn.__name__}: 'cond' is not supported")
+        return fn(x, y, name=name)
+
+    f.__name__ = f.__qualname__ = fn.__name__
+    f.__doc__ = f"`fluid.layers.{fn.__name__}`."
+    return f
+
+
+_ACTS: dict[str, Callable[[Any], Any]] = {
+    "relu": relu, "sigmoid": sigmoid, "tanh": tanh, "exp": exp, "sqrt": sqrt,
+    "square": square, "abs": abs, "gelu": gelu,
+}
+
+
+# ------------------------------------------------------------------ operators
+
+
+def _scale_or(op_cls: type[pd.PdOp], prefix: str,
+              on_scalar: Callable[[Any, float], Any]) -> Callable[[Any, Any], Any]:
+    """An operator method: `on_scalar(self, s)` for a scalar, the op for a tensor."""
+
+    def method(self: Any, other: Any) -> Any:
+        if is_scalar(other):
+            return on_scalar(self, float(other))
+        return _binary(op_cls, prefix, self, other)
+
+    return method
+
+
+def _true_div_operand(x: Any) -> Any:
+    # Paddle's `/` is true division: integer tensors are computed in float32.
+    return x if x.dtype in ("float32", "float64") else cast(x, "float32")
+
+
+def _rsub(self: Any, other: Any) -> Any:
+    if is_scalar(other):
+        return scale(self, -1.0, float(other))
+    return _binary(pd.ElementwiseSubOp, "elementwise_sub", other, self)
+
+
+def _truediv(self: Any, other: Any) -> Any:
+    if is_scalar(other):
+        return scale(_true_div_operand(self), 1.0 / float(other))
+    return _binary(pd.ElementwiseDivOp, "elementwise_div", self, other)
+
+
+def _rtruediv(self: Any, other: Any) -> Any:
+    x = _true_div_operand(self)
+    if is_scalar(other):
+        return _binary(pd.ElementwiseDivOp, "elementwise_div", constant_like(x, other), x)
+    return _binary(pd.ElementwiseDivOp, "elementwise_div", other, self)
+
+
+def _rpow(self: Any, other: Any) -> Any:
+    if is_scalar(other):
+        return _binary(pd.ElementwisePowOp, "elementwise_pow", constant_like(self, other), self)
+    return _binary(pd.ElementwisePowOp, "elementwise_pow", other, self)
+
+
+OPERATORS: dict[str, Callable[..., Any]] = {
+    "__add__": _scale_or(pd.ElementwiseAddOp, "elementwise_add", lambda x, s: scale(x, 1.0, s)),
+    "__radd__": _scale_or(pd.ElementwiseAddOp, "elementwise_add", lambda x, s: scale(x, 1.0, s)),
+    "__sub__": _scale_or(pd.ElementwiseSubOp, "elementwise_sub", lambda x, s: scale(x, 1.0, -s)),
+    "__rsub__": _rsub,
+    "__mul__": _scale_or(pd.ElementwiseMulOp, "elementwise_mul", lambda x, s: scale(x, s)),
+    "__rmul__": _scale_or(pd.ElementwiseMulOp, "elementwise_mul", lambda x, s: scale(x, s)),
+    "__truediv__": _truediv,
+    "__rtruediv__": _rtruediv,
+    "__pow__": lambda self, other: pow(self, other),
+    "__rpow__": _rpow,
+    "__neg__": lambda self: scale(self, -1.0),
+    "__gt__": lambda self, other: greater_than(self, other),
+    "__ge__": lambda self, other: greater_equal(self, other),
+    "__lt__": lambda self, other: less_than(self, other),
+    "__le__": lambda self, other: less_equal(self, other),
+}
+"""Python operators of Variables/Tensors.  `__eq__`/`__ne__`/`__hash__` are left
+alone on purpose: Variables live in sets and dicts (use `paddle.equal`); `@` belongs
+to the nn family."""
+
+
+def install_operators(cls: type) -> None:
+    """Attach the arithmetic and comparison operators (`OPERATORS`) to a class."""
+    for dunder, fn in OPERATORS.items():
+        setattr(cls, dunder, fn)
+
+
+install_operators(Variable)
+
+
+PADDLE = [
+    add, subtract, multiply, divide, pow, maximum, minimum, where,
+    greater_than, greater_equal, less_than, less_equal, equal, not_equal,
+    exp, log, sqrt, square, abs, sign, tanh, erf, sigmoid, scale, clip, cast,
+    full, full_like, ones, zeros, ones_like, zeros_like,
+]
+FUNCTIONAL = [relu, sigmoid, tanh, gelu]
+STATIC_NN: list[Callable[..., Any]] = []
+FLUID_LAYERS: dict[str, Callable[..., Any]] = {
+    "elementwise_add": elementwise_add, "elementwise_sub": elementwise_sub,
+    "elementwise_mul": elementwise_mul, "elementwise_div": elementwise_div,
+    "elementwise_pow": elementwise_pow, "elementwise_max": elementwise_max,
+    "elementwise_min": elementwise_min,
+    "relu": relu, "sigmoid": sigmoid, "tanh": tanh, "exp": exp, "log": log,
+    "sqrt": sqrt, "square": square, "abs": abs, "sign": sign, "erf": erf, "gelu": gelu,
+    "scale": scale, "clip": clip, "cast": cast, "pow": fluid_pow,
+    "fill_constant": fill_constant, "ones": ones, "zeros": zeros,
+    "ones_like": ones_like, "zeros_like": zeros_like, "full_like": full_like,
+    "greater_than": _fluid_compare(greater_than),
+    "greater_equal": _fluid_compare(greater_equal),
+    "less_than": _fluid_compare(less_than), "less_equal": _fluid_compare(less_equal),
+    "equal": _fluid_compare(equal), "not_equal": _fluid_compare(not_equal),
+}
+TENSOR_METHODS: dict[str, Callable[..., Any]] = {
+    "add": add, "subtract": subtract, "multiply": multiply, "divide": divide,
+    "pow": pow, "maximum": maximum, "minimum": minimum,
+    "greater_than": greater_than, "greater_equal": greater_equal,
+    "less_than": less_than, "less_equal": less_equal, "equal": equal,
+    "not_equal": not_equal,
+    "exp": exp, "log": log, "sqrt": sqrt, "square": square, "abs": abs,
+    "sign": sign, "tanh": tanh, "erf": erf, "sigmoid": sigmoid, "scale": scale,
+    "clip": clip, "cast": cast, "astype": cast,
+}
