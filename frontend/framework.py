@@ -16,6 +16,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block as XBlock
 from xdsl.ir import Operation, SSAValue
 from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
 
 from pullback.dialects import pd
 from pullback.dialects.pd.base import dtype_name, elem_of, shape_of, value_name
@@ -154,8 +155,55 @@ class Block:
         self.program._bump()
         return op
 
+    def append_op(
+        self,
+        type: str,
+        inputs: dict[str, Any] | None = None,
+        outputs: dict[str, Any] | None = None,
+        attrs: dict[str, Any] | None = None,
+    ) -> Operation:
+        """Paddle's legacy `Block.append_op`: add op `pd.<type>` reading `inputs`
+        (slot -> Variable(s) or names, in slot order) and naming its results after
+        `outputs`.  Writing to an existing name (`outputs={'Out': [g]}` with
+        `inputs={'X': [g]}`) redefines that variable, as an in-place update does in
+        Paddle; this is how `append_backward` callbacks clip gradients."""
+        op_cls = _op_class(type)
+        values = [self._value_of(v) for vs in (inputs or {}).values() for v in _listify(vs)]
+        try:
+            op = op_cls.make(*values, **(attrs or {}))
+        except (VerifyException, TypeError) as e:
+            raise ValueError(f"append_op(type={type!r}): {e}") from None
+        names = [_name_of(v) for vs in (outputs or {}).values() for v in _listify(vs)]
+        if names:
+            pd.set_result_names(op, names[: len(op.results)])
+        self.append(op)
+        return op
+
+    def _value_of(self, v: Any) -> SSAValue:
+        if isinstance(v, Variable):
+            return v.value
+        if isinstance(v, str):
+            return self.var(v).value
+        raise TypeError(f"append_op: expected a Variable or a name, got {type(v).__name__}")
+
     def __repr__(self) -> str:
         return self.program.to_string()
+
+
+def _listify(v: Any) -> list[Any]:
+    return list(v) if isinstance(v, (list, tuple)) else [v]
+
+
+def _name_of(v: Any) -> str:
+    return v if isinstance(v, str) else v.name
+
+
+def _op_class(type_name: str) -> type[pd.PdOp]:
+    """The `pd` op class for a Paddle operator type (`'clip'` -> `pd.ClipOp`)."""
+    for cls in pd.ALL_OPS:
+        if cls.name == f"pd.{type_name}" and issubclass(cls, pd.PdOp):
+            return cls
+    raise ValueError(f"append_op: unknown operator type '{type_name}'")
 
 
 class Program:
