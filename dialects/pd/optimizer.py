@@ -29,6 +29,7 @@ from .base import (
     MultiResultNames,
     PdOp,
     bool_attr,
+    dtype_name,
     elem_of,
     expect_float,
     f64_attr,
@@ -46,7 +47,8 @@ def expect_like_param(op: str, param: Attribute, **others: Attribute) -> None:
     for what, t in others.items():
         if elem_of(t) != elem_of(param):
             raise VerifyException(
-                f"'{op}': {what} dtype {elem_of(t)} differs from param dtype {elem_of(param)}"
+                f"'{op}': {what} dtype {dtype_name(elem_of(t))} differs from param dtype "
+                f"{dtype_name(elem_of(param))}"
             )
         if t != param and not shapes_compatible(shape_of(t), shape_of(param)):
             raise VerifyException(
