@@ -1,0 +1,260 @@
+"""VJP rules of the elementwise ops.
+
+Binary rules compute the full-shaped gradient of each operand with the op's own
+`axis` (so a lower-rank operand aligned at `axis` broadcasts the same way as in the
+forward op), then sum it back to the operand's shape with `b.unbroadcast`.  Every
+rule is made of differentiable `pd` ops, so second derivatives come for free; masks
+come from comparisons, which carry no gradient.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from xdsl.ir import Operation, SSAValue
+
+from pullback.dialects import pd
+from pullback.passes.vjp import non_differentiable, vjp
+from pullback.passes.vjp.builder import VjpBuilder
+
+Grads = list["SSAValue | None"]
+
+non_differentiable(
+    pd.GreaterThanOp,
+    pd.GreaterEqualOp,
+    pd.LessThanOp,
+    pd.LessEqualOp,
+    pd.EqualOp,
+    pd.NotEqualOp,
+    pd.SignOp,
+)
+
+
+# --------------------------------------------------------------------- helpers
+
+
+def binary(b: VjpBuilder, op_cls: type[pd.PdOp], x: SSAValue, y: SSAValue, axis: int) -> SSAValue:
+    """`op_cls(x, y)` with the forward op's `axis` alignment."""
+    return b.emit(op_cls, x, y, axis=axis)
+
+
+def select(b: VjpBuilder, mask: SSAValue, g: SSAValue) -> tuple[SSAValue, SSAValue]:
+    """`(where(mask, g, 0), where(mask, 0, g))`: g routed by a bool mask."""
+    zeros = b.full_like(g, 0.0)
+    return b.emit(pd.WhereOp, mask, g, zeros), b.emit(pd.WhereOp, mask, zeros, g)
+
+
+def _bin_operands(op: Operation) -> tuple[SSAValue, SSAValue, SSAValue, int]:
+    """`(x, y, out, axis)` of a binary elementwise op."""
+    assert isinstance(op, pd.ElementwiseBinaryOp)
+    return op.x, op.y, op.out, op.prop("axis")
+
+
+# ----------------------------------------------------------------- binary ops
+
+
+@vjp(pd.ElementwiseAddOp)
+def add_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """d(x + y) = (g, g), each summed back to its operand's shape."""
+    x, y, _, axis = _bin_operands(op)
+    (g,) = grads
+    assert g is not None
+    return [b.unbroadcast(g, x, axis), b.unbroadcast(g, y, axis)]
+
+
+@vjp(pd.ElementwiseSubOp)
+def sub_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """d(x - y) = (g, -g)."""
+    x, y, _, axis = _bin_operands(op)
+    (g,) = grads
+    assert g is not None
+    return [b.unbroadcast(g, x, axis), b.unbroadcast(b.neg(g), y, axis)]
+
+
+@vjp(pd.ElementwiseMulOp)
+def mul_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """d(x * y) = (g * y, g * x)."""
+    x, y, _, axis = _bin_operands(op)
+    (g,) = grads
+    assert g is not None
+    dx = binary(b, pd.ElementwiseMulOp, g, y, axis)
+    dy = binary(b, pd.ElementwiseMulOp, g, x, axis)
+    return [b.unbroadcast(dx, x, axis), b.unbroadcast(dy, y, axis)]
+
+
+@vjp(pd.ElementwiseDivOp)
+def div_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """d(x / y) = (g / y, -g * out / y)."""
+    x, y, out, axis = _bin_operands(op)
+    (g,) = grads
+    assert g is not None
+    dx = binary(b, pd.ElementwiseDivOp, g, y, axis)
+    dy = b.neg(binary(b, pd.ElementwiseDivOp, b.mul(g, out), y, axis))
+    return [b.unbroadcast(dx, x, axis), b.unbroadcast(dy, y, axis)]
+
+
+@vjp(pd.ElementwisePowOp)
+def pow_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """d(x ** y) = (g * y * x ** (y - 1), g * out * log(x))."""
+    x, y, out, axis = _bin_operands(op)
+    (g,) = grads
+    assert g is not None
+    x_pow = binary(b, pd.ElementwisePowOp, x, b.scale(y, 1.0, -1.0), axis)
+    dx = b.mul(g, binary(b, pd.ElementwiseMulOp, x_pow, y, axis))
+    dy = binary(b, pd.ElementwiseMulOp, b.mul(g, out), b.emit(pd.LogOp, x), axis)
+    return [b.unbroadcast(dx, x, axis), b.unbroadcast(dy, y, axis)]
+
+
+@vjp(pd.ElementwiseMaxOp, pd.ElementwiseMinOp)
+def max_min_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """Paddle's rule: max gives g to x where x > y, else to y (min: where x < y)."""
+    x, y, _, axis = _bin_operands(op)
+    (g,) = grads
+    assert g is not None
+    cmp = pd.GreaterThanOp if isinstance(op, pd.ElementwiseMaxOp) else pd.LessThanOp
+    dx, dy = select(b, binary(b, cmp, x, y, axis), g)
+    return [b.unbroadcast(dx, x, axis), b.unbroadcast(dy, y, axis)]
+
+
+@vjp(pd.WhereOp)
+def where_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """d where(c, x, y) = (none, g where c, g where not c)."""
+    assert isinstance(op, pd.WhereOp)
+    (g,) = grads
+    assert g is not None
+    dx, dy = select(b, op.condition, g)
+    return [None, b.unbroadcast(dx, op.x), b.unbroadcast(dy, op.y)]
+
+
+# ------------------------------------------------------------------ unary ops
+
+
+def _unary(op: Operation, grads: Grads) -> tuple[SSAValue, SSAValue, SSAValue]:
+    """`(x, out, g)` of a one-operand op."""
+    (g,) = grads
+    assert g is not None and len(op.operands) == 1
+    return op.operands[0], op.results[0], g
+
+
+@vjp(pd.ReluOp)
+def relu_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """g where x > 0."""
+    x, _, g = _unary(op, grads)
+    positive = b.emit(pd.GreaterThanOp, x, b.full_like(x, 0.0))
+    return [select(b, positive, g)[0]]
+
+
+@vjp(pd.SigmoidOp)
+def sigmoid_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """g * out * (1 - out)."""
+    _, out, g = _unary(op, grads)
+    return [b.mul(g, b.mul(out, b.scale(out, -1.0, 1.0)))]
+
+
+@vjp(pd.TanhOp)
+def tanh_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """g * (1 - out ** 2)."""
+    _, out, g = _unary(op, grads)
+    return [b.mul(g, b.scale(b.emit(pd.SquareOp, out), -1.0, 1.0))]
+
+
+@vjp(pd.ExpOp)
+def exp_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """g * out."""
+    _, out, g = _unary(op, grads)
+    return [b.mul(g, out)]
+
+
+@vjp(pd.LogOp)
+def log_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """g / x."""
+    x, _, g = _unary(op, grads)
+    return [b.div(g, x)]
+
+
+@vjp(pd.SqrtOp)
+def sqrt_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """g / (2 * out)."""
+    _, out, g = _unary(op, grads)
+    return [b.scale(b.div(g, out), 0.5)]
+
+
+@vjp(pd.SquareOp)
+def square_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """2 * x * g."""
+    x, _, g = _unary(op, grads)
+    return [b.mul(g, b.scale(x, 2.0))]
+
+
+@vjp(pd.AbsOp)
+def abs_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """g * sign(x) (0 at x = 0, as in Paddle)."""
+    x, _, g = _unary(op, grads)
+    return [b.mul(g, b.emit(pd.SignOp, x))]
+
+
+def erf_derivative(b: VjpBuilder, x: SSAValue) -> SSAValue:
+    """`erf'(x) = 2 / sqrt(pi) * exp(-x ** 2)`."""
+    return b.scale(b.emit(pd.ExpOp, b.scale(b.emit(pd.SquareOp, x), -1.0)), 2.0 / math.sqrt(math.pi))
+
+
+@vjp(pd.ErfOp)
+def erf_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """g * 2 / sqrt(pi) * exp(-x ** 2)."""
+    x, _, g = _unary(op, grads)
+    return [b.mul(g, erf_derivative(b, x))]
+
+
+_GELU_C = math.sqrt(2.0 / math.pi)
+_GELU_K = 0.044715
+
+
+@vjp(pd.GeluOp)
+def gelu_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """Exact: `Phi(x) + x * phi(x)`.  Approximate (`0.5 x (1 + tanh(u))`,
+    `u = c (x + k x^3)`): `0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 k x^2)`."""
+    x, _, g = _unary(op, grads)
+    x2 = b.emit(pd.SquareOp, x)
+    if op.prop("approximate"):  # type: ignore[attr-defined]
+        u = b.scale(b.add(x, b.scale(b.mul(x2, x), _GELU_K)), _GELU_C)
+        t = b.emit(pd.TanhOp, u)
+        du = b.scale(x2, 3.0 * _GELU_K * _GELU_C, _GELU_C)
+        dt = b.mul(b.scale(b.emit(pd.SquareOp, t), -0.5, 0.5), du)
+        d = b.add(b.scale(t, 0.5, 0.5), b.mul(x, dt))
+    else:
+        cdf = b.scale(b.emit(pd.ErfOp, b.scale(x, 1.0 / math.sqrt(2.0))), 0.5, 0.5)
+        pdf = b.scale(b.emit(pd.ExpOp, b.scale(x2, -0.5)), 1.0 / math.sqrt(2.0 * math.pi))
+        d = b.add(cdf, b.mul(x, pdf))
+    return [b.mul(g, d)]
+
+
+@vjp(pd.ScaleOp)
+def scale_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """scale * g (the bias adds a constant, whichever side of the scale)."""
+    _, _, g = _unary(op, grads)
+    return [b.scale(g, op.prop("scale"))]  # type: ignore[attr-defined]
+
+
+@vjp(pd.PowOp)
+def pow_factor_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """g * factor * x ** (factor - 1)."""
+    x, _, g = _unary(op, grads)
+    factor = op.prop("factor")  # type: ignore[attr-defined]
+    return [b.mul(g, b.scale(b.emit(pd.PowOp, x, factor=factor - 1.0), factor))]
+
+
+@vjp(pd.ClipOp)
+def clip_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """g where min <= x <= max, i.e. where the clip left x unchanged (bounds included)."""
+    x, out, g = _unary(op, grads)
+    return [select(b, b.emit(pd.EqualOp, out, x), g)[0]]
+
+
+@vjp(pd.CastOp)
+def cast_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """g cast back to x's dtype (no gradient for an integer or bool x)."""
+    x, _, g = _unary(op, grads)
+    if not pd.is_float(pd.elem_of(x.type)):
+        return [None]
+    return [b.cast_like(g, x)]

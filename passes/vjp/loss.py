@@ -1,0 +1,98 @@
+"""VJP rules of the losses.
+
+Hard labels enter the gradients as a one-hot target distribution (`target_of`) in
+which ignored rows are all zeros, so `ignore_index` needs no separate masking of the
+cross-entropy terms.  Labels get no gradient unless they are soft (float) labels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.ir import Operation, SSAValue
+
+from pullback.dialects import pd
+from pullback.dialects.pd.base import DYN, dtype_name, elem_of, shape_of
+from pullback.passes.vjp import non_differentiable, vjp
+from pullback.passes.vjp.builder import VjpBuilder
+from pullback.passes.vjp.reduction import softmax_vjp_of
+
+Grads = list["SSAValue | None"]
+
+non_differentiable(pd.OneHotOp)
+
+
+def target_of(b: VjpBuilder, op: Operation, x: SSAValue, label: SSAValue) -> SSAValue:
+    """The hard label as a distribution shaped like `x` (`[N.., C]`, x's dtype):
+    `one_hot(label)`, with all-zero rows where the label is `ignore_index`."""
+    classes = shape_of(x.type)[-1]
+    if classes == DYN:
+        raise NotImplementedError(
+            f"'{op.name}': the gradient needs a static class dimension, got {x.type}"
+        )
+    ignore = op.prop("ignore_index")  # type: ignore[attr-defined]
+    ids = label
+    if 0 <= ignore < classes:
+        # An in-range ignore_index would get a one; send those rows out of range.
+        ignored = b.emit(pd.EqualOp, label, b.full_like(label, ignore))
+        ids = b.emit(pd.WhereOp, ignored, b.full_like(label, -1), label)
+    onehot = b.emit(pd.OneHotOp, ids, depth=classes, dtype=dtype_name(elem_of(x.type)),
+                    allow_out_of_range=True)
+    if len(shape_of(label.type)) == len(shape_of(x.type)):
+        # A [N.., 1] label gives [N.., 1, C]: drop the 1 (a sum over it).
+        onehot = b.emit(pd.ReduceSumOp, onehot, axis=[-2])
+    return onehot
+
+
+def _row_sum(b: VjpBuilder, t: SSAValue) -> SSAValue:
+    """Sum over the class dimension, kept as 1: `[N.., C] -> [N.., 1]`."""
+    return b.emit(pd.ReduceSumOp, t, axis=[-1], keepdim=True)
+
+
+@vjp(pd.CrossEntropyOp)
+def cross_entropy_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """loss = -sum(t * log(x)): dx = -g * t / x; a soft label t gets -g * log(x)."""
+    assert isinstance(op, pd.CrossEntropyOp)
+    (g,) = grads
+    assert g is not None
+    x, label = op.x, op.label
+    if op.prop("soft_label"):
+        dx = b.neg(b.div(b.mul(label, g), x))
+        return [dx, b.neg(b.mul(b.emit(pd.LogOp, x), g))]
+    return [b.neg(b.div(b.mul(target_of(b, op, x, label), g), x)), None]
+
+
+@vjp(pd.SoftmaxWithCrossEntropyOp)
+def softmax_with_cross_entropy_vjp(
+    b: VjpBuilder, op: Operation, grads: Grads
+) -> Sequence[SSAValue | None]:
+    """loss = -sum(t * log_softmax(z)): dz = g * (softmax * sum(t) - t), where
+    `sum(t)` is 1 for a kept hard label, 0 for an ignored one (and the soft label's
+    total); a soft label gets -g * log_softmax(z).  A gradient reaching the softmax
+    result adds the softmax VJP."""
+    assert isinstance(op, pd.SoftmaxWithCrossEntropyOp)
+    g_softmax, g_loss = grads
+    logits, label, softmax = op.logits, op.label, op.softmax
+    soft = op.prop("soft_label")
+    parts: list[SSAValue] = []
+    d_label: SSAValue | None = None
+    if g_loss is not None:
+        target = label if soft else target_of(b, op, logits, label)
+        parts.append(b.mul(b.sub(b.mul(softmax, _row_sum(b, target)), target), g_loss))
+        if soft:
+            log_p = b.emit(pd.LogSoftmaxOp, logits, axis=-1)
+            d_label = b.neg(b.mul(log_p, g_loss))
+    if g_softmax is not None:
+        parts.append(softmax_vjp_of(b, softmax, g_softmax, -1))
+    d_logits = parts[0] if len(parts) == 1 else b.add(parts[0], parts[1])
+    return [d_logits, d_label]
+
+
+@vjp(pd.SquareErrorCostOp)
+def square_error_cost_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """d (x - l)^2 = (2 (x - l) g, -2 (x - l) g)."""
+    assert isinstance(op, pd.SquareErrorCostOp)
+    (g,) = grads
+    assert g is not None
+    d = b.scale(b.mul(g, b.sub(op.x, op.label)), 2.0)
+    return [d, b.neg(d)]

@@ -1,0 +1,130 @@
+"""VJP rules of reductions, add_n, softmax and log_softmax.
+
+A reduction's gradient is its incoming gradient broadcast back over the reduced
+axes (`expand_reduced`).  Shapes are taken at run time from the forward input with
+`pd.fill_any_like`, so dynamic batch dimensions need nothing special, and counts for
+means are static numbers only when every reduced dimension is static.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from xdsl.ir import Operation, SSAValue
+
+from pullback.dialects import pd
+from pullback.dialects.pd.base import DYN, shape_of
+from pullback.dialects.pd.reduction import reduced_axes
+from pullback.passes.vjp import vjp
+from pullback.passes.vjp.builder import VjpBuilder
+
+Grads = list["SSAValue | None"]
+
+
+def expand_reduced(
+    b: VjpBuilder, g: SSAValue, like: SSAValue, axes: Sequence[int], keepdim: bool
+) -> SSAValue:
+    """Broadcast `g`, the result of reducing `like` over `axes` (all when empty), back
+    to `like`'s (run-time) shape: `ones_like(like) * g`, with `g` aligned on the kept
+    axes.
+
+    Kept axes that are contiguous are aligned by the multiply's Paddle `axis`; kept
+    axes with reduced ones between them (e.g. `[B, T, H]` summed over T) need the
+    reduced axes re-inserted first, with the shape family's `pd.unsqueeze`.
+    """
+    rank = len(shape_of(like.type))
+    red = reduced_axes(axes, rank, "pd.reduce")
+    kept = [i for i in range(rank) if i not in red]
+    align = -1
+    if not keepdim and kept and red:
+        if kept == list(range(kept[0], kept[-1] + 1)):
+            align = kept[0]
+        else:
+            g = b.emit(pd.UnsqueezeOp, g, axes=red)
+    ones = b.full_like(like, 1.0)
+    return b.emit(pd.ElementwiseMulOp, ones, g, axis=align)
+
+
+def reduced_count(b: VjpBuilder, x: SSAValue, axes: Sequence[int], keepdim: bool) -> SSAValue | float:
+    """How many elements each output of a mean over `axes` averages: a number when
+    the reduced dimensions are static, else a tensor shaped like the result."""
+    shape = shape_of(x.type)
+    dims = [shape[i] for i in reduced_axes(axes, len(shape), "pd.reduce")]
+    if DYN not in dims:
+        return float(math.prod(dims))
+    return b.emit(pd.ReduceSumOp, b.full_like(x, 1.0), axis=list(axes), keepdim=keepdim)
+
+
+def _reduce_args(op: Operation) -> tuple[SSAValue, list[int], bool]:
+    """`(x, axes, keepdim)` of a reduction; `pd.mean` reduces every axis."""
+    if isinstance(op, pd.MeanOp):
+        return op.x, [], False
+    assert isinstance(op, pd.ReduceOp)
+    return op.x, op.prop("axis"), op.prop("keepdim")
+
+
+@vjp(pd.ReduceSumOp)
+def reduce_sum_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """g broadcast back over the reduced axes."""
+    (g,) = grads
+    assert g is not None
+    x, axes, keepdim = _reduce_args(op)
+    return [expand_reduced(b, g, x, axes, keepdim)]
+
+
+@vjp(pd.MeanOp, pd.ReduceMeanOp)
+def mean_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """g / count broadcast back over the reduced axes (count known at run time)."""
+    (g,) = grads
+    assert g is not None
+    x, axes, keepdim = _reduce_args(op)
+    count = reduced_count(b, x, axes, keepdim)
+    scaled = b.scale(g, 1.0 / count) if isinstance(count, float) else b.div(g, count)
+    return [expand_reduced(b, scaled, x, axes, keepdim)]
+
+
+@vjp(pd.ReduceMaxOp)
+def reduce_max_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """g goes to the positions equal to the maximum, split evenly among ties (so the
+    gradient sums to g; Paddle gives each tied position the whole of g)."""
+    assert isinstance(op, pd.ReduceMaxOp)
+    (g,) = grads
+    assert g is not None
+    x, axes, keepdim = _reduce_args(op)
+    at_max = b.emit(pd.EqualOp, x, expand_reduced(b, op.out, x, axes, keepdim))
+    mask = b.cast_like(at_max, x)
+    ties = b.emit(pd.ReduceSumOp, mask, axis=axes, keepdim=True)
+    return [b.mul(expand_reduced(b, g, x, axes, keepdim), b.div(mask, ties))]
+
+
+@vjp(pd.SumOp)
+def add_n_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """Every operand receives g."""
+    (g,) = grads
+    return [g] * len(op.operands)
+
+
+def softmax_vjp_of(b: VjpBuilder, y: SSAValue, g: SSAValue, axis: int) -> SSAValue:
+    """The VJP of `y = softmax(x, axis)`: `y * (g - sum(g * y, axis))`."""
+    dot = b.emit(pd.ReduceSumOp, b.mul(g, y), axis=[axis], keepdim=True)
+    return b.mul(y, b.sub(g, dot))
+
+
+@vjp(pd.SoftmaxOp)
+def softmax_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """`out * (g - sum(g * out, axis))`."""
+    assert isinstance(op, pd.SoftmaxOp)
+    (g,) = grads
+    assert g is not None
+    return [softmax_vjp_of(b, op.out, g, op.prop("axis"))]
+
+
+@vjp(pd.LogSoftmaxOp)
+def log_softmax_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """`g - exp(out) * sum(g, axis)`."""
+    assert isinstance(op, pd.LogSoftmaxOp)
+    (g,) = grads
+    assert g is not None
+    total = b.emit(pd.ReduceSumOp, g, axis=[op.prop("axis")], keepdim=True)
+    return [b.sub(g, b.mul(b.emit(pd.ExpOp, op.out), total))]
