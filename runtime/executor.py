@@ -1,0 +1,474 @@
+"""`Executor(place).run(program, feed, fetch_list)`: run a static program, as Paddle does.
+
+A run has four steps:
+
+1. *Resolve* the fetch list (Variables or names; a name means the latest definition,
+   so `'fc_0.w_0@GRAD'` and an updated `'fc_0.w_0'` resolve as in Paddle).
+2. *Check the feeds* before anything runs: every data variable the program reads is
+   fed, nothing unknown is fed, ranks, fixed dimensions and dtypes match.  Python
+   lists are converted to the variable's dtype; numpy arrays must already have it.
+3. *Prepare* (cached per program version and fetch list): clone the program's
+   module, mark every output with a `pd.fetch`, and fill empty `pd.backward` regions
+   with the `autodiff` pass.
+4. *Execute* on a backend, then store every persistable value the program updated
+   (optimizer results named after their parameter, startup initializers) in the scope.
+
+Backends are the seam between the executor and the engines that run `pd` IR.  A
+backend is an object with
+
+    run(module, feeds, scope, fetches) -> list[np.ndarray]
+
+where `module` is the prepared module (the same object for repeated runs of an
+unchanged program, so a backend may cache compiled code keyed on it and the feed
+shapes), `feeds` maps data names to checked arrays, `scope` maps parameter names to
+arrays, and `fetches` are SSA values of `module` to return, in order.  The numpy
+interpreter is built in; others live in modules listed in `BACKEND_MODULES`, each
+exposing `make_backend(place) -> backend`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import weakref
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import SSAValue
+
+from pullback.dialects import pd
+from pullback.dialects.pd.base import dtype_name, elem_of, shape_of, value_name
+from pullback.frontend.framework import Program, Variable, default_main_program
+from pullback.runtime.scope import LoDTensor, Scope, global_scope
+
+# ----------------------------------------------------------------------------- places
+
+
+class Place:
+    """Where a program runs (Paddle's `Place`)."""
+
+    kind = "undefined"
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other) and vars(self) == vars(other)
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, tuple(sorted(vars(self).items()))))
+
+    def is_cpu_place(self) -> bool:
+        """True for `CPUPlace`."""
+        return isinstance(self, CPUPlace)
+
+    def is_gpu_place(self) -> bool:
+        """True for `CUDAPlace`."""
+        return isinstance(self, CUDAPlace)
+
+
+class CPUPlace(Place):
+    """The host CPU."""
+
+    kind = "cpu"
+
+    def __repr__(self) -> str:
+        return "Place(cpu)"
+
+
+class CUDAPlace(Place):
+    """GPU number `device_id`; raises RuntimeError when there is no such GPU."""
+
+    kind = "gpu"
+
+    def __init__(self, device_id: int = 0) -> None:
+        if not isinstance(device_id, int) or device_id < 0:
+            raise ValueError(f"CUDAPlace: device_id must be an int >= 0, got {device_id!r}")
+        count = cuda_device_count()
+        if device_id >= count:
+            raise RuntimeError(
+                f"CUDAPlace({device_id}): no such CUDA device (pullback sees {count} "
+                "GPU(s)); use CPUPlace()"
+            )
+        self.device_id = device_id
+
+    def get_device_id(self) -> int:
+        """The GPU index."""
+        return self.device_id
+
+    def __repr__(self) -> str:
+        return f"Place(gpu:{self.device_id})"
+
+
+def cuda_device_count() -> int:
+    """GPUs usable through `pullback.runtime.cuda` (0 when that support is absent)."""
+    try:
+        cuda = importlib.import_module("pullback.runtime.cuda")
+    except ImportError:
+        return 0
+    try:
+        return int(cuda.device_count())
+    except Exception:  # noqa: BLE001 - a broken driver means no usable GPU
+        return 0
+
+
+def cpu_places(device_count: int | None = None) -> list[CPUPlace]:
+    """`device_count` CPU places (default: `CPU_NUM` or 1)."""
+    n = device_count if device_count is not None else int(os.environ.get("CPU_NUM", "1"))
+    return [CPUPlace() for _ in range(n)]
+
+
+def cuda_places(device_ids: Sequence[int] | None = None) -> list[CUDAPlace]:
+    """A CUDA place per GPU id (default: every visible GPU)."""
+    ids = list(device_ids) if device_ids is not None else list(range(cuda_device_count()))
+    return [CUDAPlace(i) for i in ids]
+
+
+# --------------------------------------------------------------------------- backends
+
+
+class Backend(Protocol):
+    """Runs a prepared `pd` module (see the module docstring)."""
+
+    def run(
+        self,
+        module: ModuleOp,
+        feeds: Mapping[str, np.ndarray],
+        scope: Mapping[str, np.ndarray],
+        fetches: Sequence[SSAValue],
+    ) -> list[np.ndarray]: ...
+
+
+class InterpreterBackend:
+    """The numpy reference interpreter (`runtime/interpreter.py`)."""
+
+    def __init__(self, place: Place) -> None:
+        if not isinstance(place, CPUPlace):
+            raise ValueError(f"the interpreter backend runs on CPUPlace only, not {place}")
+
+    def run(
+        self,
+        module: ModuleOp,
+        feeds: Mapping[str, np.ndarray],
+        scope: Mapping[str, np.ndarray],
+        fetches: Sequence[SSAValue],
+    ) -> list[np.ndarray]:
+        """Interpret the whole module and return the fetched values."""
+        from pullback.runtime.interpreter import run_module
+
+        env = run_module(module, feeds, scope)
+        return [env[v] for v in fetches]
+
+
+BACKEND_MODULES: dict[str, str] = {
+    "compiled": "pullback.runtime.compiled",
+    "cuda": "pullback.runtime.cuda",
+}
+"""Backends defined elsewhere: name -> module exposing `make_backend(place)`."""
+
+
+def make_backend(name: str, place: Place) -> Backend:
+    """The backend called `name` for `place`; ValueError when it is unavailable."""
+    if name == "interpreter":
+        return InterpreterBackend(place)
+    mod_name = BACKEND_MODULES.get(name)
+    if mod_name is None:
+        known = ", ".join(["interpreter", *BACKEND_MODULES])
+        raise ValueError(f"unknown executor backend '{name}' (known: {known})")
+    try:
+        mod = importlib.import_module(mod_name)
+    except ImportError as e:
+        raise ValueError(f"executor backend '{name}' is not available: {e}") from None
+    return mod.make_backend(place)
+
+
+def default_backend(place: Place) -> str:
+    """`PULLBACK_BACKEND` if set, else the interpreter on CPU and `cuda` on GPU."""
+    env = os.environ.get("PULLBACK_BACKEND")
+    if env:
+        return env
+    return "cuda" if isinstance(place, CUDAPlace) else "interpreter"
+
+
+# ------------------------------------------------------------------------- preparing
+
+
+@dataclass
+class _Prepared:
+    """A program made ready to run for one fetch list."""
+
+    module: ModuleOp
+    fetches: list[SSAValue]
+    """Values of `module` to return: the fetch list, then the persistable updates."""
+    persist_names: list[str]
+    """Scope names of the persistable updates (aligned with `fetches[n_fetch:]`)."""
+    n_fetch: int
+
+
+def _uses_anywhere(value: SSAValue) -> bool:
+    return any(True for _ in value.uses)
+
+
+def data_vars(program: Program) -> dict[str, pd.DataOp]:
+    """The program's feed variables by name."""
+    return {
+        op.var_name.data: op
+        for op in program.module.body.block.ops
+        if isinstance(op, pd.DataOp)
+    }
+
+
+def persistable_updates(program: Program) -> dict[str, SSAValue]:
+    """The latest value of each persistable name that the program computes.
+
+    Persistable names are those of the program's `pd.parameter` ops and of variables
+    flagged `persistable` (initializers in startup programs).  The parameter ops
+    themselves only read the scope, so they are not updates.
+    """
+    block = program.global_block()
+    params = {
+        op.var_name.data
+        for op in block.ir.ops
+        if isinstance(op, pd.ParameterOp)
+    }
+    updates: dict[str, SSAValue] = {}
+    for op in block.ir.ops:
+        if isinstance(op, (pd.ParameterOp, pd.DataOp)):
+            continue
+        for v in op.results:
+            name = value_name(v)
+            if name is not None and (name in params or block.wrap(v).persistable):
+                updates[name] = v
+    return updates
+
+
+def _autodiff_if_needed(module: ModuleOp) -> None:
+    if not any(isinstance(op, pd.BackwardOp) and not op.is_filled for op in module.walk()):
+        return
+    try:
+        from pullback.passes import PASSES
+
+        autodiff = PASSES["autodiff"]()
+    except (ImportError, KeyError):
+        return  # the interpreter reports the empty region clearly
+    ctx = Context()
+    ctx.load_dialect(pd.PD)
+    autodiff().apply(ctx, module)
+
+
+def prepare(program: Program, fetch_values: Sequence[SSAValue]) -> _Prepared:
+    """Clone the program's module, add `pd.fetch` for every output, run autodiff."""
+    updates = persistable_updates(program)
+    outputs = [*fetch_values, *updates.values()]
+    mapping: dict[SSAValue, SSAValue] = {}
+    module = program.module.clone(value_mapper=mapping)
+    fetch_ops = [pd.FetchOp.create(operands=[mapping[v]]) for v in outputs]
+    module.body.block.add_ops(fetch_ops)
+    _autodiff_if_needed(module)
+    return _Prepared(
+        module=module,
+        fetches=[f.x for f in fetch_ops],
+        persist_names=list(updates),
+        n_fetch=len(fetch_values),
+    )
+
+
+# ---------------------------------------------------------------------------- feeding
+
+
+def _paddle_shape(var: pd.DataOp) -> list[int]:
+    return [d if d >= 0 else -1 for d in shape_of(var.out.type)]
+
+
+def _feed_error(name: str, var: pd.DataOp, got: str) -> ValueError:
+    shape = _paddle_shape(var)
+    return ValueError(
+        f"The fed variable '{name}' should have dimensions = {len(shape)}, "
+        f"shape = {shape}, but received fed shape {got}"
+    )
+
+
+def check_feed(name: str, var: pd.DataOp, value: Any) -> np.ndarray:
+    """The fed value as an array of the variable's dtype, or ValueError saying why not.
+
+    numpy arrays must already have the right dtype (as Paddle's `static.data`
+    requires); Python numbers and lists are converted to it.
+    """
+    t = var.out.type
+    want = dtype_name(elem_of(t))
+    if isinstance(value, LoDTensor):
+        value = value.numpy()
+    elif hasattr(value, "numpy") and not isinstance(value, np.ndarray):
+        value = value.numpy()  # an eager Tensor
+    if isinstance(value, (np.ndarray, np.generic)):
+        arr = np.asarray(value)
+        if arr.dtype != np.dtype(want):
+            raise ValueError(
+                f"The data type of fed variable '{name}' must be {want}, but received "
+                f"{arr.dtype.name}"
+            )
+    else:
+        try:
+            arr = np.array(value, dtype=np.dtype(want))
+        except (TypeError, ValueError) as e:
+            raise ValueError(
+                f"The fed value of '{name}' cannot be converted to a {want} array: {e}"
+            ) from None
+    shape = shape_of(t)
+    if arr.ndim != len(shape):
+        raise _feed_error(name, var, str(list(arr.shape)))
+    for want_d, got_d in zip(shape, arr.shape):
+        if want_d >= 0 and want_d != got_d:
+            raise _feed_error(name, var, str(list(arr.shape)))
+    return arr
+
+
+def check_feeds(program: Program, feed: Mapping[str, Any] | None) -> dict[str, np.ndarray]:
+    """Validate `feed` against the program's data variables; return checked arrays."""
+    if feed is None:
+        feed = {}
+    if not isinstance(feed, Mapping):
+        raise TypeError(f"feed must be a dict from names to arrays, got {type(feed).__name__}")
+    data = data_vars(program)
+    for name in feed:
+        if name not in data:
+            known = ", ".join(sorted(data)) or "none"
+            raise ValueError(
+                f"feed '{name}' is not a data variable of the program "
+                f"(its data variables: {known})"
+            )
+    missing = [n for n, op in data.items() if n not in feed and _uses_anywhere(op.out)]
+    if missing:
+        n = missing[0]
+        raise ValueError(
+            f"feed '{n}' is missing: the program reads data variable '{n}' "
+            f"(shape {_paddle_shape(data[n])}, {dtype_name(elem_of(data[n].out.type))})"
+        )
+    return {name: check_feed(name, data[name], value) for name, value in feed.items()}
+
+
+# ---------------------------------------------------------------------------- fetching
+
+
+def resolve_fetch(program: Program, item: Any) -> SSAValue:
+    """The value of `program` that a fetch-list item (Variable or name) designates."""
+    if isinstance(item, Variable):
+        if item.block.program is program:
+            return item.value
+        item = item.name  # a Variable of another program (e.g. before clone())
+    if not isinstance(item, str):
+        raise TypeError(
+            f"fetch_list items must be Variables or names, got {type(item).__name__}"
+        )
+    value = program._lookup(item)
+    if value is None:
+        raise ValueError(f"fetch variable '{item}' is not in the program")
+    return value
+
+
+# ---------------------------------------------------------------------------- executor
+
+
+class Executor:
+    """Runs static programs on a place (Paddle's `static.Executor`).
+
+    `backend` picks the engine ("interpreter", "compiled", ...); by default it comes
+    from `PULLBACK_BACKEND`, else the interpreter on CPU.
+    """
+
+    def __init__(self, place: Place | None = None, backend: str | None = None) -> None:
+        self.place = place if place is not None else CPUPlace()
+        if not isinstance(self.place, Place):
+            raise TypeError(
+                f"Executor: place must be CPUPlace() or CUDAPlace(i), got {place!r}"
+            )
+        self.backend_name = backend or default_backend(self.place)
+        self.backend = make_backend(self.backend_name, self.place)
+        self._cache: weakref.WeakKeyDictionary[Program, dict[Any, _Prepared]] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def _prepared(self, program: Program, fetch_values: list[SSAValue]) -> _Prepared:
+        per_program = self._cache.setdefault(program, {})
+        key = (program.version, tuple(fetch_values))
+        entry = per_program.get(key)
+        if entry is None:
+            per_program.clear()  # older versions of the program are dead
+            entry = per_program[key] = prepare(program, fetch_values)
+        return entry
+
+    def run(
+        self,
+        program: Program | None = None,
+        feed: Mapping[str, Any] | None = None,
+        fetch_list: Sequence[Any] | Any = None,
+        feed_var_name: str = "feed",
+        fetch_var_name: str = "fetch",
+        scope: Scope | None = None,
+        return_numpy: bool = True,
+        use_program_cache: bool = False,
+        return_merged: bool = True,
+        use_prune: bool = False,
+    ) -> list[Any]:
+        """Run `program` (default: the default main program) and return the values of
+        `fetch_list`, as numpy arrays (`return_numpy`) or LoDTensors.
+
+        Raises ValueError for bad feeds or fetch names (before running) and
+        RuntimeError when a parameter the program reads is not in the scope.
+        """
+        if program is None:
+            program = default_main_program()
+        if not isinstance(program, Program):
+            raise TypeError(f"Executor.run: program must be a Program, got {type(program).__name__}")
+        scope = scope if scope is not None else global_scope()
+        if fetch_list is None:
+            fetch_list = []
+        elif isinstance(fetch_list, (str, Variable)):
+            fetch_list = [fetch_list]
+        fetch_values = [resolve_fetch(program, f) for f in fetch_list]
+        feeds = check_feeds(program, feed)
+        _check_parameters(program, scope)
+
+        entry = self._prepared(program, fetch_values)
+        outs = self.backend.run(entry.module, feeds, scope, entry.fetches)
+        for name, value in zip(entry.persist_names, outs[entry.n_fetch :]):
+            scope[name] = value
+        results = outs[: entry.n_fetch]
+        if return_numpy:
+            return [np.array(r, copy=True) for r in results]
+        return [LoDTensor(np.array(r, copy=True)) for r in results]
+
+    def close(self) -> None:
+        """Release resources (nothing to release; kept for Paddle's API)."""
+        self._cache.clear()
+
+
+def _check_parameters(program: Program, scope: Mapping[str, np.ndarray]) -> None:
+    missing = [
+        op.var_name.data
+        for op in program.module.body.block.ops
+        if isinstance(op, pd.ParameterOp) and op.var_name.data not in scope
+    ]
+    if missing:
+        names = ", ".join(f"'{n}'" for n in missing)
+        raise RuntimeError(
+            f"parameter(s) {names} not initialized in the scope: "
+            "run the startup program first"
+        )
+
+
+__all__ = [
+    "Backend",
+    "CPUPlace",
+    "CUDAPlace",
+    "Executor",
+    "InterpreterBackend",
+    "Place",
+    "check_feeds",
+    "cpu_places",
+    "cuda_places",
+    "make_backend",
+    "persistable_updates",
+    "prepare",
+]
