@@ -1,0 +1,400 @@
+"""The CUDA driver API through ctypes: no package, no hard dependency.
+
+`libcuda.so.1` is opened on first use, never at import: importing pullback works on
+machines without a GPU, and every question about devices (`device_count()`,
+`is_available()`) answers "none" there.  Code that needs a device calls
+`require_device(i)`, which raises a one-line RuntimeError saying why it cannot have
+one (no driver, no device, index out of range, a driver error).
+
+What the GPU backend needs, and nothing more:
+
+* `Device(i)`: the device's primary context, made current on use;
+* `Device.load_module(ptx)`: JIT-compile PTX, with the driver's error log in the
+  exception when it fails; `Module.function(name)` a kernel handle;
+* `Device.alloc(nbytes)` -> `DeviceBuffer` (freed when garbage collected),
+  host<->device copies, `memset_zero`;
+* `Function.launch(grid, block, args, shared_bytes)` and `Device.synchronize()`.
+
+Kernel arguments are `DeviceBuffer`s (passed as 64-bit device pointers), Python
+ints (passed as `int64`) and floats (passed as `double`); kernels are generated
+with matching parameter types.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+LIBRARY_ENV = "PULLBACK_LIBCUDA"
+"""Environment variable naming another driver library (default `libcuda.so.1`)."""
+
+_CU_JIT_INFO_LOG_BUFFER = 3
+_CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4
+_CU_JIT_ERROR_LOG_BUFFER = 5
+_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6
+_CU_DEVICE_ATTRIBUTE_CC_MAJOR = 75
+_CU_DEVICE_ATTRIBUTE_CC_MINOR = 76
+_LOG_BYTES = 1 << 14
+
+
+class CudaError(RuntimeError):
+    """A CUDA driver call failed; the message names the call and the driver's error."""
+
+
+# ------------------------------------------------------------------------- library
+
+
+@dataclass
+class _Driver:
+    """The loaded library and whether `cuInit` succeeded (or why it did not)."""
+
+    lib: Any | None
+    error: str | None
+
+
+_driver: _Driver | None = None
+
+
+def _open_library(name: str) -> Any:
+    """Open the driver library (a seam for tests, which substitute fakes)."""
+    return ctypes.CDLL(name)
+
+
+def _driver_state() -> _Driver:
+    """Open the driver and call `cuInit` once; remember a failure as a reason."""
+    global _driver
+    if _driver is None:
+        name = os.environ.get(LIBRARY_ENV, "libcuda.so.1")
+        try:
+            lib = _open_library(name)
+        except OSError:
+            _driver = _Driver(None, f"no CUDA driver ({name} not found)")
+            return _driver
+        res = lib.cuInit(0)
+        if res != 0:
+            _driver = _Driver(lib, f"the CUDA driver failed to initialize ({_error_text(lib, res)})")
+        else:
+            _driver = _Driver(lib, None)
+    return _driver
+
+
+def _reset_for_tests() -> None:
+    """Forget the loaded driver (tests substitute fake libraries)."""
+    global _driver
+    _driver = None
+    _DEVICES.clear()
+
+
+def _error_text(lib: Any, res: int) -> str:
+    """`CUDA_ERROR_X: description` for a driver result code."""
+    name, text = ctypes.c_char_p(), ctypes.c_char_p()
+    try:
+        lib.cuGetErrorName(res, ctypes.byref(name))
+        lib.cuGetErrorString(res, ctypes.byref(text))
+    except (AttributeError, OSError):
+        pass
+    n = name.value.decode() if name.value else f"CUDA error {res}"
+    return f"{n}: {text.value.decode()}" if text.value else n
+
+
+def _lib() -> Any:
+    """The initialized driver library, or CudaError saying why there is none."""
+    state = _driver_state()
+    if state.error is not None:
+        raise CudaError(state.error)
+    return state.lib
+
+
+def _check(res: int, call: str) -> None:
+    if res != 0:
+        raise CudaError(f"{call} failed: {_error_text(_driver_state().lib, res)}")
+
+
+# ------------------------------------------------------------------ device queries
+
+
+def device_count() -> int:
+    """The number of CUDA devices; 0 without a driver or when it fails."""
+    state = _driver_state()
+    if state.error is not None:
+        return 0
+    n = ctypes.c_int(0)
+    if state.lib.cuDeviceGetCount(ctypes.byref(n)) != 0:
+        return 0
+    return n.value
+
+
+def is_available() -> bool:
+    """True when at least one CUDA device can be used."""
+    return device_count() > 0
+
+
+def unavailable_reason(index: int = 0) -> str | None:
+    """Why device `index` cannot be used (one line), or None when it can."""
+    state = _driver_state()
+    if state.error is not None:
+        return state.error
+    count = device_count()
+    if count == 0:
+        return "the CUDA driver reports no device"
+    if not 0 <= index < count:
+        return f"no such CUDA device (the driver reports {count})"
+    return None
+
+
+def require_device(index: int = 0) -> None:
+    """Raise RuntimeError('CUDAPlace(i): <reason>') unless device `index` is usable."""
+    reason = unavailable_reason(index)
+    if reason is not None:
+        raise RuntimeError(f"CUDAPlace({index}): {reason}; use CPUPlace() instead")
+
+
+def driver_version() -> int | None:
+    """The driver's CUDA version as `major*1000 + minor*10`, or None without a driver."""
+    state = _driver_state()
+    if state.lib is None:
+        return None
+    v = ctypes.c_int(0)
+    return v.value if state.lib.cuDriverGetVersion(ctypes.byref(v)) == 0 else None
+
+
+# ------------------------------------------------------------------------- buffers
+
+
+class DeviceBuffer:
+    """`nbytes` of device memory, freed when the buffer is garbage collected."""
+
+    def __init__(self, device: Device, nbytes: int) -> None:
+        self.device = device
+        self.nbytes = nbytes
+        self.ptr = ctypes.c_uint64(0)
+        # cuMemAlloc rejects 0 bytes; a 1-byte buffer keeps every pointer valid.
+        device.make_current()
+        _check(_lib().cuMemAlloc_v2(ctypes.byref(self.ptr), max(nbytes, 1)), "cuMemAlloc")
+
+    def __del__(self) -> None:
+        state = _driver
+        if state is not None and state.lib is not None and self.ptr.value:
+            state.lib.cuMemFree_v2(self.ptr)
+            self.ptr = ctypes.c_uint64(0)
+
+    def upload(self, array: np.ndarray) -> None:
+        """Copy a host array (C-contiguous, `nbytes` long) to the device."""
+        host = np.ascontiguousarray(array)
+        if host.nbytes != self.nbytes:
+            raise ValueError(f"upload of {host.nbytes} bytes into a {self.nbytes}-byte buffer")
+        if host.nbytes:
+            self.device.make_current()
+            _check(
+                _lib().cuMemcpyHtoD_v2(self.ptr, host.ctypes.data_as(ctypes.c_void_p), host.nbytes),
+                "cuMemcpyHtoD",
+            )
+
+    def download(self, out: np.ndarray) -> np.ndarray:
+        """Copy the buffer into the C-contiguous host array `out` and return it."""
+        if out.nbytes != self.nbytes or not out.flags.c_contiguous:
+            raise ValueError("download needs a C-contiguous array of the buffer's size")
+        if out.nbytes:
+            self.device.make_current()
+            _check(
+                _lib().cuMemcpyDtoH_v2(out.ctypes.data_as(ctypes.c_void_p), self.ptr, out.nbytes),
+                "cuMemcpyDtoH",
+            )
+        return out
+
+    def copy_from(self, other: DeviceBuffer) -> None:
+        """Device-to-device copy of `other` (same size) into this buffer."""
+        if other.nbytes != self.nbytes:
+            raise ValueError("device copy between buffers of different sizes")
+        if self.nbytes:
+            _check(_lib().cuMemcpyDtoD_v2(self.ptr, other.ptr, self.nbytes), "cuMemcpyDtoD")
+
+    def memset_zero(self) -> None:
+        """Fill the buffer with zero bytes."""
+        if self.nbytes:
+            _check(_lib().cuMemsetD8_v2(self.ptr, ctypes.c_ubyte(0), self.nbytes), "cuMemsetD8")
+
+
+# ---------------------------------------------------------------- modules, kernels
+
+
+class Function:
+    """A kernel of a loaded module."""
+
+    def __init__(self, module: Module, name: str, handle: ctypes.c_void_p) -> None:
+        self.module = module
+        self.name = name
+        self.handle = handle
+
+    def launch(
+        self,
+        grid: Sequence[int],
+        block: Sequence[int],
+        args: Sequence[DeviceBuffer | int | float],
+        shared_bytes: int = 0,
+    ) -> None:
+        """Launch on the current stream (asynchronous; `Device.synchronize` waits)."""
+        storage: list[Any] = []
+        for a in args:
+            if isinstance(a, DeviceBuffer):
+                storage.append(ctypes.c_uint64(a.ptr.value))
+            elif isinstance(a, (bool, int, np.integer)):
+                storage.append(ctypes.c_int64(int(a)))
+            elif isinstance(a, (float, np.floating)):
+                storage.append(ctypes.c_double(float(a)))
+            else:
+                raise TypeError(f"kernel {self.name}: cannot pass {type(a).__name__}")
+        params = (ctypes.c_void_p * max(len(storage), 1))(
+            *[ctypes.cast(ctypes.byref(s), ctypes.c_void_p) for s in storage]
+        )
+        gx, gy, gz = (int(v) for v in grid)
+        bx, by, bz = (int(v) for v in block)
+        self.module.device.make_current()
+        _check(
+            _lib().cuLaunchKernel(
+                self.handle, gx, gy, gz, bx, by, bz, shared_bytes, None, params, None
+            ),
+            f"cuLaunchKernel({self.name})",
+        )
+
+
+class Module:
+    """PTX loaded (JIT-compiled) into a device's context."""
+
+    def __init__(self, device: Device, ptx: str) -> None:
+        self.device = device
+        self.handle = ctypes.c_void_p()
+        device.make_current()
+        err = ctypes.create_string_buffer(_LOG_BYTES)
+        info = ctypes.create_string_buffer(_LOG_BYTES)
+        opts = (ctypes.c_int * 4)(
+            _CU_JIT_ERROR_LOG_BUFFER,
+            _CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+            _CU_JIT_INFO_LOG_BUFFER,
+            _CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+        )
+        vals = (ctypes.c_void_p * 4)(
+            ctypes.cast(err, ctypes.c_void_p),
+            ctypes.c_void_p(_LOG_BYTES),
+            ctypes.cast(info, ctypes.c_void_p),
+            ctypes.c_void_p(_LOG_BYTES),
+        )
+        # The driver reads the image up to its NUL terminator.
+        image = ptx.encode() + b"\0"
+        res = _lib().cuModuleLoadDataEx(ctypes.byref(self.handle), image, 4, opts, vals)
+        if res != 0:
+            log = err.value.decode(errors="replace").strip() or "(empty JIT log)"
+            raise CudaError(
+                f"cuModuleLoadDataEx failed: {_error_text(_lib(), res)}\nJIT log:\n{log}"
+            )
+        self.info_log = info.value.decode(errors="replace")
+
+    def function(self, name: str) -> Function:
+        """The kernel `name` (CudaError when the module has none)."""
+        handle = ctypes.c_void_p()
+        _check(
+            _lib().cuModuleGetFunction(ctypes.byref(handle), self.handle, name.encode()),
+            f"cuModuleGetFunction({name})",
+        )
+        return Function(self, name, handle)
+
+    def __del__(self) -> None:
+        state = _driver
+        if state is not None and state.lib is not None and self.handle.value:
+            state.lib.cuModuleUnload(self.handle)
+            self.handle = ctypes.c_void_p()
+
+
+class Device:
+    """CUDA device `index` through its primary context."""
+
+    def __init__(self, index: int = 0) -> None:
+        require_device(index)
+        lib = _lib()
+        self.index = index
+        self.handle = ctypes.c_int(0)
+        _check(lib.cuDeviceGet(ctypes.byref(self.handle), index), "cuDeviceGet")
+        self.context = ctypes.c_void_p()
+        _check(
+            lib.cuDevicePrimaryCtxRetain(ctypes.byref(self.context), self.handle),
+            "cuDevicePrimaryCtxRetain",
+        )
+        self.make_current()
+
+    def make_current(self) -> None:
+        """Make this device's primary context current on the calling thread."""
+        _check(_lib().cuCtxSetCurrent(self.context), "cuCtxSetCurrent")
+
+    @property
+    def name(self) -> str:
+        """The device's marketing name (e.g. `NVIDIA H100 80GB HBM3`)."""
+        buf = ctypes.create_string_buffer(256)
+        _check(_lib().cuDeviceGetName(buf, 256, self.handle), "cuDeviceGetName")
+        return buf.value.decode()
+
+    @property
+    def compute_capability(self) -> tuple[int, int]:
+        """`(major, minor)`, e.g. `(9, 0)` for Hopper."""
+        out = []
+        for attr in (_CU_DEVICE_ATTRIBUTE_CC_MAJOR, _CU_DEVICE_ATTRIBUTE_CC_MINOR):
+            v = ctypes.c_int(0)
+            _check(_lib().cuDeviceGetAttribute(ctypes.byref(v), attr, self.handle), "cuDeviceGetAttribute")
+            out.append(v.value)
+        return out[0], out[1]
+
+    def load_module(self, ptx: str) -> Module:
+        """JIT-load PTX text; CudaError with the JIT log when it does not load."""
+        return Module(self, ptx)
+
+    def alloc(self, nbytes: int) -> DeviceBuffer:
+        """Allocate device memory."""
+        return DeviceBuffer(self, nbytes)
+
+    def to_device(self, array: np.ndarray) -> DeviceBuffer:
+        """A new buffer holding a copy of `array`."""
+        buf = self.alloc(np.asarray(array).nbytes)
+        buf.upload(array)
+        return buf
+
+    def synchronize(self) -> None:
+        """Wait for all launched work; raises CudaError for a failed kernel."""
+        self.make_current()
+        _check(_lib().cuCtxSynchronize(), "cuCtxSynchronize")
+
+
+_DEVICES: dict[int, Device] = {}
+
+
+def get_device(index: int = 0) -> Device:
+    """The (cached) `Device` for `index`; RuntimeError when it cannot be used."""
+    if index not in _DEVICES:
+        _DEVICES[index] = Device(index)
+    return _DEVICES[index]
+
+
+def make_backend(place: Any) -> Any:
+    """The executor's `cuda` backend for `place` (see `runtime/gpu_backend.py`)."""
+    from pullback.runtime.gpu_backend import GpuBackend
+
+    return GpuBackend(place)
+
+
+__all__ = [
+    "CudaError",
+    "Device",
+    "DeviceBuffer",
+    "Function",
+    "Module",
+    "device_count",
+    "driver_version",
+    "get_device",
+    "is_available",
+    "make_backend",
+    "require_device",
+    "unavailable_reason",
+]
