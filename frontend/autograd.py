@@ -1,0 +1,647 @@
+"""Eager autograd: `paddle.autograd.backward`, `paddle.grad`, `no_grad` and friends.
+
+A backward call
+
+1. collects the recorded nodes (`frontend/eager.py`) the targets depend on, in a
+   deterministic topological order, and the *sources* they read: leaves that need a
+   gradient and constants;
+2. looks the graph's structural signature (templates, wiring, which gradients are
+   wanted) up in a plan cache; on a miss it writes the graph as `pd` IR — `pd.data`
+   per source, one op per node, then a `pd.backward` op (targets, seeds, wrt) — runs
+   the `autodiff` pass (`differentiate`, the same one static programs use) and
+   turns the filled region into a plan: its ops as templates over numbered slots;
+3. runs the plan on the nodes' saved forward values (nothing is recomputed).  With
+   `create_graph=True` the plan's ops run as eager ops instead, so they are recorded
+   and their results can be differentiated again;
+4. accumulates leaf gradients into `.grad` (`backward`) or returns them (`grad`), and
+   without `retain_graph` releases the saved values of every node it went through.
+
+The plan cache is what makes a training loop cheap: from the second step on, a
+backward is a graph walk, a dictionary lookup and the gradient kernels.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import SSAValue
+
+from pullback.dialects import pd
+from pullback.frontend.eager import (
+    DTYPE_NAMES,
+    Node,
+    Template,
+    Tensor,
+    _set_grad_enabled,
+    execute,
+    is_grad_enabled,
+)
+from pullback.passes.autodiff import AutodiffError, differentiate
+
+# --------------------------------------------------------------------- graphs
+
+Enc = tuple[str, int, int]
+"""An input's origin in a collected graph: `('n', node position, result index)` or
+`('s', source position, 0)`."""
+
+
+@dataclass
+class Source:
+    """A value the recorded ops read that no recorded op produced."""
+
+    kind: str  # "leaf" (needs a gradient) or "const"
+    tensor: Tensor | None  # the leaf itself; None for constants
+    array: np.ndarray  # the value the recorded ops read
+
+
+@dataclass
+class Graph:
+    """The recorded nodes one backward call goes through."""
+
+    nodes: list[Node]
+    pos: dict[int, int]  # id(node) -> position in `nodes`
+    inputs: list[tuple[Enc, ...]]  # per node, where each input comes from
+    sources: list[Source]
+    src_index: dict[int, int]  # id(leaf tensor) or id(constant array) -> position
+
+
+def _ref(t: Tensor) -> tuple[Any, int]:
+    """Where a tensor that needs a gradient comes from: (node, result) or (leaf, -1)."""
+    return (t._node, t._index) if t._node is not None else (t, -1)
+
+
+_TWICE = (
+    "The backward is computed twice for the same subgraph: its saved forward values "
+    "were freed by the first backward call (retain_graph=False). Set retain_graph=True "
+    "in the first call to backward through it again."
+)
+
+
+def collect(roots: Sequence[tuple[Any, int]], cut: frozenset[Any] = frozenset()) -> Graph:
+    """The nodes `roots` depend on, parents first (iterative DFS: deep graphs are
+    fine), and the sources they read.  `cut` holds `(id(node), index)` pairs and leaf
+    ids whose values are treated as constants (paddle.grad's `no_grad_vars`)."""
+    nodes: list[Node] = []
+    pos: dict[int, int] = {}
+
+    def live(p: Any, idx: int) -> bool:
+        return type(p) is Node and (id(p), idx) not in cut
+
+    for root, idx in roots:
+        if type(root) is not Node or id(root) in pos or (id(root), idx) in cut:
+            continue
+        stack: list[tuple[Node, int]] = [(root, 0)]
+        while stack:
+            node, i = stack[-1]
+            if node.freed:
+                raise RuntimeError(_TWICE)
+            parents = node.parents
+            while i < len(parents):
+                p, k = parents[i]
+                i += 1
+                if live(p, k) and id(p) not in pos:
+                    stack[-1] = (node, i)
+                    stack.append((p, 0))
+                    break
+            else:
+                stack.pop()
+                if id(node) not in pos:
+                    pos[id(node)] = len(nodes)
+                    nodes.append(node)
+
+    sources: list[Source] = []
+    src_index: dict[int, int] = {}
+
+    def source(kind: str, key: int, tensor: Tensor | None, arr: np.ndarray) -> Enc:
+        k = src_index.get(key)
+        if k is None:
+            k = src_index[key] = len(sources)
+            sources.append(Source(kind, tensor, arr))
+        return ("s", k, 0)
+
+    inputs: list[tuple[Enc, ...]] = []
+    for node in nodes:
+        enc: list[Enc] = []
+        assert node.saved_in is not None
+        for (p, k), arr in zip(node.parents, node.saved_in):
+            if live(p, k):
+                enc.append(("n", pos[id(p)], k))
+            elif p is not None and type(p) is not Node and not p.stop_gradient and id(p) not in cut:
+                enc.append(source("leaf", id(p), p, arr))
+            else:
+                enc.append(source("const", id(arr), None, arr))
+        inputs.append(tuple(enc))
+    for root, idx in roots:  # leaves that are targets themselves
+        if type(root) is not Node:
+            source("leaf", id(root), root, root._data)
+    return Graph(nodes, pos, inputs, sources, src_index)
+
+
+def encode(g: Graph, ref: tuple[Any, int]) -> Enc | None:
+    """A tensor reference's place in the graph (None when the graph does not have it)."""
+    obj, idx = ref
+    if type(obj) is Node:
+        p = g.pos.get(id(obj))
+        return None if p is None else ("n", p, idx)
+    k = g.src_index.get(id(obj))
+    return None if k is None or g.sources[k].kind != "leaf" else ("s", k, 0)
+
+
+# ------------------------------------------------------------ recorded IR
+
+
+def materialize(g: Graph) -> tuple[ModuleOp, list[SSAValue], list[list[SSAValue]]]:
+    """The recorded graph as `pd` IR: a `pd.data` per source (`leaf_<k>`,
+    `const_<k>`), then one op per node, named `<type>_<position>.tmp_<i>`.
+    Returns the module, the sources' values and each node's results."""
+    module = ModuleOp([])
+    block = module.body.block
+    src_vals: list[SSAValue] = []
+    for k, s in enumerate(g.sources):
+        op = pd.DataOp.make(f"{s.kind}_{k}", list(s.array.shape), DTYPE_NAMES[s.array.dtype])
+        block.add_op(op)
+        src_vals.append(op.out)
+    res_vals: list[list[SSAValue]] = []
+    for k, node in enumerate(g.nodes):
+        tpl = node.tpl.op
+        operands = [res_vals[a][b] if kind == "n" else src_vals[a] for kind, a, b in g.inputs[k]]
+        # `create`, not `make`: the template was verified already, and `make` costs
+        # a type inference per op.
+        op = type(tpl).create(
+            operands=operands,
+            result_types=[r.type for r in tpl.results],
+            properties=dict(tpl.properties),
+            attributes=dict(tpl.attributes),
+        )
+        if isinstance(op, pd.PdOp) and (len(op.results) == 1 or isinstance(op, pd.MultiResultNames)):
+            pd.set_result_names(op, [f"{node.tpl.type}_{k}.tmp_{i}" for i in range(len(op.results))])
+        block.add_op(op)
+        res_vals.append(list(op.results))
+    return module, src_vals, res_vals
+
+
+def recorded_program(tensors: Tensor | Sequence[Tensor]) -> ModuleOp:
+    """The `pd` IR recorded for `tensors` (their graph up to leaves and constants)."""
+    ts = [tensors] if isinstance(tensors, Tensor) else list(tensors)
+    roots = [_ref(t) for t in ts if not t.stop_gradient]
+    return materialize(collect(roots))[0]
+
+
+# ----------------------------------------------------------------- plans
+
+Origin = tuple[str, int, int]
+"""Where a plan reads an outside value: ('out', node, result), ('src', source, 0)
+or ('seed', target, 0)."""
+
+
+@dataclass
+class Plan:
+    """A differentiated graph shape, ready to run: the backward region's ops as
+    templates over numbered value slots."""
+
+    module: ModuleOp  # forward ops + the filled pd.backward (for dumps and inspection)
+    steps: list[tuple[Template, list[int], list[int]]]  # template, input slots, output slots
+    nslots: int
+    externals: list[tuple[int, Origin]]  # slots filled from the forward pass
+    results: list[int | None]  # per wanted gradient: its slot, None when unreached
+    backward: pd.BackwardOp
+
+
+_PLANS: dict[Any, Plan] = {}
+_stats = {"hits": 0, "misses": 0}
+
+
+def cache_info() -> dict[str, int]:
+    """Plan cache statistics: `hits`, `misses` and `size`."""
+    return {**_stats, "size": len(_PLANS)}
+
+
+def clear_cache() -> None:
+    """Forget every cached plan (they are rebuilt on demand)."""
+    _PLANS.clear()
+    _stats.update(hits=0, misses=0)
+
+
+def _build_plan(
+    g: Graph, targets: list[Enc], seeded: list[bool], wrt: list[Enc | None]
+) -> Plan:
+    module, src_vals, res_vals = materialize(g)
+    block = module.body.block
+
+    def value(e: Enc) -> SSAValue:
+        return res_vals[e[1]][e[2]] if e[0] == "n" else src_vals[e[1]]
+
+    target_vals = [value(e) for e in targets]
+    seeds: list[SSAValue | None] = []
+    origin: dict[SSAValue, Origin] = {}
+    for i, (t, s) in enumerate(zip(target_vals, seeded)):
+        if s:
+            op = pd.DataOp.make(f"seed_{i}", list(pd.shape_of(t.type)), pd.dtype_name(pd.elem_of(t.type)))
+            block.add_op(op)
+            origin[op.out] = ("seed", i, 0)
+            seeds.append(op.out)
+        else:
+            seeds.append(None)
+    wanted: list[SSAValue] = []
+    for e in wrt:
+        if e is not None and value(e) not in wanted:
+            wanted.append(value(e))
+    bw = pd.BackwardOp.make(target_vals, wanted, seeds)
+    block.add_op(bw)
+    try:
+        bw = differentiate(bw)
+    except AutodiffError as err:
+        raise RuntimeError(f"backward: {err}") from None
+
+    for k, v in enumerate(src_vals):
+        origin[v] = ("src", k, 0)
+    for p, results in enumerate(res_vals):
+        for i, v in enumerate(results):
+            origin[v] = ("out", p, i)
+    slots: dict[SSAValue, int] = {}
+    externals: list[tuple[int, Origin]] = []
+
+    def slot(v: SSAValue) -> int:
+        s = slots.get(v)
+        if s is None:
+            s = slots[v] = len(slots)
+            if v in origin:
+                externals.append((s, origin[v]))
+        return s
+
+    steps: list[tuple[Template, list[int], list[int]]] = []
+    yielded: list[int] = []
+    for op in bw.body.block.ops:
+        if isinstance(op, pd.YieldOp):
+            yielded = [slot(v) for v in op.values]
+            break
+        ins = [slot(v) for v in op.operands]
+        steps.append((Template(op), ins, [slot(r) for r in op.results]))
+    grad_slot = dict(zip(bw.wrt, yielded))
+    results = [None if e is None else grad_slot.get(value(e)) for e in wrt]
+    return Plan(module, steps, len(slots), externals, results, bw)
+
+
+def _plan_for(g: Graph, targets: list[Enc], seeded: list[bool], wrt: list[Enc | None]) -> Plan:
+    sig = (
+        tuple((n.tpl.uid, ins) for n, ins in zip(g.nodes, g.inputs)),
+        tuple((s.kind, s.array.shape, s.array.dtype) for s in g.sources),
+        tuple(targets),
+        tuple(seeded),
+        tuple(wrt),
+    )
+    plan = _PLANS.get(sig)
+    if plan is None:
+        _stats["misses"] += 1
+        plan = _PLANS[sig] = _build_plan(g, targets, seeded, wrt)
+    else:
+        _stats["hits"] += 1
+    return plan
+
+
+def _outside(g: Graph, origin: Origin, seeds: Sequence[Any]) -> Any:
+    kind, a, b = origin
+    if kind == "out":
+        saved = g.nodes[a].saved_out
+        assert saved is not None
+        return saved[b]
+    if kind == "src":
+        return g.sources[a].array
+    return seeds[a]
+
+
+def run_plan(plan: Plan, g: Graph, seeds: Sequence[np.ndarray | None]) -> list[np.ndarray | None]:
+    """Evaluate the backward region on saved forward values; gradients per wanted input."""
+    vals: list[Any] = [None] * plan.nslots
+    for s, origin in plan.externals:
+        vals[s] = _outside(g, origin, seeds)
+    for tpl, ins, outs in plan.steps:
+        for s, v in zip(outs, tpl.run([vals[i] for i in ins])):
+            vals[s] = v
+    return [None if s is None else vals[s] for s in plan.results]
+
+
+def replay_plan(plan: Plan, g: Graph, seeds: Sequence[Tensor | None]) -> list[Tensor | None]:
+    """Run the backward region as eager ops, recording them (`create_graph=True`)."""
+    vals: list[Any] = [None] * plan.nslots
+    for s, (kind, a, b) in plan.externals:
+        if kind == "out":
+            node = g.nodes[a]
+            assert node.saved_out is not None
+            needs = node.tpl.float_out[b]
+            vals[s] = Tensor._new(node.saved_out[b], node if needs else None, b, not needs)
+        elif kind == "src":
+            src = g.sources[a]
+            vals[s] = src.tensor if src.kind == "leaf" else Tensor._new(src.array, None, 0, True)
+        else:
+            vals[s] = seeds[a]
+    for tpl, ins, outs in plan.steps:
+        for s, t in zip(outs, execute(tpl, [vals[i] for i in ins])):
+            vals[s] = t
+    return [None if s is None else vals[s] for s in plan.results]
+
+
+# ------------------------------------------------------------------ engine
+
+
+def _check_tensors(xs: Any, what: str) -> list[Tensor]:
+    assert xs is not None, f"{what} should not be None"
+    if isinstance(xs, (list, tuple)):
+        assert len(xs) > 0, f"{what} cannot be empty"
+        for x in xs:
+            assert isinstance(x, Tensor), f"Elements of {what} must be paddle.Tensor"
+        return list(xs)
+    assert isinstance(xs, Tensor), f"{what} must be Tensor or list of Tensor"
+    return [xs]
+
+
+def _check_seeds(seeds: Any, n: int, what: str, message: str, length_message: str) -> list[Tensor | None]:
+    if seeds is None:
+        return [None] * n
+    if not isinstance(seeds, (list, tuple)):
+        seeds = [seeds]
+    for s in seeds:
+        assert s is None or isinstance(s, Tensor), message
+    if len(seeds) == 0:
+        return [None] * n
+    assert len(seeds) == n, length_message
+    return list(seeds)
+
+
+def _run(
+    outputs: list[Tensor],
+    seeds: list[Tensor | None],
+    inputs: list[Tensor] | None,
+    retain_graph: bool,
+    create_graph: bool,
+    cut: frozenset[Any] = frozenset(),
+    allow_unused: bool = True,
+    dump_dir: str | None = None,
+    seed_name: str = "grad_tensors",
+    target_name: str = "tensors",
+) -> list[Any] | None:
+    """The shared engine of `backward` (inputs=None: every leaf, accumulated into
+    `.grad`) and `grad` (gradients of `inputs`, returned; None where unreached)."""
+    for i, (t, s) in enumerate(zip(outputs, seeds)):
+        if s is not None and s.shape != t.shape:
+            raise ValueError(
+                f"The shape of {seed_name}[{i}] {s.shape} does not match the shape of "
+                f"{target_name}[{i}] {t.shape}"
+            )
+    # Tensors that need no gradient contribute nothing (as a constant would).
+    live = [
+        (t, s) for t, s in zip(outputs, seeds)
+        if not t.stop_gradient and t._data.dtype.kind == "f"
+    ]
+    if not live:
+        return None if inputs is None else [None] * len(inputs)
+    roots = [_ref(t) for t, _ in live]
+    g = collect(roots, cut)
+    targets = [encode(g, r) for r in roots]
+    assert all(e is not None for e in targets)
+    seeded = [s is not None for _, s in live]
+    if inputs is None:
+        wrt: list[Enc | None] = [("s", k, 0) for k, s in enumerate(g.sources) if s.kind == "leaf"]
+    else:
+        wrt = [
+            None if (x.stop_gradient or _key(x) in cut) else encode(g, _ref(x)) for x in inputs
+        ]
+    plan = _plan_for(g, targets, seeded, wrt)  # type: ignore[arg-type]
+    if inputs is not None and not allow_unused:
+        for i, s in enumerate(plan.results):
+            if s is None:
+                raise ValueError(
+                    f"The {i}-th input does not appear in the backward graph. Please check "
+                    "the input tensor or set allow_unused=True to get None result."
+                )
+    if create_graph:
+        seed_ts = [
+            None if s is None else (s if s.dtype == t.dtype else Tensor._new(s._data.astype(t._data.dtype), None, 0, True))
+            for t, s in live
+        ]
+        grads: list[Any] = replay_plan(plan, g, seed_ts)
+    else:
+        seed_arrays = [None if s is None else s._data.astype(t._data.dtype, copy=False) for t, s in live]
+        grads = run_plan(plan, g, seed_arrays)
+    if dump_dir is not None:
+        from pullback.frontend import eager_dump
+
+        eager_dump.write(dump_dir, g, [t for t, _ in live])
+    if not retain_graph:
+        for node in g.nodes:
+            node.free()
+    if inputs is None:
+        for e, grad in zip(wrt, grads):
+            if grad is not None:
+                leaf = g.sources[e[1]].tensor  # type: ignore[index]
+                assert leaf is not None
+                leaf._accumulate_grad(grad)
+        return None
+    return grads
+
+
+def _key(x: Tensor) -> Any:
+    return (id(x._node), x._index) if x._node is not None else id(x)
+
+
+def backward(
+    tensors: Tensor | Sequence[Tensor],
+    grad_tensors: Tensor | Sequence[Tensor | None] | None = None,
+    retain_graph: bool = False,
+    *,
+    dump_backward_graph_path: str | os.PathLike[str] | None = None,
+) -> None:
+    """`paddle.autograd.backward`: accumulate the gradients of `tensors` into the
+    `.grad` of every leaf they depend on.
+
+    `grad_tensors` seed the tensors (None, or None entries: ones); `retain_graph=False`
+    frees the saved forward values once used; `dump_backward_graph_path` names a
+    directory receiving the backward and forward graphs as DOT and the call stacks
+    of the recorded ops.
+    """
+    tensors = _check_tensors(tensors, "tensors")
+    assert len({id(t) for t in tensors}) == len(tensors), (
+        "The argument 'tensors' of paddle.autograd.backward contains duplicate paddle.Tensor object."
+    )
+    seeds = _check_seeds(
+        grad_tensors,
+        len(tensors),
+        "grad_tensors",
+        "The argument 'grad_tensors' of paddle.autograd.backward is invalid, it can be "
+        "'None', 'paddle.Tensor' or 'list[None/paddle.Tensor]'.",
+        "The length of grad_tensors must be equal to tensors",
+    )
+    assert isinstance(retain_graph, bool), "retain_graph must be True or False"
+    dump_dir = None
+    if dump_backward_graph_path is not None:
+        from pullback.frontend import eager_dump
+
+        dump_dir = eager_dump.prepare_dir(dump_backward_graph_path)
+    _run(tensors, seeds, None, retain_graph, False, dump_dir=dump_dir)
+
+
+def grad(
+    outputs: Tensor | Sequence[Tensor],
+    inputs: Tensor | Sequence[Tensor],
+    grad_outputs: Tensor | Sequence[Tensor | None] | None = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    only_inputs: bool = True,
+    allow_unused: bool = False,
+    no_grad_vars: Tensor | Sequence[Tensor] | None = None,
+) -> list[Tensor | None]:
+    """`paddle.grad`: the gradients of `outputs` with respect to `inputs`, returned
+    as a list (leaves' `.grad` is left alone).
+
+    `grad_outputs` seed the outputs (None entries: ones).  `create_graph=True` records
+    the gradient computation so its results can be differentiated again;
+    `retain_graph` defaults to `create_graph`.  An input the outputs do not depend on
+    raises ValueError unless `allow_unused=True` (then its gradient is None).
+    `no_grad_vars` are treated as constants.
+    """
+    outs = _check_tensors(outputs, "outputs")
+    ins = _check_tensors(inputs, "inputs")
+    seeds = _check_seeds(
+        grad_outputs,
+        len(outs),
+        "grad_outputs",
+        "grad_outputs must be None, a Variable or a list containing None or Variables",
+        "The length of grad_outputs must be equal to outputs",
+    )
+    if no_grad_vars is None:
+        cut_list: list[Tensor] = []
+    elif isinstance(no_grad_vars, Tensor):
+        cut_list = [no_grad_vars]
+    elif isinstance(no_grad_vars, (list, tuple, set)):
+        cut_list = list(no_grad_vars)
+        for v in cut_list:
+            assert isinstance(v, Tensor), "no_grad_vars can only contains Tensor"
+    else:
+        raise AssertionError("no_grad_vars must be None, Tensor or list/tuple/set of Tensors")
+    if retain_graph is None:
+        retain_graph = create_graph
+    assert isinstance(create_graph, bool), "create_graph must be True or False"
+    assert isinstance(retain_graph, bool), "retain_graph must be None, True or False"
+    assert isinstance(allow_unused, bool), "allow_unused must be True or False"
+    assert isinstance(only_inputs, bool), "only_inputs must be True or False"
+    assert only_inputs, "only_inputs=False is not supported yet"
+    cut = frozenset(_key(v) for v in cut_list)
+    result = _run(
+        outs, seeds, ins, retain_graph, create_graph, cut, allow_unused,
+        seed_name="grad_outputs", target_name="outputs",
+    )
+    assert result is not None
+    out: list[Tensor | None] = []
+    for r in result:
+        if r is None or isinstance(r, Tensor):
+            out.append(r)
+        else:
+            out.append(Tensor._new(r, None, 0, True))
+    return out
+
+
+# ------------------------------------------------------------- grad mode
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+class _GradModeGuard:
+    """A context manager and decorator that sets eager recording on or off."""
+
+    _mode: bool = False
+
+    def __enter__(self) -> None:
+        self._prev = _set_grad_enabled(self._mode)
+
+    def __exit__(self, *exc: Any) -> None:
+        _set_grad_enabled(self._prev)
+
+    def __call__(self, func: _F) -> _F:
+        mode = self._mode
+        if inspect.isgeneratorfunction(func):
+
+            @functools.wraps(func)
+            def gen_wrapper(*args: Any, **kwargs: Any) -> Iterator[Any]:
+                gen = func(*args, **kwargs)
+                # Each resumption runs under the mode, the caller's code between
+                # them does not.
+                value = None
+                while True:
+                    prev = _set_grad_enabled(mode)
+                    try:
+                        item = gen.send(value)
+                    except StopIteration as stop:
+                        return stop.value
+                    finally:
+                        _set_grad_enabled(prev)
+                    value = yield item
+
+            return gen_wrapper  # type: ignore[return-value]
+
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            prev = _set_grad_enabled(mode)
+            try:
+                return func(*args, **kwargs)
+            finally:
+                _set_grad_enabled(prev)
+
+        return wrapper  # type: ignore[return-value]
+
+
+class no_grad(_GradModeGuard):
+    """`paddle.no_grad()`: inside it (a `with` block or a decorated function) eager
+    ops are not recorded and their results need no gradient.  `@paddle.no_grad` and
+    `@paddle.no_grad()` both work."""
+
+    _mode = False
+
+    def __new__(cls, func: Callable[..., Any] | None = None) -> Any:
+        self = super().__new__(cls)
+        if func is not None and callable(func):
+            return self(func)
+        return self
+
+    def __init__(self, func: Callable[..., Any] | None = None) -> None:
+        pass
+
+
+class enable_grad(no_grad):
+    """`paddle.enable_grad()`: record eager ops again inside a `no_grad` region."""
+
+    _mode = True
+
+
+class set_grad_enabled(_GradModeGuard):
+    """`paddle.set_grad_enabled(mode)`: switch recording now; as a context manager,
+    restore the previous setting on exit."""
+
+    def __init__(self, mode: bool) -> None:
+        self._mode = bool(mode)
+        self._prev = _set_grad_enabled(self._mode)
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc: Any) -> None:
+        _set_grad_enabled(self._prev)
+
+
+__all__ = [
+    "backward",
+    "grad",
+    "no_grad",
+    "enable_grad",
+    "set_grad_enabled",
+    "is_grad_enabled",
+    "recorded_program",
+    "cache_info",
+    "clear_cache",
+]

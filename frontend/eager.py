@@ -1,0 +1,701 @@
+"""Eager (dygraph) mode: `Tensor`, `to_tensor` and the eager implementation of `apply`.
+
+An eager op computes its value at once with the reference interpreter's numpy kernel
+and, when some input needs a gradient, is *recorded* as one `_Node`: the `pd` op
+that computed it (a shared, typed template), references to its inputs' producers and
+its saved input and output arrays.  `frontend/autograd.py` turns the recorded nodes
+reachable from a backward call into `pd` IR, runs the `autodiff` pass on a
+`pd.backward` op over it and evaluates the region it fills with those saved values.
+
+Why templates and nodes rather than a growing block of xDSL ops (measured, see
+benchmarks/RESULTS.md): `PdOp.make` costs about 100 µs per op, twenty times a typical
+kernel, and every xDSL op adds a use to its operands' SSA values, so a parameter used
+in each step of a training loop would keep every step's ops alive.  A template is
+made once per (op, properties, input shapes and dtypes) and verified then — the same
+typing rule and error messages as static mode — and a node refers only to its inputs,
+as autograd graphs do, so a graph nobody references is freed with its values.  The
+recording becomes IR (`autograd.recorded_program`) only when it is differentiated,
+and not even then when the same graph shape was differentiated before.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Block, Operation
+from xdsl.utils.exceptions import VerifyException
+
+from pullback.dialects import pd
+from pullback.frontend import core, unique_name
+from pullback.runtime.interpreter import KERNELS, InterpreterError, _load_kernels
+
+# ------------------------------------------------------------------- grad mode
+
+
+class _ThreadState(threading.local):
+    """Per-thread eager state: whether ops are recorded for backward."""
+
+    grad_enabled: bool = True
+
+
+_state = _ThreadState()
+
+
+def is_grad_enabled() -> bool:
+    """True when eager ops are recorded for backward (outside `no_grad`)."""
+    return _state.grad_enabled
+
+
+def _set_grad_enabled(flag: bool) -> bool:
+    """Turn recording on or off for this thread; returns the previous setting."""
+    old, _state.grad_enabled = _state.grad_enabled, bool(flag)
+    return old
+
+
+# ------------------------------------------------------------ source locations
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_OWN_CODE = tuple(
+    os.path.join(_ROOT, d) + os.sep for d in ("frontend", "dialects", "passes", "runtime", "lowering")
+) + (os.path.join(_ROOT, "__init__.py"),)
+"""Files of pullback itself: frames there are not 'where the user created the op'."""
+
+Where = tuple[str, int, str]
+"""(file, line, function) of the user code that created a node or a leaf."""
+
+
+def _user_frame() -> Where | None:
+    """The innermost caller frame outside pullback's own modules (tests, benchmarks
+    and examples are user code).  Walking frames costs well under a microsecond."""
+    f = sys._getframe(2)
+    while f is not None and f.f_code.co_filename.startswith(_OWN_CODE):
+        f = f.f_back
+    return None if f is None else (f.f_code.co_filename, f.f_lineno, f.f_code.co_name)
+
+
+# ------------------------------------------------------------------- templates
+
+_ELEM_BY_DTYPE = {
+    np.dtype(np.float32): pd.f32,
+    np.dtype(np.float64): pd.f64,
+    np.dtype(np.int32): pd.i32,
+    np.dtype(np.int64): pd.i64,
+    np.dtype(np.bool_): pd.i1,
+}
+_NP_BY_ELEM = {str(v): k for k, v in _ELEM_BY_DTYPE.items()}
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+DTYPE_NAMES = {
+    np.dtype(np.float32): "float32",
+    np.dtype(np.float64): "float64",
+    np.dtype(np.int32): "int32",
+    np.dtype(np.int64): "int64",
+    np.dtype(np.bool_): "bool",
+}
+"""Supported dtypes and their Paddle names."""
+
+
+class Template:
+    """A typed `pd` op used to compute (and later re-create) every eager op of one
+    kind: same op class, properties and input types.  Its operands are placeholders;
+    kernels read only properties and types, so one template serves all such calls."""
+
+    __slots__ = ("op", "kernel", "dtypes", "float_out", "records", "uid", "type")
+
+    _count = 0
+
+    def __init__(self, op: Operation) -> None:
+        from pullback.passes import vjp as vjp_rules
+
+        vjp_rules.load_all()
+        if not KERNELS:
+            _load_kernels()
+        kernel = KERNELS.get(type(op))
+        if kernel is None:
+            raise InterpreterError(f"the interpreter has no kernel for '{op.name}'")
+        self.op = op
+        self.kernel = kernel
+        self.dtypes = [_NP_BY_ELEM[str(r.type.get_element_type())] for r in op.results]  # type: ignore[attr-defined]
+        self.float_out = [dt in _FLOATS for dt in self.dtypes]
+        # Ops whose results never carry a gradient are not recorded (constants,
+        # comparisons, random initializers): their results are plain tensors.
+        self.records = any(self.float_out) and type(op) not in vjp_rules.NON_DIFFERENTIABLE
+        # A process-unique number: graph signatures use it, so it must never be
+        # reused (templates live as long as the caches that know them).
+        Template._count += 1
+        self.uid = Template._count
+        self.type = op.name.split(".", 1)[1]
+
+    def run(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """The op's results for these operand arrays, in the result dtypes."""
+        out = self.kernel(self.op, *arrays)
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        if len(outs) != len(self.dtypes):
+            raise InterpreterError(
+                f"kernel for '{self.op.name}' returned {len(outs)} values "
+                f"for {len(self.dtypes)} results"
+            )
+        return [np.asarray(o, dtype=dt) for o, dt in zip(outs, self.dtypes)]
+
+
+_TEMPLATES: dict[Any, Template] = {}
+
+
+def _freeze(v: Any) -> Any:
+    return tuple(_freeze(x) for x in v) if isinstance(v, (list, tuple)) else v
+
+
+def template_for(op_cls: type[pd.PdOp], arrays: Sequence[np.ndarray], props: dict[str, Any]) -> Template:
+    """The (cached) template of `op_cls` with these properties on inputs shaped like
+    `arrays`; a shape or dtype mismatch raises ValueError with the verifier's text."""
+    key = (
+        op_cls,
+        tuple((k, _freeze(v)) for k, v in props.items()),
+        tuple((a.shape, a.dtype) for a in arrays),
+    )
+    try:
+        tpl = _TEMPLATES.get(key)
+    except TypeError:  # an unhashable property value: build it every time
+        key, tpl = None, None
+    if tpl is not None:
+        return tpl
+    types = []
+    for i, a in enumerate(arrays):
+        elem = _ELEM_BY_DTYPE.get(a.dtype)
+        if elem is None:
+            raise TypeError(f"{op_cls.name}: input #{i} has unsupported dtype {a.dtype}")
+        types.append(TensorType(elem, a.shape))
+    placeholders = Block(arg_types=types)
+    try:
+        op = op_cls.make(*placeholders.args, **props)
+    except VerifyException as e:
+        raise ValueError(str(e)) from None
+    tpl = Template(op)
+    if key is not None:
+        _TEMPLATES[key] = tpl
+    return tpl
+
+
+# ----------------------------------------------------------------------- nodes
+
+
+class Node:
+    """One recorded eager op (an autograd graph node).
+
+    `parents[i]` says where input i came from: `(node, k)` for result k of a
+    recorded op, `(tensor, -1)` for a leaf that required a gradient when the op ran,
+    `(None, -1)` for a constant.  `saved_in`/`saved_out` are the arrays the op read and
+    produced: what the backward region needs from the forward pass, and what
+    `retain_graph=False` releases (`freed` then becomes True).
+    """
+
+    __slots__ = ("tpl", "parents", "saved_in", "saved_out", "where", "freed", "__weakref__")
+
+    def __init__(
+        self,
+        tpl: Template,
+        parents: tuple[tuple[Any, int], ...],
+        saved_in: list[np.ndarray],
+        saved_out: list[np.ndarray],
+        where: Where | None,
+    ) -> None:
+        self.tpl = tpl
+        self.parents = parents
+        self.saved_in: list[np.ndarray] | None = saved_in
+        self.saved_out: list[np.ndarray] | None = saved_out
+        self.where = where
+        self.freed = False
+
+    def free(self) -> None:
+        """Release the saved forward values (after a backward without retain_graph)."""
+        self.saved_in = self.saved_out = None
+        self.freed = True
+
+    def __repr__(self) -> str:
+        return f"<Node {self.tpl.type}{' (freed)' if self.freed else ''}>"
+
+
+def _parent_of(t: Tensor) -> tuple[Any, int]:
+    if t.stop_gradient:
+        return (None, -1)
+    if t._node is not None:
+        return (t._node, t._index)
+    return (t, -1)
+
+
+def execute(tpl: Template, inputs: Sequence[Tensor], name: str | None = None) -> list[Tensor]:
+    """Run one op on Tensors and record it when an input needs a gradient.
+
+    Shared by eager `apply` and by `autograd` when it replays a backward region with
+    `create_graph=True` (so the gradient ops are themselves recorded).
+    """
+    arrays = [t._data for t in inputs]
+    outs = tpl.run(arrays)
+    node = None
+    if tpl.records and _state.grad_enabled:
+        for t in inputs:
+            if not t.stop_gradient:
+                node = Node(tpl, tuple(_parent_of(t) for t in inputs), arrays, outs, _user_frame())
+                break
+    results = []
+    for i, a in enumerate(outs):
+        grad = node is not None and tpl.float_out[i]
+        t = Tensor._new(a, node if grad else None, i, not grad)
+        if name is not None:
+            t._name = name if len(outs) == 1 else f"{name}_{i}"
+        results.append(t)
+    return results
+
+
+def eager_apply(
+    op_cls: type[pd.PdOp], inputs: Sequence[Any], *, prefix: str, name: str | None = None, **props: Any
+) -> Tensor | list[Tensor]:
+    """`core.apply` in eager mode: compute the op now, record it for backward."""
+    for i, x in enumerate(inputs):
+        if not isinstance(x, Tensor):
+            raise TypeError(
+                f"{op_cls.name}: input #{i} must be a Tensor in dynamic mode, got {type(x).__name__}"
+            )
+    tpl = template_for(op_cls, [x._data for x in inputs], props)
+    outs = execute(tpl, inputs, name)
+    return outs[0] if len(outs) == 1 else outs
+
+
+core.set_eager_apply(eager_apply)
+
+
+# ---------------------------------------------------------------------- places
+
+
+class Place:
+    """Where eager tensors live: always the CPU (kernels are numpy)."""
+
+    def __repr__(self) -> str:
+        return "Place(cpu)"
+
+    __str__ = __repr__
+
+    def is_cpu_place(self) -> bool:
+        return True
+
+    def is_gpu_place(self) -> bool:
+        return False
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Place) or "cpu" in str(other).lower()
+
+    def __hash__(self) -> int:
+        return hash("cpu")
+
+
+CPU = Place()
+
+
+def _check_place(place: Any) -> None:
+    if place is None or isinstance(place, Place):
+        return
+    text = place if isinstance(place, str) else type(place).__name__ + repr(place)
+    if "cpu" not in text.lower():
+        raise ValueError(
+            f"to_tensor: eager tensors live on the CPU; place must be None, 'cpu' or "
+            f"CPUPlace, got {place!r}"
+        )
+
+
+# ---------------------------------------------------------------------- dtypes
+
+
+def to_np_dtype(dtype: Any) -> np.dtype:
+    """A supported numpy dtype from a Paddle/numpy dtype or its name."""
+    if isinstance(dtype, str):
+        name = dtype.replace("paddle.", "")
+    elif isinstance(dtype, np.dtype) or (isinstance(dtype, type) and issubclass(dtype, np.generic)):
+        name = np.dtype(dtype).name
+    elif dtype in (float, int, bool):
+        name = {float: "float32", int: "int64", bool: "bool"}[dtype]
+    else:
+        name = str(getattr(dtype, "name", dtype)).replace("paddle.", "")
+    try:
+        dt = np.dtype(name)
+    except TypeError:
+        dt = None
+    if dt not in DTYPE_NAMES:
+        raise TypeError(
+            f"unsupported dtype {dtype!r}: expected one of {', '.join(DTYPE_NAMES.values())}"
+        )
+    return dt
+
+
+# ---------------------------------------------------------------------- tensor
+
+
+class Tensor:
+    """An eager tensor: a numpy value, and for a recorded op result the node that
+    produced it (`_node`, result `_index`).  A tensor with `stop_gradient=False` and
+    no node is a leaf: `backward` accumulates its gradient into `.grad`."""
+
+    __slots__ = ("_data", "_node", "_index", "stop_gradient", "_grad", "_name", "_where",
+                 "persistable", "__weakref__", "__dict__")
+
+    __array_priority__ = 100  # `ndarray + Tensor` uses Tensor.__radd__
+
+    def __init__(
+        self,
+        data: Any = None,
+        dtype: Any = None,
+        place: Any = None,
+        stop_gradient: bool = True,
+        name: str | None = None,
+    ) -> None:
+        _check_place(place)
+        self._data = _as_array(np.zeros([0], np.float32) if data is None else data, dtype)
+        self._node: Node | None = None
+        self._index = 0
+        self.stop_gradient = bool(stop_gradient)
+        self._grad: Tensor | None = None
+        self._name = name
+        self._where = _user_frame()
+        self.persistable = False
+
+    @classmethod
+    def _new(cls, data: np.ndarray, node: Node | None, index: int, stop_gradient: bool) -> Tensor:
+        """Wrap an array the caller owns (no copy, no checks): op results."""
+        t = object.__new__(cls)
+        t._data = data
+        t._node = node
+        t._index = index
+        t.stop_gradient = stop_gradient
+        t._grad = None
+        t._name = None
+        t._where = None
+        t.persistable = False
+        return t
+
+    # -- value -------------------------------------------------------------------
+
+    def numpy(self) -> np.ndarray:
+        """A copy of the value as a numpy array."""
+        return self._data.copy()
+
+    def item(self, *args: int) -> Any:
+        """The value of a one-element tensor (or of element `args`) as a Python number."""
+        return self._data.item(*args)
+
+    def tolist(self) -> Any:
+        """The value as nested Python lists."""
+        return self._data.tolist()
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return self._data.astype(dtype) if dtype is not None else self._data.copy()
+
+    def __float__(self) -> float:
+        return float(self._data)
+
+    def __int__(self) -> int:
+        return int(self._data)
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise ValueError(
+                f"The truth value of a Tensor with {self._data.size} elements is ambiguous"
+            )
+        return bool(self._data)
+
+    def __index__(self) -> int:
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise TypeError("only integer tensors of one element can be used as an index")
+        return int(self._data)
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-D tensor")
+        return self._data.shape[0]
+
+    def set_value(self, value: Any) -> None:
+        """Replace the value (same shape; cast to this dtype).  The old array is not
+        written to, so graphs recorded with it keep their saved values."""
+        arr = np.array(value._data if isinstance(value, Tensor) else value, dtype=self._data.dtype)
+        if list(arr.shape) != self.shape:
+            raise ValueError(
+                f"set_value: shape {list(arr.shape)} does not match the tensor's shape {self.shape}"
+            )
+        self._data = arr
+
+    # -- metadata ----------------------------------------------------------------
+
+    @property
+    def shape(self) -> list[int]:
+        """The shape as a list of ints."""
+        return list(self._data.shape)
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    @property
+    def size(self) -> int:
+        """The number of elements."""
+        return int(self._data.size)
+
+    @property
+    def dtype(self) -> str:
+        """Paddle's dtype name (`'float32'`, ...), as static Variables report it."""
+        return DTYPE_NAMES[self._data.dtype]
+
+    @property
+    def place(self) -> Place:
+        return CPU
+
+    @property
+    def name(self) -> str:
+        """Paddle's tensor name (`generated_tensor_0`, given on first use)."""
+        if self._name is None:
+            self._name = unique_name.generate("generated_tensor")
+        return self._name
+
+    @name.setter
+    def name(self, new: str) -> None:
+        self._name = str(new)
+
+    @property
+    def is_leaf(self) -> bool:
+        """True unless the tensor is the result of a recorded op."""
+        return self._node is None
+
+    # -- gradients ---------------------------------------------------------------
+
+    @property
+    def grad(self) -> Tensor | None:
+        """The gradient accumulated by `backward` (None before the first one)."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Any) -> None:
+        if value is None:
+            self._grad = None
+            return
+        arr = np.array(value._data if isinstance(value, Tensor) else value, dtype=self._data.dtype)
+        if arr.shape != self._data.shape:
+            raise ValueError(f"grad of shape {list(arr.shape)} set on a tensor of shape {self.shape}")
+        self._grad = Tensor._new(arr, None, 0, False)
+
+    def gradient(self) -> np.ndarray | None:
+        """The gradient as a numpy array (None when there is none)."""
+        return None if self._grad is None else self._grad.numpy()
+
+    def clear_gradient(self, set_to_zero: bool = True) -> None:
+        """Reset the gradient: to zeros (Paddle's default) or to None."""
+        if self._grad is None:
+            return
+        if set_to_zero:
+            self._grad._data = np.zeros_like(self._grad._data)
+        else:
+            self._grad = None
+
+    clear_grad = clear_gradient
+
+    def _accumulate_grad(self, g: np.ndarray) -> None:
+        # Out of place: an array already handed out (or saved by a recorded op that
+        # read `x.grad`) is never modified behind its holder's back.
+        if self._grad is None:
+            self._grad = Tensor._new(np.array(g, dtype=self._data.dtype), None, 0, False)
+        else:
+            self._grad._data = self._grad._data + g
+
+    def detach(self) -> Tensor:
+        """The same value, cut from the graph (stop_gradient=True)."""
+        t = Tensor._new(self._data, None, 0, True)
+        return t
+
+    def backward(self, grad_tensor: Tensor | None = None, retain_graph: bool = False) -> None:
+        """Accumulate the gradients of this tensor into the leaves' `.grad`
+        (`paddle.autograd.backward([self], [grad_tensor], retain_graph)`)."""
+        from pullback.frontend import autograd
+
+        autograd.backward([self], None if grad_tensor is None else [grad_tensor], retain_graph)
+
+    # -- Python protocol -----------------------------------------------------------
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        return format_tensor(self)
+
+    __str__ = __repr__
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
+        t = Tensor._new(self._data.copy(), None, 0, self.stop_gradient)
+        t._name = self._name
+        return t
+
+
+def _as_array(data: Any, dtype: Any) -> np.ndarray:
+    """A fresh, C-contiguous, supported-dtype array for `to_tensor`."""
+    if isinstance(data, Tensor):
+        arr = data._data
+    elif isinstance(data, np.ndarray):
+        arr = data
+    else:
+        if isinstance(data, (list, tuple)):
+            data = [x._data if isinstance(x, Tensor) else x for x in data]
+        try:
+            arr = np.array(data)
+        except ValueError as e:
+            raise ValueError(f"to_tensor: cannot make a tensor of {data!r}: {e}") from None
+        if arr.dtype == np.float64 and dtype is None:
+            arr = arr.astype(np.float32)  # Python floats: Paddle's default dtype
+    if arr.dtype.kind in "OUSV":
+        raise TypeError(f"to_tensor: cannot make a tensor of {type(data).__name__} data")
+    if dtype is not None:
+        dt = to_np_dtype(dtype)
+    elif arr.dtype in DTYPE_NAMES:
+        dt = arr.dtype
+    elif arr.dtype.kind == "f":
+        dt = np.dtype(np.float32)  # float16 and friends: computed in float32
+    elif arr.dtype.kind in "iu":
+        dt = np.dtype(np.int64)
+    else:
+        raise TypeError(
+            f"to_tensor: unsupported dtype {arr.dtype}: expected one of "
+            f"{', '.join(DTYPE_NAMES.values())}"
+        )
+    return np.array(arr, dtype=dt, order="C", copy=True)
+
+
+def to_tensor(
+    data: Any, dtype: Any = None, place: Any = None, stop_gradient: bool = True
+) -> Tensor:
+    """`paddle.to_tensor`: a new eager Tensor holding a copy of `data` (a number, a
+    nested list, a numpy array or a Tensor).  Python floats become float32 and ints
+    int64 unless `dtype` says otherwise; `stop_gradient=False` makes a leaf whose
+    gradient `backward` accumulates."""
+    if not isinstance(stop_gradient, bool):
+        raise TypeError(f"to_tensor: stop_gradient must be a bool, got {type(stop_gradient).__name__}")
+    _check_place(place)
+    t = Tensor._new(_as_array(data, dtype), None, 0, stop_gradient)
+    t._where = _user_frame()
+    return t
+
+
+# ------------------------------------------------------------------ formatting
+
+_PRECISION, _THRESHOLD, _EDGEITEMS, _LINEWIDTH = 8, 1000, 3, 80
+"""Paddle's default print options."""
+
+
+def _format_item(v: Any, max_width: int = 0, signed: bool = False) -> str:
+    if isinstance(v, (np.floating, float)):
+        s = f"{v:.0f}." if np.ceil(v) == v else f"{v:.{_PRECISION}f}"
+    else:
+        s = f"{v}"
+    if max_width > len(s):
+        if signed and not v < 0:
+            return " " + s.ljust(max_width - 1)
+        return s.ljust(max_width)
+    return s
+
+
+def _format_array(a: np.ndarray, summary: bool, indent: int, width: int, signed: bool) -> str:
+    if a.ndim == 0:
+        return _format_item(a[()], width, signed)
+    if summary and a.shape[0] > 2 * _EDGEITEMS:
+        head, tail = list(a[:_EDGEITEMS]), list(a[-_EDGEITEMS:])
+    else:
+        head, tail = list(a), None
+    if a.ndim == 1:
+        items = [_format_item(x, width, signed) for x in head]
+        if tail is not None:
+            items += ["..."] + [_format_item(x, width, signed) for x in tail]
+        per_line = max(1, (_LINEWIDTH - indent) // (width + 2))
+        lines = [items[i : i + per_line] for i in range(0, len(items), per_line)]
+        return "[" + (",\n" + " " * (indent + 1)).join(", ".join(l) for l in lines) + "]"
+    parts = [_format_array(x, summary, indent + 1, width, signed) for x in head]
+    if tail is not None:
+        parts += ["..."] + [_format_array(x, summary, indent + 1, width, signed) for x in tail]
+    sep = "," + "\n" * (a.ndim - 1) + " " * (indent + 1)
+    return "[" + sep.join(parts) + "]"
+
+
+def _to_summary(a: np.ndarray) -> np.ndarray:
+    """The elements a summary shows (Paddle sizes columns from these even when it
+    prints everything)."""
+    if a.size == 0:
+        return np.array([])
+    if a.ndim == 0:
+        return a
+    rows = list(a) if a.shape[0] <= 2 * _EDGEITEMS else list(a[:_EDGEITEMS]) + list(a[-_EDGEITEMS:])
+    if a.ndim == 1:
+        return np.array(rows, dtype=a.dtype)
+    return np.stack([_to_summary(x) for x in rows])
+
+
+def format_tensor(t: Tensor, prefix: str = "Tensor") -> str:
+    """Paddle's `Tensor.__repr__` (python/paddle/tensor/to_string.py), byte for byte:
+    fixed 8 decimals unless every element is integral, 80 columns, summaries of more
+    than 1000 elements."""
+    a = t._data
+    indent = len(prefix) + 1
+    summary = a.size > _THRESHOLD
+    width, signed = 0, False
+    for x in _to_summary(a).reshape(-1):
+        signed = signed or bool(x < 0)
+        width = max(width, len(_format_item(x)))
+    data = _format_array(a, summary, indent, width, signed)
+    return (
+        f"{prefix}(shape={t.shape}, dtype={t.dtype}, place={t.place}, "
+        f"stop_gradient={t.stop_gradient},\n{' ' * indent}{data})"
+    )
+
+
+# ---------------------------------------------------- operators and methods
+
+_FAMILIES = ("elementwise", "reduction", "loss", "shape", "nn", "optimizer")
+
+
+def install_tensor_methods() -> list[str]:
+    """Attach the op families' Python operators and `TENSOR_METHODS` to Tensor.
+
+    Families that are missing (or fail to import) are skipped; methods Tensor defines
+    itself are never replaced.  Returns the names attached.
+    """
+    import importlib
+
+    own = set(vars(Tensor))
+    added: list[str] = []
+    for fam in _FAMILIES:
+        try:
+            mod = importlib.import_module(f"pullback.frontend.ops.{fam}")
+        except ImportError:
+            continue
+        install = getattr(mod, "install_operators", None)
+        if callable(install):
+            install(Tensor)
+            added.append(f"{fam}.install_operators")
+        for name, fn in getattr(mod, "TENSOR_METHODS", {}).items():
+            if name not in own:
+                setattr(Tensor, name, fn)
+                added.append(name)
+    return added
+
+
+install_tensor_methods()
+
+
+__all__ = [
+    "Tensor",
+    "Place",
+    "to_tensor",
+    "is_grad_enabled",
+    "eager_apply",
+    "format_tensor",
+    "install_tensor_methods",
+]
