@@ -1,0 +1,412 @@
+"""Elementwise ops: interpreter kernels against hand-written numpy formulas (float32
+and float64, Paddle `axis` broadcasting, dynamic batch), typing rules, VJP rules
+against finite differences (first and second order), and the Paddle frontend
+(functions, fluid spellings, Python operators) in static mode."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+from xdsl.utils.exceptions import VerifyException
+
+from pullback.dialects import pd
+from pullback.frontend import core
+from pullback.frontend import unique_name
+from pullback.frontend.backward import gradients
+from pullback.frontend.framework import Program, Variable, program_guard
+from pullback.frontend.ops import elementwise as E
+from pullback.passes.vjp import NON_DIFFERENTIABLE
+from pullback.runtime.interpreter import evaluate, run_module
+from pullback.runtime.kernels import load_all
+from pullback.testing import check_vjp
+
+load_all()
+RNG = np.random.default_rng(7)
+_NAMES = {np.dtype(t): n for t, n in [(np.float32, "float32"), (np.float64, "float64"),
+                                      (np.int64, "int64"), (np.int32, "int32"), (np.bool_, "bool")]}
+_NAMES_INV = {"f32": np.float32, "f64": np.float64, "i64": np.int64, "i32": np.int32, "i1": np.bool_}
+
+
+def rand(*shape: int, dtype: Any = np.float64) -> np.ndarray:
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+def positive(*shape: int, dtype: Any = np.float64) -> np.ndarray:
+    return RNG.uniform(0.5, 2.0, shape).astype(dtype)
+
+
+def run(op_cls: type[pd.PdOp], *arrays: np.ndarray, dynamic: bool = False, **props: Any) -> Any:
+    """Run one op on feeds shaped like `arrays` (dim 0 dynamic if asked); check that
+    the static result type fits the computed value; return the result(s)."""
+    datas = [
+        pd.DataOp.make(f"in{i}", [None if dynamic and j == 0 else d for j, d in enumerate(a.shape)],
+                       _NAMES[a.dtype])
+        for i, a in enumerate(arrays)
+    ]
+    op = op_cls.make(*[d.out for d in datas], **props)
+    op.verify()
+    env = evaluate([op], {d.out: a for d, a in zip(datas, arrays)})
+    outs = [env[r] for r in op.results]
+    for r, v in zip(op.results, outs):
+        assert pd.shapes_compatible(pd.shape_of(r.type), v.shape), (r.type, v.shape)
+        assert v.dtype == np.dtype(_NAMES_INV[str(pd.elem_of(r.type))])
+    return outs[0] if len(outs) == 1 else outs
+
+
+def result_type(op_cls: type[pd.PdOp], *types: tuple[list[int | None], str], **props: Any) -> Any:
+    vals = [pd.DataOp.make(f"t{i}", s, d).out for i, (s, d) in enumerate(types)]
+    return op_cls.make(*vals, **props).results[0].type
+
+
+# =================================================================== kernels
+
+_BINARY = [
+    (pd.ElementwiseAddOp, lambda x, y: x + y),
+    (pd.ElementwiseSubOp, lambda x, y: x - y),
+    (pd.ElementwiseMulOp, lambda x, y: x * y),
+    (pd.ElementwiseDivOp, lambda x, y: x / y),
+    (pd.ElementwisePowOp, lambda x, y: np.abs(x) ** y),
+    (pd.ElementwiseMaxOp, lambda x, y: np.where(x > y, x, y)),
+    (pd.ElementwiseMinOp, lambda x, y: np.where(x < y, x, y)),
+]
+
+# (x shape, y shape, axis, y reshaped for numpy, x reshaped for numpy)
+_LAYOUTS = [
+    ((2, 3), (2, 3), -1, (2, 3), (2, 3)),
+    ((2, 3), (3,), -1, (3,), (2, 3)),
+    ((2, 3, 4), (3,), 1, (1, 3, 1), (2, 3, 4)),
+    ((2, 3, 4), (2, 3), 0, (2, 3, 1), (2, 3, 4)),
+    ((3,), (2, 3, 4), 1, (2, 3, 4), (1, 3, 1)),
+    ((2, 1, 4), (3, 1), -1, (3, 1), (2, 1, 4)),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("op_cls,formula", _BINARY, ids=lambda v: getattr(v, "name", ""))
+@pytest.mark.parametrize("layout", _LAYOUTS, ids=str)
+def test_binary_kernels_broadcast_with_axis(op_cls, formula, layout, dtype):
+    xs, ys, axis, ynp, xnp = layout
+    x, y = rand(*xs, dtype=dtype), positive(*ys, dtype=dtype)
+    if op_cls is pd.ElementwisePowOp:
+        x = np.abs(x)
+    got = run(op_cls, x, y, axis=axis)
+    want = formula(x.reshape(xnp), y.reshape(ynp))
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("op_cls,formula", _BINARY[:4], ids=lambda v: getattr(v, "name", ""))
+def test_binary_kernels_dynamic_batch(op_cls, formula):
+    x, b = rand(5, 3), positive(3)
+    got = run(op_cls, x, b, dynamic=True)
+    np.testing.assert_allclose(got, formula(x, b[None, :]))
+
+
+def test_integer_division_truncates_toward_zero():
+    x = np.array([7, -7, 7, -7, 6], dtype=np.int64)
+    y = np.array([2, 2, -2, -2, 3], dtype=np.int64)
+    np.testing.assert_array_equal(run(pd.ElementwiseDivOp, x, y), [3, -3, -3, 3, 2])
+
+
+_COMPARE = [
+    (pd.GreaterThanOp, np.greater),
+    (pd.GreaterEqualOp, np.greater_equal),
+    (pd.LessThanOp, np.less),
+    (pd.LessEqualOp, np.less_equal),
+    (pd.EqualOp, np.equal),
+    (pd.NotEqualOp, np.not_equal),
+]
+
+
+@pytest.mark.parametrize("op_cls,ref", _COMPARE, ids=lambda v: getattr(v, "name", ""))
+def test_comparisons_give_bool(op_cls, ref):
+    x = np.array([[1.0, 2.0, 3.0], [3.0, 2.0, 1.0]], dtype=np.float32)
+    y = np.array([2.0, 2.0, 2.0], dtype=np.float32)
+    got = run(op_cls, x, y)
+    assert got.dtype == np.bool_
+    np.testing.assert_array_equal(got, ref(x, y))
+    ids = np.array([[1], [2]], dtype=np.int64)
+    np.testing.assert_array_equal(run(op_cls, ids, ids[::-1].copy()), ref(ids, ids[::-1]))
+
+
+def test_where_broadcasts_all_three():
+    c = np.array([True, False, True])
+    x, y = rand(2, 3), rand(3)
+    np.testing.assert_array_equal(run(pd.WhereOp, c, x, y), np.where(c, x, y))
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    return np.array([math.erf(v) for v in x.ravel()]).reshape(x.shape)
+
+
+_UNARY: list[tuple[type[pd.PdOp], dict[str, Any], Any]] = [
+    (pd.ReluOp, {}, lambda x: x * (x > 0)),
+    (pd.SigmoidOp, {}, lambda x: 1 / (1 + np.exp(-x))),
+    (pd.TanhOp, {}, lambda x: (np.exp(2 * x) - 1) / (np.exp(2 * x) + 1)),
+    (pd.ExpOp, {}, np.exp),
+    (pd.LogOp, {}, lambda x: np.log(np.abs(x))),
+    (pd.SqrtOp, {}, lambda x: np.abs(x) ** 0.5),
+    (pd.SquareOp, {}, lambda x: x**2),
+    (pd.AbsOp, {}, lambda x: np.where(x < 0, -x, x)),
+    (pd.SignOp, {}, lambda x: (x > 0).astype(x.dtype) - (x < 0)),
+    (pd.ErfOp, {}, _erf),
+    (pd.GeluOp, {}, lambda x: x * 0.5 * (1 + _erf(x / math.sqrt(2)))),
+    (pd.GeluOp, {"approximate": True},
+     lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))),
+    (pd.ScaleOp, {"scale": 2.0, "bias": 1.0}, lambda x: 2 * x + 1),
+    (pd.ScaleOp, {"scale": 2.0, "bias": 1.0, "bias_after_scale": False}, lambda x: 2 * (x + 1)),
+    (pd.PowOp, {"factor": 3.0}, lambda x: x * x * x),
+    (pd.ClipOp, {"min": -0.5, "max": 0.25}, lambda x: np.minimum(np.maximum(x, -0.5), 0.25)),
+]
+
+# Ops whose domain excludes negative numbers get |x|.
+_POSITIVE_DOMAIN = (pd.LogOp, pd.SqrtOp)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("op_cls,props,formula", _UNARY,
+                         ids=lambda v: getattr(v, "name", None) or str(v or ""))
+def test_unary_kernels(op_cls, props, formula, dtype):
+    x = rand(4, 3, dtype=dtype)
+    if op_cls in _POSITIVE_DOMAIN:
+        x = np.abs(x)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(run(op_cls, x, dynamic=True, **props), formula(x), rtol=tol, atol=tol)
+
+
+def test_cast_and_integer_scale():
+    x = np.array([[1.7, -2.2]], dtype=np.float32)
+    got = run(pd.CastOp, x, dtype="int64")
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, [[1, -2]])
+    np.testing.assert_array_equal(run(pd.CastOp, np.array([True, False]), dtype="float64"), [1.0, 0.0])
+    ids = np.array([[1], [2]], dtype=np.int64)
+    np.testing.assert_array_equal(run(pd.ScaleOp, ids, scale=3.0, bias=1.0), [[4], [7]])
+
+
+# ================================================================ typing rules
+
+
+def test_typing_rules_broadcast_and_dynamic_dims():
+    assert str(result_type(pd.ElementwiseAddOp, ([None, 3], "float32"), ([3], "float32"))) == "tensor<?x3xf32>"
+    assert str(result_type(pd.ElementwiseMulOp, ([2, None, 4], "float64"), ([None], "float64"), axis=1)) == "tensor<2x?x4xf64>"
+    assert str(result_type(pd.ElementwiseAddOp, ([None, 1], "float32"), ([1, 5], "float32"))) == "tensor<?x5xf32>"
+    assert str(result_type(pd.GreaterThanOp, ([None, 3], "int64"), ([None, 3], "int64"))) == "tensor<?x3xi1>"
+    assert str(result_type(pd.CastOp, ([None], "bool"), dtype="float32")) == "tensor<?xf32>"
+
+
+@pytest.mark.parametrize(
+    "op_cls,types,props,message",
+    [
+        (pd.ElementwiseAddOp, [([3], "float32"), ([3], "float64")], {}, "'pd.elementwise_add': operands must have the same dtype"),
+        (pd.ElementwiseSubOp, [([2, 3], "float32"), ([4], "float32")], {}, "shapes [2, 3] and [4] are not broadcastable"),
+        (pd.ElementwiseMulOp, [([2, 3], "float32"), ([3], "float32")], {"axis": 2}, "axis=2 cannot align shape [3] with shape [2, 3]"),
+        (pd.ElementwisePowOp, [([3], "int64"), ([3], "int64")], {}, "'pd.elementwise_pow': x must be float32 or float64"),
+        (pd.WhereOp, [([3], "float32"), ([3], "float32"), ([3], "float32")], {}, "condition must be bool"),
+        (pd.ReluOp, [([3], "int64")], {}, "'pd.relu': x must be float32 or float64"),
+        (pd.ScaleOp, [([3], "bool")], {}, "'pd.scale': x must be a float or int tensor"),
+        (pd.ClipOp, [([3], "float32")], {"min": 1.0, "max": 0.0}, "'pd.clip': min (1.0) must not exceed max (0.0)"),
+        (pd.CastOp, [([3], "float32")], {"dtype": "float16"}, "'pd.cast': unsupported dtype 'float16'"),
+    ],
+)
+def test_typing_rules_reject(op_cls, types, props, message):
+    with pytest.raises(VerifyException) as e:
+        result_type(op_cls, *types, **props)
+    assert message in str(e.value)
+
+
+# ================================================================ VJP rules
+
+_VJP_CASES: list[tuple[type[pd.PdOp], Any, dict[str, Any]]] = [
+    (pd.ElementwiseAddOp, lambda: [rand(3, 4), rand(4)], {}),
+    (pd.ElementwiseAddOp, lambda: [rand(2, 3, 4), rand(3)], {"axis": 1}),
+    (pd.ElementwiseSubOp, lambda: [rand(2, 3, 4), rand(3, 1)], {"axis": 1}),
+    (pd.ElementwiseSubOp, lambda: [rand(2, 1, 4), rand(3, 1)], {}),
+    (pd.ElementwiseMulOp, lambda: [rand(3), rand(2, 3, 4)], {"axis": 1}),
+    (pd.ElementwiseMulOp, lambda: [rand(2, 3), rand(2, 3)], {}),
+    (pd.ElementwiseDivOp, lambda: [rand(2, 3), positive(2, 1)], {}),
+    (pd.ElementwiseDivOp, lambda: [rand(2, 3, 4), positive(2, 3)], {"axis": 0}),
+    (pd.ElementwisePowOp, lambda: [positive(2, 3), rand(3)], {}),
+    (pd.ElementwiseMaxOp, lambda: [rand(2, 3), rand(3)], {}),
+    (pd.ElementwiseMinOp, lambda: [rand(2, 3, 4), rand(3)], {"axis": 1}),
+    (pd.WhereOp, lambda: [RNG.standard_normal((2, 3)) > 0, rand(2, 3), rand(3)], {}),
+    (pd.ReluOp, lambda: [rand(3, 4)], {}),
+    (pd.SigmoidOp, lambda: [rand(3, 4)], {}),
+    (pd.TanhOp, lambda: [rand(3, 4)], {}),
+    (pd.ExpOp, lambda: [rand(3, 4)], {}),
+    (pd.LogOp, lambda: [positive(3, 4)], {}),
+    (pd.SqrtOp, lambda: [positive(3, 4)], {}),
+    (pd.SquareOp, lambda: [rand(3, 4)], {}),
+    (pd.AbsOp, lambda: [rand(3, 4)], {}),
+    (pd.SignOp, lambda: [rand(3, 4)], {}),
+    (pd.ErfOp, lambda: [rand(3, 4)], {}),
+    (pd.GeluOp, lambda: [rand(3, 4)], {}),
+    (pd.GeluOp, lambda: [rand(3, 4)], {"approximate": True}),
+    (pd.ScaleOp, lambda: [rand(3, 4)], {"scale": 3.0, "bias": 1.0, "bias_after_scale": False}),
+    (pd.PowOp, lambda: [positive(3, 4)], {"factor": 2.5}),
+    (pd.PowOp, lambda: [rand(3, 4)], {"factor": 2.0}),
+    (pd.ClipOp, lambda: [rand(3, 4)], {"min": -0.5, "max": 0.5}),
+    (pd.CastOp, lambda: [rand(3, 4)], {"dtype": "float64"}),
+]
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic_batch"])
+@pytest.mark.parametrize("op_cls,make_inputs,props", _VJP_CASES,
+                         ids=lambda v: getattr(v, "name", None) or (str(v) if isinstance(v, dict) else ""))
+def test_vjp_first_and_second_order(op_cls, make_inputs, props, dynamic):
+    check_vjp(op_cls, make_inputs(), props=props, order=2, dynamic_batch=dynamic)
+
+
+def test_comparisons_and_sign_are_non_differentiable():
+    for cls in (pd.GreaterThanOp, pd.GreaterEqualOp, pd.LessThanOp, pd.LessEqualOp,
+                pd.EqualOp, pd.NotEqualOp, pd.SignOp):
+        assert cls in NON_DIFFERENTIABLE
+    for cls in (pd.FillConstantOp, pd.FillAnyLikeOp, pd.UniformRandomOp, pd.GaussianRandomOp):
+        assert cls in NON_DIFFERENTIABLE
+
+
+def test_where_gives_no_gradient_to_the_condition():
+    bw = check_vjp(pd.WhereOp, [np.array([True, False]), rand(2), rand(2)])
+    assert len(bw.grads) == 2
+
+
+# ============================================================ frontend
+
+
+@pytest.fixture
+def static():
+    """Static mode with a fresh program and name generator; yields (program, feed)."""
+    core.enable_static()
+    main = Program()
+    with program_guard(main), unique_name.guard():
+        def feed(name: str, shape: list[int], dtype: str = "float32") -> Variable:
+            op = pd.DataOp.make(name, shape, dtype)
+            main.global_block().append(op)
+            return main.global_block().wrap(op.out)
+
+        yield main, feed
+    core.disable_static()
+
+
+def _run(main: Program, feeds: dict[str, np.ndarray], *outs: Variable) -> list[np.ndarray]:
+    main.module.verify()
+    env = run_module(main.module, feeds, {})
+    return [env[v.value] for v in outs]
+
+
+def test_python_operators_follow_paddle(static):
+    main, feed = static
+    x = feed("x", [-1, 3])
+    y = feed("y", [-1, 3])
+    outs = [x + 1.0, 1.0 + x, x - 2, 2 - x, x * 3, 3 * x, x / 4, 2.0 / x, x**2, 2.0**x, -x,
+            x + y, x - y, x * y, x / y, x**y]
+    xv, yv = positive(2, 3, dtype=np.float32), positive(2, 3, dtype=np.float32)
+    want = [xv + 1, 1 + xv, xv - 2, 2 - xv, xv * 3, 3 * xv, xv / 4, 2 / xv, xv**2, 2**xv, -xv,
+            xv + yv, xv - yv, xv * yv, xv / yv, xv**yv]
+    for got, ref in zip(_run(main, {"x": xv, "y": yv}, *outs), want):
+        np.testing.assert_allclose(got, ref, rtol=1e-6)
+    # Scalars become pd.scale / pd.pow, as in Paddle's math_op_patch.
+    types = [v.op.name for v in outs[:7] + [outs[8], outs[10]]]
+    assert set(types) == {"pd.scale", "pd.pow"}
+    assert outs[0].name == "scale_0.tmp_0" and outs[11].name == "elementwise_add_0.tmp_0"
+
+
+def test_comparison_operators_and_identity_equality(static):
+    main, feed = static
+    x = feed("x", [3])
+    gt, lt, ge, le = x > 0.5, x < 0.5, x >= 1.0, x <= 1.0
+    xv = np.array([0.0, 1.0, 2.0], dtype=np.float32)
+    got = _run(main, {"x": xv}, gt, lt, ge, le)
+    for g, ref in zip(got, [xv > 0.5, xv < 0.5, xv >= 1, xv <= 1]):
+        np.testing.assert_array_equal(g, ref)
+    # `==` stays Python identity: Variables live in sets and dicts.
+    assert (x == x) is True and len({x, x}) == 1
+    assert "__matmul__" not in E.OPERATORS
+
+
+def test_paddle_functions_and_fluid_spellings(static):
+    main, feed = static
+    x = feed("x", [-1, 2, 3])
+    b = feed("b", [2])
+    c = feed("c", [-1, 2, 3])
+    outs = [
+        E.add(x, c), E.subtract(x, c), E.multiply(x, c), E.divide(x, c), E.maximum(x, c),
+        E.minimum(x, c), E.pow(x, 2.0), E.pow(x, c),
+        E.elementwise_add(x, b, axis=1), E.elementwise_mul(x, b, axis=1, act="relu"),
+        E.where(E.greater_than(x, c), x, 0.0), E.clip(x, min=0.0), E.scale(x, 2.0, 1.0, act="tanh"),
+        E.cast(x, "float64"), E.gelu(x, approximate=True), E.FLUID_LAYERS["pow"](x, factor=3.0),
+    ]
+    xv, bv, cv = positive(2, 2, 3, dtype=np.float32), rand(2, dtype=np.float32), positive(2, 2, 3, dtype=np.float32)
+    got = _run(main, {"x": xv, "b": bv, "c": cv}, *outs)
+    bb = bv.reshape(1, 2, 1)
+    c_ = math.sqrt(2 / math.pi)
+    want = [xv + cv, xv - cv, xv * cv, xv / cv, np.maximum(xv, cv), np.minimum(xv, cv), xv**2,
+            xv**cv, xv + bb, np.maximum(xv * bb, 0), np.where(xv > cv, xv, 0), np.maximum(xv, 0),
+            np.tanh(2 * xv + 1), xv.astype(np.float64),
+            0.5 * xv * (1 + np.tanh(c_ * (xv + 0.044715 * xv**3))), xv**3]
+    for g, ref in zip(got, want):
+        np.testing.assert_allclose(g, ref, rtol=1e-5)
+    assert got[13].dtype == np.float64
+
+
+def test_constant_creation(static):
+    main, feed = static
+    x = feed("x", [-1, 3])
+    outs = [E.full([2, 3], 1.5), E.ones([2], "int64"), E.zeros(4, dtype="float64"),
+            E.FLUID_LAYERS["fill_constant"]([1, 2], "float32", 7.0), E.full_like(x, 2.0),
+            E.ones_like(x), E.zeros_like(x, dtype="int64")]
+    assert all(isinstance(o.op, (pd.FillConstantOp, pd.FillAnyLikeOp)) for o in outs)
+    got = _run(main, {"x": np.zeros((5, 3), np.float32)}, *outs)
+    np.testing.assert_array_equal(got[0], np.full((2, 3), 1.5))
+    assert got[1].dtype == np.int64 and got[2].dtype == np.float64
+    np.testing.assert_array_equal(got[3], [[7.0, 7.0]])
+    assert got[4].shape == (5, 3) and np.all(got[4] == 2.0)
+    assert got[6].dtype == np.int64 and got[6].shape == (5, 3)
+
+
+def test_frontend_errors_are_clear(static):
+    main, feed = static
+    x = feed("x", [-1, 3])
+    ids = feed("ids", [-1, 3], "int64")
+    with pytest.raises(TypeError, match="relu: 'x' must be float32 or float64, got int64"):
+        E.relu(ids)
+    with pytest.raises(TypeError, match="add: 'y' must be a Tensor/Variable, got ndarray"):
+        E.add(x, np.ones(3))
+    with pytest.raises(ValueError, match="operand shapes \\[\\?, 3\\] and \\[4\\] are not broadcastable"):
+        E.add(x, feed("z", [4]))
+    with pytest.raises(ValueError, match="clip: min \\(1.0\\) must not exceed max \\(0.0\\)"):
+        E.clip(x, 1.0, 0.0)
+    with pytest.raises(TypeError, match="cast: unsupported dtype 'float16'"):
+        E.cast(x, "float16")
+    with pytest.raises(ValueError, match="full: shape must not contain negative dimensions"):
+        E.full([-1, 3], 0.0)
+    with pytest.raises(ValueError, match="unsupported act 'swish'"):
+        E.elementwise_add(x, x, act="swish")
+
+
+def test_max_gradient_goes_to_y_on_ties_and_clip_keeps_bounds(static):
+    main, feed = static
+    x = feed("x", [3], "float64")
+    y = feed("y", [3], "float64")
+    x.stop_gradient = y.stop_gradient = False
+    gx, gy = gradients([E.maximum(x, y)], [x, y])
+    (gc,) = gradients([E.clip(x, -1.0, 1.0)], [x])
+    xv, yv = np.array([1.0, 2.0, -1.0]), np.array([1.0, 1.0, 0.0])
+    got = _run(main, {"x": xv, "y": yv}, gx, gy, gc)
+    np.testing.assert_array_equal(got[0], [0.0, 1.0, 0.0])
+    np.testing.assert_array_equal(got[1], [1.0, 0.0, 1.0])
+    np.testing.assert_array_equal(got[2], [1.0, 0.0, 1.0])
+
+
+def test_cast_gradient_is_cast_back(static):
+    main, feed = static
+    x = feed("x", [-1, 2], "float64")
+    x.stop_gradient = False
+    y = E.cast(x, "float32") * 3.0
+    (gx,) = gradients([y], [x])
+    assert gx.dtype == "float64"
+    (got,) = _run(main, {"x": rand(4, 2)}, gx)
+    np.testing.assert_array_equal(got, np.full((4, 2), 3.0))
+
