@@ -85,12 +85,13 @@ class CUDAPlace(Place):
     def __init__(self, device_id: int = 0) -> None:
         if not isinstance(device_id, int) or device_id < 0:
             raise ValueError(f"CUDAPlace: device_id must be an int >= 0, got {device_id!r}")
-        count = cuda_device_count()
-        if device_id >= count:
+        try:
+            cuda = importlib.import_module("pullback.runtime.cuda")
+        except ImportError:
             raise RuntimeError(
-                f"CUDAPlace({device_id}): no such CUDA device (pullback sees {count} "
-                "GPU(s)); use CPUPlace()"
-            )
+                f"CUDAPlace({device_id}): this pullback has no CUDA support; use CPUPlace()"
+            ) from None
+        cuda.require_device(device_id)  # one-line RuntimeError naming the reason
         self.device_id = device_id
 
     def get_device_id(self) -> int:

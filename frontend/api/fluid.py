@@ -1,0 +1,68 @@
+"""`paddle.fluid`: the Paddle 1.x static API (`fluid.layers`, `fluid.backward`,
+`fluid.Executor`, ...).  Paddle 1.x was always static: its feed constructors
+(`fluid.data`, `fluid.layers.data`) switch pullback to static mode."""
+
+from __future__ import annotations
+
+from pullback.frontend import framework, initializer, optimizer, param_attr, unique_name
+from pullback.frontend.api import fluid_layers as layers
+from pullback.frontend.api import registry
+from pullback.frontend.core import in_dynamic_mode as in_dygraph_mode
+from pullback.frontend.framework import (
+    Parameter,
+    Program,
+    Variable,
+    default_main_program,
+    default_startup_program,
+    program_guard,
+)
+from pullback.frontend.layers import embedding
+from pullback.frontend.layers import fluid_data as data
+from pullback.frontend.param_attr import ParamAttr
+from pullback.runtime import executor
+from pullback.runtime.executor import CPUPlace, CUDAPlace, Executor, cpu_places, cuda_places
+from pullback.runtime.scope import Scope, global_scope, scope_guard
+
+__path__: list[str] = []  # children (`fluid.layers`, ...) come from the alias finder
+
+registry.load()
+
+
+__getattr__, __dir__ = registry.lazy_attributes(
+    __name__,
+    {
+        "backward": "pullback.frontend.backward",
+        "gradients": "pullback.frontend.backward:gradients",
+        "append_backward": "pullback.frontend.backward:append_backward",
+    },
+)
+
+__all__ = [
+    "CPUPlace",
+    "CUDAPlace",
+    "Executor",
+    "ParamAttr",
+    "Parameter",
+    "Program",
+    "Scope",
+    "Variable",
+    "backward",
+    "cpu_places",
+    "cuda_places",
+    "data",
+    "default_main_program",
+    "default_startup_program",
+    "embedding",
+    "executor",
+    "framework",
+    "global_scope",
+    "gradients",
+    "in_dygraph_mode",
+    "initializer",
+    "layers",
+    "optimizer",
+    "param_attr",
+    "program_guard",
+    "scope_guard",
+    "unique_name",
+]

@@ -1,0 +1,67 @@
+"""The root `paddle` namespace: `paddle.enable_static()`, `paddle.mean`, `paddle.ParamAttr`...
+
+Functions come from the op families' `PADDLE` export lists; eager-mode entry points
+(`paddle.to_tensor`, `paddle.grad`, ...) are looked up in `pullback.frontend.eager`
+on first use.  The sub-namespaces (`paddle.static`, `paddle.fluid`, ...) are
+resolved by the package root (see `pullback.frontend.api.ALIASES`).
+"""
+
+from __future__ import annotations
+
+from pullback.frontend.api import registry
+from pullback.frontend.core import disable_static, enable_static, in_dynamic_mode
+from pullback.frontend.framework import (
+    Program,
+    default_main_program,
+    default_startup_program,
+)
+from pullback.frontend.param_attr import ParamAttr
+from pullback.runtime.executor import CPUPlace, CUDAPlace
+
+registry.load()
+globals().update(registry.paddle())
+
+float32 = "float32"
+float64 = "float64"
+int32 = "int32"
+int64 = "int64"
+bool = "bool"  # noqa: A001 - Paddle's dtype name
+"""Dtypes are spelled by their Paddle names (`dtype=paddle.float32`)."""
+
+
+def seed(value: int) -> None:
+    """Seed parameter initialization: sets the `random_seed` of the default main and
+    startup programs (`paddle.seed`)."""
+    if not isinstance(value, int) or isinstance(value, type(True)) or value < 0:
+        raise ValueError(f"paddle.seed: expected a non-negative int, got {value!r}")
+    default_main_program().random_seed = value
+    default_startup_program().random_seed = value
+
+
+def get_default_dtype() -> str:
+    """The default floating-point dtype (always float32 in pullback)."""
+    return "float32"
+
+
+__getattr__, __dir__ = registry.lazy_attributes(
+    __name__,
+    {
+        "to_tensor": "pullback.frontend.eager:to_tensor",
+        "Tensor": "pullback.frontend.eager:Tensor",
+        "grad": "pullback.frontend.eager:grad",
+        "no_grad": "pullback.frontend.eager:no_grad",
+    },
+)
+
+__all__ = [
+    "CPUPlace",
+    "CUDAPlace",
+    "ParamAttr",
+    "Program",
+    "disable_static",
+    "enable_static",
+    "get_default_dtype",
+    "in_dynamic_mode",
+    "seed",
+    *registry.paddle(),
+]

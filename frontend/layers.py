@@ -1,0 +1,523 @@
+"""Static-graph layers: feeds (`data`), parameters, `fc`, `embedding`, `conv2d`.
+
+Names follow Paddle's `LayerHelper` exactly, because users fetch and feed by name:
+a layer call takes a base name (`fc_0`, or the `name` argument), its parameters are
+`<base>.w_<k>` / `<base>.b_<k>`, and its op outputs `<base>.tmp_<k>` in order
+(`fc_0.tmp_0` the product, `fc_0.tmp_1` after the bias, `fc_0.tmp_2` after the
+activation).
+
+A parameter is a `pd.parameter` op in the main program plus an initializer op of the
+same name in the startup program.  Each layer comes in Paddle 2.x spelling
+(`paddle.static.nn.fc(x, size, weight_attr=..., activation=...)`) and Paddle 1.x
+spelling (`fluid.layers.fc(input, size, param_attr=..., act=...)`); both share one
+implementation.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from pullback.dialects import pd
+from pullback.frontend import core, unique_name
+from pullback.frontend.framework import (
+    Parameter,
+    Variable,
+    default_main_program,
+    default_startup_program,
+)
+from pullback.frontend.initializer import Constant, Initializer, Normal, Xavier
+from pullback.frontend.param_attr import ParamAttr
+
+# --------------------------------------------------------------------------- checks
+
+
+def require_static(api: str) -> None:
+    """Raise RuntimeError unless static-graph mode is on."""
+    if core.in_dynamic_mode():
+        raise RuntimeError(
+            f"{api} builds a static program: call paddle.enable_static() first"
+        )
+
+
+def normalize_dtype(dtype: Any, api: str) -> str:
+    """Paddle's dtype name of `dtype` ('float32', np.float32, np.dtype('int64'), ...)."""
+    if isinstance(dtype, str):
+        name = dtype.replace("paddle.", "")
+    else:
+        try:
+            name = np.dtype(dtype).name
+        except TypeError:
+            name = str(dtype).replace("paddle.", "")
+    try:
+        pd.dtype_from_name(name)
+    except ValueError as e:
+        raise TypeError(f"{api}: {e}") from None
+    return name
+
+
+def _check_variable(api: str, arg: str, x: Any) -> Variable:
+    if not isinstance(x, Variable):
+        raise TypeError(f"{api}: '{arg}' must be a Variable, got {type(x).__name__}")
+    return x
+
+
+def _check_positive_int(api: str, arg: str, v: Any) -> int:
+    if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v <= 0:
+        raise ValueError(f"{api}: '{arg}' must be a positive int, got {v!r}")
+    return int(v)
+
+
+def _int_pair(api: str, arg: str, v: Any) -> list[int]:
+    """An int or a pair of ints as `[a, b]`."""
+    vs = [v, v] if isinstance(v, (int, np.integer)) else list(v)
+    if len(vs) != 2 or not all(isinstance(a, (int, np.integer)) for a in vs):
+        raise ValueError(f"{api}: '{arg}' must be an int or a pair of ints, got {v!r}")
+    return [int(a) for a in vs]
+
+
+# ----------------------------------------------------------------------------- feeds
+
+
+def _add_data(api: str, name: str, shape: Sequence[int | None], dtype: str) -> Variable:
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"{api}: name must be a non-empty str, got {name!r}")
+    if not isinstance(shape, (list, tuple)):
+        raise TypeError(f"{api}: shape must be a list or tuple, got {type(shape).__name__}")
+    for d in shape:
+        if d is not None and (not isinstance(d, (int, np.integer)) or isinstance(d, bool)):
+            raise TypeError(f"{api}: shape entries must be ints or None, got {shape!r}")
+        if d is not None and d < -1:
+            raise ValueError(f"{api}: invalid dimension {d} in shape {list(shape)}")
+    dims = [-1 if d is None else int(d) for d in shape]
+    block = default_main_program().global_block()
+    if block.has_var(name):
+        existing = block.var(name)
+        if existing.shape == dims and existing.dtype == dtype and isinstance(
+            existing.value.owner, pd.DataOp
+        ):
+            return existing
+        raise ValueError(
+            f"{api}: a variable named '{name}' already exists in the program "
+            f"(shape {existing.shape}, {existing.dtype})"
+        )
+    op = block.append(pd.DataOp.make(name, dims, dtype))
+    return block.wrap(op.out)
+
+
+def data(name: str, shape: Sequence[int | None], dtype: Any = None, lod_level: int = 0) -> Variable:
+    """A feed variable (`paddle.static.data`, `fluid.data`); `None`/`-1` dimensions
+    are dynamic.  `dtype` defaults to float32.  The shape is used as given (no batch
+    dimension is added) and the executor checks fed arrays against it."""
+    require_static("paddle.static.data")
+    dt = normalize_dtype(dtype if dtype is not None else "float32", "paddle.static.data")
+    return _add_data("paddle.static.data", name, shape, dt)
+
+
+def fluid_data(name: str, shape: Sequence[int | None], dtype: Any = "float32", lod_level: int = 0) -> Variable:
+    """`fluid.data`: `paddle.static.data` of Paddle 1.x, where static mode is the default
+    (calling it switches to static mode)."""
+    core.enable_static()
+    return data(name, shape, dtype, lod_level)
+
+
+def legacy_data(
+    name: str,
+    shape: Sequence[int | None],
+    append_batch_size: bool = True,
+    dtype: Any = "float32",
+    lod_level: int = 0,
+    type: Any = None,
+    stop_gradient: bool = True,
+) -> Variable:
+    """`fluid.layers.data`: a feed whose shape gets a leading `-1` batch dimension
+    unless `append_batch_size=False` or the shape already has a dynamic dimension.
+
+    Paddle 1.x programs are static: calling it switches to static mode.
+    """
+    core.enable_static()
+    dims = list(shape)
+    if any(d is None or d < 0 for d in dims):
+        append_batch_size = False
+    if append_batch_size:
+        dims = [-1, *dims]
+    dt = normalize_dtype(dtype, "fluid.layers.data")
+    var = _add_data("fluid.layers.data", name, dims, dt)
+    var.stop_gradient = bool(stop_gradient)
+    return var
+
+
+# ------------------------------------------------------------------------ parameters
+
+
+def add_parameter(
+    name: str,
+    shape: Sequence[int],
+    dtype: str,
+    attr: ParamAttr,
+    default_initializer: Initializer,
+) -> Parameter:
+    """The parameter `name` of the default main program, created if absent.
+
+    A new parameter gets its initializer (`attr.initializer` or
+    `default_initializer`) in the default startup program.  An existing one is
+    reused (shared weights) when its shape and dtype match; ValueError otherwise.
+    """
+    main = default_main_program()
+    block = main.global_block()
+    shape = [int(d) for d in shape]
+    if any(d <= 0 for d in shape):
+        raise ValueError(f"parameter '{name}' needs a static positive shape, got {shape}")
+    existing = main._lookup(name)
+    if existing is not None:
+        var = block.wrap(existing)
+        if not isinstance(existing.owner, pd.ParameterOp) or var.shape != shape or var.dtype != dtype:
+            raise ValueError(
+                f"parameter '{name}' already exists with shape {var.shape} and dtype "
+                f"{var.dtype}; cannot reuse it as shape {shape}, {dtype}"
+            )
+        return var  # type: ignore[return-value]
+    op = block.append(pd.ParameterOp.make(name, shape, dtype, trainable=attr.trainable))
+    init = attr.initializer or default_initializer
+    init.initialize(name, shape, dtype, default_startup_program())
+    param = block.wrap(op.out)
+    assert isinstance(param, Parameter)
+    param.optimize_attr = {"learning_rate": attr.learning_rate}  # type: ignore[attr-defined]
+    param.regularizer = attr.regularizer  # type: ignore[attr-defined]
+    return param
+
+
+def create_parameter_var(
+    base: str,
+    suffix: str,
+    shape: Sequence[int],
+    dtype: str,
+    attr: ParamAttr,
+    default_initializer: Initializer,
+) -> Parameter:
+    """A layer's parameter: named `attr.name`, else `<base>.<suffix>_<k>` (see
+    `add_parameter`)."""
+    name = attr.name or unique_name.generate(f"{base}.{suffix}")
+    return add_parameter(name, shape, dtype, attr, default_initializer)
+
+
+def create_parameter(
+    shape: Sequence[int],
+    dtype: Any,
+    name: str | None = None,
+    attr: Any = None,
+    is_bias: bool = False,
+    default_initializer: Initializer | None = None,
+) -> Parameter:
+    """A free-standing parameter (`paddle.static.create_parameter`,
+    `fluid.layers.create_parameter`); default initializer: zeros for a bias,
+    Xavier otherwise."""
+    require_static("create_parameter")
+    pattr = ParamAttr._to_attr(attr)
+    if pattr is False:
+        raise ValueError("create_parameter: attr=False makes no parameter")
+    if name is not None and pattr.name is None:
+        pattr.name = name
+    dt = normalize_dtype(dtype, "create_parameter")
+    init = default_initializer or (Constant(0.0) if is_bias else Xavier())
+    base = unique_name.generate("create_parameter")
+    return create_parameter_var(base, "b" if is_bias else "w", shape, dt, pattr, init)
+
+
+def create_global_var(
+    shape: Sequence[int],
+    value: float,
+    dtype: Any,
+    persistable: bool = False,
+    force_cpu: bool = False,
+    name: str | None = None,
+) -> Variable:
+    """A non-trainable persistable variable filled with `value` at startup
+    (`paddle.static.create_global_var`)."""
+    require_static("create_global_var")
+    dt = normalize_dtype(dtype, "create_global_var")
+    name = name or unique_name.generate("global_var")
+    return add_parameter(name, shape, dt, ParamAttr(trainable=False), Constant(value))
+
+
+# -------------------------------------------------------------------------- helpers
+
+
+def _activation(x: Variable, act: str | None, base: str, api: str) -> Variable:
+    """Apply the activation called `act` (any Paddle activation function), naming
+    its output `<base>.tmp_<k>`."""
+    if act is None:
+        return x
+    fn = _activation_fn(act)
+    if fn is None:
+        raise ValueError(f"{api}: unknown activation '{act}'")
+    return fn(x, name=base)
+
+
+def _activation_fn(act: str) -> Callable[..., Variable] | None:
+    from pullback.frontend.api import registry
+
+    return registry.functional().get(act) or registry.fluid_layers().get(act)
+
+
+def _add_bias(x: Variable, bias: Parameter, axis: int, base: str) -> Variable:
+    return core.apply(pd.ElementwiseAddOp, [x, bias], prefix="elementwise_add", name=base, axis=axis)
+
+
+# ------------------------------------------------------------------------------- fc
+
+
+def _fc(
+    api: str,
+    xs: Variable | Sequence[Variable],
+    size: int,
+    num_flatten_dims: int,
+    weight_attr: Any,
+    bias_attr: Any,
+    activation: str | None,
+    name: str | None,
+) -> Variable:
+    require_static(api)
+    inputs = list(xs) if isinstance(xs, (list, tuple)) else [xs]
+    if not inputs:
+        raise ValueError(f"{api}: needs at least one input")
+    for i, x in enumerate(inputs):
+        _check_variable(api, f"input[{i}]" if len(inputs) > 1 else "input", x)
+    size = _check_positive_int(api, "size", size)
+    base = name or unique_name.generate("fc")
+    w_attrs = weight_attr if isinstance(weight_attr, (list, tuple)) else [weight_attr] * len(inputs)
+    if len(w_attrs) != len(inputs):
+        raise ValueError(f"{api}: {len(w_attrs)} weight attributes for {len(inputs)} inputs")
+    products = []
+    for x, wa in zip(inputs, w_attrs):
+        rank = len(x.shape)
+        if not 1 <= num_flatten_dims < rank:
+            raise ValueError(
+                f"{api}: num_flatten_dims must be in [1, {rank - 1}] for input '{x.name}' "
+                f"of shape {x.shape}, got {num_flatten_dims}"
+            )
+        inner = x.shape[num_flatten_dims:]
+        if any(d < 0 for d in inner):
+            raise ValueError(
+                f"{api}: the dimensions of '{x.name}' after num_flatten_dims "
+                f"({inner}) must be static"
+            )
+        k = math.prod(inner)
+        attr = ParamAttr._to_attr(wa)
+        if attr is False:
+            raise ValueError(f"{api}: the weight cannot be disabled (weight_attr=False)")
+        w = create_parameter_var(base, "w", [k, size], x.dtype, attr, Xavier())
+        if num_flatten_dims != rank - 1:
+            # Paddle's `mul` flattens x to 2-D internally; here it is an explicit reshape.
+            keep = [0] * num_flatten_dims
+            x = core.apply(
+                pd.ReshapeOp, [x], prefix="reshape",
+                out_names=[unique_name.generate(f"{base}.flatten")], shape=[*keep, k],
+            )
+        products.append(core.apply(pd.MatmulOp, [x, w], prefix="matmul", name=base))
+    if len(products) > 1:
+        out = core.apply(pd.SumOp, products, prefix="sum", name=base)
+    else:
+        out = products[0]
+    battr = ParamAttr._to_attr(bias_attr)
+    if battr is not False:
+        b = create_parameter_var(base, "b", [size], out.dtype, battr, Constant(0.0))
+        out = _add_bias(out, b, num_flatten_dims, base)
+    return _activation(out, activation, base, api)
+
+
+def fc(
+    x: Variable | Sequence[Variable],
+    size: int,
+    num_flatten_dims: int = 1,
+    weight_attr: Any = None,
+    bias_attr: Any = None,
+    activation: str | None = None,
+    name: str | None = None,
+) -> Variable:
+    """Fully connected layer (`paddle.static.nn.fc`): `act(flatten(x) @ w + b)`.
+
+    The first `num_flatten_dims` dimensions of `x` are kept, the rest flattened into
+    the weight's rows.  A list `x` gets one weight per input and the products summed.
+    Parameters: `<name>.w_0` (Xavier uniform), `<name>.b_0` (zeros; `bias_attr=False`
+    for none).
+    """
+    return _fc("paddle.static.nn.fc", x, size, num_flatten_dims, weight_attr, bias_attr, activation, name)
+
+
+def fluid_fc(
+    input: Variable | Sequence[Variable],
+    size: int,
+    num_flatten_dims: int = 1,
+    param_attr: Any = None,
+    bias_attr: Any = None,
+    act: str | None = None,
+    name: str | None = None,
+) -> Variable:
+    """`fluid.layers.fc`: the fully connected layer with Paddle 1.x argument names."""
+    return _fc("fluid.layers.fc", input, size, num_flatten_dims, param_attr, bias_attr, act, name)
+
+
+# ------------------------------------------------------------------------ embedding
+
+
+def _embedding(
+    api: str,
+    ids: Variable,
+    size: Sequence[int],
+    padding_idx: int | None,
+    param_attr: Any,
+    dtype: Any,
+    legacy: bool,
+) -> Variable:
+    require_static(api)
+    _check_variable(api, "input", ids)
+    if ids.dtype not in ("int32", "int64"):
+        raise TypeError(f"{api}: input must be int32 or int64 ids, got {ids.dtype}")
+    if not isinstance(size, (list, tuple)) or len(size) != 2:
+        raise ValueError(f"{api}: size must be [vocab_size, emb_dim], got {size!r}")
+    rows = _check_positive_int(api, "size[0]", size[0])
+    dim = _check_positive_int(api, "size[1]", size[1])
+    if padding_idx is not None and not -rows <= padding_idx < rows:
+        raise ValueError(f"{api}: padding_idx {padding_idx} is out of range for {rows} rows")
+    dt = normalize_dtype(dtype, api)
+    attr = ParamAttr._to_attr(param_attr)
+    if attr is False:
+        raise ValueError(f"{api}: the embedding table cannot be disabled (param_attr=False)")
+    base = unique_name.generate("embedding")
+    w = create_parameter_var(base, "w", [rows, dim], dt, attr, Xavier())
+    if legacy:
+        # Paddle 1.x `lookup_table`: ids end in a dimension of 1, which the result drops.
+        if not ids.shape or ids.shape[-1] != 1:
+            raise ValueError(
+                f"{api}: the last dimension of input must be 1 (ids of shape [..., 1]), "
+                f"got shape {ids.shape}"
+            )
+        ids = core.apply(
+            pd.SqueezeOp, [ids], prefix="squeeze",
+            out_names=[unique_name.generate(f"{base}.ids")], axes=[len(ids.shape) - 1],
+        )
+    props = {} if padding_idx is None else {"padding_idx": int(padding_idx)}
+    return core.apply(pd.LookupTableOp, [ids, w], prefix="lookup_table", name=base, **props)
+
+
+def embedding(
+    input: Variable,
+    size: Sequence[int],
+    is_sparse: bool = False,
+    is_distributed: bool = False,
+    padding_idx: int | None = None,
+    param_attr: Any = None,
+    dtype: Any = "float32",
+) -> Variable:
+    """Embedding lookup (`paddle.static.nn.embedding`): ids of any shape give
+    `ids.shape + [size[1]]`.  Table `embedding_<k>.w_0` of shape `size` (Xavier)."""
+    return _embedding("paddle.static.nn.embedding", input, size, padding_idx, param_attr, dtype, legacy=False)
+
+
+def fluid_embedding(
+    input: Variable,
+    size: Sequence[int],
+    is_sparse: bool = False,
+    is_distributed: bool = False,
+    padding_idx: int | None = None,
+    param_attr: Any = None,
+    dtype: Any = "float32",
+) -> Variable:
+    """`fluid.layers.embedding`: ids of shape `[..., 1]` give `[..., size[1]]`."""
+    return _embedding("fluid.layers.embedding", input, size, padding_idx, param_attr, dtype, legacy=True)
+
+
+# --------------------------------------------------------------------------- conv2d
+
+
+def _conv_padding(api: str, padding: Any) -> tuple[list[int], str]:
+    """Paddle's conv padding forms as (paddings, padding_algorithm)."""
+    if isinstance(padding, str):
+        algo = padding.upper()
+        if algo not in ("SAME", "VALID"):
+            raise ValueError(f"{api}: padding must be 'SAME', 'VALID' or ints, got {padding!r}")
+        return [0, 0], algo
+    if isinstance(padding, (int, np.integer)):
+        return [int(padding)] * 2, "EXPLICIT"
+    pads = list(padding)
+    if len(pads) in (2, 4) and all(isinstance(p, (int, np.integer)) for p in pads):
+        return [int(p) for p in pads], "EXPLICIT"
+    raise ValueError(f"{api}: padding must be an int, 2 or 4 ints, 'SAME' or 'VALID', got {padding!r}")
+
+
+def conv2d(
+    input: Variable,
+    num_filters: int,
+    filter_size: int | Sequence[int],
+    stride: int | Sequence[int] = 1,
+    padding: Any = 0,
+    dilation: int | Sequence[int] = 1,
+    groups: int | None = None,
+    param_attr: Any = None,
+    bias_attr: Any = None,
+    use_cudnn: bool = True,
+    act: str | None = None,
+    name: str | None = None,
+    data_format: str = "NCHW",
+) -> Variable:
+    """2-D convolution layer (`paddle.static.nn.conv2d`, `fluid.layers.conv2d`) on NCHW
+    input.  Filter `conv2d_<k>.w_0` of shape `[num_filters, C/groups, kh, kw]` (normal,
+    std `sqrt(2 / (kh*kw*C))`), bias `conv2d_<k>.b_0` of shape `[num_filters]`."""
+    api = "conv2d"
+    require_static(api)
+    _check_variable(api, "input", input)
+    if data_format != "NCHW":
+        raise ValueError(f"{api}: only data_format='NCHW' is supported, got {data_format!r}")
+    if len(input.shape) != 4:
+        raise ValueError(f"{api}: input must be 4-D (NCHW), got shape {input.shape}")
+    channels = input.shape[1]
+    if channels < 0:
+        raise ValueError(f"{api}: the channel dimension of input must be static, got {input.shape}")
+    num_filters = _check_positive_int(api, "num_filters", num_filters)
+    groups = 1 if groups is None else _check_positive_int(api, "groups", groups)
+    if channels % groups or num_filters % groups:
+        raise ValueError(
+            f"{api}: channels ({channels}) and num_filters ({num_filters}) must be "
+            f"divisible by groups ({groups})"
+        )
+    kh, kw = _int_pair(api, "filter_size", filter_size)
+    paddings, algorithm = _conv_padding(api, padding)
+    base = name or unique_name.generate("conv2d")
+    attr = ParamAttr._to_attr(param_attr)
+    if attr is False:
+        raise ValueError(f"{api}: the filter cannot be disabled (param_attr=False)")
+    std = (2.0 / (kh * kw * channels)) ** 0.5
+    w = create_parameter_var(
+        base, "w", [num_filters, channels // groups, kh, kw], input.dtype, attr, Normal(0.0, std)
+    )
+    out = core.apply(
+        pd.Conv2DOp, [input, w], prefix="conv2d", name=base,
+        strides=_int_pair(api, "stride", stride), paddings=paddings,
+        dilations=_int_pair(api, "dilation", dilation), groups=groups,
+        padding_algorithm=algorithm,
+    )
+    battr = ParamAttr._to_attr(bias_attr)
+    if battr is not False:
+        b = create_parameter_var(base, "b", [num_filters], out.dtype, battr, Constant(0.0))
+        out = _add_bias(out, b, 1, base)
+    return _activation(out, act, base, api)
+
+
+__all__ = [
+    "add_parameter",
+    "conv2d",
+    "create_global_var",
+    "create_parameter",
+    "data",
+    "embedding",
+    "fc",
+    "fluid_data",
+    "fluid_embedding",
+    "fluid_fc",
+    "legacy_data",
+]
+
