@@ -1,0 +1,48 @@
+"""Lowering of `pd` programs to native code: linalg, loops, the `llvm` dialect, LLVM IR.
+
+`LOWERING_PASSES` and `LOWERING_TARGETS` map command-line names to (lazily imported)
+pass and target classes; `pullback-opt` registers them.  The CPU pipeline is
+`pipeline.CPU_PIPELINE`; docs/lowering.md describes each step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.passes import ModulePass
+from xdsl.utils.target import Target
+
+
+def _pass(module: str, cls: str) -> Callable[[], type[ModulePass]]:
+    def load() -> type[ModulePass]:
+        import importlib
+
+        return getattr(importlib.import_module(f"pullback.lowering.{module}"), cls)
+
+    return load
+
+
+LOWERING_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    "convert-pd-to-linalg": _pass("convert_pd_to_linalg", "ConvertPdToLinalgPass"),
+    "convert-linalg-to-blas": _pass("convert_linalg_to_blas", "ConvertLinalgToBlasPass"),
+    "math-polynomial-approximation": _pass("math_polynomial_approximation", "MathPolynomialApproximationPass"),
+    "finalize-memref-to-llvm": _pass("finalize_memref_to_llvm", "FinalizeMemRefToLLVMPass"),
+    "convert-math-to-llvm": _pass("convert_math_to_llvm", "ConvertMathToLLVMPass"),
+    "convert-arith-to-llvm": _pass("convert_arith_to_llvm", "ConvertArithToLLVMPass"),
+    "convert-cf-to-llvm": _pass("convert_cf_to_llvm", "ConvertCfToLLVMPass"),
+    "convert-func-to-llvm": _pass("convert_func_to_llvm", "ConvertFuncToLLVMPass"),
+}
+"""Our passes by command-line name (xDSL provides convert-linalg-to-loops,
+convert-scf-to-cf and reconcile-unrealized-casts)."""
+
+
+def _llvm_target() -> type[Target]:
+    from pullback.lowering.llvm_target import LLVMTarget
+
+    return LLVMTarget
+
+
+LOWERING_TARGETS: dict[str, Callable[[], type[Target]]] = {"llvm": _llvm_target}
+"""Output targets by `-t` name."""
+
+__all__ = ["LOWERING_PASSES", "LOWERING_TARGETS"]

@@ -1,0 +1,153 @@
+"""`math-polynomial-approximation`: `exp`, `log` and `tanh` on f32 become inline
+polynomials (the Cephes approximations MLIR's pass of the same name also uses).
+
+Why: LLVM vectorizes straight-line arithmetic, but a call to `expf` stays a scalar
+libm call per element.  With these expansions an elementwise chain of `tanh`,
+`sigmoid`, `exp`... vectorizes with the rest of its loop.  Accuracy is a few ulp over
+the whole f32 range (inputs below the smallest normal float give 0 for `exp`).
+f64 keeps the exact libm functions (`convert-math-to-llvm`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.builder import Builder
+from xdsl.context import Context
+from xdsl.dialects import arith
+from xdsl.dialects import math as xmath
+from xdsl.dialects.builtin import Float32Type, FloatAttr, IntegerAttr, ModuleOp, f32, i32
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+
+_F = arith.FastMathFlagsAttr(["contract"])
+
+
+@dataclass
+class _Emit:
+    """Tiny f32 expression builder over a rewriter's insertion point."""
+
+    r: PatternRewriter
+
+    def op(self, op: Operation) -> SSAValue:
+        self.r.insert_op(op)
+        return op.results[0]
+
+    def c(self, v: float) -> SSAValue:
+        return self.op(arith.ConstantOp(FloatAttr(v, f32)))
+
+    def ci(self, v: int) -> SSAValue:
+        return self.op(arith.ConstantOp(IntegerAttr(v, i32)))
+
+    def add(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.op(arith.AddfOp(a, b, _F))
+
+    def sub(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.op(arith.SubfOp(a, b, _F))
+
+    def mul(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.op(arith.MulfOp(a, b, _F))
+
+    def div(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.op(arith.DivfOp(a, b, _F))
+
+    def poly(self, x: SSAValue, coeffs: Sequence[float]) -> SSAValue:
+        """Horner evaluation, highest coefficient first."""
+        acc = self.c(coeffs[0])
+        for k in coeffs[1:]:
+            acc = self.add(self.mul(acc, x), self.c(k))
+        return acc
+
+    def clamp(self, x: SSAValue, lo: float, hi: float) -> SSAValue:
+        return self.op(arith.MinimumfOp(self.op(arith.MaximumfOp(x, self.c(lo))), self.c(hi)))
+
+    def select(self, c: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.op(arith.SelectOp(c, a, b))
+
+    def cmp(self, pred: str, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.op(arith.CmpfOp(a, b, pred))
+
+
+def expand_exp(e: _Emit, x: SSAValue) -> SSAValue:
+    """Cephes `expf`: 2^n * p(r) with x = n ln2 + r, |r| <= ln2 / 2."""
+    x = e.clamp(x, -87.33654, 88.72283)
+    n = e.op(xmath.FloorOp(e.add(e.mul(x, e.c(1.44269504088896341)), e.c(0.5))))
+    r = e.sub(e.sub(x, e.mul(n, e.c(0.693359375))), e.mul(n, e.c(-2.12194440e-4)))
+    p = e.poly(r, [1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1])
+    p = e.add(e.add(e.mul(e.mul(p, r), r), r), e.c(1.0))
+    # 2^n built from its exponent bits; n in [-126, 128) after the clamp (n = 128
+    # only for the very top of the range: split it as 2 * 2^(n-1)).
+    ni = e.op(arith.FPToSIOp(n, i32))
+    ni = e.op(arith.SubiOp(ni, e.ci(1)))
+    bits = e.op(arith.ShLIOp(e.op(arith.AddiOp(ni, e.ci(127))), e.ci(23)))
+    scale = e.op(arith.BitcastOp(bits, f32))
+    return e.mul(e.mul(p, scale), e.c(2.0))
+
+
+def expand_log(e: _Emit, x: SSAValue) -> SSAValue:
+    """Cephes `logf`: split x = m * 2^k with m in [sqrt(1/2), sqrt(2)), polynomial in m - 1."""
+    bits = e.op(arith.BitcastOp(x, i32))
+    k = e.op(arith.SubiOp(e.op(arith.ShRUIOp(bits, e.ci(23))), e.ci(126)))
+    mbits = e.op(arith.OrIOp(e.op(arith.AndIOp(bits, e.ci(0x007FFFFF))), e.ci(0x3F000000)))
+    m = e.op(arith.BitcastOp(mbits, f32))  # in [0.5, 1)
+    kf = e.op(arith.SIToFPOp(k, f32))
+    small = e.cmp("olt", m, e.c(0.707106781186547524))
+    kf = e.select(small, e.sub(kf, e.c(1.0)), kf)
+    m = e.select(small, e.sub(e.add(m, m), e.c(1.0)), e.sub(m, e.c(1.0)))
+    z = e.mul(m, m)
+    y = e.poly(m, [7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1,
+                   1.4249322787e-1, -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1,
+                   3.3333331174e-1])
+    y = e.mul(e.mul(y, m), z)
+    y = e.add(y, e.mul(kf, e.c(-2.12194440e-4)))
+    y = e.sub(y, e.mul(z, e.c(0.5)))
+    res = e.add(e.add(m, y), e.mul(kf, e.c(0.693359375)))
+    # Special cases as libm: log(0) = -inf, log(x < 0) = nan, log(inf) = inf, nan -> nan.
+    res = e.select(e.cmp("oeq", x, e.c(float("inf"))), x, res)
+    res = e.select(e.cmp("oeq", x, e.c(0.0)), e.c(float("-inf")), res)
+    return e.select(e.cmp("ult", x, e.c(0.0)), e.c(float("nan")), res)
+
+
+def expand_tanh(e: _Emit, x: SSAValue) -> SSAValue:
+    """Cephes `tanhf`: an odd polynomial near 0, `1 - 2 / (exp(2|x|) + 1)` elsewhere."""
+    ax = e.op(xmath.AbsFOp(x))
+    z = e.mul(x, x)
+    near = e.poly(z, [-5.70498872745e-3, 2.06390887954e-2, -5.37397155531e-2, 1.33314422036e-1, -3.33332819422e-1])
+    near = e.add(e.mul(e.mul(near, z), x), x)
+    ex = expand_exp(e, e.add(ax, ax))
+    far = e.sub(e.c(1.0), e.div(e.c(2.0), e.add(ex, e.c(1.0))))
+    far = e.op(xmath.CopySignOp(far, x))
+    return e.select(e.cmp("olt", ax, e.c(0.625)), near, far)
+
+
+_EXPANSIONS = {xmath.ExpOp: expand_exp, xmath.LogOp: expand_log, xmath.TanhOp: expand_tanh}
+
+
+class ExpandF32Math(RewritePattern):
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        fn = _EXPANSIONS.get(type(op))  # type: ignore[arg-type]
+        if fn is None or not isinstance(op.results[0].type, Float32Type):
+            return
+        e = _Emit(rewriter)
+        rewriter.replace_op(op, [], [fn(e, op.operands[0])])
+
+
+@dataclass(frozen=True)
+class MathPolynomialApproximationPass(ModulePass):
+    """Expand f32 `math.exp`/`math.log`/`math.tanh` into vectorizable arithmetic."""
+
+    name = "math-polynomial-approximation"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(GreedyRewritePatternApplier([ExpandF32Math()]), apply_recursively=False).rewrite_module(op)
+
+
+_ = (Builder, op_type_rewrite_pattern)

@@ -1,0 +1,67 @@
+"""The CPU lowering pipeline, from a `pd` program to LLVM IR.
+
+`CPU_PIPELINE` is the pass list `pullback-opt -p` accepts; `lower_to_llvm` runs it
+on a module and converts the result to an llvmlite module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import llvmlite.ir as lir
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.transforms.convert_linalg_to_loops import ConvertLinalgToLoopsPass
+from xdsl.transforms.convert_scf_to_cf import ConvertScfToCf
+from xdsl.transforms.lower_affine import LowerAffinePass
+from xdsl.transforms.reconcile_unrealized_casts import ReconcileUnrealizedCastsPass
+
+from pullback.lowering.convert_arith_to_llvm import ConvertArithToLLVMPass
+from pullback.lowering.convert_cf_to_llvm import ConvertCfToLLVMPass
+from pullback.lowering.convert_func_to_llvm import ConvertFuncToLLVMPass
+from pullback.lowering.convert_linalg_to_blas import ConvertLinalgToBlasPass
+from pullback.lowering.convert_math_to_llvm import ConvertMathToLLVMPass
+from pullback.lowering.convert_pd_to_linalg import ConvertPdToLinalgPass
+from pullback.lowering.finalize_memref_to_llvm import FinalizeMemRefToLLVMPass
+from pullback.lowering.math_polynomial_approximation import MathPolynomialApproximationPass
+
+
+def loop_passes(blas: bool = True) -> list[ModulePass]:
+    """From linalg on memrefs to LLVM-dialect loops."""
+    return [
+        *([ConvertLinalgToBlasPass()] if blas else []),
+        ConvertLinalgToLoopsPass(),
+        LowerAffinePass(),
+        MathPolynomialApproximationPass(),
+        ConvertScfToCf(),
+        FinalizeMemRefToLLVMPass(),
+        ConvertMathToLLVMPass(),
+        ConvertArithToLLVMPass(),
+        ConvertCfToLLVMPass(),
+        ConvertFuncToLLVMPass(),
+        ReconcileUnrealizedCastsPass(),
+    ]
+
+
+def cpu_passes(blas: bool = True) -> list[ModulePass]:
+    """The whole pipeline, `pd` to the `llvm` dialect."""
+    return [ConvertPdToLinalgPass(), *loop_passes(blas)]
+
+
+CPU_PIPELINE = ",".join(p.name for p in cpu_passes())
+"""`pullback-opt -p` spelling of the CPU pipeline."""
+
+
+def run_passes(module: ModuleOp, passes: Sequence[ModulePass], ctx: Context | None = None) -> None:
+    """Apply passes in order (in place)."""
+    ctx = ctx or Context(allow_unregistered=True)
+    for p in passes:
+        p.apply(ctx, module)
+
+
+def to_llvmlite(module: ModuleOp) -> lir.Module:
+    """Convert an `llvm`-dialect module to llvmlite IR (xDSL's converter)."""
+    from xdsl.backend.llvm.convert import convert_module
+
+    return convert_module(module, fallback_target_triple=None)

@@ -1,0 +1,83 @@
+"""Concrete shapes of a program for given feed shapes, and the run-time checks the
+compiled code relies on.
+
+The compiled code trusts its `index` arguments: a feed of the wrong shape would make
+it read or write out of bounds.  `plan_shapes` runs every op's typing rule on the
+concrete feed shapes (the same `infer` the verifier uses), which rejects any shape
+the op does not accept, and checks what the lowering assumes beyond typing: a
+dynamic dimension is never broadcast at run time.  The runtime calls it (cached per
+feed shapes) before every call into native code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import SSAValue
+from xdsl.utils.exceptions import VerifyException
+
+from pullback.dialects import pd
+from pullback.dialects.pd.base import DYN, fmt_shape, shape_of
+from pullback.lowering.convert_pd_to_linalg import Program
+from pullback.lowering.scalar import ELEMENTWISE
+
+
+class ShapeError(ValueError):
+    """A feed shape the program (or its compiled form) cannot run with."""
+
+
+def plan_shapes(prog: Program, feed_shapes: Mapping[str, Sequence[int]]) -> dict[SSAValue, tuple[int, ...]]:
+    """Concrete shape of every value of `prog`, or ShapeError naming the op at fault."""
+    shapes: dict[SSAValue, tuple[int, ...]] = {}
+
+    def get(v: SSAValue) -> tuple[int, ...]:
+        return shapes[prog.resolve(v)]
+
+    for op in prog.ops:
+        if isinstance(op, pd.DataOp):
+            name = op.var_name.data
+            declared = shape_of(op.out.type)
+            got = tuple(int(d) for d in feed_shapes[name])
+            if len(got) != len(declared) or any(d != DYN and d != g for d, g in zip(declared, got)):
+                raise ShapeError(
+                    f"feed '{name}' has shape {list(got)}, but the program declares "
+                    f"{fmt_shape(declared)}"
+                )
+            shapes[op.out] = got
+            continue
+        if isinstance(op, pd.ParameterOp):
+            shapes[op.out] = shape_of(op.out.type)
+            continue
+        infer = getattr(type(op), "infer", None)
+        if infer is None:
+            continue
+        types = [TensorType(v.type.get_element_type(), get(v)) for v in op.operands]  # type: ignore[attr-defined]
+        try:
+            results = infer(types, op.py_props())  # type: ignore[attr-defined]
+        except VerifyException as e:
+            raise ShapeError(f"with these feed shapes, {e}") from None
+        for r, t in zip(op.results, results):
+            shapes[r] = tuple(t.get_shape())
+        _check_dynamic_broadcast(op, shapes, get)
+    return shapes
+
+
+def _check_dynamic_broadcast(op, shapes, get) -> None:  # type: ignore[no-untyped-def]
+    """A `?` operand dimension the lowering indexes with a loop must equal that loop's
+    size (it was compiled without knowing whether it would be 1)."""
+    ew = ELEMENTWISE.get(op.name)
+    if ew is None:
+        return
+    out = shapes[op.results[0]]
+    for v, m in zip(op.operands, ew.maps(op)):
+        if m is None:
+            continue
+        static, concrete = shape_of(v.type), get(v)
+        for j, k in enumerate(m):
+            if k is not None and static[j] == DYN and concrete[j] != out[k]:
+                raise ShapeError(
+                    f"'{op.name}': an operand of shape {list(concrete)} would be broadcast "
+                    f"along a dynamic dimension to {list(out)}; compiled code needs equal "
+                    "sizes there (feed consistent batch sizes)"
+                )
