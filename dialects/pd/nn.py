@@ -699,6 +699,8 @@ NN_OPS: list[type[PdOp]] = [
 ]
 
 __all__ = [
+    "ConvWindowOp",
+    "PoolWindowOp",
     "Conv2DFilterGradOp",
     "Conv2DOp",
     "Conv2DTransposeOp",

@@ -1,0 +1,307 @@
+"""VJP rules of the nn ops, all written with `pd` ops so that they differentiate again.
+
+The dedicated gradient ops close under differentiation:
+
+* `lookup_table` <-> `lookup_table_grad` (gather and scatter-add are adjoint);
+* `conv2d(x, w)` is bilinear; its adjoints are `conv2d_transpose` (in x) and
+  `conv2d_filter_grad` (in w), and each of the three differentiates into the others;
+* `pool2d_grad` is linear in the incoming gradient: for average pooling its adjoint
+  is `pool2d` itself. Max pooling's adjoint would gather at the argmax, which no op
+  expresses, so the second derivative of max pooling raises (documented limitation);
+* `dropout` is linear in x for its fixed mask: its VJP is the same dropout.
+
+Convolution gradients need the forward window as explicit paddings: with `SAME`
+padding they need a static spatial size, and the input gradient of a strided
+convolution needs a static input size (its `output_size`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from xdsl.ir import Operation, SSAValue
+
+from pullback.dialects import pd
+from pullback.dialects.pd.base import DYN, shape_of
+from pullback.dialects.pd.nn import explicit_pads, resolve_window
+from pullback.passes.autodiff import AutodiffError
+from pullback.passes.vjp import vjp
+from pullback.passes.vjp.builder import VjpBuilder
+
+Grads = list["SSAValue | None"]
+Out = Sequence["SSAValue | None"]
+
+
+# --------------------------------------------------------------------------- matmul
+
+
+def _matmul_grads(
+    b: VjpBuilder, x: SSAValue, y: SSAValue, g: SSAValue, tx: bool, ty: bool
+) -> tuple[SSAValue, SSAValue]:
+    """Gradients of `matmul(x, y, tx, ty)` for operands of rank >= 2, before the
+    broadcast batch dimensions are summed away."""
+    mm = lambda a, c, ta=False, tc=False: b.emit(  # noqa: E731
+        pd.MatmulOp, a, c, transpose_x=ta, transpose_y=tc
+    )
+    if not tx and not ty:
+        return mm(g, y, tc=True), mm(x, g, ta=True)
+    if tx and not ty:
+        return mm(y, g, tc=True), mm(x, g)
+    if not tx and ty:
+        return mm(g, y), mm(g, x, ta=True)
+    return mm(y, g, ta=True, tc=True), mm(g, x, ta=True, tc=True)
+
+
+@vjp(pd.MatmulOp)
+def matmul_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Out:
+    """Matrix gradients per transpose case; 1-D operands are lifted to matrices
+    (and the gradient squeezed back), broadcast batch dimensions are summed."""
+    (g,) = grads
+    assert g is not None and isinstance(op, pd.MatmulOp)
+    x, y = op.x, op.y
+    xr, yr = len(shape_of(x.type)), len(shape_of(y.type))
+    if xr == 1 and yr == 1:  # a dot product: g is 0-D
+        return b.mul(g, y), b.mul(g, x)
+    tx, ty = op.prop("transpose_x") and xr > 1, op.prop("transpose_y") and yr > 1
+    x2, y2 = x, y
+    if xr == 1:  # [K] -> [1, K]; the result lost the row dimension
+        x2 = b.emit(pd.UnsqueezeOp, x, axes=[0])
+        g = b.emit(pd.UnsqueezeOp, g, axes=[len(shape_of(g.type)) - 1])
+    if yr == 1:  # [K] -> [K, 1]; the result lost the column dimension
+        y2 = b.emit(pd.UnsqueezeOp, y, axes=[1])
+        g = b.emit(pd.UnsqueezeOp, g, axes=[len(shape_of(g.type))])
+    dx, dy = _matmul_grads(b, x2, y2, g, tx, ty)
+    dx, dy = b.unbroadcast(dx, x2), b.unbroadcast(dy, y2)
+    if xr == 1:
+        dx = b.emit(pd.SqueezeOp, dx, axes=[0])
+    if yr == 1:
+        dy = b.emit(pd.SqueezeOp, dy, axes=[1])
+    return dx, dy
+
+
+# ------------------------------------------------------------------------ embedding
+
+
+@vjp(pd.LookupTableOp)
+def lookup_table_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Out:
+    """Scatter-add the gradient rows into the table; ids get none."""
+    (g,) = grads
+    assert g is not None and isinstance(op, pd.LookupTableOp)
+    rows = shape_of(op.w.type)[0]
+    if rows == DYN:
+        raise AutodiffError("'pd.lookup_table': the table gradient needs a static row count")
+    return None, b.emit(
+        pd.LookupTableGradOp, op.ids, g, num_rows=rows, padding_idx=op.prop("padding_idx")
+    )
+
+
+@vjp(pd.LookupTableGradOp)
+def lookup_table_grad_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Out:
+    """Scatter-add is linear in its gradient operand; its adjoint is the gather."""
+    (g,) = grads
+    assert g is not None and isinstance(op, pd.LookupTableGradOp)
+    return None, b.emit(pd.LookupTableOp, op.ids, g, padding_idx=op.prop("padding_idx"))
+
+
+# ---------------------------------------------------------------------- convolution
+
+
+def _explicit_window(op: pd.ConvWindowOp, hw: Sequence[int], khw: Sequence[int]) -> dict[str, Any]:
+    """The op's window with `SAME`/`VALID` resolved for spatial size `hw`:
+    window properties for an `EXPLICIT` op of the same geometry."""
+    algo = op.prop("padding_algorithm")
+    t, bo, l, r = explicit_pads(op.name, op.prop("paddings"))
+    strides, dils = op.prop("strides"), op.prop("dilations")
+    if algo == "SAME" and (DYN in hw or DYN in khw):
+        raise AutodiffError(
+            f"'{op.name}': the gradient of SAME padding needs static spatial sizes, "
+            f"got input {list(hw)} and filter {list(khw)}"
+        )
+    dims = [
+        resolve_window(algo, pads, size, k, s, d)
+        for pads, size, k, s, d in zip([(t, bo), (l, r)], hw, khw, strides, dils)
+    ]
+    return {
+        "strides": strides,
+        "paddings": [dims[0][0], dims[0][1], dims[1][0], dims[1][1]],
+        "dilations": [dims[0][2], dims[1][2]],
+        "groups": op.prop("groups"),
+    }
+
+
+def _spatial(v: SSAValue) -> tuple[int, int]:
+    s = shape_of(v.type)
+    return s[2], s[3]
+
+
+def _conv_input_grad(
+    b: VjpBuilder, op: pd.ConvWindowOp, g: SSAValue, w: SSAValue, like: SSAValue
+) -> SSAValue:
+    """The gradient of `conv2d(like, w)` (op's window) w.r.t. `like`, for output
+    gradient `g`: a transposed convolution back to `like`'s spatial size."""
+    hw = _spatial(like)
+    window = _explicit_window(op, hw, _spatial(w))
+    if DYN in hw and any(s > 1 for s in window["strides"]):
+        raise AutodiffError(
+            f"'{op.name}': the input gradient of a strided convolution needs a static "
+            f"input size, got {list(hw)}"
+        )
+    size = [] if DYN in hw else list(hw)
+    return b.emit(pd.Conv2DTransposeOp, g, w, output_size=size, **window)
+
+
+@vjp(pd.Conv2DOp)
+def conv2d_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Out:
+    """Input: transposed convolution of g; filter: `conv2d_filter_grad(x, g)`."""
+    (g,) = grads
+    assert g is not None and isinstance(op, pd.Conv2DOp)
+    khw = _spatial(op.filter)
+    if DYN in khw:
+        raise AutodiffError("'pd.conv2d': the filter gradient needs a static filter size")
+    dx = _conv_input_grad(b, op, g, op.filter, op.input)
+    # The filter-gradient op resolves SAME from the forward input, as conv2d does.
+    dw = b.emit(pd.Conv2DFilterGradOp, op.input, g, filter_size=list(khw), **_window_props(op))
+    return dx, dw
+
+
+def _window_props(op: pd.ConvWindowOp) -> dict[str, Any]:
+    """The op's window properties, unchanged."""
+    keys = ("strides", "paddings", "dilations", "groups", "padding_algorithm")
+    return {k: op.prop(k) for k in keys}
+
+
+@vjp(pd.Conv2DFilterGradOp)
+def conv2d_filter_grad_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Out:
+    """`dW = F(x, g)` is bilinear: with cotangent `Wb`, d/dx is the input gradient
+    of `conv2d(x, Wb)` for g and d/dg is `conv2d(x, Wb)` itself."""
+    (wb,) = grads
+    assert wb is not None and isinstance(op, pd.Conv2DFilterGradOp)
+    dx = _conv_input_grad(b, op, op.grad, wb, op.input)
+    dg = b.emit(pd.Conv2DOp, op.input, wb, **_window_props(op))
+    return dx, dg
+
+
+@vjp(pd.Conv2DTransposeOp)
+def conv2d_transpose_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Out:
+    """`conv2d_transpose(g, w)` is the adjoint of `conv2d(., w)`: with cotangent yb,
+    d/dg is `conv2d(yb, w)` and d/dw is `conv2d_filter_grad(yb, g)`, in the window
+    this op's paddings resolve to."""
+    (yb,) = grads
+    assert yb is not None and isinstance(op, pd.Conv2DTransposeOp)
+    khw = _spatial(op.filter)
+    if DYN in khw:
+        raise AutodiffError("'pd.conv2d_transpose': the gradient needs a static filter size")
+    window = _explicit_window(op, _spatial(op.input), khw)
+    dg = b.emit(pd.Conv2DOp, yb, op.filter, **window)
+    dw = b.emit(pd.Conv2DFilterGradOp, yb, op.input, filter_size=list(khw), **window)
+    return dg, dw
+
+
+# -------------------------------------------------------------------------- pooling
+
+_POOL_PROPS = (
+    "pooling_type",
+    "ksize",
+    "strides",
+    "paddings",
+    "global_pooling",
+    "ceil_mode",
+    "exclusive",
+    "adaptive",
+    "padding_algorithm",
+)
+
+
+def _pool_props(op: Operation) -> dict[str, Any]:
+    assert isinstance(op, pd.PoolWindowOp)
+    return {k: op.prop(k) for k in _POOL_PROPS}
+
+
+@vjp(pd.Pool2DOp)
+def pool2d_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Out:
+    """`pool2d_grad(x, g)` with the same window."""
+    (g,) = grads
+    assert g is not None and isinstance(op, pd.Pool2DOp)
+    return (b.emit(pd.Pool2DGradOp, op.x, g, **_pool_props(op)),)
+
+
+@vjp(pd.Pool2DGradOp)
+def pool2d_grad_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Out:
+    """Linear in `grad` (no gradient for x: the routing is piecewise constant in x).
+    For average pooling the adjoint of spreading is `pool2d` itself."""
+    (xb,) = grads
+    assert xb is not None and isinstance(op, pd.Pool2DGradOp)
+    if op.prop("pooling_type") == "max":
+        raise AutodiffError(
+            "'pd.pool2d_grad': second derivatives of max pooling are not supported"
+        )
+    return None, b.emit(pd.Pool2DOp, xb, **_pool_props(op))
+
+
+# ------------------------------------------------------------------------ layer norm
+
+
+@vjp(pd.LayerNormOp)
+def layer_norm_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Out:
+    """With `xh = (x - mean) * rstd` over the normalized axes A and `gh = g * scale`:
+
+        dx     = rstd * (gh - mean_A(gh) - xh * mean_A(gh * xh))
+        dscale = sum over the leading axes of g * xh;   dbias = that of g
+
+    recomputing the statistics from x with differentiable `pd` ops."""
+    (g,) = grads
+    assert g is not None and isinstance(op, pd.LayerNormOp)
+    x, params = op.x, list(op.params)
+    shape = shape_of(x.type)
+    begin = op.prop("begin_norm_axis")
+    axes, lead = list(range(begin, len(shape))), list(range(begin))
+
+    def mean(v: SSAValue) -> SSAValue:
+        return b.emit(pd.ReduceMeanOp, v, axis=axes, keepdim=True)
+
+    xc = b.sub(x, mean(x))
+    var = mean(b.mul(xc, xc))
+    rstd = b.emit(pd.PowOp, b.scale(var, 1.0, bias=op.prop("epsilon")), factor=-0.5)
+    xh = b.mul(xc, rstd)
+
+    gh = g
+    if params:
+        gh = b.mul(g, _as_normalized(b, params[0], shape[begin:]))
+    dx = b.mul(rstd, b.sub(b.sub(gh, mean(gh)), b.mul(xh, mean(b.mul(gh, xh)))))
+
+    def param_grad(v: SSAValue, like: SSAValue) -> SSAValue:
+        s = b.emit(pd.ReduceSumOp, v, axis=lead) if lead else v
+        return s if len(axes) == 1 else b.emit(pd.ReshapeAsOp, s, like)
+
+    out: list[SSAValue | None] = [dx]
+    if params:
+        out.append(param_grad(b.mul(g, xh), params[0]))
+    if len(params) == 2:
+        out.append(param_grad(g, params[1]))
+    return out
+
+
+def _as_normalized(b: VjpBuilder, p: SSAValue, dims: Sequence[int]) -> SSAValue:
+    """A 1-D scale reshaped to the normalized dimensions (for broadcasting)."""
+    if len(dims) == 1:
+        return p
+    if DYN in dims:
+        raise AutodiffError(
+            "'pd.layer_norm': the gradient with a scale over several axes needs static "
+            f"normalized dimensions, got {pd.fmt_shape(dims)}"
+        )
+    return b.emit(pd.ReshapeOp, p, shape=list(dims))
+
+
+# --------------------------------------------------------------------------- dropout
+
+
+@vjp(pd.DropoutOp)
+def dropout_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Out:
+    """Linear in x for its fixed mask: the same dropout (same seed) of g."""
+    (g,) = grads
+    assert g is not None and isinstance(op, pd.DropoutOp)
+    props = {k: op.prop(k) for k in ("dropout_prob", "is_test", "seed", "dropout_implementation")}
+    return (b.emit(pd.DropoutOp, g, **props),)
+

@@ -1,0 +1,6 @@
+"""Optimizer updates overwrite state; nothing is differentiated through them."""
+
+from pullback.dialects import pd
+from pullback.passes.vjp import non_differentiable
+
+non_differentiable(pd.SgdOp, pd.MomentumOp, pd.AdamOp)
