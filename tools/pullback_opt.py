@@ -36,6 +36,10 @@ from pullback.universe import get_pd_dialect, pullback_passes
 TOOL = "pullback-opt"
 
 
+class ToolError(Exception):
+    """An error whose message is ready for the user (location included)."""
+
+
 class LocatingParser(Parser):
     """An xDSL parser that remembers where each operation starts in the source."""
 
@@ -50,6 +54,45 @@ class LocatingParser(Parser):
         op = super().parse_operation()
         self.op_spans[op] = Span(tok.start, tok.end, tok.input, self.line_offset)
         return op
+
+
+def verify_ops(module: ModuleOp) -> None:
+    """Verify innermost ops first (as MLIR does).  A VerifyException raised for an op
+    carries that op as its `failed_op` attribute, so callers can locate it."""
+    for op in module.walk(region_first=True):
+        try:
+            op.verify(verify_nested_ops=False)
+        except VerifyException as e:
+            e.failed_op = op  # type: ignore[attr-defined]
+            raise
+    module.verify()
+
+
+def parse_pd_file(path: str, tool: str = TOOL) -> ModuleOp:
+    """Parse and verify a `pd` program file; errors are raised as `ToolError` with a
+    located, ready-to-print message (`tool` prefixes errors that have no location)."""
+    from xdsl.context import Context
+    from xdsl.dialects.builtin import Builtin
+
+    try:
+        with open(path, "rb") as f:
+            source = f.read()
+    except OSError as e:
+        raise ToolError(f"{tool}: error: cannot open '{path}': {e.strerror}") from None
+    ctx = Context()
+    ctx.load_dialect(Builtin)
+    ctx.register_dialect("pd", get_pd_dialect)
+    parser = LocatingParser(ctx, source, path)
+    try:
+        module = parser.parse_module()
+        restore_all_name_hints(module)
+        verify_ops(module)
+    except ParseError as e:
+        raise ToolError(format_error(e.msg, e.span, path)) from None
+    except VerifyException as e:
+        op = getattr(e, "failed_op", None)
+        raise ToolError(format_error(str(e), parser.op_spans.get(op), path)) from None
+    return module
 
 
 def restore_all_name_hints(module: ModuleOp) -> None:
@@ -83,7 +126,6 @@ class PullbackOptMain(xDSLOptMain):
     def __init__(self, args: Sequence[str] | None = None) -> None:
         self._line_offset = 0
         self._spans: dict[Operation, Span[str] | Span[bytes]] = {}
-        self.failed_op: Operation | None = None
         self.current_pass: str | None = None
         super().__init__(
             description="pullback's optimizer driver for pd-dialect programs", args=args
@@ -126,16 +168,6 @@ class PullbackOptMain(xDSLOptMain):
         restore_all_name_hints(module)
         return module
 
-    def verify_located(self, module: ModuleOp) -> None:
-        """Verify innermost ops first (as MLIR does), remembering the op that fails."""
-        for op in module.walk(region_first=True):
-            try:
-                op.verify(verify_nested_ops=False)
-            except VerifyException:
-                self.failed_op = op
-                raise
-        module.verify()
-
     def setup_pipeline(self) -> None:
         """xDSL's pipeline, with a located verifier and tracking of the running pass."""
         check_pass_names(self.args.passes, self.available_passes)
@@ -147,7 +179,7 @@ class PullbackOptMain(xDSLOptMain):
         ) -> None:
             self.current_pass = None
             if not self.args.disable_verify:
-                self.verify_located(module)
+                verify_ops(module)
             if inner is not None:
                 inner(previous, module, next_pass)
             self.current_pass = next_pass.name if next_pass is not None else None
@@ -166,7 +198,8 @@ class PullbackOptMain(xDSLOptMain):
         msg = str(err) or type(err).__name__
         if self.current_pass is not None:
             return format_error(f"pass '{self.current_pass}' failed: {msg}", None, where)
-        span = self._spans.get(self.failed_op) if self.failed_op is not None else None
+        failed = getattr(err, "failed_op", None)
+        span = self._spans.get(failed) if failed is not None else None
         if isinstance(err, DiagnosticException):
             return format_error(msg, span, where)
         return format_error(f"{type(err).__name__}: {msg}", span, where)

@@ -1,0 +1,182 @@
+"""`pullback-run`: run a `pd` program from a `.mlir` file.
+
+    pullback-run main.mlir --feed x=x.npy --feed y=y.npy --fetch mean_0.tmp_0 \\
+        [--param fc_0.w_0=w.npy | --params DIR | --startup startup.mlir] [--out DIR]
+
+Feeds are `.npy` files checked like `Executor.run` checks them (names, ranks, fixed
+dimensions, dtypes).  Parameters come from `.npy` files (`--param NAME=FILE`, or
+`--params DIR` holding `NAME.npy` files) or from running a startup program first.
+Without `--fetch`, the values marked by `pd.fetch` ops are fetched.  Fetched values
+are printed, or saved as `DIR/NAME.npy` with `--out DIR`.
+
+Every error (bad IR, a missing file, a bad feed, an uninitialized parameter) is one
+message on stderr and exit status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+
+from pullback.dialects import pd
+from pullback.dialects.pd.base import value_name
+from pullback.tools.pullback_opt import ToolError, parse_pd_file, run_guarded
+
+if TYPE_CHECKING:
+    from pullback.frontend.framework import Program
+    from pullback.runtime.executor import Executor
+    from pullback.runtime.scope import Scope
+
+TOOL = "pullback-run"
+
+
+def _pair(spec: str, what: str) -> tuple[str, str]:
+    name, sep, path = spec.partition("=")
+    if not sep or not name or not path:
+        raise ToolError(f"{TOOL}: error: {what} '{spec}' must be NAME=FILE.npy")
+    return name, path
+
+
+def load_npy(path: str, what: str) -> np.ndarray:
+    """Load an array from a `.npy` file, or raise ToolError saying what failed."""
+    try:
+        return np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        raise ToolError(f"{TOOL}: error: {what}: no such file '{path}'") from None
+    except (OSError, ValueError) as e:
+        raise ToolError(f"{TOOL}: error: {what}: cannot read '{path}' as .npy: {e}") from None
+
+
+def program_of(module: ModuleOp) -> Program:
+    """Wrap a parsed module as a frontend `Program` the Executor can run."""
+    from pullback.frontend.framework import Program
+
+    program: Program = Program()
+    program.module = module
+    return program
+
+
+def default_fetches(module: ModuleOp) -> list[str]:
+    """Names of the values marked by `pd.fetch` ops."""
+    names = []
+    for op in module.body.block.ops:
+        if isinstance(op, pd.FetchOp):
+            name = value_name(op.x)
+            if name is None:
+                raise ToolError(
+                    f"{TOOL}: error: a pd.fetch operand has no name property; pass --fetch"
+                )
+            names.append(name)
+    return names
+
+
+def safe_filename(name: str) -> str:
+    """A file name for a variable name (`/` is not allowed in file names)."""
+    return name.replace(os.sep, "_") + ".npy"
+
+
+def run_startup(exe: Executor, path: str, scope: Scope) -> None:
+    """Run a startup program and store every named value it computes in `scope`
+    (a startup program holds only persistable variables, as in Paddle)."""
+    module = parse_pd_file(path, TOOL)
+    names = [
+        n for op in module.body.block.ops for n in pd.result_names(op) if n is not None
+    ]
+    try:
+        values = exe.run(program_of(module), fetch_list=names, scope=scope)
+    except (ValueError, RuntimeError, TypeError) as e:
+        raise ToolError(f"{path}: error: {e}") from None
+    scope.update(zip(names, values))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command-line interface."""
+    p = argparse.ArgumentParser(prog=TOOL, description="Run a pd-dialect program.")
+    p.add_argument("program", help="the .mlir file of the program to run")
+    p.add_argument("--feed", action="append", default=[], metavar="NAME=FILE.npy",
+                   help="value of a data variable (repeatable)")
+    p.add_argument("--fetch", action="append", default=[], metavar="NAME",
+                   help="variable to return (repeatable; default: the pd.fetch values)")
+    p.add_argument("--param", action="append", default=[], metavar="NAME=FILE.npy",
+                   help="value of a parameter (repeatable)")
+    p.add_argument("--params", metavar="DIR",
+                   help="directory of NAME.npy files, one per parameter")
+    p.add_argument("--startup", metavar="FILE.mlir",
+                   help="a startup program run first to initialize parameters")
+    p.add_argument("--out", metavar="DIR", help="save fetched values as DIR/NAME.npy")
+    p.add_argument("--backend", default=None,
+                   help="executor backend (default: interpreter, or $PULLBACK_BACKEND)")
+    return p
+
+
+def run(args: argparse.Namespace) -> None:
+    """Load the program, its parameters and feeds; run it; report the fetches."""
+    from pullback.runtime.executor import CPUPlace, Executor
+    from pullback.runtime.scope import Scope
+
+    module = parse_pd_file(args.program, TOOL)
+    program = program_of(module)
+    scope = Scope()
+    exe = Executor(CPUPlace(), backend=args.backend)
+    if args.startup:
+        run_startup(exe, args.startup, scope)
+    if args.params:
+        if not os.path.isdir(args.params):
+            raise ToolError(f"{TOOL}: error: --params: '{args.params}' is not a directory")
+        for entry in sorted(os.listdir(args.params)):
+            if entry.endswith(".npy"):
+                scope[entry[:-4]] = load_npy(os.path.join(args.params, entry), "--params")
+    for spec in args.param:
+        name, path = _pair(spec, "--param")
+        scope[name] = load_npy(path, f"--param {name}")
+    feed = {}
+    for spec in args.feed:
+        name, path = _pair(spec, "--feed")
+        feed[name] = load_npy(path, f"--feed {name}")
+    missing = [
+        op.var_name.data
+        for op in module.body.block.ops
+        if isinstance(op, pd.ParameterOp) and op.var_name.data not in scope
+    ]
+    if missing:
+        raise ToolError(
+            f"{args.program}: error: no value for parameter(s) "
+            + ", ".join(f"'{n}'" for n in missing)
+            + ": pass --param NAME=FILE.npy, --params DIR or --startup FILE.mlir"
+        )
+    fetch = args.fetch or default_fetches(module)
+    if not fetch:
+        raise ToolError(f"{TOOL}: error: nothing to fetch: pass --fetch NAME")
+    try:
+        values = exe.run(program, feed=feed, fetch_list=fetch, scope=scope)
+    except (ValueError, RuntimeError, TypeError) as e:
+        raise ToolError(f"{args.program}: error: {e}") from None
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+        for name, value in zip(fetch, values):
+            np.save(os.path.join(args.out, safe_filename(name)), value)
+        return
+    with np.printoptions(threshold=200):
+        for name, value in zip(fetch, values):
+            print(f"{name} = {np.array2string(value, separator=', ')}  # {list(value.shape)} {value.dtype}")
+
+
+def _describe(err: BaseException) -> str:
+    if isinstance(err, ToolError):
+        return str(err)
+    return f"{TOOL}: error: {type(err).__name__}: {err}"
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point of the `pullback-run` console script."""
+    args = build_parser().parse_args(argv)
+    run_guarded(lambda: run(args), _describe)
+
+
+if __name__ == "__main__":
+    main()
