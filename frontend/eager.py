@@ -118,6 +118,17 @@ class Template:
         kernel = KERNELS.get(type(op))
         if kernel is None:
             raise InterpreterError(f"the interpreter has no kernel for '{op.name}'")
+        if isinstance(op, pd.PdOp):
+            # Kernels read properties on every call and `PdOp.prop` converts the
+            # attribute each time (~2 µs apiece); a template's properties never
+            # change, so convert them once.
+            values = op.py_props()
+            generic = type(op).prop
+
+            def prop(key: str, _values: dict[str, Any] = values, _op: Operation = op) -> Any:
+                return _values[key] if key in _values else generic(_op, key)  # type: ignore[arg-type]
+
+            op.prop = prop  # type: ignore[method-assign]
         self.op = op
         self.kernel = kernel
         self.dtypes = [_NP_BY_ELEM[str(r.type.get_element_type())] for r in op.results]  # type: ignore[attr-defined]
@@ -658,29 +669,20 @@ def format_tensor(t: Tensor, prefix: str = "Tensor") -> str:
 
 # ---------------------------------------------------- operators and methods
 
-_FAMILIES = ("elementwise", "reduction", "loss", "shape", "nn", "optimizer")
-
-
 def install_tensor_methods() -> list[str]:
-    """Attach the op families' Python operators and `TENSOR_METHODS` to Tensor.
-
-    Families that are missing (or fail to import) are skipped; methods Tensor defines
-    itself are never replaced.  Returns the names attached.
-    """
-    import importlib
+    """Attach the op families' Python operators (`install_operators`) and
+    `TENSOR_METHODS` to Tensor; methods Tensor defines itself are never replaced.
+    Returns the names attached."""
+    from pullback.frontend.api import registry
 
     own = set(vars(Tensor))
     added: list[str] = []
-    for fam in _FAMILIES:
-        try:
-            mod = importlib.import_module(f"pullback.frontend.ops.{fam}")
-        except ImportError:
-            continue
+    for mod in registry.families():
         install = getattr(mod, "install_operators", None)
         if callable(install):
             install(Tensor)
-            added.append(f"{fam}.install_operators")
-        for name, fn in getattr(mod, "TENSOR_METHODS", {}).items():
+            added.append(f"{mod.__name__}.install_operators")
+        for name, fn in (getattr(mod, "TENSOR_METHODS", None) or {}).items():
             if name not in own:
                 setattr(Tensor, name, fn)
                 added.append(name)
@@ -690,8 +692,25 @@ def install_tensor_methods() -> list[str]:
 install_tensor_methods()
 
 
+_AUTOGRAD_NAMES = ("backward", "grad", "no_grad", "enable_grad", "set_grad_enabled")
+
+
+def __getattr__(name: str) -> Any:
+    """`backward`, `grad`, `no_grad`, ... live in `frontend/autograd.py` (which imports
+    this module); they are re-exported here, lazily, for namespaces that look for
+    them in this module."""
+    if name in _AUTOGRAD_NAMES:
+        from pullback.frontend import autograd
+
+        return getattr(autograd, name)
+    raise AttributeError(f"module '{__name__}' has no attribute '{name}'")
+
+
 __all__ = [
     "Tensor",
+    "backward",
+    "grad",
+    "no_grad",
     "Place",
     "to_tensor",
     "is_grad_enabled",
