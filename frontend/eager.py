@@ -405,22 +405,29 @@ class Tensor:
         return self._data.astype(dtype) if dtype is not None else self._data.copy()
 
     def __float__(self) -> float:
-        return float(self._data)
+        return float(self._scalar("float"))
 
     def __int__(self) -> int:
-        return int(self._data)
+        return int(self._scalar("int"))
+
+    def _scalar(self, what: str) -> Any:
+        if self._data.size != 1:
+            raise TypeError(
+                f"only one-element tensors can be converted to {what}, got shape {self.shape}"
+            )
+        return self._data.item()
 
     def __bool__(self) -> bool:
         if self._data.size != 1:
             raise ValueError(
                 f"The truth value of a Tensor with {self._data.size} elements is ambiguous"
             )
-        return bool(self._data)
+        return bool(self._data.item())
 
     def __index__(self) -> int:
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
             raise TypeError("only integer tensors of one element can be used as an index")
-        return int(self._data)
+        return int(self._data.item())
 
     def __len__(self) -> int:
         if self._data.ndim == 0:

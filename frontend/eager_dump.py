@@ -19,6 +19,8 @@ import linecache
 import os
 from typing import TYPE_CHECKING, Any
 
+from pullback.dialects import pd
+
 if TYPE_CHECKING:
     from pullback.frontend.autograd import Graph
     from pullback.frontend.eager import Tensor, Where
@@ -88,7 +90,7 @@ def write(directory: str, g: Graph, targets: list[Tensor]) -> dict[str, str]:
                 continue  # constants receive no gradient
             if kind == "n":
                 ty = g.nodes[a].tpl.op.results[b].type
-                label = _label(ty.get_element_type(), ty.get_shape())  # type: ignore[attr-defined]
+                label = _label(pd.dtype_name(ty.get_element_type()), ty.get_shape())  # type: ignore[attr-defined]
             else:
                 s = g.sources[a]
                 label = _label(s.array.dtype, s.array.shape)
