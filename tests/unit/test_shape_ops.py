@@ -589,3 +589,19 @@ def test_export_lists():
     assert set(S.FLUID_LAYERS) >= {"reshape", "transpose", "concat", "split", "squeeze", "unsqueeze", "expand"}
     assert set(S.TENSOR_METHODS) >= {"reshape", "transpose", "flatten", "squeeze", "unsqueeze", "expand"}
     assert all(f.__doc__ for f in [*S.PADDLE, *S.FUNCTIONAL, *S.FLUID_LAYERS.values()])
+
+
+def test_eager_mode_and_tensor_methods():
+    import pullback as paddle
+
+    xv = rand(2, 3, 4)
+    x = paddle.to_tensor(xv, stop_gradient=False)
+    a, b = paddle.split(x.flatten(1), [4, -1], axis=1)
+    z = paddle.concat([b, a], axis=1).reshape([2, 3, 4]).transpose([2, 0, 1]).unsqueeze(0).squeeze(0)
+    padded = paddle.nn.functional.pad(z, [1, 1, 0, 0, 0, 0], value=5.0)
+    want = np.pad(np.hstack([xv.reshape(2, 12)[:, 4:], xv.reshape(2, 12)[:, :4]]).reshape(2, 3, 4)
+                  .transpose(2, 0, 1), [(1, 1), (0, 0), (0, 0)], constant_values=5.0)
+    np.testing.assert_array_equal(padded.numpy(), want)
+    (padded * 2.0).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.full_like(xv, 2.0))
+    assert x.expand([2, 2, 3, 4]).shape == [2, 2, 3, 4]
