@@ -316,6 +316,12 @@ def _like(operand_types: Sequence[Attribute], shape: Sequence[int]) -> list[Attr
     return [TensorType(elem_of(operand_types[0]), list(shape))]
 
 
+def _pieces(operand_types: Sequence[Attribute], axis: int, sizes: Sequence[int]) -> list[Attribute]:
+    """The result types of a split: the first operand cut along `axis` into `sizes`."""
+    x = shape_of(operand_types[0])
+    return [_like(operand_types, x[:axis] + (n,) + x[axis + 1 :])[0] for n in sizes]
+
+
 @irdl_op_definition
 class ReshapeOp(_ShapeOp):
     """Reshape to `shape` (`paddle.reshape`, Paddle's `reshape2`): `0` copies the
@@ -438,7 +444,7 @@ class SplitOp(PdOp, MultiResultNames):
         x = shape_of(operand_types[0])
         ax = _axis(props["axis"], len(x), cls.name)
         sizes = split_sizes(x[ax], props["num"], props["sections"], cls.name)
-        return [_like(operand_types, x[:ax] + (n,) + x[ax + 1 :])[0] for n in sizes]
+        return _pieces(operand_types, ax, sizes)
 
 
 @irdl_op_definition
@@ -483,7 +489,7 @@ class SplitAsOp(PdOp, MultiResultNames):
                 f"'{cls.name}': pieces of sizes {sizes} do not add up to dimension "
                 f"{ax} of {fmt_shape(x)}"
             )
-        return [_like(operand_types, x[:ax] + (n,) + x[ax + 1 :])[0] for n in sizes]
+        return _pieces(operand_types, ax, sizes)
 
 
 @irdl_op_definition
