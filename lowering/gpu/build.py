@@ -11,7 +11,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.builder import Builder
-from xdsl.dialects import arith, linalg, memref, scf
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineMap

@@ -24,7 +24,8 @@ import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, gpu, linalg, memref, scf
+from xdsl.dialects import arith, gpu, memref, scf
+from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.builtin import (
     AnyFloat,
     FloatAttr,
