@@ -45,4 +45,8 @@ def _llvm_target() -> type[Target]:
 LOWERING_TARGETS: dict[str, Callable[[], type[Target]]] = {"llvm": _llvm_target}
 """Output targets by `-t` name."""
 
-__all__ = ["LOWERING_PASSES", "LOWERING_TARGETS"]
+__all__ = ["LOWERING_PASSES", "LOWERING_TARGETS", "PASSES", "TARGETS"]
+PASSES = LOWERING_PASSES
+"""The registry name the pass driver (universe.py) reads."""
+TARGETS = LOWERING_TARGETS
+"""The registry name the driver reads for output targets."""

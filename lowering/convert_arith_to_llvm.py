@@ -59,7 +59,7 @@ _ICMP = {"eq": 0, "ne": 1, "slt": 2, "sle": 3, "sgt": 4, "sge": 5, "ult": 6, "ul
 def _fastmath(op: Operation) -> llvm.FastMathAttr:
     flags = op.properties.get("fastmath")
     names = [getattr(f, "value", f) for f in flags.data] if flags is not None else []  # type: ignore[attr-defined]
-    return llvm.FastMathAttr([llvm.FastMathFlag(n) for n in names] or None)
+    return llvm.FastMathAttr([llvm.FastMathFlag(n) for n in sorted(names)] or None)
 
 
 def _width(t: Attribute) -> int:

@@ -466,9 +466,10 @@ class Lowerer:
         shape = [d if isinstance(d, int) else DYN for d in sizes]
         strides: list[Size] = []
         acc: Size = 1
-        for d in reversed(sizes):
+        for i, d in enumerate(reversed(sizes)):
             strides.insert(0, acc)
-            acc = self.mul_sizes([acc, d])
+            if i < len(sizes) - 1:
+                acc = self.mul_sizes([acc, d])
         op = memref.ReinterpretCastOp.from_dynamic(
             mem, [0], list(sizes), strides, MemRefType(_elem(mem), shape)
         )

@@ -97,7 +97,11 @@ def element_pointer(mem: SSAValue, indices: list[SSAValue], rewriter: PatternRew
         linear = add.result
     if linear is None:
         linear = _index_const(0, rewriter)
-    gep = llvm.GEPOp(mem, [llvm.GEP_USE_SSA_VAL], t.get_element_type(), ssa_indices=[linear], inbounds=True)
+    as_i64 = arith.IndexCastOp(linear, i64)
+    rewriter.insert_op(as_i64)
+    gep = llvm.GEPOp(
+        mem, [llvm.GEP_USE_SSA_VAL], t.get_element_type(), ssa_indices=[as_i64.result], inbounds=True
+    )
     rewriter.insert_op(gep)
     return gep.result
 
