@@ -13,8 +13,15 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import VerifyException
 
 from pullback.dialects import pd
+from pullback.frontend import core, unique_name
+from pullback.frontend.api import nn_functional as F
+from pullback.frontend.api import paddle as paddle_api
+from pullback.frontend.backward import gradients
+from pullback.frontend.framework import Program, Variable, program_guard
+from pullback.frontend.ops import nn as N
+from pullback.frontend.ops.reduction import mean as reduce_mean
 from pullback.passes.autodiff import AutodiffError, differentiate
-from pullback.runtime.interpreter import evaluate
+from pullback.runtime.interpreter import evaluate, run_module
 from pullback.runtime.kernels import load_all
 from pullback.runtime.kernels.nn import dropout_uniform
 from pullback.testing import check_vjp
@@ -565,4 +572,178 @@ def test_dropout_vjp(props):
 def test_infer_errors(op_cls, types, props, message):
     with pytest.raises(VerifyException) as e:
         result_type(op_cls, *types, **props)
+    assert message in str(e.value)
+
+
+# ========================================================================= frontend
+
+
+@pytest.fixture
+def static():
+    """Static mode with a fresh program and name generator; yields (program, feed)."""
+    core.enable_static()
+    main = Program()
+    with program_guard(main), unique_name.guard():
+        def feed(name: str, shape: list[int], dtype: str = "float64") -> Variable:
+            op = pd.DataOp.make(name, shape, dtype)
+            main.global_block().append(op)
+            return main.global_block().wrap(op.out)
+
+        yield main, feed
+    core.disable_static()
+
+
+def _run(main: Program, feeds: dict[str, np.ndarray], *outs: Variable) -> list[np.ndarray]:
+    main.module.verify()
+    env = run_module(main.module, feeds, {})
+    return [env[v.value] for v in outs]
+
+
+def test_frontend_conv_pool_forward(static):
+    main, feed = static
+    x, w, b = feed("x", [-1, 2, 6, 5]), feed("w", [4, 2, 3, 3]), feed("b", [4])
+    outs = [
+        F.conv2d(x, w, b, stride=2, padding=[[0, 0], [0, 0], [1, 0], [2, 1]]),
+        F.conv2d(x, w, padding="SAME", dilation=2),
+        F.max_pool2d(x, 2),
+        F.avg_pool2d(x, kernel_size=3, stride=2, padding=1, ceil_mode=True, exclusive=False),
+        F.adaptive_avg_pool2d(x, [2, None]),
+        N.fluid_pool2d(x, pool_type="avg", global_pooling=True),
+        N.fluid_pool2d(x, pool_size=[2, 3], pool_type="max", pool_stride=[1, 2], pool_padding="VALID"),
+        F.conv2d_transpose(feed("g", [-1, 4, 3, 3]), w, stride=2, output_size=[8, 7]),
+    ]
+    xv, wv, bv, gv = rand(2, 2, 6, 5), rand(4, 2, 3, 3), rand(4), rand(2, 4, 3, 3)
+    got = _run(main, {"x": xv, "w": wv, "b": bv, "g": gv}, *outs)
+    want = [
+        ref_conv2d(xv, wv, (2, 2), (1, 0, 2, 1)) + bv[None, :, None, None],
+        ref_conv2d(xv, wv, (1, 1), same_pads(6, 3, 1) + same_pads(5, 3, 1)),  # SAME drops dilation
+        ref_pool2d(xv, (2, 2), (2, 2), (0, 0, 0, 0), "max"),
+        ref_pool2d(xv, (3, 3), (2, 2), (1, 1, 1, 1), "avg", ceil_mode=True, exclusive=False),
+        np.stack([xv[:, :, 0:3].mean(axis=2), xv[:, :, 3:6].mean(axis=2)], axis=2),
+        xv.mean(axis=(2, 3), keepdims=True),
+        ref_pool2d(xv, (2, 3), (1, 2), (0, 0, 0, 0), "max"),
+        ref_conv2d_transpose(gv, wv, (2, 2), (0, 0, 0, 0), (1, 1), 1, (8, 7)),
+    ]
+    for k, (g, wt) in enumerate(zip(got, want)):
+        np.testing.assert_allclose(g, wt, rtol=1e-10, atol=1e-12, err_msg=f"output #{k}")
+    assert outs[0].shape == [-1, 4, 3, 3] and outs[4].shape == [-1, 2, 2, 5]
+    assert outs[0].name == "conv2d_0.tmp_1" and outs[0].op.name == "pd.elementwise_add"
+
+
+def test_frontend_dense_ops_forward(static):
+    main, feed = static
+    x, w, b = feed("x", [-1, 3, 4]), feed("w", [4, 5]), feed("b", [5])
+    ids, table = feed("ids", [-1, 2], "int64"), feed("table", [6, 3])
+    s, t = feed("s", [12]), feed("t", [12])
+    outs = [
+        N.matmul(x, w), x @ w, N.matmul(w, x, transpose_x=True, transpose_y=True),
+        N.fluid_matmul(x, w, alpha=0.5), F.linear(x, w, b),
+        F.embedding(ids, table, padding_idx=-1),
+        F.layer_norm(x, [3, 4], s, t, epsilon=1e-3), F.layer_norm(x, 4), F.layer_norm(x, [3, 4], bias=t),
+    ]
+    xv, wv, bv, tv = rand(2, 3, 4), rand(4, 5), rand(5), rand(6, 3)
+    sv, tt = rand(12), rand(12)
+    idv = np.array([[0, 5], [2, 5]], dtype=np.int64)
+    got = _run(main, {"x": xv, "w": wv, "b": bv, "ids": idv, "table": tv, "s": sv, "t": tt}, *outs)
+    emb = tv[idv]
+    emb[idv == 5] = 0
+    want = [
+        xv @ wv, xv @ wv, np.einsum("kn,bmk->bnm", wv, xv),
+        0.5 * xv @ wv, xv @ wv + bv, emb,
+        ref_layer_norm(xv, sv, tt, 1, 1e-3), ref_layer_norm(xv, None, None, 2, 1e-5),
+        ref_layer_norm(xv, None, tt, 1, 1e-5),
+    ]
+    for k, (g, wt) in enumerate(zip(got, want)):
+        np.testing.assert_allclose(g, wt, rtol=1e-10, atol=1e-12, err_msg=f"output #{k}")
+    assert outs[0].name == "matmul_v2_0.tmp_0"
+    assert outs[4].name == "linear_0.tmp_1"
+    assert outs[5].op.prop("padding_idx") == 5
+
+
+def test_frontend_dropout(static):
+    main, feed = static
+    x = feed("x", [-1, 40])
+    a, b = F.dropout(x, 0.25), F.dropout(x, 0.25)
+    c = N.fluid_dropout(x, 0.25, seed=9)
+    d = F.dropout(x, 0.25, training=False)
+    e = N.fluid_dropout(x, 0.25, is_test=True)
+    xv = rand(8, 40) + 5.0
+    av, bv, cv, dv, ev = _run(main, {"x": xv}, a, b, c, d, e)
+    assert not np.array_equal(av == 0, bv == 0)  # each op has its own mask
+    np.testing.assert_allclose(av[av != 0], (xv / 0.75)[av != 0])
+    keep = dropout_uniform(9, xv.size).reshape(xv.shape) >= 0.25
+    np.testing.assert_array_equal(cv, np.where(keep, xv, 0.0))  # downgrade_in_infer
+    np.testing.assert_array_equal(dv, xv)
+    np.testing.assert_allclose(ev, 0.75 * xv)
+    test_prog = main.clone(for_test=True)
+    ops = [op for op in test_prog.module.walk() if isinstance(op, pd.DropoutOp)]
+    assert len(ops) == 5 and all(op.prop("is_test") for op in ops)
+    assert _run(main, {"x": xv}, a)[0].tolist() == av.tolist()  # same mask on every run
+
+
+def test_frontend_gradient_through_conv_net(static):
+    main, feed = static
+    x, w, b = feed("x", [-1, 1, 5, 5]), feed("w", [2, 1, 3, 3]), feed("b", [2])
+    s = feed("s", [4])
+    for v in (w, b, s):
+        v.stop_gradient = False
+    h = F.max_pool2d(F.conv2d(x, w, b, padding=1), 2, stride=2)
+    h = F.layer_norm(N.matmul(h, h, transpose_y=True), [2, 2], weight=s)
+    loss = reduce_mean(h * h + h)
+    grads = gradients([loss], [w, b])
+    xv, wv, bv = rand(2, 1, 5, 5), rand(2, 1, 3, 3), rand(2)
+    feeds = {"x": xv, "w": wv, "b": bv, "s": rand(4)}
+    got = _run(main, feeds, *grads)
+
+    def f(wa, ba):
+        return float(_run(main, {**feeds, "w": wa, "b": ba}, loss)[0])
+
+    for k, arr in enumerate((wv, bv)):
+        num = np.zeros_like(arr)
+        for idx in np.ndindex(arr.shape):
+            hi, lo = arr.copy(), arr.copy()
+            hi[idx] += 1e-6
+            lo[idx] -= 1e-6
+            args_hi = (hi, bv) if k == 0 else (wv, hi)
+            args_lo = (lo, bv) if k == 0 else (wv, lo)
+            num[idx] = (f(*args_hi) - f(*args_lo)) / 2e-6
+        np.testing.assert_allclose(got[k], num, rtol=1e-5, atol=1e-7)
+
+
+def test_frontend_eager():
+    x = paddle_api.to_tensor(rand(2, 2, 5, 5), stop_gradient=False)
+    w = paddle_api.to_tensor(rand(3, 2, 3, 3), stop_gradient=False)
+    y = F.avg_pool2d(F.conv2d(x, w, padding=1), 2)
+    np.testing.assert_allclose(
+        y.numpy(), ref_pool2d(ref_conv2d(x.numpy(), w.numpy(), pads=(1, 1, 1, 1)), (2, 2), (2, 2), (0, 0, 0, 0), "avg"))
+    m = paddle_api.to_tensor(rand(5, 4))
+    np.testing.assert_allclose((x @ m).numpy(), x.numpy() @ m.numpy())
+    F.linear(x, m).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.broadcast_to(m.numpy().sum(axis=1), (2, 2, 5, 5)))
+
+
+@pytest.mark.parametrize(
+    "call,error,message",
+    [
+        (lambda x, i: F.conv2d(x, x, data_format="NHWC"), ValueError, "conv2d: only data_format='NCHW'"),
+        (lambda x, i: F.conv2d(x, x, padding="FULL"), ValueError, "conv2d: padding must be 'SAME', 'VALID' or ints"),
+        (lambda x, i: F.conv2d(x, x, padding=[1, 2, 3]), ValueError, "conv2d: padding must be"),
+        (lambda x, i: F.conv2d(x, x, stride=0), ValueError, "conv2d: stride must be an int or 2 ints >= 1"),
+        (lambda x, i: F.conv2d(x, x, dilation=2), ValueError, "'pd.conv2d': the 3-wide window (dilation 2)"),
+        (lambda x, i: F.max_pool2d(x, 2, return_mask=True), NotImplementedError, "return_mask"),
+        (lambda x, i: F.avg_pool2d(x, 2, padding="SAME", ceil_mode=True), ValueError, "ceil_mode must be False"),
+        (lambda x, i: F.layer_norm(x, [4]), ValueError, "layer_norm: normalized_shape [4] does not match"),
+        (lambda x, i: F.dropout(x, 1.5), ValueError, "dropout: the dropout probability must be in [0, 1]"),
+        (lambda x, i: F.dropout(x, 0.5, mode="scale"), ValueError, "dropout: mode must be one of"),
+        (lambda x, i: F.embedding(x, x), TypeError, "embedding: x must be int32 or int64 ids"),
+        (lambda x, i: F.embedding(i, x), ValueError, "embedding: weight must be 2-D"),
+        (lambda x, i: N.matmul(x, 3.0), TypeError, "matmul: 'y' must be a Tensor/Variable"),
+        (lambda x, i: N.fluid_pool2d(x, pool_type="min"), ValueError, "pool_type must be 'max' or 'avg'"),
+    ],
+)
+def test_frontend_errors(static, call, error, message):
+    main, feed = static
+    x, i = feed("x", [-1, 3, 3, 3]), feed("i", [-1, 2], "int64")
+    with pytest.raises(error) as e:
+        call(x, i)
     assert message in str(e.value)

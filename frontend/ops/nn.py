@@ -1,0 +1,390 @@
+"""Paddle's functional nn API: `paddle.matmul` (and `@`), `F.linear`, `F.embedding`,
+`F.conv2d(_transpose)`, pooling, `F.layer_norm`, `F.dropout`, and their
+`fluid.layers` forms.
+
+These functions take their tensors as arguments and create no parameters; the
+layers that do (`paddle.static.nn.fc/embedding/conv2d`) build on them.  Layouts are
+NCHW only.  Padding arguments follow Paddle 2.x: `'SAME'`/`'VALID'`, an int, `[p_h,
+p_w]`, `[top, bottom, left, right]`, or per-dimension pairs `[[0, 0], [0, 0], [t, b],
+[l, r]]`.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import zlib
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from pullback.dialects import pd
+from pullback.dialects.pd.nn import DROPOUT_IMPLEMENTATIONS
+from pullback.frontend import unique_name
+from pullback.frontend.core import apply
+from pullback.frontend.framework import Variable, default_main_program
+from pullback.frontend.ops.elementwise import check_float_tensor, check_tensor, is_scalar
+
+
+# --------------------------------------------------------------------- helpers
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
+
+
+def int_pair(fn: str, arg: str, v: Any, minimum: int = 1) -> list[int]:
+    """An int or a pair of ints as `[h, w]`, each at least `minimum`."""
+    vals = [v, v] if _is_int(v) else list(v) if isinstance(v, (list, tuple)) else None
+    if vals is None or len(vals) != 2 or not all(_is_int(x) and int(x) >= minimum for x in vals):
+        raise ValueError(f"{fn}: {arg} must be an int or 2 ints >= {minimum}, got {v!r}")
+    return [int(x) for x in vals]
+
+
+def padding_arg(fn: str, padding: Any) -> tuple[list[int], str]:
+    """Paddle 2.x padding forms as `(paddings, padding_algorithm)` for NCHW ops."""
+    if isinstance(padding, str):
+        algo = padding.upper()
+        if algo not in ("SAME", "VALID"):
+            raise ValueError(f"{fn}: padding must be 'SAME', 'VALID' or ints, got {padding!r}")
+        return [0, 0], algo
+    if _is_int(padding):
+        return int_pair(fn, "padding", padding, 0), "EXPLICIT"
+    pads = list(padding) if isinstance(padding, (list, tuple)) else None
+    if pads and len(pads) == 4 and all(isinstance(p, (list, tuple)) for p in pads):
+        # [[0, 0], [0, 0], [top, bottom], [left, right]]: batch and channel unpadded.
+        if any(list(p) != [0, 0] for p in pads[:2]):
+            raise ValueError(f"{fn}: batch and channel dimensions cannot be padded, got {padding!r}")
+        pads = [*pads[2], *pads[3]]
+    if pads is None or len(pads) not in (2, 4) or not all(_is_int(p) and int(p) >= 0 for p in pads):
+        raise ValueError(
+            f"{fn}: padding must be 'SAME', 'VALID', an int, or 2 or 4 non-negative ints, "
+            f"got {padding!r}"
+        )
+    return [int(p) for p in pads], "EXPLICIT"
+
+
+def _check_nchw(fn: str, x: Any, data_format: str) -> None:
+    check_float_tensor(fn, "x", x)
+    if data_format != "NCHW":
+        raise ValueError(f"{fn}: only data_format='NCHW' is supported, got {data_format!r}")
+    if len(x.shape) != 4:
+        raise ValueError(f"{fn}: x must be 4-D (NCHW), got shape {list(x.shape)}")
+
+
+def _add_bias(out: Any, bias: Any, axis: int, base: str) -> Any:
+    """`out + bias` with Paddle's `elementwise_add` alignment at `axis`."""
+    return apply(pd.ElementwiseAddOp, [out, bias], prefix="elementwise_add", name=base, axis=axis)
+
+
+# ---------------------------------------------------------------------- matmul
+
+
+def matmul(x: Any, y: Any, transpose_x: bool = False, transpose_y: bool = False,
+           name: str | None = None) -> Any:
+    """`paddle.matmul`: batched matrix product with numpy broadcasting of the batch
+    dimensions; 1-D operands act as vectors."""
+    for arg, v in (("x", x), ("y", y)):
+        check_tensor("matmul", arg, v)
+    return apply(pd.MatmulOp, [x, y], prefix="matmul_v2", name=name,
+                 transpose_x=bool(transpose_x), transpose_y=bool(transpose_y))
+
+
+def fluid_matmul(x: Any, y: Any, transpose_x: bool = False, transpose_y: bool = False,
+                 alpha: float = 1.0, name: str | None = None) -> Any:
+    """`fluid.layers.matmul`: `alpha * matmul(x, y)`."""
+    for arg, v in (("x", x), ("y", y)):
+        check_tensor("fluid.layers.matmul", arg, v)
+    if not is_scalar(alpha):
+        raise TypeError(f"fluid.layers.matmul: alpha must be a number, got {type(alpha).__name__}")
+    base = name or unique_name.generate("matmul")
+    out = apply(pd.MatmulOp, [x, y], prefix="matmul", name=base,
+                transpose_x=bool(transpose_x), transpose_y=bool(transpose_y))
+    if float(alpha) != 1.0:
+        out = apply(pd.ScaleOp, [out], prefix="scale", name=base, scale=float(alpha))
+    return out
+
+
+def linear(x: Any, weight: Any, bias: Any = None, name: str | None = None) -> Any:
+    """`paddle.nn.functional.linear`: `x @ weight + bias`, weight `[in, out]`."""
+    check_float_tensor("linear", "x", x)
+    check_float_tensor("linear", "weight", weight)
+    if len(weight.shape) != 2:
+        raise ValueError(f"linear: weight must be 2-D [in_features, out_features], got {list(weight.shape)}")
+    base = name or unique_name.generate("linear")
+    out = apply(pd.MatmulOp, [x, weight], prefix="linear", name=base)
+    if bias is not None:
+        check_float_tensor("linear", "bias", bias)
+        out = _add_bias(out, bias, -1, base)
+    return out
+
+
+def _matmul_op(self: Any, other: Any) -> Any:
+    return matmul(self, other)
+
+
+def _rmatmul_op(self: Any, other: Any) -> Any:
+    return matmul(other, self)
+
+
+def install_operators(cls: type) -> None:
+    """Attach `@` (`__matmul__`, `__rmatmul__`) to a Variable/Tensor class."""
+    cls.__matmul__ = _matmul_op  # type: ignore[attr-defined]
+    cls.__rmatmul__ = _rmatmul_op  # type: ignore[attr-defined]
+
+
+install_operators(Variable)
+
+
+# ------------------------------------------------------------------- embedding
+
+
+def embedding(x: Any, weight: Any, padding_idx: int | None = None, sparse: bool = False,
+              name: str | None = None) -> Any:
+    """`paddle.nn.functional.embedding`: rows of `weight` ([V, D]) picked by int ids
+    of any shape, giving `x.shape + [D]`; rows equal to `padding_idx` (negative:
+    `V + padding_idx`) are zero and get no gradient."""
+    check_tensor("embedding", "x", x)
+    if x.dtype not in ("int32", "int64"):
+        raise TypeError(f"embedding: x must be int32 or int64 ids, got {x.dtype}")
+    check_float_tensor("embedding", "weight", weight)
+    if len(weight.shape) != 2:
+        raise ValueError(f"embedding: weight must be 2-D [num_embeddings, dim], got {list(weight.shape)}")
+    props: dict[str, Any] = {}
+    if padding_idx is not None:
+        rows = weight.shape[0]
+        if not _is_int(padding_idx) or (rows >= 0 and not -rows <= int(padding_idx) < rows):
+            raise ValueError(f"embedding: padding_idx must be in [-{rows}, {rows}), got {padding_idx!r}")
+        padding_idx = int(padding_idx)
+        # Paddle stores the non-negative row, as its op attribute reads -1 as "none".
+        props["padding_idx"] = padding_idx % rows if rows >= 0 else padding_idx
+    return apply(pd.LookupTableOp, [x, weight], prefix="embedding", name=name, **props)
+
+
+# ----------------------------------------------------------------- convolution
+
+
+def conv2d(x: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,
+           dilation: Any = 1, groups: int = 1, data_format: str = "NCHW",
+           name: str | None = None) -> Any:
+    """`paddle.nn.functional.conv2d`: NCHW input, filter `[O, C/groups, kh, kw]`,
+    optional bias `[O]` added along the channel axis."""
+    _check_nchw("conv2d", x, data_format)
+    check_float_tensor("conv2d", "weight", weight)
+    paddings, algorithm = padding_arg("conv2d", padding)
+    groups = int_pair("conv2d", "groups", groups)[0]
+    base = name or unique_name.generate("conv2d")
+    out = apply(pd.Conv2DOp, [x, weight], prefix="conv2d", name=base,
+                strides=int_pair("conv2d", "stride", stride), paddings=paddings,
+                dilations=int_pair("conv2d", "dilation", dilation), groups=groups,
+                padding_algorithm=algorithm)
+    if bias is not None:
+        check_float_tensor("conv2d", "bias", bias)
+        out = _add_bias(out, bias, 1, base)
+    return out
+
+
+def conv2d_transpose(x: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,
+                     output_padding: Any = 0, groups: int = 1, dilation: Any = 1,
+                     output_size: Any = None, data_format: str = "NCHW",
+                     name: str | None = None) -> Any:
+    """`paddle.nn.functional.conv2d_transpose`: filter `[C_in, C_out/groups, kh, kw]`;
+    the output size is given by `output_size` or by `output_padding`."""
+    fn = "conv2d_transpose"
+    _check_nchw(fn, x, data_format)
+    check_float_tensor(fn, "weight", weight)
+    paddings, algorithm = padding_arg(fn, padding)
+    props: dict[str, Any] = {}
+    if output_size is not None:
+        if output_padding not in (0, [0, 0], (0, 0)):
+            raise ValueError(f"{fn}: give output_size or output_padding, not both")
+        props["output_size"] = int_pair(fn, "output_size", output_size)
+    elif output_padding not in (0, [0, 0], (0, 0)):
+        props["output_padding"] = int_pair(fn, "output_padding", output_padding, 0)
+    base = name or unique_name.generate("conv2d_transpose")
+    out = apply(pd.Conv2DTransposeOp, [x, weight], prefix="conv2d_transpose", name=base,
+                strides=int_pair(fn, "stride", stride), paddings=paddings,
+                dilations=int_pair(fn, "dilation", dilation),
+                groups=int_pair(fn, "groups", groups)[0], padding_algorithm=algorithm, **props)
+    if bias is not None:
+        check_float_tensor(fn, "bias", bias)
+        out = _add_bias(out, bias, 1, base)
+    return out
+
+
+# --------------------------------------------------------------------- pooling
+
+
+def _pool(fn: str, x: Any, pooling_type: str, kernel_size: Any, stride: Any, padding: Any,
+          ceil_mode: bool, exclusive: bool, data_format: str, name: str | None) -> Any:
+    _check_nchw(fn, x, data_format)
+    ksize = int_pair(fn, "kernel_size", kernel_size)
+    strides = ksize if stride is None else int_pair(fn, "stride", stride)
+    paddings, algorithm = padding_arg(fn, padding)
+    if algorithm == "SAME" and ceil_mode:
+        raise ValueError(f"{fn}: ceil_mode must be False when padding is 'SAME'")
+    return apply(pd.Pool2DOp, [x], prefix="pool2d", name=name, pooling_type=pooling_type,
+                 ksize=ksize, strides=strides, paddings=paddings, padding_algorithm=algorithm,
+                 ceil_mode=bool(ceil_mode), exclusive=bool(exclusive))
+
+
+def max_pool2d(x: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               return_mask: bool = False, ceil_mode: bool = False, data_format: str = "NCHW",
+               name: str | None = None) -> Any:
+    """`paddle.nn.functional.max_pool2d` (stride defaults to the kernel size)."""
+    if return_mask:
+        raise NotImplementedError("max_pool2d: return_mask=True is not supported")
+    return _pool("max_pool2d", x, "max", kernel_size, stride, padding, ceil_mode, True, data_format, name)
+
+
+def avg_pool2d(x: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               ceil_mode: bool = False, exclusive: bool = True, divisor_override: Any = None,
+               data_format: str = "NCHW", name: str | None = None) -> Any:
+    """`paddle.nn.functional.avg_pool2d`: `exclusive` leaves padding out of the count."""
+    if divisor_override is not None:
+        raise NotImplementedError("avg_pool2d: divisor_override is not supported")
+    return _pool("avg_pool2d", x, "avg", kernel_size, stride, padding, ceil_mode, exclusive, data_format, name)
+
+
+def _adaptive(fn: str, x: Any, pooling_type: str, output_size: Any, data_format: str,
+              name: str | None) -> Any:
+    _check_nchw(fn, x, data_format)
+    sizes = [output_size, output_size] if _is_int(output_size) else list(output_size)
+    if len(sizes) != 2:
+        raise ValueError(f"{fn}: output_size must be an int or 2 ints, got {output_size!r}")
+    # None keeps the input size (which must then be static).
+    sizes = [x.shape[2 + i] if s is None else s for i, s in enumerate(sizes)]
+    ksize = int_pair(fn, "output_size", sizes)
+    return apply(pd.Pool2DOp, [x], prefix="pool2d", name=name, pooling_type=pooling_type,
+                 ksize=ksize, adaptive=True)
+
+
+def adaptive_avg_pool2d(x: Any, output_size: Any, data_format: str = "NCHW",
+                        name: str | None = None) -> Any:
+    """`paddle.nn.functional.adaptive_avg_pool2d`: windows
+    `[floor(i*H/oh), ceil((i+1)*H/oh))`."""
+    return _adaptive("adaptive_avg_pool2d", x, "avg", output_size, data_format, name)
+
+
+def adaptive_max_pool2d(x: Any, output_size: Any, return_mask: bool = False,
+                        name: str | None = None) -> Any:
+    """`paddle.nn.functional.adaptive_max_pool2d` (without `return_mask`)."""
+    if return_mask:
+        raise NotImplementedError("adaptive_max_pool2d: return_mask=True is not supported")
+    return _adaptive("adaptive_max_pool2d", x, "max", output_size, "NCHW", name)
+
+
+def fluid_pool2d(input: Any, pool_size: Any = -1, pool_type: str = "max", pool_stride: Any = 1,
+                 pool_padding: Any = 0, global_pooling: bool = False, use_cudnn: bool = True,
+                 ceil_mode: bool = False, name: str | None = None, exclusive: bool = True,
+                 data_format: str = "NCHW") -> Any:
+    """`fluid.layers.pool2d`: `pool_size=-1` only with `global_pooling`."""
+    fn = "fluid.layers.pool2d"
+    _check_nchw(fn, input, data_format)
+    if pool_type not in ("max", "avg"):
+        raise ValueError(f"{fn}: pool_type must be 'max' or 'avg', got {pool_type!r}")
+    if global_pooling:
+        ksize = [1, 1] if pool_size == -1 else int_pair(fn, "pool_size", pool_size)
+    else:
+        ksize = int_pair(fn, "pool_size", pool_size)
+    paddings, algorithm = padding_arg(fn, pool_padding)
+    if algorithm == "SAME" and ceil_mode:
+        raise ValueError(f"{fn}: ceil_mode must be False when pool_padding is 'SAME'")
+    return apply(pd.Pool2DOp, [input], prefix="pool2d", name=name, pooling_type=pool_type,
+                 ksize=ksize, strides=int_pair(fn, "pool_stride", pool_stride),
+                 paddings=paddings, padding_algorithm=algorithm,
+                 global_pooling=bool(global_pooling), ceil_mode=bool(ceil_mode),
+                 exclusive=bool(exclusive))
+
+
+# ------------------------------------------------------------------ layer norm
+
+
+def layer_norm(x: Any, normalized_shape: int | Sequence[int], weight: Any = None,
+               bias: Any = None, epsilon: float = 1e-05, name: str | None = None) -> Any:
+    """`paddle.nn.functional.layer_norm` over the trailing `normalized_shape`
+    dimensions; `weight`/`bias` are 1-D of `prod(normalized_shape)` elements."""
+    fn = "layer_norm"
+    check_float_tensor(fn, "x", x)
+    dims = [normalized_shape] if _is_int(normalized_shape) else list(normalized_shape)
+    if not dims or not all(_is_int(d) and int(d) > 0 for d in dims) or len(dims) > len(x.shape):
+        raise ValueError(f"{fn}: invalid normalized_shape {normalized_shape!r} for x of shape {list(x.shape)}")
+    tail = list(x.shape[len(x.shape) - len(dims):])
+    if any(t >= 0 and t != d for t, d in zip(tail, dims)):
+        raise ValueError(f"{fn}: normalized_shape {dims} does not match the trailing dimensions {tail} of x")
+    if not is_scalar(epsilon) or epsilon < 0:
+        raise ValueError(f"{fn}: epsilon must be a non-negative number, got {epsilon!r}")
+    size = math.prod(int(d) for d in dims)
+    for arg, p in (("weight", weight), ("bias", bias)):
+        if p is not None:
+            check_float_tensor(fn, arg, p)
+            if list(p.shape) != [size]:
+                raise ValueError(f"{fn}: {arg} must have shape [{size}], got {list(p.shape)}")
+    base = name or unique_name.generate("layer_norm")
+    if bias is not None and weight is None:
+        # The op takes [scale, bias] in order; a missing scale is a scale of ones.
+        weight = apply(pd.FillConstantOp, [], prefix="fill_constant", name=base,
+                       shape=[size], value=1.0, dtype=x.dtype)
+    params = [p for p in (weight, bias) if p is not None]
+    return apply(pd.LayerNormOp, [x, *params], prefix="layer_norm", name=base,
+                 begin_norm_axis=len(x.shape) - len(dims), epsilon=float(epsilon))
+
+
+# ---------------------------------------------------------------------- dropout
+
+
+def _dropout_seed(base: str, seed: int | None) -> int:
+    """An explicit seed, else one fixed per op: derived from the op's unique name
+    and the main program's `random_seed`, so ops differ but runs repeat."""
+    if seed is not None:
+        if not _is_int(seed):
+            raise TypeError(f"dropout: seed must be an int, got {type(seed).__name__}")
+        return int(seed)
+    return zlib.crc32(base.encode()) ^ (default_main_program().random_seed << 32)
+
+
+def _dropout(fn: str, x: Any, p: Any, is_test: bool, seed: int | None, mode: str,
+             name: str | None) -> Any:
+    check_float_tensor(fn, "x", x)
+    if not is_scalar(p) or not 0.0 <= float(p) <= 1.0:
+        raise ValueError(f"{fn}: the dropout probability must be in [0, 1], got {p!r}")
+    if mode not in DROPOUT_IMPLEMENTATIONS:
+        raise ValueError(
+            f"{fn}: mode must be one of {list(DROPOUT_IMPLEMENTATIONS)}, got {mode!r}"
+        )
+    base = name or unique_name.generate("dropout")
+    return apply(pd.DropoutOp, [x], prefix="dropout", name=base, dropout_prob=float(p),
+                 is_test=bool(is_test), seed=_dropout_seed(base, seed),
+                 dropout_implementation=mode)
+
+
+def dropout(x: Any, p: float = 0.5, axis: Any = None, training: bool = True,
+            mode: str = "upscale_in_train", name: str | None = None) -> Any:
+    """`paddle.nn.functional.dropout`: zero elements with probability p (a
+    deterministic mask per op; see `pd.dropout`), scaled by `1/(1-p)` in training
+    (`upscale_in_train`) or by `1-p` at inference (`downscale_in_infer`)."""
+    if axis is not None:
+        raise NotImplementedError("dropout: axis is not supported (elementwise dropout only)")
+    if mode == "downscale_in_infer":  # Paddle 2.x's name for the legacy behaviour
+        mode = "downgrade_in_infer"
+    return _dropout("dropout", x, p, not training, None, mode, name)
+
+
+def fluid_dropout(x: Any, dropout_prob: float, is_test: bool | None = None, seed: int | None = None,
+                  name: str | None = None,
+                  dropout_implementation: str = "downgrade_in_infer") -> Any:
+    """`fluid.layers.dropout` (default `downgrade_in_infer`; `Program.clone(for_test=True)`
+    sets `is_test`)."""
+    return _dropout("fluid.layers.dropout", x, dropout_prob, bool(is_test), seed,
+                    dropout_implementation, name)
+
+
+PADDLE: list[Callable[..., Any]] = [matmul]
+FUNCTIONAL: list[Callable[..., Any]] = [
+    linear, embedding, conv2d, conv2d_transpose, max_pool2d, avg_pool2d,
+    adaptive_avg_pool2d, adaptive_max_pool2d, layer_norm, dropout,
+]
+STATIC_NN: list[Callable[..., Any]] = []
+FLUID_LAYERS: dict[str, Callable[..., Any]] = {
+    "matmul": fluid_matmul, "pool2d": fluid_pool2d, "dropout": fluid_dropout,
+}
+TENSOR_METHODS: dict[str, Callable[..., Any]] = {"matmul": matmul}
