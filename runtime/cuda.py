@@ -15,9 +15,9 @@ What the GPU backend needs, and nothing more:
   host<->device copies, `memset_zero`;
 * `Function.launch(grid, block, args, shared_bytes)` and `Device.synchronize()`.
 
-Kernel arguments are `DeviceBuffer`s (passed as 64-bit device pointers), Python
-ints (passed as `int64`) and floats (passed as `double`); kernels are generated
-with matching parameter types.
+Kernel arguments are `DeviceBuffer`s (passed as 64-bit device pointers), ctypes
+scalars (`scalar_arg`, passed as they are), Python ints (`int64`) and floats
+(`double`); kernels are generated with matching parameter types.
 """
 
 from __future__ import annotations
@@ -235,13 +235,15 @@ class Function:
         self,
         grid: Sequence[int],
         block: Sequence[int],
-        args: Sequence[DeviceBuffer | int | float],
+        args: Sequence[Any],
         shared_bytes: int = 0,
     ) -> None:
         """Launch on the current stream (asynchronous; `Device.synchronize` waits)."""
         storage: list[Any] = []
         for a in args:
-            if isinstance(a, DeviceBuffer):
+            if isinstance(a, ctypes._SimpleCData):
+                storage.append(a)
+            elif isinstance(a, DeviceBuffer):
                 storage.append(ctypes.c_uint64(a.ptr.value))
             elif isinstance(a, (bool, int, np.integer)):
                 storage.append(ctypes.c_int64(int(a)))
@@ -261,6 +263,18 @@ class Function:
             ),
             f"cuLaunchKernel({self.name})",
         )
+
+
+_SCALAR_CTYPES = {
+    "i1": ctypes.c_bool, "i8": ctypes.c_int8, "i32": ctypes.c_int32, "i64": ctypes.c_int64,
+    "f32": ctypes.c_float, "f64": ctypes.c_double,
+}
+
+
+def scalar_arg(kind: str, value: Any) -> Any:
+    """A scalar kernel argument of a parameter kind (`i64`, `f32`, ... as in
+    `lowering.gpu.ptx.param_kinds`) as the ctypes value `Function.launch` passes."""
+    return _SCALAR_CTYPES[kind](value)
 
 
 class Module:
@@ -396,5 +410,6 @@ __all__ = [
     "is_available",
     "make_backend",
     "require_device",
+    "scalar_arg",
     "unavailable_reason",
 ]
