@@ -41,7 +41,13 @@ from pullback.passes.vjp import VjpBuilder
 
 
 class AutodiffError(DiagnosticException):
-    """Differentiation failed (an op without a VJP rule, a bad rule result, ...)."""
+    """Differentiation failed (an op without a VJP rule, a bad rule result, ...).
+
+    `failed_op` is the op at fault, so drivers can report its source location."""
+
+    def __init__(self, message: str, failed_op: Operation | None = None) -> None:
+        super().__init__(message)
+        self.failed_op = failed_op
 
 
 GradCallback = Callable[["GradOpRecord"], None]
@@ -65,9 +71,15 @@ class GradOpRecord:
     grad_to_var: dict[str, str] = field(default_factory=dict)
 
 
+def op_name(op: Operation) -> str:
+    """The op's full name, also for ops of unregistered dialects."""
+    unregistered = getattr(op, "op_name", None)
+    return unregistered.data if unregistered is not None else op.name
+
+
 def op_type(op: Operation) -> str:
     """Paddle's operator type of an op (`pd.matmul` -> `matmul`)."""
-    return op.name.split(".", 1)[1]
+    return op_name(op).split(".", 1)[-1]
 
 
 # ------------------------------------------------------------------------ engine
@@ -281,7 +293,9 @@ class _Differentiator:
                 continue
             rule = vjp_rules.VJP_RULES.get(type(op))
             if rule is None:
-                raise AutodiffError(f"no VJP rule for '{op.name}', needed at: {describe(op)}")
+                raise AutodiffError(
+                    f"no VJP rule for '{op_name(op)}', needed at: {describe(op)}", op
+                )
             in_grads = list(rule(self.b, op, out_grads))
             if len(in_grads) != len(op.operands):
                 raise AutodiffError(
@@ -377,7 +391,9 @@ class AutodiffPass(ModulePass):
             try:
                 differentiate(bw)
             except AutodiffError as e:
-                raise _located(bw, str(e)) from None
+                located = _located(bw, str(e))
+                located.failed_op = e.failed_op or bw
+                raise located from None
 
 
 def describe(op: Operation) -> str:

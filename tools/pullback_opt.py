@@ -196,10 +196,10 @@ class PullbackOptMain(xDSLOptMain):
         if isinstance(err, OSError) and err.filename is not None:
             return format_error(f"cannot open '{err.filename}': {err.strerror}", None, TOOL)
         msg = str(err) or type(err).__name__
-        if self.current_pass is not None:
-            return format_error(f"pass '{self.current_pass}' failed: {msg}", None, where)
         failed = getattr(err, "failed_op", None)
         span = self._spans.get(failed) if failed is not None else None
+        if self.current_pass is not None:
+            return format_error(f"pass '{self.current_pass}' failed: {msg}", span, where)
         if isinstance(err, DiagnosticException):
             return format_error(msg, span, where)
         return format_error(f"{type(err).__name__}: {msg}", span, where)

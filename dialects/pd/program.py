@@ -301,7 +301,8 @@ class BackwardOp(IRDLOperation, MultiResultNames):
         seed_list = list(seeds) + [None] * (len(targets) - len(seeds))
         given = [s for s in seed_list if s is not None]
         props: dict[str, Attribute] = {"no_grad": strs_attr(sorted(set(no_grad)))}
-        if given:
+        if given and len(given) != len(targets):
+            # Only some targets are seeded: say which (all or none needs no mask).
             props["seed_mask"] = ArrayAttr([i64_attr(int(s is not None)) for s in seed_list])
         return BackwardOp.create(
             operands=[*targets, *given, *wrt],
@@ -316,7 +317,7 @@ class BackwardOp(IRDLOperation, MultiResultNames):
     def seed_for(self, i: int) -> SSAValue | None:
         """The seed gradient given for target `i`, or None (meaning ones)."""
         if "seed_mask" not in self.properties:
-            return None
+            return self.seeds[i] if len(self.seeds) == len(self.targets) else None
         mask = [a.value.data for a in self.properties["seed_mask"].data]  # type: ignore[attr-defined]
         if not mask[i]:
             return None
@@ -334,6 +335,18 @@ class BackwardOp(IRDLOperation, MultiResultNames):
         return self.body.blocks[0]
 
     def verify_(self) -> None:
+        if "seed_mask" in self.properties:
+            mask = [a.value.data for a in self.properties["seed_mask"].data]  # type: ignore[attr-defined]
+            if len(mask) != len(self.targets) or sum(mask) != len(self.seeds):
+                raise VerifyException(
+                    "'pd.backward': seed_mask must have one entry per target and as many "
+                    "ones as there are seeds"
+                )
+        elif self.seeds and len(self.seeds) != len(self.targets):
+            raise VerifyException(
+                f"'pd.backward': {len(self.seeds)} seeds for {len(self.targets)} targets; "
+                "give one seed per target, or a seed_mask saying which targets are seeded"
+            )
         if len(self.body.blocks) > 1:
             raise VerifyException("'pd.backward': the region must have at most one block")
         if len(self.grads) != len(self.wrt):

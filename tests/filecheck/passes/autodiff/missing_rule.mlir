@@ -3,8 +3,9 @@
 // An op without a VJP rule on the path from the inputs to the targets fails the
 // pass with an error naming the op and where it is.
 
-// CHECK: no VJP rule for 'test.mystery'
+// CHECK: missing_rule.mlir:12:1: error: pass 'autodiff' failed: autodiff: no VJP rule for 'test.mystery'
 // CHECK-SAME: op #2 of block 0
+// CHECK: %m = "test.mystery"
 
 %x = pd.data "x" : tensor<3xf32>
 %w = pd.parameter "w" : tensor<3xf32>
