@@ -30,11 +30,12 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import SSAValue
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Operation, SSAValue
 
 from pullback.dialects import pd
 from pullback.frontend.eager import (
+    DTYPE_BY_ELEM,
     DTYPE_NAMES,
     Node,
     Template,
@@ -52,13 +53,15 @@ Enc = tuple[str, int, int]
 `('s', source position, 0)`."""
 
 
-@dataclass
 class Source:
     """A value the recorded ops read that no recorded op produced."""
 
-    kind: str  # "leaf" (needs a gradient) or "const"
-    tensor: Tensor | None  # the leaf itself; None for constants
-    array: np.ndarray  # the value the recorded ops read
+    __slots__ = ("kind", "tensor", "array")
+
+    def __init__(self, kind: str, tensor: Tensor | None, array: np.ndarray) -> None:
+        self.kind = kind  # "leaf" (needs a gradient) or "const"
+        self.tensor = tensor  # the leaf itself; None for constants
+        self.array = array  # the value the recorded ops read
 
 
 @dataclass
@@ -85,61 +88,57 @@ _TWICE = (
 
 
 def collect(roots: Sequence[tuple[Any, int]], cut: frozenset[Any] = frozenset()) -> Graph:
-    """The nodes `roots` depend on, parents first (iterative DFS: deep graphs are
-    fine), and the sources they read.  `cut` holds `(id(node), index)` pairs and leaf
-    ids whose values are treated as constants (paddle.grad's `no_grad_vars`)."""
+    """The nodes `roots` depend on, parents first, and the sources they read.
+
+    An iterative DFS (deep graphs are fine) that encodes each node's inputs as it
+    places the node; it runs on every backward call, so it is kept tight.  `cut`
+    holds `(id(node), index)` pairs and leaf ids whose values are treated as
+    constants (paddle.grad's `no_grad_vars`).
+    """
     nodes: list[Node] = []
     pos: dict[int, int] = {}
-
-    def live(p: Any, idx: int) -> bool:
-        return type(p) is Node and (id(p), idx) not in cut
-
-    for root, idx in roots:
-        if type(root) is not Node or id(root) in pos or (id(root), idx) in cut:
-            continue
-        stack: list[tuple[Node, int]] = [(root, 0)]
-        while stack:
-            node, i = stack[-1]
-            if node.freed:
-                raise RuntimeError(_TWICE)
-            parents = node.parents
-            while i < len(parents):
-                p, k = parents[i]
-                i += 1
-                if live(p, k) and id(p) not in pos:
-                    stack[-1] = (node, i)
-                    stack.append((p, 0))
-                    break
-            else:
-                stack.pop()
-                if id(node) not in pos:
-                    pos[id(node)] = len(nodes)
-                    nodes.append(node)
-
+    inputs: list[tuple[Enc, ...]] = []
     sources: list[Source] = []
     src_index: dict[int, int] = {}
 
     def source(kind: str, key: int, tensor: Tensor | None, arr: np.ndarray) -> Enc:
-        k = src_index.get(key)
-        if k is None:
-            k = src_index[key] = len(sources)
-            sources.append(Source(kind, tensor, arr))
+        k = src_index[key] = len(sources)
+        sources.append(Source(kind, tensor, arr))
         return ("s", k, 0)
 
-    inputs: list[tuple[Enc, ...]] = []
-    for node in nodes:
-        enc: list[Enc] = []
-        assert node.saved_in is not None
-        for (p, k), arr in zip(node.parents, node.saved_in):
-            if live(p, k):
-                enc.append(("n", pos[id(p)], k))
-            elif p is not None and type(p) is not Node and not p.stop_gradient and id(p) not in cut:
-                enc.append(source("leaf", id(p), p, arr))
-            else:
-                enc.append(source("const", id(arr), None, arr))
-        inputs.append(tuple(enc))
+    for root, idx in roots:
+        if type(root) is not Node or id(root) in pos or (id(root), idx) in cut:
+            continue
+        stack = [root]
+        while stack:
+            node = stack[-1]
+            if id(node) in pos:
+                stack.pop()
+                continue
+            if node.freed:
+                raise RuntimeError(_TWICE)
+            n = len(stack)
+            for p, k in node.parents:
+                if type(p) is Node and id(p) not in pos and (not cut or (id(p), k) not in cut):
+                    stack.append(p)
+            if len(stack) > n:
+                continue  # parents first; this node is placed when it is on top again
+            stack.pop()
+            enc: list[Enc] = []
+            for (p, k), arr in zip(node.parents, node.saved_in):  # type: ignore[arg-type]
+                if type(p) is Node and (not cut or (id(p), k) not in cut):
+                    enc.append(("n", pos[id(p)], k))
+                elif p is not None and type(p) is not Node and not p.stop_gradient and id(p) not in cut:
+                    j = src_index.get(id(p))
+                    enc.append(("s", j, 0) if j is not None else source("leaf", id(p), p, arr))
+                else:
+                    j = src_index.get(id(arr))
+                    enc.append(("s", j, 0) if j is not None else source("const", id(arr), None, arr))
+            pos[id(node)] = len(nodes)
+            nodes.append(node)
+            inputs.append(tuple(enc))
     for root, idx in roots:  # leaves that are targets themselves
-        if type(root) is not Node:
+        if type(root) is not Node and id(root) not in src_index:
             source("leaf", id(root), root, root._data)
     return Graph(nodes, pos, inputs, sources, src_index)
 
@@ -208,7 +207,7 @@ class Plan:
 
     module: ModuleOp  # forward ops + the filled pd.backward (for dumps and inspection)
     steps: list[tuple[Template, list[int], list[int]]]  # template, input slots, output slots
-    nslots: int
+    start: list[Any]  # initial slot values: the folded constants, None elsewhere
     externals: list[tuple[int, Origin]]  # slots filled from the forward pass
     results: list[int | None]  # per wanted gradient: its slot, None when unreached
     backward: pd.BackwardOp
@@ -276,17 +275,61 @@ def _build_plan(
                 externals.append((s, origin[v]))
         return s
 
+    region = list(bw.body.block.ops)
+    term = region.pop()
+    assert isinstance(term, pd.YieldOp)
+    consts = _fold_constants(region)
+    initial: dict[int, np.ndarray] = {}
     steps: list[tuple[Template, list[int], list[int]]] = []
-    yielded: list[int] = []
-    for op in bw.body.block.ops:
-        if isinstance(op, pd.YieldOp):
-            yielded = [slot(v) for v in op.values]
-            break
-        ins = [slot(v) for v in op.operands]
+    for op in region:
+        if op.results and all(r in consts for r in op.results):
+            continue
+        ins = []
+        for v in op.operands:
+            ins.append(slot(v))
+            if v in consts:
+                initial[ins[-1]] = consts[v]
         steps.append((Template(op), ins, [slot(r) for r in op.results]))
+    yielded = [slot(v) for v in term.values]
+    for v, s in zip(term.values, yielded):
+        if v in consts:
+            initial[s] = consts[v]
     grad_slot = dict(zip(bw.wrt, yielded))
     results = [None if e is None else grad_slot.get(value(e)) for e in wrt]
-    return Plan(module, steps, len(slots), externals, results, bw)
+    start: list[Any] = [None] * len(slots)
+    for s, a in initial.items():
+        start[s] = a
+    return Plan(module, steps, start, externals, results, bw)
+
+
+_SHAPE_ONLY = (pd.FillAnyLikeOp,)
+"""Ops that read their operands' shapes, never their values."""
+
+
+def _fold_constants(region: list[Operation]) -> dict[SSAValue, np.ndarray]:
+    """Evaluate, once per plan, the region's ops that do not depend on run-time
+    values: constants (`fill_constant`, `fill_any_like` — shapes are static in a
+    plan) and ops computed from constants only.  VJP rules make several per op
+    (zeros for relu's `where`, ones for seeds and means).  The arrays are shared by
+    every run of the plan, so they are made read-only."""
+    consts: dict[SSAValue, np.ndarray] = {}
+    for op in region:
+        if isinstance(op, _SHAPE_ONLY):
+            if not all(isinstance(v.type, TensorType) and v.type.has_static_shape() for v in op.operands):
+                continue
+            args = [np.empty(pd.shape_of(v.type), DTYPE_BY_ELEM[str(pd.elem_of(v.type))]) for v in op.operands]
+        elif isinstance(op, pd.FillConstantOp) or (
+            op.operands
+            and all(v in consts for v in op.operands)
+            and not isinstance(op, (pd.UniformRandomOp, pd.GaussianRandomOp))
+        ):
+            args = [consts[v] for v in op.operands]
+        else:
+            continue
+        for r, a in zip(op.results, Template(op).run(args)):
+            a.flags.writeable = False
+            consts[r] = a
+    return consts
 
 
 def _plan_for(g: Graph, targets: list[Enc], seeded: list[bool], wrt: list[Enc | None]) -> Plan:
@@ -319,7 +362,7 @@ def _outside(g: Graph, origin: Origin, seeds: Sequence[Any]) -> Any:
 
 def run_plan(plan: Plan, g: Graph, seeds: Sequence[np.ndarray | None]) -> list[np.ndarray | None]:
     """Evaluate the backward region on saved forward values; gradients per wanted input."""
-    vals: list[Any] = [None] * plan.nslots
+    vals = plan.start.copy()
     for s, origin in plan.externals:
         vals[s] = _outside(g, origin, seeds)
     for tpl, ins, outs in plan.steps:
@@ -330,7 +373,7 @@ def run_plan(plan: Plan, g: Graph, seeds: Sequence[np.ndarray | None]) -> list[n
 
 def replay_plan(plan: Plan, g: Graph, seeds: Sequence[Tensor | None]) -> list[Tensor | None]:
     """Run the backward region as eager ops, recording them (`create_graph=True`)."""
-    vals: list[Any] = [None] * plan.nslots
+    vals: list[Any] = [None if a is None else Tensor._new(a, None, 0, True) for a in plan.start]
     for s, (kind, a, b) in plan.externals:
         if kind == "out":
             node = g.nodes[a]

@@ -88,7 +88,9 @@ _ELEM_BY_DTYPE = {
     np.dtype(np.int64): pd.i64,
     np.dtype(np.bool_): pd.i1,
 }
-_NP_BY_ELEM = {str(v): k for k, v in _ELEM_BY_DTYPE.items()}
+DTYPE_BY_ELEM = {str(v): k for k, v in _ELEM_BY_DTYPE.items()}
+"""numpy dtypes by the printed element type (`'f32'`), computed once: the
+interpreter's `np_dtype` prints the type on every call."""
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 DTYPE_NAMES = {
     np.dtype(np.float32): "float32",
@@ -131,7 +133,7 @@ class Template:
             op.prop = prop  # type: ignore[method-assign]
         self.op = op
         self.kernel = kernel
-        self.dtypes = [_NP_BY_ELEM[str(r.type.get_element_type())] for r in op.results]  # type: ignore[attr-defined]
+        self.dtypes = [DTYPE_BY_ELEM[str(r.type.get_element_type())] for r in op.results]  # type: ignore[attr-defined]
         self.float_out = [dt in _FLOATS for dt in self.dtypes]
         # Ops whose results never carry a gradient are not recorded (constants,
         # comparisons, random initializers): their results are plain tensors.
@@ -145,6 +147,8 @@ class Template:
     def run(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
         """The op's results for these operand arrays, in the result dtypes."""
         out = self.kernel(self.op, *arrays)
+        if type(out) is np.ndarray and len(self.dtypes) == 1 and out.dtype == self.dtypes[0]:
+            return [out]  # the common case, without the general conversion below
         outs = out if isinstance(out, (tuple, list)) else (out,)
         if len(outs) != len(self.dtypes):
             raise InterpreterError(
@@ -164,15 +168,17 @@ def _freeze(v: Any) -> Any:
 def template_for(op_cls: type[pd.PdOp], arrays: Sequence[np.ndarray], props: dict[str, Any]) -> Template:
     """The (cached) template of `op_cls` with these properties on inputs shaped like
     `arrays`; a shape or dtype mismatch raises ValueError with the verifier's text."""
-    key = (
-        op_cls,
-        tuple((k, _freeze(v)) for k, v in props.items()),
-        tuple((a.shape, a.dtype) for a in arrays),
-    )
+    # Per-op overhead matters here: try the key as given first; list-valued
+    # properties (axes, shapes) are frozen into tuples only when hashing fails.
+    key: Any = (op_cls, tuple(props.items()), tuple([(a.shape, a.dtype) for a in arrays]))
     try:
         tpl = _TEMPLATES.get(key)
-    except TypeError:  # an unhashable property value: build it every time
-        key, tpl = None, None
+    except TypeError:
+        key = (op_cls, tuple([(k, _freeze(v)) for k, v in props.items()]), key[2])
+        try:
+            tpl = _TEMPLATES.get(key)
+        except TypeError:  # a property nobody can hash: build the template every time
+            key, tpl = None, None
     if tpl is not None:
         return tpl
     types = []
@@ -239,19 +245,24 @@ def _parent_of(t: Tensor) -> tuple[Any, int]:
     return (t, -1)
 
 
-def execute(tpl: Template, inputs: Sequence[Tensor], name: str | None = None) -> list[Tensor]:
-    """Run one op on Tensors and record it when an input needs a gradient.
+def execute(
+    tpl: Template, inputs: Sequence[Tensor], name: str | None = None,
+    arrays: list[np.ndarray] | None = None,
+) -> list[Tensor]:
+    """Run one op on Tensors (whose arrays are `arrays`, when the caller has them)
+    and record it when an input needs a gradient.
 
     Shared by eager `apply` and by `autograd` when it replays a backward region with
     `create_graph=True` (so the gradient ops are themselves recorded).
     """
-    arrays = [t._data for t in inputs]
+    if arrays is None:
+        arrays = [t._data for t in inputs]
     outs = tpl.run(arrays)
     node = None
     if tpl.records and _state.grad_enabled:
         for t in inputs:
             if not t.stop_gradient:
-                node = Node(tpl, tuple(_parent_of(t) for t in inputs), arrays, outs, _user_frame())
+                node = Node(tpl, tuple([_parent_of(t) for t in inputs]), arrays, outs, _user_frame())
                 break
     results = []
     for i, a in enumerate(outs):
@@ -267,13 +278,19 @@ def eager_apply(
     op_cls: type[pd.PdOp], inputs: Sequence[Any], *, prefix: str, name: str | None = None, **props: Any
 ) -> Tensor | list[Tensor]:
     """`core.apply` in eager mode: compute the op now, record it for backward."""
-    for i, x in enumerate(inputs):
-        if not isinstance(x, Tensor):
-            raise TypeError(
-                f"{op_cls.name}: input #{i} must be a Tensor in dynamic mode, got {type(x).__name__}"
-            )
-    tpl = template_for(op_cls, [x._data for x in inputs], props)
-    outs = execute(tpl, inputs, name)
+    try:
+        arrays = [x._data for x in inputs]
+    except AttributeError:
+        arrays = []
+    if len(arrays) != len(inputs) or not all(isinstance(x, Tensor) for x in inputs):
+        for i, x in enumerate(inputs):
+            if not isinstance(x, Tensor):
+                raise TypeError(
+                    f"{op_cls.name}: input #{i} must be a Tensor in dynamic mode, "
+                    f"got {type(x).__name__}"
+                )
+    tpl = template_for(op_cls, arrays, props)
+    outs = execute(tpl, inputs, name, arrays)
     return outs[0] if len(outs) == 1 else outs
 
 

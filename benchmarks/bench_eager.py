@@ -1,0 +1,191 @@
+"""Eager forward + backward per iteration: pullback vs PyTorch eager, in one run.
+
+    OPENBLAS_NUM_THREADS=1 /tmp/venv/bin/python benchmarks/bench_eager.py [--iters N]
+
+Workloads (the issue's): the `paddle.autograd.backward` seed example (two 2x2
+matmuls, backward with two seed tensors, clear_grad) and a 3-layer MLP (64-128-128-10,
+ReLU, mean squared error, batch 32) forward + backward + clear_grad.  Both frameworks
+run single-threaded (BLAS threads only add noise at these sizes), in interleaved
+rounds; the median round is reported.  PyTorch is only imported here: it is never a
+dependency of pullback.
+
+Also reported: pullback's plan-cache hits and misses (the backward of a repeated
+graph shape is differentiated once), and the cost of one backward whose plan is
+rebuilt every time (the cache disabled), to show what the cache saves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import time
+from collections.abc import Callable
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+
+import pullback as paddle  # noqa: E402
+import pullback.nn.functional as F  # noqa: E402
+from pullback.frontend import autograd  # noqa: E402
+
+DIMS = [64, 128, 128, 10]
+BATCH = 32
+
+
+# ----------------------------------------------------------------- pullback
+
+
+def pb_seed() -> Callable[[], None]:
+    x = paddle.to_tensor([[1, 2], [3, 4]], dtype="float32", stop_gradient=False)
+    y = paddle.to_tensor([[3, 2], [3, 4]], dtype="float32")
+    g1 = paddle.to_tensor([[1, 2], [2, 3]], dtype="float32")
+    g2 = paddle.to_tensor([[1, 1], [1, 1]], dtype="float32")
+
+    matmul, backward = paddle.matmul, paddle.autograd.backward  # see RESULTS.md
+
+    def step() -> None:
+        z1 = matmul(x, y)
+        z2 = matmul(x, y)
+        backward([z1, z2], [g1, g2])
+        x.clear_grad()
+
+    return step
+
+
+def pb_mlp(rng: np.random.Generator) -> Callable[[], None]:
+    ws = [
+        paddle.to_tensor(rng.standard_normal((i, o)).astype(np.float32) * 0.1, stop_gradient=False)
+        for i, o in zip(DIMS, DIMS[1:])
+    ]
+    bs = [paddle.to_tensor(np.zeros(o, np.float32), stop_gradient=False) for o in DIMS[1:]]
+    x = paddle.to_tensor(rng.standard_normal((BATCH, DIMS[0])).astype(np.float32))
+    t = paddle.to_tensor(rng.standard_normal((BATCH, DIMS[-1])).astype(np.float32))
+    params = ws + bs
+    matmul, relu, mean = paddle.matmul, F.relu, paddle.mean  # see RESULTS.md
+
+    def step() -> None:
+        h = x
+        for k in range(3):
+            h = matmul(h, ws[k]) + bs[k]
+            if k < 2:
+                h = relu(h)
+        d = h - t
+        loss = mean(d * d)
+        loss.backward()
+        for p in params:
+            p.clear_grad()
+
+    return step
+
+
+# -------------------------------------------------------------------- torch
+
+
+def torch_seed(torch) -> Callable[[], None]:
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    y = torch.tensor([[3.0, 2.0], [3.0, 4.0]])
+    g1 = torch.tensor([[1.0, 2.0], [2.0, 3.0]])
+    g2 = torch.ones(2, 2)
+
+    def step() -> None:
+        z1 = torch.matmul(x, y)
+        z2 = torch.matmul(x, y)
+        torch.autograd.backward([z1, z2], [g1, g2])
+        x.grad.zero_()  # Paddle's clear_grad sets zeros
+
+    return step
+
+
+def torch_mlp(torch, rng: np.random.Generator) -> Callable[[], None]:
+    ws = [
+        torch.tensor(rng.standard_normal((i, o)).astype(np.float32) * 0.1, requires_grad=True)
+        for i, o in zip(DIMS, DIMS[1:])
+    ]
+    bs = [torch.zeros(o, requires_grad=True) for o in DIMS[1:]]
+    x = torch.tensor(rng.standard_normal((BATCH, DIMS[0])).astype(np.float32))
+    t = torch.tensor(rng.standard_normal((BATCH, DIMS[-1])).astype(np.float32))
+    params = ws + bs
+
+    def step() -> None:
+        h = x
+        for k in range(3):
+            h = torch.matmul(h, ws[k]) + bs[k]
+            if k < 2:
+                h = torch.relu(h)
+        d = h - t
+        loss = torch.mean(d * d)
+        loss.backward()
+        for p in params:
+            p.grad.zero_()
+
+    return step
+
+
+# ------------------------------------------------------------------- timing
+
+
+def per_iter_us(step: Callable[[], None], iters: int) -> float:
+    t0 = time.perf_counter()
+    for _ in range(iters):
+        step()
+    return (time.perf_counter() - t0) / iters * 1e6
+
+
+def compare(name: str, ours: Callable[[], None], theirs: Callable[[], None] | None, iters: int, rounds: int) -> None:
+    for _ in range(20):  # warm up: templates, plans, allocator
+        ours()
+        if theirs:
+            theirs()
+    a, b = [], []
+    for _ in range(rounds):
+        a.append(per_iter_us(ours, iters))
+        if theirs:
+            b.append(per_iter_us(theirs, iters))
+    ma, fa = statistics.median(a), min(a)
+    if theirs:
+        mb, fb = statistics.median(b), min(b)
+        print(f"{name:<24} median: pullback {ma:8.1f} us, torch {mb:8.1f} us, ratio {ma / mb:4.2f}x"
+              f" | best: {fa:8.1f} us vs {fb:8.1f} us, ratio {fa / fb:4.2f}x")
+    else:
+        print(f"{name:<24} median: pullback {ma:8.1f} us | best: {fa:8.1f} us")
+
+
+def uncached_backward_us(iters: int) -> float:
+    """A seed-example step whose backward plan is rebuilt every time."""
+    step = pb_seed()
+    t0 = time.perf_counter()
+    for _ in range(iters):
+        autograd.clear_cache()
+        step()
+    return (time.perf_counter() - t0) / iters * 1e6
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--iters", type=int, default=200)
+    ap.add_argument("--rounds", type=int, default=7)
+    args = ap.parse_args()
+    try:
+        import torch
+
+        torch.set_num_threads(1)
+        tver = torch.__version__
+    except ImportError:
+        torch, tver = None, "not installed"
+    print(f"# {time.strftime('%Y-%m-%d %H:%M')}  {platform.processor() or platform.machine()}, "
+          f"{os.cpu_count()} CPUs, Python {platform.python_version()}, numpy {np.__version__}, "
+          f"torch {tver}, OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}")
+    rng = np.random.default_rng(0)
+    compare("seed example fwd+bwd", pb_seed(), torch_seed(torch) if torch else None, args.iters, args.rounds)
+    compare("MLP 64-128-128-10 b=32", pb_mlp(rng), torch_mlp(torch, rng) if torch else None,
+            args.iters, args.rounds)
+    print(f"plan cache: {autograd.cache_info()}")
+    print(f"seed example with the plan rebuilt each step: {uncached_backward_us(50):.1f} us")
+
+
+if __name__ == "__main__":
+    main()
