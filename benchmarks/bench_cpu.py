@@ -1,0 +1,219 @@
+"""CPU benchmarks: our compiled backend against NumPy, PyTorch eager and JAX jit.
+
+Run: `python -m pullback.benchmarks.bench_cpu [--quick]`.  One process, one run;
+peers that are not installed are reported as skipped.  torch and jax are optional
+(`pip install pullback[bench]`), never runtime dependencies.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from pullback.benchmarks.programs import elementwise_chain, mlp_train
+from pullback.runtime.compiled import CompiledBackend
+
+
+def timeit(fn: Callable[[], object], repeat: int) -> float:
+    """Median seconds per call after two warm-up calls."""
+    fn()
+    fn()
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return float(np.median(times))
+
+
+def _try_import(name: str):  # type: ignore[no-untyped-def]
+    try:
+        return __import__(name)
+    except ImportError:
+        return None
+
+
+# ------------------------------------------------------------------- MLP step
+
+
+def numpy_mlp_step(params: list[np.ndarray], x: np.ndarray, y: np.ndarray, lr: float) -> float:
+    """A hand-written NumPy training step of the same MLP (in place SGD)."""
+    acts = [x]
+    h = x
+    n_layers = len(params) // 2
+    for i in range(n_layers):
+        h = h @ params[2 * i] + params[2 * i + 1]
+        if i < n_layers - 1:
+            h = np.maximum(h, 0)
+        acts.append(h)
+    m = h.max(axis=1, keepdims=True)
+    e = np.exp(h - m)
+    s = e.sum(axis=1, keepdims=True)
+    logp = h - m - np.log(s)
+    n = x.shape[0]
+    loss = -logp[np.arange(n), y[:, 0]].mean()
+    g = e / s
+    g[np.arange(n), y[:, 0]] -= 1
+    g /= n
+    for i in reversed(range(n_layers)):
+        w = params[2 * i]
+        gw = acts[i].T @ g
+        gb = g.sum(axis=0)
+        if i > 0:
+            g = (g @ w.T) * (acts[i] > 0)
+        w -= lr * gw
+        params[2 * i + 1] -= lr * gb
+    return float(loss)
+
+
+def bench_mlp(repeat: int) -> list[tuple[str, float | None, str]]:
+    """MLP 784-512-512-10, batch 128, relu, softmax cross-entropy, SGD."""
+    rows: list[tuple[str, float | None, str]] = []
+    sizes, batch, lr = (784, 512, 512, 10), 128, 0.01
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((batch, 784)).astype(np.float32)
+    y = rng.integers(0, 10, (batch, 1)).astype(np.int64)
+
+    built = mlp_train(sizes, lr)
+    backend = CompiledBackend()
+    t = time.perf_counter()
+    backend.run(built.module, {"x": x, "label": y}, built.scope, built.fetch)
+    compile_s = time.perf_counter() - t
+    ours = timeit(lambda: backend.run(built.module, {"x": x, "label": y}, built.scope, built.fetch), repeat)
+    rows.append(("pullback compiled", ours, f"first run (compile) {compile_s:.2f} s"))
+
+    params = [built.scope[k].copy() for k in sorted(built.scope, key=lambda k: (k.split(".")[0], k.split(".")[1][0] == "b"))]
+    rows.append(("numpy", timeit(lambda: numpy_mlp_step(params, x, y, lr), repeat), ""))
+
+    torch = _try_import("torch")
+    if torch is None:
+        rows.append(("torch eager", None, "skipped: torch not installed"))
+    else:
+        torch.set_num_threads(max(1, torch.get_num_threads()))
+        tp = [torch.tensor(p, requires_grad=True) for p in params]
+        tx, ty = torch.tensor(x), torch.tensor(y[:, 0])
+
+        def torch_step() -> None:
+            h = tx
+            for i in range(3):
+                h = h @ tp[2 * i] + tp[2 * i + 1]
+                if i < 2:
+                    h = torch.relu(h)
+            loss = torch.nn.functional.cross_entropy(h, ty)
+            loss.backward()
+            with torch.no_grad():
+                for p in tp:
+                    p -= lr * p.grad
+                    p.grad = None
+
+        rows.append(("torch eager", timeit(torch_step, repeat), f"torch {torch.__version__}"))
+
+    jax = _try_import("jax")
+    if jax is None:
+        rows.append(("jax jit", None, "skipped: jax not installed"))
+    else:
+        import jax.numpy as jnp
+
+        def loss_fn(ps, xx, yy):  # type: ignore[no-untyped-def]
+            h = xx
+            for i in range(3):
+                h = h @ ps[2 * i] + ps[2 * i + 1]
+                if i < 2:
+                    h = jax.nn.relu(h)
+            logp = jax.nn.log_softmax(h)
+            return -jnp.take_along_axis(logp, yy, axis=1).mean()
+
+        @jax.jit
+        def step(ps, xx, yy):  # type: ignore[no-untyped-def]
+            loss, grads = jax.value_and_grad(loss_fn)(ps, xx, yy)
+            return [p - lr * g for p, g in zip(ps, grads)], loss
+
+        jp = [jnp.asarray(p) for p in params]
+        jx, jy = jnp.asarray(x), jnp.asarray(y)
+        state = {"p": jp}
+
+        def jax_step() -> None:
+            state["p"], loss = step(state["p"], jx, jy)
+            loss.block_until_ready()
+
+        rows.append(("jax jit", timeit(jax_step, repeat), f"jax {jax.__version__}"))
+    return rows
+
+
+# ------------------------------------------------------- elementwise chain
+
+
+def bench_chain(repeat: int) -> list[tuple[str, float | None, str]]:
+    """20 elementwise ops over 1M floats, loss = sum, forward + backward."""
+    n = 1 << 20
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(n).astype(np.float32)
+    yv = rng.uniform(0.5, 1.0, n).astype(np.float32)
+    built = elementwise_chain(n, 20)
+    backend = CompiledBackend()
+    rows: list[tuple[str, float | None, str]] = []
+    run = lambda: backend.run(built.module, {"x": x, "y": yv}, {}, built.fetch)  # noqa: E731
+    rows.append(("pullback compiled", timeit(run, repeat), ""))
+
+    def numpy_chain() -> None:
+        hs = [x]
+        h = x
+        for i in range(20):
+            k = i % 5
+            h = [np.tanh, lambda a: a * yv, lambda a: 1 / (1 + np.exp(-a)), lambda a: a + yv, lambda a: 0.5 * a + 0.1][k](h)
+            hs.append(h)
+        g = np.ones_like(x)
+        for i in reversed(range(20)):
+            k, a, out = i % 5, hs[i], hs[i + 1]
+            g = [lambda: g * (1 - out * out), lambda: g * yv, lambda: g * out * (1 - out), lambda: g, lambda: 0.5 * g][k]()
+        _ = h.sum()
+
+    rows.append(("numpy", timeit(numpy_chain, repeat), "hand-written fwd+bwd"))
+    jax = _try_import("jax")
+    if jax is None:
+        rows.append(("jax jit", None, "skipped: jax not installed"))
+    else:
+        import jax.numpy as jnp
+
+        def f(a, b):  # type: ignore[no-untyped-def]
+            for i in range(20):
+                k = i % 5
+                a = [jnp.tanh, lambda t: t * b, jax.nn.sigmoid, lambda t: t + b, lambda t: 0.5 * t + 0.1][k](a)
+            return a.sum()
+
+        g = jax.jit(jax.value_and_grad(f))
+        jx, jy = jnp.asarray(x), jnp.asarray(yv)
+        rows.append(("jax jit", timeit(lambda: g(jx, jy)[1].block_until_ready(), repeat), f"jax {jax.__version__}"))
+    return rows
+
+
+def report(title: str, rows: list[tuple[str, float | None, str]]) -> None:
+    """Print one benchmark's times and ratios to our compiled path."""
+    print(f"\n## {title}")
+    ours = rows[0][1]
+    for name, t, note in rows:
+        if t is None:
+            print(f"  {name:20s} {'-':>10s}           {note}")
+            continue
+        ratio = f"{t / ours:6.2f}x ours" if ours else ""
+        print(f"  {name:20s} {t * 1e3:9.3f} ms  {ratio}  {note}")
+
+
+def main() -> None:
+    """Run every benchmark once and print the results."""
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--quick", action="store_true", help="fewer repetitions")
+    args = ap.parse_args()
+    repeat = 5 if args.quick else 30
+    print(f"machine: {platform.processor() or platform.machine()}, {platform.system()} "
+          f"{platform.release()}, python {platform.python_version()}, numpy {np.__version__}")
+    report("MLP train step 784-512-512-10, batch 128, SGD", bench_mlp(repeat))
+    report("elementwise chain fwd+bwd, 1M float32, 20 ops, loss = sum", bench_chain(repeat))
+
+
+if __name__ == "__main__":
+    main()
