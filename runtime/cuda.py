@@ -39,6 +39,8 @@ _CU_JIT_ERROR_LOG_BUFFER = 5
 _CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6
 _CU_DEVICE_ATTRIBUTE_CC_MAJOR = 75
 _CU_DEVICE_ATTRIBUTE_CC_MINOR = 76
+_CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE = 36
+_CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH = 37
 _LOG_BYTES = 1 << 14
 
 
@@ -351,15 +353,26 @@ class Device:
         _check(_lib().cuDeviceGetName(buf, 256, self.handle), "cuDeviceGetName")
         return buf.value.decode()
 
+    def attribute(self, attr: int) -> int:
+        """A `CUdevice_attribute` of the device."""
+        v = ctypes.c_int(0)
+        _check(_lib().cuDeviceGetAttribute(ctypes.byref(v), attr, self.handle), "cuDeviceGetAttribute")
+        return v.value
+
     @property
     def compute_capability(self) -> tuple[int, int]:
         """`(major, minor)`, e.g. `(9, 0)` for Hopper."""
-        out = []
-        for attr in (_CU_DEVICE_ATTRIBUTE_CC_MAJOR, _CU_DEVICE_ATTRIBUTE_CC_MINOR):
-            v = ctypes.c_int(0)
-            _check(_lib().cuDeviceGetAttribute(ctypes.byref(v), attr, self.handle), "cuDeviceGetAttribute")
-            out.append(v.value)
-        return out[0], out[1]
+        return (
+            self.attribute(_CU_DEVICE_ATTRIBUTE_CC_MAJOR),
+            self.attribute(_CU_DEVICE_ATTRIBUTE_CC_MINOR),
+        )
+
+    @property
+    def peak_bandwidth_gbs(self) -> float:
+        """Theoretical DRAM bandwidth in GB/s (double data rate x bus width)."""
+        khz = self.attribute(_CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)
+        bits = self.attribute(_CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)
+        return 2.0 * khz * 1e3 * bits / 8 / 1e9
 
     def load_module(self, ptx: str) -> Module:
         """JIT-load PTX text; CudaError with the JIT log when it does not load."""

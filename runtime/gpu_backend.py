@@ -34,6 +34,9 @@ from xdsl.ir import Operation, SSAValue
 
 from pullback.runtime import cuda
 
+HOST_ONLY = frozenset({"pd.uniform_random", "pd.gaussian_random"})
+"""Ops whose programs run on the host interpreter (numpy's random generator)."""
+
 _NP = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64, "i1": np.bool_}
 
 
@@ -205,15 +208,24 @@ class GpuBackend:
         cuda.require_device(index)
         self.device = cuda.get_device(index)
         self.pool = _Pool(self.device)
-        self._programs: dict[tuple[int, tuple[int, ...]], tuple[ModuleOp, GpuProgram]] = {}
+        self._programs: dict[tuple[int, tuple[int, ...]], tuple[ModuleOp, GpuProgram | None]] = {}
         self._params: dict[str, tuple[np.ndarray, DeviceArray]] = {}
 
-    def program_for(self, module: ModuleOp, fetches: Sequence[SSAValue]) -> GpuProgram:
-        """The compiled program (compiled on first use for this module and fetches)."""
+    def program_for(self, module: ModuleOp, fetches: Sequence[SSAValue]) -> GpuProgram | None:
+        """The compiled program (compiled on first use for this module and fetches),
+        or None for programs that must run on the host: startup programs, whose
+        random initializers use numpy's generator."""
+        from pullback.lowering.convert_pd_to_linalg import LoweringError
+
         key = (id(module), tuple(id(v) for v in fetches))
         hit = self._programs.get(key)
         if hit is None or hit[0] is not module:
-            hit = (module, compile_for_gpu(module, fetches, self.device))
+            try:
+                hit = (module, compile_for_gpu(module, fetches, self.device))
+            except LoweringError:
+                if not any(op.name in HOST_ONLY for op in module.walk()):
+                    raise
+                hit = (module, None)
             self._programs[key] = hit
         return hit[1]
 
@@ -237,6 +249,11 @@ class GpuBackend:
         from pullback.lowering.shapes import plan_shapes
 
         prog = self.program_for(module, fetches)
+        if prog is None:
+            from pullback.runtime.interpreter import run_module
+
+            env = run_module(module, feeds, scope)
+            return [env[v] for v in fetches]
         abi = prog.abi
         args = prog.host.body.block.args
         run = HostRun(self.device, self.pool, prog.kernels)
