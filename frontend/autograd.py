@@ -211,6 +211,7 @@ class Plan:
     externals: list[tuple[int, Origin]]  # slots filled from the forward pass
     results: list[int | None]  # per wanted gradient: its slot, None when unreached
     backward: pd.BackwardOp
+    active: list[int]  # nodes on a path from a wanted input to a target: what it frees
 
 
 _PLANS: dict[Any, Plan] = {}
@@ -299,7 +300,31 @@ def _build_plan(
     start: list[Any] = [None] * len(slots)
     for s, a in initial.items():
         start[s] = a
-    return Plan(module, steps, start, externals, results, bw)
+    return Plan(module, steps, start, externals, results, bw, _active(g, targets, wrt))
+
+
+def _active(g: Graph, targets: list[Enc], wrt: list[Enc | None]) -> list[int]:
+    """Positions of the nodes the backward goes through: those depending on a wanted
+    input that some target depends on (what `retain_graph=False` frees; nodes
+    upstream of an intermediate input stay usable, as in PyTorch)."""
+    wrt_src = {e[1] for e in wrt if e is not None and e[0] == "s"}
+    wrt_out = {(e[1], e[2]) for e in wrt if e is not None and e[0] == "n"}
+    varied = [False] * len(g.nodes)
+    for p, ins in enumerate(g.inputs):
+        varied[p] = any(
+            (kind == "s" and a in wrt_src) or (kind == "n" and (varied[a] or (a, b) in wrt_out))
+            for kind, a, b in ins
+        )
+    useful = [False] * len(g.nodes)
+    for kind, a, _ in targets:
+        if kind == "n":
+            useful[a] = True
+    for p in range(len(g.nodes) - 1, -1, -1):
+        if useful[p] and varied[p]:
+            for kind, a, _ in g.inputs[p]:
+                if kind == "n":
+                    useful[a] = True
+    return [p for p in range(len(g.nodes)) if useful[p] and varied[p]]
 
 
 _SHAPE_ONLY = (pd.FillAnyLikeOp,)
@@ -478,8 +503,8 @@ def _run(
 
         eager_dump.write(dump_dir, g, [t for t, _ in live])
     if not retain_graph:
-        for node in g.nodes:
-            node.free()
+        for p in plan.active:
+            g.nodes[p].free()
     if inputs is None:
         for e, grad in zip(wrt, grads):
             if grad is not None:

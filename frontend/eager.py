@@ -20,6 +20,7 @@ and not even then when the same graph shape was differentiated before.
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 import threading
@@ -109,7 +110,7 @@ class Template:
 
     __slots__ = ("op", "kernel", "dtypes", "float_out", "records", "uid", "type")
 
-    _count = 0
+    _uids = itertools.count(1)
 
     def __init__(self, op: Operation) -> None:
         from pullback.passes import vjp as vjp_rules
@@ -140,8 +141,7 @@ class Template:
         self.records = any(self.float_out) and type(op) not in vjp_rules.NON_DIFFERENTIABLE
         # A process-unique number: graph signatures use it, so it must never be
         # reused (templates live as long as the caches that know them).
-        Template._count += 1
-        self.uid = Template._count
+        self.uid = next(Template._uids)  # atomic under the GIL
         self.type = op.name.split(".", 1)[1]
 
     def run(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:

@@ -261,3 +261,15 @@ def test_eager_gradients_equal_static_gradients():
     np.testing.assert_allclose(loss.numpy(), out[0], rtol=1e-6)
     for n, g in zip(names[1:], out[1:]):
         np.testing.assert_allclose(eager[n], g, rtol=1e-5, atol=1e-7, err_msg=n)
+
+
+def test_retain_graph_false_frees_only_the_part_differentiated():
+    x = to_tensor([1.0, 2.0], stop_gradient=False)
+    h = x * x
+    y = red.sum(h * 3.0)
+    (gh,) = paddle.grad(y, h)  # frees the ops between h and y only
+    np.testing.assert_allclose(gh.numpy(), [3.0, 3.0])
+    (gx,) = paddle.grad(red.sum(h), x)  # upstream of h is intact
+    np.testing.assert_allclose(gx.numpy(), [2.0, 4.0])
+    with pytest.raises(RuntimeError, match="twice for the same subgraph"):
+        y.backward()
