@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import operator
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -88,59 +89,52 @@ _TWICE = (
 
 
 def collect(roots: Sequence[tuple[Any, int]], cut: frozenset[Any] = frozenset()) -> Graph:
-    """The nodes `roots` depend on, parents first, and the sources they read.
-
-    An iterative DFS (deep graphs are fine) that encodes each node's inputs as it
-    places the node; it runs on every backward call, so it is kept tight.  `cut`
-    holds `(id(node), index)` pairs and leaf ids whose values are treated as
-    constants (paddle.grad's `no_grad_vars`).
+    """The nodes `roots` depend on, in creation order (parents first), and the
+    sources they read.  Runs on every backward call, so it is kept tight: one visit
+    per node, then a sort by creation number.  `cut` holds `(id(node), index)` pairs
+    and leaf ids whose values are treated as constants (paddle.grad's `no_grad_vars`).
     """
-    nodes: list[Node] = []
-    pos: dict[int, int] = {}
+    seen: dict[int, Node] = {}
+    stack = [r for r, i in roots if type(r) is Node and (id(r), i) not in cut]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        if node.freed:
+            raise RuntimeError(_TWICE)
+        seen[id(node)] = node
+        for p, k in node.parents:
+            if type(p) is Node and id(p) not in seen and (not cut or (id(p), k) not in cut):
+                stack.append(p)
+    nodes = sorted(seen.values(), key=_by_seq)
+    pos = {id(n): i for i, n in enumerate(nodes)}
     inputs: list[tuple[Enc, ...]] = []
     sources: list[Source] = []
     src_index: dict[int, int] = {}
-
-    def source(kind: str, key: int, tensor: Tensor | None, arr: np.ndarray) -> Enc:
-        k = src_index[key] = len(sources)
-        sources.append(Source(kind, tensor, arr))
-        return ("s", k, 0)
-
-    for root, idx in roots:
-        if type(root) is not Node or id(root) in pos or (id(root), idx) in cut:
-            continue
-        stack = [root]
-        while stack:
-            node = stack[-1]
-            if id(node) in pos:
-                stack.pop()
+    for node in nodes:
+        enc: list[Enc] = []
+        for (p, k), arr in zip(node.parents, node.saved_in):  # type: ignore[arg-type]
+            if type(p) is Node and (not cut or (id(p), k) not in cut):
+                enc.append(("n", pos[id(p)], k))
                 continue
-            if node.freed:
-                raise RuntimeError(_TWICE)
-            n = len(stack)
-            for p, k in node.parents:
-                if type(p) is Node and id(p) not in pos and (not cut or (id(p), k) not in cut):
-                    stack.append(p)
-            if len(stack) > n:
-                continue  # parents first; this node is placed when it is on top again
-            stack.pop()
-            enc: list[Enc] = []
-            for (p, k), arr in zip(node.parents, node.saved_in):  # type: ignore[arg-type]
-                if type(p) is Node and (not cut or (id(p), k) not in cut):
-                    enc.append(("n", pos[id(p)], k))
-                elif p is not None and type(p) is not Node and not p.stop_gradient and id(p) not in cut:
-                    j = src_index.get(id(p))
-                    enc.append(("s", j, 0) if j is not None else source("leaf", id(p), p, arr))
-                else:
-                    j = src_index.get(id(arr))
-                    enc.append(("s", j, 0) if j is not None else source("const", id(arr), None, arr))
-            pos[id(node)] = len(nodes)
-            nodes.append(node)
-            inputs.append(tuple(enc))
-    for root, idx in roots:  # leaves that are targets themselves
+            if p is not None and type(p) is not Node and not p.stop_gradient and id(p) not in cut:
+                kind, key, tensor = "leaf", id(p), p
+            else:
+                kind, key, tensor = "const", id(arr), None
+            j = src_index.get(key)
+            if j is None:
+                j = src_index[key] = len(sources)
+                sources.append(Source(kind, tensor, arr))
+            enc.append(("s", j, 0))
+        inputs.append(tuple(enc))
+    for root, _ in roots:  # leaves that are targets themselves
         if type(root) is not Node and id(root) not in src_index:
-            source("leaf", id(root), root, root._data)
+            src_index[id(root)] = len(sources)
+            sources.append(Source("leaf", root, root._data))
     return Graph(nodes, pos, inputs, sources, src_index)
+
+
+_by_seq = operator.attrgetter("seq")
 
 
 def encode(g: Graph, ref: tuple[Any, int]) -> Enc | None:

@@ -211,7 +211,9 @@ class Node:
     `retain_graph=False` releases (`freed` then becomes True).
     """
 
-    __slots__ = ("tpl", "parents", "saved_in", "saved_out", "where", "freed", "__weakref__")
+    __slots__ = ("tpl", "parents", "saved_in", "saved_out", "where", "freed", "seq", "__weakref__")
+
+    _seq = itertools.count()
 
     def __init__(
         self,
@@ -227,6 +229,9 @@ class Node:
         self.saved_out: list[np.ndarray] | None = saved_out
         self.where = where
         self.freed = False
+        # Creation order is a topological order (inputs exist before their
+        # consumers): backward sorts the nodes it collects by it.
+        self.seq = next(Node._seq)
 
     def free(self) -> None:
         """Release the saved forward values (after a backward without retain_graph)."""
