@@ -91,7 +91,7 @@ def loop_bounds(e: Emitter, op: linalg.GenericOp) -> list[SSAValue]:
 
 
 def _is_parallel(op: linalg.GenericOp) -> list[bool]:
-    return [str(t.data) == "parallel" or "parallel" in str(t) for t in op.iterator_types]
+    return [t.data == linalg.IteratorType.PARALLEL for t in op.iterator_types]
 
 
 def _static_size(op: linalg.GenericOp, dims: list[int]) -> int | None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith, func, gpu
 from xdsl.dialects.builtin import ModuleOp, SymbolRefAttr, UnitAttr
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Block, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 from xdsl.builder import Builder
@@ -113,4 +113,3 @@ class GpuKernelOutliningPass(ModulePass):
 
 __all__ = ["GpuKernelOutliningPass", "captured_values", "outline"]
 
-_ = Operation
