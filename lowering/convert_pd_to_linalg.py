@@ -450,7 +450,6 @@ class Lowerer:
         """Scalar code of elementwise `op` read through loop map `m` (an op with an
         identity view of its own result shape)."""
         ew = ELEMENTWISE[op.name]
-        rank = len(shape_of(op.results[0].type))
         fus = set(fusible_operands(op))
         args: list[SSAValue] = []
         for i, om in enumerate(ew.maps(op)):
@@ -458,7 +457,6 @@ class Lowerer:
                 continue
             composed = tuple(None if d is None else m[d] for d in om)
             args.append(load(op.operands[i], composed, i in fus, memo))
-        del rank
         return ew.body(s, op, args)[0]
 
     def shape_view(self, mem: SSAValue, sizes: Sequence[Size]) -> SSAValue:
@@ -610,7 +608,6 @@ class Lowerer:
                 [linalg.IteratorTypeAttr.parallel()] * rank,
             )
         )
-        _ = self.sizes
 
     def copy_value(self, v: SSAValue, dst: SSAValue) -> None:
         """Copy the buffer of `pd` value `v` into `dst`."""
@@ -821,8 +818,6 @@ def build_entry(
         if not isinstance(v.owner, (pd.DataOp, pd.ParameterOp)):
             low.copy_value(v, a)
     block.add_op(ret)
-    for (src, dst) in low.copy_back:
-        pass
     return fn, abi
 
 
