@@ -139,15 +139,17 @@ def _binary(
     op_cls: type[pd.PdOp], prefix: str, x: Any, y: Any, axis: int = -1,
     name: str | None = None,
 ) -> Any:
-    """Add one broadcasting binary op; a scalar operand becomes a 0-D constant."""
+    """Add one broadcasting binary op; a scalar operand becomes a constant shaped
+    like the other one."""
     if is_scalar(x) and is_scalar(y):
         raise TypeError(f"{prefix}: at least one of x and y must be a Tensor/Variable")
+    for arg, v in (("x", x), ("y", y)):
+        if not is_scalar(v):
+            check_tensor(prefix, arg, v)
     if is_scalar(y):
         y = constant_like(x, y)
     if is_scalar(x):
         x = constant_like(y, x)
-    check_tensor(prefix, "x", x)
-    check_tensor(prefix, "y", y)
     if not isinstance(axis, int) or isinstance(axis, bool):
         raise TypeError(f"{prefix}: axis must be an int, got {axis!r}")
     return apply(op_cls, [x, y], prefix=prefix, name=name, axis=axis)
@@ -163,13 +165,14 @@ def _activate(x: Any, act: str | None) -> Any:
     return fn(x)
 
 
-def _binary_api(op_cls: type[pd.PdOp], prefix: str, doc: str) -> Callable[..., Any]:
-    """Make the Paddle 2.x function `f(x, y, name=None)` for a binary op."""
+def _binary_api(op_cls: type[pd.PdOp], paddle_name: str, prefix: str) -> Callable[..., Any]:
+    """Make the Paddle 2.x function `paddle.<paddle_name>(x, y, name=None)`."""
 
     def f(x: Any, y: Any, name: str | None = None) -> Any:
         return _binary(op_cls, prefix, x, y, name=name)
 
-    f.__doc__ = doc
+    f.__name__ = f.__qualname__ = paddle_name
+    f.__doc__ = f"`paddle.{paddle_name}`: `{op_cls.name}` with numpy broadcasting."
     return f
 
 
@@ -184,24 +187,18 @@ def _fluid_binary_api(op_cls: type[pd.PdOp], prefix: str) -> Callable[..., Any]:
     return f
 
 
-add = _binary_api(pd.ElementwiseAddOp, "elementwise_add", "`paddle.add`: x + y.")
-subtract = _binary_api(pd.ElementwiseSubOp, "elementwise_sub", "`paddle.subtract`: x - y.")
-multiply = _binary_api(pd.ElementwiseMulOp, "elementwise_mul", "`paddle.multiply`: x * y.")
-divide = _binary_api(pd.ElementwiseDivOp, "elementwise_div", "`paddle.divide`: x / y.")
-maximum = _binary_api(pd.ElementwiseMaxOp, "elementwise_max", "`paddle.maximum`.")
-minimum = _binary_api(pd.ElementwiseMinOp, "elementwise_min", "`paddle.minimum`.")
-greater_than = _binary_api(pd.GreaterThanOp, "greater_than", "`paddle.greater_than`: x > y.")
-greater_equal = _binary_api(pd.GreaterEqualOp, "greater_equal", "`paddle.greater_equal`.")
-less_than = _binary_api(pd.LessThanOp, "less_than", "`paddle.less_than`: x < y.")
-less_equal = _binary_api(pd.LessEqualOp, "less_equal", "`paddle.less_equal`: x <= y.")
-equal = _binary_api(pd.EqualOp, "equal", "`paddle.equal`: x == y, elementwise.")
-not_equal = _binary_api(pd.NotEqualOp, "not_equal", "`paddle.not_equal`: x != y.")
-for _f, _n in [(add, "add"), (subtract, "subtract"), (multiply, "multiply"),
-               (divide, "divide"), (maximum, "maximum"), (minimum, "minimum"),
-               (greater_than, "greater_than"), (greater_equal, "greater_equal"),
-               (less_than, "less_than"), (less_equal, "less_equal"), (equal, "equal"),
-               (not_equal, "not_equal")]:
-    _f.__name__ = _f.__qualname__ = _n
+add = _binary_api(pd.ElementwiseAddOp, "add", "elementwise_add")
+subtract = _binary_api(pd.ElementwiseSubOp, "subtract", "elementwise_sub")
+multiply = _binary_api(pd.ElementwiseMulOp, "multiply", "elementwise_mul")
+divide = _binary_api(pd.ElementwiseDivOp, "divide", "elementwise_div")
+maximum = _binary_api(pd.ElementwiseMaxOp, "maximum", "elementwise_max")
+minimum = _binary_api(pd.ElementwiseMinOp, "minimum", "elementwise_min")
+greater_than = _binary_api(pd.GreaterThanOp, "greater_than", "greater_than")
+greater_equal = _binary_api(pd.GreaterEqualOp, "greater_equal", "greater_equal")
+less_than = _binary_api(pd.LessThanOp, "less_than", "less_than")
+less_equal = _binary_api(pd.LessEqualOp, "less_equal", "less_equal")
+equal = _binary_api(pd.EqualOp, "equal", "equal")
+not_equal = _binary_api(pd.NotEqualOp, "not_equal", "not_equal")
 
 elementwise_add = _fluid_binary_api(pd.ElementwiseAddOp, "elementwise_add")
 elementwise_sub = _fluid_binary_api(pd.ElementwiseSubOp, "elementwise_sub")

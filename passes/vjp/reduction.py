@@ -80,7 +80,10 @@ def mean_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | 
     assert g is not None
     x, axes, keepdim = _reduce_args(op)
     count = reduced_count(b, x, axes, keepdim)
-    scaled = b.scale(g, 1.0 / count) if isinstance(count, float) else b.div(g, count)
+    if isinstance(count, float):
+        scaled = b.scale(g, 1.0 / count if count else 0.0)  # an empty input has no gradient
+    else:
+        scaled = b.div(g, count)
     return [expand_reduced(b, scaled, x, axes, keepdim)]
 
 
