@@ -273,3 +273,26 @@ def test_retain_graph_false_frees_only_the_part_differentiated():
     np.testing.assert_allclose(gx.numpy(), [2.0, 4.0])
     with pytest.raises(RuntimeError, match="twice for the same subgraph"):
         y.backward()
+
+
+def test_grad_mode_is_per_thread():
+    import threading
+
+    x = to_tensor([1.0], stop_gradient=False)
+    seen = {}
+
+    def worker() -> None:
+        seen["recorded"] = not (x * 3.0).stop_gradient
+
+    with paddle.no_grad():
+        th = threading.Thread(target=worker)
+        th.start()
+        th.join()
+        assert (x * 3.0).stop_gradient
+    assert seen["recorded"]
+
+
+def test_an_output_that_is_also_an_input_gets_its_seed():
+    x = to_tensor([1.0, 2.0], stop_gradient=False)
+    (g,) = paddle.grad([x * 2.0, x], [x])
+    np.testing.assert_allclose(g.numpy(), [3.0, 3.0])
