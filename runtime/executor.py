@@ -267,6 +267,11 @@ def prepare(program: Program, fetch_values: Sequence[SSAValue]) -> _Prepared:
     fetch_ops = [pd.FetchOp.create(operands=[mapping[v]]) for v in outputs]
     module.body.block.add_ops(fetch_ops)
     _autodiff_if_needed(module)
+    # Feeds nothing reads need not be fed (as in Paddle); backends never see them.
+    for op in list(module.body.block.ops):
+        if isinstance(op, pd.DataOp) and not _uses_anywhere(op.out):
+            op.detach()
+            op.erase()
     return _Prepared(
         module=module,
         fetches=[f.x for f in fetch_ops],
@@ -325,8 +330,12 @@ def check_feed(name: str, var: pd.DataOp, value: Any) -> np.ndarray:
     return arr
 
 
-def check_feeds(program: Program, feed: Mapping[str, Any] | None) -> dict[str, np.ndarray]:
-    """Validate `feed` against the program's data variables; return checked arrays."""
+def check_feeds(
+    program: Program, feed: Mapping[str, Any] | None, fetches: Sequence[SSAValue] = ()
+) -> dict[str, np.ndarray]:
+    """Validate `feed` against the program's data variables; return checked arrays.
+
+    A data variable must be fed when an op reads it or it is fetched."""
     if feed is None:
         feed = {}
     if not isinstance(feed, Mapping):
@@ -339,7 +348,12 @@ def check_feeds(program: Program, feed: Mapping[str, Any] | None) -> dict[str, n
                 f"feed '{name}' is not a data variable of the program "
                 f"(its data variables: {known})"
             )
-    missing = [n for n, op in data.items() if n not in feed and _uses_anywhere(op.out)]
+    fetched = set(fetches)
+    missing = [
+        n
+        for n, op in data.items()
+        if n not in feed and (_uses_anywhere(op.out) or op.out in fetched)
+    ]
     if missing:
         n = missing[0]
         raise ValueError(
@@ -428,7 +442,7 @@ class Executor:
         elif isinstance(fetch_list, (str, Variable)):
             fetch_list = [fetch_list]
         fetch_values = [resolve_fetch(program, f) for f in fetch_list]
-        feeds = check_feeds(program, feed)
+        feeds = check_feeds(program, feed, fetch_values)
         _check_parameters(program, scope)
 
         entry = self._prepared(program, fetch_values)
