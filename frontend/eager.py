@@ -283,17 +283,12 @@ def eager_apply(
     op_cls: type[pd.PdOp], inputs: Sequence[Any], *, prefix: str, name: str | None = None, **props: Any
 ) -> Tensor | list[Tensor]:
     """`core.apply` in eager mode: compute the op now, record it for backward."""
-    try:
-        arrays = [x._data for x in inputs]
-    except AttributeError:
-        arrays = []
-    if len(arrays) != len(inputs) or not all(isinstance(x, Tensor) for x in inputs):
-        for i, x in enumerate(inputs):
-            if not isinstance(x, Tensor):
-                raise TypeError(
-                    f"{op_cls.name}: input #{i} must be a Tensor in dynamic mode, "
-                    f"got {type(x).__name__}"
-                )
+    for i, x in enumerate(inputs):
+        if type(x) is not Tensor and not isinstance(x, Tensor):
+            raise TypeError(
+                f"{op_cls.name}: input #{i} must be a Tensor in dynamic mode, got {type(x).__name__}"
+            )
+    arrays = [x._data for x in inputs]
     tpl = template_for(op_cls, arrays, props)
     outs = execute(tpl, inputs, name, arrays)
     return outs[0] if len(outs) == 1 else outs
