@@ -32,6 +32,13 @@ def _is_int(v: Any) -> bool:
     return isinstance(v, numbers.Integral) and not isinstance(v, bool)
 
 
+def positive_int(fn: str, arg: str, v: Any) -> int:
+    """A positive int argument."""
+    if not _is_int(v) or int(v) < 1:
+        raise ValueError(f"{fn}: {arg} must be a positive int, got {v!r}")
+    return int(v)
+
+
 def int_pair(fn: str, arg: str, v: Any, minimum: int = 1) -> list[int]:
     """An int or a pair of ints as `[h, w]`, each at least `minimum`."""
     vals = [v, v] if _is_int(v) else list(v) if isinstance(v, (list, tuple)) else None
@@ -171,7 +178,7 @@ def conv2d(x: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any 
     _check_nchw("conv2d", x, data_format)
     check_float_tensor("conv2d", "weight", weight)
     paddings, algorithm = padding_arg("conv2d", padding)
-    groups = int_pair("conv2d", "groups", groups)[0]
+    groups = positive_int("conv2d", "groups", groups)
     base = name or unique_name.generate("conv2d")
     out = apply(pd.Conv2DOp, [x, weight], prefix="conv2d", name=base,
                 strides=int_pair("conv2d", "stride", stride), paddings=paddings,
@@ -204,7 +211,7 @@ def conv2d_transpose(x: Any, weight: Any, bias: Any = None, stride: Any = 1, pad
     out = apply(pd.Conv2DTransposeOp, [x, weight], prefix="conv2d_transpose", name=base,
                 strides=int_pair(fn, "stride", stride), paddings=paddings,
                 dilations=int_pair(fn, "dilation", dilation),
-                groups=int_pair(fn, "groups", groups)[0], padding_algorithm=algorithm, **props)
+                groups=positive_int(fn, "groups", groups), padding_algorithm=algorithm, **props)
     if bias is not None:
         check_float_tensor(fn, "bias", bias)
         out = _add_bias(out, bias, 1, base)

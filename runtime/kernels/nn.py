@@ -26,6 +26,7 @@ def out_shape(op: pd.PdOp, *arrays: np.ndarray) -> tuple[int, ...]:
 
 @kernel(pd.MatmulOp)
 def matmul(op, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """`x @ y` after the requested transposes of matrix operands."""
     if op.prop("transpose_x") and x.ndim >= 2:
         x = np.swapaxes(x, -1, -2)
     if op.prop("transpose_y") and y.ndim >= 2:
@@ -47,6 +48,7 @@ def _ids_and_pad(op, ids: np.ndarray, rows: int) -> tuple[np.ndarray, int | None
 
 @kernel(pd.LookupTableOp)
 def lookup_table(op, ids: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Gather rows of w; padding rows give zeros."""
     ids, pad = _ids_and_pad(op, ids, w.shape[0])
     out = w[ids]
     if pad is not None:
@@ -56,6 +58,7 @@ def lookup_table(op, ids: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 @kernel(pd.LookupTableGradOp)
 def lookup_table_grad(op, ids: np.ndarray, grad: np.ndarray) -> np.ndarray:
+    """Scatter-add gradient rows into a `[num_rows, D]` table; the padding row stays 0."""
     rows = op.prop("num_rows")
     ids, pad = _ids_and_pad(op, ids, rows)
     out = np.zeros((rows, grad.shape[-1]), grad.dtype)
@@ -78,15 +81,18 @@ def conv_window(op, hw: tuple[int, int], khw: tuple[int, int]):
     return (h[:2], w[:2]), (h[2], w[2])
 
 
+def _tap(i: int, d: int, s: int, n: int) -> slice:
+    """The padded-input positions `y*s + i*d` (y < n) that filter tap `i` touches."""
+    return slice(i * d, i * d + s * (n - 1) + 1, s)
+
+
 def _columns(xp: np.ndarray, khw, strides, dils, out_hw) -> np.ndarray:
     """`cols[n, c, i, j, y, x] = xp[n, c, y*sh + i*dh, x*sw + j*dw]`."""
     (kh, kw), (sh, sw), (dh, dw), (oh, ow) = khw, strides, dils, out_hw
     cols = np.empty(xp.shape[:2] + (kh, kw, oh, ow), xp.dtype)
     for i in range(kh):
         for j in range(kw):
-            cols[:, :, i, j] = xp[
-                :, :, i * dh : i * dh + sh * (oh - 1) + 1 : sh, j * dw : j * dw + sw * (ow - 1) + 1 : sw
-            ]
+            cols[:, :, i, j] = xp[:, :, _tap(i, dh, sh, oh), _tap(j, dw, sw, ow)]
     return cols
 
 
@@ -101,6 +107,7 @@ def _grouped_columns(op, x: np.ndarray, khw, out_hw) -> np.ndarray:
 
 @kernel(pd.Conv2DOp)
 def conv2d(op, x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Grouped correlation of the padded input columns with the filter."""
     n, o, oh, ow = out_shape(op, x, w)
     g = op.prop("groups")
     cols = _grouped_columns(op, x, w.shape[2:], (oh, ow))
@@ -110,6 +117,7 @@ def conv2d(op, x: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 @kernel(pd.Conv2DFilterGradOp)
 def conv2d_filter_grad(op, x: np.ndarray, grad: np.ndarray) -> np.ndarray:
+    """Grouped correlation of the input columns with the output gradient."""
     o, cg, kh, kw = out_shape(op, x, grad)
     g = op.prop("groups")
     cols = _grouped_columns(op, x, (kh, kw), grad.shape[2:])
@@ -119,6 +127,7 @@ def conv2d_filter_grad(op, x: np.ndarray, grad: np.ndarray) -> np.ndarray:
 
 @kernel(pd.Conv2DTransposeOp)
 def conv2d_transpose(op, x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Every input pixel scatters `pixel * filter` into the (padded) output."""
     n, c, oh, ow = out_shape(op, x, w)
     g = op.prop("groups")
     (kh, kw), (sh, sw) = w.shape[2:], op.prop("strides")
@@ -128,13 +137,13 @@ def conv2d_transpose(op, x: np.ndarray, w: np.ndarray) -> np.ndarray:
     xg = x.reshape(n, g, x.shape[1] // g, h, wd)
     wg = w.reshape(g, w.shape[0] // g, *w.shape[1:])
     cols = np.einsum("ngoyx,gocij->ngcijyx", xg, wg).reshape(n, c, kh, kw, h, wd)
-    full = np.zeros(
-        (n, c, max((h - 1) * sh + dh * (kh - 1) + 1, pt + oh), max((wd - 1) * sw + dw * (kw - 1) + 1, pl + ow)),
-        x.dtype,
-    )
+    # Scatter into the padded output (large enough for the taps and the crop).
+    full_h = max((h - 1) * sh + dh * (kh - 1) + 1, pt + oh)
+    full_w = max((wd - 1) * sw + dw * (kw - 1) + 1, pl + ow)
+    full = np.zeros((n, c, full_h, full_w), x.dtype)
     for i in range(kh):
         for j in range(kw):
-            full[:, :, i * dh : i * dh + sh * (h - 1) + 1 : sh, j * dw : j * dw + sw * (wd - 1) + 1 : sw] += cols[:, :, i, j]
+            full[:, :, _tap(i, dh, sh, h), _tap(j, dw, sw, wd)] += cols[:, :, i, j]
     return full[:, :, pt : pt + oh, pl : pl + ow]
 
 
@@ -168,6 +177,7 @@ def _divisor(op, area: int, full: int | None) -> int:
 
 @kernel(pd.Pool2DOp)
 def pool2d(op, x: np.ndarray) -> np.ndarray:
+    """Max or average over each clipped window."""
     shape = out_shape(op, x)
     (rows, cols), full = pool_windows(op, x.shape[2:], shape[2:])
     out = np.empty(shape, x.dtype)
@@ -185,6 +195,7 @@ def pool2d(op, x: np.ndarray) -> np.ndarray:
 
 @kernel(pd.Pool2DGradOp)
 def pool2d_grad(op, x: np.ndarray, grad: np.ndarray) -> np.ndarray:
+    """Route each gradient to its window's first maximum, or spread it (average)."""
     (rows, cols), full = pool_windows(op, x.shape[2:], grad.shape[2:])
     dx = np.zeros_like(x)
     n, c = np.indices(x.shape[:2])
@@ -208,6 +219,7 @@ def pool2d_grad(op, x: np.ndarray, grad: np.ndarray) -> np.ndarray:
 
 @kernel(pd.LayerNormOp)
 def layer_norm(op, x: np.ndarray, *params: np.ndarray) -> np.ndarray:
+    """Normalize over the trailing axes, then scale and shift."""
     axis = op.prop("begin_norm_axis")
     axes = tuple(range(axis, x.ndim))
     mean = x.mean(axis=axes, keepdims=True)
@@ -254,6 +266,7 @@ def dropout_keep(seed: int, shape: tuple[int, ...], p: float) -> np.ndarray:
 
 @kernel(pd.DropoutOp)
 def dropout(op, x: np.ndarray) -> np.ndarray:
+    """Apply the hashed keep-mask with the implementation's scaling."""
     p = op.prop("dropout_prob")
     upscale = op.prop("dropout_implementation") == "upscale_in_train"
     if op.prop("is_test"):

@@ -10,11 +10,13 @@ from pullback.runtime.interpreter import kernel
 
 @kernel(pd.SgdOp)
 def sgd(op, param: np.ndarray, grad: np.ndarray) -> np.ndarray:
+    """`param - lr * grad`."""
     return param - op.prop("learning_rate") * grad
 
 
 @kernel(pd.MomentumOp)
 def momentum(op, param: np.ndarray, grad: np.ndarray, velocity: np.ndarray):
+    """Paddle's momentum step (plain or Nesterov)."""
     mu, lr = op.prop("mu"), op.prop("learning_rate")
     velocity_out = mu * velocity + grad
     if op.prop("use_nesterov"):
@@ -24,6 +26,7 @@ def momentum(op, param: np.ndarray, grad: np.ndarray, velocity: np.ndarray):
 
 @kernel(pd.AdamOp)
 def adam(op, param, grad, moment1, moment2, beta1_pow, beta2_pow):
+    """Paddle's adam step (see `pd.AdamOp`)."""
     b1, b2, eps, lr = (op.prop(k) for k in ("beta1", "beta2", "epsilon", "learning_rate"))
     m1 = b1 * moment1 + (1 - b1) * grad
     m2 = b2 * moment2 + (1 - b2) * grad * grad
