@@ -164,6 +164,23 @@ def uncached_backward_us(iters: int) -> float:
     return (time.perf_counter() - t0) / iters * 1e6
 
 
+def op_costs(iters: int) -> None:
+    """Why eager ops run on cached templates: building a typed xDSL op per call
+    (`PdOp.make`, as static mode does) against a whole eager `paddle.matmul`."""
+    from xdsl.dialects.builtin import TensorType, f32
+    from xdsl.ir import Block
+
+    from pullback.dialects import pd
+
+    args = Block(arg_types=[TensorType(f32, [2, 2])] * 2).args
+    a = paddle.to_tensor(np.ones((2, 2), np.float32), stop_gradient=False)
+    matmul = paddle.matmul
+    make = min(per_iter_us(lambda: pd.MatmulOp.make(*args), iters) for _ in range(3))
+    eager = min(per_iter_us(lambda: matmul(a, a), iters) for _ in range(3))
+    print(f"one 2x2 matmul: PdOp.make alone {make:.1f} us, whole eager op (template hit, "
+          f"kernel, record) {eager:.1f} us")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--iters", type=int, default=200)
@@ -185,6 +202,7 @@ def main() -> None:
             args.iters, args.rounds)
     print(f"plan cache: {autograd.cache_info()}")
     print(f"seed example with the plan rebuilt each step: {uncached_backward_us(50):.1f} us")
+    op_costs(args.iters)
 
 
 if __name__ == "__main__":

@@ -190,3 +190,49 @@ def test_operators_come_from_the_op_families():
     np.testing.assert_allclose((-x).numpy(), [-1.0, -2.0])
     assert (x > 1.5).numpy().tolist() == [False, True]
     assert x.exp is not None and x.astype("float64").dtype == "float64"
+
+
+# ------------------------------------------------------------------ fast path
+
+from pullback.frontend.eager import _FAST_BINARY, template_for  # noqa: E402
+from pullback.runtime.interpreter import KERNELS  # noqa: E402
+
+
+def _data(rng: np.random.Generator, shape: tuple[int, ...], dtype: str) -> np.ndarray:
+    a = rng.standard_normal(shape).astype(dtype)
+    flat = a.reshape(-1)
+    flat[: min(2, flat.size)] = [np.nan, -np.inf][: min(2, flat.size)]
+    return a
+
+
+@pytest.mark.parametrize("op_cls", list(_FAST_BINARY), ids=lambda c: c.name)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shapes", [((3, 4), (4,)), ((2, 1, 3), (4, 3)), ((5,), (5,)), ((), (2, 2))])
+def test_fast_path_agrees_with_the_interpreter_kernel(op_cls, dtype, shapes):
+    rng = np.random.default_rng(0)
+    arrays = [_data(rng, s, dtype) for s in shapes]
+    tpl = template_for(op_cls, arrays, {})
+    assert tpl.fast is not None
+    want = np.asarray(KERNELS[op_cls](tpl.op, *arrays), dtype=tpl.dtypes[0])
+    np.testing.assert_array_equal(tpl.run(arrays)[0], want)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_fast_relu_and_where_agree_with_their_kernels(dtype):
+    rng = np.random.default_rng(1)
+    x = _data(rng, (4, 3), dtype)
+    relu = template_for(pd.ReluOp, [x], {})
+    np.testing.assert_array_equal(relu.run([x])[0], KERNELS[pd.ReluOp](relu.op, x))
+    c, y = x > 0, _data(rng, (3,), dtype)
+    where = template_for(pd.WhereOp, [c, x, y], {})
+    assert relu.fast is not None and where.fast is not None
+    np.testing.assert_array_equal(where.run([c, x, y])[0], KERNELS[pd.WhereOp](where.op, c, x, y))
+
+
+def test_paddle_axis_alignment_and_integers_use_the_kernel():
+    a, b = np.ones((2, 3, 4), np.float32), np.arange(3, dtype=np.float32)
+    aligned = template_for(pd.ElementwiseAddOp, [a, b], {"axis": 1})
+    assert aligned.fast is None
+    np.testing.assert_array_equal(aligned.run([a, b])[0], a + b.reshape(1, 3, 1))
+    ints = template_for(pd.ElementwiseMulOp, [np.ones(2, np.int64)] * 2, {})
+    assert ints.fast is None
