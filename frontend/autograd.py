@@ -352,6 +352,9 @@ def _fold_constants(region: list[Operation]) -> dict[SSAValue, np.ndarray]:
 
 
 def _plan_for(g: Graph, targets: list[Enc], seeded: list[bool], wrt: list[Enc | None]) -> Plan:
+    """The cached plan of this graph shape (built on a miss).  The signature holds
+    everything the plan depends on: each node's template (op, properties, input
+    types) and wiring, the sources' kinds and types, targets, seeds and inputs."""
     sig = (
         tuple((n.tpl.uid, ins) for n, ins in zip(g.nodes, g.inputs)),
         tuple((s.kind, s.array.shape, s.array.dtype) for s in g.sources),

@@ -365,9 +365,11 @@ class Place:
     __str__ = __repr__
 
     def is_cpu_place(self) -> bool:
+        """Always True."""
         return True
 
     def is_gpu_place(self) -> bool:
+        """Always False."""
         return False
 
     def __eq__(self, other: object) -> bool:
@@ -526,9 +528,11 @@ class Tensor:
 
     @property
     def ndim(self) -> int:
+        """The number of dimensions."""
         return self._data.ndim
 
     def dim(self) -> int:
+        """The number of dimensions (`Tensor.dim()`)."""
         return self._data.ndim
 
     @property
@@ -543,6 +547,7 @@ class Tensor:
 
     @property
     def place(self) -> Place:
+        """`Place(cpu)`: eager values are numpy arrays."""
         return CPU
 
     @property
