@@ -22,15 +22,15 @@ from xdsl.ir import Operation, SSAValue
 
 from pullback.dialects import pd
 from pullback.passes.autodiff import differentiate
-from pullback.runtime.interpreter import run_module
+from pullback.runtime.interpreter import np_dtype, run_module
 
 _DTYPE_NAMES = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
                 np.dtype(np.int64): "int64", np.dtype(np.int32): "int32", np.dtype(np.bool_): "bool"}
 
 
-def _data(name: str, a: np.ndarray, dynamic_batch: bool) -> pd.DataOp:
+def _data(name: str, a: np.ndarray, dynamic: bool) -> pd.DataOp:
     shape: list[int | None] = list(a.shape)
-    if dynamic_batch and shape:
+    if dynamic and shape:
         shape[0] = None
     return pd.DataOp.make(name, shape, _DTYPE_NAMES[a.dtype])
 
@@ -60,11 +60,12 @@ class _Program:
         props: Mapping[str, Any],
         wrt: Sequence[int],
         order: int,
-        dynamic_batch: bool,
+        dynamic_batch: bool | Sequence[int],
         rng: np.random.Generator,
     ) -> None:
         ops: list[Operation] = []
-        self.data = [_data(f"in{i}", a, dynamic_batch) for i, a in enumerate(inputs)]
+        dyn = set(range(len(inputs))) if dynamic_batch is True else set(dynamic_batch or ())
+        self.data = [_data(f"in{i}", a, i in dyn) for i, a in enumerate(inputs)]
         ops += self.data
         self.op = op_cls.make(*[d.out for d in self.data], **props)
         ops.append(self.op)
@@ -72,7 +73,9 @@ class _Program:
         self.feeds: dict[str, np.ndarray] = {f"in{i}": a for i, a in enumerate(inputs)}
         projs = []
         for k, r in enumerate(float_results):
-            d = pd.DataOp.make(f"proj{k}", [None] * len(pd.shape_of(r.type)), "float64")
+            d = pd.DataOp.make(
+                f"proj{k}", [None] * len(pd.shape_of(r.type)), pd.dtype_name(pd.elem_of(r.type))
+            )
             ops.append(d)
             projs.append(d.out)
         self.float_results = float_results
@@ -89,7 +92,9 @@ class _Program:
             ops2: list[Operation] = []
             qs = []
             for k, g in enumerate(self.grads):
-                d = pd.DataOp.make(f"q{k}", [None] * len(pd.shape_of(g.type)), "float64")
+                d = pd.DataOp.make(
+                    f"q{k}", [None] * len(pd.shape_of(g.type)), pd.dtype_name(pd.elem_of(g.type))
+                )
                 ops2.append(d)
                 qs.append(d.out)
             loss2 = _projected_sum(ops2, self.grads, qs)
@@ -127,7 +132,7 @@ def check_vjp(
     props: Mapping[str, Any] | None = None,
     wrt: Sequence[int] | None = None,
     order: int = 1,
-    dynamic_batch: bool = False,
+    dynamic_batch: bool | Sequence[int] = False,
     eps: float = 1e-6,
     rtol: float = 1e-5,
     atol: float = 1e-6,
@@ -137,7 +142,8 @@ def check_vjp(
 
     `inputs`: float64 arrays for differentiable operands (integer arrays for labels
     and ids); `wrt`: operand indices to differentiate (default: every float input);
-    `dynamic_batch`: declare dimension 0 of every input dynamic (`?`); `order=2`
+    `dynamic_batch`: declare dimension 0 of every input (True) or of the inputs at
+    the given indices dynamic (`?`); `order=2`
     also checks the second derivative.  Raises AssertionError on a mismatch and
     returns the filled backward op (for structural assertions).
     """
@@ -151,10 +157,10 @@ def check_vjp(
     # Projections shaped like each result at run time.
     fwd_shapes = _result_shapes(prog)
     feeds = dict(prog.feeds)
-    for k, shape in enumerate(fwd_shapes):
-        feeds[f"proj{k}"] = rng.standard_normal(shape)
+    for k, (shape, r) in enumerate(zip(fwd_shapes, prog.float_results)):
+        feeds[f"proj{k}"] = rng.standard_normal(shape).astype(np_dtype(r.type))
     for k, g in enumerate(prog.grads):
-        feeds[f"q{k}"] = rng.standard_normal(inputs[prog.grad_wrt[k]].shape)
+        feeds[f"q{k}"] = rng.standard_normal(inputs[prog.grad_wrt[k]].shape).astype(np_dtype(g.type))
 
     env = prog.run(feeds)
     loss_of = lambda fd: float(prog.run(fd)[prog.loss])  # noqa: E731

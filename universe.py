@@ -15,11 +15,13 @@ from collections.abc import Callable
 from xdsl.ir import Dialect
 from xdsl.passes import ModulePass
 from xdsl.universe import Universe
+from xdsl.utils.target import Target
 
 PassFactory = Callable[[], type[ModulePass]]
 
-_PASS_REGISTRIES = ("pullback.passes", "pullback.lowering")
-"""Modules that may define `PASSES: dict[str, factory]` (each is optional)."""
+_PASS_REGISTRIES = ("pullback.passes", "pullback.lowering", "pullback.lowering.gpu")
+"""Modules that may define `PASSES: dict[str, factory]` and `TARGETS: dict[str,
+factory]` (each is optional)."""
 
 
 def get_pd_dialect() -> Dialect:
@@ -43,6 +45,18 @@ def pullback_passes() -> dict[str, PassFactory]:
             continue
         passes.update(getattr(mod, "PASSES", {}) or {})
     return passes
+
+
+def pullback_targets() -> dict[str, Callable[[], type[Target]]]:
+    """Every output target pullback defines (`llvm`, `ptx`), by `-t` name."""
+    targets: dict[str, Callable[[], type[Target]]] = {}
+    for mod_name in _PASS_REGISTRIES:
+        try:
+            mod = importlib.import_module(mod_name)
+        except ImportError:
+            continue
+        targets.update(getattr(mod, "TARGETS", {}) or {})
+    return targets
 
 
 def _xdsl_pass_names() -> set[str]:

@@ -45,11 +45,17 @@ def np_dtype(t: Attribute) -> np.dtype[Any]:
     return np.dtype(_NP_DTYPES[str(elem)])
 
 
-def _load_kernels() -> None:
-    # Importing the family modules registers their kernels.
-    from pullback.runtime.kernels import load_all
+_loaded = False
 
-    load_all()
+
+def _load_kernels() -> None:
+    """Import every kernel family once (registration happens at import)."""
+    global _loaded
+    if not _loaded:
+        from pullback.runtime.kernels import load_all
+
+        load_all()
+        _loaded = True
 
 
 def run_block(
@@ -63,8 +69,7 @@ def run_block(
     `pd.data` reads `feeds` by name, `pd.parameter` reads `scope` by name, and
     `pd.backward` runs its region in the same environment.
     """
-    if not KERNELS:
-        _load_kernels()
+    _load_kernels()
     for op in block.ops:
         run_op(op, env, feeds, scope)
 
@@ -131,8 +136,7 @@ def run_module(
 
 def evaluate(ops: Iterable[Operation], inputs: Mapping[SSAValue, np.ndarray]) -> dict[SSAValue, np.ndarray]:
     """Run loose ops (eager mode's single-op calls) given values for their operands."""
-    if not KERNELS:
-        _load_kernels()
+    _load_kernels()
     env: dict[SSAValue, np.ndarray] = dict(inputs)
     for op in ops:
         run_op(op, env, {}, {})

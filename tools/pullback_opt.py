@@ -31,7 +31,7 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyExcepti
 from xdsl.utils.lexer import Span
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from pullback.universe import get_pd_dialect, pullback_passes
+from pullback.universe import get_pd_dialect, pullback_passes, pullback_targets
 
 TOOL = "pullback-opt"
 
@@ -144,6 +144,12 @@ class PullbackOptMain(xDSLOptMain):
         super().register_all_passes()
         for name, factory in pullback_passes().items():
             self.available_passes.setdefault(name, factory)
+
+    def register_all_targets(self) -> None:
+        """xDSL's targets, with pullback's `llvm` (our lowering's LLVM IR) and `ptx`
+        taking precedence over upstream ones of the same name."""
+        super().register_all_targets()
+        self.available_targets.update(pullback_targets())
 
     def register_all_frontends(self) -> None:
         """Parse `.mlir` with source locations and Paddle name hints."""

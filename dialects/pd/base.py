@@ -206,6 +206,8 @@ def to_attr(value: Any) -> Attribute:
     if isinstance(value, str):
         return StringAttr(value)
     if isinstance(value, (list, tuple)):
+        if not value:
+            return ints_attr([])  # empty lists are shapes and axes far more often
         if all(isinstance(v, str) for v in value):
             return strs_attr(value)
         if all(isinstance(v, (int,)) and not isinstance(v, bool) for v in value):

@@ -88,3 +88,8 @@ GPU_TARGETS: dict[str, Callable[[], type[Target]]] = {"ptx": _ptx_target}
 (`ptx{llvm=true}`: the LLVM IR before optimization)."""
 
 __all__ = ["GPU_PASSES", "GPU_PIPELINE", "GPU_TARGETS"]
+
+PASSES = GPU_PASSES
+"""Alias read by `pullback.universe` (every pass registry is called `PASSES`)."""
+TARGETS = GPU_TARGETS
+"""Alias read by `pullback.universe` (every target registry is called `TARGETS`)."""

@@ -14,10 +14,37 @@ def align(op: pd.PdOp, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.nda
     """Apply Paddle's `axis` alignment so that numpy broadcasting does the rest."""
     axis = op.prop("axis")
     if axis == -1 or x.ndim == y.ndim:
-        return x, y
-    if x.ndim > y.ndim:
-        return x, y.reshape((1,) * axis + y.shape + (1,) * (x.ndim - y.ndim - axis))
-    return x.reshape((1,) * axis + x.shape + (1,) * (y.ndim - x.ndim - axis)), y
+        pass
+    elif x.ndim > y.ndim:
+        y = y.reshape((1,) * axis + y.shape + (1,) * (x.ndim - y.ndim - axis))
+    else:
+        x = x.reshape((1,) * axis + x.shape + (1,) * (y.ndim - x.ndim - axis))
+    check_dynamic_dims_agree(op, x, y)
+    return x, y
+
+
+def check_dynamic_dims_agree(op: pd.PdOp, x: np.ndarray, y: np.ndarray) -> None:
+    """Refuse to broadcast a dimension that is dynamic (`?`) in both operand types.
+
+    The typing rule (and so every VJP rule) takes two `?` facing each other to be
+    equal; letting numpy broadcast a run-time 1 against n there would make the
+    gradient silently wrong.  Declare such a size-1 dimension statically instead.
+    """
+    tx, ty = (pd.shape_of(v.type) for v in op.operands[:2])
+    rank = max(x.ndim, y.ndim)
+    sx = (1,) * (rank - len(tx)) + tuple(tx) if len(tx) == x.ndim else None
+    sy = (1,) * (rank - len(ty)) + tuple(ty) if len(ty) == y.ndim else None
+    if sx is None or sy is None:
+        return  # axis-aligned operand: its padded type dims are static 1s anyway
+    xs = (1,) * (rank - x.ndim) + x.shape
+    ys = (1,) * (rank - y.ndim) + y.shape
+    for d, (a, b, n, m) in enumerate(zip(sx, sy, xs, ys)):
+        if a == pd.DYN and b == pd.DYN and n != m:
+            raise ValueError(
+                f"'{op.name}': dimension {d} is dynamic in both operands but has sizes "
+                f"{n} and {m} at run time; pullback does not broadcast dimensions that "
+                "are unknown on both sides (declare the size-1 dimension statically)"
+            )
 
 
 _BINARY = {

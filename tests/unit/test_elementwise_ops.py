@@ -167,7 +167,8 @@ _POSITIVE_DOMAIN = (pd.LogOp, pd.SqrtOp)
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("op_cls,props,formula", _UNARY,
-                         ids=lambda v: getattr(v, "name", None) or str(v or ""))
+                         ids=lambda v: getattr(v, "name", None)
+                         or (v.__name__ if callable(v) else str(v or "")))
 def test_unary_kernels(op_cls, props, formula, dtype):
     x = rand(4, 3, dtype=dtype)
     if op_cls in _POSITIVE_DOMAIN:

@@ -1,4 +1,4 @@
-// RUN: %python -m pullback.lowering.gpu %s -p convert-gpu-to-nvvm | filecheck %s
+// RUN: pullback-opt %s -p convert-gpu-to-nvvm | filecheck %s
 
 // Thread-index mapping, barriers, libdevice calls and kernel marking.
 

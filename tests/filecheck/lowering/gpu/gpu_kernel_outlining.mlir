@@ -1,4 +1,4 @@
-// RUN: %python -m pullback.lowering.gpu %s -p gpu-kernel-outlining | filecheck %s
+// RUN: pullback-opt %s -p gpu-kernel-outlining | filecheck %s
 
 // Host values become kernel operands, constants are cloned into the kernel, and
 // the launch's ids become gpu.thread_id / gpu.block_id ops.

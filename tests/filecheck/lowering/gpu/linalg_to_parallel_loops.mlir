@@ -1,5 +1,5 @@
-// RUN: %python -m pullback.lowering.gpu %s -p convert-linalg-to-parallel-loops,gpu-map-parallel-loops | filecheck %s
-// RUN: %python -m pullback.lowering.gpu %s -p convert-linalg-to-parallel-loops,gpu-map-parallel-loops,convert-parallel-loops-to-gpu | filecheck %s --check-prefix=LAUNCH
+// RUN: pullback-opt %s -p convert-linalg-to-parallel-loops,gpu-map-parallel-loops | filecheck %s
+// RUN: pullback-opt %s -p convert-linalg-to-parallel-loops,gpu-map-parallel-loops,convert-parallel-loops-to-gpu | filecheck %s --check-prefix=LAUNCH
 
 func.func @main(%n: index, %a: memref<?x8xf32>, %rows: memref<?xf32>, %total: memref<f32>) {
   // A row sum: one thread per row, a sequential loop over the row.

@@ -1,5 +1,5 @@
-// RUN: %python -m pullback.lowering.gpu %s -p convert-pd-to-linalg,gpu-tile-gemm,convert-linalg-to-parallel-loops,gpu-map-parallel-loops,convert-parallel-loops-to-gpu,gpu-kernel-outlining,convert-gpu-to-nvvm | filecheck %s --check-prefix=IR
-// RUN: %python -m pullback.lowering.gpu %s -p convert-pd-to-linalg,gpu-tile-gemm,convert-linalg-to-parallel-loops,gpu-map-parallel-loops,convert-parallel-loops-to-gpu,gpu-kernel-outlining,convert-gpu-to-nvvm -t ptx | filecheck %s --check-prefix=PTX
+// RUN: pullback-opt %s -p convert-pd-to-linalg,gpu-tile-gemm,convert-linalg-to-parallel-loops,gpu-map-parallel-loops,convert-parallel-loops-to-gpu,gpu-kernel-outlining,convert-gpu-to-nvvm | filecheck %s --check-prefix=IR
+// RUN: pullback-opt %s -p convert-pd-to-linalg,gpu-tile-gemm,convert-linalg-to-parallel-loops,gpu-map-parallel-loops,convert-parallel-loops-to-gpu,gpu-kernel-outlining,convert-gpu-to-nvvm -t ptx | filecheck %s --check-prefix=PTX
 
 // A linear layer with tanh and a mean loss: a tiled product, an elementwise
 // kernel calling libdevice, and an atomic reduction into the scalar loss.

@@ -1,0 +1,14 @@
+"""Suite-wide pytest configuration."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def pytest_make_parametrize_id(config: Any, val: object, argname: str) -> str | None:
+    """Stable test ids for callables (a lambda's default id holds its address, which
+    differs between pytest-xdist workers and breaks parallel collection)."""
+    if callable(val) and hasattr(val, "__name__"):
+        name = getattr(val, "name", None)  # pd op classes: their op name
+        return name if isinstance(name, str) else val.__name__
+    return None
