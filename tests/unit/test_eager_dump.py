@@ -116,3 +116,14 @@ def test_dump_path_that_is_a_file_raises(tmp_path):
     with pytest.raises(NotADirectoryError, match="file.txt"):
         autograd.backward([x * x], dump_backward_graph_path=str(f))
     assert x.grad is None  # checked before anything ran
+
+
+@pytest.mark.skipif(__import__("shutil").which("dot") is None, reason="Graphviz `dot` is not installed")
+def test_graphviz_renders_the_dump(tmp_path):
+    import subprocess
+
+    x = to_tensor([1.0, 2.0], stop_gradient=False)
+    autograd.backward([red.sum(x * x)], dump_backward_graph_path=tmp_path)
+    for f in tmp_path.glob("*.dot"):
+        subprocess.run(["dot", "-Tsvg", str(f), "-o", str(f) + ".svg"], check=True)
+        assert (tmp_path / (f.name + ".svg")).stat().st_size > 0
