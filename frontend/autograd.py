@@ -209,6 +209,9 @@ class Plan:
 
 
 _PLANS: dict[Any, Plan] = {}
+MAX_PLANS = 512
+"""Plans kept (oldest dropped first): a plan is specialized to shapes, so a workload
+with ever-changing shapes must not grow the cache without bound."""
 _stats = {"hits": 0, "misses": 0}
 
 
@@ -365,6 +368,8 @@ def _plan_for(g: Graph, targets: list[Enc], seeded: list[bool], wrt: list[Enc | 
     plan = _PLANS.get(sig)
     if plan is None:
         _stats["misses"] += 1
+        if len(_PLANS) >= MAX_PLANS:
+            del _PLANS[next(iter(_PLANS))]
         plan = _PLANS[sig] = _build_plan(g, targets, seeded, wrt)
     else:
         _stats["hits"] += 1

@@ -141,8 +141,8 @@ class Template:
         # Ops whose results never carry a gradient are not recorded (constants,
         # comparisons, random initializers): their results are plain tensors.
         self.records = any(self.float_out) and type(op) not in vjp_rules.NON_DIFFERENTIABLE
-        # A process-unique number: graph signatures use it, so it must never be
-        # reused (templates live as long as the caches that know them).
+        # A process-unique number, never reused (unlike id()): graph signatures
+        # use it, so an evicted template cannot be mistaken for a new one.
         self.uid = next(Template._uids)  # atomic under the GIL
         self.type = op.name.split(".", 1)[1]
 
@@ -215,6 +215,9 @@ def fast_kernel(op: Operation) -> Callable[..., np.ndarray] | None:
 
 
 _TEMPLATES: dict[Any, Template] = {}
+MAX_TEMPLATES = 4096
+"""Templates kept (oldest dropped first).  Dropping one is safe: nodes hold their
+template, and uids are never reused, so plan signatures cannot be confused."""
 
 
 def _freeze(v: Any) -> Any:
@@ -250,6 +253,8 @@ def template_for(op_cls: type[pd.PdOp], arrays: Sequence[np.ndarray], props: dic
         raise ValueError(str(e)) from None
     tpl = Template(op)
     if key is not None:
+        if len(_TEMPLATES) >= MAX_TEMPLATES:
+            del _TEMPLATES[next(iter(_TEMPLATES))]
         _TEMPLATES[key] = tpl
     return tpl
 

@@ -300,3 +300,17 @@ def test_recorded_program_is_pd_ir():
     y = matmul(x, to_tensor([[1.0], [2.0]]))
     text = str(autograd.recorded_program(y))
     assert "pd.data" in text and "pd.matmul" in text and "leaf_0" in text
+
+
+def test_plan_cache_is_bounded(monkeypatch):
+    monkeypatch.setattr(autograd, "MAX_PLANS", 3)
+    autograd.clear_cache()
+    x = to_tensor(np.ones(2, np.float32), stop_gradient=False)
+    for n in range(1, 6):  # five graph shapes
+        y = x
+        for _ in range(n):
+            y = mul(y, x)
+        total(y).backward()
+        np.testing.assert_allclose(x.grad.numpy(), (n + 1) * np.ones(2))
+        x.clear_grad()
+    assert autograd.cache_info()["size"] == 3 and autograd.cache_info()["misses"] == 5
