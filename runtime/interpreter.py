@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import ModuleOp, TensorType, f32, f64, i1, i32, i64
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from pullback.dialects import pd
@@ -21,7 +21,13 @@ Kernel = Callable[..., "np.ndarray | tuple[np.ndarray, ...] | list[np.ndarray]"]
 
 KERNELS: dict[type[Operation], Kernel] = {}
 
-_NP_DTYPES = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64, "i1": np.bool_}
+_NP_DTYPES: dict[Attribute, np.dtype[Any]] = {
+    f32: np.dtype(np.float32),
+    f64: np.dtype(np.float64),
+    i32: np.dtype(np.int32),
+    i64: np.dtype(np.int64),
+    i1: np.dtype(np.bool_),
+}
 
 
 class InterpreterError(RuntimeError):
@@ -42,7 +48,7 @@ def kernel(*op_types: type[Operation]) -> Callable[[Kernel], Kernel]:
 def np_dtype(t: Attribute) -> np.dtype[Any]:
     """The numpy dtype of a tensor type's elements."""
     elem = t.get_element_type() if isinstance(t, TensorType) else t
-    return np.dtype(_NP_DTYPES[str(elem)])
+    return _NP_DTYPES[elem]
 
 
 _loaded = False

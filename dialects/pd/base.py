@@ -14,6 +14,7 @@ from them where xDSL allows, purely as decoration.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
@@ -57,7 +58,7 @@ _DTYPE_BY_NAME: dict[str, Attribute] = {
     "int64": i64,
     "bool": i1,
 }
-_NAME_BY_DTYPE = {str(v): k for k, v in _DTYPE_BY_NAME.items()}
+_NAME_BY_DTYPE: dict[Attribute, str] = {v: k for k, v in _DTYPE_BY_NAME.items()}
 
 
 # --------------------------------------------------------------------------- types
@@ -75,12 +76,25 @@ def dtype_from_name(name: str) -> Attribute:
 
 def dtype_name(elem: Attribute) -> str:
     """Map an xDSL element type to its Paddle dtype name."""
-    return _NAME_BY_DTYPE.get(str(elem), str(elem))
+    name = _NAME_BY_DTYPE.get(elem)
+    return name if name is not None else str(elem)
+
+
+@functools.lru_cache(maxsize=65536)
+def _tensor_type(elem: Attribute, shape: tuple[int, ...]) -> TensorType[Any]:
+    return TensorType(elem, shape)
+
+
+def tensor_type(elem: Attribute, shape: Sequence[int]) -> TensorType[Any]:
+    """`TensorType(elem, shape)`, memoized: xDSL verifies every attribute it builds,
+    and typing rules build the same few types over and over (attributes are
+    immutable, so sharing them is safe)."""
+    return _tensor_type(elem, tuple(int(d) for d in shape))
 
 
 def tensor(shape: Sequence[int | None], elem: Attribute = f32) -> TensorType[Any]:
     """A tensor type; `None` or `-1` in `shape` means a dynamic dimension."""
-    return TensorType(elem, [DYN if d is None or d < 0 else d for d in shape])
+    return tensor_type(elem, [DYN if d is None or d < 0 else d for d in shape])
 
 
 def shape_of(t: Attribute) -> Shape:
@@ -195,6 +209,20 @@ def strs_attr(vs: Sequence[str]) -> ArrayAttr[StringAttr]:
 
 def to_attr(value: Any) -> Attribute:
     """Convert a Python property value to the attribute form the dialect uses."""
+    key = tuple(value) if isinstance(value, list) else value
+    try:
+        return _to_attr_cached(type(value), key)
+    except TypeError:  # unhashable
+        return _to_attr(value)
+
+
+@functools.lru_cache(maxsize=16384)
+def _to_attr_cached(kind: type, key: Any) -> Attribute:
+    # `kind` keeps 1, 1.0 and True apart (they hash equal).
+    return _to_attr(list(key) if kind is list else key)
+
+
+def _to_attr(value: Any) -> Attribute:
     if isinstance(value, Attribute):
         return value
     if isinstance(value, bool):
@@ -257,9 +285,14 @@ def result_names(op: Operation) -> list[str | None]:
 def value_name(value: SSAValue) -> str | None:
     """The Paddle variable name of a value: its defining op's name property."""
     owner = value.owner
-    if isinstance(owner, Operation):
-        return result_names(owner)[value.index]  # type: ignore[attr-defined]
-    return None
+    if not isinstance(owner, Operation):
+        return None
+    props = owner.properties
+    # Fast path (AD asks this for every value it touches): a single `name`.
+    name = props.get("name")
+    if name is not None and "names" not in props and len(owner.results) == 1:
+        return name.data  # type: ignore[attr-defined]
+    return result_names(owner)[value.index]  # type: ignore[attr-defined]
 
 
 def set_result_names(op: Operation, names: Sequence[str | None]) -> None:
@@ -417,13 +450,13 @@ def expect_float(op: str, what: str, t: Attribute) -> None:
 
 def expect_same_elem(op: str, types: Sequence[Attribute]) -> Attribute:
     """Raise unless all tensors share one element type; return it."""
-    elems = {str(elem_of(t)) for t in types}
-    if len(elems) > 1:
+    first = elem_of(types[0])
+    if any(elem_of(t) != first for t in types[1:]):
         raise VerifyException(
             f"'{op}': operands must have the same dtype, got "
             + ", ".join(dtype_name(elem_of(t)) for t in types)
         )
-    return elem_of(types[0])
+    return first
 
 
 def expect_rank(op: str, what: str, t: Attribute, *ranks: int) -> Shape:
@@ -478,6 +511,7 @@ __all__ = [
     "shapes_compatible",
     "strs_attr",
     "tensor",
+    "tensor_type",
     "to_attr",
     "value_name",
 ]

@@ -37,6 +37,7 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from .base import (
+    tensor_type,
     FLOAT_TYPES,
     INT_TYPES,
     PdOp,
@@ -82,7 +83,7 @@ class ElementwiseBinaryOp(PdOp):
         if cls.FLOAT_ONLY:
             expect_float(cls.name, "x", tx)
         shape = broadcast_shapes(shape_of(tx), shape_of(ty), props["axis"], op=cls.name)
-        return [TensorType(cls.result_elem(elem), shape)]
+        return [tensor_type(cls.result_elem(elem), shape)]
 
 
 @irdl_op_definition
@@ -212,7 +213,7 @@ class WhereOp(PdOp):
         elem = expect_same_elem(cls.name, [tx, ty])
         shape = broadcast_shapes(shape_of(tx), shape_of(ty), op=cls.name)
         shape = broadcast_shapes(shape_of(tc), shape, op=cls.name)
-        return [TensorType(elem, shape)]
+        return [tensor_type(elem, shape)]
 
 
 # ------------------------------------------------------------------------ unary
@@ -386,7 +387,7 @@ class CastOp(PdOp):
             elem = dtype_from_name(props["dtype"])
         except ValueError as e:
             raise VerifyException(f"'pd.cast': {e}") from None
-        return [TensorType(elem, shape_of(tx))]
+        return [tensor_type(elem, shape_of(tx))]
 
 
 ELEMENTWISE_OPS = [

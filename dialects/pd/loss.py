@@ -31,6 +31,7 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from .base import (
+    tensor_type,
     FLOAT_TYPES,
     INT_TYPES,
     MultiResultNames,
@@ -92,7 +93,7 @@ class OneHotOp(PdOp):
             raise VerifyException(
                 f"'pd.one_hot': dtype must be float32 or float64, got '{props['dtype']}'"
             )
-        return [TensorType(elem, (*shape_of(tx), props["depth"]))]
+        return [tensor_type(elem, (*shape_of(tx), props["depth"]))]
 
 
 def loss_shape(op: str, tx: Attribute, tl: Attribute, soft_label: bool) -> Shape:
@@ -168,7 +169,7 @@ class CrossEntropyOp(ClassificationLossOp):
     @classmethod
     def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
         tx, tl = operand_types
-        return [TensorType(elem_of(tx), loss_shape(cls.name, tx, tl, props["soft_label"]))]
+        return [tensor_type(elem_of(tx), loss_shape(cls.name, tx, tl, props["soft_label"]))]
 
 
 @irdl_op_definition
@@ -206,7 +207,7 @@ class SoftmaxWithCrossEntropyOp(ClassificationLossOp, MultiResultNames):
                 f"got axis={props['axis']}"
             )
         shape = loss_shape(cls.name, tx, tl, props["soft_label"])
-        return [tx, TensorType(elem_of(tx), shape)]
+        return [tx, tensor_type(elem_of(tx), shape)]
 
 
 @irdl_op_definition
@@ -239,7 +240,7 @@ class SquareErrorCostOp(PdOp):
                 f"'{cls.name}': input shape {fmt_shape(xs)} and label shape "
                 f"{fmt_shape(ls)} differ"
             )
-        return [TensorType(elem, merge_shapes([xs, ls]))]
+        return [tensor_type(elem, merge_shapes([xs, ls]))]
 
 
 LOSS_OPS = [OneHotOp, CrossEntropyOp, SoftmaxWithCrossEntropyOp, SquareErrorCostOp]

@@ -43,6 +43,7 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from .base import (
+    tensor_type,
     DYN,
     INT_TYPES,
     PdOp,
@@ -169,7 +170,7 @@ class MatmulOp(PdOp):
             out.append(xs[-2])
         if not y_vec:
             out.append(ys[-1])
-        return [TensorType(elem, out)]
+        return [tensor_type(elem, out)]
 
 
 # ------------------------------------------------------------------------ embedding
@@ -218,7 +219,7 @@ class LookupTableOp(PdOp):
         expect_float(cls.name, "w", tw)
         rows, dim = expect_rank(cls.name, "w", tw, 2)
         _check_padding_idx(cls.name, props["padding_idx"], rows)
-        return [TensorType(elem_of(tw), [*shape_of(tids), dim])]
+        return [tensor_type(elem_of(tw), [*shape_of(tids), dim])]
 
 
 @irdl_op_definition
@@ -262,7 +263,7 @@ class LookupTableGradOp(PdOp):
                 f"{fmt_shape(ids)} plus the embedding dimension"
             )
         _check_padding_idx(cls.name, props["padding_idx"], rows)
-        return [TensorType(elem_of(tg), [rows, gs[-1]])]
+        return [tensor_type(elem_of(tg), [rows, gs[-1]])]
 
 
 # ---------------------------------------------------------------------- convolution
@@ -350,7 +351,7 @@ class Conv2DOp(ConvWindowOp):
             raise VerifyException(
                 f"'{cls.name}': filter count {o} is not divisible by groups ({g})"
             )
-        return [TensorType(elem, [n, o, *cls.conv_out(props, (h, w), (kh, kw))])]
+        return [tensor_type(elem, [n, o, *cls.conv_out(props, (h, w), (kh, kw))])]
 
 
 @irdl_op_definition
@@ -419,7 +420,7 @@ class Conv2DTransposeOp(ConvWindowOp):
             if out[-1] < 1:
                 raise VerifyException(f"'{cls.name}': empty output (dimension {i})")
         co = cog if cog == DYN else cog * g
-        return [TensorType(elem, [n, co, *out])]
+        return [tensor_type(elem, [n, co, *out])]
 
 
 @irdl_op_definition
@@ -462,7 +463,7 @@ class Conv2DFilterGradOp(ConvWindowOp):
                 raise VerifyException(
                     f"'{cls.name}': {what} channels {ch} are not divisible by groups ({g})"
                 )
-        return [TensorType(elem, [o, c if c == DYN else c // g, kh, kw])]
+        return [tensor_type(elem, [o, c if c == DYN else c // g, kh, kw])]
 
 
 # -------------------------------------------------------------------------- pooling
@@ -543,7 +544,7 @@ class Pool2DOp(PoolWindowOp):
     @classmethod
     def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
         (tx,) = operand_types
-        return [TensorType(elem_of(tx), cls.pool_out(props, tx))]
+        return [tensor_type(elem_of(tx), cls.pool_out(props, tx))]
 
 
 @irdl_op_definition

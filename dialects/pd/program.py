@@ -39,6 +39,7 @@ from xdsl.traits import HasParent, IsTerminator, NoTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from .base import (
+    tensor_type,
     MultiResultNames,
     PdOp,
     dtype_from_name,
@@ -201,7 +202,7 @@ class FillAnyLikeOp(PdOp):
     def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
         (t,) = operand_types
         elem = dtype_from_name(props["dtype"]) if props["dtype"] else elem_of(t)
-        return [TensorType(elem, shape_of(t))]
+        return [tensor_type(elem, shape_of(t))]
 
 
 class _RandomInitOp(PdOp):

@@ -34,6 +34,7 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from .base import (
+    tensor_type,
     DYN,
     PdOp,
     bool_attr,
@@ -95,7 +96,7 @@ class MeanOp(PdOp):
     def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
         (tx,) = operand_types
         expect_float(cls.name, "x", tx)
-        return [TensorType(elem_of(tx), [])]
+        return [tensor_type(elem_of(tx), [])]
 
 
 class ReduceOp(PdOp):
@@ -119,7 +120,7 @@ class ReduceOp(PdOp):
     def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
         (tx,) = operand_types
         shape = reduced_shape(shape_of(tx), props["axis"], props["keepdim"], cls.name)
-        return [TensorType(elem_of(tx), shape)]
+        return [tensor_type(elem_of(tx), shape)]
 
 
 @irdl_op_definition
@@ -182,7 +183,7 @@ class SumOp(PdOp):
                     f"{fmt_shape(shape_of(t))} differ"
                 )
         shape = merge_shapes([shape_of(t) for t in operand_types])
-        return [TensorType(elem_of(operand_types[0]), shape)]
+        return [tensor_type(elem_of(operand_types[0]), shape)]
 
 
 class SoftmaxLikeOp(PdOp):

@@ -50,6 +50,7 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from .base import (
+    tensor_type,
     DYN,
     MultiResultNames,
     PdOp,
@@ -313,7 +314,7 @@ class _ShapeOp(PdOp):
 
 def _like(operand_types: Sequence[Attribute], shape: Sequence[int]) -> list[Attribute]:
     """The single result type: the first operand's dtype with `shape`."""
-    return [TensorType(elem_of(operand_types[0]), list(shape))]
+    return [tensor_type(elem_of(operand_types[0]), list(shape))]
 
 
 def _pieces(operand_types: Sequence[Attribute], axis: int, sizes: Sequence[int]) -> list[Attribute]:

@@ -139,10 +139,11 @@ def _unary(op: Operation, grads: Grads) -> tuple[SSAValue, SSAValue, SSAValue]:
 
 @vjp(pd.ReluOp)
 def relu_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
-    """g where x > 0."""
-    x, _, g = _unary(op, grads)
-    positive = b.emit(pd.GreaterThanOp, x, b.full_like(x, 0.0))
-    return [select(b, positive, g)[0]]
+    """g where x > 0: `g * sign(relu(x))`, two ops reusing the forward result
+    (sign(relu(x)) is 1 where x > 0 and 0 elsewhere; sign has a zero derivative,
+    so second derivatives stay right)."""
+    _, out, g = _unary(op, grads)
+    return [b.mul(g, b.emit(pd.SignOp, out))]
 
 
 @vjp(pd.SigmoidOp)

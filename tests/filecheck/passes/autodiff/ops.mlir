@@ -194,10 +194,8 @@
 // CHECK:       = pd.elementwise_div 
 // CHECK:       = pd.fill_any_like 
 // CHECK:       = pd.elementwise_mul 
-// CHECK:       = pd.fill_any_like 
-// CHECK:       = pd.greater_than 
-// CHECK:       = pd.fill_any_like 
-// CHECK:       = pd.where 
+// CHECK:       = pd.sign 
+// CHECK:       = pd.elementwise_mul 
 // CHECK:       pd.yield
 
 %in0 = pd.data "relu_in0" : tensor<?x4xf32>
