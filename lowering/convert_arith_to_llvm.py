@@ -82,44 +82,44 @@ class LowerArith(RewritePattern):
             value = op.value
             if isinstance(value, IntegerAttr) and isinstance(value.type, IndexType):
                 value = IntegerAttr(value.value.data, i64)
-            rewriter.replace_op(op, llvm.ConstantOp(value, op.result.type))
+            rewriter.replace(op, llvm.ConstantOp(value, op.result.type))
         elif t in _INT_BINARY:
-            rewriter.replace_op(op, _INT_BINARY[t].create(operands=list(op.operands), result_types=[op.results[0].type]))
+            rewriter.replace(op, _INT_BINARY[t].create(operands=list(op.operands), result_types=[op.results[0].type]))
         elif t in _FLOAT_BINARY:
-            rewriter.replace_op(op, _FLOAT_BINARY[t](op.operands[0], op.operands[1], _fastmath(op)))  # type: ignore[call-arg]
+            rewriter.replace(op, _FLOAT_BINARY[t](op.operands[0], op.operands[1], _fastmath(op)))  # type: ignore[call-arg]
         elif t in _MINMAX:
-            rewriter.replace_op(op, call_intrinsic(_MINMAX[t], list(op.operands), op.results[0].type))
+            rewriter.replace(op, call_intrinsic(_MINMAX[t], list(op.operands), op.results[0].type))
         elif isinstance(op, arith.CmpfOp):
             pred = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]
-            rewriter.replace_op(op, llvm.FCmpOp(op.lhs, op.rhs, pred))
+            rewriter.replace(op, llvm.FCmpOp(op.lhs, op.rhs, pred))
         elif isinstance(op, arith.CmpiOp):
             pred = arith.CMPI_COMPARISON_OPERATIONS[op.predicate.value.data]
-            rewriter.replace_op(op, llvm.ICmpOp(op.lhs, op.rhs, IntegerAttr(_ICMP[pred], i64)))
+            rewriter.replace(op, llvm.ICmpOp(op.lhs, op.rhs, IntegerAttr(_ICMP[pred], i64)))
         elif isinstance(op, arith.SelectOp):
-            rewriter.replace_op(op, llvm.SelectOp(op.cond, op.lhs, op.rhs))
+            rewriter.replace(op, llvm.SelectOp(op.cond, op.lhs, op.rhs))
         elif isinstance(op, arith.IndexCastOp):
             ops = _int_cast(op.input, op.input.type, op.result.type)
-            rewriter.replace_op(op, ops, None if ops else [op.input])
+            rewriter.replace(op, ops, None if ops else [op.input])
         elif isinstance(op, (arith.ExtSIOp, arith.ExtUIOp, arith.TruncIOp)):
             ops = _int_cast(op.input, op.input.type, op.result.type, not isinstance(op, arith.ExtUIOp))
-            rewriter.replace_op(op, ops, None if ops else [op.input])
+            rewriter.replace(op, ops, None if ops else [op.input])
         elif isinstance(op, arith.SIToFPOp):
-            rewriter.replace_op(op, llvm.SIToFPOp(op.input, op.result.type))
+            rewriter.replace(op, llvm.SIToFPOp(op.input, op.result.type))
         elif isinstance(op, arith.UIToFPOp):
             wide = llvm.ZExtOp(op.input, i64 if _width(op.input.type) < 64 else op.input.type)  # type: ignore[arg-type]
-            rewriter.replace_op(op, [wide, llvm.SIToFPOp(wide.results[0], op.result.type)])
+            rewriter.replace(op, [wide, llvm.SIToFPOp(wide.results[0], op.result.type)])
         elif isinstance(op, arith.FPToSIOp):
             rt, it = op.result.type, op.input.type
             name = f"llvm.fptosi.sat.{rt}.{it}"
-            rewriter.replace_op(op, llvm.CallIntrinsicOp(name, [op.input], [rt]))
+            rewriter.replace(op, llvm.CallIntrinsicOp(name, [op.input], [rt]))
         elif isinstance(op, arith.ExtFOp):
-            rewriter.replace_op(op, llvm.FPExtOp(op.input, op.result.type))
+            rewriter.replace(op, llvm.FPExtOp(op.input, op.result.type))
         elif isinstance(op, arith.TruncFOp):
-            rewriter.replace_op(op, llvm.FPTruncOp(op.input, op.result.type))
+            rewriter.replace(op, llvm.FPTruncOp(op.input, op.result.type))
         elif isinstance(op, arith.BitcastOp):
-            rewriter.replace_op(op, llvm.BitcastOp(op.input, op.result.type))
+            rewriter.replace(op, llvm.BitcastOp(op.input, op.result.type))
         elif isinstance(op, arith.NegfOp):
-            rewriter.replace_op(op, llvm.FNegOp(op.operand))
+            rewriter.replace(op, llvm.FNegOp(op.operand))
         elif isinstance(op, arith.FloorDivSIOp):
             # Floor division: truncating quotient, minus one when the remainder is
             # non-zero and its sign differs from the divisor's.
@@ -135,7 +135,7 @@ class LowerArith(RewritePattern):
             both = llvm.AndOp(nz.res, neg.res)
             qm = llvm.SubOp(q.res, one.result)
             sel = llvm.SelectOp(both.res, qm.res, q.res)
-            rewriter.replace_op(op, [q, r, zero, one, nz, x, neg, both, qm, sel])
+            rewriter.replace(op, [q, r, zero, one, nz, x, neg, both, qm, sel])
 
 
 @dataclass(frozen=True)

@@ -20,9 +20,9 @@ from xdsl.pattern_rewriter import (
 class LowerBranches(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if isinstance(op, cf.BranchOp):
-            rewriter.replace_op(op, llvm.BrOp(op.successor, *op.arguments))
+            rewriter.replace(op, llvm.BrOp(op.successor, *op.arguments))
         elif isinstance(op, cf.ConditionalBranchOp):
-            rewriter.replace_op(
+            rewriter.replace(
                 op,
                 llvm.CondBrOp(op.cond, op.then_block, list(op.then_arguments), op.else_block, list(op.else_arguments)),
             )

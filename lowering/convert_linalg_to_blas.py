@@ -19,7 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, linalg, llvm, memref
+from xdsl.dialects import arith, func, llvm, memref
+from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     Float32Type,
@@ -93,7 +94,7 @@ class GemmToCall(RewritePattern):
             if shape[k] >= 0:
                 return const(shape[k], i64)
             ops.append(idx := arith.ConstantOp.from_int_and_width(k, IndexType()))
-            ops.append(d := memref.DimOp.from_source_and_index(mem, idx.result))
+            ops.append(d := memref.DimOp(mem, idx.result))
             ops.append(cast := arith.IndexCastOp(d.result, i64))
             return cast.result
 
@@ -108,7 +109,7 @@ class GemmToCall(RewritePattern):
         beta = 1.0
         prev = op.prev_op
         if isinstance(prev, linalg.FillOp) and prev.outputs[0] == c and _is_zero(prev.inputs[0]):
-            rewriter.erase_op(prev)
+            rewriter.erase(prev)
             beta = 0.0
         name = GEMM_SYMBOLS["f32" if isinstance(elem, Float32Type) else "f64"]
         self.used.add(name)
@@ -118,7 +119,7 @@ class GemmToCall(RewritePattern):
             ptr(a), lda, ptr(b), ldb, const(beta, elem), ptr(c), ldc,
         ]
         ops.append(func.CallOp(name, args, []))
-        rewriter.replace_op(op, ops, [])
+        rewriter.replace(op, ops, [])
 
 
 def _is_zero(v: SSAValue) -> bool:

@@ -49,16 +49,16 @@ class LowerMath(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         t = type(op)
         if t in _UNARY:
-            rewriter.replace_op(op, _UNARY[t].create(operands=list(op.operands), result_types=[op.results[0].type]))  # type: ignore[index]
+            rewriter.replace(op, _UNARY[t].create(operands=list(op.operands), result_types=[op.results[0].type]))  # type: ignore[index]
         elif t in _BINARY:
-            rewriter.replace_op(op, _BINARY[t].create(operands=list(op.operands), result_types=[op.results[0].type]))  # type: ignore[index]
+            rewriter.replace(op, _BINARY[t].create(operands=list(op.operands), result_types=[op.results[0].type]))  # type: ignore[index]
         elif t in _INTRINSIC:
-            rewriter.replace_op(op, call_intrinsic(_INTRINSIC[t], list(op.operands), op.results[0].type))  # type: ignore[index]
+            rewriter.replace(op, call_intrinsic(_INTRINSIC[t], list(op.operands), op.results[0].type))  # type: ignore[index]
         elif t in _LIBM:
             ty = op.results[0].type
             name = _LIBM[t][1 if isinstance(ty, Float32Type) else 0]  # type: ignore[index]
             self.used[name] = op
-            rewriter.replace_op(op, llvm.CallOp(name, *op.operands, return_type=ty))
+            rewriter.replace(op, llvm.CallOp(name, *op.operands, return_type=ty))
 
 
 @dataclass(frozen=True)

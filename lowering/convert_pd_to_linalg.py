@@ -41,7 +41,9 @@ from dataclasses import dataclass, field
 
 from xdsl.builder import Builder
 from xdsl.context import Context
-from xdsl.dialects import arith, func, linalg, memref
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects.linalg import attrs as linalg_attrs
+from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     AnyFloat,
@@ -422,7 +424,7 @@ class Lowerer:
             carrier = self.shape_view(outs[0][0], domain)
             add_input(carrier, _affine(rank, tuple(range(rank))), _elem(carrier))
         iterators = [
-            linalg.IteratorTypeAttr.reduction() if d in reductions else linalg.IteratorTypeAttr.parallel()
+            linalg_attrs.IteratorTypeAttr.reduction() if d in reductions else linalg_attrs.IteratorTypeAttr.parallel()
             for d in range(rank)
         ]
         out_mems = [m for m, _ in outs]
@@ -605,7 +607,7 @@ class Lowerer:
             linalg.GenericOp(
                 [src], [dst], Region(block),
                 [AffineMapAttr(_affine(rank, ident))] * 2,
-                [linalg.IteratorTypeAttr.parallel()] * rank,
+                [linalg_attrs.IteratorTypeAttr.parallel()] * rank,
             )
         )
 

@@ -76,7 +76,7 @@ def resolve_dim(mem: SSAValue, k: int, rewriter: PatternRewriter | None = None) 
 
 def _index_const(n: int, rewriter: PatternRewriter) -> SSAValue:
     c = arith.ConstantOp.from_int_and_width(n, IndexType())
-    rewriter.insert_op(c)
+    rewriter.insert(c)
     return c.result
 
 
@@ -93,16 +93,16 @@ def element_pointer(mem: SSAValue, indices: list[SSAValue], rewriter: PatternRew
         size_v = _index_const(size, rewriter) if isinstance(size, int) else size
         mul = arith.MuliOp(linear, size_v)
         add = arith.AddiOp(mul.result, idx)
-        rewriter.insert_op([mul, add])
+        rewriter.insert([mul, add])
         linear = add.result
     if linear is None:
         linear = _index_const(0, rewriter)
     as_i64 = arith.IndexCastOp(linear, i64)
-    rewriter.insert_op(as_i64)
+    rewriter.insert(as_i64)
     gep = llvm.GEPOp(
         mem, [llvm.GEP_USE_SSA_VAL], t.get_element_type(), ssa_indices=[as_i64.result], inbounds=True
     )
-    rewriter.insert_op(gep)
+    rewriter.insert(gep)
     return gep.result
 
 
@@ -115,23 +115,23 @@ class LowerDim(RewritePattern):
         k = idx.value.value.data  # type: ignore[attr-defined]
         size = resolve_dim(op.source, k, rewriter)
         if isinstance(size, int):
-            rewriter.replace_op(op, arith.ConstantOp.from_int_and_width(size, IndexType()))
+            rewriter.replace(op, arith.ConstantOp.from_int_and_width(size, IndexType()))
         else:
-            rewriter.replace_op(op, [], [size])
+            rewriter.replace(op, [], [size])
 
 
 class LowerLoad(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: memref.LoadOp, rewriter: PatternRewriter) -> None:
         ptr = element_pointer(op.memref, list(op.indices), rewriter)
-        rewriter.replace_op(op, llvm.LoadOp(ptr, op.res.type))
+        rewriter.replace(op, llvm.LoadOp(ptr, op.res.type))
 
 
 class LowerStore(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: memref.StoreOp, rewriter: PatternRewriter) -> None:
         ptr = element_pointer(op.memref, list(op.indices), rewriter)
-        rewriter.replace_op(op, llvm.StoreOp(op.value, ptr))
+        rewriter.replace(op, llvm.StoreOp(op.value, ptr))
 
 
 @dataclass
@@ -149,13 +149,13 @@ class LowerAlloc(RewritePattern):
         size: SSAValue = _index_const(static, rewriter)
         for dyn in op.dynamic_sizes:
             mul = arith.MuliOp(size, dyn)
-            rewriter.insert_op(mul)
+            rewriter.insert(mul)
             size = mul.result
         as_i64 = arith.IndexCastOp(size, i64)
-        rewriter.insert_op(as_i64)
+        rewriter.insert(as_i64)
         self.used.add("malloc")
         call = llvm.CallOp("malloc", as_i64.result, return_type=llvm.LLVMPointerType())
-        rewriter.replace_op(op, call)
+        rewriter.replace(op, call)
 
 
 @dataclass
@@ -165,13 +165,13 @@ class LowerDealloc(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: memref.DeallocOp, rewriter: PatternRewriter) -> None:
         self.used.add("free")
-        rewriter.replace_op(op, llvm.CallOp("free", op.memref))
+        rewriter.replace(op, llvm.CallOp("free", op.memref))
 
 
 class LowerReinterpretCast(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: memref.ReinterpretCastOp, rewriter: PatternRewriter) -> None:
-        rewriter.replace_op(op, [], [op.source])
+        rewriter.replace(op, [], [op.source])
 
 
 _RUNTIME_DECLS = {

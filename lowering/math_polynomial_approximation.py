@@ -38,7 +38,7 @@ class _Emit:
     r: PatternRewriter
 
     def op(self, op: Operation) -> SSAValue:
-        self.r.insert_op(op)
+        self.r.insert(op)
         return op.results[0]
 
     def c(self, v: float) -> SSAValue:
@@ -137,7 +137,7 @@ class ExpandF32Math(RewritePattern):
         if fn is None or not isinstance(op.results[0].type, Float32Type):
             return
         e = _Emit(rewriter)
-        rewriter.replace_op(op, [], [fn(e, op.operands[0])])
+        rewriter.replace(op, [], [fn(e, op.operands[0])])
 
 
 @dataclass(frozen=True)

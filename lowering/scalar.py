@@ -14,7 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.builder import Builder
-from xdsl.dialects import arith, linalg
+from xdsl.dialects import arith
+from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -103,10 +104,19 @@ class Scalar:
         return self.emit(arith.MuliOp(a, b))
 
     def div(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        """`a / b` (floor division for integers, as the interpreter does)."""
+        """`a / b`; integers divide as Paddle's C++ kernel does, truncating toward zero.
+
+        Native division traps on `x / 0` and `MIN / -1` (x86 `idiv`), and compiled code
+        cannot raise: a zero divisor gives 0 (what the interpreter's numpy gives) and
+        `-1` negates with wrap-around (the interpreter's result for `MIN / -1` too).
+        """
         if isinstance(a.type, AnyFloat):
             return self.emit(arith.DivfOp(a, b, FAST))
-        return self.emit(arith.FloorDivSIOp(a, b))
+        zero, one, minus_one = (self.const(v, a.type) for v in (0, 1, -1))
+        by_zero, by_minus_one = self.cmp("eq", b, zero), self.cmp("eq", b, minus_one)
+        special = self.emit(arith.OrIOp(by_zero, by_minus_one))
+        q = self.emit(arith.DivSIOp(a, self.select(special, one, b)))
+        return self.select(by_zero, zero, self.select(by_minus_one, self.sub(zero, a), q))
 
     def max(self, a: SSAValue, b: SSAValue) -> SSAValue:
         """`maximum(a, b)`, NaN-propagating like numpy."""
