@@ -38,7 +38,7 @@ ALIASES: dict[str, str] = {
     "nn.functional": "pullback.frontend.api.nn_functional",
     "nn.initializer": "pullback.frontend.initializer",
     "optimizer": "pullback.frontend.optimizer",
-    "autograd": "pullback.frontend.api.autograd",
+    "autograd": "pullback.frontend.autograd",
     "utils": "pullback.frontend.api.utils",
     "utils.unique_name": "pullback.frontend.unique_name",
 }

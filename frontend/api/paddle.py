@@ -2,7 +2,7 @@
 
 Functions come from the op families' `PADDLE` export lists; eager-mode entry points
 (`paddle.to_tensor`, `paddle.grad`, ...) are looked up in `pullback.frontend.eager`
-on first use.  The sub-namespaces (`paddle.static`, `paddle.fluid`, ...) are
+and `pullback.frontend.autograd` on first use.  The sub-namespaces (`paddle.static`, `paddle.fluid`, ...) are
 resolved by the package root (see `pullback.frontend.api.ALIASES`).
 """
 
@@ -48,8 +48,11 @@ __getattr__, __dir__ = registry.lazy_attributes(
     {
         "to_tensor": "pullback.frontend.eager:to_tensor",
         "Tensor": "pullback.frontend.eager:Tensor",
-        "grad": "pullback.frontend.eager:grad",
-        "no_grad": "pullback.frontend.eager:no_grad",
+        "is_grad_enabled": "pullback.frontend.eager:is_grad_enabled",
+        "grad": "pullback.frontend.autograd:grad",
+        "no_grad": "pullback.frontend.autograd:no_grad",
+        "enable_grad": "pullback.frontend.autograd:enable_grad",
+        "set_grad_enabled": "pullback.frontend.autograd:set_grad_enabled",
     },
 )
 
