@@ -136,9 +136,13 @@ def legacy_data(
     """`fluid.layers.data`: a feed whose shape gets a leading `-1` batch dimension
     unless `append_batch_size=False` or the shape already has a dynamic dimension.
 
-    Paddle 1.x programs are static: calling it switches to static mode.
+    Paddle 1.x programs are static: calling it switches to static mode.  A dtype
+    given positionally in third place (`data("x", [13], "int64")`) is taken as the
+    dtype, not silently read as a true `append_batch_size`.
     """
     core.enable_static()
+    if isinstance(append_batch_size, str):
+        append_batch_size, dtype = True, append_batch_size
     dims = list(shape)
     if any(d is None or d < 0 for d in dims):
         append_batch_size = False

@@ -144,6 +144,8 @@ def test_fluid_layers_data_prepends_a_batch_dimension():
     assert fluid.layers.data(name="b", shape=[3], append_batch_size=False).shape == [3]
     assert fluid.layers.data(name="c", shape=[-1, 3]).shape == [-1, 3]
     assert fluid.data(name="d", shape=[None, 3]).shape == [-1, 3]
+    e = fluid.layers.data("e", [1], "int64")  # dtype given in third place
+    assert (e.shape, e.dtype) == ([-1, 1], "int64")
 
 
 def test_fluid_data_switches_to_static_mode():
