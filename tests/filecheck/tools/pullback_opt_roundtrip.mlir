@@ -6,6 +6,8 @@
 // RUN: pullback-opt %s --print-op-generic | filecheck %s --check-prefix=GENERIC
 // RUN: pullback-opt %s -o %t && filecheck %s --input-file=%t
 // RUN: pullback-opt %s -p dce | filecheck %s --check-prefix=DCE
+// Plain xdsl-opt knows pd too, through pullback's xdsl.universe entry point.
+// RUN: xdsl-opt %s | filecheck %s --check-prefix=XDSL
 
 "builtin.module"() ({
   %0 = "pd.data"() <{name = "x"}> : () -> tensor<?x13xf32>
@@ -34,3 +36,5 @@
 // DCE:     pd.matmul
 // DCE-NOT: "unused"
 // DCE:     pd.fetch
+
+// XDSL: %2 = pd.matmul %0, %1 {name = "fc_0.tmp_0"}
