@@ -185,11 +185,12 @@ def make_backend(name: str, place: Place) -> Backend:
 
 
 def default_backend(place: Place) -> str:
-    """`PULLBACK_BACKEND` if set, else the interpreter on CPU and `cuda` on GPU."""
+    """`PULLBACK_BACKEND` if set, else native code: `compiled` (LLVM, JIT) on CPU
+    and `cuda` on GPU.  The numpy interpreter stays selectable as the reference."""
     env = os.environ.get("PULLBACK_BACKEND")
     if env:
         return env
-    return "cuda" if isinstance(place, CUDAPlace) else "interpreter"
+    return "cuda" if isinstance(place, CUDAPlace) else "compiled"
 
 
 # ------------------------------------------------------------------------- preparing
@@ -388,8 +389,8 @@ def resolve_fetch(program: Program, item: Any) -> SSAValue:
 class Executor:
     """Runs static programs on a place (Paddle's `static.Executor`).
 
-    `backend` picks the engine ("interpreter", "compiled", ...); by default it comes
-    from `PULLBACK_BACKEND`, else the interpreter on CPU.
+    `backend` picks the engine ("compiled", "interpreter", "cuda"); by default it
+    comes from `PULLBACK_BACKEND`, else "compiled" on CPU and "cuda" on GPU.
     """
 
     def __init__(self, place: Place | None = None, backend: str | None = None) -> None:

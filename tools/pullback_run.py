@@ -122,7 +122,9 @@ def run(args: argparse.Namespace) -> None:
     module = parse_pd_file(args.program, TOOL)
     program = program_of(module)
     scope = Scope()
-    exe = Executor(CPUPlace(), backend=args.backend)
+    # The reference interpreter by default: pullback-run is the debugging tool.
+    backend = args.backend or os.environ.get("PULLBACK_BACKEND") or "interpreter"
+    exe = Executor(CPUPlace(), backend=backend)
     if args.startup:
         run_startup(exe, args.startup, scope)
     if args.params:
