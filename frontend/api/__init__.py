@@ -39,6 +39,8 @@ ALIASES: dict[str, str] = {
     "nn.initializer": "pullback.frontend.initializer",
     "optimizer": "pullback.frontend.optimizer",
     "autograd": "pullback.frontend.autograd",
+    "device": "pullback.frontend.api.device",
+    "device.cuda": "pullback.frontend.api.device_cuda",
     "utils": "pullback.frontend.api.utils",
     "utils.unique_name": "pullback.frontend.unique_name",
 }

@@ -16,6 +16,7 @@ from pullback.frontend.framework import (
     default_startup_program,
 )
 from pullback.frontend.param_attr import ParamAttr
+from pullback.frontend.api.device import get_device, is_compiled_with_cuda, set_device
 from pullback.runtime.executor import CPUPlace, CUDAPlace
 
 registry.load()
@@ -57,6 +58,9 @@ __getattr__, __dir__ = registry.lazy_attributes(
 )
 
 __all__ = [
+    "get_device",
+    "is_compiled_with_cuda",
+    "set_device",
     "CPUPlace",
     "CUDAPlace",
     "ParamAttr",
