@@ -25,6 +25,9 @@ def _pass(module: str, cls: str) -> Callable[[], type[ModulePass]]:
 LOWERING_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "convert-pd-to-linalg": _pass("convert_pd_to_linalg", "ConvertPdToLinalgPass"),
     "convert-linalg-to-blas": _pass("convert_linalg_to_blas", "ConvertLinalgToBlasPass"),
+    "convert-parallel-loops-to-sequential": _pass(
+        "convert_parallel_loops_to_sequential", "ConvertParallelLoopsToSequentialPass"
+    ),
     "math-polynomial-approximation": _pass("math_polynomial_approximation", "MathPolynomialApproximationPass"),
     "finalize-memref-to-llvm": _pass("finalize_memref_to_llvm", "FinalizeMemRefToLLVMPass"),
     "convert-math-to-llvm": _pass("convert_math_to_llvm", "ConvertMathToLLVMPass"),

@@ -52,6 +52,8 @@ _MINMAX = {
     arith.MinnumfOp: "llvm.minnum",
     arith.MaxSIOp: "llvm.smax",
     arith.MinSIOp: "llvm.smin",
+    arith.MaxUIOp: "llvm.umax",
+    arith.MinUIOp: "llvm.umin",
 }
 _ICMP = {"eq": 0, "ne": 1, "slt": 2, "sle": 3, "sgt": 4, "sge": 5, "ult": 6, "ule": 7, "ugt": 8, "uge": 9}
 

@@ -70,6 +70,9 @@ from pullback.lowering.scalar import ELEMENTWISE, REASSOC, DimMap, Scalar, prop
 Size = int | SSAValue
 """A dimension size: a constant, or an `index` value computed at run time."""
 
+VIEW_OPS = frozenset({"pd.reshape", "pd.reshape_as", "pd.squeeze", "pd.unsqueeze"})
+"""Ops lowered to a view of their operand's buffer (`pd_shape_rules.py`)."""
+
 RECOMPUTE_BUDGET = 256
 """An elementwise value is recomputed in each reader while `cost * (readers - 1)`
 stays within this budget (cost: weighted op count of its fused expression)."""
@@ -192,6 +195,16 @@ class Program:
             else:
                 self.ops.append(op)
 
+    def views_of(self, values: Sequence[SSAValue]) -> list[SSAValue]:
+        """`values` and every value lowered as a view of their buffers (`VIEW_OPS`,
+        transitively): reading one of them reads the same memory."""
+        out, todo = [], list(values)
+        while todo:
+            v = todo.pop()
+            out.append(v)
+            todo += [u.results[0] for u, i in self.uses.get(v, []) if u.name in VIEW_OPS and i == 0]
+        return out
+
     def resolve(self, v: SSAValue) -> SSAValue:
         """The value `v` stands for (backward results are their yielded values)."""
         while v in self.alias:
@@ -221,6 +234,14 @@ def rule(*names: str, fusible: Callable[[Operation], Sequence[int]] | None = Non
         return fn
 
     return register
+
+
+HOST_ONLY: dict[str, str] = {
+    name: "random initializers draw from numpy's generator, which native code does not "
+    "reproduce; they run on the host interpreter (startup programs run once)"
+    for name in ("pd.uniform_random", "pd.gaussian_random")
+}
+"""Ops deliberately left to the host interpreter, with the reason."""
 
 
 def lowerable_ops() -> set[str]:
@@ -509,12 +530,12 @@ class Lowerer:
             if op.name in ("pd.data", "pd.parameter"):
                 pass
             elif op.name in ELEMENTWISE and op.name not in RULES:
-                if all(self.prog.resolve(r) in self.inline or not self._needed(r) for r in op.results):
+                if all(self.prog.resolve(r) in self.inline or not self.needed(r) for r in op.results):
                     pass
                 else:
                     self.ew_generic(op)
             elif op.name in RULES:
-                if any(self._needed(r) for r in op.results) or _has_effect(op):
+                if any(self.needed(r) for r in op.results) or _has_effect(op):
                     RULES[op.name](self, op)
             else:
                 raise LoweringError(
@@ -525,7 +546,8 @@ class Lowerer:
         self.current = len(self.prog.ops)
         self._finish()
 
-    def _needed(self, v: SSAValue) -> bool:
+    def needed(self, v: SSAValue) -> bool:
+        """Whether `v` is read later, fetched or persisted (else it need not be computed)."""
         v = self.prog.resolve(v)
         return bool(self.prog.uses.get(v)) or v in self.dest
 
@@ -585,7 +607,7 @@ class Lowerer:
     def _finish(self) -> None:
         """Copy back unsafe in-place updates, free temporaries, and return."""
         for src, dst in self.copy_back:
-            self._copy(src, dst)
+            self.copy_buffer(src, dst)
         for mem, _ in list(self.temps.items()):
             last = self.last_read.get(mem, self.temps[mem])
             anchor = self.anchors[min(last, len(self.anchors) - 1)] if last >= 0 else None
@@ -596,7 +618,7 @@ class Lowerer:
                 anchor.parent_block().insert_op_after(dealloc, anchor)  # type: ignore[union-attr]
         self.emit(func.ReturnOp())
 
-    def _copy(self, src: SSAValue, dst: SSAValue) -> None:
+    def copy_buffer(self, src: SSAValue, dst: SSAValue) -> None:
         """Copy one buffer into another of the same shape."""
         rank = len(_shape(dst))
         ident = tuple(range(rank))
@@ -615,7 +637,7 @@ class Lowerer:
         """Copy the buffer of `pd` value `v` into `dst`."""
         if DYN in _shape(dst) and isinstance(dst, BlockArgument):
             dst = self.shape_view(dst, self.sizes_of(v))
-        self._copy(self.read(v), dst)
+        self.copy_buffer(self.read(v), dst)
 
 
 SIZE_RULES: dict[str, Callable[[Lowerer, Operation, SSAValue, int], Size | None]] = {}
@@ -702,6 +724,8 @@ def build_entry(
     """
     prog = Program.of(module, extra_fetches, use_fetch_ops=not only_given_fetches)
     for op in prog.ops:
+        if op.name in HOST_ONLY:
+            raise LoweringError(f"cannot lower '{op.name}' to native code: {HOST_ONLY[op.name]}")
         if op.name not in lowerable_ops():
             raise LoweringError(
                 f"cannot lower '{op.name}' to native code yet (no rule in convert-pd-to-linalg)"
@@ -799,7 +823,8 @@ def build_entry(
         target = low.buf[params[n][0]]
         writer_pos = prog.pos[v.owner]  # type: ignore[index]
         later_reads = [
-            prog.pos[u] for p in params[n] for u, _ in prog.uses.get(p, []) if prog.pos[u] > writer_pos
+            prog.pos[u] for p in prog.views_of(params[n]) for u, _ in prog.uses.get(p, [])
+            if prog.pos[u] > writer_pos
         ]
         if later_reads:
             low.copy_back.append((v, target))
@@ -859,9 +884,12 @@ def walk_pd(module: ModuleOp) -> Iterator[Operation]:
 # Rules for the non-elementwise families live in `pd_rules.py`; importing it
 # registers them.
 from pullback.lowering import pd_rules as _pd_rules  # noqa: E402,F401
+from pullback.lowering import pd_shape_rules as _pd_shape_rules  # noqa: E402,F401
+from pullback.lowering import pd_nn_rules as _pd_nn_rules  # noqa: E402,F401
 
 __all__ = [
     "Abi",
+    "HOST_ONLY",
     "ConvertPdToLinalgPass",
     "Lowerer",
     "LoweringError",

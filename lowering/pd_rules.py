@@ -11,10 +11,10 @@ runs `out[j] += g[i, j]` with `j` innermost.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerAttr, MemRefType, TensorType, i64
+from xdsl.dialects.builtin import AnyFloat, IntegerAttr, MemRefType, i64
 from xdsl.dialects import math as xmath
 from xdsl.ir import Attribute, Operation, SSAValue
 
@@ -152,16 +152,13 @@ def row_stats(low: Lowerer, x: SSAValue, axis: int) -> tuple[SSAValue, SSAValue,
         return [s.emit(arith.AddfOp(outs[0], e, REASSOC))]
 
     low.note_read(m)
-    low.generic(sizes, [(x, ident, True), _buf_read(low, m, row)], [(total, row)], body, reductions=[axis])
+    low.generic(sizes, [(x, ident, True), buffer_read(low, m, row)], [(total, row)], body, reductions=[axis])
     return m, total, row
 
 
-class _Buffer:
-    """Marks a raw memref (not a `pd` value) as a generic input."""
-
-
-def _buf_read(low: Lowerer, mem: SSAValue, m: DimMap) -> tuple[SSAValue, DimMap, bool]:
-    # Raw temporaries are registered as pseudo-values so `generic` can read them.
+def buffer_read(low: Lowerer, mem: SSAValue, m: DimMap) -> tuple[SSAValue, DimMap, bool]:
+    """A `Lowerer.generic` read of a raw buffer (a temporary or a view), not a `pd`
+    value: it is registered as a pseudo-value holding itself."""
     low.buf[mem] = mem
     return (mem, m, False)
 
@@ -186,7 +183,7 @@ def _softmax(low: Lowerer, op: Operation) -> None:
             return [s.sub(d, s.math(xmath.LogOp, args[2]))]
         return [s.div(s.math(xmath.ExpOp, d), args[2])]
 
-    reads = [(x, _ident(rank), True), _buf_read(low, m, row), _buf_read(low, total, row)]
+    reads = [(x, _ident(rank), True), buffer_read(low, m, row), buffer_read(low, total, row)]
     low.generic(low.sizes_of(x), reads, [(out, _ident(rank))], body)
 
 
@@ -203,7 +200,7 @@ def _loss_map(rank: int) -> DimMap:
 
 def class_loss(
     low: Lowerer, op: Operation, x: SSAValue, label: SSAValue, out: SSAValue,
-    logp: "Callable[[Scalar, list[SSAValue]], SSAValue]", extra: Sequence[tuple[SSAValue, DimMap, bool]],
+    logp: Callable[[Scalar, list[SSAValue]], SSAValue], extra: Sequence[tuple[SSAValue, DimMap, bool]],
 ) -> None:
     """`out[n] = -sum_c w(n, c) * logp(n, c)`: w is the soft label, or for a hard label
     `c == label[n]` (and 0 where `label[n] == ignore_index`)."""
@@ -238,8 +235,8 @@ def _softmax_ce(low: Lowerer, op: Operation) -> None:
     m, total, row = row_stats(low, x, axis)
     sm_res, loss_res = op.results
     ident = _ident(rank)
-    stats = [_buf_read(low, m, row), _buf_read(low, total, row)]
-    if low._needed(sm_res):
+    stats = [buffer_read(low, m, row), buffer_read(low, total, row)]
+    if low.needed(sm_res):
         sm = low.out(sm_res)
         low.generic(
             low.sizes_of(x), [(x, ident, True), *stats], [(sm, ident)],
@@ -265,13 +262,14 @@ def _cross_entropy(low: Lowerer, op: Operation) -> None:
     )
 
 
-def _loss_sizes(low: Lowerer, op: Operation, r: SSAValue, k: int) -> Size | None:
-    x = op.operands[0]
-    return low.sizes_of(x)[k]
+def sizes_of_first(low: Lowerer, op: Operation, r: SSAValue, k: int) -> Size | None:
+    """A size rule: dimension `k` is the first operand's (the leading dimensions of a
+    loss, all of them for shape-preserving ops)."""
+    return low.sizes_of(op.operands[0])[k]
 
 
 for _n in ("pd.softmax_with_cross_entropy", "pd.cross_entropy", "pd.softmax", "pd.log_softmax"):
-    SIZE_RULES[_n] = _loss_sizes
+    SIZE_RULES[_n] = sizes_of_first
 
 
 # ---------------------------------------------------------------------- matmul
@@ -326,17 +324,36 @@ def _matmul(low: Lowerer, op: Operation) -> None:
     x, y = op.operands
     dims, xmap, ymap, omap, k = matmul_layout(low, op)
     out = low.out(op.results[0])
-    low.fill(out, 0.0 if isinstance(out.type.get_element_type(), AnyFloat) else 0)  # type: ignore[attr-defined]
-    plain = len(shape_of(x.type)) == 2 and len(shape_of(y.type)) == 2
-    float_ = isinstance(out.type.get_element_type(), AnyFloat)  # type: ignore[attr-defined]
+    contract(low, dims, [(x, xmap, False), (y, ymap, False)], (out, omap), [k])
+
+
+def blas_tag(domain: Sequence[Size], maps: Sequence[DimMap], reductions: Sequence[int], elem: Attribute) -> str | None:
+    """The `library_call` of a float contraction: `gemm` for a plain 2-D product
+    (what the GPU path tiles), `batch_gemm` for any other (`convert-linalg-to-blas`)."""
+    if not isinstance(elem, AnyFloat):
+        return None
+    plain = len(domain) == 3 and len(reductions) == 1 and all(len(m) == 2 for m in maps)
+    return "gemm" if plain else "batch_gemm"
+
+
+def contract(
+    low: Lowerer,
+    domain: Sequence[Size],
+    reads: Sequence[tuple[SSAValue, DimMap, bool]],
+    out: tuple[SSAValue, DimMap],
+    reductions: Sequence[int],
+) -> None:
+    """`out = sum over reductions of reads[0] * reads[1]` (out is zeroed first), as a
+    contraction tagged for BLAS."""
+    mem, omap = out
+    elem = mem.type.get_element_type()  # type: ignore[attr-defined]
+    low.fill(mem, 0.0 if isinstance(elem, AnyFloat) else 0)
 
     def body(s: Scalar, a: list[SSAValue], o: list[SSAValue]) -> list[SSAValue]:
         return [s.add(o[0], s.mul(a[0], a[1]))]
 
-    low.generic(
-        dims, [(x, xmap, False), (y, ymap, False)], [(out, omap)], body,
-        reductions=[k], library_call="gemm" if plain and float_ else None,
-    )
+    tag = blas_tag(domain, [m for _, m, _ in reads] + [omap], reductions, elem)
+    low.generic(domain, reads, [out], body, reductions=reductions, library_call=tag)
 
 
 def _matmul_sizes(low: Lowerer, op: Operation, r: SSAValue, k: int) -> Size | None:
@@ -370,18 +387,3 @@ def _adam(low: Lowerer, op: Operation) -> None:
         low.sizes_of(b1p), [(b1p, one, False), (b2p, one, False)], pow_outs,
         lambda s, a, o: [s.mul(a[0], s.const(b1, a[0].type)), s.mul(a[1], s.const(b2, a[1].type))],
     )
-
-
-# --------------------------------------------------------- not lowered (loudly)
-
-
-def _unsupported(low: Lowerer, op: Operation) -> None:
-    raise LoweringError(f"cannot lower '{op.name}' to native code (use the interpreter)")
-
-
-for _n in ("pd.uniform_random", "pd.gaussian_random"):
-    rule(_n)(_unsupported)
-
-from collections.abc import Callable  # noqa: E402
-
-_ = (IndexType, TensorType, Callable)

@@ -22,6 +22,7 @@ from pullback.lowering.convert_cf_to_llvm import ConvertCfToLLVMPass
 from pullback.lowering.convert_func_to_llvm import ConvertFuncToLLVMPass
 from pullback.lowering.convert_linalg_to_blas import ConvertLinalgToBlasPass
 from pullback.lowering.convert_math_to_llvm import ConvertMathToLLVMPass
+from pullback.lowering.convert_parallel_loops_to_sequential import ConvertParallelLoopsToSequentialPass
 from pullback.lowering.convert_pd_to_linalg import ConvertPdToLinalgPass
 from pullback.lowering.finalize_memref_to_llvm import FinalizeMemRefToLLVMPass
 from pullback.lowering.math_polynomial_approximation import MathPolynomialApproximationPass
@@ -32,6 +33,7 @@ def loop_passes(blas: bool = True) -> list[ModulePass]:
     return [
         *([ConvertLinalgToBlasPass()] if blas else []),
         ConvertLinalgToLoopsPass(),
+        ConvertParallelLoopsToSequentialPass(),
         LowerAffinePass(),
         MathPolynomialApproximationPass(),
         ConvertScfToCf(),

@@ -31,6 +31,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from pullback.dialects.pd.base import DYN, from_attr, shape_of
+from pullback.dialects.pd.shape import permutation
 
 DimMap = tuple[int | None, ...]
 """For each dimension of an operand, the loop dimension indexing it (None: index 0,
@@ -374,6 +375,28 @@ _UNARY: dict[str, Callable[[Scalar, Operation, SSAValue], SSAValue]] = {
 @elementwise(*_UNARY, maps=identity_maps)
 def _unary(s: Scalar, op: Operation, args: list[SSAValue]) -> list[SSAValue]:
     return [_UNARY[op.name](s, op, args[0])]
+
+
+def transpose_maps(op: Operation) -> list[DimMap | None]:
+    """`transpose` reads input dimension `perm[k]` at result index `k`."""
+    perm = permutation(list(prop(op, "perm")), len(shape_of(op.operands[0].type)))  # type: ignore[arg-type]
+    return [tuple(perm.index(j) for j in range(len(perm)))]
+
+
+def expand_maps(op: Operation) -> list[DimMap | None]:
+    """`expand`/`expand_as` read their input right-aligned, static 1s broadcast; the
+    `like` operand of `expand_as` gives only the shape."""
+    x = shape_of(op.operands[0].type)
+    out = result_shape(op)
+    return [aligned_map(x, out, len(out) - len(x))] + [None] * (len(op.operands) - 1)
+
+
+# Shape ops that only re-index their operand through a projection: one output element
+# is one input element, so they fuse into their readers like arithmetic does.
+@elementwise("pd.transpose", maps=transpose_maps)
+@elementwise("pd.expand", "pd.expand_as", maps=expand_maps)
+def _reindex(s: Scalar, op: Operation, args: list[SSAValue]) -> list[SSAValue]:
+    return [args[0]]
 
 
 @elementwise("pd.fill_any_like", maps=shape_only_first)
