@@ -5,7 +5,8 @@ The compiled code trusts its `index` arguments: a feed of the wrong shape would 
 it read or write out of bounds.  `plan_shapes` runs every op's typing rule on the
 concrete feed shapes (the same `infer` the verifier uses), which rejects any shape
 the op does not accept, and checks what the lowering assumes beyond typing: a
-dynamic dimension is never broadcast at run time.  The runtime calls it (cached per
+dynamic dimension is never broadcast at run time, and every concrete result shape
+fits its static type (the code was compiled for those ranks and static sizes).  The runtime calls it (cached per
 feed shapes) before every call into native code.
 """
 
@@ -59,8 +60,22 @@ def plan_shapes(prog: Program, feed_shapes: Mapping[str, Sequence[int]]) -> dict
             raise ShapeError(f"with these feed shapes, {e}") from None
         for r, t in zip(op.results, results):
             shapes[r] = tuple(t.get_shape())
+        _check_refines_types(op, shapes)
         _check_dynamic_broadcast(op, shapes, get)
     return shapes
+
+
+def _check_refines_types(op, shapes) -> None:  # type: ignore[no-untyped-def]
+    """Every concrete result shape fits the result's static type: the code was
+    compiled for that rank and those static sizes (a `squeeze` of a `?` that is not
+    1 at run time, say, would keep a dimension the code has dropped)."""
+    for r in op.results:
+        static, concrete = shape_of(r.type), shapes[r]
+        if len(static) != len(concrete) or any(s != DYN and s != c for s, c in zip(static, concrete)):
+            raise ShapeError(
+                f"'{op.name}': with these feed shapes its result has shape {list(concrete)}, "
+                f"but the program was compiled for {fmt_shape(static)}"
+            )
 
 
 def _check_dynamic_broadcast(op, shapes, get) -> None:  # type: ignore[no-untyped-def]
