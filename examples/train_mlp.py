@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> None:
                     fetch_list=[loss],
                 )
                 first_loss = float(l) if first_loss is None else first_loss
-                bar.set_postfix(loss=f"{float(l):.4f}")
+                bar.set_postfix(loss=f"{float(l):.4f}", refresh=False)
                 bar.update()
     elapsed = time.perf_counter() - t0
 
