@@ -23,6 +23,8 @@ constant amount of work per use.
 
 from __future__ import annotations
 
+import gc
+
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -372,7 +374,15 @@ def differentiate(
     vjp_rules.load_all()
     if bw.is_filled:
         return bw
-    filled = _Differentiator(bw, callback).run()
+    # Everything the sweep allocates stays alive as IR, so the cyclic collector
+    # would only rescan the growing graph (20-30% of the time on long programs).
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        filled = _Differentiator(bw, callback).run()
+    finally:
+        if gc_was_enabled:
+            gc.enable()
     # Rules return gradients for every operand; those of cut-off operands (feeds,
     # no_grad names) are dead: drop them, as Paddle drops unneeded gradient ops.
     prune_backward_region(filled)
