@@ -40,7 +40,15 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.irdl import IRDLOperation, OptionalDef
+from xdsl.irdl import (
+    IRDLOperation,
+    OptionalDef,
+    ParsePropInAttrDict,
+    opt_prop_def,
+    result_def,
+    traits_def,
+)
+from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 DYN = DYNAMIC_INDEX
@@ -439,6 +447,16 @@ class PdOp(IRDLOperation):
                 )
 
 
+class PureOp(PdOp):
+    """A side-effect-free op with one result named by the optional `name` property:
+    most of the dialect.  Subclasses declare operands, properties and a format."""
+
+    var_name = opt_prop_def(StringAttr, prop_name="name")
+    out = result_def(TensorType)
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+
+
 # ----------------------------------------------------------------- small checks
 
 
@@ -480,6 +498,7 @@ __all__ = [
     "INT_TYPES",
     "MultiResultNames",
     "PdOp",
+    "PureOp",
     "Shape",
     "bool_attr",
     "broadcast_shapes",

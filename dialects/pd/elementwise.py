@@ -25,22 +25,17 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 from xdsl.irdl import (
-    ParsePropInAttrDict,
     irdl_op_definition,
     operand_def,
-    opt_prop_def,
     prop_def,
-    result_def,
-    traits_def,
 )
-from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from .base import (
+    PureOp,
     tensor_type,
     FLOAT_TYPES,
     INT_TYPES,
-    PdOp,
     bool_attr,
     broadcast_shapes,
     dtype_from_name,
@@ -56,17 +51,13 @@ from .base import (
 _FORMAT = "operands attr-dict `:` functional-type(operands, results)"
 
 
-class ElementwiseBinaryOp(PdOp):
+class ElementwiseBinaryOp(PureOp):
     """`out = f(x, y)` with Paddle broadcasting (`axis = -1`: numpy rules; otherwise
     `y` is aligned with `x` from dimension `axis`). Both operands share one dtype."""
 
     x = operand_def(TensorType)
     y = operand_def(TensorType)
     axis = prop_def(IntegerAttr, default_value=i64_attr(-1))
-    var_name = opt_prop_def(StringAttr, prop_name="name")
-    out = result_def(TensorType)
-    traits = traits_def(Pure())
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$x `,` $y attr-dict `:` functional-type(operands, results)"
 
     FLOAT_ONLY: ClassVar[bool] = False
@@ -187,7 +178,7 @@ class NotEqualOp(CompareOp):
 
 
 @irdl_op_definition
-class WhereOp(PdOp):
+class WhereOp(PureOp):
     """`condition ? x : y`, broadcasting all three (`paddle.where`).
 
     ```mlir
@@ -199,10 +190,6 @@ class WhereOp(PdOp):
     condition = operand_def(TensorType)
     x = operand_def(TensorType)
     y = operand_def(TensorType)
-    var_name = opt_prop_def(StringAttr, prop_name="name")
-    out = result_def(TensorType)
-    traits = traits_def(Pure())
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$condition `,` $x `,` $y attr-dict `:` functional-type(operands, results)"
 
     @classmethod
@@ -219,14 +206,10 @@ class WhereOp(PdOp):
 # ------------------------------------------------------------------------ unary
 
 
-class ElementwiseUnaryOp(PdOp):
+class ElementwiseUnaryOp(PureOp):
     """`out = f(x)` on a float tensor, same shape and dtype."""
 
     x = operand_def(TensorType)
-    var_name = opt_prop_def(StringAttr, prop_name="name")
-    out = result_def(TensorType)
-    traits = traits_def(Pure())
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$x attr-dict `:` functional-type(operands, results)"
 
     @classmethod
@@ -363,7 +346,7 @@ class ClipOp(ElementwiseUnaryOp):
 
 
 @irdl_op_definition
-class CastOp(PdOp):
+class CastOp(PureOp):
     """Convert to another dtype (`paddle.cast`).
 
     ```mlir
@@ -374,10 +357,6 @@ class CastOp(PdOp):
     name = "pd.cast"
     x = operand_def(TensorType)
     dtype = prop_def(StringAttr)
-    var_name = opt_prop_def(StringAttr, prop_name="name")
-    out = result_def(TensorType)
-    traits = traits_def(Pure())
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$x attr-dict `:` functional-type(operands, results)"
 
     @classmethod

@@ -31,6 +31,7 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from .base import (
+    PureOp,
     tensor_type,
     FLOAT_TYPES,
     INT_TYPES,
@@ -56,7 +57,7 @@ _BINARY_FORMAT = "$x `,` $label attr-dict `:` functional-type(operands, results)
 
 
 @irdl_op_definition
-class OneHotOp(PdOp):
+class OneHotOp(PureOp):
     """One-hot encoding with Paddle 2.x semantics (`F.one_hot`, op `one_hot_v2`):
     integer ids shaped `[N..]` give `dtype` rows shaped `[N.., depth]` (a new last
     dimension is APPENDED; the legacy `fluid.layers.one_hot` replaced a trailing 1,
@@ -75,10 +76,6 @@ class OneHotOp(PdOp):
     depth = prop_def(IntegerAttr)
     dtype = prop_def(StringAttr, default_value=StringAttr("float32"))
     allow_out_of_range = prop_def(BoolAttr, default_value=bool_attr(False))
-    var_name = opt_prop_def(StringAttr, prop_name="name")
-    out = result_def(TensorType)
-    traits = traits_def(Pure())
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$x attr-dict `:` functional-type(operands, results)"
 
     @classmethod
@@ -211,7 +208,7 @@ class SoftmaxWithCrossEntropyOp(ClassificationLossOp, MultiResultNames):
 
 
 @irdl_op_definition
-class SquareErrorCostOp(PdOp):
+class SquareErrorCostOp(PureOp):
     """`(x - label) ** 2`, elementwise, for same-shaped float tensors
     (`paddle.nn.functional.square_error_cost`).
 
@@ -223,10 +220,6 @@ class SquareErrorCostOp(PdOp):
     name = "pd.square_error_cost"
     x = operand_def(TensorType)
     label = operand_def(TensorType)
-    var_name = opt_prop_def(StringAttr, prop_name="name")
-    out = result_def(TensorType)
-    traits = traits_def(Pure())
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = _BINARY_FORMAT
 
     @classmethod

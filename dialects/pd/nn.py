@@ -30,19 +30,16 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 from xdsl.irdl import (
-    ParsePropInAttrDict,
     irdl_op_definition,
     operand_def,
     opt_prop_def,
     prop_def,
-    result_def,
-    traits_def,
     var_operand_def,
 )
-from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from .base import (
+    PureOp,
     tensor_type,
     DYN,
     INT_TYPES,
@@ -120,7 +117,7 @@ def _check_algorithm(op: str, algorithm: str) -> None:
 
 
 @irdl_op_definition
-class MatmulOp(PdOp):
+class MatmulOp(PureOp):
     """`paddle.matmul` (Paddle's `matmul_v2`): batched matrix product with numpy-style
     batch broadcasting, optional transposes of the last two dimensions, and 1-D vector
     operands (a leading/trailing 1 is inserted and removed again, as numpy does;
@@ -136,10 +133,6 @@ class MatmulOp(PdOp):
     y = operand_def(TensorType)
     transpose_x = prop_def(BoolAttr, default_value=bool_attr(False))
     transpose_y = prop_def(BoolAttr, default_value=bool_attr(False))
-    var_name = opt_prop_def(StringAttr, prop_name="name")
-    out = result_def(TensorType)
-    traits = traits_def(Pure())
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$x `,` $y attr-dict `:` functional-type(operands, results)"
 
     @classmethod
@@ -189,7 +182,7 @@ def _check_padding_idx(op: str, padding_idx: int | None, rows: int) -> None:
 
 
 @irdl_op_definition
-class LookupTableOp(PdOp):
+class LookupTableOp(PureOp):
     """Embedding lookup, `out[i..., :] = w[ids[i...], :]` (`paddle.nn.functional.embedding`).
 
     Paddle 2.x semantics (its `lookup_table_v2` op): ids of any shape, the result
@@ -206,10 +199,6 @@ class LookupTableOp(PdOp):
     ids = operand_def(TensorType)
     w = operand_def(TensorType)
     padding_idx = opt_prop_def(IntegerAttr)
-    var_name = opt_prop_def(StringAttr, prop_name="name")
-    out = result_def(TensorType)
-    traits = traits_def(Pure())
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$ids `,` $w attr-dict `:` functional-type(operands, results)"
 
     @classmethod
@@ -223,7 +212,7 @@ class LookupTableOp(PdOp):
 
 
 @irdl_op_definition
-class LookupTableGradOp(PdOp):
+class LookupTableGradOp(PureOp):
     """Scatter-add of embedding gradients into a `[num_rows, D]` table:
     `out[r] = sum of grad[i...] over ids[i...] == r`, zero for the `padding_idx` row.
 
@@ -240,10 +229,6 @@ class LookupTableGradOp(PdOp):
     grad = operand_def(TensorType)
     num_rows = prop_def(IntegerAttr)
     padding_idx = opt_prop_def(IntegerAttr)
-    var_name = opt_prop_def(StringAttr, prop_name="name")
-    out = result_def(TensorType)
-    traits = traits_def(Pure())
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$ids `,` $grad attr-dict `:` functional-type(operands, results)"
 
     @classmethod
@@ -269,7 +254,7 @@ class LookupTableGradOp(PdOp):
 # ---------------------------------------------------------------------- convolution
 
 
-class ConvWindowOp(PdOp):
+class ConvWindowOp(PureOp):
     """Shared properties and geometry of `conv2d` and its gradient ops (NCHW)."""
 
     strides = prop_def(DenseArrayBase, default_value=ints_attr([1, 1]))
@@ -277,10 +262,6 @@ class ConvWindowOp(PdOp):
     dilations = prop_def(DenseArrayBase, default_value=ints_attr([1, 1]))
     groups = prop_def(IntegerAttr, default_value=i64_attr(1))
     padding_algorithm = prop_def(StringAttr, default_value=StringAttr("EXPLICIT"))
-    var_name = opt_prop_def(StringAttr, prop_name="name")
-    out = result_def(TensorType)
-    traits = traits_def(Pure())
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = _FORMAT
 
     @classmethod
@@ -469,7 +450,7 @@ class Conv2DFilterGradOp(ConvWindowOp):
 # -------------------------------------------------------------------------- pooling
 
 
-class PoolWindowOp(PdOp):
+class PoolWindowOp(PureOp):
     """Shared properties and geometry of `pool2d` and `pool2d_grad` (NCHW).
 
     Windows start at `i*stride - pad_top` and are clipped to the input; `ceil_mode`
@@ -488,10 +469,6 @@ class PoolWindowOp(PdOp):
     exclusive = prop_def(BoolAttr, default_value=bool_attr(True))
     adaptive = prop_def(BoolAttr, default_value=bool_attr(False))
     padding_algorithm = prop_def(StringAttr, default_value=StringAttr("EXPLICIT"))
-    var_name = opt_prop_def(StringAttr, prop_name="name")
-    out = result_def(TensorType)
-    traits = traits_def(Pure())
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = _FORMAT
 
     @classmethod
@@ -581,7 +558,7 @@ class Pool2DGradOp(PoolWindowOp):
 
 
 @irdl_op_definition
-class LayerNormOp(PdOp):
+class LayerNormOp(PureOp):
     """Layer normalization over the dimensions from `begin_norm_axis` on:
     `y = (x - mean) / sqrt(var + epsilon) * scale + bias` with the biased variance.
 
@@ -599,10 +576,6 @@ class LayerNormOp(PdOp):
     params = var_operand_def(TensorType)
     begin_norm_axis = prop_def(IntegerAttr, default_value=i64_attr(1))
     epsilon = prop_def(FloatAttr, default_value=f64_attr(1e-5))
-    var_name = opt_prop_def(StringAttr, prop_name="name")
-    out = result_def(TensorType)
-    traits = traits_def(Pure())
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = _FORMAT
 
     @classmethod
@@ -640,7 +613,7 @@ DROPOUT_IMPLEMENTATIONS = ("downgrade_in_infer", "upscale_in_train")
 
 
 @irdl_op_definition
-class DropoutOp(PdOp):
+class DropoutOp(PureOp):
     """Dropout with a deterministic, counter-based mask (`paddle.nn.functional.dropout`).
 
     Element `i` (row-major flat index) is kept when `u(seed, i) >= dropout_prob`, with
@@ -664,10 +637,6 @@ class DropoutOp(PdOp):
     dropout_implementation = prop_def(
         StringAttr, default_value=StringAttr("downgrade_in_infer")
     )
-    var_name = opt_prop_def(StringAttr, prop_name="name")
-    out = result_def(TensorType)
-    traits = traits_def(Pure())
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = _FORMAT
 
     @classmethod

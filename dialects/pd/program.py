@@ -39,6 +39,7 @@ from xdsl.traits import HasParent, IsTerminator, NoTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from .base import (
+    PureOp,
     tensor_type,
     MultiResultNames,
     PdOp,
@@ -155,7 +156,7 @@ class FetchOp(IRDLOperation):
 
 
 @irdl_op_definition
-class FillConstantOp(PdOp):
+class FillConstantOp(PureOp):
     """A tensor filled with one value (`paddle.full`, `fill_constant`).
 
     ```mlir
@@ -167,10 +168,6 @@ class FillConstantOp(PdOp):
     shape = prop_def(DenseArrayBase)
     value = prop_def(FloatAttr)
     dtype = prop_def(StringAttr, default_value=StringAttr("float32"))
-    var_name = opt_prop_def(StringAttr, prop_name="name")
-    out = result_def(TensorType)
-    traits = traits_def(Pure())
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "attr-dict `:` type($out)"
 
     @classmethod
@@ -179,7 +176,7 @@ class FillConstantOp(PdOp):
 
 
 @irdl_op_definition
-class FillAnyLikeOp(PdOp):
+class FillAnyLikeOp(PureOp):
     """A tensor shaped like `x` (dynamic dimensions included) filled with one value
     (`paddle.full_like`, `ones_like`, `zeros_like`). `dtype = ""` keeps x's dtype.
 
@@ -192,10 +189,6 @@ class FillAnyLikeOp(PdOp):
     x = operand_def(TensorType)
     value = prop_def(FloatAttr)
     dtype = prop_def(StringAttr, default_value=StringAttr(""))
-    var_name = opt_prop_def(StringAttr, prop_name="name")
-    out = result_def(TensorType)
-    traits = traits_def(Pure())
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$x attr-dict `:` functional-type(operands, results)"
 
     @classmethod

@@ -16,27 +16,21 @@ from xdsl.dialects.builtin import (
     BoolAttr,
     DenseArrayBase,
     IntegerAttr,
-    StringAttr,
     TensorType,
 )
 from xdsl.ir import Attribute
 from xdsl.irdl import (
-    ParsePropInAttrDict,
     irdl_op_definition,
     operand_def,
-    opt_prop_def,
     prop_def,
-    result_def,
-    traits_def,
     var_operand_def,
 )
-from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from .base import (
+    PureOp,
     tensor_type,
     DYN,
-    PdOp,
     bool_attr,
     elem_of,
     expect_float,
@@ -81,15 +75,11 @@ def merge_shapes(shapes: Sequence[Sequence[int]]) -> tuple[int, ...]:
 
 
 @irdl_op_definition
-class MeanOp(PdOp):
+class MeanOp(PureOp):
     """The mean of all elements, a 0-D tensor (`paddle.mean` without axis)."""
 
     name = "pd.mean"
     x = operand_def(TensorType)
-    var_name = opt_prop_def(StringAttr, prop_name="name")
-    out = result_def(TensorType)
-    traits = traits_def(Pure())
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$x attr-dict `:` functional-type(operands, results)"
 
     @classmethod
@@ -99,7 +89,7 @@ class MeanOp(PdOp):
         return [tensor_type(elem_of(tx), [])]
 
 
-class ReduceOp(PdOp):
+class ReduceOp(PureOp):
     """Reduce over `axis` (every axis when empty), keeping them as 1 when `keepdim`.
 
     ```mlir
@@ -110,10 +100,6 @@ class ReduceOp(PdOp):
     x = operand_def(TensorType)
     axis = prop_def(DenseArrayBase, default_value=ints_attr([]))
     keepdim = prop_def(BoolAttr, default_value=bool_attr(False))
-    var_name = opt_prop_def(StringAttr, prop_name="name")
-    out = result_def(TensorType)
-    traits = traits_def(Pure())
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$x attr-dict `:` functional-type(operands, results)"
 
     @classmethod
@@ -154,7 +140,7 @@ class ReduceMaxOp(ReduceOp):
 
 
 @irdl_op_definition
-class SumOp(PdOp):
+class SumOp(PureOp):
     """The elementwise sum of same-shaped tensors (`paddle.add_n`, Paddle's `sum`).
 
     ```mlir
@@ -164,10 +150,6 @@ class SumOp(PdOp):
 
     name = "pd.sum"
     xs = var_operand_def(TensorType)
-    var_name = opt_prop_def(StringAttr, prop_name="name")
-    out = result_def(TensorType)
-    traits = traits_def(Pure())
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$xs attr-dict `:` functional-type(operands, results)"
 
     @classmethod
@@ -186,15 +168,11 @@ class SumOp(PdOp):
         return [tensor_type(elem_of(operand_types[0]), shape)]
 
 
-class SoftmaxLikeOp(PdOp):
+class SoftmaxLikeOp(PureOp):
     """A normalization along one `axis` of a float tensor; same shape and dtype."""
 
     x = operand_def(TensorType)
     axis = prop_def(IntegerAttr, default_value=i64_attr(-1))
-    var_name = opt_prop_def(StringAttr, prop_name="name")
-    out = result_def(TensorType)
-    traits = traits_def(Pure())
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$x attr-dict `:` functional-type(operands, results)"
 
     @classmethod

@@ -31,7 +31,6 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     FloatAttr,
     IntegerAttr,
-    StringAttr,
     TensorType,
 )
 from xdsl.ir import Attribute
@@ -41,7 +40,6 @@ from xdsl.irdl import (
     operand_def,
     opt_prop_def,
     prop_def,
-    result_def,
     traits_def,
     var_operand_def,
     var_result_def,
@@ -50,6 +48,7 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from .base import (
+    PureOp,
     tensor_type,
     DYN,
     MultiResultNames,
@@ -301,14 +300,10 @@ def expand_target(x: Sequence[int], shape: Sequence[int], op: str = "pd.expand")
 # ----------------------------------------------------------------------------- ops
 
 
-class _ShapeOp(PdOp):
+class _ShapeOp(PureOp):
     """Shared definition of the one-input, one-result shape ops."""
 
     x = operand_def(TensorType)
-    var_name = opt_prop_def(StringAttr, prop_name="name")
-    out = result_def(TensorType)
-    traits = traits_def(Pure())
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = _FORMAT
 
 
@@ -342,7 +337,7 @@ class ReshapeOp(_ShapeOp):
 
 
 @irdl_op_definition
-class ReshapeAsOp(PdOp):
+class ReshapeAsOp(PureOp):
     """Reshape `x` to the run-time shape of `like` (whose values are not read).
 
     pullback's own op: the VJP of a reshape whose input has several dynamic
@@ -356,10 +351,6 @@ class ReshapeAsOp(PdOp):
     name = "pd.reshape_as"
     x = operand_def(TensorType)
     like = operand_def(TensorType)
-    var_name = opt_prop_def(StringAttr, prop_name="name")
-    out = result_def(TensorType)
-    traits = traits_def(Pure())
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$x `,` $like attr-dict `:` functional-type(operands, results)"
 
     @classmethod
@@ -394,7 +385,7 @@ class TransposeOp(_ShapeOp):
 
 
 @irdl_op_definition
-class ConcatOp(PdOp):
+class ConcatOp(PureOp):
     """Join tensors of one dtype along `axis` (`paddle.concat`).
 
     ```mlir
@@ -405,10 +396,6 @@ class ConcatOp(PdOp):
     name = "pd.concat"
     xs = var_operand_def(TensorType)
     axis = prop_def(IntegerAttr, default_value=i64_attr(0))
-    var_name = opt_prop_def(StringAttr, prop_name="name")
-    out = result_def(TensorType)
-    traits = traits_def(Pure())
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$xs attr-dict `:` functional-type(operands, results)"
 
     @classmethod
@@ -598,7 +585,7 @@ class ExpandOp(_ShapeOp):
 
 
 @irdl_op_definition
-class ExpandAsOp(PdOp):
+class ExpandAsOp(PureOp):
     """Broadcast `x` to the run-time shape of `y`, whose values are not read
     (`paddle.expand_as`, Paddle's `expand_as_v2`).  The same static-type rule as
     `pd.expand` decides which dimensions are broadcast.
@@ -611,10 +598,6 @@ class ExpandAsOp(PdOp):
     name = "pd.expand_as"
     x = operand_def(TensorType)
     y = operand_def(TensorType)
-    var_name = opt_prop_def(StringAttr, prop_name="name")
-    out = result_def(TensorType)
-    traits = traits_def(Pure())
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$x `,` $y attr-dict `:` functional-type(operands, results)"
 
     @classmethod
