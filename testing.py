@@ -202,3 +202,11 @@ def _result_shapes(prog: _Program) -> list[tuple[int, ...]]:
 
     env = evaluate([prog.op], {d.out: prog.feeds[d.var_name.data] for d in prog.data})
     return [env[r].shape for r in prog.float_results]
+
+
+def run_fetch(program: Any, feeds: Mapping[str, np.ndarray], *outs: Any) -> list[np.ndarray]:
+    """Verify a frontend `Program` and run it with the interpreter; the values of the
+    Variables `outs`."""
+    program.module.verify()
+    env = run_module(program.module, feeds, {})
+    return [env[v.value] for v in outs]

@@ -13,15 +13,12 @@ import pytest
 from xdsl.utils.exceptions import VerifyException
 
 from pullback.dialects import pd
-from pullback.frontend import core
-from pullback.frontend import unique_name
 from pullback.frontend.backward import gradients
-from pullback.frontend.framework import Program, Variable, program_guard
 from pullback.frontend.ops import elementwise as E
 from pullback.passes.vjp import NON_DIFFERENTIABLE
-from pullback.runtime.interpreter import evaluate, run_module
+from pullback.runtime.interpreter import evaluate
 from pullback.runtime.kernels import load_all
-from pullback.testing import check_vjp
+from pullback.testing import run_fetch, check_vjp
 
 load_all()
 RNG = np.random.default_rng(7)
@@ -276,25 +273,6 @@ def test_where_gives_no_gradient_to_the_condition():
 # ============================================================ frontend
 
 
-@pytest.fixture
-def static():
-    """Static mode with a fresh program and name generator; yields (program, feed)."""
-    core.enable_static()
-    main = Program()
-    with program_guard(main), unique_name.guard():
-        def feed(name: str, shape: list[int], dtype: str = "float32") -> Variable:
-            op = pd.DataOp.make(name, shape, dtype)
-            main.global_block().append(op)
-            return main.global_block().wrap(op.out)
-
-        yield main, feed
-    core.disable_static()
-
-
-def _run(main: Program, feeds: dict[str, np.ndarray], *outs: Variable) -> list[np.ndarray]:
-    main.module.verify()
-    env = run_module(main.module, feeds, {})
-    return [env[v.value] for v in outs]
 
 
 def test_python_operators_follow_paddle(static):
@@ -306,7 +284,7 @@ def test_python_operators_follow_paddle(static):
     xv, yv = positive(2, 3, dtype=np.float32), positive(2, 3, dtype=np.float32)
     want = [xv + 1, 1 + xv, xv - 2, 2 - xv, xv * 3, 3 * xv, xv / 4, 2 / xv, xv**2, 2**xv, -xv,
             xv + yv, xv - yv, xv * yv, xv / yv, xv**yv]
-    for got, ref in zip(_run(main, {"x": xv, "y": yv}, *outs), want):
+    for got, ref in zip(run_fetch(main, {"x": xv, "y": yv}, *outs), want):
         np.testing.assert_allclose(got, ref, rtol=1e-6)
     # Scalars become pd.scale / pd.pow, as in Paddle's math_op_patch.
     types = [v.op.name for v in outs[:7] + [outs[8], outs[10]]]
@@ -319,7 +297,7 @@ def test_comparison_operators_and_identity_equality(static):
     x = feed("x", [3])
     gt, lt, ge, le = x > 0.5, x < 0.5, x >= 1.0, x <= 1.0
     xv = np.array([0.0, 1.0, 2.0], dtype=np.float32)
-    got = _run(main, {"x": xv}, gt, lt, ge, le)
+    got = run_fetch(main, {"x": xv}, gt, lt, ge, le)
     for g, ref in zip(got, [xv > 0.5, xv < 0.5, xv >= 1, xv <= 1]):
         np.testing.assert_array_equal(g, ref)
     # `==` stays Python identity: Variables live in sets and dicts.
@@ -340,7 +318,7 @@ def test_paddle_functions_and_fluid_spellings(static):
         E.cast(x, "float64"), E.gelu(x, approximate=True), E.FLUID_LAYERS["pow"](x, factor=3.0),
     ]
     xv, bv, cv = positive(2, 2, 3, dtype=np.float32), rand(2, dtype=np.float32), positive(2, 2, 3, dtype=np.float32)
-    got = _run(main, {"x": xv, "b": bv, "c": cv}, *outs)
+    got = run_fetch(main, {"x": xv, "b": bv, "c": cv}, *outs)
     bb = bv.reshape(1, 2, 1)
     c_ = math.sqrt(2 / math.pi)
     want = [xv + cv, xv - cv, xv * cv, xv / cv, np.maximum(xv, cv), np.minimum(xv, cv), xv**2,
@@ -359,7 +337,7 @@ def test_constant_creation(static):
             E.FLUID_LAYERS["fill_constant"]([1, 2], "float32", 7.0), E.full_like(x, 2.0),
             E.ones_like(x), E.zeros_like(x, dtype="int64")]
     assert all(isinstance(o.op, (pd.FillConstantOp, pd.FillAnyLikeOp)) for o in outs)
-    got = _run(main, {"x": np.zeros((5, 3), np.float32)}, *outs)
+    got = run_fetch(main, {"x": np.zeros((5, 3), np.float32)}, *outs)
     np.testing.assert_array_equal(got[0], np.full((2, 3), 1.5))
     assert got[1].dtype == np.int64 and got[2].dtype == np.float64
     np.testing.assert_array_equal(got[3], [[7.0, 7.0]])
@@ -395,7 +373,7 @@ def test_max_gradient_goes_to_y_on_ties_and_clip_keeps_bounds(static):
     gx, gy = gradients([E.maximum(x, y)], [x, y])
     (gc,) = gradients([E.clip(x, -1.0, 1.0)], [x])
     xv, yv = np.array([1.0, 2.0, -1.0]), np.array([1.0, 1.0, 0.0])
-    got = _run(main, {"x": xv, "y": yv}, gx, gy, gc)
+    got = run_fetch(main, {"x": xv, "y": yv}, gx, gy, gc)
     np.testing.assert_array_equal(got[0], [0.0, 1.0, 0.0])
     np.testing.assert_array_equal(got[1], [1.0, 0.0, 1.0])
     np.testing.assert_array_equal(got[2], [1.0, 0.0, 1.0])
@@ -408,6 +386,6 @@ def test_cast_gradient_is_cast_back(static):
     y = E.cast(x, "float32") * 3.0
     (gx,) = gradients([y], [x])
     assert gx.dtype == "float64"
-    (got,) = _run(main, {"x": rand(4, 2)}, gx)
+    (got,) = run_fetch(main, {"x": rand(4, 2)}, gx)
     np.testing.assert_array_equal(got, np.full((4, 2), 3.0))
 

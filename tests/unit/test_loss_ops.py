@@ -13,14 +13,12 @@ import pytest
 from xdsl.utils.exceptions import VerifyException
 
 from pullback.dialects import pd
-from pullback.frontend import core, unique_name
 from pullback.frontend.backward import gradients
-from pullback.frontend.framework import Program, Variable, program_guard
 from pullback.frontend.ops import loss as L
 from pullback.passes.vjp import NON_DIFFERENTIABLE
-from pullback.runtime.interpreter import InterpreterError, evaluate, run_module
+from pullback.runtime.interpreter import InterpreterError, evaluate
 from pullback.runtime.kernels import load_all
-from pullback.testing import check_vjp
+from pullback.testing import run_fetch, check_vjp
 
 load_all()
 RNG = np.random.default_rng(5)
@@ -207,25 +205,6 @@ def test_one_hot_is_non_differentiable_and_labels_get_no_gradient():
 # ============================================================ frontend
 
 
-@pytest.fixture
-def static():
-    """Static mode with a fresh program and name generator; yields (program, feed)."""
-    core.enable_static()
-    main = Program()
-    with program_guard(main), unique_name.guard():
-        def feed(name: str, shape: list[int], dtype: str = "float32") -> Variable:
-            op = pd.DataOp.make(name, shape, dtype)
-            main.global_block().append(op)
-            return main.global_block().wrap(op.out)
-
-        yield main, feed
-    core.disable_static()
-
-
-def _run(main: Program, feeds: dict[str, np.ndarray], *outs: Variable) -> list[np.ndarray]:
-    main.module.verify()
-    env = run_module(main.module, feeds, {})
-    return [env[v.value] for v in outs]
 
 
 def test_functional_cross_entropy_reductions(static):
@@ -245,7 +224,7 @@ def test_functional_cross_entropy_reductions(static):
     sl, sm = L.softmax_with_cross_entropy(z, y1, return_softmax=True)  # Paddle: (loss, softmax)
     zv, tv, pv = rand(4, 5), probs(4, 5), probs(4, 5)
     yv = np.array([1, 2, 4, 2], dtype=np.int64)
-    got = _run(main, {"z": zv, "y": yv, "y1": yv[:, None], "t": tv, "p": pv}, *outs, sm, sl)
+    got = run_fetch(main, {"z": zv, "y": yv, "y1": yv[:, None], "t": tv, "p": pv}, *outs, sm, sl)
     per_row = -pick(log_softmax_ref(zv), yv)
     want = [
         per_row.mean(), per_row[:, 0], per_row, per_row.sum(),
@@ -265,7 +244,7 @@ def test_cross_entropy_gradient_is_softmax_minus_one_hot(static):
     z.stop_gradient = False
     (gz,) = gradients([L.cross_entropy(z, y)], [z])
     zv, yv = rand(5, 3), np.array([[0], [2], [1], [1], [0]])
-    (got,) = _run(main, {"z": zv, "y": yv}, gz)
+    (got,) = run_fetch(main, {"z": zv, "y": yv}, gz)
     np.testing.assert_allclose(got, (np.exp(log_softmax_ref(zv)) - np.eye(3)[yv[:, 0]]) / 5, rtol=1e-10)
 
 
@@ -277,7 +256,7 @@ def test_square_error_cost_and_one_hot(static):
     outs = [L.square_error_cost(x, y), L.one_hot(ids, num_classes=4), L.fluid_one_hot(ids1, 4)]
     xv, yv = rand(3, 1, dtype=np.float32), rand(3, 1, dtype=np.float32)
     iv = np.array([3, 0, 1], dtype=np.int64)
-    got = _run(main, {"x": xv, "y": yv, "ids": iv, "ids1": iv[:, None]}, *outs)
+    got = run_fetch(main, {"x": xv, "y": yv, "ids": iv, "ids1": iv[:, None]}, *outs)
     np.testing.assert_allclose(got[0], (xv - yv) ** 2, rtol=1e-6)
     np.testing.assert_array_equal(got[1], np.eye(4)[iv])
     np.testing.assert_array_equal(got[2], np.eye(4)[iv])

@@ -13,18 +13,16 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import VerifyException
 
 from pullback.dialects import pd
-from pullback.frontend import core, unique_name
 from pullback.frontend.api import nn_functional as F
 from pullback.frontend.api import paddle as paddle_api
 from pullback.frontend.backward import gradients
-from pullback.frontend.framework import Program, Variable, program_guard
 from pullback.frontend.ops import nn as N
 from pullback.frontend.ops.reduction import mean as reduce_mean
 from pullback.passes.autodiff import AutodiffError, differentiate
-from pullback.runtime.interpreter import evaluate, run_module
+from pullback.runtime.interpreter import evaluate
 from pullback.runtime.kernels import load_all
 from pullback.runtime.kernels.nn import dropout_uniform
-from pullback.testing import check_vjp
+from pullback.testing import run_fetch, check_vjp
 
 # The interpreter loads kernels lazily only while none is registered; importing
 # the nn kernel module above registers some, so load every family explicitly.
@@ -578,25 +576,7 @@ def test_infer_errors(op_cls, types, props, message):
 # ========================================================================= frontend
 
 
-@pytest.fixture
-def static():
-    """Static mode with a fresh program and name generator; yields (program, feed)."""
-    core.enable_static()
-    main = Program()
-    with program_guard(main), unique_name.guard():
-        def feed(name: str, shape: list[int], dtype: str = "float64") -> Variable:
-            op = pd.DataOp.make(name, shape, dtype)
-            main.global_block().append(op)
-            return main.global_block().wrap(op.out)
-
-        yield main, feed
-    core.disable_static()
-
-
-def _run(main: Program, feeds: dict[str, np.ndarray], *outs: Variable) -> list[np.ndarray]:
-    main.module.verify()
-    env = run_module(main.module, feeds, {})
-    return [env[v.value] for v in outs]
+FEED_DTYPE = "float64"  # default dtype of the shared `static` fixture's feeds
 
 
 def test_frontend_conv_pool_forward(static):
@@ -613,7 +593,7 @@ def test_frontend_conv_pool_forward(static):
         F.conv2d_transpose(feed("g", [-1, 4, 3, 3]), w, stride=2, output_size=[8, 7]),
     ]
     xv, wv, bv, gv = rand(2, 2, 6, 5), rand(4, 2, 3, 3), rand(4), rand(2, 4, 3, 3)
-    got = _run(main, {"x": xv, "w": wv, "b": bv, "g": gv}, *outs)
+    got = run_fetch(main, {"x": xv, "w": wv, "b": bv, "g": gv}, *outs)
     want = [
         ref_conv2d(xv, wv, (2, 2), (1, 0, 2, 1)) + bv[None, :, None, None],
         ref_conv2d(xv, wv, (1, 1), same_pads(6, 3, 1) + same_pads(5, 3, 1)),  # SAME drops dilation
@@ -644,7 +624,7 @@ def test_frontend_dense_ops_forward(static):
     xv, wv, bv, tv = rand(2, 3, 4), rand(4, 5), rand(5), rand(6, 3)
     sv, tt = rand(12), rand(12)
     idv = np.array([[0, 5], [2, 5]], dtype=np.int64)
-    got = _run(main, {"x": xv, "w": wv, "b": bv, "ids": idv, "table": tv, "s": sv, "t": tt}, *outs)
+    got = run_fetch(main, {"x": xv, "w": wv, "b": bv, "ids": idv, "table": tv, "s": sv, "t": tt}, *outs)
     emb = tv[idv]
     emb[idv == 5] = 0
     want = [
@@ -668,7 +648,7 @@ def test_frontend_dropout(static):
     d = F.dropout(x, 0.25, training=False)
     e = N.fluid_dropout(x, 0.25, is_test=True)
     xv = rand(8, 40) + 5.0
-    av, bv, cv, dv, ev = _run(main, {"x": xv}, a, b, c, d, e)
+    av, bv, cv, dv, ev = run_fetch(main, {"x": xv}, a, b, c, d, e)
     assert not np.array_equal(av == 0, bv == 0)  # each op has its own mask
     np.testing.assert_allclose(av[av != 0], (xv / 0.75)[av != 0])
     keep = dropout_uniform(9, xv.size).reshape(xv.shape) >= 0.25
@@ -678,7 +658,7 @@ def test_frontend_dropout(static):
     test_prog = main.clone(for_test=True)
     ops = [op for op in test_prog.module.walk() if isinstance(op, pd.DropoutOp)]
     assert len(ops) == 5 and all(op.prop("is_test") for op in ops)
-    assert _run(main, {"x": xv}, a)[0].tolist() == av.tolist()  # same mask on every run
+    assert run_fetch(main, {"x": xv}, a)[0].tolist() == av.tolist()  # same mask on every run
 
 
 def test_frontend_gradient_through_conv_net(static):
@@ -693,10 +673,10 @@ def test_frontend_gradient_through_conv_net(static):
     grads = gradients([loss], [w, b])
     xv, wv, bv = rand(2, 1, 5, 5), rand(2, 1, 3, 3), rand(2)
     feeds = {"x": xv, "w": wv, "b": bv, "s": rand(4)}
-    got = _run(main, feeds, *grads)
+    got = run_fetch(main, feeds, *grads)
 
     def f(wa, ba):
-        return float(_run(main, {**feeds, "w": wa, "b": ba}, loss)[0])
+        return float(run_fetch(main, {**feeds, "w": wa, "b": ba}, loss)[0])
 
     for k, arr in enumerate((wv, bv)):
         num = np.zeros_like(arr)

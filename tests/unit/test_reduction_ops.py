@@ -12,13 +12,11 @@ import pytest
 from xdsl.utils.exceptions import VerifyException
 
 from pullback.dialects import pd
-from pullback.frontend import core, unique_name
 from pullback.frontend.backward import gradients
-from pullback.frontend.framework import Program, Variable, program_guard
 from pullback.frontend.ops import reduction as R
-from pullback.runtime.interpreter import evaluate, run_module
+from pullback.runtime.interpreter import evaluate
 from pullback.runtime.kernels import load_all
-from pullback.testing import check_vjp
+from pullback.testing import run_fetch, check_vjp
 
 load_all()
 RNG = np.random.default_rng(11)
@@ -51,25 +49,6 @@ def result_type(op_cls: type[pd.PdOp], *types: tuple[list[int | None], str], **p
     return str(op_cls.make(*vals, **props).results[0].type)
 
 
-@pytest.fixture
-def static():
-    """Static mode with a fresh program and name generator; yields (program, feed)."""
-    core.enable_static()
-    main = Program()
-    with program_guard(main), unique_name.guard():
-        def feed(name: str, shape: list[int], dtype: str = "float32") -> Variable:
-            op = pd.DataOp.make(name, shape, dtype)
-            main.global_block().append(op)
-            return main.global_block().wrap(op.out)
-
-        yield main, feed
-    core.disable_static()
-
-
-def _run(main: Program, feeds: dict[str, np.ndarray], *outs: Variable) -> list[np.ndarray]:
-    main.module.verify()
-    env = run_module(main.module, feeds, {})
-    return [env[v.value] for v in outs]
 
 
 def softmax_ref(x: np.ndarray, axis: int) -> np.ndarray:
@@ -199,7 +178,7 @@ def test_mean_gradient_uses_runtime_batch_size(static):
     (g_all,) = gradients([R.mean(x)], [x])
     (g_batch,) = gradients([R.mean(x, axis=0)], [x])
     for batch in (2, 5):
-        got = _run(main, {"x": rand(batch, 13)}, g_all, g_batch)
+        got = run_fetch(main, {"x": rand(batch, 13)}, g_all, g_batch)
         np.testing.assert_allclose(got[0], np.full((batch, 13), 1 / (13 * batch)))
         np.testing.assert_allclose(got[1], np.full((batch, 13), 1 / batch))
 
@@ -209,7 +188,7 @@ def test_reduce_max_splits_ties_evenly(static):
     x = feed("x", [2, 3], "float64")
     x.stop_gradient = False
     (gx,) = gradients([R.max(x, axis=1)], [x])
-    (got,) = _run(main, {"x": np.array([[1.0, 3.0, 3.0], [5.0, 0.0, 1.0]])}, gx)
+    (got,) = run_fetch(main, {"x": np.array([[1.0, 3.0, 3.0], [5.0, 0.0, 1.0]])}, gx)
     np.testing.assert_array_equal(got, [[0.0, 0.5, 0.5], [1.0, 0.0, 0.0]])
 
 
@@ -233,7 +212,7 @@ def test_frontend_reductions(static):
     xv = rand(2, 3, 4, dtype=np.float32)
     bv = np.array([[True, False, True], [True, True, False]])
     iv = np.array([[1, 2, 3], [4, 5, 6]], dtype=np.int32)
-    got = _run(main, {"x": xv, "b": bv, "i": iv}, *outs)
+    got = run_fetch(main, {"x": xv, "b": bv, "i": iv}, *outs)
     want = [
         xv.mean(), xv.mean(axis=1), xv.mean(axis=(0, 2), keepdims=True), xv.sum(),
         xv.sum(axis=-1, keepdims=True), xv.astype(np.float64).sum(), xv.max(axis=(0, 1)),

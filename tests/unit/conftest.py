@@ -1,0 +1,30 @@
+"""Fixtures shared by the unit tests."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from pullback.dialects import pd
+from pullback.frontend import core, unique_name
+from pullback.frontend.framework import Program, Variable, program_guard
+
+
+@pytest.fixture
+def static(request: pytest.FixtureRequest) -> Iterator[tuple[Program, Callable[..., Variable]]]:
+    """Static mode with a fresh program and name generator; yields (program, feed),
+    where `feed(name, shape, dtype=...)` adds a `pd.data` (default dtype: the test
+    module's `FEED_DTYPE`, else float32)."""
+    default_dtype = getattr(request.module, "FEED_DTYPE", "float32")
+    core.enable_static()
+    main = Program()
+    with program_guard(main), unique_name.guard():
+
+        def feed(name: str, shape: list[int], dtype: str = default_dtype) -> Variable:
+            op = pd.DataOp.make(name, shape, dtype)
+            main.global_block().append(op)
+            return main.global_block().wrap(op.out)
+
+        yield main, feed
+    core.disable_static()
