@@ -210,3 +210,29 @@ def run_fetch(program: Any, feeds: Mapping[str, np.ndarray], *outs: Any) -> list
     program.module.verify()
     env = run_module(program.module, feeds, {})
     return [env[v.value] for v in outs]
+
+
+def run_op(
+    op_cls: type[pd.PdOp], *arrays: np.ndarray, dynamic: bool = False, **props: Any
+) -> Any:
+    """Build `op_cls` on feeds shaped like `arrays` (dimension 0 dynamic if asked),
+    evaluate it with the interpreter, check that each result fits its static type
+    (shape and dtype), and return the result (a list for several)."""
+    from pullback.runtime.interpreter import evaluate
+
+    datas = [
+        pd.DataOp.make(
+            f"in{i}",
+            [None if dynamic and j == 0 else d for j, d in enumerate(a.shape)],
+            _DTYPE_NAMES[a.dtype],
+        )
+        for i, a in enumerate(arrays)
+    ]
+    op = op_cls.make(*[d.out for d in datas], **props)
+    op.verify()
+    env = evaluate([op], {d.out: a for d, a in zip(datas, arrays)})
+    outs = [env[r] for r in op.results]
+    for r, v in zip(op.results, outs):
+        assert pd.shapes_compatible(pd.shape_of(r.type), v.shape), (r.type, v.shape)
+        assert v.dtype == np_dtype(r.type), (r.type, v.dtype)
+    return outs[0] if len(outs) == 1 else outs

@@ -10,15 +10,13 @@ from typing import Any
 
 import numpy as np
 import pytest
-from xdsl.utils.exceptions import VerifyException
-
 from pullback.dialects import pd
 from pullback.frontend.backward import gradients
 from pullback.frontend.ops import elementwise as E
 from pullback.passes.vjp import NON_DIFFERENTIABLE
-from pullback.runtime.interpreter import evaluate
 from pullback.runtime.kernels import load_all
-from pullback.testing import run_fetch, check_vjp
+from pullback.testing import check_vjp, run_fetch, run_op
+from xdsl.utils.exceptions import VerifyException
 
 load_all()
 RNG = np.random.default_rng(7)
@@ -35,22 +33,6 @@ def positive(*shape: int, dtype: Any = np.float64) -> np.ndarray:
     return RNG.uniform(0.5, 2.0, shape).astype(dtype)
 
 
-def run(op_cls: type[pd.PdOp], *arrays: np.ndarray, dynamic: bool = False, **props: Any) -> Any:
-    """Run one op on feeds shaped like `arrays` (dim 0 dynamic if asked); check that
-    the static result type fits the computed value; return the result(s)."""
-    datas = [
-        pd.DataOp.make(f"in{i}", [None if dynamic and j == 0 else d for j, d in enumerate(a.shape)],
-                       _NAMES[a.dtype])
-        for i, a in enumerate(arrays)
-    ]
-    op = op_cls.make(*[d.out for d in datas], **props)
-    op.verify()
-    env = evaluate([op], {d.out: a for d, a in zip(datas, arrays)})
-    outs = [env[r] for r in op.results]
-    for r, v in zip(op.results, outs):
-        assert pd.shapes_compatible(pd.shape_of(r.type), v.shape), (r.type, v.shape)
-        assert v.dtype == np.dtype(_NAMES_INV[str(pd.elem_of(r.type))])
-    return outs[0] if len(outs) == 1 else outs
 
 
 def result_type(op_cls: type[pd.PdOp], *types: tuple[list[int | None], str], **props: Any) -> Any:
@@ -89,7 +71,7 @@ def test_binary_kernels_broadcast_with_axis(op_cls, formula, layout, dtype):
     x, y = rand(*xs, dtype=dtype), positive(*ys, dtype=dtype)
     if op_cls is pd.ElementwisePowOp:
         x = np.abs(x)
-    got = run(op_cls, x, y, axis=axis)
+    got = run_op(op_cls, x, y, axis=axis)
     want = formula(x.reshape(xnp), y.reshape(ynp))
     np.testing.assert_allclose(got, want, rtol=1e-6)
 
@@ -97,14 +79,14 @@ def test_binary_kernels_broadcast_with_axis(op_cls, formula, layout, dtype):
 @pytest.mark.parametrize("op_cls,formula", _BINARY[:4], ids=lambda v: getattr(v, "name", ""))
 def test_binary_kernels_dynamic_batch(op_cls, formula):
     x, b = rand(5, 3), positive(3)
-    got = run(op_cls, x, b, dynamic=True)
+    got = run_op(op_cls, x, b, dynamic=True)
     np.testing.assert_allclose(got, formula(x, b[None, :]))
 
 
 def test_integer_division_truncates_toward_zero():
     x = np.array([7, -7, 7, -7, 6], dtype=np.int64)
     y = np.array([2, 2, -2, -2, 3], dtype=np.int64)
-    np.testing.assert_array_equal(run(pd.ElementwiseDivOp, x, y), [3, -3, -3, 3, 2])
+    np.testing.assert_array_equal(run_op(pd.ElementwiseDivOp, x, y), [3, -3, -3, 3, 2])
 
 
 _COMPARE = [
@@ -121,17 +103,17 @@ _COMPARE = [
 def test_comparisons_give_bool(op_cls, ref):
     x = np.array([[1.0, 2.0, 3.0], [3.0, 2.0, 1.0]], dtype=np.float32)
     y = np.array([2.0, 2.0, 2.0], dtype=np.float32)
-    got = run(op_cls, x, y)
+    got = run_op(op_cls, x, y)
     assert got.dtype == np.bool_
     np.testing.assert_array_equal(got, ref(x, y))
     ids = np.array([[1], [2]], dtype=np.int64)
-    np.testing.assert_array_equal(run(op_cls, ids, ids[::-1].copy()), ref(ids, ids[::-1]))
+    np.testing.assert_array_equal(run_op(op_cls, ids, ids[::-1].copy()), ref(ids, ids[::-1]))
 
 
 def test_where_broadcasts_all_three():
     c = np.array([True, False, True])
     x, y = rand(2, 3), rand(3)
-    np.testing.assert_array_equal(run(pd.WhereOp, c, x, y), np.where(c, x, y))
+    np.testing.assert_array_equal(run_op(pd.WhereOp, c, x, y), np.where(c, x, y))
 
 
 def _erf(x: np.ndarray) -> np.ndarray:
@@ -171,17 +153,17 @@ def test_unary_kernels(op_cls, props, formula, dtype):
     if op_cls in _POSITIVE_DOMAIN:
         x = np.abs(x)
     tol = 1e-5 if dtype == np.float32 else 1e-12
-    np.testing.assert_allclose(run(op_cls, x, dynamic=True, **props), formula(x), rtol=tol, atol=tol)
+    np.testing.assert_allclose(run_op(op_cls, x, dynamic=True, **props), formula(x), rtol=tol, atol=tol)
 
 
 def test_cast_and_integer_scale():
     x = np.array([[1.7, -2.2]], dtype=np.float32)
-    got = run(pd.CastOp, x, dtype="int64")
+    got = run_op(pd.CastOp, x, dtype="int64")
     assert got.dtype == np.int64
     np.testing.assert_array_equal(got, [[1, -2]])
-    np.testing.assert_array_equal(run(pd.CastOp, np.array([True, False]), dtype="float64"), [1.0, 0.0])
+    np.testing.assert_array_equal(run_op(pd.CastOp, np.array([True, False]), dtype="float64"), [1.0, 0.0])
     ids = np.array([[1], [2]], dtype=np.int64)
-    np.testing.assert_array_equal(run(pd.ScaleOp, ids, scale=3.0, bias=1.0), [[4], [7]])
+    np.testing.assert_array_equal(run_op(pd.ScaleOp, ids, scale=3.0, bias=1.0), [[4], [7]])
 
 
 # ================================================================ typing rules

@@ -10,15 +10,14 @@ from typing import Any
 
 import numpy as np
 import pytest
-from xdsl.utils.exceptions import VerifyException
-
 from pullback.dialects import pd
 from pullback.frontend.backward import gradients
 from pullback.frontend.ops import loss as L
 from pullback.passes.vjp import NON_DIFFERENTIABLE
-from pullback.runtime.interpreter import InterpreterError, evaluate
+from pullback.runtime.interpreter import InterpreterError
 from pullback.runtime.kernels import load_all
-from pullback.testing import run_fetch, check_vjp
+from pullback.testing import check_vjp, run_fetch, run_op
+from xdsl.utils.exceptions import VerifyException
 
 load_all()
 RNG = np.random.default_rng(5)
@@ -36,22 +35,6 @@ def probs(*shape: int, dtype: Any = np.float64) -> np.ndarray:
     return (p / p.sum(axis=-1, keepdims=True)).astype(dtype)
 
 
-def run(op_cls: type[pd.PdOp], *arrays: np.ndarray, dynamic: bool = False, **props: Any) -> Any:
-    """Run one op on feeds shaped like `arrays` (dim 0 dynamic if asked); check the
-    static result types against the computed values; return the result(s)."""
-    datas = [
-        pd.DataOp.make(f"in{i}", [None if dynamic and j == 0 else d for j, d in enumerate(a.shape)],
-                       _NAMES[a.dtype])
-        for i, a in enumerate(arrays)
-    ]
-    op = op_cls.make(*[d.out for d in datas], **props)
-    op.verify()
-    env = evaluate([op], {d.out: a for d, a in zip(datas, arrays)})
-    outs = [env[r] for r in op.results]
-    for r, v in zip(op.results, outs):
-        assert pd.shapes_compatible(pd.shape_of(r.type), v.shape), (r.type, v.shape)
-        assert _NAMES[v.dtype] == pd.dtype_name(pd.elem_of(r.type))
-    return outs[0] if len(outs) == 1 else outs
 
 
 def result_type(op_cls: type[pd.PdOp], *types: tuple[list[int | None], str], **props: Any) -> str:
@@ -74,9 +57,9 @@ def pick(a: np.ndarray, ids: np.ndarray) -> np.ndarray:
 
 def test_one_hot_appends_a_dimension():
     ids = np.array([2, 0, 3], dtype=np.int64)
-    np.testing.assert_array_equal(run(pd.OneHotOp, ids, dynamic=True, depth=4), np.eye(4)[ids])
+    np.testing.assert_array_equal(run_op(pd.OneHotOp, ids, dynamic=True, depth=4), np.eye(4)[ids])
     ids2 = np.array([[1, 0]], dtype=np.int32)
-    got = run(pd.OneHotOp, ids2, depth=3, dtype="float64")
+    got = run_op(pd.OneHotOp, ids2, depth=3, dtype="float64")
     assert got.shape == (1, 2, 3) and got.dtype == np.float64
     np.testing.assert_array_equal(got, np.eye(3)[ids2])
 
@@ -84,8 +67,8 @@ def test_one_hot_appends_a_dimension():
 def test_one_hot_out_of_range():
     ids = np.array([1, 4, -1], dtype=np.int64)
     with pytest.raises(InterpreterError, match="'pd.one_hot': id 4 is out of range \\[0, 4\\)"):
-        run(pd.OneHotOp, ids, depth=4)
-    got = run(pd.OneHotOp, ids, depth=4, allow_out_of_range=True)
+        run_op(pd.OneHotOp, ids, depth=4)
+    got = run_op(pd.OneHotOp, ids, depth=4, allow_out_of_range=True)
     np.testing.assert_array_equal(got, [[0, 1, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]])
 
 
@@ -95,49 +78,49 @@ def test_cross_entropy_hard_labels(dtype, label_rank):
     p = probs(4, 5, dtype=dtype)
     ids = np.array([[1], [0], [4], [2]], dtype=np.int64)
     label = ids if label_rank == "N1" else ids[:, 0]
-    got = run(pd.CrossEntropyOp, p, label, dynamic=True)
+    got = run_op(pd.CrossEntropyOp, p, label, dynamic=True)
     np.testing.assert_allclose(got, -np.log(pick(p, ids)), rtol=1e-6)
-    ignored = run(pd.CrossEntropyOp, p, label, ignore_index=0)
+    ignored = run_op(pd.CrossEntropyOp, p, label, ignore_index=0)
     np.testing.assert_allclose(ignored, np.where(ids == 0, 0.0, -np.log(pick(p, ids))), rtol=1e-6)
 
 
 def test_cross_entropy_soft_labels_and_higher_rank():
     p, t = probs(2, 3, 4), probs(2, 3, 4)
-    np.testing.assert_allclose(run(pd.CrossEntropyOp, p, t, soft_label=True),
+    np.testing.assert_allclose(run_op(pd.CrossEntropyOp, p, t, soft_label=True),
                                -(t * np.log(p)).sum(axis=-1, keepdims=True))
     ids = np.array([[0, 3, 1], [2, 2, 0]], dtype=np.int64)
-    np.testing.assert_allclose(run(pd.CrossEntropyOp, p, ids), -np.log(pick(p, ids)))
+    np.testing.assert_allclose(run_op(pd.CrossEntropyOp, p, ids), -np.log(pick(p, ids)))
 
 
 def test_cross_entropy_rejects_bad_labels_at_run_time():
     with pytest.raises(InterpreterError, match="'pd.cross_entropy': label 5 is out of range \\[0, 5\\)"):
-        run(pd.CrossEntropyOp, probs(2, 5), np.array([[5], [0]], dtype=np.int64))
+        run_op(pd.CrossEntropyOp, probs(2, 5), np.array([[5], [0]], dtype=np.int64))
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_softmax_with_cross_entropy(dtype):
     z = (rand(4, 5) * 3).astype(dtype)
     ids = np.array([[1], [0], [-100], [2]], dtype=np.int64)
-    sm, loss = run(pd.SoftmaxWithCrossEntropyOp, z, ids, dynamic=True)
+    sm, loss = run_op(pd.SoftmaxWithCrossEntropyOp, z, ids, dynamic=True)
     tol = 1e-5 if dtype == np.float32 else 1e-12
     np.testing.assert_allclose(sm, np.exp(log_softmax_ref(z.astype(np.float64))), rtol=tol)
     want = -pick(log_softmax_ref(z.astype(np.float64)), np.maximum(ids, 0))
     np.testing.assert_allclose(loss, np.where(ids == -100, 0.0, want), rtol=tol)
     t = probs(4, 5, dtype=dtype)
-    _, soft = run(pd.SoftmaxWithCrossEntropyOp, z, t, soft_label=True)
+    _, soft = run_op(pd.SoftmaxWithCrossEntropyOp, z, t, soft_label=True)
     np.testing.assert_allclose(soft, -(t * log_softmax_ref(z.astype(np.float64))).sum(-1, keepdims=True), rtol=tol)
 
 
 def test_softmax_with_cross_entropy_is_stable():
     z = np.array([[1000.0, -1000.0]])
-    _, loss = run(pd.SoftmaxWithCrossEntropyOp, z, np.array([[1]], dtype=np.int64))
+    _, loss = run_op(pd.SoftmaxWithCrossEntropyOp, z, np.array([[1]], dtype=np.int64))
     np.testing.assert_allclose(loss, [[2000.0]])
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_square_error_cost(dtype):
     x, y = rand(4, 1, dtype=dtype), rand(4, 1, dtype=dtype)
-    np.testing.assert_allclose(run(pd.SquareErrorCostOp, x, y, dynamic=True), (x - y) * (x - y), rtol=1e-6)
+    np.testing.assert_allclose(run_op(pd.SquareErrorCostOp, x, y, dynamic=True), (x - y) * (x - y), rtol=1e-6)
 
 
 # ================================================================ typing rules

@@ -9,9 +9,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.utils.exceptions import VerifyException
-
 from pullback.dialects import pd
 from pullback.frontend.api import nn_functional as F
 from pullback.frontend.api import paddle as paddle_api
@@ -19,10 +16,11 @@ from pullback.frontend.backward import gradients
 from pullback.frontend.ops import nn as N
 from pullback.frontend.ops.reduction import mean as reduce_mean
 from pullback.passes.autodiff import AutodiffError, differentiate
-from pullback.runtime.interpreter import evaluate
 from pullback.runtime.kernels import load_all
 from pullback.runtime.kernels.nn import dropout_uniform
-from pullback.testing import run_fetch, check_vjp
+from pullback.testing import check_vjp, run_fetch, run_op
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import VerifyException
 
 # The interpreter loads kernels lazily only while none is registered; importing
 # the nn kernel module above registers some, so load every family explicitly.
@@ -34,23 +32,6 @@ def rand(*shape: int, dtype: Any = np.float64) -> np.ndarray:
     return RNG.standard_normal(shape).astype(dtype)
 
 
-def run(op_cls: type[pd.PdOp], *arrays: np.ndarray, dynamic: bool = False, **props: Any):
-    """Build `op_cls` on feeds of the arrays' shapes (dim 0 dynamic if asked), check
-    its static type against the run-time result, and return the result(s)."""
-    names = {np.dtype(t): n for t, n in [(np.float32, "float32"), (np.float64, "float64"),
-                                          (np.int64, "int64"), (np.int32, "int32")]}
-    datas = [
-        pd.DataOp.make(f"in{i}", [None if dynamic and j == 0 else d for j, d in enumerate(a.shape)],
-                       names[a.dtype])
-        for i, a in enumerate(arrays)
-    ]
-    op = op_cls.make(*[d.out for d in datas], **props)
-    op.verify()
-    env = evaluate([op], {d.out: a for d, a in zip(datas, arrays)})
-    outs = [env[r] for r in op.results]
-    for r, v in zip(op.results, outs):
-        assert pd.shapes_compatible(pd.shape_of(r.type), v.shape), (r.type, v.shape)
-    return outs[0] if len(outs) == 1 else outs
 
 
 def result_type(op_cls: type[pd.PdOp], *types: Any, **props: Any):
@@ -79,7 +60,7 @@ def result_type(op_cls: type[pd.PdOp], *types: Any, **props: Any):
 )
 def test_matmul_kernel(dtype, xs, ys, tx, ty):
     x, y = rand(*xs, dtype=dtype), rand(*ys, dtype=dtype)
-    got = run(pd.MatmulOp, x, y, transpose_x=tx, transpose_y=ty)
+    got = run_op(pd.MatmulOp, x, y, transpose_x=tx, transpose_y=ty)
     a = x.swapaxes(-1, -2) if tx and x.ndim > 1 else x
     c = y.swapaxes(-1, -2) if ty and y.ndim > 1 else y
     # Independent formula: explicit vector handling and einsum over broadcast batches.
@@ -98,7 +79,7 @@ def test_matmul_dynamic_batch_type():
     t = result_type(pd.MatmulOp, ([None, 3, 4], "float32"), ([4, 2], "float32"))
     assert pd.shape_of(t) == (pd.DYN, 3, 2)
     x, w = rand(5, 3, 4, dtype=np.float32), rand(4, 2, dtype=np.float32)
-    np.testing.assert_allclose(run(pd.MatmulOp, x, w, dynamic=True), x @ w, rtol=1e-5)
+    np.testing.assert_allclose(run_op(pd.MatmulOp, x, w, dynamic=True), x @ w, rtol=1e-5)
 
 
 @pytest.mark.parametrize(
@@ -132,7 +113,7 @@ def test_matmul_vjp_dynamic_batch():
 def test_lookup_table_kernel(dtype, padding_idx):
     w = rand(6, 3, dtype=dtype)
     ids = np.array([[0, 2, 5], [5, 1, 2]], dtype=np.int64)
-    got = run(pd.LookupTableOp, ids, w, dynamic=True, padding_idx=padding_idx)
+    got = run_op(pd.LookupTableOp, ids, w, dynamic=True, padding_idx=padding_idx)
     assert got.shape == (2, 3, 3)
     pad = None if padding_idx is None else padding_idx % 6
     for i, j in itertools.product(range(2), range(3)):
@@ -143,20 +124,20 @@ def test_lookup_table_kernel(dtype, padding_idx):
 def test_lookup_table_int32_ids_and_types():
     w = rand(4, 2)
     ids = np.array([3, 0, 3], dtype=np.int32)
-    np.testing.assert_array_equal(run(pd.LookupTableOp, ids, w), w[[3, 0, 3]])
+    np.testing.assert_array_equal(run_op(pd.LookupTableOp, ids, w), w[[3, 0, 3]])
     t = result_type(pd.LookupTableOp, ([None, 7], "int64"), ([10, 4], "float32"))
     assert pd.shape_of(t) == (pd.DYN, 7, 4)
 
 
 def test_lookup_table_rejects_bad_ids():
     with pytest.raises(IndexError, match="'pd.lookup_table': id 4 is out of range"):
-        run(pd.LookupTableOp, np.array([1, 4], dtype=np.int64), rand(4, 2))
+        run_op(pd.LookupTableOp, np.array([1, 4], dtype=np.int64), rand(4, 2))
 
 
 def test_lookup_table_grad_kernel():
     ids = np.array([[1, 3], [1, 0]], dtype=np.int64)
     g = rand(2, 2, 3)
-    got = run(pd.LookupTableGradOp, ids, g, num_rows=5, padding_idx=0)
+    got = run_op(pd.LookupTableGradOp, ids, g, num_rows=5, padding_idx=0)
     want = np.zeros((5, 3))
     for i, j in itertools.product(range(2), range(2)):
         if ids[i, j] != 0:
@@ -232,7 +213,7 @@ CONV_CASES = [
 @pytest.mark.parametrize("xs,ws,props,pads,dil", CONV_CASES)
 def test_conv2d_kernel(dtype, xs, ws, props, pads, dil):
     x, w = rand(*xs, dtype=dtype), rand(*ws, dtype=dtype)
-    got = run(pd.Conv2DOp, x, w, dynamic=True, **props)
+    got = run_op(pd.Conv2DOp, x, w, dynamic=True, **props)
     want = ref_conv2d(x, w, props.get("strides", (1, 1)), pads, dil, props.get("groups", 1))
     assert got.dtype == dtype and got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
@@ -251,7 +232,7 @@ def test_conv2d_filter_grad_kernel(xs, ws, props, pads, dil):
     x, w = rand(*xs), rand(*ws)
     out = ref_conv2d(x, w, props.get("strides", (1, 1)), pads, dil, props.get("groups", 1))
     g = rand(*out.shape)
-    got = run(pd.Conv2DFilterGradOp, x, g, filter_size=list(ws[2:]), **props)
+    got = run_op(pd.Conv2DFilterGradOp, x, g, filter_size=list(ws[2:]), **props)
     # conv2d is linear in w: d<conv(x, w), g>/dw[e] = <conv(x, e), g> for basis e.
     want = np.zeros(ws)
     for idx in itertools.product(*map(range, ws)):
@@ -277,7 +258,7 @@ def test_conv2d_filter_grad_kernel(xs, ws, props, pads, dil):
 )
 def test_conv2d_transpose_kernel(gs, ws, props, pads, dil, out_hw):
     g, w = rand(*gs), rand(*ws)
-    got = run(pd.Conv2DTransposeOp, g, w, **props)
+    got = run_op(pd.Conv2DTransposeOp, g, w, **props)
     groups = props.get("groups", 1)
     want = ref_conv2d_transpose(g, w, props.get("strides", (1, 1)), pads, dil, groups, out_hw)
     assert got.shape == want.shape
@@ -287,9 +268,9 @@ def test_conv2d_transpose_kernel(gs, ws, props, pads, dil, out_hw):
 def test_conv2d_transpose_is_adjoint_of_conv2d():
     x, w = rand(2, 4, 7, 6), rand(6, 2, 3, 2)
     props = {"strides": [2, 2], "paddings": [1, 0, 2, 1], "dilations": [1, 2], "groups": 2}
-    y = run(pd.Conv2DOp, x, w, **props)
+    y = run_op(pd.Conv2DOp, x, w, **props)
     g = rand(*y.shape)
-    xt = run(pd.Conv2DTransposeOp, g, w, output_size=[7, 6], **props)
+    xt = run_op(pd.Conv2DTransposeOp, g, w, output_size=[7, 6], **props)
     np.testing.assert_allclose(np.sum(y * g), np.sum(x * xt), rtol=1e-10)
 
 
@@ -326,7 +307,7 @@ def test_conv2d_transpose_vjp(gs, ws, props):
 
 @pytest.mark.parametrize("xs,ws,props,order", CONV_VJP_CASES)
 def test_conv2d_filter_grad_vjp(xs, ws, props, order):
-    out = run(pd.Conv2DOp, np.zeros(xs), np.zeros(ws), **props)
+    out = run_op(pd.Conv2DOp, np.zeros(xs), np.zeros(ws), **props)
     check_vjp(pd.Conv2DFilterGradOp, [rand(*xs), rand(*out.shape)],
               props={"filter_size": list(ws[2:]), **props}, order=order)
 
@@ -383,7 +364,7 @@ POOL_CASES = [
 @pytest.mark.parametrize("props,pads", POOL_CASES)
 def test_pool2d_kernel(dtype, ptype, props, pads):
     x = rand(2, 3, 5, 6, dtype=dtype)
-    got = run(pd.Pool2DOp, x, dynamic=True, pooling_type=ptype, **props)
+    got = run_op(pd.Pool2DOp, x, dynamic=True, pooling_type=ptype, **props)
     want = ref_pool2d(x, props["ksize"], props["strides"], pads, ptype,
                       props.get("ceil_mode", False), props.get("exclusive", True))
     assert got.shape == want.shape and got.dtype == dtype
@@ -393,22 +374,22 @@ def test_pool2d_kernel(dtype, ptype, props, pads):
 def test_pool2d_hand_values():
     x = np.arange(16, dtype=np.float64).reshape(1, 1, 4, 4)
     # 3x3 windows, stride 2, padding 1: corners see 2x2, 2x3, 3x2, 3x3 input pixels.
-    got = run(pd.Pool2DOp, x, pooling_type="avg", ksize=[3, 3], strides=[2, 2], paddings=[1, 1])
+    got = run_op(pd.Pool2DOp, x, pooling_type="avg", ksize=[3, 3], strides=[2, 2], paddings=[1, 1])
     np.testing.assert_allclose(got[0, 0], [[(0 + 1 + 4 + 5) / 4, (1 + 2 + 3 + 5 + 6 + 7) / 6],
                                            [(4 + 5 + 8 + 9 + 12 + 13) / 6, (5 + 6 + 7 + 9 + 10 + 11 + 13 + 14 + 15) / 9]])
-    got = run(pd.Pool2DOp, x, pooling_type="avg", ksize=[3, 3], strides=[2, 2], paddings=[1, 1], exclusive=False)
+    got = run_op(pd.Pool2DOp, x, pooling_type="avg", ksize=[3, 3], strides=[2, 2], paddings=[1, 1], exclusive=False)
     np.testing.assert_allclose(got[0, 0, 0, 0], 10 / 9)
-    got = run(pd.Pool2DOp, x, pooling_type="max", ksize=[3, 3], strides=[2, 2], paddings=[1, 1])
+    got = run_op(pd.Pool2DOp, x, pooling_type="max", ksize=[3, 3], strides=[2, 2], paddings=[1, 1])
     np.testing.assert_allclose(got[0, 0], [[5, 7], [13, 15]])
 
 
 def test_pool2d_global_and_adaptive():
     x = rand(2, 3, 5, 7)
-    got = run(pd.Pool2DOp, x, dynamic=True, pooling_type="avg", ksize=[1, 1], global_pooling=True)
+    got = run_op(pd.Pool2DOp, x, dynamic=True, pooling_type="avg", ksize=[1, 1], global_pooling=True)
     np.testing.assert_allclose(got, x.mean(axis=(2, 3), keepdims=True))
-    got = run(pd.Pool2DOp, x, pooling_type="max", ksize=[2, 2], global_pooling=True)
+    got = run_op(pd.Pool2DOp, x, pooling_type="max", ksize=[2, 2], global_pooling=True)
     np.testing.assert_allclose(got, x.max(axis=(2, 3), keepdims=True))
-    got = run(pd.Pool2DOp, x, pooling_type="avg", ksize=[2, 3], adaptive=True)
+    got = run_op(pd.Pool2DOp, x, pooling_type="avg", ksize=[2, 3], adaptive=True)
     # Adaptive windows [floor(i*H/oh), ceil((i+1)*H/oh)): rows {0..2},{2..4}; cols {0..2},{2..4},{4..6}.
     rows, cols = [(0, 3), (2, 5)], [(0, 3), (2, 5), (4, 7)]
     for (i, (h0, h1)), (j, (w0, w1)) in itertools.product(enumerate(rows), enumerate(cols)):
@@ -419,7 +400,7 @@ def test_pool2d_grad_kernel():
     x = np.array([[[[1.0, 3.0, 3.0], [0.0, 2.0, 1.0], [5.0, 5.0, 0.0]]]])
     g = np.array([[[[10.0, 20.0], [30.0, 40.0]]]])
     props = {"ksize": [2, 2], "strides": [1, 1]}
-    got = run(pd.Pool2DGradOp, x, g, pooling_type="max", **props)
+    got = run_op(pd.Pool2DGradOp, x, g, pooling_type="max", **props)
     # First maxima (row-major) of the four 2x2 windows: 3 at (0,1) twice (the tie at
     # (0,2) loses), 5 at (2,0), and 5 at (2,1) for the window [[2, 1], [5, 0]].
     want = np.zeros_like(x)
@@ -430,9 +411,9 @@ def test_pool2d_grad_kernel():
     # Average pooling is linear: its gradient is the adjoint of pool2d.
     for props in [p for p, _ in POOL_CASES]:
         x = rand(1, 2, 5, 6)
-        y = run(pd.Pool2DOp, x, pooling_type="avg", **props)
+        y = run_op(pd.Pool2DOp, x, pooling_type="avg", **props)
         g = rand(*y.shape)
-        dx = run(pd.Pool2DGradOp, x, g, pooling_type="avg", **props)
+        dx = run_op(pd.Pool2DGradOp, x, g, pooling_type="avg", **props)
         np.testing.assert_allclose(np.sum(y * g), np.sum(x * dx), rtol=1e-10)
 
 
@@ -452,7 +433,7 @@ def test_pool2d_vjp_global_adaptive():
 def test_pool2d_grad_vjp():
     props = {"pooling_type": "avg", "ksize": [3, 3], "strides": [2, 2], "paddings": [1, 1], "ceil_mode": True}
     x = rand(1, 2, 5, 6)
-    y = run(pd.Pool2DOp, x, **props)
+    y = run_op(pd.Pool2DOp, x, **props)
     check_vjp(pd.Pool2DGradOp, [x, rand(*y.shape)], props=props, order=2)
 
 
@@ -484,7 +465,7 @@ def test_layer_norm_kernel(dtype, axis, nparams):
     x = rand(3, 2, 4, dtype=dtype)
     size = int(np.prod(x.shape[axis:]))
     params = [rand(size, dtype=dtype) for _ in range(nparams)]
-    got = run(pd.LayerNormOp, x, *params, dynamic=axis > 0, begin_norm_axis=axis, epsilon=1e-3)
+    got = run_op(pd.LayerNormOp, x, *params, dynamic=axis > 0, begin_norm_axis=axis, epsilon=1e-3)
     want = ref_layer_norm(x.astype(np.float64), *(params + [None, None])[:2], axis, 1e-3)
     assert got.dtype == dtype
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
@@ -524,20 +505,20 @@ def test_dropout_hash_matches_reference():
 def test_dropout_kernel(dtype):
     x = rand(40, 50, dtype=dtype) + 3.0
     p = 0.3
-    up = run(pd.DropoutOp, x, dynamic=True, dropout_prob=p, seed=5, dropout_implementation="upscale_in_train")
+    up = run_op(pd.DropoutOp, x, dynamic=True, dropout_prob=p, seed=5, dropout_implementation="upscale_in_train")
     keep = np.array([splitmix64(5, i) >= p for i in range(x.size)]).reshape(x.shape)
     np.testing.assert_allclose(up, np.where(keep, x / (1 - p), 0), rtol=1e-6)
     assert abs(keep.mean() - (1 - p)) < 0.03
-    down = run(pd.DropoutOp, x, dropout_prob=p, seed=5)
+    down = run_op(pd.DropoutOp, x, dropout_prob=p, seed=5)
     np.testing.assert_array_equal(down, np.where(keep, x, 0))
-    np.testing.assert_array_equal(run(pd.DropoutOp, x, dropout_prob=p, seed=5), down)  # deterministic
-    assert not np.array_equal(run(pd.DropoutOp, x, dropout_prob=p, seed=6), down)
-    np.testing.assert_allclose(run(pd.DropoutOp, x, dropout_prob=p, is_test=True), x * (1 - p), rtol=1e-6)
+    np.testing.assert_array_equal(run_op(pd.DropoutOp, x, dropout_prob=p, seed=5), down)  # deterministic
+    assert not np.array_equal(run_op(pd.DropoutOp, x, dropout_prob=p, seed=6), down)
+    np.testing.assert_allclose(run_op(pd.DropoutOp, x, dropout_prob=p, is_test=True), x * (1 - p), rtol=1e-6)
     np.testing.assert_array_equal(
-        run(pd.DropoutOp, x, dropout_prob=p, is_test=True, dropout_implementation="upscale_in_train"), x)
+        run_op(pd.DropoutOp, x, dropout_prob=p, is_test=True, dropout_implementation="upscale_in_train"), x)
     np.testing.assert_array_equal(
-        run(pd.DropoutOp, x, dropout_prob=1.0, dropout_implementation="upscale_in_train"), np.zeros_like(x))
-    np.testing.assert_array_equal(run(pd.DropoutOp, x, dropout_prob=0.0), x)
+        run_op(pd.DropoutOp, x, dropout_prob=1.0, dropout_implementation="upscale_in_train"), np.zeros_like(x))
+    np.testing.assert_array_equal(run_op(pd.DropoutOp, x, dropout_prob=0.0), x)
 
 
 @pytest.mark.parametrize(

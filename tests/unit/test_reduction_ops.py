@@ -9,14 +9,12 @@ from typing import Any
 
 import numpy as np
 import pytest
-from xdsl.utils.exceptions import VerifyException
-
 from pullback.dialects import pd
 from pullback.frontend.backward import gradients
 from pullback.frontend.ops import reduction as R
-from pullback.runtime.interpreter import evaluate
 from pullback.runtime.kernels import load_all
-from pullback.testing import run_fetch, check_vjp
+from pullback.testing import check_vjp, run_fetch, run_op
+from xdsl.utils.exceptions import VerifyException
 
 load_all()
 RNG = np.random.default_rng(11)
@@ -28,20 +26,6 @@ def rand(*shape: int, dtype: Any = np.float64) -> np.ndarray:
     return RNG.standard_normal(shape).astype(dtype)
 
 
-def run(op_cls: type[pd.PdOp], *arrays: np.ndarray, dynamic: bool = False, **props: Any) -> Any:
-    """Run one op on feeds shaped like `arrays` (dim 0 dynamic if asked); check the
-    static result type against the computed value; return the result."""
-    datas = [
-        pd.DataOp.make(f"in{i}", [None if dynamic and j == 0 else d for j, d in enumerate(a.shape)],
-                       _NAMES[a.dtype])
-        for i, a in enumerate(arrays)
-    ]
-    op = op_cls.make(*[d.out for d in datas], **props)
-    op.verify()
-    out = evaluate([op], {d.out: a for d, a in zip(datas, arrays)})[op.results[0]]
-    assert pd.shapes_compatible(pd.shape_of(op.results[0].type), out.shape)
-    assert _NAMES[out.dtype] == pd.dtype_name(pd.elem_of(op.results[0].type))
-    return out
 
 
 def result_type(op_cls: type[pd.PdOp], *types: tuple[list[int | None], str], **props: Any) -> str:
@@ -64,17 +48,17 @@ def softmax_ref(x: np.ndarray, axis: int) -> np.ndarray:
 def test_reduction_kernels(dtype, dynamic):
     x = rand(2, 3, 4, dtype=dtype)
     tol = dict(rtol=1e-5) if dtype == np.float32 else dict(rtol=1e-12)
-    np.testing.assert_allclose(run(pd.MeanOp, x, dynamic=dynamic), x.sum() / 24, **tol)
-    np.testing.assert_allclose(run(pd.ReduceSumOp, x, dynamic=dynamic, axis=[1]),
+    np.testing.assert_allclose(run_op(pd.MeanOp, x, dynamic=dynamic), x.sum() / 24, **tol)
+    np.testing.assert_allclose(run_op(pd.ReduceSumOp, x, dynamic=dynamic, axis=[1]),
                                x[:, 0] + x[:, 1] + x[:, 2], **tol)
-    np.testing.assert_allclose(run(pd.ReduceSumOp, x, dynamic=dynamic, axis=[0, -1], keepdim=True),
+    np.testing.assert_allclose(run_op(pd.ReduceSumOp, x, dynamic=dynamic, axis=[0, -1], keepdim=True),
                                x.sum(axis=(0, 2)).reshape(1, 3, 1), **tol)
-    np.testing.assert_allclose(run(pd.ReduceSumOp, x, dynamic=dynamic), x.sum(), **tol)
-    np.testing.assert_allclose(run(pd.ReduceMeanOp, x, dynamic=dynamic, axis=[2]),
+    np.testing.assert_allclose(run_op(pd.ReduceSumOp, x, dynamic=dynamic), x.sum(), **tol)
+    np.testing.assert_allclose(run_op(pd.ReduceMeanOp, x, dynamic=dynamic, axis=[2]),
                                x.sum(axis=2) / 4, **tol)
-    np.testing.assert_allclose(run(pd.ReduceMaxOp, x, dynamic=dynamic, axis=[0]),
+    np.testing.assert_allclose(run_op(pd.ReduceMaxOp, x, dynamic=dynamic, axis=[0]),
                                np.where(x[0] > x[1], x[0], x[1]), **tol)
-    np.testing.assert_allclose(run(pd.SumOp, x, 2 * x, dynamic=dynamic), 3 * x, **tol)
+    np.testing.assert_allclose(run_op(pd.SumOp, x, 2 * x, dynamic=dynamic), 3 * x, **tol)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -82,23 +66,23 @@ def test_reduction_kernels(dtype, dynamic):
 def test_softmax_kernels(dtype, axis):
     x = rand(3, 5, dtype=dtype) * 10
     tol = 1e-5 if dtype == np.float32 else 1e-12
-    p = run(pd.SoftmaxOp, x, dynamic=True, axis=axis)
+    p = run_op(pd.SoftmaxOp, x, dynamic=True, axis=axis)
     np.testing.assert_allclose(p.sum(axis=axis), 1.0, rtol=tol)
     np.testing.assert_allclose(p, np.exp(x) / np.exp(x).sum(axis=axis, keepdims=True), rtol=tol)
-    lp = run(pd.LogSoftmaxOp, x, dynamic=True, axis=axis)
+    lp = run_op(pd.LogSoftmaxOp, x, dynamic=True, axis=axis)
     np.testing.assert_allclose(lp, x - np.log(np.exp(x).sum(axis=axis, keepdims=True)), rtol=tol, atol=tol)
 
 
 def test_softmax_is_stable_for_large_logits():
     x = np.array([[1000.0, 1000.0, -1000.0]])
-    np.testing.assert_allclose(run(pd.SoftmaxOp, x), [[0.5, 0.5, 0.0]])
-    np.testing.assert_allclose(run(pd.LogSoftmaxOp, x), [[-np.log(2), -np.log(2), -2000 - np.log(2)]])
+    np.testing.assert_allclose(run_op(pd.SoftmaxOp, x), [[0.5, 0.5, 0.0]])
+    np.testing.assert_allclose(run_op(pd.LogSoftmaxOp, x), [[-np.log(2), -np.log(2), -2000 - np.log(2)]])
 
 
 def test_integer_sum_and_max():
     ids = np.array([[1, 5], [7, 2]], dtype=np.int64)
-    np.testing.assert_array_equal(run(pd.ReduceSumOp, ids, axis=[0]), [8, 7])
-    np.testing.assert_array_equal(run(pd.ReduceMaxOp, ids, axis=[1]), [5, 7])
+    np.testing.assert_array_equal(run_op(pd.ReduceSumOp, ids, axis=[0]), [8, 7])
+    np.testing.assert_array_equal(run_op(pd.ReduceMaxOp, ids, axis=[1]), [5, 7])
 
 
 # ================================================================ typing rules
