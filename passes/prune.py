@@ -27,8 +27,10 @@ from pullback.dialects import pd
 from pullback.dialects.pd.base import value_name
 
 
-def _operands_deep(op: Operation) -> list[SSAValue]:
+def _operands_deep(op: Operation) -> list[SSAValue] | tuple[SSAValue, ...]:
     """Operands of `op` and of every op nested in its regions."""
+    if not op.regions:
+        return op.operands  # the common case, without walking
     return [v for inner in op.walk() for v in inner.operands]
 
 
