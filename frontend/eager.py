@@ -514,6 +514,13 @@ class Tensor:
             raise TypeError("len() of a 0-D tensor")
         return self._data.shape[0]
 
+    def __getitem__(self, index: Any) -> Tensor:
+        """`x[index]`: ints, step-1 slices, None and `...` (see
+        `frontend.ops.composite.getitem`); recorded, so gradients flow back."""
+        from pullback.frontend.ops.composite import getitem
+
+        return getitem(self, index)
+
     def set_value(self, value: Any) -> None:
         """Replace the value (same shape; cast to this dtype).  The old array is not
         written to, so graphs recorded with it keep their saved values."""

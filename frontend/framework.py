@@ -81,6 +81,13 @@ class Variable:
     def __hash__(self) -> int:
         return id(self)
 
+    def __getitem__(self, index: Any) -> Variable:
+        """`x[index]`: ints, step-1 slices, None and `...` as slice/squeeze/unsqueeze
+        ops of the program (see `frontend.ops.composite.getitem`)."""
+        from pullback.frontend.ops.composite import getitem
+
+        return getitem(self, index)
+
     # Operators (`+ - * / @`, comparisons) are attached by `frontend.ops`.
 
 
