@@ -14,7 +14,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from pullback.benchmarks.programs import elementwise_chain, mlp_train
+from xdsl.ir import SSAValue
+
+from pullback.benchmarks.programs import Built, ProgramBuilder, elementwise_chain, mlp_train
+from pullback.dialects import pd
 from pullback.runtime.compiled import CompiledBackend
 
 
@@ -191,6 +194,93 @@ def bench_chain(repeat: int) -> list[tuple[str, float | None, str]]:
     return rows
 
 
+# ------------------------------------------------------------------ small CNN
+
+
+def cnn_train(
+    batch_shape: tuple[int, int, int] = (1, 28, 28),
+    channels: tuple[int, int] = (16, 32),
+    classes: int = 10,
+    lr: float = 0.01,
+    dtype: str = "float32",
+    seed: int = 0,
+) -> Built:
+    """A small CNN's training step: two 3x3 convolutions (padding 1, bias, relu, 2x2
+    max pooling), a reshape, a linear classifier, softmax cross-entropy, mean loss,
+    backward and SGD on every parameter."""
+    b = ProgramBuilder()
+    rng = np.random.default_rng(seed)
+    scope: dict[str, np.ndarray] = {}
+    c, h, w = batch_shape
+    x = b.data("img", [-1, c, h, w], dtype)
+    label = b.data("label", [-1, 1], "int64")
+    params: list[SSAValue] = []
+
+    def param(name: str, shape: list[int], fan_in: int) -> SSAValue:
+        scope[name] = (rng.standard_normal(shape) * np.sqrt(2.0 / fan_in)).astype(dtype)
+        params.append(b.param(name, shape, dtype))
+        return params[-1]
+
+    for i, out_c in enumerate(channels):
+        filt = param(f"conv{i}.w_0", [out_c, c, 3, 3], 9 * c)
+        bias = param(f"conv{i}.b_0", [out_c], 9 * c)
+        x = b.add(pd.Conv2DOp, x, filt, paddings=[1, 1])
+        x = b.add(pd.ReluOp, b.add(pd.ElementwiseAddOp, x, bias, axis=1))
+        x = b.add(pd.Pool2DOp, x, pooling_type="max", ksize=[2, 2], strides=[2, 2])
+        c, h, w = out_c, h // 2, w // 2
+    x = b.add(pd.ReshapeOp, x, shape=[-1, c * h * w])
+    fc = param("fc.w_0", [c * h * w, classes], c * h * w)
+    fc_b = param("fc.b_0", [classes], c * h * w)
+    logits = b.add(pd.ElementwiseAddOp, b.add(pd.MatmulOp, x, fc), fc_b, axis=1)
+    swce = b.op(pd.SoftmaxWithCrossEntropyOp.make(logits, label, name=["softmax_0", "ce_0"]))
+    loss = b.add(pd.MeanOp, swce.results[1], name="mean_0")
+    for p, g in zip(params, b.backward(loss, params)):
+        b.add(pd.SgdOp, p, g, learning_rate=lr, name=pd.value_name(p))
+    b.fetch(loss)
+    return Built(b.module, [loss], scope)
+
+
+def bench_cnn(repeat: int) -> list[tuple[str, float | None, str]]:
+    """Small CNN training step (fwd + bwd + SGD), batch 32, 1x28x28, two 3x3 convs."""
+    rows: list[tuple[str, float | None, str]] = []
+    batch, lr = 32, 0.01
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((batch, 1, 28, 28)).astype(np.float32)
+    y = rng.integers(0, 10, (batch, 1)).astype(np.int64)
+    built = cnn_train(lr=lr)
+    initial = {k: v.copy() for k, v in built.scope.items()}
+    backend = CompiledBackend()
+    feeds = {"img": x, "label": y}
+    t = time.perf_counter()
+    backend.run(built.module, feeds, built.scope, built.fetch)
+    compile_s = time.perf_counter() - t
+    ours = timeit(lambda: backend.run(built.module, feeds, built.scope, built.fetch), repeat)
+    rows.append(("pullback compiled", ours, f"first run (compile) {compile_s:.2f} s"))
+
+    torch = _try_import("torch")
+    if torch is None:
+        rows.append(("torch eager", None, "skipped: torch not installed"))
+        return rows
+    F = torch.nn.functional
+    names = ["conv0.w_0", "conv0.b_0", "conv1.w_0", "conv1.b_0", "fc.w_0", "fc.b_0"]
+    tp = [torch.tensor(initial[n], requires_grad=True) for n in names]
+    tx, ty = torch.tensor(x), torch.tensor(y[:, 0])
+
+    def torch_step() -> None:
+        h = tx
+        for i in range(2):
+            h = F.max_pool2d(F.relu(F.conv2d(h, tp[2 * i], tp[2 * i + 1], padding=1)), 2)
+        loss = F.cross_entropy(h.reshape(h.shape[0], -1) @ tp[4] + tp[5], ty)
+        loss.backward()
+        with torch.no_grad():
+            for p in tp:
+                p -= lr * p.grad
+                p.grad = None
+
+    rows.append(("torch eager", timeit(torch_step, repeat), f"torch {torch.__version__}, {torch.get_num_threads()} threads"))
+    return rows
+
+
 def report(title: str, rows: list[tuple[str, float | None, str]]) -> None:
     """Print one benchmark's times and ratios to our compiled path."""
     print(f"\n## {title}")
@@ -213,6 +303,7 @@ def main() -> None:
           f"{platform.release()}, python {platform.python_version()}, numpy {np.__version__}")
     report("MLP train step 784-512-512-10, batch 128, SGD", bench_mlp(repeat))
     report("elementwise chain fwd+bwd, 1M float32, 20 ops, loss = sum", bench_chain(repeat))
+    report("small CNN train step (fwd+bwd+SGD), batch 32, 1x28x28, two 3x3 convs", bench_cnn(repeat))
 
 
 if __name__ == "__main__":

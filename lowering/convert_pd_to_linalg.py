@@ -549,7 +549,7 @@ class Lowerer:
     def needed(self, v: SSAValue) -> bool:
         """Whether `v` is read later, fetched or persisted (else it need not be computed)."""
         v = self.prog.resolve(v)
-        return bool(self.prog.uses.get(v)) or v in self.dest
+        return bool(self.prog.uses.get(v)) or v in self.dest or any(v is c for c, _ in self.copy_back)
 
     def _plan(self) -> None:
         """Decide which elementwise values are inlined into their readers, and the
@@ -606,8 +606,8 @@ class Lowerer:
 
     def _finish(self) -> None:
         """Copy back unsafe in-place updates, free temporaries, and return."""
-        for src, dst in self.copy_back:
-            self.copy_buffer(src, dst)
+        for v, dst in self.copy_back:
+            self.copy_value(v, dst)
         for mem, _ in list(self.temps.items()):
             last = self.last_read.get(mem, self.temps[mem])
             anchor = self.anchors[min(last, len(self.anchors) - 1)] if last >= 0 else None

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 from xdsl.dialects import arith
 from xdsl.dialects import math as xmath
-from xdsl.dialects.builtin import IndexType, i64
+from xdsl.dialects.builtin import IndexType, i1, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from pullback.dialects.pd.base import DYN, fmt_shape, shape_of
@@ -293,7 +293,10 @@ def col2im(
 
 
 def _batch_size(low: Lowerer, op: Operation, r: SSAValue, k: int) -> Size | None:
-    return low.sizes_of(op.operands[0])[k] if k == 0 else None
+    """Only the batch dimension of a convolution's result may be dynamic."""
+    if k:
+        static_dims(op, "channel and spatial sizes", shape_of(r.type)[1:])
+    return low.sizes_of(op.operands[0])[0]
 
 
 SIZE_RULES.update({"pd.conv2d": _batch_size, "pd.conv2d_transpose": _batch_size})
@@ -413,32 +416,38 @@ def _pool2d_grad(low: Lowerer, op: Operation) -> None:
     axes = pool_axes(op, gr)
     elem = _elem(xm)
     is_max = prop(op, "pooling_type") == "max"
+    # Windows that cannot overlap own their pixels: plain stores, no atomics.
+    disjoint = all(a.mode == "global" or a.mode == "window" and a.stride >= a.k for a in axes)
+    write = store if disjoint else atomic_add
 
     def body(s: Scalar, ivs: list[SSAValue]) -> None:
         bn, bc, oy, ox = ivs
         win = _window(s, axes, oy, ox)
         g = load(s, gm, ivs)
-        if is_max:
-            # The first maximum in row-major order takes the gradient (np.argmax:
-            # a NaN counts as the maximum).
-            def step(s1: Scalar, hh: SSAValue, ww: SSAValue, c: list[SSAValue]) -> list[SSAValue]:
-                v = load(s1, xm, [bn, bc, hh, ww])
-                nan_v = s1.emit(arith.CmpfOp(v, v, "uno"))
-                best_ok = s1.emit(arith.CmpfOp(c[0], c[0], "ord"))
-                better = s1.emit(arith.OrIOp(s1.cmp("gt", v, c[0]), s1.emit(arith.AndIOp(nan_v, best_ok))))
-                return [s1.select(better, v, c[0]), s1.select(better, hh, c[1]), s1.select(better, ww, c[2])]
-
-            (h0, _), (w0, _) = win
-            _, bh, bw = _over_window(s, win, [s.const(-math.inf, elem), h0, w0], step)
-            atomic_add(s, g, dx, [bn, bc, bh, bw])
-        else:
+        zero = s.const(0.0, elem)
+        if not is_max:
             share = s.div(g, _divisor(s, op, axes, win, elem))
+            _over_window(s, win, [], lambda s1, hh, ww, c: write(s1, share, dx, [bn, bc, hh, ww]) or [])
+            return
+        (m,) = _over_window(
+            s, win, [s.const(-math.inf, elem)],
+            lambda s1, hh, ww, c: [s1.max(c[0], load(s1, xm, [bn, bc, hh, ww]))],
+        )
+        m_nan = s.emit(arith.CmpfOp(m, m, "uno"))
 
-            def spread(s1: Scalar, hh: SSAValue, ww: SSAValue, c: list[SSAValue]) -> list[SSAValue]:
-                atomic_add(s1, share, dx, [bn, bc, hh, ww])
-                return []
+        # The first pixel equal to the maximum in row-major order takes the gradient
+        # (np.argmax; a NaN is the maximum), the others add zero.  A carried flag and
+        # selects of floats keep this free of data-dependent branches, into which
+        # LLVM turns an argmax's integer selects (a misprediction per window).
+        def route(s1: Scalar, hh: SSAValue, ww: SSAValue, c: list[SSAValue]) -> list[SSAValue]:
+            v = load(s1, xm, [bn, bc, hh, ww])
+            both_nan = s1.emit(arith.AndIOp(s1.emit(arith.CmpfOp(v, v, "uno")), m_nan))
+            hit = s1.emit(arith.OrIOp(s1.emit(arith.CmpfOp(v, m, "oeq")), both_nan))
+            not_found = s1.emit(arith.XOrIOp(c[0], s1.const(1, i1)))
+            write(s1, s1.select(s1.emit(arith.AndIOp(hit, not_found)), g, zero), dx, [bn, bc, hh, ww])
+            return [s1.emit(arith.OrIOp(c[0], hit))]
 
-            _over_window(s, win, [], spread)
+        _over_window(s, win, [s.const(0, i1)], route)
 
     parallel(low, low.sizes_of(gr), body)
 
