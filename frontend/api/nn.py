@@ -1,10 +1,13 @@
-"""`paddle.nn`: `paddle.nn.functional` and `paddle.nn.initializer`."""
+"""`paddle.nn`: the layers (`paddle.nn.Layer`, `Linear`, `Conv2D`, ... from
+`frontend/nn_layers.py`), `paddle.nn.functional` and `paddle.nn.initializer`."""
 
 from __future__ import annotations
 
 from pullback.frontend import initializer
+from pullback.frontend import nn_layers
 from pullback.frontend.api import nn_functional as functional
+from pullback.frontend.nn_layers import *  # noqa: F403 (the layer classes)
 
 __path__: list[str] = []  # children (`functional`, `initializer`) come from the alias finder
 
-__all__ = ["functional", "initializer"]
+__all__ = ["functional", "initializer", *nn_layers.__all__]
