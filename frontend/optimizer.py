@@ -10,12 +10,20 @@ startup program, named as Paddle names accumulators: `<param>_<kind>_<k>`.
 
 The learning rate is a constant of the update op; a per-parameter
 `ParamAttr(learning_rate=m)` multiplies it.
+
+Eager mode (`step()`, `clear_grad()`): each parameter given as `parameters=` with a
+`.grad` is updated by the SAME op, computed on numpy arrays by its interpreter kernel
+(through an eager template, `eager.template_for`), so each formula exists once.  The
+state (velocity, moments, beta powers) is kept per parameter as arrays initialized as
+the static accumulators are.  Updates are not recorded for autograd.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from typing import Any
+
+import numpy as np
 
 from pullback.dialects import pd
 from pullback.frontend import core, unique_name
@@ -64,6 +72,7 @@ class Optimizer:
         self._parameter_list = list(parameters) if parameters is not None else None
         self._name = name
         self._accumulators: dict[tuple[str, str], Parameter] = {}
+        self._eager_state: dict[int, list[np.ndarray]] = {}
 
     # -- Paddle's API ----------------------------------------------------------------
 
@@ -105,13 +114,27 @@ class Optimizer:
 
     def minimize(
         self,
-        loss: Variable,
+        loss: Any,
         startup_program: Program | None = None,
         parameters: Sequence[Any] | None = None,
         no_grad_set: Iterable[Any] | None = None,
     ) -> tuple[list[Any], ParamsGrads]:
         """Append backward and update ops minimizing `loss`; returns
-        `(optimize_ops, params_grads)`."""
+        `(optimize_ops, params_grads)`.  In eager mode (as in Paddle's dygraph) the
+        gradients must already be there (`loss.backward()`): it is `step()`, and
+        returns `([], [(param, grad), ...])`."""
+        if core.in_dynamic_mode():
+            from pullback.frontend.eager import Tensor
+
+            if not isinstance(loss, Tensor):
+                raise TypeError(
+                    f"{type(self).__name__}.minimize: loss must be a Tensor in eager mode, "
+                    f"got {type(loss).__name__}"
+                )
+            params = self._eager_params("minimize", parameters)
+            pairs = [(p, p.grad) for p in params if p.grad is not None and not p.stop_gradient]
+            self._step(params)
+            return [], pairs
         if not isinstance(loss, Variable):
             raise TypeError(
                 f"{type(self).__name__}.minimize: loss must be a Variable, got "
@@ -122,17 +145,70 @@ class Optimizer:
         return ops, params_grads
 
     def step(self) -> None:
-        """Eager-mode update: not provided by the static optimizers."""
-        raise NotImplementedError(
-            f"{type(self).__name__}.step() is for eager mode; in static mode use minimize(loss)"
-        )
+        """Eager mode: update every trainable parameter that has a gradient, in place
+        (the same Tensor objects get the new values), by Paddle's formula.  Not
+        recorded for autograd."""
+        self._step(self._eager_params("step"))
 
-    def clear_grad(self) -> None:
-        """Eager-mode gradient reset: not provided by the static optimizers."""
-        raise NotImplementedError(
-            f"{type(self).__name__}.clear_grad() is for eager mode; static gradients are "
-            "recomputed by every run"
-        )
+    def clear_grad(self, set_to_zero: bool = True) -> None:
+        """Eager mode: reset the parameters' gradients (to zeros, or to None)."""
+        for p in self._eager_params("clear_grad"):
+            p.clear_gradient(set_to_zero)
+
+    clear_gradients = clear_grad
+
+    # -- eager updates -------------------------------------------------------------------
+
+    def _eager_params(self, api: str, parameters: Sequence[Any] | None = None) -> list[Any]:
+        """The eager parameters this optimizer updates (checked)."""
+        from pullback.frontend.eager import Tensor
+
+        cls = type(self).__name__
+        if not core.in_dynamic_mode():
+            raise RuntimeError(
+                f"{cls}.{api}() is for eager mode; in static mode use minimize(loss)"
+            )
+        params = list(parameters) if parameters is not None else self._parameter_list
+        if params is None:
+            raise ValueError(
+                f"{cls}.{api}(): in eager mode the optimizer needs its parameters: "
+                f"{cls}(learning_rate, parameters=model.parameters())"
+            )
+        for i, p in enumerate(params):
+            if not isinstance(p, Tensor):
+                raise TypeError(
+                    f"{cls}: parameters[{i}] must be an eager Tensor, got {type(p).__name__} "
+                    "(parameter groups are not supported)"
+                )
+        return params
+
+    def _step(self, params: list[Any]) -> None:
+        from pullback.frontend.eager import template_for
+
+        for p in params:
+            if p.stop_gradient or p.grad is None:
+                continue
+            state = self._eager_state.get(id(p))
+            if state is None:
+                state = self._eager_state[id(p)] = self._init_state(p._data)
+            arrays = [p._data, p.grad._data, *state]
+            # One cached template per (op, props, shapes): the kernel of the op the
+            # static optimizer appends, run on this parameter's arrays.
+            outs = template_for(self._update_op(), arrays, self._update_props(p)).run(arrays)
+            # The tensor gets a new array rather than an overwritten one: graphs
+            # recorded before the step keep the values they saved (as set_value does).
+            p._data = outs[0]
+            state[:] = outs[1:]
+
+    def _update_op(self) -> type[pd.PdOp]:
+        raise NotImplementedError
+
+    def _update_props(self, param: Any) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _init_state(self, param: np.ndarray) -> list[np.ndarray]:
+        """The optimizer state of one parameter (the accumulators' initial values)."""
+        return []
 
     # -- helpers for subclasses --------------------------------------------------------
 
@@ -191,6 +267,12 @@ class SGD(Optimizer):
     def _append_update(self, param: Parameter, grad: Variable) -> Any:
         return _append(pd.SgdOp, [param, grad], [param.name], learning_rate=self._lr_for(param))
 
+    def _update_op(self) -> type[pd.PdOp]:
+        return pd.SgdOp
+
+    def _update_props(self, param: Any) -> dict[str, Any]:
+        return {"learning_rate": self._lr_for(param)}
+
 
 class Momentum(Optimizer):
     """Momentum SGD (`pd.momentum`): `v = mu * v + grad; param -= lr * v` (or Nesterov).
@@ -224,6 +306,16 @@ class Momentum(Optimizer):
             _op_class("MomentumOp"), [param, grad, velocity], [param.name, velocity.name],
             mu=self._momentum, use_nesterov=self._use_nesterov, learning_rate=self._lr_for(param),
         )
+
+    def _update_op(self) -> type[pd.PdOp]:
+        return _op_class("MomentumOp")
+
+    def _update_props(self, param: Any) -> dict[str, Any]:
+        return {"mu": self._momentum, "use_nesterov": self._use_nesterov,
+                "learning_rate": self._lr_for(param)}
+
+    def _init_state(self, param: np.ndarray) -> list[np.ndarray]:
+        return [np.zeros_like(param)]  # velocity
 
 
 class Adam(Optimizer):
@@ -267,6 +359,18 @@ class Adam(Optimizer):
             beta1=self._beta1, beta2=self._beta2, epsilon=self._epsilon,
             learning_rate=self._lr_for(param),
         )
+
+    def _update_op(self) -> type[pd.PdOp]:
+        return _op_class("AdamOp")
+
+    def _update_props(self, param: Any) -> dict[str, Any]:
+        return {"beta1": self._beta1, "beta2": self._beta2, "epsilon": self._epsilon,
+                "learning_rate": self._lr_for(param)}
+
+    def _init_state(self, param: np.ndarray) -> list[np.ndarray]:
+        # moment1, moment2 (zeros); beta1_pow, beta2_pow ([1], starting at beta1/beta2).
+        return [np.zeros_like(param), np.zeros_like(param),
+                np.full([1], self._beta1, param.dtype), np.full([1], self._beta2, param.dtype)]
 
 
 # Paddle 1.x (fluid.optimizer) spellings.
