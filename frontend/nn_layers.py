@@ -66,21 +66,42 @@ def _camel_to_snake(name: str) -> str:
 
 _SEED_STRIDE = 1_000_003
 _SEED_MAX = 2**31 - 1
-_eager_inits = 0
-"""Eager parameters initialized so far: with `paddle.seed` set, parameter k gets a
-seed derived from (seed, k), so a seeded model is reproducible and its parameters
-differ (static programs derive theirs from the count of random ops instead)."""
+
+
+class _EagerSeeds:
+    """Seeds of eager parameter initializers.  With `paddle.seed(s)` set, the k-th
+    parameter initialized since the seed last changed gets a seed derived from
+    (s, k): a seeded model is reproducible and its parameters differ from each other
+    (static programs derive theirs from the count of random ops instead).
+
+    `paddle.seed` itself does not notify this module, so seeding twice with the SAME
+    value does not restart the sequence; `reset()` does."""
+
+    seed: int | None = None
+    count = 0
+
+    def next_for(self, seed: int) -> int:
+        """The seed of the next initializer under global seed `seed` (non-zero)."""
+        if seed != self.seed:
+            self.seed, self.count = seed, 0
+        self.count += 1
+        return (seed * _SEED_STRIDE + self.count - 1) % _SEED_MAX or 1
+
+    def reset(self) -> None:
+        """Restart the sequence (what `paddle.seed` should call)."""
+        self.seed, self.count = None, 0
+
+
+EAGER_SEEDS = _EagerSeeds()
 
 
 def _eager_init(init: Initializer, name: str, shape: list[int], dtype: str) -> np.ndarray:
     """The initial value of an eager parameter: the initializer's op (the one a
     startup program would run), computed with its interpreter kernel."""
-    global _eager_inits
     scratch = Program()
-    seed = default_main_program().random_seed
+    seed = int(default_main_program().random_seed)
     if seed:
-        scratch.random_seed = (int(seed) * _SEED_STRIDE + _eager_inits) % _SEED_MAX or 1
-    _eager_inits += 1
+        scratch.random_seed = EAGER_SEEDS.next_for(seed)
     return Template(init.make_op(name, shape, dtype, scratch)).run([])[0]
 
 

@@ -9,6 +9,7 @@ import pytest
 
 import pullback as paddle
 from pullback.frontend import core, unique_name
+from pullback.frontend.nn_layers import EAGER_SEEDS
 
 nn = paddle.nn
 F = paddle.nn.functional
@@ -16,10 +17,16 @@ F = paddle.nn.functional
 
 @pytest.fixture(autouse=True)
 def dynamic_mode():
+    """Eager mode, fresh names, and `paddle.seed` undone afterwards."""
+    programs = [paddle.static.default_main_program(), paddle.static.default_startup_program()]
+    seeds = [p.random_seed for p in programs]
     core.disable_static()
+    EAGER_SEEDS.reset()
     with unique_name.guard():
         yield
     core.disable_static()
+    for p, s in zip(programs, seeds):
+        p.random_seed = s
 
 
 def quadratic_step(opt_cls, steps: int, **kwargs):
