@@ -248,8 +248,10 @@ class GemmToCall(RewritePattern):
         ):
             rewriter.erase(prev)
             beta = 0.0
-        bounds = [size_of(d) for d in plan.batch]
-        strides = [_strides(e, mem) if plan.batch else [] for mem in (amem, bmem, cmem)]
+        # Batch dimensions of static size 1 (a single group) need no loop.
+        batch = [d for d in plan.batch if _static_size(op, d) != 1]
+        bounds = [size_of(d) for d in batch]
+        strides = [_strides(e, mem) if batch else [] for mem in (amem, bmem, cmem)]
         name = GEMM_SYMBOLS["f32" if isinstance(elem, Float32Type) else "f64"]
         self.used.add(name)
         fixed = [
@@ -265,7 +267,7 @@ class GemmToCall(RewritePattern):
         ]
 
         def call(em: _Emit, ivs: list[SSAValue]) -> None:
-            at = dict(zip(plan.batch, ivs))
+            at = dict(zip(batch, ivs))
             args: list[SSAValue] = []
             for ptr, m, st, mem in zip(ptrs, maps, strides, (amem, bmem, cmem)):
                 off: SSAValue | None = None
@@ -291,6 +293,17 @@ class GemmToCall(RewritePattern):
 
         _batch_loops(e, bounds, call)
         rewriter.erase(op)
+
+
+def _static_size(op: linalg.GenericOp, d: int) -> int | None:
+    """The trip count of loop `d` when an operand's static shape gives it."""
+    for mem, m in zip([*op.inputs, *op.outputs], op.indexing_maps.data):
+        dims = _dims(m)
+        if d in dims:
+            size = mem.type.get_shape()[dims.index(d)]  # type: ignore[attr-defined]
+            if size >= 0:
+                return size
+    return None
 
 
 def _is_zero(v: SSAValue) -> bool:

@@ -1,20 +1,24 @@
 """`convert-pd-to-linalg` rules for the neural-network ops (matmul aside, which lives
 with the other contractions in `pd_rules.py`).
 
-Convolutions are im2col + BLAS, the standard CPU formulation:
+Convolutions are im2col + BLAS, the standard CPU formulation, laid out so that one
+`gemm` per group covers the whole batch (few large calls keep BLAS efficient, and its
+threads busy, where one small call per image spends its time in overheads):
 
-* `conv2d`: the (zero-padded) input is unfolded into columns
-  `cols[n, c, i, j, y, x] = x_pad[n, c, y*sh + i*dh, x*sw + j*dw]` by one
-  `scf.parallel` copy (contiguous along `x` for stride 1, so it vectorizes), then one
-  `batch_gemm` contraction per image and group, `out[n, g] = W[g] @ cols[n, g]`,
-  which `convert-linalg-to-blas` turns into `sgemm`/`dgemm` calls;
-* `conv2d_filter_grad`: the same columns, `dW[g] = sum_n grad[n, g] @ cols[n, g]^T`
-  (the calls accumulate over the images);
-* `conv2d_transpose` (the input gradient): `cols[n, g] = W[g]^T @ x[n, g]`, then
-  col2im adds every column back into its output pixel.  The col2im loop is parallel
-  over output rows `(n, c, h)` and each iteration adds only into its own row, so it
-  needs no atomics on the GPU; along `w` it runs over exactly the columns that land
-  in the row (bounds computed per filter tap, no per-pixel tests).
+* `conv2d`: the (zero-padded) input is unfolded into channel-major columns
+  `cols[c, i, j, n, y, x] = x_pad[n, c, y*sh + i*dh, x*sw + j*dw]` by one
+  `scf.parallel` copy (contiguous along `x` for stride 1, so it vectorizes), then a
+  `batch_gemm` contraction `prod[g] = W[g] @ cols[g]` (`[O/G, C/G*kh*kw] @
+  [C/G*kh*kw, N*OH*OW]`), which `convert-linalg-to-blas` turns into `sgemm`/`dgemm`
+  calls, then a copy of `prod[o, n, p]` to `out[n, o, p]`;
+* `conv2d_filter_grad`: the same columns and the output gradient copied to
+  channel-major (its elementwise producers fuse into that copy):
+  `dW[g] = grad[g] @ cols[g]^T`;
+* `conv2d_transpose` (the input gradient): `cols[g] = W[g]^T @ x[g]` (x channel-major),
+  then col2im adds every column back into its output pixel.  The col2im loop is
+  parallel over output rows `(n, c, h)` and each iteration adds only into its own
+  row, so it needs no atomics on the GPU; along `w` it runs over exactly the columns
+  that land in the row (bounds computed per filter tap, no per-pixel tests).
 
 Pooling is a parallel loop over output pixels with `scf.for` loops over the clipped
 window inside.  Scatter-adds, whose writes collide (`lookup_table_grad`, the
@@ -140,8 +144,8 @@ def im2col(
     low: Lowerer, x: SSAValue, n: Size, c: int, hw: Sequence[int], khw: Sequence[int],
     win: Window, out_hw: Sequence[int],
 ) -> SSAValue:
-    """Columns `[N, C, kh, kw, OH, OW]` of buffer `x` for window `win`:
-    `cols[n, c, i, j, y, x] = x_pad[n, c, y*sh + i*dh, x*sw + j*dw]`."""
+    """Channel-major columns `[C, kh, kw, N, OH, OW]` of buffer `x` for window `win`:
+    `cols[c, i, j, n, y, x] = x_pad[n, c, y*sh + i*dh, x*sw + j*dw]`."""
     elem = _elem(x)
     (pt, pb), (pl, pr) = win.pads
     src = x
@@ -150,17 +154,32 @@ def im2col(
         src = temp(low, elem, [n, c, hw[0] + pt + pb, hw[1] + pl + pr])
         low.fill(src, 0.0)
         copy_window(low, x, src, [n, c, *hw], dst_offsets=[0, 0, pt, pl])
-    cols = temp(low, elem, [n, c, *khw, *out_hw])
+    cols = temp(low, elem, [c, *khw, n, *out_hw])
     low.note_read(src)
     (sh, sw), (dh, dw) = win.strides, win.dilations
 
     def body(s: Scalar, ivs: list[SSAValue]) -> None:
-        bn, bc, i, j, y, xx = ivs
+        bc, i, j, bn, y, xx = ivs
         row, col = lin(s, [(y, sh), (i, dh)]), lin(s, [(xx, sw), (j, dw)])
         store(s, load(s, src, [bn, bc, row, col]), cols, ivs)
 
-    parallel(low, [n, c, *khw, *out_hw], body)
+    parallel(low, [c, *khw, n, *out_hw], body)
     return cols
+
+
+def channel_major(low: Lowerer, v: SSAValue) -> SSAValue:
+    """An `[N, C, H, W]` value copied to a `[C, N, H, W]` temporary.  The copy runs
+    over the value's own shape, so its elementwise producers fuse into it."""
+    n, c, h, w = low.sizes_of(v)
+    out = temp(low, v.type.get_element_type(), [c, n, h, w])  # type: ignore[attr-defined]
+    low.generic([n, c, h, w], [(v, (0, 1, 2, 3), True)], [(out, (1, 0, 2, 3))], lambda s, a, o: [a[0]])
+    return out
+
+
+def _fuse_image_operands(op: Operation) -> Sequence[int]:
+    # conv2d_transpose reads its input, conv2d_filter_grad its output gradient,
+    # through `channel_major`.
+    return (0,) if op.name == "pd.conv2d_transpose" else (1,)
 
 
 def _conv_shapes(op: Operation) -> tuple[list[int], list[int], int]:
@@ -169,6 +188,12 @@ def _conv_shapes(op: Operation) -> tuple[list[int], list[int], int]:
     c_hw = static_dims(op, "input channels and spatial sizes", shape_of(x.type)[1:])
     filt = static_dims(op, "filter sizes", shape_of(w.type))
     return c_hw, filt, int(prop(op, "groups", 1))  # type: ignore[arg-type]
+
+
+# One `gemm` per group covers the whole batch: columns and images are laid out
+# channel-major (`[C.., N, H, W]`), so the batch joins the gemm's N dimension.  Few
+# large calls keep BLAS efficient (and its threads busy) where one small call per
+# image would spend its time in call and thread overhead.
 
 
 @rule("pd.conv2d")
@@ -181,19 +206,23 @@ def _conv2d(low: Lowerer, op: Operation) -> None:
     win = conv_window(op, (h, wd), (kh, kw))
     cols = im2col(low, low.read(x), n, c, (h, wd), (kh, kw), win, (oh, ow))
     og, rr, p = o // g, cg * kh * kw, oh * ow
-    # Loops (n, g, o, p, r): out[n, g, o, p] += W[g, o, r] * cols[n, g, r, p].
+    q = low.mul_sizes([n, p])
+    prod = temp(low, _elem(cols), [o, n, p])
+    # Loops (g, o, q, r): prod[g, o, q] += W[g, o, r] * cols[g, r, q].
     contract(
-        low, [n, g, og, p, rr],
+        low, [g, og, q, rr],
         [
-            buffer_read(low, low.shape_view(low.read(w), [g, og, rr]), (1, 2, 4)),
-            buffer_read(low, low.shape_view(cols, [n, g, rr, p]), (0, 1, 4, 3)),
+            buffer_read(low, low.shape_view(low.read(w), [g, og, rr]), (0, 1, 3)),
+            buffer_read(low, low.shape_view(cols, [g, rr, q]), (0, 3, 2)),
         ],
-        (low.shape_view(low.out(r), [n, g, og, p]), (0, 1, 2, 3)),
-        [4],
+        (low.shape_view(prod, [g, og, q]), (0, 1, 2)),
+        [3],
     )
+    out = low.shape_view(low.out(r), [n, o, p])
+    low.generic([o, n, p], [buffer_read(low, prod, (0, 1, 2))], [(out, (1, 0, 2))], lambda s, a, _o: [a[0]])
 
 
-@rule("pd.conv2d_filter_grad")
+@rule("pd.conv2d_filter_grad", fusible=_fuse_image_operands)
 def _conv2d_filter_grad(low: Lowerer, op: Operation) -> None:
     x, gr = op.operands
     r = op.results[0]
@@ -204,20 +233,22 @@ def _conv2d_filter_grad(low: Lowerer, op: Operation) -> None:
     g = int(prop(op, "groups", 1))  # type: ignore[arg-type]
     win = conv_window(op, (h, wd), (kh, kw))
     cols = im2col(low, low.read(x), n, c, (h, wd), (kh, kw), win, (oh, ow))
-    og, rr, p = o // g, (c // g) * kh * kw, oh * ow
-    # Loops (g, o, r, n, p): dW[g, o, r] += grad[n, g, o, p] * cols[n, g, r, p].
+    grad = channel_major(low, gr)
+    og, rr = o // g, (c // g) * kh * kw
+    q = low.mul_sizes([n, oh * ow])
+    # Loops (g, o, r, q): dW[g, o, r] += grad[g, o, q] * cols[g, r, q].
     contract(
-        low, [g, og, rr, n, p],
+        low, [g, og, rr, q],
         [
-            buffer_read(low, low.shape_view(low.read(gr), [n, g, og, p]), (3, 0, 1, 4)),
-            buffer_read(low, low.shape_view(cols, [n, g, rr, p]), (3, 0, 2, 4)),
+            buffer_read(low, low.shape_view(grad, [g, og, q]), (0, 1, 3)),
+            buffer_read(low, low.shape_view(cols, [g, rr, q]), (0, 2, 3)),
         ],
         (low.shape_view(low.out(r), [g, og, rr]), (0, 1, 2)),
-        [3, 4],
+        [3],
     )
 
 
-@rule("pd.conv2d_transpose")
+@rule("pd.conv2d_transpose", fusible=_fuse_image_operands)
 def _conv2d_transpose(low: Lowerer, op: Operation) -> None:
     x, w = op.operands
     r = op.results[0]
@@ -225,17 +256,19 @@ def _conv2d_transpose(low: Lowerer, op: Operation) -> None:
     (ci, h, wd), (_, cog, kh, kw), g = _conv_shapes(op)
     oh, ow = static_dims(op, "output spatial sizes", shape_of(r.type)[2:])
     win = conv_window(op, (h, wd), (kh, kw))
-    co, cig, rr, p = cog * g, ci // g, cog * kh * kw, h * wd
-    cols = temp(low, _elem(low.read(x)), [n, co, kh, kw, h, wd])
-    # Loops (n, g, r, p, c): cols[n, g, r, p] += W[g, c, r] * x[n, g, c, p].
+    co, cig, rr = cog * g, ci // g, cog * kh * kw
+    q = low.mul_sizes([n, h * wd])
+    image = channel_major(low, x)
+    cols = temp(low, _elem(image), [co, kh, kw, n, h, wd])
+    # Loops (g, r, q, c): cols[g, r, q] += W[g, c, r] * x[g, c, q].
     contract(
-        low, [n, g, rr, p, cig],
+        low, [g, rr, q, cig],
         [
-            buffer_read(low, low.shape_view(low.read(w), [g, cig, rr]), (1, 4, 2)),
-            buffer_read(low, low.shape_view(low.read(x), [n, g, cig, p]), (0, 1, 4, 3)),
+            buffer_read(low, low.shape_view(low.read(w), [g, cig, rr]), (0, 3, 1)),
+            buffer_read(low, low.shape_view(image, [g, cig, q]), (0, 3, 2)),
         ],
-        (low.shape_view(cols, [n, g, rr, p]), (0, 1, 2, 3)),
-        [4],
+        (low.shape_view(cols, [g, rr, q]), (0, 1, 2)),
+        [3],
     )
     col2im(low, cols, low.out(r), n, co, (kh, kw), (h, wd), (oh, ow), win)
 
@@ -244,7 +277,7 @@ def col2im(
     low: Lowerer, cols: SSAValue, out: SSAValue, n: Size, c: int, khw: Sequence[int],
     hw: Sequence[int], out_hw: Sequence[int], win: Window,
 ) -> None:
-    """`out[n, c, y*sh - pt + i*dh, x*sw - pl + j*dw] += cols[n, c, i, j, y, x]`
+    """`out[n, c, y*sh - pt + i*dh, x*sw - pl + j*dw] += cols[c, i, j, n, y, x]`
     (`out` is zeroed first), parallel over output rows (see the module doc)."""
     low.fill(out, 0.0)
     low.note_read(cols)
@@ -268,14 +301,14 @@ def col2im(
                 def tap_col(s3: Scalar, j: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
                     # Columns x with 0 <= x*sw - pl + j*dw < OW, as a loop range.
                     base = lin(s3, [(j, -dw)], pl)
-                    lo = s3.max(s3.sub(s3.const(0, index), floordiv(s3, s3.sub(s3.const(0, index), base), sw)),
-                                s3.const(0, index))
+                    zero = s3.const(0, index)
+                    lo = s3.max(s3.sub(zero, floordiv(s3, s3.sub(zero, base), sw)), zero)
                     hi = s3.min(s3.add(floordiv(s3, lin(s3, [(base, 1)], ow - 1), sw), s3.const(1, index)),
                                 s3.const(wd, index))
 
                     def pixel(s4: Scalar, xx: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
                         at = [bn, bc, oy, s4.sub(lin(s4, [(xx, sw)]), base)]
-                        v = load(s4, cols, [bn, bc, i, j, y, xx])
+                        v = load(s4, cols, [bc, i, j, bn, y, xx])
                         store(s4, s4.add(load(s4, out, at), v), out, at)
                         return []
 

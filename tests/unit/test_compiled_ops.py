@@ -199,15 +199,18 @@ def test_conv2d_transpose_agrees(dtype: str) -> None:
     agree(build, normal(x=[-1, 4, 5, 4], w=[4, 3, 3, 2]), dtype)
 
 
-def test_conv2d_lowers_to_im2col_and_batched_gemm_calls() -> None:
+@pytest.mark.parametrize("groups", [1, 2])
+def test_conv2d_is_one_gemm_call_per_group_over_the_whole_batch(groups: int) -> None:
     b = ProgramBuilder()
-    y = b.add(pd.Conv2DOp, b.data("x", [-1, 3, 8, 8]), b.param("w", [4, 3, 3, 3]), paddings=[1, 1])
+    x = b.data("x", [-1, 4, 8, 8])
+    y = b.add(pd.Conv2DOp, x, b.param("w", [4, 4 // groups, 3, 3]), paddings=[1, 1], groups=groups)
     fn, _ = build_entry(b.module, [y], only_given_fetches=True)
     assert 'library_call = "batch_gemm"' in str(fn)
     module = ModuleOp([fn])
     run_passes(module, loop_passes()[:1])  # convert-linalg-to-blas
     text = str(module)
-    assert text.count("func.call @pullback_sgemm") == 1 and "scf.for" in text
+    assert text.count("func.call @pullback_sgemm") == 1
+    assert ("scf.for" in text) == (groups > 1)  # a loop over the groups only
 
 
 def test_conv2d_needs_static_window_sizes() -> None:

@@ -1,8 +1,9 @@
 // RUN: pullback-opt %s -p convert-pd-to-linalg --split-input-file | filecheck %s
 
-// conv2d: pad, unfold into columns (im2col), then one batched contraction tagged
-// for BLAS; max pooling: a parallel loop over output pixels, the clipped window
-// reduced by scf.for loops inside.
+// conv2d: pad, unfold into channel-major columns (im2col), then one contraction per
+// group over the whole batch, tagged for BLAS, and a copy back to NCHW; max
+// pooling: a parallel loop over output pixels, the clipped window reduced by
+// scf.for loops inside.
 builtin.module {
   %x = pd.data "x" : tensor<?x2x5x5xf32>
   %w = pd.parameter "w" : tensor<4x2x3x3xf32>
@@ -15,15 +16,18 @@ builtin.module {
 // CHECK:      linalg.fill {{.*}} outs(%[[PAD]]
 // CHECK:      "scf.parallel"
 // CHECK:        memref.store %{{.*}}, %[[PAD]]
-// CHECK:      %[[COLS:.*]] = memref.alloc(%x_d0) {{.*}} : memref<?x2x3x3x5x5xf32>
+// CHECK:      %[[COLS:.*]] = memref.alloc(%x_d0) {{.*}} : memref<2x3x3x?x5x5xf32>
 // CHECK:      "scf.parallel"
 // CHECK:        memref.load %[[PAD]]
 // CHECK:        memref.store %{{.*}}, %[[COLS]]
+// CHECK:      %[[PROD:.*]] = memref.alloc(%x_d0) {{.*}} : memref<4x?x25xf32>
 // CHECK:      %[[W:.*]] = memref.reinterpret_cast %w {{.*}} to memref<1x4x18xf32>
-// CHECK:      %[[B:.*]] = memref.reinterpret_cast %[[COLS]] {{.*}} to memref<?x1x18x25xf32>
-// CHECK:      linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d1, d2, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>]
+// CHECK:      %[[B:.*]] = memref.reinterpret_cast %[[COLS]] {{.*}} to memref<1x18x?xf32>
+// CHECK:      linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>]
 // CHECK-SAME:   library_call = "batch_gemm"
 // CHECK-SAME:   ins(%[[W]], %[[B]]
+// CHECK:      linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d0, d2)>]{{.*}} ins(%[[PROD]]
+// CHECK:      memref.dealloc %[[PROD]]
 // CHECK:      memref.dealloc %[[COLS]]
 // CHECK:      "scf.parallel"
 // CHECK:        arith.maxsi
