@@ -88,6 +88,18 @@ class Variable:
 
         return getitem(self, index)
 
+    def __iter__(self) -> Iterator[Variable]:
+        """`x[0], x[1], ...` over a static first dimension.  Defined because
+        `__getitem__` alone would make Python iterate until an IndexError that a
+        dynamic dimension never raises."""
+        dims = self.shape
+        if not dims or dims[0] < 0:
+            raise TypeError(
+                f"cannot iterate over Variable '{self.name}' of shape {dims}: the first "
+                "dimension must be static"
+            )
+        return (self[i] for i in range(dims[0]))
+
     # Operators (`+ - * / @`, comparisons) are attached by `frontend.ops`.
 
 

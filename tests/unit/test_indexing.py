@@ -123,3 +123,14 @@ def test_static_errors(static):
         v[:, 3]
     with pytest.raises(TypeError, match="got a Variable index|got a tensor index"):
         v[v]
+
+
+def test_static_iteration_needs_a_static_first_dimension(static):
+    main, feed = static
+    v = feed("v", [2, 3])
+    rows = list(v)
+    assert len(rows) == 2 and rows[1].shape == [3]
+    (r1,) = run_fetch(main, {"v": A[0, :2, :3].astype("float32")}, rows[1])
+    np.testing.assert_array_equal(r1, A[0, 1, :3])
+    with pytest.raises(TypeError, match="first dimension must be static"):
+        list(feed("w", [-1, 3]))
