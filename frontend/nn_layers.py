@@ -27,9 +27,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
-
 from pullback.frontend import core, unique_name
-from pullback.frontend.eager import Tensor, Template
+from pullback.frontend.eager import Template, Tensor
 from pullback.frontend.framework import Parameter, Program, default_main_program
 from pullback.frontend.initializer import Constant, Initializer, Normal, XavierUniform
 from pullback.frontend.layers import create_parameter_var, normalize_dtype
@@ -730,23 +729,25 @@ class CrossEntropyLoss(Layer):
                  soft_label: bool = False, axis: int = -1, use_softmax: bool = True,
                  name: str | None = None) -> None:
         super().__init__()
-        self._kwargs = dict(weight=weight, ignore_index=ignore_index, reduction=reduction,
-                            soft_label=soft_label, axis=axis, use_softmax=use_softmax, name=name)
+        self._kwargs = {"weight": weight, "ignore_index": ignore_index, "reduction": reduction,
+                        "soft_label": soft_label, "axis": axis, "use_softmax": use_softmax, "name": name}
 
-    def forward(self, input: Any, label: Any) -> Any:  # noqa: A002
+    def forward(self, input: Any, label: Any) -> Any:
         """The loss of logits `input` against `label`."""
         return loss.cross_entropy(input, label, **self._kwargs)
 
 
 class _PairLoss(Layer):
+    """A loss layer calling `_fn(input, label, reduction=...)`."""
+
     _fn: Callable[..., Any]
 
     def __init__(self, reduction: str = "mean", name: str | None = None) -> None:
         super().__init__()
-        composite._check_reduction(type(self).__name__, reduction)
+        composite.check_reduction(type(self).__name__, reduction)
         self.reduction, self._name = reduction, name
 
-    def forward(self, input: Any, label: Any) -> Any:  # noqa: A002
+    def forward(self, input: Any, label: Any) -> Any:
         """The loss of `input` against `label`, reduced."""
         return type(self)._fn(input, label, reduction=self.reduction, name=self._name)
 
@@ -769,7 +770,7 @@ class BCEWithLogitsLoss(Layer):
     def __init__(self, weight: Any = None, reduction: str = "mean", pos_weight: Any = None,
                  name: str | None = None) -> None:
         super().__init__()
-        self._kwargs = dict(weight=weight, reduction=reduction, pos_weight=pos_weight, name=name)
+        self._kwargs = {"weight": weight, "reduction": reduction, "pos_weight": pos_weight, "name": name}
 
     def forward(self, logit: Any, label: Any) -> Any:
         """The loss of `logit` against `label`."""
@@ -777,8 +778,27 @@ class BCEWithLogitsLoss(Layer):
 
 
 __all__ = [
-    "AdaptiveAvgPool2D", "AvgPool2D", "BCEWithLogitsLoss", "Conv2D", "CrossEntropyLoss",
-    "Dropout", "EagerParamBase", "Embedding", "Flatten", "GELU", "L1Loss", "Layer",
-    "LayerList", "LayerNorm", "LeakyReLU", "Linear", "MSELoss", "MaxPool2D", "ReLU",
-    "Sequential", "Sigmoid", "Softmax", "Tanh",
+    "GELU",
+    "AdaptiveAvgPool2D",
+    "AvgPool2D",
+    "BCEWithLogitsLoss",
+    "Conv2D",
+    "CrossEntropyLoss",
+    "Dropout",
+    "EagerParamBase",
+    "Embedding",
+    "Flatten",
+    "L1Loss",
+    "Layer",
+    "LayerList",
+    "LayerNorm",
+    "LeakyReLU",
+    "Linear",
+    "MSELoss",
+    "MaxPool2D",
+    "ReLU",
+    "Sequential",
+    "Sigmoid",
+    "Softmax",
+    "Tanh",
 ]

@@ -24,7 +24,6 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
-
 from pullback.dialects import pd
 from pullback.frontend import core, unique_name
 from pullback.frontend.framework import (

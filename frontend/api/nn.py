@@ -3,11 +3,10 @@
 
 from __future__ import annotations
 
-from pullback.frontend import initializer
-from pullback.frontend import nn_layers
+from pullback.frontend import initializer, nn_layers
 from pullback.frontend.api import nn_functional as functional
-from pullback.frontend.nn_layers import *  # noqa: F403 (the layer classes)
+from pullback.frontend.nn_layers import *
 
 __path__: list[str] = []  # children (`functional`, `initializer`) come from the alias finder
 
-__all__ = ["functional", "initializer", *nn_layers.__all__]
+__all__ = ["functional", "initializer"] + nn_layers.__all__

@@ -55,7 +55,8 @@ def _number(fn: str, arg: str, v: Any) -> float:
     return float(v)
 
 
-def _check_reduction(fn: str, reduction: Any) -> str:
+def check_reduction(fn: str, reduction: Any) -> str:
+    """`reduction` if it is one of Paddle's ('mean', 'sum', 'none'); else ValueError."""
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{fn}: reduction must be one of {list(_REDUCTIONS)}, got {reduction!r}")
     return reduction
@@ -87,26 +88,26 @@ def _softplus(x: Any) -> Any:
 # ---------------------------------------------------------------------- losses
 
 
-def mse_loss(input: Any, label: Any, reduction: str = "mean", name: str | None = None) -> Any:  # noqa: A002
+def mse_loss(input: Any, label: Any, reduction: str = "mean", name: str | None = None) -> Any:
     """`paddle.nn.functional.mse_loss`: `(input - label) ** 2`, reduced."""
     _check_pair("mse_loss", "input", input, label)
-    return _reduce(square(input - label), _check_reduction("mse_loss", reduction), name)
+    return _reduce(square(input - label), check_reduction("mse_loss", reduction), name)
 
 
-def l1_loss(input: Any, label: Any, reduction: str = "mean", name: str | None = None) -> Any:  # noqa: A002
+def l1_loss(input: Any, label: Any, reduction: str = "mean", name: str | None = None) -> Any:
     """`paddle.nn.functional.l1_loss`: `|input - label|`, reduced."""
     _check_pair("l1_loss", "input", input, label)
-    return _reduce(abs(input - label), _check_reduction("l1_loss", reduction), name)
+    return _reduce(abs(input - label), check_reduction("l1_loss", reduction), name)
 
 
-def binary_cross_entropy(input: Any, label: Any, weight: Any = None,  # noqa: A002
+def binary_cross_entropy(input: Any, label: Any, weight: Any = None,
                          reduction: str = "mean", name: str | None = None) -> Any:
     """`paddle.nn.functional.binary_cross_entropy` of PROBABILITIES `input` in [0, 1]:
     `-weight * (label * log(input) + (1 - label) * log(1 - input))`, each log
     clamped at -100 as in Paddle, then reduced."""
     fn = "binary_cross_entropy"
     _check_pair(fn, "input", input, label)
-    reduction = _check_reduction(fn, reduction)
+    reduction = check_reduction(fn, reduction)
     log_p = maximum(log(input), -100.0)
     log_q = maximum(log(scale(input, -1.0, 1.0)), -100.0)
     loss = -(label * log_p + scale(label, -1.0, 1.0) * log_q)
@@ -126,7 +127,7 @@ def binary_cross_entropy_with_logits(logit: Any, label: Any, weight: Any = None,
     stable (see the module docstring)."""
     fn = "binary_cross_entropy_with_logits"
     _check_pair(fn, "logit", logit, label)
-    reduction = _check_reduction(fn, reduction)
+    reduction = check_reduction(fn, reduction)
     sp = _softplus(-logit)
     if pos_weight is not None:
         check_float_tensor(fn, "pos_weight", pos_weight)
@@ -186,7 +187,7 @@ def log_sigmoid(x: Any, name: str | None = None) -> Any:
     return -_softplus(-x)
 
 
-def hardtanh(x: Any, min: float = -1.0, max: float = 1.0, name: str | None = None) -> Any:  # noqa: A002
+def hardtanh(x: Any, min: float = -1.0, max: float = 1.0, name: str | None = None) -> Any:
     """`paddle.nn.functional.hardtanh`: `x` clamped into `[min, max]`."""
     check_float_tensor("hardtanh", "x", x)
     return clip(x, _number("hardtanh", "min", min), _number("hardtanh", "max", max), name=name)

@@ -7,9 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-import pytest
-
 import pullback as paddle
+import pytest
 from pullback.frontend import core
 from pullback.testing import run_fetch
 
@@ -191,7 +190,7 @@ def test_static_mode_through_the_executor(static):
 
 
 def test_exported_in_namespaces():
-    import pullback.fluid as fluid
+    from pullback import fluid
     from pullback.frontend.ops import composite
 
     assert F.silu is composite.silu and F.mse_loss is composite.mse_loss

@@ -5,9 +5,8 @@ and misuse raises clear errors."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
-
 import pullback as paddle
+import pytest
 from pullback.frontend import core, unique_name
 from pullback.frontend.nn_layers import EAGER_SEEDS
 

@@ -5,9 +5,8 @@ through the Executor, and errors for the forms that are not supported."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
-
 import pullback as paddle
+import pytest
 from pullback.frontend import core
 from pullback.testing import run_fetch
 

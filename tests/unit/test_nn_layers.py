@@ -7,13 +7,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pytest
-
 import pullback as paddle
+import pytest
 from pullback.frontend import core, unique_name
-from pullback.frontend.nn_layers import EAGER_SEEDS
-from pullback.frontend.nn_layers import EagerParamBase
-from pullback.testing import run_fetch
+from pullback.frontend.nn_layers import EAGER_SEEDS, EagerParamBase
 
 nn = paddle.nn
 F = paddle.nn.functional
@@ -163,7 +160,7 @@ def test_errors():
     with pytest.raises(NotImplementedError, match="does not define forward"):
         nn.Layer()(1)
     with pytest.raises(AttributeError, match="'Linear' object has no attribute 'nope'"):
-        nn.Linear(2, 2).nope
+        _ = nn.Linear(2, 2).nope
     with pytest.raises(ValueError, match="in_features must be a positive int"):
         nn.Linear(0, 2)
     with pytest.raises(TypeError, match="add_sublayer: 'x' must be a Layer"):
