@@ -37,6 +37,10 @@ def seed(value: int) -> None:
         raise ValueError(f"paddle.seed: expected a non-negative int, got {value!r}")
     default_main_program().random_seed = value
     default_startup_program().random_seed = value
+    # Eager parameters draw their seeds from a sequence that restarts here too.
+    from pullback.frontend.nn_layers import EAGER_SEEDS
+
+    EAGER_SEEDS.reset()
 
 
 def get_default_dtype() -> str:

@@ -255,3 +255,11 @@ def test_linear_in_a_static_program():
     xs = np.array([[1.0, 2.0, 3.0], [-1.0, 0.5, 0.0]], dtype="float32")
     (got,) = exe.run(main, feed={"x": xs}, fetch_list=[y])
     np.testing.assert_allclose(got, np.maximum(xs @ w, 0), rtol=1e-5, atol=1e-6)
+
+
+def test_paddle_seed_twice_restarts_the_eager_parameter_sequence():
+    paddle.seed(3)
+    first = paddle.nn.Linear(3, 2).weight.numpy()
+    paddle.seed(3)
+    again = paddle.nn.Linear(3, 2).weight.numpy()
+    np.testing.assert_array_equal(first, again)
