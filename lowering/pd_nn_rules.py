@@ -21,11 +21,12 @@ threads busy, where one small call per image spends its time in overheads):
   that land in the row (bounds computed per filter tap, no per-pixel tests).
 
 Pooling is a parallel loop over output pixels with `scf.for` loops over the clipped
-window inside.  Scatter-adds, whose writes collide (`lookup_table_grad`, the
-gradient of max and average pooling), add with `memref.atomic_rmw addf` inside
+window inside.  Scatter-adds, whose writes collide (`lookup_table_grad`, pooling
+gradients with overlapping windows), add with `memref.atomic_rmw addf` inside
 `scf.parallel` (see `lowering/loop_nest.py`: atomics on the GPU, plain adds once
-the CPU runs the loops sequentially).  `lookup_table` is a gather loop, `layer_norm`
-and `dropout` are `linalg.generic`s into which elementwise producers fuse.
+the CPU runs the loops sequentially); pooling windows that cannot overlap store.
+`lookup_table` is a gather loop, `layer_norm` and `dropout` are `linalg.generic`s
+into which elementwise producers fuse.
 
 The window geometry (channels, spatial and filter sizes) must be static; the batch
 dimension stays dynamic.  Indices out of a table's range (which the interpreter
@@ -61,6 +62,8 @@ from pullback.lowering.loop_nest import (
 )
 from pullback.lowering.pd_rules import (
     buffer_read,
+    fuse_first_operand,
+    identity_map,
     contract,
     reduce_into,
     scale_by_count,
@@ -73,10 +76,6 @@ from pullback.lowering.scalar import REASSOC, DimMap, Scalar, prop
 
 def _elem(v: SSAValue) -> Attribute:
     return v.type.get_element_type()  # type: ignore[attr-defined]
-
-
-def _ident(rank: int) -> DimMap:
-    return tuple(range(rank))
 
 
 def static_dims(op: Operation, what: str, dims: Sequence[int]) -> list[int]:
@@ -188,12 +187,6 @@ def _conv_shapes(op: Operation) -> tuple[list[int], list[int], int]:
     c_hw = static_dims(op, "input channels and spatial sizes", shape_of(x.type)[1:])
     filt = static_dims(op, "filter sizes", shape_of(w.type))
     return c_hw, filt, int(prop(op, "groups", 1))  # type: ignore[arg-type]
-
-
-# One `gemm` per group covers the whole batch: columns and images are laid out
-# channel-major (`[C.., N, H, W]`), so the batch joins the gemm's N dimension.  Few
-# large calls keep BLAS efficient (and its threads busy) where one small call per
-# image would spend its time in call and thread overhead.
 
 
 @rule("pd.conv2d")
@@ -460,7 +453,12 @@ def _pool2d_grad(low: Lowerer, op: Operation) -> None:
         zero = s.const(0.0, elem)
         if not is_max:
             share = s.div(g, _divisor(s, op, axes, win, elem))
-            _over_window(s, win, [], lambda s1, hh, ww, c: write(s1, share, dx, [bn, bc, hh, ww]) or [])
+
+            def spread(s1: Scalar, hh: SSAValue, ww: SSAValue, c: list[SSAValue]) -> list[SSAValue]:
+                write(s1, share, dx, [bn, bc, hh, ww])
+                return []
+
+            _over_window(s, win, [], spread)
             return
         (m,) = _over_window(
             s, win, [s.const(-math.inf, elem)],
@@ -485,8 +483,14 @@ def _pool2d_grad(low: Lowerer, op: Operation) -> None:
     parallel(low, low.sizes_of(gr), body)
 
 
-SIZE_RULES.update({"pd.pool2d": lambda low, op, r, k: low.sizes_of(op.operands[0])[k] if k < 2 else None,
-                   "pd.pool2d_grad": sizes_of_first})
+def _pool_size(low: Lowerer, op: Operation, r: SSAValue, k: int) -> Size | None:
+    """Batch and channels come from the input; pooled sizes must be static."""
+    if k >= 2:
+        static_dims(op, "pooled spatial sizes", shape_of(r.type)[2:])
+    return low.sizes_of(op.operands[0])[k]
+
+
+SIZE_RULES.update({"pd.pool2d": _pool_size, "pd.pool2d_grad": sizes_of_first})
 
 
 # ------------------------------------------------------------------ embedding
@@ -551,11 +555,7 @@ SIZE_RULES.update({
 # ----------------------------------------------------------------- layer norm
 
 
-def _fuse_first(op: Operation) -> Sequence[int]:
-    return (0,)
-
-
-@rule("pd.layer_norm", fusible=_fuse_first)
+@rule("pd.layer_norm", fusible=fuse_first_operand)
 def _layer_norm(low: Lowerer, op: Operation) -> None:
     x, *params = op.operands
     r = op.results[0]
@@ -567,7 +567,7 @@ def _layer_norm(low: Lowerer, op: Operation) -> None:
     tail_sizes = [sizes[d] for d in tail]
     kept = [1 if d >= begin else z for d, z in enumerate(sizes)]
     row: DimMap = tuple(None if d >= begin else d for d in range(rank))
-    ident = _ident(rank)
+    ident = identity_map(rank)
     # Two passes as the interpreter computes them: mean, then the biased variance.
     mean = temp(low, elem, kept)
     reduce_into(low, x, mean, tail, True, "sum")
@@ -631,7 +631,7 @@ def dropout_keep(s: Scalar, flat: SSAValue, seed: int, p: float) -> SSAValue:
     return s.cmp("ge", top24, c(math.ceil(p * 2.0**24)))
 
 
-@rule("pd.dropout", fusible=_fuse_first)
+@rule("pd.dropout", fusible=fuse_first_operand)
 def _dropout(low: Lowerer, op: Operation) -> None:
     x, r = op.operands[0], op.results[0]
     sizes = low.sizes_of(x)
@@ -658,7 +658,7 @@ def _dropout(low: Lowerer, op: Operation) -> None:
             kept = s.mul(v, s.const(0.0 if p >= 1.0 else 1.0 / (1.0 - p), elem))
         return [s.select(dropout_keep(s, flat, seed, p), kept, s.const(0.0, elem))]
 
-    ident = _ident(rank)
+    ident = identity_map(rank)
     low.generic(sizes, [(x, ident, True)], [(low.out(r), ident)], body, scalars=dynamic)  # type: ignore[arg-type]
 
 

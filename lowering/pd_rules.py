@@ -29,7 +29,8 @@ from pullback.lowering.convert_pd_to_linalg import (
 from pullback.lowering.scalar import REASSOC, DimMap, Scalar, adam_body, prop
 
 
-def _ident(rank: int) -> DimMap:
+def identity_map(rank: int) -> DimMap:
+    """The map of an operand read at exactly the loop's indices."""
     return tuple(range(rank))
 
 
@@ -85,7 +86,7 @@ def reduce_into(
             return [s.add(outs[0], args[0])]
         return [s.max(outs[0], args[0])]
 
-    low.generic(low.sizes_of(x), [(x, _ident(rank), True)], [(out, out_map)], body, reductions=axes)
+    low.generic(low.sizes_of(x), [(x, identity_map(rank), True)], [(out, out_map)], body, reductions=axes)
 
 
 def scale_by_count(low: Lowerer, out: SSAValue, sizes: Sequence[Size], reduced: Sequence[Size]) -> None:
@@ -94,17 +95,18 @@ def scale_by_count(low: Lowerer, out: SSAValue, sizes: Sequence[Size], reduced: 
     n = count_as_float(low, reduced, elem)
     rank = len(sizes)
     low.generic(
-        sizes, [], [(out, _ident(rank))],
+        sizes, [], [(out, identity_map(rank))],
         lambda s, args, outs: [s.div(outs[0], args[0])],
         scalars=[n],
     )
 
 
-def _fuse_first(op: Operation) -> Sequence[int]:
+def fuse_first_operand(op: Operation) -> Sequence[int]:
+    """A `fusible` rule: the first operand is read over its own full shape."""
     return (0,)
 
 
-@rule("pd.reduce_sum", "pd.reduce_mean", "pd.reduce_max", "pd.mean", fusible=_fuse_first)
+@rule("pd.reduce_sum", "pd.reduce_mean", "pd.reduce_max", "pd.mean", fusible=fuse_first_operand)
 def _reduce(low: Lowerer, op: Operation) -> None:
     x, r = op.operands[0], op.results[0]
     rank = len(shape_of(x.type))
@@ -145,7 +147,7 @@ def row_stats(low: Lowerer, x: SSAValue, axis: int) -> tuple[SSAValue, SSAValue,
     reduce_into(low, x, m, [axis], True, "max")
     row: DimMap = tuple(None if d == axis else d for d in range(rank))
     low.fill(total, 0.0)
-    ident = _ident(rank)
+    ident = identity_map(rank)
 
     def body(s: Scalar, args: list[SSAValue], outs: list[SSAValue]) -> list[SSAValue]:
         e = s.math(xmath.ExpOp, s.sub(args[0], args[1]))
@@ -168,7 +170,7 @@ def _softmax_axis(op: Operation) -> int:
     return int(prop(op, "axis", -1)) % max(rank, 1)  # type: ignore[arg-type]
 
 
-@rule("pd.softmax", "pd.log_softmax", fusible=_fuse_first)
+@rule("pd.softmax", "pd.log_softmax", fusible=fuse_first_operand)
 def _softmax(low: Lowerer, op: Operation) -> None:
     x, r = op.operands[0], op.results[0]
     axis = _softmax_axis(op)
@@ -183,8 +185,8 @@ def _softmax(low: Lowerer, op: Operation) -> None:
             return [s.sub(d, s.math(xmath.LogOp, args[2]))]
         return [s.div(s.math(xmath.ExpOp, d), args[2])]
 
-    reads = [(x, _ident(rank), True), buffer_read(low, m, row), buffer_read(low, total, row)]
-    low.generic(low.sizes_of(x), reads, [(out, _ident(rank))], body)
+    reads = [(x, identity_map(rank), True), buffer_read(low, m, row), buffer_read(low, total, row)]
+    low.generic(low.sizes_of(x), reads, [(out, identity_map(rank))], body)
 
 
 def _label_map(x: SSAValue, label: SSAValue) -> DimMap:
@@ -208,7 +210,7 @@ def class_loss(
     soft = bool(prop(op, "soft_label", False))
     ignore = int(prop(op, "ignore_index", -100))  # type: ignore[arg-type]
     low.fill(out, 0.0)
-    lmap = _ident(rank) if soft else _label_map(x, label)
+    lmap = identity_map(rank) if soft else _label_map(x, label)
 
     def body(s: Scalar, args: list[SSAValue], outs: list[SSAValue]) -> list[SSAValue]:
         lab, rest = args[0], args[1:]
@@ -227,14 +229,14 @@ def class_loss(
     low.generic(low.sizes_of(x), reads, [(out, _loss_map(rank))], body, reductions=[rank - 1])
 
 
-@rule("pd.softmax_with_cross_entropy", fusible=_fuse_first)
+@rule("pd.softmax_with_cross_entropy", fusible=fuse_first_operand)
 def _softmax_ce(low: Lowerer, op: Operation) -> None:
     x, label = op.operands
     rank = len(shape_of(x.type))
     axis = rank - 1
     m, total, row = row_stats(low, x, axis)
     sm_res, loss_res = op.results
-    ident = _ident(rank)
+    ident = identity_map(rank)
     stats = [buffer_read(low, m, row), buffer_read(low, total, row)]
     if low.needed(sm_res):
         sm = low.out(sm_res)
@@ -250,7 +252,7 @@ def _softmax_ce(low: Lowerer, op: Operation) -> None:
     class_loss(low, op, x, label, loss, logp, [(x, ident, True), *stats])
 
 
-@rule("pd.cross_entropy", fusible=_fuse_first)
+@rule("pd.cross_entropy", fusible=fuse_first_operand)
 def _cross_entropy(low: Lowerer, op: Operation) -> None:
     x, label = op.operands
     rank = len(shape_of(x.type))
@@ -258,7 +260,7 @@ def _cross_entropy(low: Lowerer, op: Operation) -> None:
     class_loss(
         low, op, x, label, loss,
         lambda s, a: s.math(xmath.LogOp, a[0]),
-        [(x, _ident(rank), True)],
+        [(x, identity_map(rank), True)],
     )
 
 
@@ -372,7 +374,7 @@ SIZE_RULES["pd.matmul"] = _matmul_sizes
 def _adam(low: Lowerer, op: Operation) -> None:
     p, g, m1, m2, b1p, b2p = op.operands
     rank = len(shape_of(p.type))
-    ident = _ident(rank)
+    ident = identity_map(rank)
     scalar: DimMap = tuple(None for _ in shape_of(b1p.type))
     reads = [(p, ident, False), (g, ident, True), (m1, ident, False), (m2, ident, False),
              (b1p, scalar, False), (b2p, scalar, False)]
