@@ -367,6 +367,27 @@ def test_batched_and_vector_matmuls_agree_through_blas(dtype: str) -> None:
     assert str(module).count("func.call @pullback_") == len(outs)
 
 
+def test_second_derivatives_through_convolution_and_pooling_agree() -> None:
+    b = ProgramBuilder()
+    x, w = b.data("x", [-1, 2, 6, 6], "float64"), b.data("w", [3, 2, 3, 3], "float64")
+    y = b.add(pd.Conv2DOp, x, w, paddings=[1, 1], strides=[2, 2])
+    p = b.add(pd.Pool2DOp, b.add(pd.TanhOp, y), pooling_type="avg", ksize=[2, 2], strides=[1, 1])
+    first = with_backward(b, [x, w], [p])
+    # d/d(x, w) of |dL/dx|^2: conv2d_transpose and conv2d_filter_grad differentiated.
+    second = with_backward(b, [x, w], [first[1]])
+    fetch = first + second[1:]
+    assert {"pd.conv2d_transpose", "pd.conv2d_filter_grad", "pd.pool2d_grad"} <= {
+        op.name for op in b.module.walk()
+    }
+    backend = CompiledBackend()
+    for n in BATCHES:
+        rng = np.random.default_rng(n)
+        feeds = {"x": rng.standard_normal((n, 2, 6, 6)), "w": rng.standard_normal((3, 2, 3, 3))}
+        env = run_module(b.module, feeds, {})
+        for v, got in zip(fetch, backend.run(b.module, feeds, {}, fetch)):
+            np.testing.assert_allclose(got, env[v], **TOL["float64"], err_msg=v.owner.name)
+
+
 # ------------------------------------------------------------------ CNN step
 
 
