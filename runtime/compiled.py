@@ -36,7 +36,13 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import SSAValue
 
-from pullback.lowering.convert_pd_to_linalg import LoweringError, Program, abi_of, build_entry
+from pullback.lowering.convert_pd_to_linalg import (
+    HOST_ONLY,
+    LoweringError,
+    Program,
+    abi_of,
+    build_entry,
+)
 from pullback.lowering.shapes import ShapeError, plan_shapes
 
 _NP = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64, "i1": np.bool_}
@@ -222,6 +228,11 @@ class CompiledBackend:
         positions = _value_positions(module, fetches)
         content = (hashlib.sha1(str(module).encode()).hexdigest(), positions, sig)
         compiled = self._by_content.get(content)
+        if compiled is None and _initializers_only(module):
+            # Startup programs: random initializers stay on the host by design
+            # (they run once, drawing from numpy's generator), so no warning.
+            self._by_identity[ident] = (module, None)
+            return None
         if compiled is None or compiled.prog is None:
             try:
                 compiled = compile_program(module, fetches, self.blas)
@@ -342,6 +353,17 @@ def execute(
 
 def _n_new(abi: dict[str, Any]) -> int:
     return sum(1 for n, _ in abi["outputs"] if n)
+
+
+_INITIALIZER_OPS = frozenset({"pd.fill_constant", "pd.parameter", "pd.fetch"})
+
+
+def _initializers_only(module: ModuleOp) -> bool:
+    """True for startup-style programs: host-only initializers and constants."""
+    ops = list(module.body.block.ops)
+    return any(op.name in HOST_ONLY for op in ops) and all(
+        op.name in HOST_ONLY or op.name in _INITIALIZER_OPS for op in ops
+    )
 
 
 def make_backend(place: Any) -> CompiledBackend:

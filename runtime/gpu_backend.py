@@ -34,7 +34,6 @@ from xdsl.ir import Operation, SSAValue
 
 from pullback.runtime import cuda
 
-HOST_ONLY = frozenset({"pd.uniform_random", "pd.gaussian_random"})
 """Ops whose programs run on the host interpreter (numpy's random generator)."""
 
 _NP = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64, "i1": np.bool_}
@@ -215,7 +214,7 @@ class GpuBackend:
         """The compiled program (compiled on first use for this module and fetches),
         or None for programs that must run on the host: startup programs, whose
         random initializers use numpy's generator."""
-        from pullback.lowering.convert_pd_to_linalg import LoweringError
+        from pullback.lowering.convert_pd_to_linalg import HOST_ONLY, LoweringError
 
         key = (id(module), tuple(id(v) for v in fetches))
         hit = self._programs.get(key)

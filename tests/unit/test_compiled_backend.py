@@ -188,15 +188,30 @@ def test_second_run_hits_the_cache() -> None:
 
 
 def test_unlowerable_op_is_named_and_falls_back_loudly() -> None:
+    # A host-only initializer inside a real computation cannot be compiled.
     b = ProgramBuilder()
+    x = b.data("x", [2, 2])
     r = b.add(pd.UniformRandomOp, shape=[2, 2], min=0.0, max=1.0)
+    y = b.add(pd.ElementwiseAddOp, x, r)
+    feeds = {"x": np.ones((2, 2), np.float32)}
     with pytest.raises(NotCompilable, match="pd.uniform_random"):
-        CompiledBackend().run(b.module, {}, {}, [r])
+        CompiledBackend().run(b.module, feeds, {}, [y])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        (out,) = CompiledBackend(fallback=True).run(b.module, {}, {}, [r])
-    assert out.shape == (2, 2)
+        (out,) = CompiledBackend(fallback=True).run(b.module, feeds, {}, [y])
+    assert out.shape == (2, 2) and np.all(out >= 1.0) and np.all(out < 2.0)
     assert any("interpreter" in str(w.message) for w in caught)
+
+
+def test_startup_programs_run_on_the_host_quietly() -> None:
+    b = ProgramBuilder()
+    r = b.add(pd.UniformRandomOp, shape=[2, 2], min=0.0, max=1.0)
+    c = b.add(pd.FillConstantOp, shape=[3], value=2.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out, const = CompiledBackend().run(b.module, {}, {}, [r, c])
+    assert out.shape == (2, 2) and np.all((0.0 <= out) & (out < 1.0))
+    np.testing.assert_array_equal(const, [2.0, 2.0, 2.0])
 
 
 def test_two_thousand_steps_keep_memory_flat() -> None:
