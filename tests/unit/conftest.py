@@ -28,3 +28,20 @@ def static(request: pytest.FixtureRequest) -> Iterator[tuple[Program, Callable[.
 
         yield main, feed
     core.disable_static()
+
+
+@pytest.fixture
+def dynamic_mode() -> Iterator[None]:
+    """Eager mode, fresh names, and `paddle.seed` undone afterwards."""
+    from pullback.frontend.framework import default_main_program, default_startup_program
+    from pullback.frontend.nn_layers import EAGER_SEEDS
+
+    programs = [default_main_program(), default_startup_program()]
+    seeds = [p.random_seed for p in programs]
+    core.disable_static()
+    EAGER_SEEDS.reset()
+    with unique_name.guard():
+        yield
+    core.disable_static()
+    for p, s in zip(programs, seeds):
+        p.random_seed = s

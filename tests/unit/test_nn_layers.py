@@ -9,25 +9,14 @@ import math
 import numpy as np
 import pullback as paddle
 import pytest
-from pullback.frontend import core, unique_name
-from pullback.frontend.nn_layers import EAGER_SEEDS, EagerParamBase
+from pullback.frontend import core
+from pullback.frontend.nn_layers import EagerParamBase
 
 nn = paddle.nn
 F = paddle.nn.functional
 
 
-@pytest.fixture(autouse=True)
-def dynamic_mode():
-    """Eager mode, fresh names, and `paddle.seed` undone afterwards."""
-    programs = [paddle.static.default_main_program(), paddle.static.default_startup_program()]
-    seeds = [p.random_seed for p in programs]
-    core.disable_static()
-    EAGER_SEEDS.reset()
-    with unique_name.guard():
-        yield
-    core.disable_static()
-    for p, s in zip(programs, seeds):
-        p.random_seed = s
+pytestmark = pytest.mark.usefixtures("dynamic_mode")
 
 
 class MLP(nn.Layer):
