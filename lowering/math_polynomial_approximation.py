@@ -67,7 +67,12 @@ class _Emit:
         return acc
 
     def clamp(self, x: SSAValue, lo: float, hi: float) -> SSAValue:
-        return self.op(arith.MinimumfOp(self.op(arith.MaximumfOp(x, self.c(lo))), self.c(hi)))
+        """`min(max(x, lo), hi)` that keeps NaN: as compare-and-select (a false
+        comparison keeps x), which x86 lowers to one max/min instruction each, where
+        NaN-propagating `maximumf`/`minimumf` cost several."""
+        lo_c, hi_c = self.c(lo), self.c(hi)
+        above = self.select(self.cmp("olt", x, lo_c), lo_c, x)
+        return self.select(self.cmp("ogt", above, hi_c), hi_c, above)
 
     def select(self, c: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
         return self.op(arith.SelectOp(c, a, b))
@@ -78,15 +83,24 @@ class _Emit:
 
 def expand_exp(e: _Emit, x: SSAValue) -> SSAValue:
     """Cephes `expf`: 2^n * p(r) with x = n ln2 + r, |r| <= ln2 / 2."""
-    x = e.clamp(x, -87.33654, 88.72283)
+    # The upper clamp sits past ln(FLT_MAX) = 88.7228 on purpose: there n = 128 and
+    # the final products overflow to +inf, as libm's expf does, with no extra select
+    # (n stays <= 129, so the exponent bits below remain well formed).
+    x = e.clamp(x, -87.33654, 89.0)
     n = e.op(xmath.FloorOp(e.add(e.mul(x, e.c(1.44269504088896341)), e.c(0.5))))
     r = e.sub(e.sub(x, e.mul(n, e.c(0.693359375))), e.mul(n, e.c(-2.12194440e-4)))
     p = e.poly(r, [1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1])
     p = e.add(e.add(e.mul(e.mul(p, r), r), r), e.c(1.0))
-    # 2^n built from its exponent bits; n in [-126, 128) after the clamp (n = 128
-    # only for the very top of the range: split it as 2 * 2^(n-1)).
-    ni = e.op(arith.FPToSIOp(n, i32))
-    ni = e.op(arith.SubiOp(ni, e.ci(1)))
+    # 2^n built from its exponent bits as 2 * 2^(n-1), n in [-126, 128] after the
+    # clamp.  At the very bottom (n = -126, x < -86.64) 2^(n-1) has a zero exponent
+    # field, so results below ~2.4e-38 flush to zero (as with FTZ): an absolute
+    # error under FLT_MIN, and exp(-inf) = 0 as it should.
+    # (int)n without a conversion instruction (LLVM's saturating fptosi costs a
+    # handful of fix-up instructions per lane): n is integral with |n| <= 128, so
+    # adding 1.5 * 2^23 puts it in the low mantissa bits.  A NaN x gives garbage
+    # here, but p is NaN already, so the result stays NaN.
+    shifted = e.op(arith.BitcastOp(e.add(n, e.c(12582912.0)), i32))
+    ni = e.op(arith.SubiOp(shifted, e.ci(0x4B400000 + 1)))
     bits = e.op(arith.ShLIOp(e.op(arith.AddiOp(ni, e.ci(127))), e.ci(23)))
     scale = e.op(arith.BitcastOp(bits, f32))
     return e.mul(e.mul(p, scale), e.c(2.0))
