@@ -1,6 +1,6 @@
 """Eager forward + backward per iteration: pullback vs PyTorch eager, in one run.
 
-    OPENBLAS_NUM_THREADS=1 /tmp/venv/bin/python benchmarks/bench_eager.py [--iters N]
+    OPENBLAS_NUM_THREADS=1 python -m pullback.benchmarks.bench_eager [--iters N]
 
 Workloads (the issue's): the `paddle.autograd.backward` seed example (two 2x2
 matmuls, backward with two seed tensors, clear_grad) and a 3-layer MLP (64-128-128-10,
