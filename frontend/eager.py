@@ -32,6 +32,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Block, Operation
 from xdsl.utils.exceptions import VerifyException
 
+from pullback.frontend.dtype import dtype as as_dtype
 from pullback.dialects import pd
 from pullback.frontend import core, unique_name
 from pullback.runtime.interpreter import KERNELS, InterpreterError, _load_kernels
@@ -554,8 +555,9 @@ class Tensor:
 
     @property
     def dtype(self) -> str:
-        """Paddle's dtype name (`'float32'`, ...), as static Variables report it."""
-        return DTYPE_NAMES[self._data.dtype]
+        """Paddle's dtype (equals `'float32'`, ...; prints as `paddle.float32`), as
+        static Variables report it."""
+        return as_dtype(DTYPE_NAMES[self._data.dtype])
 
     @property
     def place(self) -> Place:
@@ -759,7 +761,7 @@ def format_tensor(t: Tensor, prefix: str = "Tensor") -> str:
         width = max(width, len(_format_item(x)))
     data = _format_array(a, summary, indent, width, signed)
     return (
-        f"{prefix}(shape={t.shape}, dtype={t.dtype}, place={t.place}, "
+        f"{prefix}(shape={t.shape}, dtype={t.dtype:s}, place={t.place}, "
         f"stop_gradient={t.stop_gradient},\n{' ' * indent}{data})"
     )
 

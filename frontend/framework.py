@@ -19,6 +19,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from pullback.dialects import pd
+from pullback.frontend.dtype import dtype as as_dtype
 from pullback.dialects.pd.base import dtype_name, elem_of, shape_of, value_name
 
 
@@ -57,8 +58,8 @@ class Variable:
 
     @property
     def dtype(self) -> str:
-        """Paddle's dtype name (`'float32'`, `'int64'`, ...)."""
-        return dtype_name(elem_of(self.value.type))
+        """Paddle's dtype (equals `'float32'`, ...; prints as `paddle.float32`)."""
+        return as_dtype(dtype_name(elem_of(self.value.type)))
 
     @property
     def op(self) -> Operation | None:

@@ -217,6 +217,8 @@ def strs_attr(vs: Sequence[str]) -> ArrayAttr[StringAttr]:
 
 def to_attr(value: Any) -> Attribute:
     """Convert a Python property value to the attribute form the dialect uses."""
+    if isinstance(value, str) and type(value) is not str:
+        value = str.__str__(value)  # e.g. a DType: attributes hold the plain name
     key = tuple(value) if isinstance(value, list) else value
     try:
         return _to_attr_cached(type(value), key)

@@ -22,11 +22,8 @@ from pullback.runtime.executor import CPUPlace, CUDAPlace
 registry.load()
 globals().update(registry.paddle())
 
-float32 = "float32"
-float64 = "float64"
-int32 = "int32"
-int64 = "int64"
-bool = "bool"  # noqa: A001 - Paddle's dtype name
+from pullback.frontend.dtype import bool_ as bool  # noqa: A001, E402 - Paddle's dtype name
+from pullback.frontend.dtype import float32, float64, int32, int64  # noqa: E402
 """Dtypes are spelled by their Paddle names (`dtype=paddle.float32`)."""
 
 
