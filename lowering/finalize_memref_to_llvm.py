@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, llvm, memref
+from xdsl.dialects import arith, llvm, memref
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     IndexType,
@@ -39,8 +39,9 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
-from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import DiagnosticException
+
+from pullback.lowering.llvm_common import retype_values
 
 _BYTES = {"f32": 4, "f64": 8, "i64": 8, "i32": 4, "i16": 2, "i8": 1, "i1": 1}
 
@@ -194,19 +195,7 @@ def declare_llvm_function(module: ModuleOp, name: str, inputs: list[Attribute], 
 def retype_memrefs(module: ModuleOp) -> None:
     """Give every remaining memref-typed value the type `!llvm.ptr`."""
     ptr = llvm.LLVMPointerType()
-    for op in list(module.walk()):
-        for r in list(op.results):
-            if isinstance(r.type, MemRefType):
-                Rewriter.replace_value_with_new_type(r, ptr)
-        for region in op.regions:
-            for block in region.blocks:
-                for a in list(block.args):
-                    if isinstance(a.type, MemRefType):
-                        Rewriter.replace_value_with_new_type(a, ptr)
-        if isinstance(op, func.FuncOp):
-            ft = op.function_type
-            conv = lambda ts: [ptr if isinstance(t, MemRefType) else t for t in ts]  # noqa: E731
-            op.function_type = func.FunctionType.from_lists(conv(ft.inputs.data), conv(ft.outputs.data))
+    retype_values(module, lambda t: ptr if isinstance(t, MemRefType) else t)
 
 
 @dataclass(frozen=True)
