@@ -16,7 +16,7 @@ import numpy as np
 
 from xdsl.ir import SSAValue
 
-from pullback.benchmarks.programs import Built, ProgramBuilder, elementwise_chain, mlp_train
+from pullback.benchmarks.programs import Built, ProgramBuilder, elementwise_chain, mlp_train, torch_mlp_step
 from pullback.dialects import pd
 from pullback.runtime.compiled import CompiledBackend
 
@@ -101,17 +101,7 @@ def bench_mlp(repeat: int) -> list[tuple[str, float | None, str]]:
         tx, ty = torch.tensor(x), torch.tensor(y[:, 0])
 
         def torch_step() -> None:
-            h = tx
-            for i in range(3):
-                h = h @ tp[2 * i] + tp[2 * i + 1]
-                if i < 2:
-                    h = torch.relu(h)
-            loss = torch.nn.functional.cross_entropy(h, ty)
-            loss.backward()
-            with torch.no_grad():
-                for p in tp:
-                    p -= lr * p.grad
-                    p.grad = None
+            torch_mlp_step(tp, tx, ty, lr)
 
         rows.append(("torch eager", timeit(torch_step, repeat), f"torch {torch.__version__}"))
 
@@ -171,7 +161,7 @@ def bench_chain(repeat: int) -> list[tuple[str, float | None, str]]:
             hs.append(h)
         g = np.ones_like(x)
         for i in reversed(range(20)):
-            k, a, out = i % 5, hs[i], hs[i + 1]
+            k, out = i % 5, hs[i + 1]
             g = [lambda: g * (1 - out * out), lambda: g * yv, lambda: g * out * (1 - out), lambda: g, lambda: 0.5 * g][k]()
         _ = h.sum()
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from pullback.benchmarks.programs import elementwise_chain, mlp_train
+from pullback.benchmarks.programs import elementwise_chain, mlp_train, torch_mlp_step
 from pullback.runtime import cuda
 
 Row = tuple[str, float | None, str]
@@ -69,18 +69,8 @@ def bench_mlp(repeat: int) -> list[Row]:
     tx, ty = torch.tensor(x, device=dev), torch.tensor(y[:, 0], device=dev)
 
     def step() -> None:
-        h = tx
-        for i in range(3):
-            h = h @ params[2 * i] + params[2 * i + 1]
-            if i < 2:
-                h = torch.relu(h)
-        loss = torch.nn.functional.cross_entropy(h, ty)
-        loss.backward()
-        with torch.no_grad():
-            for p in params:
-                p -= lr * p.grad
-                p.grad = None
-        loss.item()  # the pullback step returns the loss to the host too
+        # .item(): the pullback step returns the loss to the host too
+        torch_mlp_step(params, tx, ty, lr).item()
 
     rows.append(("torch cuda", timeit(step, repeat), f"torch {torch.__version__}"))
     return rows

@@ -128,3 +128,23 @@ def elementwise_chain(n: int = 1 << 20, ops: int = 20, dtype: str = "float32") -
     b.fetch(loss)
     b.fetch(gx)
     return Built(b.module, [loss, gx], {})
+
+
+def torch_mlp_step(params: Sequence[object], x: object, labels: object, lr: float):  # type: ignore[no-untyped-def]
+    """A PyTorch eager SGD step of the same 3-layer MLP as `mlp_train` (the peer in
+    the CPU and GPU benchmarks): relu hidden layers, softmax cross-entropy.
+    `params` are torch tensors `[w0, b0, w1, b1, w2, b2]`; returns the loss tensor."""
+    import torch
+
+    h = x
+    for i in range(3):
+        h = h @ params[2 * i] + params[2 * i + 1]  # type: ignore[operator]
+        if i < 2:
+            h = torch.relu(h)  # type: ignore[arg-type]
+    loss = torch.nn.functional.cross_entropy(h, labels)  # type: ignore[arg-type]
+    loss.backward()
+    with torch.no_grad():
+        for p in params:
+            p -= lr * p.grad  # type: ignore[attr-defined, operator]
+            p.grad = None  # type: ignore[attr-defined]
+    return loss
