@@ -558,6 +558,13 @@ def backward(
     _run(tensors, seeds, None, retain_graph, False, dump_dir=dump_dir)
 
 
+def tensor_backward(self: Tensor, grad_tensor: Tensor | None = None, retain_graph: bool = False) -> None:
+    """`Tensor.backward`: accumulate the gradients of this tensor into the leaves'
+    `.grad` (`paddle.autograd.backward([self], [grad_tensor], retain_graph)`).
+    Attached to Tensor by `frontend/install.py` (eager cannot import this module)."""
+    backward([self], None if grad_tensor is None else [grad_tensor], retain_graph)
+
+
 def grad(
     outputs: Tensor | Sequence[Tensor],
     inputs: Tensor | Sequence[Tensor],
