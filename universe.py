@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from types import ModuleType
 
 from xdsl.ir import Dialect
 from xdsl.passes import ModulePass
@@ -34,7 +35,7 @@ def get_pd_dialect() -> Dialect:
     return PD
 
 
-def _registries() -> list[object]:
+def _registries() -> list[ModuleType]:
     """The registry modules of `_PASS_REGISTRIES` that can be imported."""
     mods = []
     for mod_name in _PASS_REGISTRIES:

@@ -39,7 +39,7 @@ from xdsl.parser import Parser
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.arg_spec import parse_pipeline
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
-from xdsl.utils.lexer import Input, Span
+from xdsl.utils.lexer import Span
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 from xdsl.xdsl_opt_main import xDSLOptMain
 
@@ -209,7 +209,8 @@ def parse_pd_file(path: str, tool: str = TOOL) -> ModuleOp:
         raise ToolError(format_error(e.msg, e.span, path)) from None
     except VerifyException as e:
         op = getattr(e, "failed_op", None)
-        raise ToolError(format_error(str(e), parser.op_spans.get(op), path)) from None
+        span = parser.op_spans.get(op) if op is not None else None
+        raise ToolError(format_error(str(e), span, path)) from None
     return module
 
 
@@ -448,7 +449,7 @@ def show_warnings_as(where: Callable[[], str]) -> None:
              file: Any = None, line: str | None = None) -> None:
         sys.stderr.write(f"{where()}: warning: {str(message).strip()}\n")
 
-    warnings.showwarning = show  # type: ignore[assignment]
+    warnings.showwarning = show
 
 
 def main(argv: Sequence[str] | None = None) -> None:
