@@ -20,8 +20,8 @@ from xdsl.utils.exceptions import VerifyException
 
 from pullback.dialects import pd
 from pullback.dialects.pd.base import DYN, fmt_shape, shape_of
-from pullback.lowering.convert_pd_to_linalg import Program
-from pullback.lowering.scalar import ELEMENTWISE
+from pullback.lowering.abi import Program
+from pullback.lowering.convert_pd_to_linalg import LOWERINGS
 
 
 class ShapeError(ValueError):
@@ -81,11 +81,11 @@ def _check_refines_types(op, shapes) -> None:  # type: ignore[no-untyped-def]
 def _check_dynamic_broadcast(op, shapes, get) -> None:  # type: ignore[no-untyped-def]
     """A `?` operand dimension the lowering indexes with a loop must equal that loop's
     size (it was compiled without knowing whether it would be 1)."""
-    ew = ELEMENTWISE.get(op.name)
-    if ew is None:
+    entry = LOWERINGS.get(type(op))
+    if entry is None or entry.maps is None:
         return
     out = shapes[op.results[0]]
-    for v, m in zip(op.operands, ew.maps(op)):
+    for v, m in zip(op.operands, entry.maps(op)):
         if m is None:
             continue
         static, concrete = shape_of(v.type), get(v)

@@ -36,13 +36,9 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import SSAValue
 
-from pullback.lowering.convert_pd_to_linalg import (
-    HOST_ONLY,
-    LoweringError,
-    Program,
-    abi_of,
-    build_entry,
-)
+from pullback.dialects.pd.base import PdOp
+from pullback.lowering.abi import LoweringError, Program, abi_of
+from pullback.lowering.convert_pd_to_linalg import build_entry
 from pullback.lowering.shapes import ShapeError, plan_shapes
 
 _NP = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64, "i1": np.bool_}
@@ -361,8 +357,9 @@ _INITIALIZER_OPS = frozenset({"pd.fill_constant", "pd.parameter", "pd.fetch"})
 def _initializers_only(module: ModuleOp) -> bool:
     """True for startup-style programs: host-only initializers and constants."""
     ops = list(module.body.block.ops)
-    return any(op.name in HOST_ONLY for op in ops) and all(
-        op.name in HOST_ONLY or op.name in _INITIALIZER_OPS for op in ops
+    host_only = [isinstance(op, PdOp) and op.HOST_ONLY is not None for op in ops]
+    return any(host_only) and all(
+        host or op.name in _INITIALIZER_OPS for host, op in zip(host_only, ops)
     )
 
 

@@ -81,7 +81,8 @@ class GpuProgram:
 
 def compile_for_gpu(module: ModuleOp, fetches: Sequence[SSAValue], device: cuda.Device) -> GpuProgram:
     """Lower `module` for `fetches`, emit PTX and load it on `device`."""
-    from pullback.lowering.convert_pd_to_linalg import Program, abi_of, build_entry
+    from pullback.lowering.abi import Program, abi_of
+    from pullback.lowering.convert_pd_to_linalg import build_entry
     from pullback.lowering.gpu import GPU_PASSES
     from pullback.lowering.gpu.ptx import gpu_modules, module_to_ptx
     from pullback.runtime.compiled import _output_values
@@ -214,7 +215,8 @@ class GpuBackend:
         """The compiled program (compiled on first use for this module and fetches),
         or None for programs that must run on the host: startup programs, whose
         random initializers use numpy's generator."""
-        from pullback.lowering.convert_pd_to_linalg import HOST_ONLY, LoweringError
+        from pullback.dialects.pd.base import PdOp
+        from pullback.lowering.abi import LoweringError
 
         key = (id(module), tuple(id(v) for v in fetches))
         hit = self._programs.get(key)
@@ -222,7 +224,7 @@ class GpuBackend:
             try:
                 hit = (module, compile_for_gpu(module, fetches, self.device))
             except LoweringError:
-                if not any(op.name in HOST_ONLY for op in module.walk()):
+                if not any(isinstance(op, PdOp) and op.HOST_ONLY for op in module.walk()):
                     raise
                 hit = (module, None)
             self._programs[key] = hit

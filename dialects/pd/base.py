@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -352,7 +352,29 @@ class PdOp(IRDLOperation):
     Subclasses declare their properties with `prop_def`/`opt_prop_def` (defaults via
     `default_value`) and implement `infer`.  `make(*operands, name=..., **props)`
     takes Python property values and makes a fully typed op.
+
+    Facts about an op that passes and backends need beyond its typing rule are class
+    attributes, declared here with the value of an ordinary pure tensor op and set
+    by the family modules on the ops they concern (`HOST_ONLY`, `EXPENSIVE`, `VIEW`,
+    `WRITES_PERSISTABLE`).
     """
+
+    HOST_ONLY: ClassVar[str | None] = None
+    """Why the op always runs on the host interpreter and is never lowered to native
+    code (the reason is shown to users), or None for an op native code computes."""
+
+    EXPENSIVE: ClassVar[bool] = False
+    """Costly to recompute (a transcendental function, a division): fusion, which
+    recomputes an elementwise value in each of its readers, counts it 4 times."""
+
+    VIEW: ClassVar[bool] = False
+    """The result holds operand 0's elements in the same row-major order (a reshape):
+    the lowering makes it a view of the operand's buffer, no copy, so a write to the
+    operand's buffer is a write to the result."""
+
+    WRITES_PERSISTABLE: ClassVar[bool] = False
+    """The results overwrite persistables (optimizer updates): the op is kept even
+    when nothing reads its results, and its results are never fused into readers."""
 
     @classmethod
     def infer(

@@ -9,7 +9,7 @@ stand for feeds, `pd.parameter` ops for persistable variables held in the Scope,
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -200,6 +200,11 @@ class FillAnyLikeOp(PureOp):
 
 class _RandomInitOp(PdOp):
     """Shared definition of the seeded random initializers of startup programs."""
+
+    HOST_ONLY: ClassVar[str | None] = (
+        "random initializers draw from numpy's generator, which native code does not "
+        "reproduce; they run on the host interpreter (startup programs run once)"
+    )
 
     shape = prop_def(DenseArrayBase)
     dtype = prop_def(StringAttr, default_value=StringAttr("float32"))
