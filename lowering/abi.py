@@ -13,8 +13,9 @@ on any lowering rule, so importing them never loads the lowering.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
 from xdsl.ir import Block, SSAValue
@@ -72,7 +73,7 @@ def _type_str(t: TensorType) -> list[object]:
     return [list(shape_of(t)), str(t.get_element_type())]
 
 
-def abi_of(module: ModuleOp, entry: str = "main") -> dict[str, object]:
+def abi_of(module: ModuleOp, entry: str = "main") -> dict[str, Any]:
     """The ABI recorded on a lowered module's entry function, as plain JSON data."""
     for op in module.walk():
         sym = op.properties.get("sym_name")
@@ -156,4 +157,16 @@ class Program:
         return v
 
 
-__all__ = ["Abi", "LoweringError", "Program", "abi_of"]
+def output_values(
+    prog: Program, abi: Mapping[str, Any], fetches: Sequence[SSAValue]
+) -> list[SSAValue]:
+    """The `pd` value behind each output buffer of `abi` (as `abi_of` returns it), in
+    ABI order: what the runtime plans output shapes for."""
+    outs: dict[int, SSAValue] = {}
+    for v, (kind, ref) in zip(fetches, abi["fetches"]):
+        if kind == "out":
+            outs[ref] = prog.resolve(v)
+    return [outs[i] for i in range(len(outs))]
+
+
+__all__ = ["Abi", "LoweringError", "Program", "abi_of", "output_values"]
