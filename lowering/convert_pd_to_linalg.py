@@ -62,7 +62,7 @@ FAMILIES = (program, elementwise, reduction, loss, shape, nn, optimizer)
 def lowering_gap(op_type: type[Operation]) -> str | None:
     """Why ops of class `op_type` cannot be lowered to native code, or None when
     they can (structural ops are consumed by `abi.Program`)."""
-    if op_type in program.STRUCTURAL_OPS:
+    if op_type in pd.STRUCTURAL_OPS:
         return None
     reason = getattr(op_type, "HOST_ONLY", None)
     if reason is not None:

@@ -54,6 +54,7 @@ from xdsl.ir.affine import AffineDimExpr, AffineExpr, AffineMap
 from xdsl.rewriter import InsertPoint
 
 from pullback.dialects.pd.base import DYN, PdOp, result_names, shape_of
+from pullback.dialects.pd.program import STRUCTURAL_OPS
 from pullback.lowering.abi import Abi, LoweringError, Program
 
 Size = int | SSAValue
@@ -695,12 +696,14 @@ class Lowerer:
             self.current = i
             self._sizes_for(op)
             entry = LOWERINGS.get(type(op))
-            if entry is None or (entry.rule is None and entry.body is None):
+            if isinstance(op, STRUCTURAL_OPS):
+                pass  # feeds and parameters: entry-function arguments, bound already
+            elif entry is None or (entry.rule is None and entry.body is None):
                 raise LoweringError(
                     f"cannot lower '{op.name}' to native code yet "
                     "(no rule in convert-pd-to-linalg)"
                 )
-            if entry.rule is not None:
+            elif entry.rule is not None:
                 if any(self.needed(r) for r in op.results) or op.WRITES_PERSISTABLE:
                     entry.rule(self, op)
             elif not all(self.prog.resolve(r) in self.inline or not self.needed(r) for r in op.results):

@@ -1,9 +1,10 @@
 """Lowering of the program family (`dialects/pd/program.py`).
 
-Feeds (`pd.data`) and persistables read with `pd.parameter` become arguments of the
-entry function (`convert_pd_to_linalg.build_entry` binds their buffers), `pd.fetch`
-picks its outputs, and `pd.backward`/`pd.yield` are spliced into straight-line order
-(`abi.Program`): none of them emits code of its own.  Constants are pointwise.  The
+The structural ops (`pd.STRUCTURAL_OPS`) emit no code of their own: feeds
+(`pd.data`) and persistables read with `pd.parameter` become arguments of the entry
+function (`convert_pd_to_linalg.build_entry` binds their buffers), `pd.fetch` picks
+its outputs, and `pd.backward`/`pd.yield` are spliced into straight-line order
+(`abi.Program`).  Constants are pointwise.  The
 random initializers are declared `HOST_ONLY` in the dialect: startup programs run
 on the host interpreter.
 """
@@ -13,16 +14,7 @@ from __future__ import annotations
 from xdsl.ir import SSAValue
 
 from pullback.dialects import pd
-from pullback.lowering.core import Lowerer, Scalar, elem_of_result, lowers, pointwise
-
-
-@lowers(pd.DataOp, pd.ParameterOp)
-def _bound_by_entry(low: Lowerer, op: pd.DataOp | pd.ParameterOp) -> None:
-    """Nothing to emit: the value is an argument of the entry function."""
-
-
-STRUCTURAL_OPS = (pd.FetchOp, pd.BackwardOp, pd.YieldOp)
-"""Ops consumed by `abi.Program` when it flattens a module: they never reach a rule."""
+from pullback.lowering.core import Scalar, elem_of_result, pointwise
 
 
 @pointwise(pd.FillAnyLikeOp, maps=lambda op: [None])
@@ -36,4 +28,4 @@ def _fill_constant(s: Scalar, op: pd.FillConstantOp, args: list[SSAValue]) -> li
     return [s.const(op.prop("value"), elem_of_result(op))]
 
 
-__all__ = ["STRUCTURAL_OPS"]
+__all__: list[str] = []

@@ -20,7 +20,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
 )
-from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -415,3 +415,10 @@ PROGRAM_OPS = [
     BackwardOp,
     YieldOp,
 ]
+
+STRUCTURAL_OPS: tuple[type[Operation], ...] = (DataOp, ParameterOp, FetchOp, BackwardOp, YieldOp)
+"""Program structure rather than computation: feeds, persistables, outputs and the
+backward region.  Every consumer handles them itself: the interpreter binds and runs
+them, the autodiff pass treats feeds and parameters as leaves and differentiates
+backward regions by nesting, and the lowering makes them entry-function arguments
+and outputs (`lowering/abi.py`).  They have no kernel, VJP rule or lowering rule."""
