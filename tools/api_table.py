@@ -48,7 +48,7 @@ NAMESPACES: tuple[tuple[str, str], ...] = (
 )
 """Registry export list -> the public prefix of its names (in table order)."""
 
-STRUCTURAL = frozenset({pd.DataOp, pd.ParameterOp, pd.FetchOp, pd.BackwardOp, pd.YieldOp})
+STRUCTURAL = frozenset(pd.STRUCTURAL_OPS)
 """Ops every backend handles as program structure, not computation."""
 
 _OP_CLASSES = {
@@ -122,17 +122,11 @@ def analyze(fn: Callable[..., Any]) -> tuple[frozenset[type[pd.PdOp]], bool]:
 # ------------------------------------------------------------------------- facts
 
 
-@functools.cache
-def lowered_op_names() -> frozenset[str]:
-    """Names of the ops the CPU lowering (the compiled backend) handles."""
-    from pullback.lowering.convert_pd_to_linalg import lowerable_ops
-
-    return frozenset(getattr(o, "name", o) for o in lowerable_ops())
-
-
 def backends(ops: Iterable[type[pd.PdOp]]) -> str:
     """`native`, or `interpreter` naming the ops without a CPU lowering."""
-    missing = sorted(o.name for o in ops if o not in STRUCTURAL and o.name not in lowered_op_names())
+    from pullback.lowering.convert_pd_to_linalg import lowering_gap
+
+    missing = sorted(o.name for o in ops if lowering_gap(o) is not None)
     return "native" if not missing else f"interpreter ({', '.join(f'`{m}`' for m in missing)})"
 
 
