@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pullback.frontend import initializer, nn_layers
 from pullback.frontend.api import nn_functional as functional
-from pullback.frontend.nn_layers import *
+from pullback.frontend.nn_layers import *  # noqa: F403 - re-exports nn_layers.__all__
 
 __path__: list[str] = []  # children (`functional`, `initializer`) come from the alias finder
 

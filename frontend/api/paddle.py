@@ -21,8 +21,8 @@ from pullback.runtime.executor import CPUPlace, CUDAPlace
 
 globals().update(registry.paddle())
 
-from pullback.frontend.dtype import bool_ as bool  # noqa: A001, E402 - Paddle's dtype name
-from pullback.frontend.dtype import float32, float64, int32, int64  # noqa: E402
+from pullback.frontend.dtype import bool_ as bool  # noqa: A001, E402, F401 - Paddle's dtype name
+from pullback.frontend.dtype import float32, float64, int32, int64  # noqa: E402, F401
 """Dtypes are spelled by their Paddle names (`dtype=paddle.float32`)."""
 
 

@@ -46,7 +46,7 @@ __all__ = [
     "Program",
     "Scope",
     "Variable",
-    "append_backward",
+    "append_backward",  # noqa: F822 - loaded on first use (module __getattr__)
     "cpu_places",
     "create_global_var",
     "create_parameter",
@@ -55,7 +55,7 @@ __all__ = [
     "default_main_program",
     "default_startup_program",
     "global_scope",
-    "gradients",
+    "gradients",  # noqa: F822 - loaded on first use (module __getattr__)
     "name_scope",
     "nn",
     "program_guard",

@@ -109,7 +109,7 @@ def test_no_two_families_export_the_same_name():
     for kind in registry.LIST_EXPORTS + registry.DICT_EXPORTS:
         seen: dict[str, str] = {}
         for fam, table in registry.exports_by_family(kind).items():
-            for name, fn in table.items():
+            for name in table:
                 assert seen.get(name) in (None, fam), (
                     f"{kind}: '{name}' exported by both {seen[name]} and {fam}"
                 )
