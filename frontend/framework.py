@@ -227,16 +227,27 @@ def _op_class(type_name: str) -> type[pd.PdOp]:
 
 
 class Program:
-    """A static program: a `builtin.module` of `pd` ops (Paddle's block 0)."""
+    """A static program: a `builtin.module` of `pd` ops (Paddle's block 0).
+
+    `random_seed` (0: unset) seeds the program's random ops that have no seed of
+    their own; unset, they draw from the global generator (`paddle.seed`)."""
+
+    _global_seed = 0
+    """The `random_seed` new programs start with (`Program.global_seed`)."""
 
     def __init__(self) -> None:
         self.module = ModuleOp([])
         self.blocks = [Block(self, 0)]
         self.version = 0
-        self.random_seed = 0
+        self.random_seed = Program._global_seed
         self._names: dict[str, SSAValue] | None = None
         self._insertion: XBlock | None = None
         """Where new ops go when not at the end of block 0 (see `insertion_point`)."""
+
+    def global_seed(self, seed: int = 0) -> None:
+        """Paddle's `Program.global_seed`: `seed` becomes the `random_seed` of this
+        program and of every program created afterwards."""
+        Program._global_seed = self.random_seed = int(seed)
 
     def global_block(self) -> Block:
         return self.blocks[0]

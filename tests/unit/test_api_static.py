@@ -466,9 +466,11 @@ def test_unique_name_guard_restarts_numbering():
             assert paddle.static.nn.fc(x2, 2).name == "fc_0.tmp_1"
 
 
-def test_seed_sets_both_default_programs():
-    paddle.seed(42)
-    assert paddle.static.default_main_program().random_seed == 42
-    assert paddle.static.default_startup_program().random_seed == 42
+def test_seed_seeds_the_generator_not_the_programs():
+    """Paddle 3.x: `paddle.seed` reseeds the global generator (which unseeded random
+    ops of every program draw from); programs' `random_seed` stays as it was."""
+    before = paddle.static.default_main_program().random_seed
+    assert paddle.seed(42).initial_seed() == 42
+    assert paddle.static.default_main_program().random_seed == before
     with pytest.raises(ValueError, match="non-negative int"):
         paddle.seed(-1)
