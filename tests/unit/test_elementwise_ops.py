@@ -156,6 +156,29 @@ def test_unary_kernels(op_cls, props, formula, dtype):
     np.testing.assert_allclose(run_op(op_cls, x, dynamic=True, **props), formula(x), rtol=tol, atol=tol)
 
 
+def test_erf_kernel_matches_libm_on_a_dense_grid_and_special_values():
+    """The vectorized erf (Chebyshev interpolants of libm's erf/erfc) against
+    math.erf: within 1e-14 relative in float64 (measured ~2e-15), one float32 ulp in
+    float32; tiny and denormal arguments keep their relative accuracy."""
+    from pullback.runtime.kernels.elementwise import erf
+
+    x = np.concatenate([
+        np.linspace(-7.0, 7.0, 20001), np.geomspace(1e-300, 1.0, 301),
+        -np.geomspace(5e-324, 1.0, 31), [0.99999999, 1.0, 1.00000001, 5.9999999, 6.0],
+    ])
+    ref = np.array([math.erf(v) for v in x])
+    np.testing.assert_allclose(erf(x), ref, rtol=1e-14, atol=0)
+    x32 = x.astype(np.float32)
+    ref32 = np.array([math.erf(v) for v in x32.astype(np.float64)]).astype(np.float32)
+    got32 = erf(x32)
+    assert got32.dtype == np.float32
+    np.testing.assert_allclose(got32, ref32, rtol=1.2e-7, atol=1e-45)
+    special = erf(np.array([np.nan, np.inf, -np.inf, -0.0, 0.0]))
+    assert np.isnan(special[0]) and list(special[1:3]) == [1.0, -1.0]
+    assert special[3] == 0 and np.signbit(special[3]) and not np.signbit(special[4])
+    assert erf(np.array(0.5, np.float32)).shape == ()
+
+
 def test_cast_and_integer_scale():
     x = np.array([[1.7, -2.2]], dtype=np.float32)
     got = run_op(pd.CastOp, x, dtype="int64")
