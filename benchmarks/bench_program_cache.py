@@ -16,7 +16,6 @@ import argparse
 import gc
 
 import numpy as np
-
 import pullback as paddle
 
 
