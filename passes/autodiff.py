@@ -6,10 +6,13 @@ For a `pd.backward` op with targets T, seeds S, inputs W and a no-grad name set 
    (gradients of gradients), their bodies are cloned into the new region first and
    their results mapped to the clones, so they become ordinary forward ops.  This is
    what makes higher-order gradients need no extra code.
-2. *Activity analysis.* A value is *varied* if it depends on some input in W through
-   float ops without crossing a name in N, and *useful* if some target depends on it.
-   Only ops with a result that is both are differentiated (Paddle's pruning of ops
-   that are not on a path from the inputs to the targets).
+2. *Activity analysis.* A value is *varied* if it depends on some input in W without
+   crossing a name in N or a non-differentiable op, and *useful* if some target
+   depends on it.  Only ops with a result that is both are differentiated (Paddle's
+   pruning of ops that are not on a path from the inputs to the targets).  Integer
+   values take part as in Paddle: an integer target is seeded with integer ones and
+   its gradient flows through the ops' rules (`cast` back to float, say); only bool
+   values (comparison results) never carry a gradient.
 3. *Reverse sweep.* Each target is seeded (with its seed, or ones shaped like it);
    ops are visited in reverse program order and their VJP rules emit `pd` ops into
    the region.  A value with several gradient contributions gets them summed by one
@@ -35,7 +38,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from pullback.dialects import pd
-from pullback.dialects.pd.base import is_float, elem_of, set_value_name, shapes_compatible, shape_of, value_name
+from pullback.dialects.pd.base import INT_TYPES, is_float, elem_of, set_value_name, shapes_compatible, shape_of, value_name
 from pullback.passes import vjp as vjp_rules
 from pullback.passes.prune import prune_backward_region
 from pullback.passes.vjp import VjpBuilder
@@ -169,7 +172,8 @@ class _Differentiator:
 
     def _differentiable(self, v: SSAValue) -> bool:
         name = value_name(v)
-        return is_float(elem_of(v.type)) and (name is None or name not in self.no_grad)
+        elem = elem_of(v.type)
+        return (is_float(elem) or elem in INT_TYPES) and (name is None or name not in self.no_grad)
 
     def _activity(
         self, ops: list[Operation], targets: list[SSAValue], wrt: list[SSAValue]

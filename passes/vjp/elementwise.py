@@ -254,8 +254,9 @@ def clip_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | 
 
 @vjp(pd.CastOp)
 def cast_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
-    """g cast back to x's dtype (no gradient for an integer or bool x)."""
+    """g cast back to x's dtype, integer x included (Paddle's cast_grad); no
+    gradient for a bool x."""
     x, _, g = _unary(op, grads)
-    if not pd.is_float(pd.elem_of(x.type)):
+    if pd.elem_of(x.type) == pd.i1:
         return [None]
     return [b.cast_like(g, x)]

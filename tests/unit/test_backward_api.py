@@ -257,3 +257,33 @@ def test_sgd_minimize_trains_fit_a_line(static_mode):
         (l,) = exe.run(main, feed={"x": xs, "y": xs @ true_w + 0.5}, fetch_list=[avg_loss])
         losses.append(float(l))
     assert losses[-1] < 0.05 * losses[0]
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "compiled"])
+def test_gradients_of_an_integer_target(static_mode, backend):
+    """As in Paddle: an integer target is seeded with integer ones; the gradient
+    flows through `cast` (cast back: float) and integer arithmetic (integer)."""
+    main, _ = static_mode
+    x = paddle.static.data("x", [3], "float32")
+    x.stop_gradient = False
+    y = paddle.cast(x * 2.0, "int64")
+    xi = paddle.static.data("xi", [3], "int64")
+    xi.stop_gradient = False
+    yi = xi * 3
+    (gx,) = paddle.static.gradients(y, x)
+    (gxi,) = paddle.static.gradients(yi, xi)
+    (gsum,) = paddle.static.gradients(paddle.sum(yi), xi)
+    assert gx.dtype == "float32" and gxi.dtype == "int64"
+    exe = paddle.static.Executor(paddle.CPUPlace(), backend=backend)
+    got = exe.run(main, feed={"x": np.ones(3, np.float32), "xi": np.arange(3)}, fetch_list=[gx, gxi, gsum])
+    np.testing.assert_array_equal(got[0], np.full(3, 2.0, np.float32))
+    for g in got[1:]:
+        assert g.dtype == np.int64
+        np.testing.assert_array_equal(g, [3, 3, 3])
+
+
+def test_comparisons_still_carry_no_gradient(static_mode):
+    x = paddle.static.data("x", [3], "float32")
+    x.stop_gradient = False
+    mask = paddle.cast(paddle.greater_than(x, paddle.zeros([3])), "float32")
+    assert paddle.static.gradients(mask, x) == [None]
