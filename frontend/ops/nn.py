@@ -95,7 +95,7 @@ def matmul(x: Any, y: Any, transpose_x: bool = False, transpose_y: bool = False,
     dimensions; 1-D operands act as vectors."""
     for arg, v in (("x", x), ("y", y)):
         check_tensor("matmul", arg, v)
-    return apply(pd.MatmulOp, [x, y], prefix="matmul_v2", name=name,
+    return apply(pd.MatmulOp, [x, y], prefix="matmul_v2", name=name, op_type="matmul_v2",
                  transpose_x=bool(transpose_x), transpose_y=bool(transpose_y))
 
 
@@ -121,7 +121,7 @@ def linear(x: Any, weight: Any, bias: Any = None, name: str | None = None) -> An
     if len(weight.shape) != 2:
         raise ValueError(f"linear: weight must be 2-D [in_features, out_features], got {list(weight.shape)}")
     base = name or unique_name.generate("linear")
-    out = apply(pd.MatmulOp, [x, weight], prefix="linear", name=base)
+    out = apply(pd.MatmulOp, [x, weight], prefix="linear", name=base, op_type="matmul_v2")
     if bias is not None:
         check_float_tensor("linear", "bias", bias)
         out = _add_bias(out, bias, -1, base)
@@ -167,7 +167,8 @@ def embedding(x: Any, weight: Any, padding_idx: int | None = None, sparse: bool 
         padding_idx = int(padding_idx)
         # Paddle stores the non-negative row, as its op attribute reads -1 as "none".
         props["padding_idx"] = padding_idx % rows if rows >= 0 else padding_idx
-    return apply(pd.LookupTableOp, [x, weight], prefix="embedding", name=name, **props)
+    return apply(pd.LookupTableOp, [x, weight], prefix="embedding", name=name,
+                 op_type="lookup_table_v2", **props)
 
 
 # ----------------------------------------------------------------- convolution

@@ -140,10 +140,24 @@ def test_callbacks_type_checked_and_called_per_grad_op(static_mode):
 
     pg = fluid.backward.append_backward(loss=avg_loss, callbacks=[record])
     assert len(pg) == 2
-    # mean, square_error_cost, elementwise_add (bias), matmul: one gradient op each
-    assert seen[0] == "mean_grad"
-    assert "matmul_grad" in seen or "mul_grad" in seen
-    assert len(seen) >= 4
+    # What Paddle's append_backward reports for this program: fluid.layers.mean is
+    # `mean`, square_error_cost is `elementwise_sub` + `square`, fc is `mul` +
+    # `elementwise_add`; one gradient operator each, in reverse order.
+    assert seen == ["mean_grad", "square_grad", "elementwise_sub_grad", "elementwise_add_grad", "mul_grad"]
+
+
+def test_callbacks_report_paddle_operator_types_of_2x_apis(static_mode):
+    x = paddle.static.data("x", [None, 4], "float32")
+    y = paddle.static.data("y", [None, 3], "float32")
+    w = paddle.static.create_parameter([4, 3], "float32", name="w")
+    h = paddle.transpose(paddle.reshape(paddle.matmul(x, w), [-1, 3]), [0, 1])
+    loss = paddle.mean(F.square_error_cost(h, y))
+    seen = []
+    fluid.backward.append_backward(
+        loss, callbacks=[lambda block, context: seen.append(context["__current_op_desc__"].type())]
+    )
+    assert seen == ["reduce_mean_grad", "square_grad", "elementwise_sub_grad",
+                    "transpose2_grad", "reshape2_grad", "matmul_v2_grad"]
 
 
 def test_callback_clipping_takes_effect(static_mode):
