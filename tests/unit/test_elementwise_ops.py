@@ -394,3 +394,41 @@ def test_cast_gradient_is_cast_back(static):
     (got,) = run_fetch(main, {"x": rand(4, 2)}, gx)
     np.testing.assert_array_equal(got, np.full((4, 2), 3.0))
 
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "compiled"])
+def test_pow_gradient_edge_values_at_zero(static, backend):
+    """d(x ** y) at x = 0 and y = 0: the limits (0 where the raw product is 0 * inf;
+    Paddle's kernel gives NaN there), the true infinities elsewhere, NaN for dy at
+    x < 0 as in Paddle; and pow(x, factor=0) has a zero gradient."""
+    import pullback as paddle
+
+    main, feed = static
+    x = feed("x", [7], "float64")
+    y = feed("y", [7], "float64")
+    x.stop_gradient = y.stop_gradient = False
+    gx, gy = gradients([E.pow(x, y)], [x, y])
+    (gf,) = gradients([E.pow(x, 0.0)], [x])
+    xv = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 2.0, -1.0])
+    yv = np.array([2.0, 1.0, 0.5, 0.0, -1.0, 0.0, 2.0])
+    exe = paddle.static.Executor(paddle.CPUPlace(), backend=backend)
+    dx, dy, df = exe.run(main, feed={"x": xv, "y": yv}, fetch_list=[gx, gy, gf])
+    np.testing.assert_array_equal(dx, [0.0, 1.0, np.inf, 0.0, -np.inf, 0.0, -2.0])
+    np.testing.assert_array_equal(dy[:5], [0.0, 0.0, 0.0, 0.0, -np.inf])
+    np.testing.assert_allclose(dy[5], np.log(2.0), rtol=1e-15)
+    assert np.isnan(dy[6])
+    np.testing.assert_array_equal(df, np.zeros(7))
+
+
+def test_pow_gradient_edge_values_broadcast_with_axis(static):
+    """The masks follow Paddle's `axis` alignment (y of shape [3] at axis 1 of x)."""
+    main, feed = static
+    x = feed("x", [2, 3, 2], "float64")
+    y = feed("y", [3], "float64")
+    x.stop_gradient = y.stop_gradient = False
+    gx, gy = gradients([E.elementwise_pow(x, y, axis=1)], [x, y])
+    xv = np.zeros((2, 3, 2))
+    yv = np.array([0.0, 1.0, 2.0])
+    dx, dy = run_fetch(main, {"x": xv, "y": yv}, gx, gy)
+    np.testing.assert_array_equal(dx, np.broadcast_to(np.array([0.0, 1.0, 0.0])[:, None], (2, 3, 2)))
+    np.testing.assert_array_equal(dy, np.zeros(3))
