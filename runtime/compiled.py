@@ -34,23 +34,20 @@ import threading
 import warnings
 from collections import OrderedDict
 from collections.abc import Hashable, Mapping, MutableMapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import SSAValue
 
-from pullback.lowering.convert_pd_to_linalg import (
-    HOST_ONLY,
-    LoweringError,
-    Program,
-    abi_of,
-    build_entry,
-)
+from pullback.dialects.pd.base import DTYPES, PdOp
+from pullback.lowering.abi import LoweringError, Program, abi_of, output_values
+from pullback.lowering.convert_pd_to_linalg import build_entry
 from pullback.lowering.shapes import ShapeError, plan_shapes
 
-_NP = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64, "i1": np.bool_}
+_NP = {d.short: d.numpy for d in DTYPES}
+"""numpy dtypes by the element type names of ABI descriptions (`'f32'`)."""
 
 DEFAULT_CACHE_SIZE = 64
 """Compiled programs one `CompiledBackend` keeps (least recently used dropped first).
@@ -95,16 +92,16 @@ class _Jit:
         llvm.initialize_native_target()
         llvm.initialize_native_asmprinter()
         self.llvm = llvm
-        self.target = llvm.Target.from_default_triple()
-        self.cpu = llvm.get_host_cpu_name()
-        self.features = llvm.get_host_cpu_features().flatten()
-        self.tm = self.machine()
+        target = llvm.Target.from_default_triple()
+        self.tm = target.create_target_machine(
+            cpu=llvm.get_host_cpu_name(),
+            features=llvm.get_host_cpu_features().flatten(),
+            opt=3,
+            jit=True,
+        )
         self.blas = _bind_blas(llvm)
-        self.engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), self.machine())
-
-    def machine(self) -> Any:
-        """A target machine for the host CPU at O3 (an engine owns the one it gets)."""
-        return self.target.create_target_machine(cpu=self.cpu, features=self.features, opt=3, jit=True)
+        backing = llvm.parse_assembly("")
+        self.engine = llvm.create_mcjit_compiler(backing, self.tm)
 
     @classmethod
     def get(cls) -> _Jit:
@@ -188,14 +185,24 @@ class CompiledProgram:
     """A program compiled for one fetch list and feed dtypes/ranks."""
 
     prog: Program
+    outputs: list[SSAValue]
+    """The `pd` value behind each output buffer (`abi.output_values`)."""
     abi: dict[str, Any]
     fn: Any
     compile_seconds: float
     native: NativeCode | None = None
-    """The engine owning `fn`'s code: it lives exactly as long as this object."""
+    """The module behind `fn`: freed when the last program using it is dropped."""
     shape_plans: OrderedDict[tuple[tuple[int, ...], ...], list[tuple[int, ...]]] = field(
         default_factory=OrderedDict
     )
+    """Output shapes per feed shapes (they depend only on the program's structure),
+    the `SHAPE_PLANS_PER_PROGRAM` most recently used."""
+
+    def for_module(self, module: ModuleOp, fetches: Sequence[SSAValue]) -> CompiledProgram:
+        """This native code serving an equal (printed-identical) module: the same code,
+        ABI and shape plans, with a `Program` view of that module's own values."""
+        prog = Program.of(module, fetches, use_fetch_ops=False)
+        return replace(self, prog=prog, outputs=output_values(prog, self.abi, fetches))
 
     def output_shapes(self, feeds: Sequence[np.ndarray]) -> list[tuple[int, ...]]:
         """Concrete output shapes for these feeds (checked; cached per feed shapes)."""
@@ -204,8 +211,7 @@ class CompiledProgram:
         if plan is None:
             names = [n for n, _ in self.abi["feeds"]]
             shapes = plan_shapes(self.prog, dict(zip(names, key)))
-            outs = self.prog.fetches_out  # type: ignore[attr-defined]
-            plan = [shapes[v] for v in outs]
+            plan = [shapes[v] for v in self.outputs]
         remember(self.shape_plans, key, plan, SHAPE_PLANS_PER_PROGRAM)
         return plan
 
@@ -222,27 +228,19 @@ def compile_program(module: ModuleOp, fetches: Sequence[SSAValue], blas: bool | 
     digest = hashlib.sha1(str(module).encode()).hexdigest()[:16]
     entry = f"pb_{digest}_{next(_COUNTER)}"
     try:
-        fn_op, abi_obj = build_entry(module, fetches, entry=entry, only_given_fetches=True)
+        fn_op, _ = build_entry(module, fetches, entry=entry, only_given_fetches=True)
     except LoweringError as e:
         raise NotCompilable(str(e)) from None
     lowered = ModuleOp([fn_op])
     abi = abi_of(lowered, entry)
     run_passes(lowered, loop_passes(blas=use_blas))
     ir = str(to_llvmlite(lowered))
-    engine, addr = jit.compile(ir, "_pullback_packed_" + entry)
+    native, addr = jit.compile(ir, "_pullback_packed_" + entry)
     fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(addr)
     prog = Program.of(module, fetches, use_fetch_ops=False)
-    prog.fetches_out = _output_values(prog, abi, fetches)  # type: ignore[attr-defined]
-    return CompiledProgram(prog, abi, fn, time.perf_counter() - t0, engine)
-
-
-def _output_values(prog: Program, abi: dict[str, Any], fetches: Sequence[SSAValue]) -> list[SSAValue]:
-    """The `pd` value behind each output buffer, in ABI order."""
-    outs: dict[int, SSAValue] = {}
-    for v, (kind, ref) in zip(fetches, abi["fetches"]):
-        if kind == "out":
-            outs[ref] = prog.resolve(v)
-    return [outs[i] for i in range(len(outs))]
+    return CompiledProgram(
+        prog, output_values(prog, abi, fetches), abi, fn, time.perf_counter() - t0, native
+    )
 
 
 def _counter():  # type: ignore[no-untyped-def]
@@ -276,13 +274,14 @@ class CompiledBackend:
         self.compiles = 0
 
     def cache_info(self) -> dict[str, int]:
-        """Entries of the two program caches and their bound."""
+        """Entries of the two program caches, their bound and the compiles so far."""
         return {"identity": len(self._by_identity), "content": len(self._by_content),
                 "size": self.cache_size, "compiles": self.compiles}
 
     # The cache: an identity key (module object, its ops, fetches, feed dtypes/ranks)
     # finds a program without printing the module; the content key (its text) lets
-    # equal programs share code.  Both are LRU-bounded by `cache_size`.
+    # equal programs share code.  Both are LRU-bounded by `cache_size`, with one
+    # recency: a hit by identity refreshes the content entry too.
     def program_for(
         self, module: ModuleOp, fetches: Sequence[SSAValue], feeds: Mapping[str, np.ndarray]
     ) -> CompiledProgram | None:
@@ -293,7 +292,7 @@ class CompiledBackend:
         hit = self._by_identity.get(ident)
         if hit is not None and hit[0] is module:
             self._by_identity.move_to_end(ident)
-            if hit[2] in self._by_content:  # one recency for both caches
+            if hit[2] in self._by_content:
                 self._by_content.move_to_end(hit[2])
             return hit[1]
         positions = _value_positions(module, fetches)
@@ -304,7 +303,7 @@ class CompiledBackend:
             # (they run once, drawing from numpy's generator), so no warning.
             remember(self._by_identity, ident, (module, None, None), self.cache_size)
             return None
-        if compiled is None or compiled.prog is None:
+        if compiled is None:
             try:
                 compiled = compile_program(module, fetches, self.blas)
                 self.compiles += 1
@@ -314,10 +313,10 @@ class CompiledBackend:
                 warnings.warn(f"compiled backend: {e}; running this program on the interpreter", stacklevel=3)
                 remember(self._by_identity, ident, (module, None, None), self.cache_size)
                 return None
-        elif not _same_program(compiled, module, fetches):
-            compiled = compile_program(module, fetches, self.blas)
-            self.compiles += 1
-        remember(self._by_content, content, compiled, self.cache_size)
+            remember(self._by_content, content, compiled, self.cache_size)
+        else:
+            self._by_content.move_to_end(content)
+            compiled = compiled.for_module(module, fetches)
         remember(self._by_identity, ident, (module, compiled, content), self.cache_size)
         return compiled
 
@@ -347,15 +346,6 @@ def _value_positions(module: ModuleOp, values: Sequence[SSAValue]) -> tuple[tupl
         owner = v.owner
         out.append((index.get(id(owner), -1), getattr(v, "index", 0)))
     return tuple(out)
-
-
-def _same_program(compiled: CompiledProgram, module: ModuleOp, fetches: Sequence[SSAValue]) -> bool:
-    # Code compiled from an equal (printed-identical) module serves this one too,
-    # but its Program view (for shape planning) must describe this module's values.
-    compiled.prog = Program.of(module, fetches, use_fetch_ops=False)
-    compiled.prog.fetches_out = _output_values(compiled.prog, compiled.abi, fetches)  # type: ignore[attr-defined]
-    compiled.shape_plans.clear()
-    return True
 
 
 def _as_input(name: str, value: Any, spec: list[Any], what: str) -> np.ndarray:
@@ -433,8 +423,9 @@ _INITIALIZER_OPS = frozenset({"pd.fill_constant", "pd.parameter", "pd.fetch"})
 def _initializers_only(module: ModuleOp) -> bool:
     """True for startup-style programs: host-only initializers and constants."""
     ops = list(module.body.block.ops)
-    return any(op.name in HOST_ONLY for op in ops) and all(
-        op.name in HOST_ONLY or op.name in _INITIALIZER_OPS for op in ops
+    host_only = [isinstance(op, PdOp) and op.HOST_ONLY is not None for op in ops]
+    return any(host_only) and all(
+        host or op.name in _INITIALIZER_OPS for host, op in zip(host_only, ops)
     )
 
 
