@@ -7,10 +7,12 @@ For a `pd.backward` op with targets T, seeds S, inputs W and a no-grad name set 
    their results mapped to the clones, so they become ordinary forward ops.  This is
    what makes higher-order gradients need no extra code.
 2. *Activity analysis* (`passes/activity.py`, shared with eager autograd).  A value
-   is *varied* if it depends on some input in W through float ops without crossing a
-   name in N, and *useful* if some target depends on it.  Only ops with a result
-   that is both are differentiated (Paddle's pruning of ops that are not on a path
-   from the inputs to the targets).
+   is *varied* if it depends on some input in W through differentiable ops without
+   crossing a name in N, and *useful* if some target depends on it.  Only ops with a
+   result that is both are differentiated (Paddle's pruning of ops that are not on a
+   path from the inputs to the targets).  Integer values take part as in Paddle: an
+   integer target is seeded with integer ones and its gradient flows through the
+   ops' rules (`cast` back to float, say); bools never carry a gradient.
 3. *Reverse sweep.* Each target is seeded (with its seed, or ones shaped like it);
    ops are visited in reverse program order and their VJP rules emit `pd` ops into
    the region.  A value with several gradient contributions gets them summed by one

@@ -215,3 +215,10 @@
 %x = pd.data "x" : tensor<?x4xf32>
 %y = pd.dropout %x {dropout_implementation = "scale"} : (tensor<?x4xf32>) -> tensor<?x4xf32>
 // CHECK: 'pd.dropout': dropout_implementation must be one of ['downgrade_in_infer', 'upscale_in_train'], got 'scale'
+
+// -----
+
+%x = pd.data "x" : tensor<?x4xf32>
+%s = pd.data "s" : tensor<2xi64>
+%y = pd.dropout %x, %s : (tensor<?x4xf32>, tensor<2xi64>) -> tensor<?x4xf32>
+// CHECK: 'pd.dropout': seed_tensor must be an int32 or int64 tensor of one element (shape [] or [1]), got tensor<2xi64>
