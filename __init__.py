@@ -7,8 +7,15 @@ use (see `pullback.namespaces`), so importing the package, as the `pullback-opt`
 tool and xDSL's plugin discovery do, stays cheap.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from pullback.namespaces import install as _install
 
 __version__ = "0.1.0"
 
 _install(__name__)
+
+if TYPE_CHECKING:
+    # `install` gives the module a `__getattr__` at run time; this tells type
+    # checkers that `paddle.static`, `paddle.mean`, ... exist.
+    def __getattr__(name: str) -> Any: ...

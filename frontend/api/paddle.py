@@ -10,11 +10,7 @@ from __future__ import annotations
 
 from pullback.frontend.api import registry
 from pullback.frontend.core import disable_static, enable_static, in_dynamic_mode
-from pullback.frontend.framework import (
-    Program,
-    default_main_program,
-    default_startup_program,
-)
+from pullback.frontend.framework import Program
 from pullback.frontend.param_attr import ParamAttr
 from pullback.frontend.api.device import get_device, is_compiled_with_cuda, set_device
 from pullback.runtime.executor import CPUPlace, CUDAPlace
