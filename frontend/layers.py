@@ -20,7 +20,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-
 from pullback.dialects import pd
 from pullback.frontend import core, unique_name
 from pullback.frontend.framework import (
@@ -30,6 +29,7 @@ from pullback.frontend.framework import (
     default_startup_program,
 )
 from pullback.frontend.initializer import Constant, Initializer, Normal, Xavier
+from pullback.frontend.ops import norm
 from pullback.frontend.param_attr import ParamAttr
 
 # --------------------------------------------------------------------------- checks
@@ -511,8 +511,71 @@ def conv2d(
     return _activation(out, act, base, api)
 
 
+# ----------------------------------------------------------------------- batch norm
+
+
+def batch_norm(
+    input: Variable,
+    act: str | None = None,
+    is_test: bool = False,
+    momentum: float = 0.9,
+    epsilon: float = 1e-05,
+    param_attr: Any = None,
+    bias_attr: Any = None,
+    data_layout: str = "NCHW",
+    in_place: bool = False,
+    name: str | None = None,
+    moving_mean_name: str | None = None,
+    moving_variance_name: str | None = None,
+    do_model_average_for_mean_and_var: bool = True,
+    use_global_stats: bool = False,
+) -> Variable:
+    """Batch normalization layer (`paddle.static.nn.batch_norm`,
+    `fluid.layers.batch_norm`) on input of rank 2 to 5 (`pd.batch_norm`).
+
+    Parameters `<name>.w_0` (scale, ones), `<name>.b_0` (bias, zeros) and the running
+    statistics `<name>.w_1` (mean, zeros) and `<name>.w_2` (variance, ones), which are
+    not trainable (or `moving_mean_name` / `moving_variance_name`).  Running the
+    program updates the statistics in the scope unless `is_test` (set by
+    `Program.clone(for_test=True)`) or `use_global_stats`."""
+    api = "batch_norm"
+    require_static(api)
+    _check_variable(api, "input", input)
+    if bias_attr is False:
+        raise ValueError(f"{api}: bias_attr should not be False in batch_norm")
+    norm.check_float_tensor(api, "input", input)
+    if not 2 <= len(input.shape) <= 5:
+        raise ValueError(f"{api}: input must have rank 2 to 5, got shape {input.shape}")
+    if data_layout not in ("NCHW", "NHWC"):
+        raise ValueError(f"{api}: unsupported data layout: {data_layout}")
+    channels = input.shape[1] if data_layout == "NCHW" else input.shape[-1]
+    if channels < 0:
+        raise ValueError(f"{api}: the channel dimension of input must be static, got {input.shape}")
+    base = name or unique_name.generate("batch_norm")
+    dtype = input.dtype
+    attr = ParamAttr._to_attr(param_attr)
+    if attr is False:
+        raise ValueError(f"{api}: the scale cannot be disabled (param_attr=False)")
+    scale = create_parameter_var(base, "w", [channels], dtype, attr, Constant(1.0))
+    bias = create_parameter_var(base, "b", [channels], dtype, ParamAttr._to_attr(bias_attr), Constant(0.0))
+    stats = []
+    for stat_name, value in ((moving_mean_name, 0.0), (moving_variance_name, 1.0)):
+        sattr = ParamAttr(name=stat_name, initializer=Constant(value), trainable=False,
+                          do_model_average=do_model_average_for_mean_and_var)
+        var = create_parameter_var(base, "w", [channels], dtype, sattr, Constant(value))
+        var.stop_gradient = True
+        stats.append(var)
+    out = norm.apply_batch_norm(
+        api, input, scale, bias, stats[0], stats[1], momentum=float(momentum),
+        epsilon=float(epsilon), layout=data_layout, is_test=bool(is_test),
+        use_global_stats=bool(use_global_stats), trainable_statistics=False, base=base,
+        reserve=(0 if is_test else 1, 0))
+    return _activation(out, act, base, api)
+
+
 __all__ = [
     "add_parameter",
+    "batch_norm",
     "conv2d",
     "create_global_var",
     "create_parameter",
