@@ -43,6 +43,8 @@ ALIASES: dict[str, str] = {
     "device.cuda": "pullback.frontend.api.device_cuda",
     "utils": "pullback.frontend.api.utils",
     "utils.unique_name": "pullback.frontend.unique_name",
+    "io": "pullback.frontend.io",
+    "metric": "pullback.frontend.metric",
 }
 """Public namespace (relative to the package root) -> implementing module."""
 

@@ -8,12 +8,14 @@ from pullback.frontend.layers import batch_norm, conv2d, create_global_var, crea
 from pullback.frontend.layers import fluid_embedding as embedding
 from pullback.frontend.layers import fluid_fc as fc
 from pullback.frontend.layers import legacy_data as data
+from pullback.frontend.metric import static_accuracy as accuracy
 
 registry.load()
 # The layers above are this module's own; families add everything else.
 globals().update({k: v for k, v in registry.fluid_layers().items() if k not in globals()})
 
 __all__ = [
+    "accuracy",
     "batch_norm",
     "conv2d",
     "create_global_var",

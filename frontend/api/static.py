@@ -36,10 +36,12 @@ __getattr__, __dir__ = registry.lazy_attributes(
     {
         "append_backward": "pullback.frontend.backward:append_backward",
         "gradients": "pullback.frontend.backward:gradients",
+        "accuracy": "pullback.frontend.metric:static_accuracy",
     },
 )
 
 __all__ = [
+    "accuracy",
     "CPUPlace",
     "CUDAPlace",
     "Executor",
