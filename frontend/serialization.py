@@ -59,7 +59,7 @@ def _open(path: Any, mode: str) -> Any:
     if isinstance(path, (io.BytesIO, io.BufferedIOBase)):
         return _Unclosed(path)
     if not isinstance(path, (str, os.PathLike)):
-        raise ValueError(f"only supports saving objects to file and `BytesIO`, but got {type(path)}")
+        raise ValueError(f"only supports saving objects to file and `BytesIO`, but got {type(path)}")  # noqa: TRY004 - Paddle's error
     return open(path, mode)
 
 
@@ -91,7 +91,7 @@ def _ensure_dir(path: Any) -> None:
 
 def _check_protocol(protocol: Any) -> int:
     if not isinstance(protocol, int) or isinstance(protocol, bool):
-        raise ValueError(f"The 'protocol' MUST be `int`, but received {type(protocol)}")
+        raise ValueError(f"The 'protocol' MUST be `int`, but received {type(protocol)}")  # noqa: TRY004 - Paddle's error
     if protocol < 2 or protocol > 4:
         raise ValueError(f"Expected 1<'protocol'<5, but received protocol={protocol}")
     return protocol
@@ -121,7 +121,7 @@ def _encode(obj: Any) -> Any:
     from pullback.frontend.nn_layers import Layer
 
     if isinstance(obj, Layer):
-        raise ValueError("paddle do not support saving `paddle.nn.Layer` object.")
+        raise ValueError("paddle do not support saving `paddle.nn.Layer` object.")  # noqa: TRY004 - Paddle's error
     if isinstance(obj, dict):
         return type(obj)((k, _encode(v)) for k, v in obj.items())
     if isinstance(obj, list):
@@ -209,7 +209,7 @@ def save(obj: Any, path: Any, protocol: int = 4, **configs: Any) -> None:
     Python values, or a Program to `path` (a file name or a BytesIO)."""
     unknown = set(configs) - {"use_binary_format", "pickle_protocol"}
     if unknown:
-        raise ValueError(f"The additional config ({sorted(unknown)[0]}) of `paddle.save` is not supported.")
+        raise ValueError(f"The additional config ({min(unknown)}) of `paddle.save` is not supported.")
     if configs.get("pickle_protocol") is not None:
         protocol = configs["pickle_protocol"]
     protocol = _check_protocol(protocol)
@@ -243,7 +243,7 @@ def load(path: Any, **configs: Any) -> Any:
     keeps a state dict's `StructuredToParameterName@@` entry."""
     unknown = set(configs) - {"model_filename", "params_filename", "keep_name_table", "return_numpy"}
     if unknown:
-        raise ValueError(f"The additional config ({sorted(unknown)[0]}) of `paddle.load` is not supported.")
+        raise ValueError(f"The additional config ({min(unknown)}) of `paddle.load` is not supported.")
     return_numpy = bool(configs.get("return_numpy", False))
     if isinstance(path, (str, os.PathLike)) and not os.path.isfile(path):
         path = os.fspath(path)
@@ -460,7 +460,7 @@ def inference_program(program: Program, feed_vars: Any, fetch_vars: Any,
     fetches = _values(program, fetch_vars, api, "fetch_vars")
     for v in feeds:
         if not isinstance(v.owner, pd.DataOp):
-            raise ValueError(f"{api}: feed variable '{value_name(v)}' is not a data variable")
+            raise ValueError(f"{api}: feed variable '{value_name(v)}' is not a data variable")  # noqa: TRY004
     needed: set[Operation] = set()
     stack = [v.owner for v in fetches if isinstance(v.owner, Operation)]
     while stack:

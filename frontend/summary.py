@@ -148,10 +148,9 @@ def summary(net: Any, input_size: Any = None, dtypes: Any = None, input: Any = N
         w["output"] = max(w["output"], len(str(r["output"])))
         w["params"] = max(w["params"], len(str(r["params"])))
     width = max(75, sum(w.values()) + 5)
-    lines = ["-" * width,
-             f"{'Layer (type)':^{w['layer']}} {'Input Shape':^{w['input']}} "
-             f"{'Output Shape':^{w['output']}} {'Param #':^{w['params']}}",
-             "=" * width]
+    header = (f"{'Layer (type)':^{w['layer']}} {'Input Shape':^{w['input']}} "
+              f"{'Output Shape':^{w['output']}} {'Param #':^{w['params']}}")
+    lines = ["-" * width, header, "=" * width]
     for key, r in rows.items():
         lines.append(f"{key:^{w['layer']}} {r['input']!s:^{w['input']}} "
                      f"{r['output']!s:^{w['output']}} {r['params']:^{w['params']},}")

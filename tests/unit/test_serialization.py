@@ -94,7 +94,7 @@ def static_mode():
 
 
 def test_static_save_load_and_program_state(static_mode, tmp_path):
-    main, startup, x, y, loss = _train_program()
+    main, startup, _x, _y, loss = _train_program()
     exe = paddle.static.Executor(paddle.CPUPlace(), backend="interpreter")
     xv = RNG.standard_normal((2, 2, 4, 4)).astype(np.float32)
     scope = paddle.static.Scope()
@@ -127,9 +127,8 @@ def test_static_save_load_and_program_state(static_mode, tmp_path):
     bad["conv2d_0.w_0"] = np.zeros([1])
     with pytest.raises(RuntimeError, match=r"conv2d_0.w_0' has shape \[3, 2, 3, 3\]"):
         paddle.static.set_program_state(main, bad)
-    with pytest.warns(UserWarning, match="not used in the program"):
-        with paddle.static.scope_guard(paddle.static.Scope()):
-            paddle.static.set_program_state(main, {**state, "stray": np.zeros(1)})
+    with pytest.warns(UserWarning, match="not used in the program"), paddle.static.scope_guard(paddle.static.Scope()):
+        paddle.static.set_program_state(main, {**state, "stray": np.zeros(1)})
 
 
 @pytest.mark.parametrize("backend", ["interpreter", "compiled"])
@@ -163,7 +162,7 @@ def test_inference_model_round_trip(static_mode, tmp_path, backend):
 
 
 def test_inference_model_errors(static_mode, tmp_path):
-    main, startup, x, y, loss = _train_program()
+    main, _startup, x, _y, _loss = _train_program()
     with pytest.raises(TypeError, match="fetch_vars must be Variables"):
         paddle.static.save_inference_model(str(tmp_path / "m"), [x], ["y"], None, program=main)
     with pytest.raises(ValueError, match="there is no model file"):
