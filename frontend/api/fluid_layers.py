@@ -4,7 +4,7 @@ the op families' `FLUID_LAYERS` exports (`mean`, `square_error_cost`, `relu`...)
 from __future__ import annotations
 
 from pullback.frontend.api import registry
-from pullback.frontend.layers import batch_norm, conv2d, create_global_var, create_parameter
+from pullback.frontend.layers import batch_norm, conv2d, conv2d_transpose, create_global_var, create_parameter
 from pullback.frontend.layers import fluid_embedding as embedding
 from pullback.frontend.layers import fluid_fc as fc
 from pullback.frontend.layers import legacy_data as data
@@ -17,6 +17,7 @@ __all__ = [
     "accuracy",
     "batch_norm",
     "conv2d",
+    "conv2d_transpose",
     "create_global_var",
     "create_parameter",
     "data",
