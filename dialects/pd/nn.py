@@ -640,9 +640,11 @@ class BatchNormOp(PdOp, MultiResultNames):
 
     With global statistics `y` uses `mean`/`variance`, `mean_out`/`variance_out`
     equal them (nothing is updated), and the saved results hold the mean and inverse
-    std that were used (Paddle leaves them unspecified there). Paddle names
-    `mean_out`/`variance_out` after the running statistics, which is how the
-    executor writes them back to the scope. Training mode needs `M > 1`.
+    std that were used (Paddle leaves them unspecified there). With batch
+    statistics and a single value per channel (`M == 1`) Paddle's kernel returns
+    `y = x`, leaves the statistics alone and saves zeros; so does this op. Paddle
+    names `mean_out`/`variance_out` after the running statistics, which is how the
+    executor writes them back to the scope.
 
     ```mlir
     %y, %m, %v, %sm, %sv = pd.batch_norm %x, %scale, %bias, %mean, %var {momentum = 0.9 : f64} : (tensor<?x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<?x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)

@@ -37,6 +37,10 @@ ALIASES: dict[str, str] = {
     "utils.unique_name": "pullback.frontend.unique_name",
     "io": "pullback.frontend.io",
     "metric": "pullback.frontend.metric",
+    "vision": "pullback.frontend.vision",
+    "vision.models": "pullback.frontend.vision.models",
+    "vision.transforms": "pullback.frontend.vision.transforms",
+    "vision.datasets": "pullback.frontend.vision.datasets",
 }
 """Public namespace (relative to the package root) -> implementing module."""
 

@@ -20,6 +20,7 @@ convolution needs a static input size (its `output_size`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -317,6 +318,10 @@ def batch_norm_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Out:
     Those last terms make the rule differentiable again: its own ops read
     `saved_mean`/`saved_variance`, so the second derivative arrives there.
 
+    With one value per channel (`M == 1`) the forward pass is `y = x` (Paddle's
+    kernel); the rule gives `dx = gy` there, by a per-channel select when `M` is
+    only known at run time.
+
     Paddle's kernel computes the input gradient with global statistics whenever
     `is_test` is set, even with `trainable_statistics` (when its forward pass used
     the batch's): that is not the derivative of its forward pass. This rule follows
@@ -338,7 +343,7 @@ def batch_norm_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Out:
         return c if a is None else a if c is None else b.add(a, c)
 
     dx = dscale = dbias = dmean = dvar = None
-    xh = None
+    xc = xh = None
     if gy is not None or gvo is not None or gsv is not None:
         xc = per_ch(pd.ElementwiseSubOp, x, mu)
         xh = per_ch(pd.ElementwiseMulOp, xc, rstd)
@@ -360,6 +365,13 @@ def batch_norm_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Out:
         dvar = add(add(dvar, gvo), g_var)
         return dx, dscale, dbias, dmean, dvar
 
+    xs = shape_of(x.type)
+    static_part = math.prod(xs[a] for a in axes if xs[a] != DYN)
+    maybe_single = static_part == 1  # one value per channel possible (or certain)
+    count = reduced_count(b, x, axes, keepdim=False) if maybe_single else None
+    if isinstance(count, float):
+        # One value per channel: the kernel passes x through, as Paddle's does.
+        return gy, None, None, gmo, gvo
     if gy is not None:
         assert xh is not None
 
@@ -374,7 +386,8 @@ def batch_norm_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Out:
     g_mu = add(None if gmo is None else b.scale(gmo, 1.0 - m), gsm)
     g_bvar = add(None if gvo is None else b.scale(gvo, 1.0 - m), g_var)
     if g_mu is not None or g_bvar is not None:
-        count = reduced_count(b, x, axes, keepdim=False)
+        if count is None:
+            count = reduced_count(b, x, axes, keepdim=False)
 
         def over_count(v: SSAValue, factor: float) -> SSAValue:
             if isinstance(count, float):
@@ -382,18 +395,34 @@ def batch_norm_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Out:
             return b.scale(b.div(v, count), factor)
 
         if g_bvar is not None:
-            assert xh is not None
-            # 2 (x - mu) / M = 2 xh / (rstd M)
-            coef = over_count(b.div(g_bvar, rstd), 2.0)
-            dx = add(dx, per_ch(pd.ElementwiseMulOp, xh, coef))
+            assert xc is not None
+            coef = over_count(g_bvar, 2.0)
+            dx = add(dx, per_ch(pd.ElementwiseMulOp, xc, coef))
         if g_mu is not None:
             spread = over_count(g_mu, 1.0)
             if dx is None:
                 dx = per_ch(pd.ElementwiseMulOp, b.full_like(x, 1.0), spread)
             else:
                 dx = per_ch(pd.ElementwiseAddOp, dx, spread)
-    dmean = None if gmo is None else b.scale(gmo, m)
-    dvar = None if gvo is None else b.scale(gvo, m)
+    if not maybe_single:
+        dmean = None if gmo is None else b.scale(gmo, m)
+        dvar = None if gvo is None else b.scale(gvo, m)
+        return dx, dscale, dbias, dmean, dvar
+    # The reduced dimensions known only at run time may give one value per channel,
+    # where the kernel passes x through: select per channel between the two
+    # derivatives (`single` is 1 there, 0 elsewhere), on [C] vectors but for dx.
+    assert count is not None and not isinstance(count, float)
+    single = b.cast_like(b.emit(pd.EqualOp, count, b.full_like(count, 1.0)), count)
+    several = b.scale(single, -1.0, bias=1.0)
+    if dx is not None:
+        dx = per_ch(pd.ElementwiseMulOp, dx, several)
+    if gy is not None:
+        dx = add(dx, per_ch(pd.ElementwiseMulOp, gy, single))
+    dscale = None if dscale is None else b.mul(dscale, several)
+    dbias = None if dbias is None else b.mul(dbias, several)
+    keep = b.add(b.scale(several, m), single)  # d mean_out / d mean: m, or 1 when passed through
+    dmean = None if gmo is None else b.mul(gmo, keep)
+    dvar = None if gvo is None else b.mul(gvo, keep)
     return dx, dscale, dbias, dmean, dvar
 
 

@@ -246,12 +246,10 @@ def batch_norm(op, x, scale, bias, mean, variance):
         mu, var = mean, variance
         mean_out, var_out = mean, variance
     else:
-        count = x.size // max(x.shape[c], 1)
-        if count <= 1:
-            raise ValueError(
-                f"'{op.name}': training needs more than one value per channel, got "
-                f"x of shape {list(x.shape)} ({op.prop('data_layout')})"
-            )
+        if x.size == x.shape[c]:
+            # One value per channel: Paddle passes x through and updates nothing.
+            zeros = np.zeros_like(mean)
+            return x.copy(), mean, variance, zeros, zeros
         mu = x.mean(axis=axes)
         var = ((x - mu.reshape(shape)) ** 2).mean(axis=axes)
         mean_out = m * mean + (1 - m) * mu

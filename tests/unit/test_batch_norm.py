@@ -95,12 +95,25 @@ def test_paddle_documented_values():
     np.testing.assert_allclose(sv, [1 / np.sqrt(np.var(np.arange(12)) + 1e-5)], rtol=1e-6)
 
 
-def test_training_needs_more_than_one_value_per_channel():
-    x = rand(1, 3, 1, 1)
-    with pytest.raises(ValueError, match="more than one value per channel"):
-        run_op(pd.BatchNormOp, x, *params(3))
-    # Inference normalizes a single value fine.
-    run_op(pd.BatchNormOp, x, *params(3), is_test=True)
+def test_single_value_per_channel_passes_through():
+    # Paddle's kernel: with N * spatial == 1 in training, y = x, nothing updated,
+    # saved statistics zero.
+    x, ps = rand(1, 3, 1, 1), params(3)
+    y, m, v, sm, sv = run_op(pd.BatchNormOp, x, *ps)
+    np.testing.assert_array_equal(y, x)
+    np.testing.assert_array_equal(m, ps[2])
+    np.testing.assert_array_equal(v, ps[3])
+    assert not sm.any() and not sv.any()
+    # Inference normalizes a single value with the running statistics.
+    y_test = run_op(pd.BatchNormOp, x, *ps, is_test=True)[0]
+    assert not np.allclose(y_test, x)
+
+
+@pytest.mark.parametrize("shape,dynamic", [((1, 3, 1, 1), False), ((1, 3), True), ((4, 3), True)])
+def test_vjp_single_value_per_channel(shape, dynamic):
+    # dx = gy where the forward pass is the identity, also when only the run-time
+    # batch size says so (a per-channel select).
+    check_vjp(pd.BatchNormOp, [rand(*shape), *params(3)], dynamic_batch=[0] if dynamic else False, order=2)
 
 
 # ========================================================================== typing
