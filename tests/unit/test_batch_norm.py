@@ -346,3 +346,37 @@ def test_static_is_test_leaves_statistics():
         assert bn.prop("is_test") and bn.global_stats()
     finally:
         core.disable_static()
+
+
+def test_clone_for_test_switches_batch_norm():
+    """`clone(for_test=True)` gives inference behaviour: running statistics used
+    and left unchanged, the forward ops kept."""
+    from pullback.frontend.api import static
+
+    core.enable_static()
+    try:
+        main, startup = Program(), Program()
+        with program_guard(main, startup), unique_name.guard():
+            x = static.data("x", [-1, 3], "float32")
+            y = static.nn.batch_norm(x)
+            loss = paddle_mean(y)
+            test_prog = main.clone(for_test=True)
+        bns = [op for op in test_prog.module.walk() if isinstance(op, pd.BatchNormOp)]
+        assert len(bns) == 1 and bns[0].prop("is_test")
+        scope = static.Scope()
+        exe = static.Executor(static.cpu_places()[0], backend="interpreter")
+        xv = rand(5, 3).astype(np.float32)
+        with static.scope_guard(scope):
+            exe.run(startup)
+            out, = exe.run(test_prog, feed={"x": xv}, fetch_list=[y.name])
+        np.testing.assert_allclose(out, xv / np.sqrt(1 + 1e-5), rtol=1e-5)
+        np.testing.assert_allclose(np.array(scope["batch_norm_0.w_1"]), 0)
+        del loss
+    finally:
+        core.disable_static()
+
+
+def paddle_mean(v):
+    from pullback.frontend.ops.reduction import mean
+
+    return mean(v)
