@@ -24,7 +24,6 @@ import argparse
 import os
 import tempfile
 import time
-import warnings
 from typing import Any
 
 import numpy as np
@@ -226,11 +225,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.mode in ("both", "eager"):
         train_eager(train, test, args.epochs, args.batch_size, args.lr)
     if args.mode in ("both", "static"):
-        with warnings.catch_warnings():
-            # Until every op has a native lowering, the compiled backend says which
-            # program it runs on the interpreter; once is enough.
-            warnings.simplefilter("once")
-            train_static(train, test, args.epochs, args.batch_size, args.lr, args.backend)
+        train_static(train, test, args.epochs, args.batch_size, args.lr, args.backend)
     print(f"done in {time.perf_counter() - t0:.1f} s")
 
 

@@ -313,7 +313,7 @@ def test_static_batch_norm_updates_scope(backend):
         exe = static.Executor(static.cpu_places()[0], backend=backend)
         xv = rand(4, 3, 2, 2).astype(np.float32)
         with static.scope_guard(scope), warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # compiled may fall back until lowered
+            warnings.simplefilter("error")  # native code: no interpreter fallback
             exe.run(startup)
             out, = exe.run(main, feed={"x": xv}, fetch_list=[y])
             out2, = exe.run(main, feed={"x": xv}, fetch_list=[y])

@@ -167,7 +167,7 @@ def test_static_layers(backend):
         scope = paddle.static.Scope()
         xv = rand(2, 5, 5, 3).astype(np.float32)
         with paddle.static.scope_guard(scope), warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # compiled may fall back until lowered
+            warnings.simplefilter("error")  # native code: no interpreter fallback
             exe.run(startup)
             cv, tv = exe.run(main, feed={"x": xv, "z": rand(2, 3, 4, 4).astype(np.float32)}, fetch_list=[c, t])
         core.disable_static()

@@ -11,7 +11,7 @@ from pullback.examples import train_lenet
 
 def test_train_lenet_small(capsys, dynamic_mode):
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+        warnings.simplefilter("error")  # the static part runs natively
         train_lenet.main(["--epochs", "1", "--limit", "120", "--batch-size", "40"])
     out = capsys.readouterr().out
     assert "eager  save/load round trip: identical predictions" in out

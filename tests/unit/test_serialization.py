@@ -138,7 +138,7 @@ def test_inference_model_round_trip(static_mode, tmp_path, backend):
     xv = RNG.standard_normal((3, 2, 4, 4)).astype(np.float32)
     prefix = str(tmp_path / "infer" / "net")
     with paddle.static.scope_guard(paddle.static.Scope()), warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # ops without a native lowering fall back
+        warnings.simplefilter("error")  # native code: no interpreter fallback
         exe.run(startup)
         exe.run(main, feed={"x": xv}, fetch_list=[loss])
         paddle.static.save_inference_model(prefix, [x], [y], exe, program=main)
@@ -148,14 +148,14 @@ def test_inference_model_round_trip(static_mode, tmp_path, backend):
     assert not any(isinstance(op, (pd.BackwardOp, pd.MomentumOp)) for op in ops)
     assert all(op.prop("is_test") for op in ops if isinstance(op, pd.BatchNormOp))
     with paddle.static.scope_guard(paddle.static.Scope()), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+        warnings.simplefilter("error")
         prog, feeds, fetches = paddle.static.load_inference_model(prefix, exe)
         got, = exe.run(prog, feed={feeds[0]: xv}, fetch_list=fetches)
     assert feeds == ["x"] and [f.name for f in fetches] == [y.name]
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
     # With running statistics (test mode) the output of a sample does not depend on the batch.
     with paddle.static.scope_guard(paddle.static.Scope()), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+        warnings.simplefilter("error")
         prog, feeds, fetches = paddle.static.load_inference_model(prefix, exe)
         one, = exe.run(prog, feed={"x": xv[:1]}, fetch_list=fetches)
     np.testing.assert_allclose(one, want[:1], rtol=1e-5, atol=1e-6)
