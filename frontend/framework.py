@@ -270,7 +270,8 @@ class Program:
         return list(self.global_block().vars.values())
 
     def clone(self, for_test: bool = False) -> Program:
-        """A deep copy; `for_test` switches dropout to inference behaviour."""
+        """A deep copy; `for_test` switches every op declaring `is_test` (dropout,
+        batch_norm) to inference behaviour."""
         p = Program()
         p.module = self.module.clone()
         p.random_seed = self.random_seed
@@ -279,7 +280,7 @@ class Program:
                 p.op_types[new] = self.op_types[old]
         if for_test:
             for op in p.module.walk():
-                if op.name == "pd.dropout":
+                if isinstance(op, pd.PdOp) and "is_test" in type(op).prop_specs():
                     op.properties["is_test"] = pd.bool_attr(True)
         return p
 
