@@ -8,6 +8,8 @@ One dialect, defined across a few modules by op family (as xDSL's `linalg` is):
 from xdsl.ir import Dialect
 
 from .base import *  # noqa: F403
+from .creation import *  # noqa: F403
+from .creation import CREATION_OPS
 from .elementwise import *  # noqa: F403
 from .elementwise import ELEMENTWISE_OPS
 from .loss import *  # noqa: F403
@@ -31,6 +33,7 @@ ALL_OPS = [
     *SHAPE_OPS,
     *NN_OPS,
     *OPTIMIZER_OPS,
+    *CREATION_OPS,
 ]
 
 PD = Dialect("pd", ALL_OPS, [])

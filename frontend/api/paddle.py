@@ -37,6 +37,10 @@ def seed(value: int) -> None:
     from pullback.frontend.nn_layers import EAGER_SEEDS
 
     EAGER_SEEDS.reset()
+    # ... and so do eager random tensors (`paddle.rand`, `randn`, ...).
+    from pullback.frontend.ops.creation import EAGER_RANDOM
+
+    EAGER_RANDOM.reset()
 
 
 def get_default_dtype() -> str:
