@@ -12,6 +12,8 @@ from .creation import *  # noqa: F403
 from .creation import CREATION_OPS
 from .elementwise import *  # noqa: F403
 from .elementwise import ELEMENTWISE_OPS
+from .indexing import *  # noqa: F403
+from .indexing import INDEXING_OPS
 from .loss import *  # noqa: F403
 from .loss import LOSS_OPS
 from .nn import *  # noqa: F403
@@ -34,6 +36,7 @@ ALL_OPS = [
     *NN_OPS,
     *OPTIMIZER_OPS,
     *CREATION_OPS,
+    *INDEXING_OPS,
 ]
 
 PD = Dialect("pd", ALL_OPS, [])

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from xdsl.dialects.builtin import (
+    ArrayAttr,
     DenseArrayBase,
     FloatAttr,
     IntegerAttr,
@@ -40,6 +41,34 @@ from .base import (
 )
 
 _NO_OPERANDS = "attr-dict `:` type($out)"
+
+
+@irdl_op_definition
+class AssignValueOp(PureOp):
+    """A constant tensor of the given `shape` holding `values` in row-major order
+    (Paddle's `assign_value`: `paddle.assign(ndarray)`, list indices, static
+    `to_tensor`).  Values are stored as f64, exact for ints up to 2**53.
+
+    ```mlir
+    %c = pd.assign_value {shape = array<i64: 2>, values = [1.0 : f64, 3.0 : f64], dtype = "int64"} : tensor<2xi64>
+    ```
+    """
+
+    name = "pd.assign_value"
+    shape = prop_def(DenseArrayBase)
+    values = prop_def(ArrayAttr)
+    dtype = prop_def(StringAttr, default_value=StringAttr("float32"))
+    assembly_format = _NO_OPERANDS
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        shape = list(props["shape"])
+        if any(d < 0 for d in shape):
+            raise VerifyException(f"'pd.assign_value': shape must be static, got {shape}")
+        if len(props["values"]) != math.prod(shape):
+            raise VerifyException(
+                f"'pd.assign_value': {len(props['values'])} values do not fill shape {shape}")
+        return [tensor(shape, _dtype(cls.name, props))]
 
 
 def _dtype(op: str, props: Mapping[str, Any]) -> Attribute:
@@ -176,4 +205,4 @@ class BernoulliOp(PureOp):
         return [tx]
 
 
-CREATION_OPS = [ArangeOp, LinspaceOp, EyeOp, RandintOp, RandpermOp, BernoulliOp]
+CREATION_OPS = [AssignValueOp, ArangeOp, LinspaceOp, EyeOp, RandintOp, RandpermOp, BernoulliOp]

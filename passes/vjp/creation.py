@@ -5,4 +5,4 @@ with respect to the probabilities is zero almost everywhere, as in Paddle)."""
 from pullback.dialects import pd
 from pullback.passes.vjp import non_differentiable
 
-non_differentiable(pd.ArangeOp, pd.LinspaceOp, pd.EyeOp, pd.RandintOp, pd.RandpermOp, pd.BernoulliOp)
+non_differentiable(pd.AssignValueOp, pd.ArangeOp, pd.LinspaceOp, pd.EyeOp, pd.RandintOp, pd.RandpermOp, pd.BernoulliOp)

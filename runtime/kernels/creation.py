@@ -8,6 +8,12 @@ from pullback.dialects import pd
 from pullback.runtime.interpreter import kernel, np_dtype
 
 
+@kernel(pd.AssignValueOp)
+def assign_value(op: pd.AssignValueOp) -> np.ndarray:
+    """The stored values in the stored shape."""
+    return np.array(op.prop("values"), dtype=np.float64).reshape(op.prop("shape"))
+
+
 @kernel(pd.ArangeOp)
 def arange(op: pd.ArangeOp) -> np.ndarray:
     """`start + i * step` for `i < size`, computed in the result dtype."""
