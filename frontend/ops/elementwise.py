@@ -225,8 +225,13 @@ def fluid_pow(x: Any, factor: Scalar = 1.0, name: str | None = None) -> Any:
 
 def where(condition: Any, x: Any = None, y: Any = None, name: str | None = None) -> Any:
     """`paddle.where`: `condition ? x : y`, broadcasting all three."""
+    if x is None and y is None:
+        # `paddle.where(condition)`: the coordinates of the true entries, per dimension
+        from pullback.frontend.ops.indexing import nonzero
+
+        return nonzero(condition, as_tuple=True)
     if x is None or y is None:
-        raise NotImplementedError("where: the one-argument form (nonzero) is not supported")
+        raise ValueError("where: x and y must both be given (or neither)")
     check_tensor("where", "condition", condition)
     if condition.dtype != "bool":
         raise TypeError(f"where: condition must be bool, got {condition.dtype}")

@@ -702,7 +702,7 @@ def setitem(x: Any, index: Any, value: Any) -> None:
     """`x[index] = value` (`Tensor.__setitem__`): write in place (module docstring)."""
     fn = "__setitem__"
     items = list(index) if isinstance(index, tuple) else [index]
-    slices, dropped, new_dims, adv = _basic(x, items, fn)
+    slices, dropped, _, adv = _basic(x, items, fn)  # None adds no written dimension
     if adv:
         if len(adv) == 1 and not dropped and not slices:
             (a, mask), = adv.items()

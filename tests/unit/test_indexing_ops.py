@@ -198,6 +198,7 @@ def test_numel_nonzero_assign_broadcast_shape():
     np.testing.assert_array_equal(nz.numpy(), np.argwhere(X > 0))
     rows, cols = paddle.nonzero(paddle.to_tensor(X > 0), as_tuple=True)
     np.testing.assert_array_equal(rows.numpy(), np.nonzero(X > 0)[0])
+    np.testing.assert_array_equal(cols.numpy(), np.nonzero(X > 0)[1])
     np.testing.assert_array_equal(paddle.assign(np.array([[1, 2]])).numpy(), [[1, 2]])
     assert paddle.assign([1.5]).dtype == "float32"
     assert paddle.broadcast_shape([2, 1, 3], [4, 1]) == [2, 4, 3]
