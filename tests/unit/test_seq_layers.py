@@ -264,7 +264,7 @@ def _static_lstm_program(steps: int) -> tuple[Any, Any, Any, Any]:
         x = paddle.static.data("x", [None, steps, 3], "float32")
         lstm = nn.LSTM(3, 4)
         y, (h, c) = lstm(x)
-        loss = paddle.mean(y) + paddle.mean(h)
+        loss = paddle.mean(y) + paddle.mean(h) + paddle.mean(c)
         paddle.optimizer.SGD(0.1).minimize(loss)
     return main, startup, loss, x
 
