@@ -24,10 +24,9 @@ from typing import Any
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import numpy as np  # noqa: E402
-
-import pullback as paddle  # noqa: E402
-from pullback.frontend import core  # noqa: E402
+import numpy as np
+import pullback as paddle
+from pullback.frontend import core
 
 
 def timeit(fn: Callable[[], object], repeat: int) -> float:
@@ -155,7 +154,10 @@ def main() -> None:
         st, note = pullback_static(kind, dims, x, args.repeat)
         ea = pullback_eager(kind, dims, x, args.repeat)
         tt = torch_eager(kind, dims, x, args.repeat)
-        ratio = (lambda v: f"{v / tt:.2f}x") if tt else (lambda v: "-")
+
+        def ratio(v: float, tt: float | None = tt) -> str:
+            return f"{v / tt:.2f}x" if tt else "-"
+
         print(f"| {kind} {dims} batch {batch} seq {seq} | {st * 1e3:.1f} ms | {ea * 1e3:.1f} ms | "
               f"{'%.1f ms' % (tt * 1e3) if tt else 'skipped: torch not installed'} | {ratio(st)} | "
               f"{ratio(ea)} | {note} |", flush=True)
