@@ -145,17 +145,23 @@ class TransformerEncoderLayer(Layer):
         residual = src
         if self.normalize_before:
             src = self.norm1(src)
-        src = residual + self.dropout1(self.self_attn(src, src, src, mask))
+        src = residual + _drop(self.dropout1, self.self_attn(src, src, src, mask))
         if not self.normalize_before:
             src = self.norm1(src)
         residual = src
         if self.normalize_before:
             src = self.norm2(src)
-        src = self.linear2(self.dropout(self.activation(self.linear1(src))))
-        src = residual + self.dropout2(src)
+        src = self.linear2(_drop(self.dropout, self.activation(self.linear1(src))))
+        src = residual + _drop(self.dropout2, src)
         if not self.normalize_before:
             src = self.norm2(src)
         return src
+
+
+def _drop(layer: Dropout, x: Any) -> Any:
+    """`layer(x)`, skipped when its probability is 0 (the same result; it also keeps
+    eager backward plans cacheable, since every dropout op carries a fresh seed)."""
+    return x if not layer.p else layer(x)
 
 
 def _clones(layer: Layer, n: int) -> LayerList:
@@ -225,20 +231,20 @@ class TransformerDecoderLayer(Layer):
         residual = tgt
         if self.normalize_before:
             tgt = self.norm1(tgt)
-        tgt = residual + self.dropout1(self.self_attn(tgt, tgt, tgt, tgt_mask))
+        tgt = residual + _drop(self.dropout1, self.self_attn(tgt, tgt, tgt, tgt_mask))
         if not self.normalize_before:
             tgt = self.norm1(tgt)
         residual = tgt
         if self.normalize_before:
             tgt = self.norm2(tgt)
-        tgt = residual + self.dropout2(self.cross_attn(tgt, memory, memory, memory_mask))
+        tgt = residual + _drop(self.dropout2, self.cross_attn(tgt, memory, memory, memory_mask))
         if not self.normalize_before:
             tgt = self.norm2(tgt)
         residual = tgt
         if self.normalize_before:
             tgt = self.norm3(tgt)
-        tgt = self.linear2(self.dropout(self.activation(self.linear1(tgt))))
-        tgt = residual + self.dropout3(tgt)
+        tgt = self.linear2(_drop(self.dropout, self.activation(self.linear1(tgt))))
+        tgt = residual + _drop(self.dropout3, tgt)
         if not self.normalize_before:
             tgt = self.norm3(tgt)
         return tgt
