@@ -515,6 +515,14 @@ def clone(x: Any, name: str | None = None) -> Any:
     return apply(pd.ReshapeOp, [x], prefix="assign", name=name, shape=[0] * len(x.shape))
 
 
+def detach(x: Any, name: str | None = None) -> Any:
+    """`Tensor.detach` for static Variables: a copy that carries no gradient
+    (eager Tensors have their own `detach`)."""
+    out = clone(x, name=name)
+    out.stop_gradient = True
+    return out
+
+
 def numel(x: Any, name: str | None = None) -> Any:
     """`paddle.numel`: the number of elements, an int64 0-D tensor (x's shape must be
     static)."""
@@ -780,5 +788,5 @@ TENSOR_METHODS: dict[str, Any] = {
     "masked_fill": masked_fill, "tril": tril, "triu": triu, "diag": diag, "flip": flip,
     "roll": roll, "unstack": unstack, "chunk": chunk, "tile": tile,
     "repeat_interleave": repeat_interleave, "clone": clone, "numel": numel,
-    "strided_slice": strided_slice, "T": property(_t),
+    "strided_slice": strided_slice, "T": property(_t), "detach": detach,
 }

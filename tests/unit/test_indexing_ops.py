@@ -258,3 +258,16 @@ def test_static_program_through_the_executor():
     ggat = np.zeros_like(X)
     ggat[:, [3, 1]] = X.sum()
     np.testing.assert_allclose(out[6], gw + gfl + ggat, rtol=1e-12)
+
+
+def test_static_detach_stops_the_gradient():
+    paddle.enable_static()
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        x = paddle.static.data("x", [2, 2], "float64")
+        x.stop_gradient = False
+        y = (x * x).detach() * x + x * x
+        (g,) = paddle.static.gradients([y.sum()], [x])
+    exe = paddle.static.Executor(paddle.CPUPlace(), backend="interpreter")
+    (got,) = exe.run(main, feed={"x": X[:2, :2]}, fetch_list=[g])
+    np.testing.assert_allclose(got, X[:2, :2] ** 2 + 2 * X[:2, :2], rtol=1e-12)
