@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -145,6 +145,12 @@ class EyeOp(PureOp):
 class RandintOp(PureOp):
     """Uniform random integers in `[low, high)` of a static `shape` (`paddle.randint`)."""
 
+    HOST_ONLY: ClassVar[str | None] = (
+        "random ops draw from numpy's generator, which native code does not reproduce; "
+        "a program using one runs on the host interpreter"
+    )
+
+
     name = "pd.randint"
     low = prop_def(IntegerAttr)
     high = prop_def(IntegerAttr)
@@ -171,6 +177,12 @@ class RandintOp(PureOp):
 class RandpermOp(PureOp):
     """A random permutation of `0 .. n-1` (`paddle.randperm`)."""
 
+    HOST_ONLY: ClassVar[str | None] = (
+        "random ops draw from numpy's generator, which native code does not reproduce; "
+        "a program using one runs on the host interpreter"
+    )
+
+
     name = "pd.randperm"
     n = prop_def(IntegerAttr)
     dtype = prop_def(StringAttr, default_value=StringAttr("int64"))
@@ -192,6 +204,12 @@ class BernoulliOp(PureOp):
     %b = pd.bernoulli %p {seed = 7 : i64} : (tensor<?x4xf32>) -> tensor<?x4xf32>
     ```
     """
+
+    HOST_ONLY: ClassVar[str | None] = (
+        "random ops draw from numpy's generator, which native code does not reproduce; "
+        "a program using one runs on the host interpreter"
+    )
+
 
     name = "pd.bernoulli"
     x = operand_def(TensorType)

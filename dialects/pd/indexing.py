@@ -23,7 +23,7 @@ Index operands are int32 or int64 tensors; `pd.nonzero` has a dynamic result siz
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from xdsl.dialects.builtin import (
     BoolAttr,
@@ -373,6 +373,12 @@ class TrilTriuOp(PureOp):
 class NonzeroOp(PureOp):
     """The int64 coordinates `[count, rank]` of the non-zero (true) entries of x, in
     row-major order (`paddle.nonzero`); `count` is known at run time only."""
+
+    HOST_ONLY: ClassVar[str | None] = (
+        "its result size is known only after reading x; a program using it runs on the "
+        "host interpreter"
+    )
+
 
     name = "pd.nonzero"
     x = operand_def(TensorType)
