@@ -1,6 +1,6 @@
-"""The composites of issue 13 that are built from natively lowered ops run on the
-compiled backend without falling back, and agree with the interpreter: activations,
-losses, attention and einsum forward and backward in one program (float64)."""
+"""Issue 13's frontend functions run on the compiled backend without falling back,
+and agree with the interpreter: activations, losses, attention, einsum, scans,
+indexing, forward and backward, in one program (float64)."""
 
 from __future__ import annotations
 
@@ -26,9 +26,11 @@ def test_composites_compile_natively_and_match_the_interpreter():
             acts = [F.mish(x), F.hardswish(x), F.selu(x), F.celu(x), F.softsign(x), F.tanhshrink(x),
                     F.relu6(x), F.hardsigmoid(x), F.glu(x), paddle.log2(paddle.abs(x) + 1.0),
                     paddle.rsqrt(paddle.abs(x) + 1.0), paddle.logsumexp(x, axis=1), paddle.var(x, axis=1),
-                    paddle.norm(x, p=1, axis=1), paddle.einsum("ij,kj->ik", x, x)]
-            # (nll_loss needs pd.take_along_axis, which has no native lowering yet)
-            losses = [F.cross_entropy(x, y, label_smoothing=0.1),
+                    paddle.norm(x, p=1, axis=1), paddle.einsum("ij,kj->ik", x, x),
+                    paddle.cumsum(x, axis=1), paddle.sin(x), paddle.triu(x), x[:, ::-1],
+                    paddle.gather(x, y, axis=1), paddle.roll(x, 1, 1), paddle.tile(x, [1, 2])]
+            losses = [F.cross_entropy(x, y, label_smoothing=0.1), F.nll_loss(F.log_softmax(x), y),
+                      F.cross_entropy(x, y, weight=paddle.abs(x[0]) + 0.5),
                       F.smooth_l1_loss(x, x * 0.3), F.kl_div(F.log_softmax(x), F.softmax(x)),
                       paddle.mean(F.scaled_dot_product_attention(q, q, q))]
             total = paddle.add_n([paddle.sum(a) for a in acts] + losses)
