@@ -2,7 +2,8 @@
 
 One dialect, defined across a few modules by op family (as xDSL's `linalg` is):
 `program` (feeds, parameters, fetch, constants, initializers, the backward region),
-`elementwise`, `reduction`, `loss`, `shape`, `nn` and `optimizer`.
+`elementwise`, `reduction`, `loss`, `shape`, `nn`, `optimizer`, `creation` and
+`indexing`.
 """
 
 from xdsl.ir import Dialect
