@@ -45,6 +45,7 @@ from pullback.frontend.ops.shape import (
     transpose,
     unsqueeze,
 )
+from pullback.frontend.ops.shape import slice as pslice
 from xdsl.dialects.builtin import ArrayAttr
 
 _MAX = pd.STRIDED_END_POS
@@ -632,13 +633,13 @@ def _basic(x: Any, items: list[Any], fn: str) -> tuple[list[tuple], list[int], l
 
 
 def _apply_slices(x: Any, slices: list[tuple]) -> Any:
+    """`x` sliced by `(axis, start, end, step)` windows: Paddle's `slice` when every
+    step is 1 (its open end `_MAX` is also `pd.slice`'s), else `strided_slice`."""
     if not slices:
         return x
     if all(st == 1 for *_, st in slices):
-        from pullback.frontend.ops.shape import slice as pslice
-
         return pslice(x, [a for a, *_ in slices], [s for _, s, _, _ in slices],
-                      [e if e != _MAX else _MAX for _, _, e, _ in slices])
+                      [e for _, _, e, _ in slices])
     return apply(pd.StridedSliceOp, [x], prefix="strided_slice", axes=[a for a, *_ in slices],
                  starts=[s for _, s, _, _ in slices], ends=[e for _, _, e, _ in slices],
                  strides=[st for *_, st in slices])
