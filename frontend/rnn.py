@@ -77,9 +77,16 @@ class RNNCellBase(Layer):
     # -- pieces shared with the multi-layer layers -----------------------------------
 
     def project_input(self, x: Any) -> Any:
-        """`x W_ih^T + b_ih` for `x` `[..., input_size]` (a step or a whole sequence)."""
-        out = N.matmul(x, self.weight_ih, transpose_y=True)
-        return out + self.bias_ih if self.bias_ih is not None else out
+        """`x W_ih^T + b_ih` for `x` `[..., input_size]` (a step or a whole sequence;
+        a sequence is flattened to one 2-D product, which BLAS runs in one call)."""
+        lead = list(x.shape[:-1])
+        flat = x if len(lead) <= 1 or sum(d < 0 for d in lead) > 1 else S.reshape(x, [-1, x.shape[-1]])
+        out = N.matmul(flat, self.weight_ih, transpose_y=True)
+        if self.bias_ih is not None:
+            out = out + self.bias_ih
+        if flat is not x:
+            out = S.reshape(out, [-1 if d < 0 else d for d in lead] + [self.weight_ih.shape[0]])
+        return out
 
     def project_hidden(self, h: Any) -> Any:
         """`h W_hh^T + b_hh`."""
