@@ -141,7 +141,7 @@ class _Differentiator:
                 continue
             if owner.parent_block() is not self.bw.parent_block():
                 continue
-            stack.extend(owner.operands)
+            stack.extend(vjp_rules.grad_inputs(owner))
         return found
 
     def _clone_backward(self, old: pd.BackwardOp) -> list[Operation]:
@@ -178,18 +178,20 @@ class _Differentiator:
         for op in ops:
             if type(op) in vjp_rules.NON_DIFFERENTIABLE:
                 continue
-            if any(self._get(o) in varied for o in op.operands):
+            if any(self._get(o) in varied for o in vjp_rules.grad_inputs(op)):
                 varied.update(r for r in op.results if self._differentiable(r))
         useful: set[SSAValue] = set(targets)
         active: list[Operation] = []
         for op in reversed(ops):
+            inputs = vjp_rules.grad_inputs(op)
             if any(r in useful and r in varied for r in op.results) and any(
-                self._get(o) in varied for o in op.operands
+                self._get(o) in varied for o in inputs
             ):
                 active.append(op)
-                useful.update(self._get(o) for o in op.operands)
+                useful.update(self._get(o) for o in inputs)
         active.reverse()
         self.varied = varied
+        self.b.varied = varied
         return active
 
     # -- step 3: reverse sweep ----------------------------------------------------
@@ -298,14 +300,15 @@ class _Differentiator:
                     f"no VJP rule for '{op_name(op)}', needed at: {describe(op)}", op
                 )
             in_grads = list(rule(self.b, op, out_grads))
-            if len(in_grads) != len(op.operands):
+            inputs = vjp_rules.grad_inputs(op)
+            if len(in_grads) != len(inputs):
                 raise AutodiffError(
                     f"VJP rule of '{op.name}' returned {len(in_grads)} gradients "
-                    f"for {len(op.operands)} operands"
+                    f"for {len(inputs)} operands"
                 )
             grad_to_var: dict[str, str] = {}
             outputs: dict[str, list[str]] = {}
-            for operand, g in zip(op.operands, in_grads):
+            for operand, g in zip(inputs, in_grads):
                 src = self._get(operand)
                 if g is None or src not in self.varied:
                     continue

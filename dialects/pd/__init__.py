@@ -2,12 +2,15 @@
 
 One dialect, defined across a few modules by op family (as xDSL's `linalg` is):
 `program` (feeds, parameters, fetch, constants, initializers, the backward region),
+`control` (`pd.if`, `pd.while` and the stacks their gradients use),
 `elementwise`, `reduction`, `loss`, `shape`, `nn` and `optimizer`.
 """
 
 from xdsl.ir import Dialect
 
 from .base import *  # noqa: F403
+from .control import *  # noqa: F403
+from .control import CONTROL_OPS
 from .elementwise import *  # noqa: F403
 from .elementwise import ELEMENTWISE_OPS
 from .loss import *  # noqa: F403
@@ -31,6 +34,7 @@ ALL_OPS = [
     *SHAPE_OPS,
     *NN_OPS,
     *OPTIMIZER_OPS,
+    *CONTROL_OPS,
 ]
 
 PD = Dialect("pd", ALL_OPS, [])
