@@ -130,6 +130,9 @@ def _clone_ops(block: Block, into: Block, mapping: dict[SSAValue, SSAValue]) -> 
         if op is block.last_op and op.has_trait(IsTerminator):
             break
         new = op.clone(value_mapper=mapping)
+        # A recomputed value is not the Paddle variable it copies: no name.
+        new.properties.pop("name", None)
+        new.properties.pop("names", None)
         into.add_op(new)
         out.append(new)
     return out
