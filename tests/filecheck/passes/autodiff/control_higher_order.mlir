@@ -11,10 +11,10 @@
 // CHECK:         pd.stack_read
 // CHECK:         pd.if %p
 // CHECK-LABEL: %ggx = pd.backward targets(%gx : tensor<3xf64>)
+// CHECK:         %[[A:.*]], %{{.*}} = pd.if %p : tensor<i1> -> (tensor<3xf64>, tensor<3xf64>) attributes {names = ["x@GRAD@RENAME@block0@0", "y@GRAD@GRAD"]}
+// CHECK-NOT:     pd.stack_create %{{.*}} : (tensor<?x3xf64>)
 // CHECK:         pd.stack_write
 // CHECK:         pd.stack_pop
-// CHECK-NOT:     pd.stack_create %{{.*}} : (tensor<?x3xf64>)
-// CHECK:         %[[A:.*]], %{{.*}} = pd.if %p : tensor<i1> -> (tensor<3xf64>, tensor<3xf64>) attributes {names = ["x@GRAD@RENAME@block0@0", "y@GRAD@GRAD"]}
 // CHECK:         %[[B:.*]] = pd.if %p : tensor<i1> -> (tensor<3xf64>) attributes {names = ["x@GRAD@RENAME@block0@1"]}
 // CHECK:         %[[S:.*]] = pd.sum %[[A]], %[[B]] {name = "x@GRAD"}
 // CHECK-NEXT:    pd.yield %[[S]] : tensor<3xf64>
