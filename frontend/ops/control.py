@@ -15,15 +15,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from xdsl.ir import Block as XBlock
-from xdsl.ir import Region, SSAValue
-from xdsl.utils.exceptions import VerifyException
-
 from pullback.dialects import pd
 from pullback.dialects.pd.base import dtype_name, elem_of, fmt_shape, shape_of
 from pullback.frontend.core import apply, in_dynamic_mode, output_names
 from pullback.frontend.framework import Variable, default_main_program
 from pullback.frontend.ops.elementwise import equal, full, is_scalar
+from xdsl.ir import Block as XBlock
+from xdsl.ir import Region, SSAValue
+from xdsl.utils.exceptions import VerifyException
 
 # ------------------------------------------------------------------ structures
 

