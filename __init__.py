@@ -3,11 +3,11 @@ programs, built on xDSL.
 
 `import pullback as paddle` gives Paddle's API (`paddle.static`, `paddle.fluid`,
 `paddle.nn.functional`, `paddle.optimizer`, ...).  Those namespaces load on first
-use (see `pullback.frontend.api`), so importing the package, as the `pullback-opt`
+use (see `pullback.namespaces`), so importing the package, as the `pullback-opt`
 tool and xDSL's plugin discovery do, stays cheap.
 """
 
-from pullback.frontend.api import install as _install
+from pullback.namespaces import install as _install
 
 __version__ = "0.1.0"
 

@@ -45,6 +45,7 @@ from pullback.frontend.eager import (
     execute,
     is_grad_enabled,
 )
+from pullback.passes import activity
 from pullback.passes.autodiff import AutodiffError, differentiate
 
 # --------------------------------------------------------------------- graphs
@@ -252,6 +253,7 @@ def _build_plan(
             wanted.append(value(e))
     bw = pd.BackwardOp.make(target_vals, wanted, seeds)
     block.add_op(bw)
+    active = _active_nodes(res_vals, target_vals, wanted)
     try:
         bw = differentiate(bw)
     except AutodiffError as err:
@@ -297,31 +299,17 @@ def _build_plan(
     start: list[Any] = [None] * len(slots)
     for s, a in initial.items():
         start[s] = a
-    return Plan(module, steps, start, externals, results, bw, _active(g, targets, wrt))
+    return Plan(module, steps, start, externals, results, bw, active)
 
 
-def _active(g: Graph, targets: list[Enc], wrt: list[Enc | None]) -> list[int]:
-    """Positions of the nodes the backward goes through: those depending on a wanted
-    input that some target depends on (what `retain_graph=False` frees; nodes
-    upstream of an intermediate input stay usable, as in PyTorch)."""
-    wrt_src = {e[1] for e in wrt if e is not None and e[0] == "s"}
-    wrt_out = {(e[1], e[2]) for e in wrt if e is not None and e[0] == "n"}
-    varied = [False] * len(g.nodes)
-    for p, ins in enumerate(g.inputs):
-        varied[p] = any(
-            (kind == "s" and a in wrt_src) or (kind == "n" and (varied[a] or (a, b) in wrt_out))
-            for kind, a, b in ins
-        )
-    useful = [False] * len(g.nodes)
-    for kind, a, _ in targets:
-        if kind == "n":
-            useful[a] = True
-    for p in range(len(g.nodes) - 1, -1, -1):
-        if useful[p] and varied[p]:
-            for kind, a, _ in g.inputs[p]:
-                if kind == "n":
-                    useful[a] = True
-    return [p for p in range(len(g.nodes)) if useful[p] and varied[p]]
+def _active_nodes(res_vals: list[list[SSAValue]], targets: list[SSAValue], wrt: list[SSAValue]) -> list[int]:
+    """Positions of the nodes the backward goes through, by the autodiff pass's own
+    activity analysis on their ops: those depending on a wanted input that some
+    target depends on (what `retain_graph=False` frees; nodes upstream of an
+    intermediate input stay usable, as in PyTorch)."""
+    node_ops = [results[0].owner for results in res_vals]
+    active = {id(op) for op in activity.analyze(node_ops, targets, wrt).active}  # type: ignore[arg-type]
+    return [p for p, op in enumerate(node_ops) if id(op) in active]
 
 
 _SHAPE_ONLY = (pd.FillAnyLikeOp,)
@@ -556,6 +544,13 @@ def backward(
 
         dump_dir = eager_dump.prepare_dir(dump_backward_graph_path)
     _run(tensors, seeds, None, retain_graph, False, dump_dir=dump_dir)
+
+
+def tensor_backward(self: Tensor, grad_tensor: Tensor | None = None, retain_graph: bool = False) -> None:
+    """`Tensor.backward`: accumulate the gradients of this tensor into the leaves'
+    `.grad` (`paddle.autograd.backward([self], [grad_tensor], retain_graph)`).
+    Attached to Tensor by `frontend/install.py` (eager cannot import this module)."""
+    backward([self], None if grad_tensor is None else [grad_tensor], retain_graph)
 
 
 def grad(

@@ -6,7 +6,8 @@ Python arguments, then calls `apply(OpClass, inputs, prefix=..., **props)`:
 * static mode: the op is appended to the current program's block 0 and its results
   named as Paddle's `LayerHelper` names them (`relu_0.tmp_0`, or `<name>.tmp_0`);
 * eager mode: the same op is computed at once and recorded for `backward`
-  (`frontend/eager.py` installs that path with `set_eager_apply`).
+  (`frontend/install.py` installs that path, `eager.eager_apply`, with
+  `set_eager_apply`: `eager` builds on this module, so this module cannot import it).
 """
 
 from __future__ import annotations
@@ -68,9 +69,7 @@ def apply(
     raises ValueError with the verifier's message, before anything is added.
     """
     if in_dynamic_mode():
-        if _eager_apply is None:
-            from pullback.frontend import eager  # noqa: F401  (installs the hook)
-        assert _eager_apply is not None
+        assert _eager_apply is not None, "importing pullback.frontend installs eager mode"
         return _eager_apply(op_cls, inputs, prefix=prefix, name=name, **props)
     for i, x in enumerate(inputs):
         if not isinstance(x, Variable):

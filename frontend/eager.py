@@ -34,7 +34,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from pullback.frontend.dtype import dtype as as_dtype
 from pullback.dialects import pd
-from pullback.frontend import core, unique_name
+from pullback.frontend import unique_name
 from pullback.runtime.interpreter import KERNELS, InterpreterError, _load_kernels
 
 # ------------------------------------------------------------------- grad mode
@@ -356,8 +356,6 @@ def eager_apply(
     return outs[0] if len(outs) == 1 else outs
 
 
-core.set_eager_apply(eager_apply)
-
 
 # ---------------------------------------------------------------------- places
 
@@ -515,13 +513,6 @@ class Tensor:
             raise TypeError("len() of a 0-D tensor")
         return self._data.shape[0]
 
-    def __getitem__(self, index: Any) -> Tensor:
-        """`x[index]`: ints, step-1 slices, None and `...` (see
-        `frontend.ops.composite.getitem`); recorded, so gradients flow back."""
-        from pullback.frontend.ops.composite import getitem
-
-        return getitem(self, index)
-
     def set_value(self, value: Any) -> None:
         """Replace the value (same shape; cast to this dtype).  The old array is not
         written to, so graphs recorded with it keep their saved values."""
@@ -624,13 +615,6 @@ class Tensor:
         """The same value, cut from the graph (stop_gradient=True)."""
         t = Tensor._new(self._data, None, 0, True)
         return t
-
-    def backward(self, grad_tensor: Tensor | None = None, retain_graph: bool = False) -> None:
-        """Accumulate the gradients of this tensor into the leaves' `.grad`
-        (`paddle.autograd.backward([self], [grad_tensor], retain_graph)`)."""
-        from pullback.frontend import autograd
-
-        autograd.backward([self], None if grad_tensor is None else [grad_tensor], retain_graph)
 
     # -- Python protocol -----------------------------------------------------------
 
@@ -766,54 +750,15 @@ def format_tensor(t: Tensor, prefix: str = "Tensor") -> str:
     )
 
 
-# ---------------------------------------------------- operators and methods
-
-def install_tensor_methods() -> list[str]:
-    """Attach the op families' Python operators (`install_operators`) and
-    `TENSOR_METHODS` to Tensor; methods Tensor defines itself are never replaced.
-    Returns the names attached."""
-    from pullback.frontend.api import registry
-
-    own = set(vars(Tensor))
-    added: list[str] = []
-    for mod in registry.families():
-        install = getattr(mod, "install_operators", None)
-        if callable(install):
-            install(Tensor)
-            added.append(f"{mod.__name__}.install_operators")
-        for name, fn in (getattr(mod, "TENSOR_METHODS", None) or {}).items():
-            if name not in own:
-                setattr(Tensor, name, fn)
-                added.append(name)
-    return added
-
-
-install_tensor_methods()
-
-
-_AUTOGRAD_NAMES = ("backward", "grad", "no_grad", "enable_grad", "set_grad_enabled")
-
-
-def __getattr__(name: str) -> Any:
-    """`backward`, `grad`, `no_grad`, ... live in `frontend/autograd.py` (which imports
-    this module); they are re-exported here, lazily, for namespaces that look for
-    them in this module."""
-    if name in _AUTOGRAD_NAMES:
-        from pullback.frontend import autograd
-
-        return getattr(autograd, name)
-    raise AttributeError(f"module '{__name__}' has no attribute '{name}'")
+# `x[index]` (`ops.composite.getitem`), the operators and methods of the op families
+# and `backward` (`autograd.tensor_backward`) are attached by `frontend/install.py`.
 
 
 __all__ = [
     "Tensor",
-    "backward",
-    "grad",
-    "no_grad",
     "Place",
     "to_tensor",
     "is_grad_enabled",
     "eager_apply",
     "format_tensor",
-    "install_tensor_methods",
 ]

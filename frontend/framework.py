@@ -82,13 +82,6 @@ class Variable:
     def __hash__(self) -> int:
         return id(self)
 
-    def __getitem__(self, index: Any) -> Variable:
-        """`x[index]`: ints, step-1 slices, None and `...` as slice/squeeze/unsqueeze
-        ops of the program (see `frontend.ops.composite.getitem`)."""
-        from pullback.frontend.ops.composite import getitem
-
-        return getitem(self, index)
-
     def __iter__(self) -> Iterator[Variable]:
         """`x[0], x[1], ...` over a static first dimension.  Defined because
         `__getitem__` alone would make Python iterate until an IndexError that a
@@ -101,7 +94,8 @@ class Variable:
             )
         return (self[i] for i in range(dims[0]))
 
-    # Operators (`+ - * / @`, comparisons) are attached by `frontend.ops`.
+    # `x[index]`, operators (`+ - * / @`, comparisons) and methods (`x.mean()`) are
+    # attached by `frontend/install.py` from the op families.
 
 
 class Parameter(Variable):

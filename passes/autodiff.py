@@ -6,10 +6,11 @@ For a `pd.backward` op with targets T, seeds S, inputs W and a no-grad name set 
    (gradients of gradients), their bodies are cloned into the new region first and
    their results mapped to the clones, so they become ordinary forward ops.  This is
    what makes higher-order gradients need no extra code.
-2. *Activity analysis.* A value is *varied* if it depends on some input in W through
-   float ops without crossing a name in N, and *useful* if some target depends on it.
-   Only ops with a result that is both are differentiated (Paddle's pruning of ops
-   that are not on a path from the inputs to the targets).
+2. *Activity analysis* (`passes/activity.py`, shared with eager autograd).  A value
+   is *varied* if it depends on some input in W through float ops without crossing a
+   name in N, and *useful* if some target depends on it.  Only ops with a result
+   that is both are differentiated (Paddle's pruning of ops that are not on a path
+   from the inputs to the targets).
 3. *Reverse sweep.* Each target is seeded (with its seed, or ones shaped like it);
    ops are visited in reverse program order and their VJP rules emit `pd` ops into
    the region.  A value with several gradient contributions gets them summed by one
@@ -35,7 +36,8 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from pullback.dialects import pd
-from pullback.dialects.pd.base import is_float, elem_of, set_value_name, shapes_compatible, shape_of, value_name
+from pullback.dialects.pd.base import elem_of, set_value_name, shapes_compatible, shape_of, value_name
+from pullback.passes import activity
 from pullback.passes import vjp as vjp_rules
 from pullback.passes.prune import prune_backward_region
 from pullback.passes.vjp import VjpBuilder
@@ -165,34 +167,15 @@ class _Differentiator:
     def _get(self, v: SSAValue) -> SSAValue:
         return self.remap.get(v, v)
 
-    # -- step 2: activity analysis ------------------------------------------------
-
-    def _differentiable(self, v: SSAValue) -> bool:
-        name = value_name(v)
-        return is_float(elem_of(v.type)) and (name is None or name not in self.no_grad)
+    # -- step 2: activity analysis (passes/activity.py) ---------------------------
 
     def _activity(
         self, ops: list[Operation], targets: list[SSAValue], wrt: list[SSAValue]
     ) -> list[Operation]:
-        varied: set[SSAValue] = {w for w in wrt if self._differentiable(w)}
-        for op in ops:
-            if type(op) in vjp_rules.NON_DIFFERENTIABLE:
-                continue
-            if any(self._get(o) in varied for o in vjp_rules.grad_inputs(op)):
-                varied.update(r for r in op.results if self._differentiable(r))
-        useful: set[SSAValue] = set(targets)
-        active: list[Operation] = []
-        for op in reversed(ops):
-            inputs = vjp_rules.grad_inputs(op)
-            if any(r in useful and r in varied for r in op.results) and any(
-                self._get(o) in varied for o in inputs
-            ):
-                active.append(op)
-                useful.update(self._get(o) for o in inputs)
-        active.reverse()
-        self.varied = varied
-        self.b.varied = varied
-        return active
+        result = activity.analyze(ops, targets, wrt, self.no_grad, self._get)
+        self.varied = result.varied
+        self.b.varied = result.varied
+        return result.active
 
     # -- step 3: reverse sweep ----------------------------------------------------
 

@@ -404,13 +404,6 @@ def get_device(index: int = 0) -> Device:
     return _DEVICES[index]
 
 
-def make_backend(place: Any) -> Any:
-    """The executor's `cuda` backend for `place` (see `runtime/gpu_backend.py`)."""
-    from pullback.runtime.gpu_backend import GpuBackend
-
-    return GpuBackend(place)
-
-
 __all__ = [
     "CudaError",
     "Device",
@@ -421,7 +414,6 @@ __all__ = [
     "driver_version",
     "get_device",
     "is_available",
-    "make_backend",
     "require_device",
     "scalar_arg",
     "unavailable_reason",

@@ -164,7 +164,7 @@ class InterpreterBackend:
 
 BACKEND_MODULES: dict[str, str] = {
     "compiled": "pullback.runtime.compiled",
-    "cuda": "pullback.runtime.cuda",
+    "cuda": "pullback.runtime.gpu_backend",
 }
 """Backends defined elsewhere: name -> module exposing `make_backend(place)`."""
 

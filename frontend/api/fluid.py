@@ -25,7 +25,6 @@ from pullback.runtime.scope import Scope, global_scope, scope_guard
 
 __path__: list[str] = []  # children (`fluid.layers`, ...) come from the alias finder
 
-registry.load()
 
 
 __getattr__, __dir__ = registry.lazy_attributes(

@@ -9,7 +9,6 @@ from pullback.frontend.layers import fluid_embedding as embedding
 from pullback.frontend.layers import fluid_fc as fc
 from pullback.frontend.layers import legacy_data as data
 
-registry.load()
 # The layers above are this module's own; families add everything else.
 globals().update({k: v for k, v in registry.fluid_layers().items() if k not in globals()})
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pullback.frontend.api import registry
 
-registry.load()
 globals().update(registry.functional())
 
 __all__ = list(registry.functional())

@@ -19,7 +19,6 @@ from pullback.frontend.param_attr import ParamAttr
 from pullback.frontend.api.device import get_device, is_compiled_with_cuda, set_device
 from pullback.runtime.executor import CPUPlace, CUDAPlace
 
-registry.load()
 globals().update(registry.paddle())
 
 from pullback.frontend.dtype import bool_ as bool  # noqa: A001, E402 - Paddle's dtype name

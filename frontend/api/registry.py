@@ -90,14 +90,6 @@ def install_tensor_methods(cls: type) -> None:
             setattr(cls, name, fn)
 
 
-@functools.cache
-def load() -> None:
-    """Import every family and give static Variables their tensor methods (once)."""
-    from pullback.frontend.framework import Variable
-
-    install_tensor_methods(Variable)
-
-
 def lazy_attributes(
     module_name: str, table: dict[str, str]
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:

@@ -21,7 +21,6 @@ from pullback.runtime.scope import Scope, global_scope, scope_guard
 
 __path__: list[str] = []  # children (`paddle.static.nn`) come from the alias finder
 
-registry.load()
 
 
 @contextlib.contextmanager

@@ -325,4 +325,4 @@ FLUID_LAYERS: dict[str, Callable[..., Any]] = {
     "leaky_relu": fluid_leaky_relu, "elu": elu, "softplus": softplus,
     "logsigmoid": log_sigmoid,
 }
-TENSOR_METHODS: dict[str, Callable[..., Any]] = {}
+TENSOR_METHODS: dict[str, Callable[..., Any]] = {"__getitem__": getitem}

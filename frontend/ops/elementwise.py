@@ -14,7 +14,6 @@ from typing import Any
 
 from pullback.dialects import pd
 from pullback.frontend.core import apply
-from pullback.frontend.framework import Variable
 
 Scalar = int | float
 _FLOAT_MAX = sys.float_info.max
@@ -393,9 +392,6 @@ def install_operators(cls: type) -> None:
     """Attach the arithmetic and comparison operators (`OPERATORS`) to a class."""
     for dunder, fn in OPERATORS.items():
         setattr(cls, dunder, fn)
-
-
-install_operators(Variable)
 
 
 PADDLE = [

@@ -21,7 +21,7 @@ from pullback.dialects import pd
 from pullback.dialects.pd.nn import DROPOUT_IMPLEMENTATIONS
 from pullback.frontend import unique_name
 from pullback.frontend.core import apply
-from pullback.frontend.framework import Variable, default_main_program
+from pullback.frontend.framework import default_main_program
 from pullback.frontend.ops.elementwise import check_float_tensor, check_tensor, is_scalar
 
 
@@ -137,9 +137,6 @@ def install_operators(cls: type) -> None:
     """Attach `@` (`__matmul__`, `__rmatmul__`) to a Variable/Tensor class."""
     cls.__matmul__ = _matmul_op  # type: ignore[attr-defined]
     cls.__rmatmul__ = _rmatmul_op  # type: ignore[attr-defined]
-
-
-install_operators(Variable)
 
 
 # ------------------------------------------------------------------- embedding

@@ -30,9 +30,9 @@ from collections.abc import Sequence
 
 from pullback.dialects import pd
 from pullback.dialects.pd.base import elem_of, i64, is_float, tensor_type
+from pullback.passes import activity
 from pullback.passes.prune import prune_block
 from pullback.passes.vjp import (
-    NON_DIFFERENTIABLE,
     VJP_RULES,
     VjpBuilder,
     grad_inputs,
@@ -71,22 +71,8 @@ def reverse_sweep(
     gradients are returned (None where none flows).  Only ops between `wrt` and the
     seeded values are differentiated; ops with regions recurse through their rules.
     """
-    varied: set[SSAValue] = {w for w in wrt if _float(w)}
-    for op in ops:
-        if type(op) in NON_DIFFERENTIABLE:
-            continue
-        if any(v in varied for v in grad_inputs(op)):
-            varied.update(r for r in op.results if _float(r))
-    useful: set[SSAValue] = {v for v, _ in seeds}
-    active: list[Operation] = []
-    for op in reversed(ops):
-        inputs = grad_inputs(op)
-        if any(r in useful and r in varied for r in op.results) and any(
-            v in varied for v in inputs
-        ):
-            active.append(op)
-            useful.update(inputs)
-
+    found = activity.analyze(ops, [v for v, _ in seeds], wrt)
+    varied, active = found.varied, list(reversed(found.active))
     outer_varied, b.varied = b.varied, varied
     contribs: dict[SSAValue, list[SSAValue]] = {}
 

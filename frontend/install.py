@@ -1,0 +1,45 @@
+"""The one place where the frontend's pieces are wired together.
+
+The op families (`frontend/ops/<family>.py`) build on `core.apply`, static
+`Variable`s (`framework`) and eager `Tensor`s (`eager`); none of those modules imports
+the families, and `core` does not import `eager`, so there is no import cycle.  What
+connects them at run time is done here, once, when the `pullback.frontend` package is
+imported (its `__init__` calls `install()`):
+
+* eager mode's implementation of `core.apply` (`eager.eager_apply`);
+* on `Variable` and `Tensor`: each family's Python operators (`install_operators`)
+  and its `TENSOR_METHODS` (`x.mean()`, `x[0]`, ...), never replacing what the class
+  defines itself;
+* `Tensor.backward` (`autograd.tensor_backward`).
+"""
+
+from __future__ import annotations
+
+import functools
+
+from pullback.frontend import autograd, core, eager
+from pullback.frontend.api import registry
+from pullback.frontend.framework import Variable
+
+
+def install_methods(cls: type) -> list[str]:
+    """Attach every family's operators and `TENSOR_METHODS` to `cls` (Variable or
+    Tensor); returns what was attached, for debugging."""
+    added: list[str] = []
+    for mod in registry.families():
+        install_operators = getattr(mod, "install_operators", None)
+        if callable(install_operators):
+            install_operators(cls)
+            added.append(f"{mod.__name__}.install_operators")
+    registry.install_tensor_methods(cls)
+    added.extend(registry.tensor_methods())
+    return added
+
+
+@functools.cache
+def install() -> None:
+    """Wire the frontend together (idempotent; see the module docstring)."""
+    core.set_eager_apply(eager.eager_apply)
+    install_methods(Variable)
+    install_methods(eager.Tensor)
+    eager.Tensor.backward = autograd.tensor_backward  # type: ignore[attr-defined]
