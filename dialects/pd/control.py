@@ -40,8 +40,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from xdsl.dialects.builtin import ArrayAttr, TensorType
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.dialects.builtin import ArrayAttr, StringAttr, TensorType
+from xdsl.ir import (
+    Attribute,
+    Block,
+    BlockArgument,
+    Operation,
+    OpResult,
+    Region,
+    SSAValue,
+)
+from xdsl.ir.core import SSAValues
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
@@ -229,6 +238,29 @@ class WhileOp(IRDLOperation, MultiResultNames):
 
     def cond_block(self) -> Block:
         return self.cond_region.block
+
+    def append_carried(self, inits: Sequence[SSAValue]) -> tuple[list[BlockArgument], list[OpResult]]:
+        """Carry more values through this loop, in place: `inits` become operands,
+        both regions take them as block arguments and the op gets results for them
+        (unnamed).  The caller appends their next values to the body's `pd.yield`.
+        Returns the body's new block arguments and the new results.
+
+        In place, so that values and Variables naming the existing results stay
+        valid: reverse mode uses it to make the forward loop push onto stacks."""
+        first = len(self.results)
+        self.operands = [*self.operands, *inits]
+        for block in (self.cond_block(), self.body_block()):
+            for v in inits:
+                block.insert_arg(v.type, len(block.args))
+        self.results = SSAValues(
+            (*self.results, *(OpResult(v.type, self, first + i) for i, v in enumerate(inits)))
+        )
+        if "names" in self.properties:
+            names = [a.data for a in self.properties["names"].data]  # type: ignore[attr-defined]
+            self.properties["names"] = ArrayAttr(
+                [StringAttr(n) for n in names + [""] * len(inits)]
+            )
+        return list(self.body_block().args[first:]), list(self.results[first:])
 
     def body_block(self) -> Block:
         return self.body.block

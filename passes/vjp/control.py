@@ -10,16 +10,18 @@ stays one linear sweep and gradients of gradients need nothing more:
   gets zeros.  (Recomputing the branch instead of passing its intermediates out of
   the forward `if` keeps the forward op untouched, so a program without backward
   pays nothing; the cost is one more evaluation of the taken branch.)
-* `pd.while`: the backward region first re-runs the loop *augmented* with an
-  iteration count and one stack per carried value the gradient needs (its value at
-  the start of each iteration is pushed).  A reverse `pd.while` then counts the
+* `pd.while`: the forward loop is extended in place (`WhileOp.append_carried`, so
+  its existing results and the Variables naming them stay valid) with an iteration
+  counter and one stack per carried value the backward reads: each iteration pushes
+  that value as it starts.  The backward is a reverse `pd.while` counting the
   iterations down: it reads the iteration's values from the stacks, recomputes the
-  body's needed intermediates from them, and runs the reverse sweep of the body.
-  Its carried values are the index, the gradients of the loop-carried values (the
-  seeds of the next step) and accumulators for the outer values the loop captured
-  (parameters), so gradients of captured values sum over iterations.  Only carried
-  values the gradient actually reads are stacked (decided after pruning the reverse
-  body), so a stack is never itself pushed onto a stack at higher order.
+  body's intermediates the gradient needs from them, and runs the reverse sweep of
+  the body.  Its carried values are the index, the gradients of the loop-carried
+  values (the seeds of the previous step) and accumulators for the outer values the
+  loop captured (parameters), so their gradients sum over iterations.  Which carried
+  values get a stack is decided after pruning the reverse body: a value only pushed
+  onto a stack (a stack itself, at higher order) is never stacked.  Each
+  differentiation of a loop adds its own counter and stacks.
 * Stacks: the VJP of a push is a pop of the gradient stack, of a pop a push, of a
   read a write into zeros and of a write a read: closed, hence higher order.
 """
@@ -100,7 +102,9 @@ def reverse_sweep(
                 raise NotImplementedError(
                     f"no VJP rule for '{op.name}' (inside a control-flow region)"
                 )
-            for v, g in zip(grad_inputs(op), rule(b, op, out_grads)):
+            in_grads = list(rule(b, op, out_grads))
+            # after the rule: a while's rule adds operands (its stacks) in place
+            for v, g in zip(grad_inputs(op), in_grads, strict=True):
                 if g is not None:
                     add(v, g)
         return {w: total(w) for w in wrt}
@@ -207,35 +211,35 @@ def _while_vjp(b: VjpBuilder, op: pd.WhileOp, out_grads: list[Grad]) -> list[Gra
     reverse_body = _finish(rblock, [index, *g_next, *acc_next])
     taped = [j for j in range(n) if reads[j].owner.parent_block() is rblock]  # type: ignore[union-attr]
 
-    # The forward loop again, counting iterations and pushing what the reverse reads.
-    tapes0 = [b.emit(pd.StackCreateOp, op.inits[j]) for j in taped]
-    aug_inits = [*op.inits, _int_const(b, 0), *tapes0]
-    cond_region, aug_body = pd.WhileOp.empty_regions([v.type for v in aug_inits])
-    cmap = dict(zip(op.cond_block().args, cond_region.block.args))
-    for inner in op.cond_block().ops:
-        cond_region.block.add_op(inner.clone(value_mapper=cmap))
-    ab = VjpBuilder(aug_body.block)
-    args = aug_body.block.args
-    bmap: dict[SSAValue, SSAValue] = dict(zip(body.args, args[:n]))
-    _clone_ops(body, aug_body.block, bmap)
-    count = ab.add(args[n], _int_const(ab, 1))
-    pushed = [ab.emit(pd.StackPushOp, args[n + 1 + k], args[j]) for k, j in enumerate(taped)]
-    ab.insert(pd.YieldOp.create(operands=[*(bmap.get(v, v) for v in body_term.operands), count, *pushed]))
-    aug = pd.WhileOp.make(aug_inits, cond_region, aug_body)
-    b.insert(aug)
+    # The forward loop itself, extended in place, counts its iterations and pushes
+    # what the reverse reads (each carried value as an iteration starts).
+    count0 = pd.FillConstantOp.make(shape=[], value=0.0, dtype="int64")
+    creates = [pd.StackCreateOp.make(op.inits[j]) for j in taped]
+    parent = op.parent_block()
+    assert parent is not None
+    parent.insert_ops_before([count0, *creates], op)
+    extra_args, extra_results = op.append_carried([count0.out, *(c.out for c in creates)])
+    fb = VjpBuilder(Block())
+    count = fb.add(extra_args[0], _int_const(fb, 1))
+    pushed = [fb.emit(pd.StackPushOp, extra_args[1 + k], body.args[j]) for k, j in enumerate(taped)]
+    for new_op in fb.take_emitted():
+        new_op.detach()
+        body.insert_op_before(new_op, body_term)
+    body_term.operands = [*body_term.operands, count, *pushed]
     for k, j in enumerate(taped):
-        stand_ins.args[j].replace_all_uses_with(aug.outs[n + 1 + k])
+        stand_ins.args[j].replace_all_uses_with(extra_results[1 + k])
 
     # The reverse loop: while index > 0.
     rcond = Block(arg_types=list(rblock.arg_types))
     cb = VjpBuilder(rcond)
     more = cb.emit(pd.GreaterThanOp, rcond.args[0], _int_const(cb, 0))
     cb.insert(pd.ConditionOp.create(operands=[more]))
-    rev = pd.WhileOp.make([aug.outs[n], *g0, *acc0], Region(rcond), reverse_body)
+    rev = pd.WhileOp.make([extra_results[0], *g0, *acc0], Region(rcond), reverse_body)
     b.insert(rev)
 
     pos = {j: k for k, j in enumerate(carried)}
     result: list[Grad] = [rev.outs[1 + pos[j]] if j in pos else None for j in range(n)]
+    result += [None] * len(extra_results)  # the counter and the stacks' creation
     acc_out = dict(zip(caps, rev.outs[1 + len(carried) :]))
     result += [acc_out.get(c) for c in inputs[n:]]
     return result

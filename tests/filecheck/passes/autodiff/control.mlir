@@ -2,27 +2,30 @@
 // RUN: pullback-opt %s -p autodiff | pullback-opt | filecheck %s
 
 // Reverse mode through pd.if and pd.while builds ordinary pd IR:
+// * the forward pd.while is extended in place: it also counts its iterations and
+//   pushes, as each iteration starts, the carried value the backward reads;
+// * the while's backward is a reverse pd.while counting down: it reads the stack,
+//   recomputes the iteration's tanh, and accumulates w's gradient as a carried value;
 // * the if's backward is a pd.if on the same predicate; each branch recomputes what
 //   it needs and yields the gradients of the captured x and w (zeros for w in the
 //   branch that does not use it);
-// * the while's backward re-runs the loop counting iterations and pushing the
-//   carried value each iteration reads, then a reverse pd.while counts down, reads
-//   the stack, and accumulates w's gradient across iterations as a carried value;
 // * w's two contributions (loop and if) are summed with Paddle's names.
 
+// CHECK:       %i0 = pd.fill_constant
+// CHECK-NEXT:  %[[N0:.*]] = pd.fill_constant {{.*}}dtype = "int64"} : tensor<i64>
+// CHECK-NEXT:  %[[S0:.*]] = pd.stack_create %y : (tensor<3xf64>) -> tensor<?x3xf64>
+// CHECK-NEXT:  %r, %r_1, %[[N:.*]], %[[TAPE:.*]] = pd.while(%i0, %y, %[[N0]], %[[S0]] : tensor<i64>, tensor<3xf64>, tensor<i64>, tensor<?x3xf64>) -> (tensor<i64>, tensor<3xf64>, tensor<i64>, tensor<?x3xf64>) attributes {names = ["i", "h", "", ""]} cond {
+// CHECK:         pd.less_than
+// CHECK:         pd.condition
+// CHECK:       } do {
+// CHECK-NEXT:  ^{{.*}}(%{{.*}}: tensor<i64>, %[[V:.*]]: tensor<3xf64>, %[[K:.*]]: tensor<i64>, %[[ST:.*]]: tensor<?x3xf64>):
+// CHECK:         pd.tanh %[[V]]
+// CHECK:         %[[K1:.*]] = pd.elementwise_add %[[K]]
+// CHECK:         %[[PUSH:.*]] = pd.stack_push %[[ST]], %[[V]]
+// CHECK:         pd.yield %{{.*}}, %{{.*}}, %[[K1]], %[[PUSH]]
 // CHECK-LABEL: pd.backward targets(%loss : tensor<f64>) wrt(%x, %w : tensor<3xf64>, tensor<3xf64>)
 // CHECK:         %[[ZW:.*]] = pd.fill_any_like %w {value = 0.000000e+00 : f64}
-// CHECK:         %[[S0:.*]] = pd.stack_create %y : (tensor<3xf64>) -> tensor<?x3xf64>
-// CHECK:         %[[N0:.*]] = pd.fill_constant {{.*}}dtype = "int64"} : tensor<i64>
-// CHECK:         %{{.*}}, %{{.*}}, %[[N:.*]], %[[TAPE:.*]] = pd.while(%i0, %y, %[[N0]], %[[S0]] : tensor<i64>, tensor<3xf64>, tensor<i64>, tensor<?x3xf64>)
-// CHECK:           pd.less_than
-// CHECK:           pd.condition
-// CHECK:         } do {
-// CHECK:           ^{{.*}}(%{{.*}}: tensor<i64>, %[[V:.*]]: tensor<3xf64>, %[[K:.*]]: tensor<i64>, %[[ST:.*]]: tensor<?x3xf64>):
-// CHECK:           pd.tanh %[[V]]
-// CHECK:           %[[K1:.*]] = pd.elementwise_add %[[K]]
-// CHECK:           %[[PUSH:.*]] = pd.stack_push %[[ST]], %[[V]]
-// CHECK:           pd.yield %{{.*}}, %{{.*}}, %[[K1]], %[[PUSH]]
+// CHECK-NOT:     pd.stack_push
 // CHECK:         %{{.*}}, %[[GY:.*]], %[[GW1:.*]] = pd.while(%[[N]], %{{.*}}, %[[ZW]] : tensor<i64>, tensor<3xf64>, tensor<3xf64>) -> (tensor<i64>, tensor<3xf64>, tensor<3xf64>) attributes {names = ["", "y@GRAD", "w@GRAD@RENAME@block0@0"]} cond {
 // CHECK:           pd.greater_than
 // CHECK:           pd.condition

@@ -1,18 +1,24 @@
 // RUN: pullback-opt %s -p autodiff | filecheck %s
 
 // Gradients of gradients through pd.if and a data-dependent pd.while: the second
-// backward clones the first one's body (its augmented and reverse loops, its if)
-// and differentiates it like forward IR.  The reverse loop's stack reads get
-// pd.stack_write as their VJP, the augmented loop's pushes get pd.stack_pop; the
-// stacks themselves are never pushed onto stacks (only values the reverse reads).
+// backward clones the first one's body (its reverse loop and its if) and
+// differentiates it like forward IR.  Each differentiation of the forward loop
+// extends it in place with a counter and a stack; the cloned reverse loop is
+// extended the same way, inside the second region.  The reverse loop's stack reads
+// get pd.stack_write as their VJP, the forward loop's pushes get pd.stack_pop, and
+// stacks are never pushed onto stacks (only values a reverse body reads are).
 
+// CHECK:       pd.stack_create %y : (tensor<3xf64>) -> tensor<?x3xf64>
+// CHECK:       pd.stack_create %y : (tensor<3xf64>) -> tensor<?x3xf64>
+// CHECK:       %r, %{{.*}} = pd.while(%y,
 // CHECK-LABEL: %gx = pd.backward targets(%loss : tensor<f64>)
-// CHECK:         pd.stack_push
+// CHECK-NOT:     pd.stack_push
 // CHECK:         pd.stack_read
 // CHECK:         pd.if %p
 // CHECK-LABEL: %ggx = pd.backward targets(%gx : tensor<3xf64>)
-// CHECK:         %[[A:.*]], %{{.*}} = pd.if %p : tensor<i1> -> (tensor<3xf64>, tensor<3xf64>) attributes {names = ["x@GRAD@RENAME@block0@0", "y@GRAD@GRAD"]}
 // CHECK-NOT:     pd.stack_create %{{.*}} : (tensor<?x3xf64>)
+// CHECK:         pd.stack_push
+// CHECK:         %[[A:.*]], %{{.*}} = pd.if %p : tensor<i1> -> (tensor<3xf64>, tensor<3xf64>) attributes {names = ["x@GRAD@RENAME@block0@0", "y@GRAD@GRAD"]}
 // CHECK:         pd.stack_write
 // CHECK:         pd.stack_pop
 // CHECK:         %[[B:.*]] = pd.if %p : tensor<i1> -> (tensor<3xf64>) attributes {names = ["x@GRAD@RENAME@block0@1"]}
