@@ -166,6 +166,10 @@ class Block:
         """Append an op at the program's insertion point (normally block 0's end;
         inside a backward region while `append_backward` callbacks run)."""
         target = self.program._insertion or self.ir
+        if isinstance(op, (pd.DataOp, pd.ParameterOp)):
+            # Feeds and parameters belong to block 0 even when created while a
+            # control-flow region is traced (`fc` inside a `cond` branch), as in Paddle.
+            target = self.ir
         target.add_op(op)
         self.program._bump()
         return op
