@@ -322,7 +322,7 @@ def _fc(
                 pd.ReshapeOp, [x], prefix="reshape",
                 out_names=[unique_name.generate(f"{base}.flatten")], shape=[*keep, k],
             )
-        products.append(core.apply(pd.MatmulOp, [x, w], prefix="matmul", name=base))
+        products.append(core.apply(pd.MatmulOp, [x, w], prefix="matmul", name=base, op_type="mul"))
     if len(products) > 1:
         out = core.apply(pd.SumOp, products, prefix="sum", name=base)
     else:
@@ -406,7 +406,8 @@ def _embedding(
             out_names=[unique_name.generate(f"{base}.ids")], axes=[len(ids.shape) - 1],
         )
     props = {} if padding_idx is None else {"padding_idx": int(padding_idx)}
-    return core.apply(pd.LookupTableOp, [ids, w], prefix="lookup_table", name=base, **props)
+    return core.apply(pd.LookupTableOp, [ids, w], prefix="lookup_table", name=base,
+                      op_type=None if legacy else "lookup_table_v2", **props)
 
 
 def embedding(

@@ -733,10 +733,11 @@ class CrossEntropyLoss(Layer):
 
     def __init__(self, weight: Any = None, ignore_index: int = -100, reduction: str = "mean",
                  soft_label: bool = False, axis: int = -1, use_softmax: bool = True,
-                 name: str | None = None) -> None:
+                 label_smoothing: float = 0.0, name: str | None = None) -> None:
         super().__init__()
         self._kwargs = {"weight": weight, "ignore_index": ignore_index, "reduction": reduction,
-                        "soft_label": soft_label, "axis": axis, "use_softmax": use_softmax, "name": name}
+                        "soft_label": soft_label, "axis": axis, "use_softmax": use_softmax,
+                        "label_smoothing": label_smoothing, "name": name}
 
     def forward(self, input: Any, label: Any) -> Any:
         """The loss of logits `input` against `label`."""

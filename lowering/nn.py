@@ -44,6 +44,11 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from xdsl.dialects import arith, memref
+from xdsl.dialects import math as xmath
+from xdsl.dialects.builtin import AnyFloat, IndexType, i1, i64
+from xdsl.ir import Attribute, SSAValue
+
 from pullback.dialects import pd
 from pullback.dialects.pd.base import DYN, fmt_shape, shape_of
 from pullback.dialects.pd.nn import (
@@ -82,10 +87,6 @@ from pullback.lowering.loop_nest import (
     to_index,
 )
 from pullback.lowering.reduction import reduce_into, scale_by_count
-from xdsl.dialects import arith
-from xdsl.dialects import math as xmath
-from xdsl.dialects.builtin import AnyFloat, IndexType, i1, i64
-from xdsl.ir import Attribute, SSAValue
 
 # ---------------------------------------------------------------------- matmul
 
@@ -780,11 +781,12 @@ def _signed64(v: int) -> int:
     return v - (1 << 64) if v >= 1 << 63 else v
 
 
-def dropout_keep(s: Scalar, flat: SSAValue, seed: int, p: float) -> SSAValue:
+def dropout_keep(s: Scalar, flat: SSAValue, seed: int | SSAValue, p: float) -> SSAValue:
     """Whether element `flat` (row-major flat index) survives dropout: the
     interpreter's `dropout_uniform` (splitmix64 of `(seed, flat + 1)`, top
     `DROPOUT_BITS` bits) compared with `p` exactly, as an integer threshold
-    (`dropout_threshold`); the constants are `pd.DropoutOp`'s."""
+    (`dropout_threshold`); the constants are `pd.DropoutOp`'s.  `seed` is the
+    property's value or an i64 scalar (the seed operand's, read at run time)."""
     i = s.emit(arith.IndexCastOp(flat, i64))
 
     def c(v: int) -> SSAValue:
@@ -793,7 +795,7 @@ def dropout_keep(s: Scalar, flat: SSAValue, seed: int, p: float) -> SSAValue:
     def xorshift(z: SSAValue, k: int) -> SSAValue:
         return s.emit(arith.XOrIOp(z, s.emit(arith.ShRUIOp(z, c(k)))))
 
-    z = s.add(c(seed), s.mul(s.add(i, c(1)), c(SPLITMIX_GAMMA)))
+    z = s.add(seed if isinstance(seed, SSAValue) else c(seed), s.mul(s.add(i, c(1)), c(SPLITMIX_GAMMA)))
     for shift, mult in SPLITMIX_MIX:
         z = s.mul(xorshift(z, shift), c(mult))
     z = xorshift(z, SPLITMIX_LAST_SHIFT)
@@ -809,15 +811,24 @@ def _dropout(low: Lowerer, op: pd.DropoutOp) -> None:
     p = op.prop("dropout_prob")
     upscale = op.prop("dropout_implementation") == "upscale_in_train"
     is_test = bool(op.prop("is_test"))
-    seed = op.prop("seed")
-    # Dynamic sizes of the inner dimensions enter the flat index as loop invariants.
+    # Dynamic sizes of the inner dimensions enter the flat index as loop invariants,
+    # and so does a seed operand (read once, before the loops).
     dynamic = [z for z in sizes[1:] if isinstance(z, SSAValue)]
+    invariants = list(dynamic)
+    if op.seed_tensor is not None and not is_test:
+        mem = low.read(op.seed_tensor)
+        zeros = [low.index(0)] * len(shape_of(op.seed_tensor.type))
+        seed_v = low.emit(memref.LoadOp.get(mem, zeros)).results[0]
+        if seed_v.type != i64:
+            seed_v = low.emit(arith.ExtSIOp(seed_v, i64)).results[0]
+        invariants.append(seed_v)
 
     def body(s: Scalar, args: list[SSAValue], _outs: list[SSAValue]) -> list[SSAValue]:
-        v = args[len(dynamic)]
+        v = args[len(invariants)]
         elem = v.type
         if is_test:
             return [v if upscale else s.mul(v, s.const(1.0 - p, elem))]
+        seed = args[len(dynamic)] if len(invariants) > len(dynamic) else op.prop("seed")
         given = iter(args[: len(dynamic)])
         flat = s.index(0) if rank else s.const(0, IndexType())
         for d in range(1, rank):
@@ -829,7 +840,7 @@ def _dropout(low: Lowerer, op: pd.DropoutOp) -> None:
         return [s.select(dropout_keep(s, flat, seed, p), kept, s.const(0.0, elem))]
 
     ident = identity_map(rank)
-    low.generic(sizes, [(x, ident, True)], [(low.out(r), ident)], body, scalars=dynamic)
+    low.generic(sizes, [(x, ident, True)], [(low.out(r), ident)], body, scalars=invariants)
 
 
 result_sizes(pd.LayerNormOp, pd.DropoutOp)(sizes_of_first)

@@ -38,7 +38,8 @@ from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import AnyFloat, IndexType, i1
 from xdsl.ir import SSAValue
 
-_INIT = {"sum": 0.0, "max": -math.inf}
+_INIT = {"sum": 0.0, "max": -math.inf, "min": math.inf, "prod": 1.0}
+_INT_INIT = {"sum": 0, "max": -(2**62), "min": 2**62, "prod": 1}
 
 
 def reduce_into(
@@ -49,13 +50,14 @@ def reduce_into(
     keepdim: bool,
     kind: str,
 ) -> None:
-    """`out = reduce(x)` over `axes` (`kind` is sum or max); x's producers fuse in."""
+    """`out = reduce(x)` over `axes` (`kind` is sum, max, min or prod); x's producers
+    fuse in."""
     rank = len(shape_of(x.type))
     out_map: DimMap = tuple(
         (None if d in axes else d) for d in range(rank) if keepdim or d not in axes
     )
     elem = elem_of_buffer(out)
-    init = _INIT[kind] if isinstance(elem, AnyFloat) else (0 if kind == "sum" else -(2**62))
+    init = _INIT[kind] if isinstance(elem, AnyFloat) else _INT_INIT[kind]
     low.fill(out, init)
 
     def body(s: Scalar, args: list[SSAValue], outs: list[SSAValue]) -> list[SSAValue]:
@@ -63,6 +65,10 @@ def reduce_into(
             if isinstance(elem, AnyFloat):
                 return [s.emit(arith.AddfOp(outs[0], args[0], REASSOC))]
             return [s.add(outs[0], args[0])]
+        if kind == "prod":
+            return [s.mul(outs[0], args[0])]
+        if kind == "min":
+            return [s.min(outs[0], args[0])]
         return [s.max(outs[0], args[0])]
 
     low.generic(low.sizes_of(x), [(x, identity_map(rank), True)], [(out, out_map)], body, reductions=axes)
@@ -91,19 +97,23 @@ def _reduced_axes(op: ReduceLike) -> tuple[list[int], bool]:
     return reduced, bool(op.prop("keepdim"))
 
 
-@lowers(pd.ReduceSumOp, pd.ReduceMeanOp, pd.ReduceMaxOp, pd.MeanOp, fusible=fuse_first_operand)
+_KINDS = {pd.ReduceMaxOp: "max", pd.ReduceMinOp: "min", pd.ReduceProdOp: "prod"}
+
+
+@lowers(pd.ReduceSumOp, pd.ReduceMeanOp, pd.ReduceMaxOp, pd.ReduceMinOp, pd.ReduceProdOp, pd.MeanOp,
+        fusible=fuse_first_operand)
 def _reduce(low: Lowerer, op: ReduceLike) -> None:
     x, r = op.operands[0], op.results[0]
     axes, keepdim = _reduced_axes(op)
     out = low.out(r)
-    kind = "max" if isinstance(op, pd.ReduceMaxOp) else "sum"
+    kind = _KINDS.get(type(op), "sum")
     reduce_into(low, x, out, axes, keepdim, kind)
     if isinstance(op, (pd.ReduceMeanOp, pd.MeanOp)):
         xs = low.sizes_of(x)
         scale_by_count(low, out, low.sizes[r], [xs[a] for a in axes])
 
 
-@result_sizes(pd.ReduceSumOp, pd.ReduceMeanOp, pd.ReduceMaxOp, pd.MeanOp)
+@result_sizes(pd.ReduceSumOp, pd.ReduceMeanOp, pd.ReduceMaxOp, pd.ReduceMinOp, pd.ReduceProdOp, pd.MeanOp)
 def _reduce_sizes(low: Lowerer, op: ReduceLike, r: SSAValue, k: int) -> Size | None:
     x = op.operands[0]
     axes, keepdim = _reduced_axes(op)
@@ -330,3 +340,43 @@ def _top_k_sizes(low: Lowerer, op: pd.TopKOp, r: SSAValue, k: int) -> Size | Non
 
 
 __all__ = ["precedes", "reduce_into", "row_stats", "scale_by_count"]
+__all__ = ["reduce_into", "row_stats", "scale_by_count"]
+
+
+# ----------------------------------------------------------------- scans
+
+
+@lowers(pd.CumsumOp, pd.CumprodOp, fusible=fuse_first_operand)
+def _scan(low: Lowerer, op: pd.ScanOp) -> None:
+    """`out[.., i, ..] = reduce(x[.., j, ..] for j before i)`: a reduction over an extra
+    loop dimension `j` of the scanned axis, masked by comparing `j` with `i`
+    (inclusive or `exclusive`, forward or `reverse`).  Quadratic in the axis length,
+    and as fusible and vectorizable as any reduction."""
+    x, r = op.operands[0], op.results[0]
+    rank = len(shape_of(x.type))
+    if rank == 0:
+        low.copy_value(x, low.out(r))
+        return
+    axis = op.prop("axis") % rank
+    sizes = low.sizes_of(x)
+    out = low.out(r)
+    prod = isinstance(op, pd.CumprodOp)
+    elem = elem_of_buffer(out)
+    low.fill(out, 1.0 if prod else 0.0)
+    x_map: DimMap = tuple(rank if d == axis else d for d in range(rank))
+    pred = {(False, False): "le", (True, False): "lt", (False, True): "ge", (True, True): "gt"}[
+        (bool(op.prop("exclusive")), bool(op.prop("reverse")))]
+
+    def body(s: Scalar, args: list[SSAValue], outs: list[SSAValue]) -> list[SSAValue]:
+        take = s.cmp(pred, s.index(rank), s.index(axis))
+        ident = s.const(1.0 if prod else 0.0, elem)
+        v = s.select(take, args[0], ident)
+        return [s.mul(outs[0], v) if prod else s.add(outs[0], v)]
+
+    low.generic([*sizes, sizes[axis]], [(x, x_map, True)], [(out, identity_map(rank))], body,
+                reductions=[rank])
+
+
+@result_sizes(pd.CumsumOp, pd.CumprodOp)
+def _scan_sizes(low: Lowerer, op: pd.ScanOp, r: SSAValue, k: int) -> Size | None:
+    return low.sizes_of(op.operands[0])[k]

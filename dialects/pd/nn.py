@@ -35,6 +35,7 @@ from xdsl.irdl import (
     ParsePropInAttrDict,
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     opt_prop_def,
     prop_def,
     result_def,
@@ -790,15 +791,22 @@ class DropoutOp(PureOp):
     bit for bit. Training: `x * keep` (`downgrade_in_infer`) or `x * keep / (1 - p)`
     (`upscale_in_train`, zero when `p == 1`). `is_test`: `x * (1 - p)` or `x`.
     The op is linear in `x`, so its VJP is the same op applied to the gradient.
-    Unlike Paddle, the mask does not change between runs of a program.
+
+    The seed is the `seed` property, or — taking precedence, like Paddle's `Seed`
+    input — the value of the optional one-element integer operand `seed_tensor`.
+    Eager mode passes each call's seed as that operand, so the op (and every
+    backward plan built from it) is the same from step to step while the mask
+    changes.  Unlike Paddle, a static program's mask does not change between runs.
 
     ```mlir
     %y = pd.dropout %x {dropout_prob = 0.25 : f64, seed = 7 : i64, dropout_implementation = "upscale_in_train"} : (tensor<?x8xf32>) -> tensor<?x8xf32>
+    %z = pd.dropout %x, %s {dropout_prob = 0.5 : f64} : (tensor<?x8xf32>, tensor<i64>) -> tensor<?x8xf32>
     ```
     """
 
     name = "pd.dropout"
     x = operand_def(TensorType)
+    seed_tensor = opt_operand_def(TensorType)
     dropout_prob = prop_def(FloatAttr, default_value=f64_attr(0.5))
     is_test = prop_def(BoolAttr, default_value=bool_attr(False))
     seed = prop_def(IntegerAttr, default_value=i64_attr(0))
@@ -809,8 +817,14 @@ class DropoutOp(PureOp):
 
     @classmethod
     def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
-        (tx,) = operand_types
+        tx, *seed = operand_types
         expect_float(cls.name, "x", tx)
+        for ts in seed:
+            if elem_of(ts) not in INT_TYPES or shape_of(ts) not in ((), (1,)):
+                raise VerifyException(
+                    f"'{cls.name}': seed_tensor must be an int32 or int64 tensor of one "
+                    f"element (shape [] or [1]), got {ts}"
+                )
         p = props["dropout_prob"]
         if not 0.0 <= p <= 1.0:
             raise VerifyException(f"'{cls.name}': dropout_prob must be in [0, 1], got {p}")

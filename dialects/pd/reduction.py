@@ -153,6 +153,63 @@ class ReduceMaxOp(ReduceOp):
 
 
 @irdl_op_definition
+class ReduceMinOp(ReduceOp):
+    """Minimum over axes (`paddle.min`).  Its gradient is split evenly among ties."""
+
+    name = "pd.reduce_min"
+
+
+@irdl_op_definition
+class ReduceProdOp(FloatReduceOp):
+    """Product over axes (`paddle.prod`)."""
+
+    name = "pd.reduce_prod"
+
+
+class ScanOp(PureOp):
+    """An inclusive (or `exclusive`) running reduction along `axis`, from the end when
+    `reverse`; same shape as x."""
+
+    x = operand_def(TensorType)
+    axis = prop_def(IntegerAttr, default_value=i64_attr(-1))
+    exclusive = prop_def(BoolAttr, default_value=bool_attr(False))
+    reverse = prop_def(BoolAttr, default_value=bool_attr(False))
+    assembly_format = "$x attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        (tx,) = operand_types
+        rank = len(shape_of(tx))
+        if not -max(rank, 1) <= props["axis"] < max(rank, 1):
+            raise VerifyException(f"'{cls.name}': axis {props['axis']} is out of range for rank {rank}")
+        return [tx]
+
+
+@irdl_op_definition
+class CumsumOp(ScanOp):
+    """Running sum (`paddle.cumsum`).
+
+    ```mlir
+    %c = pd.cumsum %x {axis = 1 : i64, reverse = true} : (tensor<?x4xf32>) -> tensor<?x4xf32>
+    ```
+    """
+
+    name = "pd.cumsum"
+
+
+@irdl_op_definition
+class CumprodOp(ScanOp):
+    """Running product (`paddle.cumprod`)."""
+
+    name = "pd.cumprod"
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        expect_float(cls.name, "x", operand_types[0])
+        return super().infer(operand_types, props)
+
+
+@irdl_op_definition
 class SumOp(PureOp):
     """The elementwise sum of same-shaped tensors (`paddle.add_n`, Paddle's `sum`).
 
@@ -326,6 +383,10 @@ class TopKOp(PdOp, MultiResultNames):
 
 
 REDUCTION_OPS = [
+    ReduceMinOp,
+    ReduceProdOp,
+    CumsumOp,
+    CumprodOp,
     MeanOp,
     ReduceSumOp,
     ReduceMeanOp,

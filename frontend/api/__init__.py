@@ -13,7 +13,6 @@ system looks their children up through the alias finder too.
 
 from __future__ import annotations
 
-
 ALIASES: dict[str, str] = {
     "static": "pullback.frontend.api.static",
     "static.nn": "pullback.frontend.api.static_nn",
@@ -28,6 +27,7 @@ ALIASES: dict[str, str] = {
     "fluid.executor": "pullback.runtime.executor",
     "nn": "pullback.frontend.api.nn",
     "nn.functional": "pullback.frontend.api.nn_functional",
+    "nn.utils": "pullback.frontend.nn_utils",
     "nn.initializer": "pullback.frontend.initializer",
     "optimizer": "pullback.frontend.optimizer",
     "autograd": "pullback.frontend.autograd",

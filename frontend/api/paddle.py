@@ -21,20 +21,11 @@ from pullback.runtime.executor import CPUPlace, CUDAPlace
 
 globals().update(registry.paddle())
 
+from pullback.frontend.dtype import bool_ as bool  # noqa: A001, E402, F401 - Paddle's dtype name
+from pullback.frontend.dtype import float32, float64, int32, int64  # noqa: E402, F401
 """Dtypes are spelled by their Paddle names (`dtype=paddle.float32`)."""
-
-
-def seed(value: int) -> None:
-    """Seed parameter initialization: sets the `random_seed` of the default main and
-    startup programs (`paddle.seed`)."""
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise ValueError(f"paddle.seed: expected a non-negative int, got {value!r}")
-    default_main_program().random_seed = value
-    default_startup_program().random_seed = value
-    # Eager parameters draw their seeds from a sequence that restarts here too.
-    from pullback.frontend.nn_layers import EAGER_SEEDS
-
-    EAGER_SEEDS.reset()
+from pullback.frontend.random import get_rng_state, seed, set_rng_state  # noqa: E402
+"""`paddle.seed` reseeds the global generator every unseeded random op draws from."""
 
 
 def get_default_dtype() -> str:
@@ -70,6 +61,8 @@ __all__ = [
     "enable_static",
     "get_default_dtype",
     "in_dynamic_mode",
+    "get_rng_state",
     "seed",
+    "set_rng_state",
     *registry.paddle(),
 ]

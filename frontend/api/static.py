@@ -61,7 +61,7 @@ __all__ = [
     "Scope",
     "Variable",
     "accuracy",
-    "append_backward",
+    "append_backward",  # noqa: F822 - loaded on first use (module __getattr__)
     "cpu_places",
     "create_global_var",
     "create_parameter",
@@ -70,7 +70,7 @@ __all__ = [
     "default_main_program",
     "default_startup_program",
     "global_scope",
-    "gradients",
+    "gradients",  # noqa: F822 - loaded on first use (module __getattr__)
     "load",
     "load_inference_model",
     "load_program_state",

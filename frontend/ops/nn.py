@@ -17,17 +17,17 @@ import zlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from pullback.dialects import pd
 from pullback.dialects.pd.nn import DROPOUT_IMPLEMENTATIONS
 from pullback.frontend import unique_name
-from pullback.frontend.core import apply
+from pullback.frontend.core import apply, in_dynamic_mode
 from pullback.frontend.framework import default_main_program
-from pullback.frontend.ops.elementwise import (
-    check_float_tensor,
-    check_tensor,
-    is_scalar,
-)
+from pullback.frontend.ops.elementwise import check_float_tensor, check_tensor, is_scalar
 from pullback.frontend.ops.shape import squeeze, transpose, unsqueeze
+from pullback.frontend.random import default_generator
+
 
 # --------------------------------------------------------------------- helpers
 
@@ -169,7 +169,7 @@ def matmul(x: Any, y: Any, transpose_x: bool = False, transpose_y: bool = False,
     dimensions; 1-D operands act as vectors."""
     for arg, v in (("x", x), ("y", y)):
         check_tensor("matmul", arg, v)
-    return apply(pd.MatmulOp, [x, y], prefix="matmul_v2", name=name,
+    return apply(pd.MatmulOp, [x, y], prefix="matmul_v2", name=name, op_type="matmul_v2",
                  transpose_x=bool(transpose_x), transpose_y=bool(transpose_y))
 
 
@@ -195,7 +195,7 @@ def linear(x: Any, weight: Any, bias: Any = None, name: str | None = None) -> An
     if len(weight.shape) != 2:
         raise ValueError(f"linear: weight must be 2-D [in_features, out_features], got {list(weight.shape)}")
     base = name or unique_name.generate("linear")
-    out = apply(pd.MatmulOp, [x, weight], prefix="linear", name=base)
+    out = apply(pd.MatmulOp, [x, weight], prefix="linear", name=base, op_type="matmul_v2")
     if bias is not None:
         check_float_tensor("linear", "bias", bias)
         out = _add_bias(out, bias, -1, base)
@@ -238,7 +238,8 @@ def embedding(x: Any, weight: Any, padding_idx: int | None = None, sparse: bool 
         padding_idx = int(padding_idx)
         # Paddle stores the non-negative row, as its op attribute reads -1 as "none".
         props["padding_idx"] = padding_idx % rows if rows >= 0 else padding_idx
-    return apply(pd.LookupTableOp, [x, weight], prefix="embedding", name=name, **props)
+    return apply(pd.LookupTableOp, [x, weight], prefix="embedding", name=name,
+                 op_type="lookup_table_v2", **props)
 
 
 # ----------------------------------------------------------------- convolution
@@ -554,14 +555,25 @@ def layer_norm(x: Any, normalized_shape: int | Sequence[int], weight: Any = None
 # ---------------------------------------------------------------------- dropout
 
 
-def _dropout_seed(base: str, seed: int | None) -> int:
-    """An explicit seed, else one fixed per op: derived from the op's unique name
-    and the main program's `random_seed`, so ops differ but runs repeat."""
+def _explicit_seed(seed: Any) -> int | None:
+    """A user's dropout seed as an int (None: not given)."""
+    if seed is None:
+        return None
+    if not _is_int(seed):
+        raise TypeError(f"dropout: seed must be an int, got {type(seed).__name__}")
+    return int(seed)
+
+
+def _static_dropout_seed(base: str, seed: int | None) -> int:
+    """An explicit seed; else, in a program with a `random_seed`, one derived from it
+    and the op's unique name (ops differ, builds repeat); else the global generator's
+    next seed (reproducible after `paddle.seed`)."""
     if seed is not None:
-        if not _is_int(seed):
-            raise TypeError(f"dropout: seed must be an int, got {type(seed).__name__}")
-        return int(seed)
-    return zlib.crc32(base.encode()) ^ (default_main_program().random_seed << 32)
+        return seed
+    program_seed = default_main_program().random_seed
+    if program_seed:
+        return zlib.crc32(base.encode()) ^ (program_seed << 32)
+    return default_generator().next_seed()
 
 
 def _dropout(fn: str, x: Any, p: Any, is_test: bool, seed: int | None, mode: str,
@@ -573,16 +585,27 @@ def _dropout(fn: str, x: Any, p: Any, is_test: bool, seed: int | None, mode: str
         raise ValueError(
             f"{fn}: mode must be one of {list(DROPOUT_IMPLEMENTATIONS)}, got {mode!r}"
         )
+    seed = _explicit_seed(seed)
+    props = dict(dropout_prob=float(p), is_test=bool(is_test), dropout_implementation=mode)
+    if in_dynamic_mode():
+        if is_test:
+            return apply(pd.DropoutOp, [x], prefix="dropout", name=name, **props)
+        # Each call draws a new mask: its seed is an operand, not a property, so
+        # every call is the same op and the backward plan cache hits step after step.
+        from pullback.frontend.eager import Tensor
+
+        value = seed if seed is not None else default_generator().next_seed()
+        seed_t = Tensor._new(np.array(value, np.int64), None, 0, True)
+        return apply(pd.DropoutOp, [x, seed_t], prefix="dropout", name=name, **props)
     base = name or unique_name.generate("dropout")
-    return apply(pd.DropoutOp, [x], prefix="dropout", name=base, dropout_prob=float(p),
-                 is_test=bool(is_test), seed=_dropout_seed(base, seed),
-                 dropout_implementation=mode)
+    return apply(pd.DropoutOp, [x], prefix="dropout", name=base, seed=_static_dropout_seed(base, seed),
+                 **props)
 
 
 def dropout(x: Any, p: float = 0.5, axis: Any = None, training: bool = True,
             mode: str = "upscale_in_train", name: str | None = None) -> Any:
-    """`paddle.nn.functional.dropout`: zero elements with probability p (a
-    deterministic mask per op; see `pd.dropout`), scaled by `1/(1-p)` in training
+    """`paddle.nn.functional.dropout`: zero elements with probability p (eager: a new
+    mask per call; static: one fixed per op, see `pd.dropout`), scaled by `1/(1-p)` in training
     (`upscale_in_train`) or by `1-p` at inference (`downscale_in_infer`)."""
     if axis is not None:
         raise NotImplementedError("dropout: axis is not supported (elementwise dropout only)")

@@ -51,8 +51,8 @@ def mean(x: Any, axis: Axis = None, keepdim: bool = False, name: str | None = No
     """`paddle.mean`: the mean over `axis` (all elements when None; then a 0-D `pd.mean`
     unless keepdim)."""
     check_float_tensor("mean", "x", x)
-    if axis is None and not keepdim:
-        return apply(pd.MeanOp, [x], prefix="mean", name=name)
+    if axis is None and not keepdim:  # Paddle's `reduce_mean` with reduce_all
+        return apply(pd.MeanOp, [x], prefix="mean", name=name, op_type="reduce_mean")
     return _reduce(pd.ReduceMeanOp, "reduce_mean", x, axis, keepdim, name)
 
 

@@ -95,13 +95,15 @@ def reshape(x: Any, shape: Sequence[int], name: str | None = None) -> Any:
     """`paddle.reshape`: `0` copies the input dimension at that index, one `-1` is
     inferred from the element count."""
     check_tensor("reshape", "x", x)
-    return apply(pd.ReshapeOp, [x], prefix="reshape2", name=name, shape=_ints("reshape", "shape", shape))
+    return apply(pd.ReshapeOp, [x], prefix="reshape2", name=name, op_type="reshape2",
+                 shape=_ints("reshape", "shape", shape))
 
 
 def transpose(x: Any, perm: Sequence[int], name: str | None = None) -> Any:
     """`paddle.transpose`: result dimension i is input dimension `perm[i]`."""
     check_tensor("transpose", "x", x)
-    return apply(pd.TransposeOp, [x], prefix="transpose", name=name, perm=_ints("transpose", "perm", perm))
+    return apply(pd.TransposeOp, [x], prefix="transpose", name=name, op_type="transpose2",
+                 perm=_ints("transpose", "perm", perm))
 
 
 def concat(x: Sequence[Any], axis: int = 0, name: str | None = None) -> Any:
@@ -145,13 +147,13 @@ def squeeze(x: Any, axis: Ints | None = None, name: str | None = None) -> Any:
     a listed dimension of another size stays, as in Paddle)."""
     check_tensor("squeeze", "x", x)
     axes = [] if axis is None else _ints("squeeze", "axis", axis, scalar_ok=True)
-    return apply(pd.SqueezeOp, [x], prefix="squeeze", name=name, axes=axes)
+    return apply(pd.SqueezeOp, [x], prefix="squeeze", name=name, op_type="squeeze2", axes=axes)
 
 
 def unsqueeze(x: Any, axis: Ints, name: str | None = None) -> Any:
     """`paddle.unsqueeze`: insert size-1 dimensions at `axis`, one after the other."""
     check_tensor("unsqueeze", "x", x)
-    return apply(pd.UnsqueezeOp, [x], prefix="unsqueeze2", name=name,
+    return apply(pd.UnsqueezeOp, [x], prefix="unsqueeze2", name=name, op_type="unsqueeze2",
                  axes=_ints("unsqueeze", "axis", axis, scalar_ok=True))
 
 
@@ -159,7 +161,8 @@ def expand(x: Any, shape: Sequence[int], name: str | None = None) -> Any:
     """`paddle.expand`: broadcast to `shape` (-1 keeps a dimension; only size-1
     dimensions expand, new ones are prepended)."""
     check_tensor("expand", "x", x)
-    return apply(pd.ExpandOp, [x], prefix="expand", name=name, shape=_ints("expand", "shape", shape))
+    return apply(pd.ExpandOp, [x], prefix="expand", name=name, op_type="expand_v2",
+                 shape=_ints("expand", "shape", shape))
 
 
 def broadcast_to(x: Any, shape: Sequence[int], name: str | None = None) -> Any:
@@ -171,7 +174,7 @@ def expand_as(x: Any, y: Any, name: str | None = None) -> Any:
     """`paddle.expand_as`: broadcast x to y's run-time shape (y's values are unused)."""
     check_tensor("expand_as", "x", x)
     check_tensor("expand_as", "y", y)
-    return apply(pd.ExpandAsOp, [x, y], prefix="expand_as", name=name)
+    return apply(pd.ExpandAsOp, [x, y], prefix="expand_as", name=name, op_type="expand_as_v2")
 
 
 def flatten(x: Any, start_axis: int = 0, stop_axis: int = -1, name: str | None = None) -> Any:

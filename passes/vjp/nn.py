@@ -431,9 +431,11 @@ def batch_norm_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Out:
 
 @vjp(pd.DropoutOp)
 def dropout_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Out:
-    """Linear in x for its fixed mask: the same dropout (same seed) of g."""
+    """Linear in x for its fixed mask: the same dropout (same seed, property or
+    operand) of g; the seed gets no gradient."""
     (g,) = grads
     assert g is not None and isinstance(op, pd.DropoutOp)
     props = {k: op.prop(k) for k in ("dropout_prob", "is_test", "seed", "dropout_implementation")}
-    return (b.emit(pd.DropoutOp, g, **props),)
+    seed = [] if op.seed_tensor is None else [op.seed_tensor]
+    return (b.emit(pd.DropoutOp, g, *seed, **props), *[None] * len(seed))
 

@@ -87,11 +87,12 @@ def mean_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | 
     return [expand_reduced(b, scaled, x, axes, keepdim)]
 
 
-@vjp(pd.ReduceMaxOp)
+@vjp(pd.ReduceMaxOp, pd.ReduceMinOp)
 def reduce_max_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
-    """g goes to the positions equal to the maximum, split evenly among ties (so the
-    gradient sums to g; Paddle gives each tied position the whole of g)."""
-    assert isinstance(op, pd.ReduceMaxOp)
+    """g goes to the positions equal to the maximum (minimum), split evenly among ties
+    (so the gradient sums to g, as `paddle.amax`; `paddle.max` gives each tied
+    position the whole of g)."""
+    assert isinstance(op, (pd.ReduceMaxOp, pd.ReduceMinOp))
     (g,) = grads
     assert g is not None
     x, axes, keepdim = _reduce_args(op)
@@ -168,3 +169,34 @@ def top_k_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue |
         inverse = [perm.index(i) for i in range(rank)]
         dx = b.emit(pd.TransposeOp, dx, perm=inverse)
     return [dx]
+@vjp(pd.ReduceProdOp)
+def reduce_prod_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """`g * out / x` broadcast back (Paddle's rule; an exact zero in x gives NaN or
+    inf there, as in Paddle)."""
+    assert isinstance(op, pd.ReduceProdOp)
+    (g,) = grads
+    assert g is not None
+    x, axes, keepdim = _reduce_args(op)
+    return [b.div(expand_reduced(b, b.mul(g, op.out), x, axes, keepdim), x)]
+
+
+@vjp(pd.CumsumOp)
+def cumsum_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """The running sum of g in the other direction (same `exclusive`)."""
+    assert isinstance(op, pd.CumsumOp)
+    (g,) = grads
+    assert g is not None
+    return [b.emit(pd.CumsumOp, g, axis=op.prop("axis"), exclusive=op.prop("exclusive"),
+                   reverse=not op.prop("reverse"))]
+
+
+@vjp(pd.CumprodOp)
+def cumprod_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """`cumsum(g * out, other direction, same exclusive) / x`: exact away from zeros
+    (an exact zero in x gives NaN or inf there)."""
+    assert isinstance(op, pd.CumprodOp)
+    (g,) = grads
+    assert g is not None
+    acc = b.emit(pd.CumsumOp, b.mul(g, op.out), axis=op.prop("axis"),
+                 exclusive=op.prop("exclusive"), reverse=not op.prop("reverse"))
+    return [b.div(acc, op.x)]

@@ -278,13 +278,14 @@ def dropout_keep(seed: int, shape: tuple[int, ...], p: float) -> np.ndarray:
 
 
 @kernel(pd.DropoutOp)
-def dropout(op, x: np.ndarray) -> np.ndarray:
-    """Apply the hashed keep-mask with the implementation's scaling."""
+def dropout(op, x: np.ndarray, seed: np.ndarray | None = None) -> np.ndarray:
+    """Apply the hashed keep-mask with the implementation's scaling (the seed
+    operand, when given, takes precedence over the `seed` property)."""
     p = op.prop("dropout_prob")
     upscale = op.prop("dropout_implementation") == "upscale_in_train"
     if op.prop("is_test"):
         return x if upscale else x * x.dtype.type(1.0 - p)
-    keep = dropout_keep(op.prop("seed"), x.shape, p)
+    keep = dropout_keep(op.prop("seed") if seed is None else int(seed.reshape(-1)[0]), x.shape, p)
     if upscale:
         factor = 0.0 if p >= 1.0 else 1.0 / (1.0 - p)
         return np.where(keep, x * x.dtype.type(factor), x.dtype.type(0))

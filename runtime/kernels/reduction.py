@@ -19,12 +19,13 @@ def mean(op: pd.MeanOp, x: np.ndarray) -> np.ndarray:
     return np.mean(x)
 
 
-_REDUCE = {pd.ReduceSumOp: np.sum, pd.ReduceMeanOp: np.mean, pd.ReduceMaxOp: np.max}
+_REDUCE = {pd.ReduceSumOp: np.sum, pd.ReduceMeanOp: np.mean, pd.ReduceMaxOp: np.max,
+           pd.ReduceMinOp: np.min, pd.ReduceProdOp: np.prod}
 
 
 @kernel(*_REDUCE)
 def reduce(op: pd.PdOp, x: np.ndarray) -> np.ndarray:
-    """reduce_sum / reduce_mean / reduce_max over the op's axes."""
+    """reduce_sum / mean / max / min / prod over the op's axes."""
     return _REDUCE[type(op)](x, axis=axes_of(op, x), keepdims=op.prop("keepdim"))
 
 
@@ -84,3 +85,18 @@ def top_k(op: pd.TopKOp, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     order = np.argsort(key, axis=axis, kind="stable")
     idx = np.take(order, np.arange(k), axis=axis)
     return np.take_along_axis(x, idx, axis=axis), idx.astype(np.int64)
+@kernel(pd.CumsumOp, pd.CumprodOp)
+def scan(op: pd.PdOp, x: np.ndarray) -> np.ndarray:
+    """Running sum/product along the axis: reversed for `reverse`, shifted by one
+    (starting from the identity) for `exclusive`."""
+    if x.ndim == 0:
+        x = x.reshape(1)
+    axis = op.prop("axis") % x.ndim
+    y = np.flip(x, axis) if op.prop("reverse") else x
+    fn = np.cumsum if isinstance(op, pd.CumsumOp) else np.cumprod
+    out = fn(y, axis=axis)
+    if op.prop("exclusive"):
+        ident = 0 if isinstance(op, pd.CumsumOp) else 1
+        head = np.full_like(np.take(out, [0], axis=axis), ident)
+        out = np.concatenate([head, np.delete(out, -1, axis=axis)], axis=axis)
+    return np.flip(out, axis) if op.prop("reverse") else out

@@ -75,9 +75,12 @@
 
 %drop = pd.dropout %x {dropout_prob = 2.500000e-01 : f64, seed = 7 : i64, dropout_implementation = "upscale_in_train"} : (tensor<?x13xf32>) -> tensor<?x13xf32>
 %dtest = pd.dropout %x {is_test = true} : (tensor<?x13xf32>) -> tensor<?x13xf32>
+%dseed = pd.data "dseed" : tensor<i64>
+%dop = pd.dropout %x, %dseed : (tensor<?x13xf32>, tensor<i64>) -> tensor<?x13xf32>
 
 // CHECK:      %drop = pd.dropout %x {dropout_prob = 2.500000e-01 : f64, seed = 7 : i64, dropout_implementation = "upscale_in_train"} : (tensor<?x13xf32>) -> tensor<?x13xf32>
 // CHECK-NEXT: %dtest = pd.dropout %x {is_test = true} : (tensor<?x13xf32>) -> tensor<?x13xf32>
+// CHECK:      %dop = pd.dropout %x, %dseed : (tensor<?x13xf32>, tensor<i64>) -> tensor<?x13xf32>
 // GENERIC:    "pd.dropout"(%x) <{{{.*}}seed = 7 : i64{{.*}}}>
 
 %c3 = pd.parameter "c3" : tensor<3xf32>
