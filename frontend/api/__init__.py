@@ -35,6 +35,12 @@ ALIASES: dict[str, str] = {
     "device.cuda": "pullback.frontend.api.device_cuda",
     "utils": "pullback.frontend.api.utils",
     "utils.unique_name": "pullback.frontend.unique_name",
+    "io": "pullback.frontend.io",
+    "metric": "pullback.frontend.metric",
+    "vision": "pullback.frontend.vision",
+    "vision.models": "pullback.frontend.vision.models",
+    "vision.transforms": "pullback.frontend.vision.transforms",
+    "vision.datasets": "pullback.frontend.vision.datasets",
 }
 """Public namespace (relative to the package root) -> implementing module."""
 

@@ -11,19 +11,24 @@ from pullback.frontend import (
     activation_layers,
     container_layers,
     initializer,
+    nn_cnn,
     nn_layers,
+    nn_norm,
     rnn,
     transformer,
 )
 from pullback.frontend import nn_utils as utils
-from pullback.frontend.activation_layers import *
+from pullback.frontend.activation_layers import *  # noqa: F403
 from pullback.frontend.api import nn_functional as functional
-from pullback.frontend.container_layers import *
-from pullback.frontend.nn_layers import *
-from pullback.frontend.rnn import *
-from pullback.frontend.transformer import *
+from pullback.frontend.container_layers import *  # noqa: F403
+from pullback.frontend.nn_cnn import *  # noqa: F403
+from pullback.frontend.nn_layers import *  # noqa: F403 - re-exports nn_layers.__all__
+from pullback.frontend.nn_norm import *  # noqa: F403
+from pullback.frontend.rnn import *  # noqa: F403
+from pullback.frontend.transformer import *  # noqa: F403
 
 __path__: list[str] = []  # children (`functional`, `initializer`, `utils`) come from the alias finder
 
-__all__ = (["functional", "initializer", "utils"] + nn_layers.__all__ + activation_layers.__all__
-           + container_layers.__all__ + transformer.__all__ + rnn.__all__)
+__all__ = (["functional", "initializer", "utils"] + nn_layers.__all__ + nn_norm.__all__
+           + nn_cnn.__all__ + activation_layers.__all__ + container_layers.__all__
+           + transformer.__all__ + rnn.__all__)

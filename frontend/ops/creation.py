@@ -5,9 +5,8 @@ tensors `rand`, `randn`, `standard_normal`, `uniform`, `normal`, `randint(_like)
 
 Seeds.  Every random op carries a seed:
 * an explicit non-zero `seed` argument (`paddle.uniform(..., seed=3)`) is used as is;
-* eager mode: the next seed of a sequence, derived from `paddle.seed(s)` (restarted
-  by each call of `paddle.seed`), or drawn from the OS when no seed was set; so each
-  call samples anew and a seeded script repeats;
+* eager mode: the next seed of the global generator (`frontend/random.py`), which
+  `paddle.seed(s)` reseeds; so each call samples anew and a seeded script repeats;
 * static mode: derived from the op's unique name and the program's `random_seed`
   (as `dropout` does), so ops differ from each other and a seeded program repeats.
   Unlike Paddle, a static program draws the same sample on every `Executor.run`.
@@ -27,6 +26,7 @@ from pullback.dialects import pd
 from pullback.frontend import unique_name
 from pullback.frontend.core import apply, in_dynamic_mode
 from pullback.frontend.framework import default_main_program
+from pullback.frontend.random import default_generator
 from pullback.frontend.ops.elementwise import (
     cast,
     check_dtype,
@@ -37,36 +37,6 @@ from pullback.frontend.ops.elementwise import (
     is_scalar,
 )
 
-_SEED_MAX = 2**31 - 1
-_SEED_STRIDE = 1_000_003
-
-
-class _EagerRandom:
-    """The seed sequence of eager random ops (see the module docstring)."""
-
-    def __init__(self) -> None:
-        self.seed: int | None = None
-        self.count = 0
-        self.entropy = np.random.default_rng()
-
-    def next(self) -> int:
-        """The seed of the next eager random op."""
-        seed = int(default_main_program().random_seed)
-        if not seed:
-            return int(self.entropy.integers(1, _SEED_MAX))
-        if seed != self.seed:
-            self.seed, self.count = seed, 0
-        self.count += 1
-        return (seed * _SEED_STRIDE + 7919 * self.count) % _SEED_MAX or 1
-
-    def reset(self) -> None:
-        """Restart the sequence (called by `paddle.seed`)."""
-        self.seed, self.count = None, 0
-
-
-EAGER_RANDOM = _EagerRandom()
-
-
 def random_seed(prefix: str, seed: Any = 0, name: str | None = None) -> int:
     """The seed of a new random op (module docstring); `seed` is the user's argument."""
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
@@ -74,7 +44,8 @@ def random_seed(prefix: str, seed: Any = 0, name: str | None = None) -> int:
     if seed:
         return int(seed)
     if in_dynamic_mode():
-        return EAGER_RANDOM.next()
+        # The global generator `paddle.seed` reseeds (frontend/random.py).
+        return default_generator().next_seed()
     base = name or unique_name.generate(prefix)
     return (zlib.crc32(base.encode()) ^ (int(default_main_program().random_seed) << 32)) % 2**62
 

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pullback.dialects import pd
+from pullback.frontend import unique_name
 from pullback.frontend.core import apply
 from pullback.frontend.ops.elementwise import (
     cast,
@@ -180,11 +181,16 @@ def fluid_cross_entropy(input: Any, label: Any, soft_label: bool = False,
     return loss
 
 
-def square_error_cost(input: Any, label: Any) -> Any:
-    """`paddle.nn.functional.square_error_cost`: `(input - label) ** 2`, elementwise."""
+def square_error_cost(input: Any, label: Any) -> Any:  # noqa: A002
+    """`paddle.nn.functional.square_error_cost`: `(input - label) ** 2`, elementwise
+    (with broadcasting), built as Paddle builds it: `elementwise_sub` then `square`,
+    named `square_error_cost_<n>.tmp_0/1`, so gradient operators (and
+    `append_backward` callbacks) are Paddle's `square_grad` and `elementwise_sub_grad`."""
     check_float_tensor("square_error_cost", "input", input)
     check_float_tensor("square_error_cost", "label", label)
-    return apply(pd.SquareErrorCostOp, [input, label], prefix="square_error_cost")
+    base = unique_name.generate("square_error_cost")
+    minus = apply(pd.ElementwiseSubOp, [input, label], prefix="elementwise_sub", name=base)
+    return apply(pd.SquareOp, [minus], prefix="square", name=base)
 
 
 def one_hot(x: Any, num_classes: int, name: str | None = None) -> Any:
@@ -195,7 +201,8 @@ def one_hot(x: Any, num_classes: int, name: str | None = None) -> Any:
         raise TypeError(f"one_hot: x must be int32 or int64, got {x.dtype}")
     if not isinstance(num_classes, int) or isinstance(num_classes, bool) or num_classes < 1:
         raise ValueError(f"one_hot: num_classes must be a positive int, got {num_classes!r}")
-    return apply(pd.OneHotOp, [x], prefix="one_hot_v2", name=name, depth=num_classes)
+    return apply(pd.OneHotOp, [x], prefix="one_hot_v2", name=name, op_type="one_hot_v2",
+                 depth=num_classes)
 
 
 def fluid_one_hot(input: Any, depth: int, allow_out_of_range: bool = False) -> Any:

@@ -100,13 +100,27 @@ def div_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | N
 
 @vjp(pd.ElementwisePowOp)
 def pow_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
-    """d(x ** y) = (g * y * x ** (y - 1), g * out * log(x))."""
+    """d(x ** y) = (g * y * x ** (y - 1), g * out * log(x)), with the limits at the
+    points where those products are 0 * inf: `dx = 0` where `y == 0` (x ** 0 is
+    constant), `dy = 0` where `x == 0` and `y >= 0` (0 ** y is 0 for every y > 0).
+
+    Paddle's `elementwise_pow_grad` evaluates the raw products there and gives NaN
+    (and -inf for dy at x = y = 0; PaddlePaddle/Paddle#45054); we give the limits,
+    as PyTorch does.  Elsewhere (x < 0: NaN for dy; 0 < y < 1 at x = 0: +inf for dx)
+    the values are Paddle's."""
     x, y, out, axis = _bin_operands(op)
     (g,) = grads
     assert g is not None
+    zeros = b.full_like(out, 0.0)
+    zeros_x, zeros_y = b.full_like(x, 0.0), b.full_like(y, 0.0)
+    y_is_0 = binary(b, pd.EqualOp, zeros_x, y, axis)  # full shape, as every mask here
+    x_is_0 = binary(b, pd.EqualOp, x, zeros_y, axis)
+    y_nonneg = binary(b, pd.LessEqualOp, zeros_x, y, axis)
     x_pow = binary(b, pd.ElementwisePowOp, x, b.scale(y, 1.0, -1.0), axis)
-    dx = b.mul(g, binary(b, pd.ElementwiseMulOp, x_pow, y, axis))
+    dx = binary(b, pd.ElementwiseMulOp, x_pow, y, axis)
+    dx = b.mul(g, b.emit(pd.WhereOp, y_is_0, zeros, dx))
     dy = binary(b, pd.ElementwiseMulOp, b.mul(g, out), b.emit(pd.LogOp, x), axis)
+    dy = b.emit(pd.WhereOp, x_is_0, b.emit(pd.WhereOp, y_nonneg, zeros, dy), dy)
     return [b.unbroadcast(dx, x, axis), b.unbroadcast(dy, y, axis)]
 
 
@@ -307,9 +321,12 @@ def scale_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue |
 
 @vjp(pd.PowOp)
 def pow_factor_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
-    """g * factor * x ** (factor - 1)."""
+    """g * factor * x ** (factor - 1); zero for factor 0 (x ** 0 is constant; the
+    product would be 0 * inf = NaN at x = 0, which Paddle's pow_grad gives)."""
     x, _, g = _unary(op, grads)
     factor = op.prop("factor")  # type: ignore[attr-defined]
+    if factor == 0.0:
+        return [b.full_like(g, 0.0)]
     return [b.mul(g, b.scale(b.emit(pd.PowOp, x, factor=factor - 1.0), factor))]
 
 
@@ -322,8 +339,9 @@ def clip_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | 
 
 @vjp(pd.CastOp)
 def cast_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
-    """g cast back to x's dtype (no gradient for an integer or bool x)."""
+    """g cast back to x's dtype, integer x included (Paddle's cast_grad); no
+    gradient for a bool x."""
     x, _, g = _unary(op, grads)
-    if not pd.is_float(pd.elem_of(x.type)):
+    if pd.elem_of(x.type) == pd.i1:
         return [None]
     return [b.cast_like(g, x)]

@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from pullback.dialects import pd
 from pullback.dialects.pd.base import DYN, shape_of
 from pullback.dialects.pd.reduction import reduced_axes
-from pullback.passes.vjp import vjp
+from pullback.passes.autodiff import AutodiffError
+from pullback.passes.vjp import non_differentiable, vjp
 from pullback.passes.vjp.builder import VjpBuilder
 from xdsl.ir import Operation, SSAValue
 
@@ -133,6 +134,41 @@ def log_softmax_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAV
     return [b.sub(g, b.mul(b.emit(pd.ExpOp, op.out), total))]
 
 
+# ------------------------------------------------------------------- index searches
+
+non_differentiable(pd.ArgMaxOp, pd.ArgMinOp)
+
+
+@vjp(pd.TopKOp)
+def top_k_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """Each value's gradient goes back to the position it was taken from:
+    `dx[..., j] = sum_k g[..., k] * (indices[..., k] == j)` along the axis, written
+    with `pd.one_hot` of the indices (the axis moved last and back), so the rule is
+    linear in g and differentiates again. The indices get no gradient."""
+    assert isinstance(op, pd.TopKOp)
+    g = grads[0]
+    if g is None:
+        return [None]
+    xs = shape_of(op.x.type)
+    if not xs:
+        return [g]
+    rank = len(xs)
+    axis = op.prop("axis") % rank
+    n = xs[axis]
+    if n == DYN:
+        raise AutodiffError("'pd.top_k': the gradient needs a static size along the axis")
+    idx = op.indices
+    perm = [i for i in range(rank) if i != axis] + [axis]
+    if axis != rank - 1:
+        g = b.emit(pd.TransposeOp, g, perm=perm)
+        idx = b.emit(pd.TransposeOp, idx, perm=perm)
+    onehot = b.emit(pd.OneHotOp, idx, depth=n, dtype=pd.dtype_name(pd.elem_of(g.type)))
+    spread = b.mul(onehot, b.emit(pd.UnsqueezeOp, g, axes=[rank]))
+    dx = b.emit(pd.ReduceSumOp, spread, axis=[rank - 1])
+    if axis != rank - 1:
+        inverse = [perm.index(i) for i in range(rank)]
+        dx = b.emit(pd.TransposeOp, dx, perm=inverse)
+    return [dx]
 @vjp(pd.ReduceProdOp)
 def reduce_prod_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
     """`g * out / x` broadcast back (Paddle's rule; an exact zero in x gives NaN or

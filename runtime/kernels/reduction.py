@@ -56,6 +56,35 @@ def log_softmax_kernel(op: pd.LogSoftmaxOp, x: np.ndarray) -> np.ndarray:
     return log_softmax(x, op.prop("axis"))
 
 
+# ------------------------------------------------------------------- index searches
+
+
+@kernel(pd.ArgMaxOp, pd.ArgMinOp)
+def arg_search(op: pd.ArgOp, x: np.ndarray) -> np.ndarray:
+    """`np.argmax`/`np.argmin` (first index on ties) along the axis or flattened."""
+    fn = np.argmax if isinstance(op, pd.ArgMaxOp) else np.argmin
+    if x.size == 0:
+        raise ValueError(f"'{op.name}': cannot search an empty tensor of shape {list(x.shape)}")
+    if op.prop("flatten") or x.ndim == 0:
+        idx = np.asarray(fn(x))
+        return idx.reshape([1] * x.ndim) if op.prop("keepdim") else idx
+    return fn(x, axis=op.prop("axis"), keepdims=op.prop("keepdim"))
+
+
+@kernel(pd.TopKOp)
+def top_k(op: pd.TopKOp, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The k largest (or smallest) along the axis, sorted; ties keep the lower index
+    first (a stable sort of the negated values for `largest`)."""
+    k = op.prop("k")
+    if x.ndim == 0:
+        return x, np.zeros((), np.int64)
+    axis = op.prop("axis") % x.ndim
+    if k > x.shape[axis]:
+        raise ValueError(f"'{op.name}': k ({k}) is larger than dimension {axis} of x {list(x.shape)}")
+    key = -x if op.prop("largest") else x
+    order = np.argsort(key, axis=axis, kind="stable")
+    idx = np.take(order, np.arange(k), axis=axis)
+    return np.take_along_axis(x, idx, axis=axis), idx.astype(np.int64)
 @kernel(pd.CumsumOp, pd.CumprodOp)
 def scan(op: pd.PdOp, x: np.ndarray) -> np.ndarray:
     """Running sum/product along the axis: reversed for `reverse`, shifted by one

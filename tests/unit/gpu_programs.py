@@ -102,6 +102,8 @@ def autodiff(module: ModuleOp) -> ModuleOp:
     """Fill the module's backward regions (in place) and return it."""
     from pullback.passes import PASSES
 
+    if not any(isinstance(op, pd.BackwardOp) for op in module.walk()):
+        return module  # nothing differentiable (the pass would warn)
     ctx = Context()
     ctx.load_dialect(pd.PD)
     PASSES["autodiff"]()().apply(ctx, module)

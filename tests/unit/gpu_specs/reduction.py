@@ -23,4 +23,7 @@ SPECS = [
     (pd.SumOp, [((3, 4), F), ((3, 4), F), ((3, 4), F)], "reduction", {}),
     (pd.SoftmaxOp, [((-1, 7), F)], "reduction", {}),
     (pd.LogSoftmaxOp, [((3, 4, 5), F)], "reduction", {"axis": 1}),
+    (pd.ArgMaxOp, [((-1, 7), F)], "search", {"axis": 1, "grad": False}),
+    (pd.ArgMinOp, [((3, 4, 5), F)], "search", {"flatten": True, "grad": False}),
+    (pd.TopKOp, [((-1, 7), F)], "search", {"k": 3}),
 ]
