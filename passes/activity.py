@@ -1,10 +1,10 @@
 """Activity analysis: which ops reverse-mode AD goes through.
 
-A value is *varied* when it depends on one of the inputs `wrt` through float results
-of differentiable ops, without crossing a value named in `no_grad`; it is *useful*
-when some target depends on it.  An op is *active* when one of its results is both
-and one of its operands (for `pd.if`/`pd.while`, or a value its regions capture) is
-varied: only active ops get a VJP rule applied (Paddle's
+A value is *varied* when it depends on one of the inputs `wrt` through float or
+integer results of differentiable ops, without crossing a value named in `no_grad`;
+it is *useful* when some target depends on it.  An op is *active* when one of its
+results is both and one of its operands (for `pd.if`/`pd.while`, or a value its
+regions capture) is varied: only active ops get a VJP rule applied (Paddle's
 pruning of ops that are not on a path from the inputs to the targets).
 
 One implementation serves both users: the `autodiff` pass (which ops to
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from xdsl.ir import Operation, SSAValue
 
-from pullback.dialects.pd.base import elem_of, is_float, value_name
+from pullback.dialects.pd.base import INT_TYPES, elem_of, is_float, value_name
 from pullback.passes import vjp as vjp_rules
 
 
@@ -34,8 +34,11 @@ class Activity:
 
 
 def differentiable(v: SSAValue, no_grad: Collection[str] = ()) -> bool:
-    """Whether a gradient can flow through `v`: a float value not named in `no_grad`."""
-    if not is_float(elem_of(v.type)):
+    """Whether a gradient can flow through `v`: a float or integer value (Paddle
+    differentiates integer values too; bools, comparison results, never) not named
+    in `no_grad`."""
+    elem = elem_of(v.type)
+    if not (is_float(elem) or elem in INT_TYPES):
         return False
     if not no_grad:
         return True

@@ -15,6 +15,7 @@ pullback-opt prog.mlir -p 'prune{targets=mean_0.tmp_0}'
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -28,7 +29,7 @@ from pullback.dialects import pd
 from pullback.dialects.pd.base import value_name
 
 
-def _operands_deep(op: Operation) -> list[SSAValue] | tuple[SSAValue, ...]:
+def _operands_deep(op: Operation) -> Sequence[SSAValue]:
     """Operands of `op` and of every op nested in its regions."""
     if not op.regions:
         return op.operands  # the common case, without walking

@@ -33,7 +33,7 @@ VJP_RULES: dict[type[Operation], VjpRule] = {}
 NON_DIFFERENTIABLE: set[type[Operation]] = set()
 """Ops whose outputs carry no gradient at all (comparisons, constants, random...)."""
 
-FAMILIES = ["program", "elementwise", "reduction", "loss", "shape", "nn", "optimizer", "control"]
+FAMILIES = ["program", "elementwise", "reduction", "loss", "shape", "nn", "optimizer", "creation", "indexing", "control"]
 
 
 def grad_inputs(op: Operation) -> Sequence[SSAValue]:

@@ -343,6 +343,26 @@ def test_dropout_agrees_and_its_mask_is_the_interpreters_bit_for_bit(dtype: str)
     np.testing.assert_array_equal(outs[0] != 0, keep)  # |x| + 1 is never 0
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_dropout_seed_operand_is_read_at_run_time(dtype: str) -> None:
+    """The seed operand (eager mode's per-call seed) is a run-time input of the
+    compiled code: one compile serves every seed, each mask the interpreter's."""
+
+    def build(b: ProgramBuilder, dt: str) -> tuple[list[SSAValue], list[SSAValue]]:
+        x, s64, s32 = b.data("x", [-1, 5], dt), b.data("s", [], "int64"), b.data("t", [1], "int32")
+        return [x], [
+            b.add(pd.DropoutOp, x, s64, dropout_prob=0.4, dropout_implementation="upscale_in_train"),
+            b.add(pd.DropoutOp, x, s32, dropout_prob=0.3),
+            b.add(pd.DropoutOp, x, s64, dropout_prob=0.3, is_test=True),
+        ]
+
+    def feeds(rng: np.random.Generator, n: int, dt: str) -> dict[str, np.ndarray]:
+        return {"x": rng.standard_normal((n, 5)).astype(dt), "s": np.array(rng.integers(-2**62, 2**62)),
+                "t": rng.integers(-2**31, 2**31 - 1, (1,)).astype(np.int32)}
+
+    agree(build, feeds, dtype)
+
+
 # --------------------------------------------------------------------- matmul
 
 
