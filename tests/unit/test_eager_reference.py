@@ -19,10 +19,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-import pytest
-
 import pullback as paddle
 import pullback.nn.functional as F
+import pytest
 
 
 @pytest.fixture(autouse=True)
