@@ -2,12 +2,15 @@
 
 One dialect, defined across a few modules by op family (as xDSL's `linalg` is):
 `program` (feeds, parameters, fetch, constants, initializers, the backward region),
-`elementwise`, `reduction`, `loss`, `shape`, `nn` and `optimizer`.
+`elementwise`, `reduction`, `loss`, `shape`, `nn`, `optimizer` and `distributed`
+(collectives between ranks).
 """
 
 from xdsl.ir import Dialect
 
 from .base import *  # noqa: F403
+from .distributed import *  # noqa: F403
+from .distributed import DISTRIBUTED_OPS
 from .elementwise import *  # noqa: F403
 from .elementwise import ELEMENTWISE_OPS
 from .loss import *  # noqa: F403
@@ -31,6 +34,7 @@ ALL_OPS = [
     *SHAPE_OPS,
     *NN_OPS,
     *OPTIMIZER_OPS,
+    *DISTRIBUTED_OPS,
 ]
 
 PD = Dialect("pd", ALL_OPS, [])

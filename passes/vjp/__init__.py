@@ -29,7 +29,9 @@ VJP_RULES: dict[type[Operation], VjpRule] = {}
 NON_DIFFERENTIABLE: set[type[Operation]] = set()
 """Ops whose outputs carry no gradient at all (comparisons, constants, random...)."""
 
-FAMILIES = ["program", "elementwise", "reduction", "loss", "shape", "nn", "optimizer"]
+FAMILIES = [
+    "program", "elementwise", "reduction", "loss", "shape", "nn", "optimizer", "distributed",
+]
 
 
 def vjp(*op_types: type[Operation]) -> Callable[[VjpRule], VjpRule]:

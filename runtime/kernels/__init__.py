@@ -2,7 +2,9 @@
 
 import importlib
 
-FAMILIES = ["program", "elementwise", "reduction", "loss", "shape", "nn", "optimizer"]
+FAMILIES = [
+    "program", "elementwise", "reduction", "loss", "shape", "nn", "optimizer", "distributed",
+]
 
 
 def load_all() -> None:
