@@ -231,6 +231,10 @@ class Program:
         self._names: dict[str, SSAValue] | None = None
         self._insertion: XBlock | None = None
         """Where new ops go when not at the end of block 0 (see `insertion_point`)."""
+        self.passes: list[Any] = []
+        """xDSL module passes the executor applies to each prepared copy of the
+        program before autodiff (fleet's `data-parallel`); the program itself stays
+        as the user built it."""
 
     def global_block(self) -> Block:
         return self.blocks[0]
@@ -254,6 +258,7 @@ class Program:
         p = Program()
         p.module = self.module.clone()
         p.random_seed = self.random_seed
+        p.passes = list(self.passes)
         if for_test:
             for op in p.module.walk():
                 if op.name == "pd.dropout":

@@ -14,8 +14,8 @@ shard of the batch, the way Paddle's raw program optimizer
    values that differ between ranks) is followed by a `pd.broadcast` from rank 0 of
    the same name, so all ranks start from rank 0's parameters.
 
-The pass fills the `pd.backward` regions itself (it must seed them first), so it
-runs before `autodiff`:
+The pass fills the `pd.backward` regions that are still empty (`autodiff` before
+it changes nothing), and leaves regions that already all-reduce alone:
 
 ```
 pullback-opt train.mlir -p 'data-parallel{nranks=4 fuse-mb=32}' -p prune
@@ -26,15 +26,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pullback.dialects import pd
+from pullback.dialects.pd.base import elem_of, shape_of, value_name
+from pullback.passes.autodiff import differentiate
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
-
-from pullback.dialects import pd
-from pullback.dialects.pd.base import elem_of, shape_of, value_name
-from pullback.passes.autodiff import differentiate
 
 RANDOM_INITIALIZERS = (pd.UniformRandomOp, pd.GaussianRandomOp)
 """Start-up ops whose values differ between ranks (fills and constants agree)."""
@@ -78,30 +77,37 @@ def gradient_buckets(grads: list[SSAValue], fuse_bytes: int) -> list[list[SSAVal
     return done
 
 
-def _seed_scaled(bw: pd.BackwardOp, nranks: int) -> pd.BackwardOp:
-    """Replace `bw` by a copy whose targets are seeded with `1/nranks` (ones scaled,
-    or the given seeds scaled), the scale ops placed right before it."""
-    block = bw.parent_block()
-    assert block is not None
-    seeds: list[SSAValue] = []
+def _scale_seeds(bw: pd.BackwardOp, nranks: int) -> int:
+    """Scale the loss gradients of a filled region by `1/nranks` (a `pd.scale` named
+    like the seed, as Paddle's `loss@GRAD` scale): a given seed where the region
+    reads it, the ones the region fills for an unseeded target right after that
+    fill.  Returns how many seeds were scaled."""
+    body = bw.body.block
+    count = 0
     for i, t in enumerate(bw.targets):
         seed = bw.seed_for(i)
-        tname = value_name(t)
-        gname = f"{tname}@GRAD" if tname else None
+        anchor: Operation | None = None
         if seed is None:
-            fill = pd.FillAnyLikeOp.make(t, value=1.0, name=gname)
-            block.insert_op_before(fill, bw)
-            seed = fill.out
-        scale = pd.ScaleOp.make(seed, scale=1.0 / nranks, name=gname)
-        block.insert_op_before(scale, bw)
-        seeds.append(scale.out)
-    new = pd.BackwardOp.make(list(bw.targets), list(bw.wrt), seeds, pd.from_attr(bw.no_grad))
-    pd.set_result_names(new, pd.result_names(bw))
-    block.insert_op_before(new, bw)
-    for old, res in zip(bw.grads, new.grads):
-        old.replace_all_uses_with(res)
-    block.erase_op(bw)
-    return new
+            # autodiff seeds an unseeded target with `pd.fill_any_like(t, 1.0)`.
+            fill = next(
+                (
+                    o
+                    for o in body.ops
+                    if isinstance(o, pd.FillAnyLikeOp) and o.x is t and o.prop("value") == 1.0
+                ),
+                None,
+            )
+            if fill is None:
+                continue  # the target does not depend on the inputs: no gradient flows
+            seed, anchor = fill.out, fill
+        scale = pd.ScaleOp.make(seed, scale=1.0 / nranks, name=value_name(seed))
+        _insert_after(body, scale, anchor)
+        seed.replace_uses_with_if(
+            scale.out,
+            lambda use, s=scale: use.operation is not s and use.operation.parent_block() is body,
+        )
+        count += 1
+    return count
 
 
 def _insert_allreduces(bw: pd.BackwardOp, fuse_bytes: int) -> int:
@@ -150,17 +156,24 @@ def _insert_after(block: Block, op: Operation, anchor: Operation | None) -> None
         block.insert_op_after(op, anchor)
 
 
+def _is_data_parallel(bw: pd.BackwardOp) -> bool:
+    """True when the region already all-reduces its gradients."""
+    return bw.is_filled and any(isinstance(o, pd.AllReduceOp) for o in bw.body.block.ops)
+
+
 def broadcast_initializers(block: Block, root: int = 0) -> int:
     """Follow every named random initializer of `block` by a `pd.broadcast` from
     `root` of the same name, used by everything after it; returns how many."""
     count = 0
     for op in list(block.ops):
-        if not isinstance(op, RANDOM_INITIALIZERS):
+        if not isinstance(op, RANDOM_INITIALIZERS) or any(
+            isinstance(u.operation, pd.BroadcastOp) for u in op.out.uses
+        ):
             continue
         name = value_name(op.out)
         bcast = pd.BroadcastOp.make(op.out, root=root, name=name)
         block.insert_op_after(bcast, op)
-        op.out.replace_uses_with_if(bcast.out, lambda use: use.operation is not bcast)
+        op.out.replace_uses_with_if(bcast.out, lambda use, b=bcast: use.operation is not b)
         count += 1
     return count
 
@@ -187,24 +200,20 @@ class DataParallelPass(ModulePass):
         if self.fuse_mb < 0:
             raise DataParallelError(f"data-parallel: fuse-mb must be >= 0, got {self.fuse_mb}")
         block = op.body.block
-        backward_ops = [o for o in block.ops if isinstance(o, pd.BackwardOp)]
-        for bw in backward_ops:
-            if bw.is_filled:
-                raise DataParallelError(
-                    "data-parallel: the pd.backward region is already filled; run "
-                    "data-parallel before autodiff (it seeds and fills the region itself)"
-                )
-        for bw in backward_ops:
-            filled = differentiate(_seed_scaled(bw, self.nranks))
+        for bw in [o for o in block.ops if isinstance(o, pd.BackwardOp)]:
+            if _is_data_parallel(bw):
+                continue  # already rewritten (the pass is idempotent)
+            filled = differentiate(bw)
+            _scale_seeds(filled, self.nranks)
             _insert_allreduces(filled, int(self.fuse_mb * _MIB))
         if self.broadcast:
             broadcast_initializers(block)
 
 
 __all__ = [
+    "RANDOM_INITIALIZERS",
     "DataParallelError",
     "DataParallelPass",
-    "RANDOM_INITIALIZERS",
     "broadcast_initializers",
     "gradient_buckets",
 ]

@@ -223,11 +223,11 @@ def _install_abort_on_error(comm: Communicator) -> None:
 
 
 __all__ = [
+    "INSTALL_HINT",
+    "TIMEOUT_ENV",
     "CollectiveTimeout",
     "Communicator",
     "DistributedError",
-    "INSTALL_HINT",
-    "TIMEOUT_ENV",
     "load_mpi",
     "mpi_available",
     "world",

@@ -191,12 +191,12 @@ class BarrierOp(CollectiveOp):
 DISTRIBUTED_OPS = [AllReduceOp, BroadcastOp, AllGatherOp, ReduceScatterOp, BarrierOp]
 
 __all__ = [
+    "DISTRIBUTED_OPS",
+    "REDUCE_OPS",
     "AllGatherOp",
     "AllReduceOp",
     "BarrierOp",
     "BroadcastOp",
     "CollectiveOp",
-    "DISTRIBUTED_OPS",
-    "REDUCE_OPS",
     "ReduceScatterOp",
 ]

@@ -16,12 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.ir import Operation, SSAValue
-
 from pullback.dialects import pd
 from pullback.passes.autodiff import AutodiffError
 from pullback.passes.vjp import vjp
 from pullback.passes.vjp.builder import VjpBuilder
+from xdsl.ir import Operation, SSAValue
 
 Grads = list["SSAValue | None"]
 

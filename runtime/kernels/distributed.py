@@ -5,7 +5,6 @@ one rank and every collective returns its input."""
 from __future__ import annotations
 
 import numpy as np
-
 from pullback.dialects import pd
 from pullback.runtime.communicator import world
 from pullback.runtime.interpreter import kernel

@@ -1,7 +1,8 @@
 // RUN: pullback-opt %s -p 'data-parallel{nranks=2}' | filecheck %s
 // RUN: pullback-opt %s -p 'data-parallel{nranks=4 fuse-mb=1}' | filecheck %s --check-prefix=FUSED
 // RUN: pullback-opt %s -p 'data-parallel{nranks=2 broadcast=false}' | filecheck %s --check-prefix=NOBCAST
-// RUN: not pullback-opt %s -p 'autodiff,data-parallel{nranks=2}' 2>&1 | filecheck %s --check-prefix=FILLED
+// RUN: pullback-opt %s -p 'autodiff,data-parallel{nranks=2}' | filecheck %s
+// RUN: pullback-opt %s -p 'data-parallel{nranks=2},data-parallel{nranks=2}' | filecheck %s
 // RUN: not pullback-opt %s -p 'data-parallel{nranks=0}' 2>&1 | filecheck %s --check-prefix=BADN
 
 // Paddle's raw program optimizer, as a pass: the loss gradient is scaled by
@@ -11,9 +12,10 @@
 
 // CHECK:      %w0 = pd.uniform_random
 // CHECK-NEXT: pd.broadcast %w0 {name = "w0"}
-// CHECK:      pd.fill_any_like %l {value = 1.000000e+00 : f64, name = "loss@GRAD"}
+// CHECK-NOT:  pd.broadcast
+// CHECK:      pd.backward
+// CHECK-NEXT: pd.fill_any_like %l {value = 1.000000e+00 : f64, name = "loss@GRAD"}
 // CHECK-NEXT: pd.scale %{{.*}} {scale = 5.000000e-01 : f64, name = "loss@GRAD"}
-// CHECK:      pd.backward {{.*}} seeds(
 // CHECK:      %[[V:.*]] = pd.matmul %hb, %{{.*}} {transpose_x = true, name = "v@GRAD"}
 // CHECK-NEXT: %[[RV:.*]] = pd.allreduce %[[V]] {names = ["v@GRAD"]}
 // CHECK-NEXT: %[[B:.*]] = pd.reduce_sum {{.*}} name = "b@GRAD"
@@ -29,8 +31,6 @@
 // FUSED-NOT:  pd.allreduce
 
 // NOBCAST-NOT: pd.broadcast
-
-// FILLED: data-parallel: the pd.backward region is already filled; run data-parallel before autodiff
 
 // BADN: data-parallel: nranks must be >= 1, got 0
 
