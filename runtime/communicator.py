@@ -7,8 +7,9 @@ wait (`timeout`), and what happens when a rank fails: the whole job is aborted
 (`MPI_Abort`), so the other ranks stop with the failing rank's message instead of
 waiting forever in their next collective.
 
-Started without `mpiexec`, MPI gives a world of one rank: every collective is then
-the identity, which keeps single-process programs with collectives runnable.
+Started without `mpiexec`, the world has one rank (with or without mpi4py
+installed): every collective is then the identity, which keeps single-process
+programs with collectives runnable.
 """
 
 from __future__ import annotations
@@ -49,6 +50,16 @@ def load_mpi() -> Any:
     return MPI
 
 
+def launched_size() -> int:
+    """The number of ranks the process manager says it started (1 when none did):
+    MPICH's `PMI_SIZE`, Open MPI's `OMPI_COMM_WORLD_SIZE`."""
+    for var in ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE"):
+        v = os.environ.get(var)
+        if v:
+            return int(v)
+    return 1
+
+
 def mpi_available() -> bool:
     """True when mpi4py (and an MPI library it can load) is installed."""
     try:
@@ -67,10 +78,15 @@ class Communicator:
     """
 
     def __init__(self, timeout: float | None = None) -> None:
-        self.mpi = load_mpi()
-        self.comm = self.mpi.COMM_WORLD
-        self.rank: int = self.comm.Get_rank()
-        self.size: int = self.comm.Get_size()
+        try:
+            self.mpi = load_mpi()
+        except DistributedError:
+            if launched_size() > 1:
+                raise  # started as one of several ranks: MPI is needed
+            self.mpi = None  # a lone process: every collective is the identity
+        self.comm = self.mpi.COMM_WORLD if self.mpi is not None else None
+        self.rank: int = self.comm.Get_rank() if self.comm is not None else 0
+        self.size: int = self.comm.Get_size() if self.comm is not None else 1
         env = os.environ.get(TIMEOUT_ENV)
         if timeout is None and env:
             timeout = float(env)
@@ -182,6 +198,8 @@ class Communicator:
 
     def abort(self, code: int = 1) -> None:
         """Stop every rank of the job (mpiexec kills the others)."""
+        if self.comm is None:
+            raise SystemExit(code)
         self.comm.Abort(code)
 
 
@@ -228,6 +246,7 @@ __all__ = [
     "CollectiveTimeout",
     "Communicator",
     "DistributedError",
+    "launched_size",
     "load_mpi",
     "mpi_available",
     "world",

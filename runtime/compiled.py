@@ -355,7 +355,9 @@ def _n_new(abi: dict[str, Any]) -> int:
     return sum(1 for n, _ in abi["outputs"] if n)
 
 
-_INITIALIZER_OPS = frozenset({"pd.fill_constant", "pd.parameter", "pd.fetch"})
+# `pd.broadcast`: a data-parallel start-up program sends rank 0's initial values
+# (see passes/data_parallel.py); it still runs once, on the host.
+_INITIALIZER_OPS = frozenset({"pd.fill_constant", "pd.parameter", "pd.fetch", "pd.broadcast"})
 
 
 def _initializers_only(module: ModuleOp) -> bool:

@@ -54,6 +54,7 @@ __getattr__, __dir__ = registry.lazy_attributes(
         "no_grad": "pullback.frontend.autograd:no_grad",
         "enable_grad": "pullback.frontend.autograd:enable_grad",
         "set_grad_enabled": "pullback.frontend.autograd:set_grad_enabled",
+        "DataParallel": "pullback.distributed.parallel:DataParallel",
     },
 )
 

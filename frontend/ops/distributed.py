@@ -16,19 +16,26 @@ from pullback.dialects.pd.distributed import REDUCE_OPS
 from pullback.frontend.core import apply
 
 
-def allreduce(xs: Sequence[Any], reduce_op: str = "sum") -> list[Any]:
-    """Each of `xs` reduced over all ranks (one message for all of them)."""
+def allreduce(xs: Sequence[Any], reduce_op: str = "sum", out_names: Sequence[str] | None = None) -> list[Any]:
+    """Each of `xs` reduced over all ranks (one message for all of them); static
+    results are called `out_names` when given (Paddle's in-place outputs)."""
     if reduce_op not in REDUCE_OPS:
         raise ValueError(f"all_reduce: op must be one of {', '.join(REDUCE_OPS)}, got {reduce_op!r}")
     if not xs:
         raise ValueError("all_reduce: needs at least one tensor")
-    out = apply(pd.AllReduceOp, list(xs), prefix="c_allreduce_" + reduce_op, reduce_op=reduce_op)
+    out = apply(
+        pd.AllReduceOp, list(xs), prefix="c_allreduce_" + reduce_op, out_names=out_names,
+        reduce_op=reduce_op,
+    )
     return list(out) if isinstance(out, list) else [out]
 
 
-def broadcast(x: Any, root: int) -> Any:
+def broadcast(x: Any, root: int, out_name: str | None = None) -> Any:
     """Rank `root`'s `x` on every rank."""
-    return apply(pd.BroadcastOp, [x], prefix="c_broadcast", root=int(root))
+    return apply(
+        pd.BroadcastOp, [x], prefix="c_broadcast", out_names=[out_name] if out_name else None,
+        root=int(root),
+    )
 
 
 def allgather(x: Any, nranks: int) -> Any:
@@ -41,9 +48,9 @@ def reduce_scatter(x: Any, nranks: int) -> Any:
     return apply(pd.ReduceScatterOp, [x], prefix="c_reducescatter", nranks=int(nranks))
 
 
-def barrier(x: Any) -> Any:
+def barrier(x: Any, out_name: str | None = None) -> Any:
     """`x`, once every rank got here."""
-    return apply(pd.BarrierOp, [x], prefix="barrier")
+    return apply(pd.BarrierOp, [x], prefix="barrier", out_names=[out_name] if out_name else None)
 
 
 PADDLE: list[Any] = []
