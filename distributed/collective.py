@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-
 from pullback.distributed.env import Group, get_world_size
 from pullback.frontend import core
 from pullback.frontend.framework import Variable

@@ -134,7 +134,7 @@ def get_world_size(group: Group | None = None) -> int:
     return _env_int(_SIZE_VARS, 1)
 
 
-def get_group(id: int = 0) -> Group:  # noqa: A002
+def get_group(id: int = 0) -> Group:
     """The group with this id (only the global group, 0, exists)."""
     if id != 0:
         raise ValueError(f"get_group: only the global group (id 0) exists, got id {id}")

@@ -144,9 +144,8 @@ def distributed_optimizer(optimizer: Any, strategy: DistributedStrategy | None =
 def main_program_with_collectives(program: Program) -> str:
     """The program as the executor runs it with its passes applied (collectives
     shown), as IR text."""
-    from xdsl.context import Context
-
     from pullback.dialects import pd
+    from xdsl.context import Context
 
     module = program.module.clone()
     ctx = Context()

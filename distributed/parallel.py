@@ -17,8 +17,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
-
-from pullback.distributed.env import Group, get_world_size, init_parallel_env, is_initialized
+from pullback.distributed.env import (
+    Group,
+    get_world_size,
+    init_parallel_env,
+    is_initialized,
+)
 from pullback.frontend.autograd import no_grad, register_post_backward_hook
 from pullback.frontend.nn_layers import Layer
 from pullback.frontend.ops import distributed as ops

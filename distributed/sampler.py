@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
-
 from pullback.distributed.env import get_rank, get_world_size
 
 
@@ -48,7 +47,7 @@ class DistributedBatchSampler:
         self.shuffle = shuffle
         self.drop_last = drop_last
         self.epoch = 0
-        self.num_samples = int(math.ceil(len(dataset) / self.nranks))
+        self.num_samples = math.ceil(len(dataset) / self.nranks)
         self.total_size = self.num_samples * self.nranks
 
     def _rank_indices(self, indices: list[int]) -> list[int]:

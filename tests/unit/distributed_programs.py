@@ -208,8 +208,8 @@ def run_train(out_dir: str) -> None:
 def run_fail() -> None:
     """Rank 1 raises before a collective; rank 0 waits in it.  The job must end
     (abort), not hang."""
-    import pullback.distributed as dist
     import pullback as paddle
+    import pullback.distributed as dist
 
     dist.init_parallel_env()
     if dist.get_rank() == 1:

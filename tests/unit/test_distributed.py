@@ -17,16 +17,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from xdsl.context import Context
-
 from pullback.dialects import pd
 from pullback.frontend import core, unique_name
 from pullback.testing import check_vjp
+from xdsl.context import Context
 
 HERE = Path(__file__).parent
 PROGRAMS = HERE / "distributed_programs.py"
 sys.path.insert(0, str(HERE))
-import distributed_programs as progs  # noqa: E402
+import distributed_programs as progs
 
 # --------------------------------------------------------------- single process
 
@@ -91,7 +90,6 @@ def test_vjp_of_collectives_single_rank(op_cls, props) -> None:  # type: ignore[
 def test_allreduce_max_has_no_gradient() -> None:
     """Differentiating through a max all-reduce is an error naming it."""
     from pullback.passes.autodiff import AutodiffError, differentiate
-
     from xdsl.dialects.builtin import ModuleOp
 
     x = pd.DataOp.make("x", [3], "float64")
@@ -128,7 +126,7 @@ def test_data_parallel_pass_scales_and_places(static_mode) -> None:  # type: ign
     import pullback as paddle
     from pullback.passes.data_parallel import DataParallelPass
 
-    main, startup, loss, params_grads = _static_mlp()
+    main, startup, _loss, params_grads = _static_mlp()
     x, y = progs.dataset(1)
     feed = {"x": x[:4], "y": y[:4]}
     fetch = [g for _, g in params_grads]
@@ -245,7 +243,7 @@ def _launch(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "PYTEST_XDIST"))}
     return subprocess.run(
         [sys.executable, "-m", "pullback.distributed.launch", "--nproc_per_node", str(NRANKS), *args],
-        capture_output=True, text=True, timeout=timeout, env=env,
+        check=False, capture_output=True, text=True, timeout=timeout, env=env,
     )
 
 
@@ -325,7 +323,7 @@ def test_launcher_without_mpi4py_says_how_to_install(tmp_path: Path) -> None:
     env = dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
     proc = subprocess.run(
         [sys.executable, "-m", "pullback.distributed.launch", "--nproc_per_node", "2", "t.py"],
-        capture_output=True, text=True, env=env, timeout=60,
+        check=False, capture_output=True, text=True, env=env, timeout=60,
     )
     assert proc.returncode == 2
     assert "pip install 'pullback[distributed]'" in proc.stderr
