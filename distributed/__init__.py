@@ -24,6 +24,7 @@ from pullback.distributed.collective import (
     all_reduce,
     barrier,
     broadcast,
+    reduce,
     reduce_scatter,
 )
 from pullback.distributed.env import (
@@ -67,6 +68,7 @@ __all__ = [
     "is_available",
     "is_initialized",
     "new_group",
+    "reduce",
     "reduce_scatter",
     "spawn",
 ]

@@ -108,6 +108,21 @@ def broadcast(tensor: Any, src: int = 0, group: Group | None = None, sync_op: bo
     return _done(sync_op)
 
 
+def reduce(tensor: Any, dst: int, op: Any = ReduceOp.SUM, group: Group | None = None, sync_op: bool = True) -> Task | None:
+    """Rank `dst`'s `tensor` becomes the reduction over all ranks (in place); the
+    other ranks' `tensor` becomes zeros (Paddle leaves it unspecified)."""
+    _check_tensor("reduce", tensor)
+    _check_group("reduce", group)
+    name = _reduce_name(op)
+    if name == "avg":
+        raise ValueError("reduce: ReduceOp.AVG is not supported, use SUM and divide")
+    n = get_world_size(group)
+    if not isinstance(dst, int) or not 0 <= dst < n:
+        raise ValueError(f"reduce: dst must be a rank in [0, {n}), got {dst!r}")
+    assign_inplace(tensor, ops.reduce(tensor, dst, name))
+    return _done(sync_op)
+
+
 def all_gather(tensor_list: list[Any], tensor: Any, group: Group | None = None, sync_op: bool = True) -> Task | None:
     """Append every rank's `tensor` (rank order) to `tensor_list`."""
     _check_tensor("all_gather", tensor)

@@ -156,6 +156,19 @@ class Communicator:
             self._wait(self.comm.Ibcast(buf, root=root), "pd.broadcast")
         return buf
 
+    def reduce(self, array: np.ndarray, root: int, op: str) -> np.ndarray:
+        """The reduction over ranks on rank `root`, zeros elsewhere."""
+        self.calls += 1
+        if not 0 <= root < self.size:
+            raise DistributedError(f"pd.reduce: root {root} is not a rank of this job of {self.size}")
+        x = np.ascontiguousarray(array)
+        if self.size == 1:
+            return x.copy()
+        out = np.zeros_like(x)
+        mpi_op = {"sum": self.mpi.SUM, "max": self.mpi.MAX, "min": self.mpi.MIN, "prod": self.mpi.PROD}[op]
+        self._wait(self.comm.Ireduce(x, out if self.rank == root else None, op=mpi_op, root=root), "pd.reduce")
+        return out
+
     def allgather(self, array: np.ndarray, nranks: int) -> np.ndarray:
         """Every rank's array concatenated along axis 0, in rank order."""
         self.calls += 1
@@ -203,6 +216,50 @@ class Communicator:
         self.comm.Abort(code)
 
 
+_bound_library: str | None = None
+
+
+def libmpi_path() -> str:
+    """The MPI library mpi4py loaded in this process (from /proc/self/maps)."""
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                path = line.split()[-1]
+                if os.path.basename(path).startswith("libmpi.so"):
+                    return path
+    except OSError:
+        pass
+    import glob
+
+    for cand in sorted(glob.glob(os.path.join(sys.prefix, "lib", "libmpi.so*"))):
+        return cand
+    raise DistributedError("cannot find the MPI library (libmpi.so) mpi4py uses")
+
+
+def bind_native_mpi(llvm: Any, handles: dict[str, int]) -> None:
+    """Make the MPI library's symbols visible to JIT-compiled code (llvmlite's
+    `load_library_permanently`), after initializing MPI and checking that the
+    library's handle constants are the `handles` native code was compiled with
+    (MPICH's ABI).  Raises DistributedError otherwise; the program then runs on
+    the interpreter."""
+    global _bound_library
+    comm = world()
+    if comm.mpi is None:
+        raise DistributedError("native collectives need MPI: " + INSTALL_HINT)
+    mpi = comm.mpi
+    for name, value in handles.items():
+        obj = getattr(mpi, name.removeprefix("MPI_"), None)
+        if obj is None or mpi._handleof(obj) != value:
+            raise DistributedError(
+                f"native collectives are compiled for MPICH's ABI, but {name} differs in "
+                f"{mpi.Get_library_version().splitlines()[0].strip()}"
+            )
+    if _bound_library is None:
+        path = libmpi_path()
+        llvm.load_library_permanently(path)
+        _bound_library = path
+
+
 _lock = threading.Lock()
 _world: Communicator | None = None
 
@@ -246,7 +303,9 @@ __all__ = [
     "CollectiveTimeout",
     "Communicator",
     "DistributedError",
+    "bind_native_mpi",
     "launched_size",
+    "libmpi_path",
     "load_mpi",
     "mpi_available",
     "world",

@@ -39,6 +39,7 @@ from xdsl.ir import SSAValue
 from pullback.dialects.pd.base import DTYPES, PdOp
 from pullback.lowering.abi import LoweringError, Program, abi_of, output_values
 from pullback.lowering.convert_pd_to_linalg import build_entry
+from pullback.lowering.core import declare_callees
 from pullback.lowering.shapes import ShapeError, plan_shapes
 
 _NP = {d.short: d.numpy for d in DTYPES}
@@ -175,6 +176,16 @@ def compile_program(module: ModuleOp, fetches: Sequence[SSAValue], blas: bool | 
     except LoweringError as e:
         raise NotCompilable(str(e)) from None
     lowered = ModuleOp([fn_op])
+    declare_callees(lowered)
+    if any(getattr(o, "sym_name", None) and o.sym_name.data.startswith("MPI_") for o in lowered.body.block.ops):
+        # Native collectives (lowering/distributed.py) call the MPI library itself.
+        from pullback.lowering.distributed import MPICH
+        from pullback.runtime.communicator import DistributedError, bind_native_mpi
+
+        try:
+            bind_native_mpi(jit.llvm, MPICH)
+        except DistributedError as e:
+            raise NotCompilable(str(e)) from None
     abi = abi_of(lowered, entry)
     run_passes(lowered, loop_passes(blas=use_blas))
     ir = str(to_llvmlite(lowered))

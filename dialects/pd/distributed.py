@@ -1,5 +1,6 @@
 """Collective communication between the ranks of a data-parallel job (Paddle's
-`c_allreduce_*`, `c_broadcast`, `c_allgather`, `c_reducescatter`, `barrier`).
+`c_allreduce_*`, `c_broadcast`, `c_reduce_*`, `c_allgather`, `c_reducescatter`,
+`barrier`).
 
 Every rank runs the same program; a collective op is a point where all ranks meet
 and exchange the operand's buffer (through MPI at run time).  The ops are not
@@ -9,6 +10,7 @@ every rank issues the same collectives in the same order (anything else deadlock
 ```mlir
 %g1, %g2 = pd.allreduce %g_w, %g_b {reduce_op = "sum", names = ["w@GRAD", "b@GRAD"]} : (tensor<4x3xf32>, tensor<3xf32>) -> (tensor<4x3xf32>, tensor<3xf32>)
 %w0 = pd.broadcast %w {root = 0 : i64, name = "w"} : (tensor<4x3xf32>) -> tensor<4x3xf32>
+%s = pd.reduce %w {root = 1 : i64} : (tensor<4x3xf32>) -> tensor<4x3xf32>
 %all = pd.allgather %x {nranks = 2 : i64} : (tensor<3x4xf32>) -> tensor<6x4xf32>
 %part = pd.reduce_scatter %x {nranks = 2 : i64} : (tensor<6x4xf32>) -> tensor<3x4xf32>
 %y = pd.barrier %x : (tensor<3xf32>) -> tensor<3xf32>
@@ -18,7 +20,7 @@ every rank issues the same collectives in the same order (anything else deadlock
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, StringAttr, TensorType
 from xdsl.ir import Attribute
@@ -124,11 +126,41 @@ class BroadcastOp(CollectiveOp):
 
 
 @irdl_op_definition
+class ReduceToRootOp(CollectiveOp):
+    """Reduce `x` elementwise over all ranks into rank `root`; the other ranks get
+    zeros (`paddle.distributed.reduce`, Paddle's `c_reduce_<op>`, whose non-root
+    outputs are unspecified: zeros make it the transpose of `pd.broadcast`)."""
+
+    name = "pd.reduce"
+    x = operand_def(TensorType)
+    root = prop_def(IntegerAttr, default_value=i64_attr(0))
+    reduce_op = prop_def(StringAttr, default_value=StringAttr("sum"))
+    out = result_def(TensorType)
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        (tx,) = operand_types
+        if props["root"] < 0:
+            raise VerifyException(f"'pd.reduce': root must be >= 0, got {props['root']}")
+        red = props["reduce_op"]
+        if red not in REDUCE_OPS or red == "avg":
+            raise VerifyException(
+                f"'pd.reduce': reduce_op must be one of sum, max, min, prod, got '{red}'"
+            )
+        return [tx]
+
+
+@irdl_op_definition
 class AllGatherOp(CollectiveOp):
     """Concatenate every rank's `x` along axis 0, in rank order (Paddle's
     `c_allgather`); `nranks` is the size of the job the program is built for."""
 
     name = "pd.allgather"
+    HOST_ONLY: ClassVar[str | None] = (
+        "its result size depends on the job's number of ranks, checked at run time; "
+        "it runs on the host interpreter"
+    )
+
     x = operand_def(TensorType)
     nranks = prop_def(IntegerAttr)
     out = result_def(TensorType)
@@ -151,6 +183,11 @@ class ReduceScatterOp(CollectiveOp):
     along axis 0 (Paddle's `c_reducescatter`)."""
 
     name = "pd.reduce_scatter"
+    HOST_ONLY: ClassVar[str | None] = (
+        "its result size depends on the job's number of ranks, checked at run time; "
+        "it runs on the host interpreter"
+    )
+
     x = operand_def(TensorType)
     nranks = prop_def(IntegerAttr)
     out = result_def(TensorType)
@@ -188,7 +225,7 @@ class BarrierOp(CollectiveOp):
         return [tx]
 
 
-DISTRIBUTED_OPS = [AllReduceOp, BroadcastOp, AllGatherOp, ReduceScatterOp, BarrierOp]
+DISTRIBUTED_OPS = [AllReduceOp, BroadcastOp, ReduceToRootOp, AllGatherOp, ReduceScatterOp, BarrierOp]
 
 __all__ = [
     "DISTRIBUTED_OPS",
@@ -199,4 +236,5 @@ __all__ = [
     "BroadcastOp",
     "CollectiveOp",
     "ReduceScatterOp",
+    "ReduceToRootOp",
 ]

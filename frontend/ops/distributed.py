@@ -38,6 +38,11 @@ def broadcast(x: Any, root: int, out_name: str | None = None) -> Any:
     )
 
 
+def reduce(x: Any, root: int, reduce_op: str = "sum") -> Any:
+    """The reduction over ranks of `x` on rank `root` (zeros on the others)."""
+    return apply(pd.ReduceToRootOp, [x], prefix="c_reduce_" + reduce_op, root=int(root), reduce_op=reduce_op)
+
+
 def allgather(x: Any, nranks: int) -> Any:
     """Every rank's `x`, concatenated along axis 0 in rank order."""
     return apply(pd.AllGatherOp, [x], prefix="c_allgather", nranks=int(nranks))

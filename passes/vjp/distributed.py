@@ -7,8 +7,13 @@ the backward collectives below are issued by all ranks in the same order.
 * `allgather` and `reduce_scatter` are each other's transposes;
 * `barrier` passes gradients through.
 
-`allreduce` max/min/prod and `broadcast` have no rule (Paddle's `c_allreduce_max`
-and `c_broadcast` have no gradient either): differentiating through them is an
+* `broadcast` from root and `reduce` (sum) to root are each other's transposes:
+  the root's `x` feeds every rank's result, so its gradient is the sum of all
+  ranks' cotangents (zero on the other ranks, whose `x` is unused).  Paddle's
+  `c_broadcast` has no gradient at all (backward silently stops there); ours is
+  the true one.
+
+`allreduce`/`reduce` max/min/prod have no rule: differentiating through them is an
 error naming the op, never a silently wrong gradient.
 """
 
@@ -37,6 +42,26 @@ def allreduce_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAVal
     given = [g for g in grads if g is not None]
     reduced = iter(b.emit_multi(pd.AllReduceOp, *given, reduce_op=red))
     return [next(reduced) if g is not None else None for g in grads]
+
+
+@vjp(pd.BroadcastOp)
+def broadcast_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """The cotangents of every rank, summed on the root (zeros elsewhere)."""
+    (g,) = grads
+    assert g is not None and isinstance(op, pd.BroadcastOp)
+    return [b.emit(pd.ReduceToRootOp, g, root=op.prop("root"), reduce_op="sum")]
+
+
+@vjp(pd.ReduceToRootOp)
+def reduce_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """Every rank's `x` fed the root's sum: the root's cotangent, broadcast."""
+    (g,) = grads
+    assert g is not None and isinstance(op, pd.ReduceToRootOp)
+    if op.prop("reduce_op") != "sum":
+        raise AutodiffError(
+            f"'pd.reduce' with reduce_op '{op.prop('reduce_op')}' has no gradient (only sum has)", op
+        )
+    return [b.emit(pd.BroadcastOp, g, root=op.prop("root"))]
 
 
 @vjp(pd.AllGatherOp)

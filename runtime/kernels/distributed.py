@@ -22,6 +22,12 @@ def broadcast(op: pd.BroadcastOp, x: np.ndarray) -> np.ndarray:
     return world().broadcast(x, op.prop("root"))
 
 
+@kernel(pd.ReduceToRootOp)
+def reduce(op: pd.ReduceToRootOp, x: np.ndarray) -> np.ndarray:
+    """The reduction over ranks on rank `root`, zeros on the others."""
+    return world().reduce(x, op.prop("root"), op.prop("reduce_op"))
+
+
 @kernel(pd.AllGatherOp)
 def allgather(op: pd.AllGatherOp, x: np.ndarray) -> np.ndarray:
     """Every rank's `x`, concatenated along axis 0 in rank order."""
