@@ -32,6 +32,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pullback.dialects.pd.base import DYN, PdOp, result_names, shape_of
+from pullback.dialects.pd.program import STRUCTURAL_OPS
+from pullback.lowering.abi import Abi, LoweringError, Program
 from xdsl.builder import Builder
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
@@ -52,10 +55,6 @@ from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineExpr, AffineMap
 from xdsl.rewriter import InsertPoint
-
-from pullback.dialects.pd.base import DYN, PdOp, result_names, shape_of
-from pullback.dialects.pd.program import STRUCTURAL_OPS
-from pullback.lowering.abi import Abi, LoweringError, Program
 
 Size = int | SSAValue
 """A dimension size: a constant, or an `index` value computed at run time."""

@@ -18,6 +18,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pullback.dialects import pd
+from pullback.lowering.abi import LoweringError
+from pullback.lowering.core import Lowerer, Size, elem_of_buffer, lowers, result_sizes, sizes_of_first
 from xdsl.dialects import arith, func, llvm
 from xdsl.dialects.builtin import (
     Float32Type,
@@ -27,10 +30,6 @@ from xdsl.dialects.builtin import (
     i32,
 )
 from xdsl.ir import Attribute, SSAValue
-
-from pullback.dialects import pd
-from pullback.lowering.abi import LoweringError
-from pullback.lowering.core import Lowerer, elem_of_buffer, lowers
 
 MPICH: dict[str, int] = {
     "MPI_COMM_WORLD": 0x44000000,
@@ -82,6 +81,15 @@ def _call(low: Lowerer, name: str, args: Sequence[SSAValue]) -> None:
 
 def _comm(low: Lowerer) -> SSAValue:
     return _i32(low, MPICH["MPI_COMM_WORLD"])
+
+
+@result_sizes(pd.AllReduceOp)
+def _allreduce_size(low: Lowerer, op: pd.AllReduceOp, r: SSAValue, k: int) -> Size | None:
+    """Each result has its operand's shape."""
+    return low.sizes_of(op.operands[list(op.results).index(r)])[k]
+
+
+result_sizes(pd.BroadcastOp, pd.ReduceToRootOp, pd.BarrierOp)(sizes_of_first)
 
 
 @lowers(pd.AllReduceOp)

@@ -33,14 +33,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import SSAValue
-
 from pullback.dialects.pd.base import DTYPES, PdOp
 from pullback.lowering.abi import LoweringError, Program, abi_of, output_values
 from pullback.lowering.convert_pd_to_linalg import build_entry
 from pullback.lowering.core import declare_callees
 from pullback.lowering.shapes import ShapeError, plan_shapes
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import SSAValue
 
 _NP = {d.short: d.numpy for d in DTYPES}
 """numpy dtypes by the element type names of ABI descriptions (`'f32'`)."""

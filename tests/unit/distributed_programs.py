@@ -88,8 +88,9 @@ def reference_eager(nranks: int) -> list[np.ndarray]:
     return train_eager(paddle, batches, init_weights())
 
 
-def static_train(paddle, nranks_batches, seed, fleet_opt=None):  # type: ignore[no-untyped-def]
-    """Train the static MLP; `fleet_opt` wraps the optimizer (data parallel)."""
+def static_train(paddle, nranks_batches, seed, fleet_opt=None, backend=None):  # type: ignore[no-untyped-def]
+    """Train the static MLP; `fleet_opt` wraps the optimizer (data parallel);
+    `backend`: the executor's (None: the default, native code)."""
     paddle.enable_static()
     main, startup, loss = build_static(paddle, None, seed)
     with paddle.static.program_guard(main, startup):
@@ -97,7 +98,7 @@ def static_train(paddle, nranks_batches, seed, fleet_opt=None):  # type: ignore[
         if fleet_opt is not None:
             opt = fleet_opt(opt)
         opt.minimize(loss)
-    exe = paddle.static.Executor(paddle.CPUPlace())
+    exe = paddle.static.Executor(paddle.CPUPlace(), backend=backend)
     scope = paddle.static.Scope()
     with paddle.static.scope_guard(scope):
         exe.run(startup)
@@ -159,6 +160,13 @@ def run_train(out_dir: str) -> None:
     (s,) = dops.allreduce([x], "sum")
     (s * float(rank + 1)).sum().backward()
     res["allreduce_grad"] = x.grad.numpy()
+    t = paddle.to_tensor(base * (rank + 1))
+    dist.reduce(t, dst=0)
+    res["reduce"] = t.numpy()
+    # d/dx of sum_k (k+1) * sum(broadcast(x from 0)_k): sum_k (k+1) on rank 0, 0 elsewhere.
+    x = paddle.to_tensor(base, stop_gradient=False)
+    (dops.broadcast(x, 0) * float(rank + 1)).sum().backward()
+    res["broadcast_grad"] = x.grad.numpy()
     dist.barrier()
 
     # -- collectives, static ---------------------------------------------------
@@ -194,14 +202,21 @@ def run_train(out_dir: str) -> None:
     fleet.init(is_collective=True)
     strategy = fleet.DistributedStrategy()
     strategy.fuse_grad_size_in_MB = 1
-    init, final_s = static_train(
-        paddle, batches, seed=1 + rank,  # rank 1 starts elsewhere: the broadcast must fix it
-        fleet_opt=lambda o: fleet.distributed_optimizer(o, strategy),
-    )
-    for k, v in init.items():
-        res[f"static_init:{k}"] = v
-    for k, v in final_s.items():
-        res[f"static_final:{k}"] = v
+    import warnings
+
+    for backend in ("compiled", "interpreter"):
+        with warnings.catch_warnings(record=True) as caught, paddle.utils.unique_name.guard():
+            warnings.simplefilter("always")
+            init, final_s = static_train(
+                paddle, batches, seed=1 + rank,  # rank 1 starts elsewhere: the broadcast must fix it
+                fleet_opt=lambda o: fleet.distributed_optimizer(o, strategy),
+                backend=backend,
+            )
+        for k, v in init.items():
+            res[f"static_init_{backend}:{k}"] = v
+        for k, v in final_s.items():
+            res[f"static_final_{backend}:{k}"] = v
+        res[f"warnings_{backend}"] = np.array([str(w.message) for w in caught] or [""])
     np.savez(f"{out_dir}/rank{rank}.npz", **res)
 
 

@@ -272,6 +272,10 @@ def test_collectives_match_numpy(two_ranks) -> None:  # type: ignore[no-untyped-
         # d/dx of sum_k (k+1) * sum(allreduce(x)) on rank r: sum_k (k+1), everywhere
         np.testing.assert_array_equal(res["allreduce_grad"], np.full((2, 3), sum(k + 1 for k in ranks)))
         np.testing.assert_array_equal(res["static_allreduce_x2"], 2 * sum(base + k for k in ranks))
+        want = sum(base * (k + 1) for k in ranks) if r == 0 else np.zeros_like(base)
+        np.testing.assert_array_equal(res["reduce"], want)
+        want = np.full((2, 3), float(sum(k + 1 for k in ranks)) if r == 0 else 0.0)
+        np.testing.assert_array_equal(res["broadcast_grad"], want)
         assert "pd.allreduce" in str(res["static_program_text"])
 
 
@@ -294,17 +298,22 @@ def test_eager_data_parallel_equals_full_batch(two_ranks, dynamic_mode) -> None:
 
 
 @needs_mpi
-def test_static_fleet_equals_full_batch(two_ranks) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("backend", ["compiled", "interpreter"])
+def test_static_fleet_equals_full_batch(two_ranks, backend) -> None:  # type: ignore[no-untyped-def]
     """fleet.distributed_optimizer: parameters broadcast from rank 0 at start-up
     (rank 1's own seed is overridden), then the same trajectory as one process on
-    the full batches."""
+    the full batches, natively (MPI called from compiled code, no fallback) and on
+    the interpreter."""
     with unique_name.guard():
         init, final = progs.reference_static(NRANKS)
     for res in two_ranks:
         for name, want in init.items():
-            np.testing.assert_array_equal(res[f"static_init:{name}"], want)
+            np.testing.assert_array_equal(res[f"static_init_{backend}:{name}"], want)
         for name, want in final.items():
-            np.testing.assert_allclose(res[f"static_final:{name}"], want, rtol=1e-10, atol=1e-12)
+            np.testing.assert_allclose(res[f"static_final_{backend}:{name}"], want, rtol=1e-10, atol=1e-12)
+        if backend == "compiled":
+            fallbacks = [w for w in res["warnings_compiled"] if "pd.allreduce" in str(w)]
+            assert not fallbacks, fallbacks
 
 
 @needs_mpi
