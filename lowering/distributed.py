@@ -20,7 +20,14 @@ from collections.abc import Sequence
 
 from pullback.dialects import pd
 from pullback.lowering.abi import LoweringError
-from pullback.lowering.core import Lowerer, Size, elem_of_buffer, lowers, result_sizes, sizes_of_first
+from pullback.lowering.core import (
+    Lowerer,
+    Size,
+    elem_of_buffer,
+    lowers,
+    result_sizes,
+    sizes_of_first,
+)
 from xdsl.dialects import arith, func, llvm
 from xdsl.dialects.builtin import (
     Float32Type,
