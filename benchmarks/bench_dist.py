@@ -51,9 +51,8 @@ def build(paddle, fuse_mb: int, distributed: bool):  # type: ignore[no-untyped-d
 def allreduce_volume(main) -> tuple[int, int]:  # type: ignore[no-untyped-def]
     """(messages, payload bytes) of the gradient all-reduces one step sends, read
     from the program as the executor runs it."""
-    from xdsl.context import Context
-
     from pullback.dialects import pd
+    from xdsl.context import Context
 
     module = main.module.clone()
     for p in main.passes:

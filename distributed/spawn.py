@@ -67,14 +67,14 @@ def spawn(func: Callable[..., Any], args: Sequence[Any] = (), nprocs: int = -1, 
     with os.fdopen(fd, "wb") as f:
         pickle.dump(payload, f)
     cmd = [mpiexec, "-n", str(nprocs), sys.executable, "-m", "mpi4py", "-m",
-           "pullback.distributed.spawn", path]
+           "pullback.distributed.spawn_worker", path]
     ctx = SpawnContext(subprocess.Popen(cmd), path)
     if join:
         ctx.join()
     return ctx
 
 
-def _run_payload(path: str) -> None:
+def run_payload(path: str) -> None:
     """In a spawned rank: load `func` and call it with its arguments."""
     import importlib
     import runpy
@@ -95,6 +95,3 @@ def _run_payload(path: str) -> None:
         obj = getattr(obj, part)
     obj(*payload["args"])
 
-
-if __name__ == "__main__":
-    _run_payload(sys.argv[1])

@@ -220,6 +220,17 @@ def run_train(out_dir: str) -> None:
     np.savez(f"{out_dir}/rank{rank}.npz", **res)
 
 
+def spawn_target(out_dir: str, scale: float) -> None:
+    """Run by `paddle.distributed.spawn`: all-reduce `scale` and save the result."""
+    import pullback as paddle
+    import pullback.distributed as dist
+
+    dist.init_parallel_env()
+    t = paddle.to_tensor(np.full([2], scale))
+    dist.all_reduce(t)
+    np.save(f"{out_dir}/spawn{dist.get_rank()}.npy", t.numpy())
+
+
 def run_fail() -> None:
     """Rank 1 raises before a collective; rank 0 waits in it.  The job must end
     (abort), not hang."""

@@ -325,6 +325,17 @@ def test_failing_rank_aborts_the_job(tmp_path: Path) -> None:
     assert "rank 1 fails on purpose" in proc.stderr + proc.stdout
 
 
+@needs_mpi
+def test_spawn_runs_a_function_on_new_ranks(tmp_path: Path) -> None:
+    """spawn(func, args, nprocs=2): both ranks ran func and met in its all-reduce."""
+    import pullback.distributed as dist
+
+    ctx = dist.spawn(progs.spawn_target, args=(str(tmp_path), 1.5), nprocs=NRANKS)
+    assert ctx.proc.returncode == 0
+    for r in range(NRANKS):
+        np.testing.assert_array_equal(np.load(tmp_path / f"spawn{r}.npy"), np.full(2, 1.5 * NRANKS))
+
+
 def test_launcher_without_mpi4py_says_how_to_install(tmp_path: Path) -> None:
     """A Python that cannot import mpi4py gets the install hint, exit status 2."""
     blocker = tmp_path / "mpi4py.py"
