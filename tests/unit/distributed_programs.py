@@ -244,8 +244,24 @@ def run_fail() -> None:
     dist.all_reduce(t)
 
 
+def run_timeout() -> None:
+    """Rank 1 is late to an all-reduce; rank 0 gives up after 1 s and the job ends."""
+    import time
+
+    import pullback as paddle
+    import pullback.distributed as dist
+
+    dist.init_parallel_env(timeout=1.0)
+    if dist.get_rank() == 1:
+        time.sleep(6)
+    t = paddle.to_tensor(np.ones([2]))
+    dist.all_reduce(t)
+
+
 if __name__ == "__main__":
-    if sys.argv[2] == "train":
+    if sys.argv[2] == "timeout":
+        run_timeout()
+    elif sys.argv[2] == "train":
         run_train(sys.argv[1])
     elif sys.argv[2] == "fail":
         run_fail()

@@ -326,6 +326,15 @@ def test_failing_rank_aborts_the_job(tmp_path: Path) -> None:
 
 
 @needs_mpi
+def test_collective_timeout_aborts_the_job(tmp_path: Path) -> None:
+    """init_parallel_env(timeout=1): rank 0 stops waiting for a late rank 1 with an
+    error naming the collective and the timeout, and the job is aborted."""
+    proc = _launch(str(PROGRAMS), str(tmp_path), "timeout", timeout=120)
+    assert proc.returncode != 0
+    assert "pd.allreduce(sum): rank 0 waited more than 1 s" in proc.stderr + proc.stdout
+
+
+@needs_mpi
 def test_spawn_runs_a_function_on_new_ranks(tmp_path: Path) -> None:
     """spawn(func, args, nprocs=2): both ranks ran func and met in its all-reduce."""
     import pullback.distributed as dist
