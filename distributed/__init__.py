@@ -10,8 +10,8 @@ train.py` (or `mpiexec -n N python train.py`), then in the script:
 
 Collectives on tensors: `all_reduce`, `broadcast`, `all_gather`, `reduce_scatter`,
 `barrier`.  MPI comes from the optional extra `pip install 'pullback[distributed]'`
-(mpi4py and the mpich wheels); without it, a single process still runs (rank 0 of 1)
-and `init_parallel_env` says how to install MPI.
+(mpi4py and the mpich wheels); without it, a process started alone still runs (rank 0
+of 1), and the launcher says how to install MPI.
 """
 
 from __future__ import annotations

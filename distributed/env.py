@@ -102,8 +102,9 @@ def init_parallel_env(timeout: float | None = None) -> Group:
 
     `timeout` (seconds) bounds every collective: a rank waiting longer raises and
     the job is aborted, instead of hanging (default: `PULLBACK_COLLECTIVE_TIMEOUT`,
-    else no limit).  Raises RuntimeError saying how to install MPI when mpi4py is
-    missing.
+    else no limit).  A process started alone is rank 0 of 1, with or without MPI;
+    one started as a rank of several without mpi4py raises `DistributedError` (a
+    RuntimeError) saying how to install it.
     """
     global _initialized
     comm = communicator(timeout)

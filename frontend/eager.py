@@ -104,8 +104,9 @@ class Template:
         from pullback.passes import vjp as vjp_rules
 
         vjp_rules.load_all()
-        if not KERNELS:
-            _load_kernels()
+        # Always (a flag makes it cheap): KERNELS may already hold the families
+        # some module imported directly, but not all of them.
+        _load_kernels()
         kernel = KERNELS.get(type(op))
         if kernel is None:
             raise InterpreterError(f"the interpreter has no kernel for '{op.name}'")

@@ -7,16 +7,17 @@ MPICH's handle constants, which are plain `int`s in MPICH's ABI (`MPICH` below;
 `runtime/communicator.py` checks them against the loaded library before binding
 the symbols, and the program runs on the interpreter when they differ).
 
-The collectives whose result size depends on the job's size (`pd.allgather`,
-`pd.reduce_scatter`) are `HOST_ONLY`, as is an `avg` all-reduce (a sum scaled by
-a number of ranks only known at run time) and bool all-reduces: the interpreter
-runs those, checking the job's size first.  Native collectives have no timeout;
-a failing rank still aborts the job.
+`pd.allgather` and `pd.reduce_scatter` are compiled for the `nranks` they state;
+the runtime checks it against the job before running native code
+(`job_size_mismatch`).  An `avg` all-reduce (a sum scaled by a number of ranks
+only known at run time) and bool collectives are not lowered: programs with them
+run on the interpreter.  Native collectives have no timeout; a failing rank still
+aborts the job.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from pullback.dialects import pd
 from pullback.lowering.abi import LoweringError
@@ -144,6 +145,54 @@ def _reduce(low: Lowerer, op: pd.ReduceToRootOp) -> None:
         _ptr(low, src), _ptr(low, dst), _count(low, op.x), _i32(low, dtype),
         _i32(low, MPICH[_OPS[op.prop("reduce_op")]]), _i32(low, op.prop("root")), _comm(low),
     ])
+
+
+@result_sizes(pd.AllGatherOp, pd.ReduceScatterOp)
+def _gather_scatter_size(
+    low: Lowerer, op: pd.AllGatherOp | pd.ReduceScatterOp, r: SSAValue, k: int
+) -> Size | None:
+    """Dimension 0 times (all-gather) or divided by (reduce-scatter) nranks."""
+    d = low.sizes_of(op.x)[k]
+    if k != 0:
+        return d
+    n = op.prop("nranks")
+    gather = isinstance(op, pd.AllGatherOp)
+    if isinstance(d, int):
+        return d * n if gather else d // n
+    cls = arith.MuliOp if gather else arith.DivUIOp
+    return low.emit(cls(d, low.index(n))).results[0]
+
+
+@lowers(pd.AllGatherOp)
+def _allgather(low: Lowerer, op: pd.AllGatherOp) -> None:
+    r = op.results[0]
+    src, dst = low.read(op.x), low.out(r)
+    dtype = _i32(low, _datatype(elem_of_buffer(dst), op.name))
+    n = _count(low, op.x)
+    _call(low, "MPI_Allgather", [_ptr(low, src), n, dtype, _ptr(low, dst), n, dtype, _comm(low)])
+
+
+@lowers(pd.ReduceScatterOp)
+def _reduce_scatter(low: Lowerer, op: pd.ReduceScatterOp) -> None:
+    r = op.results[0]
+    src, dst = low.read(op.x), low.out(r)
+    dtype = _datatype(elem_of_buffer(dst), op.name)
+    _call(low, "MPI_Reduce_scatter_block", [
+        _ptr(low, src), _ptr(low, dst), _count(low, r), _i32(low, dtype),
+        _i32(low, MPICH["MPI_SUM"]), _comm(low),
+    ])
+
+
+def job_size_mismatch(ops: Iterable[object], size: int) -> str | None:
+    """Why native code compiled for these ops cannot run in a job of `size` ranks
+    (an all-gather or reduce-scatter built for another number), or None."""
+    for op in ops:
+        if isinstance(op, (pd.AllGatherOp, pd.ReduceScatterOp)) and op.prop("nranks") != size:
+            return (
+                f"{op.name}: the program was built for nranks={op.prop('nranks')} but the "
+                f"job has {size} rank(s)"
+            )
+    return None
 
 
 @lowers(pd.BarrierOp)

@@ -178,11 +178,16 @@ def compile_program(module: ModuleOp, fetches: Sequence[SSAValue], blas: bool | 
     declare_callees(lowered)
     if any(getattr(o, "sym_name", None) and o.sym_name.data.startswith("MPI_") for o in lowered.body.block.ops):
         # Native collectives (lowering/distributed.py) call the MPI library itself.
-        from pullback.lowering.distributed import MPICH
-        from pullback.runtime.communicator import DistributedError, bind_native_mpi
+        from pullback.lowering.distributed import MPICH, job_size_mismatch
+        from pullback.runtime.communicator import DistributedError, bind_native_mpi, world
 
         try:
             bind_native_mpi(jit.llvm, MPICH)
+            # Native collectives trust their buffer sizes: a program built for
+            # another job size runs on the interpreter, which reports it.
+            why = job_size_mismatch(module.walk(), world().size)
+            if why is not None:
+                raise DistributedError(why)
         except DistributedError as e:
             raise NotCompilable(str(e)) from None
     abi = abi_of(lowered, entry)

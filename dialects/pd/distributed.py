@@ -20,7 +20,7 @@ every rank issues the same collectives in the same order (anything else deadlock
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, StringAttr, TensorType
 from xdsl.ir import Attribute
@@ -156,11 +156,6 @@ class AllGatherOp(CollectiveOp):
     `c_allgather`); `nranks` is the size of the job the program is built for."""
 
     name = "pd.allgather"
-    HOST_ONLY: ClassVar[str | None] = (
-        "its result size depends on the job's number of ranks, checked at run time; "
-        "it runs on the host interpreter"
-    )
-
     x = operand_def(TensorType)
     nranks = prop_def(IntegerAttr)
     out = result_def(TensorType)
@@ -183,11 +178,6 @@ class ReduceScatterOp(CollectiveOp):
     along axis 0 (Paddle's `c_reducescatter`)."""
 
     name = "pd.reduce_scatter"
-    HOST_ONLY: ClassVar[str | None] = (
-        "its result size depends on the job's number of ranks, checked at run time; "
-        "it runs on the host interpreter"
-    )
-
     x = operand_def(TensorType)
     nranks = prop_def(IntegerAttr)
     out = result_def(TensorType)

@@ -177,9 +177,13 @@ def run_train(out_dir: str) -> None:
         dist.all_reduce(v)
         w = v * 2.0
         dist.barrier()
+        parts = []
+        dist.all_gather(parts, v)
+        gathered = paddle.concat(parts, axis=0)
     exe = paddle.static.Executor(paddle.CPUPlace())
-    (static_sum,) = exe.run(main, feed={"v": base + rank}, fetch_list=[w])
+    static_sum, static_gather = exe.run(main, feed={"v": base + rank}, fetch_list=[w, gathered])
     res["static_allreduce_x2"] = static_sum
+    res["static_allgather"] = static_gather
     res["static_program_text"] = np.array(str(main))
     paddle.disable_static()
 

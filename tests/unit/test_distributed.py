@@ -159,6 +159,21 @@ def test_data_parallel_pass_scales_and_places(static_mode) -> None:  # type: ign
     assert len(fused_op.operands) == len(params_grads)
 
 
+def test_fleet_minimize_attaches_the_pass(static_mode) -> None:  # type: ignore[no-untyped-def]
+    """The user's programs stay as built; the programs the executor runs all-reduce
+    the gradients (main) and broadcast the initial parameters (start-up)."""
+    import pullback as paddle
+    from pullback.distributed import fleet
+
+    fleet.init(is_collective=True)
+    main, startup, loss = progs.build_static(paddle, None, 1)
+    with paddle.static.program_guard(main, startup):
+        fleet.distributed_optimizer(paddle.optimizer.SGD(learning_rate=0.1)).minimize(loss)
+    assert "pd.allreduce" not in str(main) and "pd.broadcast" not in str(startup)
+    assert fleet.main_program_with_collectives(main).count("pd.allreduce") == 1  # fused: 32 MB
+    assert fleet.main_program_with_collectives(startup).count("pd.broadcast") == 2  # the weights
+
+
 def test_gradient_buckets_respect_size_and_dtype() -> None:
     """Buckets close once they reach the limit and never mix dtypes."""
     from pullback.passes.data_parallel import gradient_buckets
@@ -272,6 +287,8 @@ def test_collectives_match_numpy(two_ranks) -> None:  # type: ignore[no-untyped-
         # d/dx of sum_k (k+1) * sum(allreduce(x)) on rank r: sum_k (k+1), everywhere
         np.testing.assert_array_equal(res["allreduce_grad"], np.full((2, 3), sum(k + 1 for k in ranks)))
         np.testing.assert_array_equal(res["static_allreduce_x2"], 2 * sum(base + k for k in ranks))
+        # gathered after the in-place all-reduce: every rank holds the same sum
+        np.testing.assert_array_equal(res["static_allgather"], np.concatenate([sum(base + k for k in ranks)] * NRANKS))
         want = sum(base * (k + 1) for k in ranks) if r == 0 else np.zeros_like(base)
         np.testing.assert_array_equal(res["reduce"], want)
         want = np.full((2, 3), float(sum(k + 1 for k in ranks)) if r == 0 else 0.0)
