@@ -104,8 +104,8 @@ class Template:
         from pullback.passes import vjp as vjp_rules
 
         vjp_rules.load_all()
-        # Always (a flag makes it cheap): KERNELS may already hold the families
-        # some module imported directly, but not all of them.
+        # Idempotent; not `if not KERNELS`: a caller that imported one kernel family
+        # itself would leave the others unregistered.
         _load_kernels()
         kernel = KERNELS.get(type(op))
         if kernel is None:

@@ -52,8 +52,10 @@ from pullback.dialects.pd.base import DYN, PdOp, result_names, shape_of
 
 # The op families: importing each registers its lowerings in `core.LOWERINGS`.
 from pullback.lowering import (
+    creation,
     distributed,
     elementwise,
+    indexing,
     loss,
     nn,
     optimizer,
@@ -64,7 +66,7 @@ from pullback.lowering import (
 from pullback.lowering.abi import Abi, LoweringError, Program
 from pullback.lowering.core import LOWERINGS, Lowerer, declare_callees
 
-FAMILIES = (program, elementwise, reduction, loss, shape, nn, optimizer, distributed)
+FAMILIES = (program, elementwise, reduction, loss, shape, nn, optimizer, creation, indexing, distributed)
 """The lowering modules, one per op family of the dialect."""
 
 

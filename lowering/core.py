@@ -52,7 +52,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.dialects.linalg import attrs as linalg_attrs
 from xdsl.dialects.linalg import ops as linalg
-from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineExpr, AffineMap
 from xdsl.rewriter import InsertPoint
 
@@ -402,9 +402,8 @@ def _root(mem: SSAValue) -> SSAValue:
 
 
 def _hint(v: SSAValue) -> str | None:
-    owner = v.owner
-    if isinstance(owner, Operation):
-        name = result_names(owner)[v.index]  # type: ignore[attr-defined]
+    if isinstance(v, OpResult):
+        name = result_names(v.op)[v.index]
         if name:
             cleaned = re.sub(r"[^A-Za-z0-9_.$-]", "_", name)
             return cleaned if cleaned[:1].isalpha() or cleaned[:1] == "_" else None

@@ -2,8 +2,9 @@
 
 One dialect, defined across a few modules by op family (as xDSL's `linalg` is):
 `program` (feeds, parameters, fetch, constants, initializers, the backward region),
-`elementwise`, `reduction`, `loss`, `shape`, `nn`, `optimizer` and `distributed`
-(collectives between ranks).
+`control` (`pd.if`, `pd.while` and the stacks their gradients use), `elementwise`,
+`reduction`, `loss`, `shape`, `nn`, `optimizer`, `creation`, `indexing` and
+`distributed` (collectives between ranks).
 """
 
 from xdsl.ir import Dialect
@@ -11,8 +12,14 @@ from xdsl.ir import Dialect
 from .base import *  # noqa: F403
 from .distributed import *  # noqa: F403
 from .distributed import DISTRIBUTED_OPS
+from .creation import *  # noqa: F403
+from .creation import CREATION_OPS
+from .control import *  # noqa: F403
+from .control import CONTROL_OPS
 from .elementwise import *  # noqa: F403
 from .elementwise import ELEMENTWISE_OPS
+from .indexing import *  # noqa: F403
+from .indexing import INDEXING_OPS
 from .loss import *  # noqa: F403
 from .loss import LOSS_OPS
 from .nn import *  # noqa: F403
@@ -35,6 +42,9 @@ ALL_OPS = [
     *NN_OPS,
     *OPTIMIZER_OPS,
     *DISTRIBUTED_OPS,
+    *CREATION_OPS,
+    *INDEXING_OPS,
+    *CONTROL_OPS,
 ]
 
 PD = Dialect("pd", ALL_OPS, [])

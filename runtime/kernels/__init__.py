@@ -3,7 +3,8 @@
 import importlib
 
 FAMILIES = [
-    "program", "elementwise", "reduction", "loss", "shape", "nn", "optimizer", "distributed",
+    "program", "elementwise", "reduction", "loss", "shape", "nn", "optimizer", "creation",
+    "indexing", "control", "distributed",
 ]
 
 
