@@ -25,7 +25,7 @@ from xdsl.context import Context
 HERE = Path(__file__).parent
 PROGRAMS = HERE / "distributed_programs.py"
 sys.path.insert(0, str(HERE))
-import distributed_programs as progs
+import distributed_programs as progs  # noqa: E402
 
 # --------------------------------------------------------------- single process
 
