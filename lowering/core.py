@@ -819,6 +819,20 @@ class Lowerer:
         self.copy_buffer(self.read(v), dst)
 
 
+def declare_callees(module: Any) -> None:
+    """Declare, as external functions of `module`, the callees of `func.call`s it
+    does not define (C functions a lowering calls, e.g. MPI's), with the calls'
+    types."""
+    defined = {o.sym_name.data for o in module.body.block.ops if isinstance(o, func.FuncOp)}
+    for op in list(module.walk()):
+        if isinstance(op, func.CallOp) and op.callee.string_value() not in defined:
+            name = op.callee.string_value()
+            module.body.block.add_op(
+                func.FuncOp.external(name, [a.type for a in op.arguments], [r.type for r in op.res])
+            )
+            defined.add(name)
+
+
 __all__ = [
     "FAST",
     "LOWERINGS",
@@ -831,6 +845,7 @@ __all__ = [
     "Scalar",
     "Size",
     "aligned_map",
+    "declare_callees",
     "elem_of_result",
     "fuse_first_operand",
     "fusible_operands",

@@ -46,6 +46,7 @@ __getattr__, __dir__ = registry.lazy_attributes(
         "save": "pullback.frontend.serialization:save",
         "load": "pullback.frontend.serialization:load",
         "summary": "pullback.frontend.summary:summary",
+        "DataParallel": "pullback.distributed.parallel:DataParallel",
     },
 )
 
