@@ -21,8 +21,15 @@ def _prune() -> type[ModulePass]:
     return PrunePass
 
 
+def _recompute() -> type[ModulePass]:
+    from pullback.passes.recompute import RecomputePass
+
+    return RecomputePass
+
+
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "autodiff": _autodiff,
     "prune": _prune,
+    "recompute": _recompute,
 }
 """Our passes by command-line name (lowering passes are in `pullback.lowering`)."""

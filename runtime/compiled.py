@@ -39,6 +39,7 @@ from xdsl.ir import SSAValue
 from pullback.dialects.pd.base import DTYPES, PdOp
 from pullback.lowering.abi import LoweringError, Program, abi_of, output_values
 from pullback.lowering.convert_pd_to_linalg import build_entry
+from pullback.lowering.memory import MemoryReport, Peak, analyze_function
 from pullback.lowering.shapes import ShapeError, plan_shapes
 
 _NP = {d.short: d.numpy for d in DTYPES}
@@ -138,6 +139,8 @@ class CompiledProgram:
     abi: dict[str, Any]
     fn: Any
     compile_seconds: float
+    memory: MemoryReport | None = None
+    """Allocation events of the lowered entry function (`lowering/memory.py`)."""
     shape_plans: dict[tuple[tuple[int, ...], ...], list[tuple[int, ...]]] = field(default_factory=dict)
     """Output shapes per feed shapes: they depend only on the program's structure."""
 
@@ -146,6 +149,20 @@ class CompiledProgram:
         ABI and shape plans, with a `Program` view of that module's own values."""
         prog = Program.of(module, fetches, use_fetch_ops=False)
         return replace(self, prog=prog, outputs=output_values(prog, self.abi, fetches))
+
+    def dim_bindings(self, feeds: Mapping[str, Any]) -> dict[str, int]:
+        """The entry function's dynamic-dimension symbols bound from feed shapes."""
+        names = [n for n, _ in self.abi["feeds"]]
+        out: dict[str, int] = {}
+        for sym, (fi, k) in zip(self.abi.get("dim_names", []), self.abi["dims"]):
+            if names[fi] in feeds:
+                out[sym] = int(np.shape(feeds[names[fi]])[k])
+        return out
+
+    def memory_peak(self, feeds: Mapping[str, Any]) -> Peak:
+        """Peak bytes of live temporaries (and the buffers making it) for these feeds."""
+        assert self.memory is not None
+        return self.memory.peak(self.dim_bindings(feeds))
 
     def output_shapes(self, feeds: Sequence[np.ndarray]) -> list[tuple[int, ...]]:
         """Concrete output shapes for these feeds (checked; cached per feed shapes)."""
@@ -176,12 +193,16 @@ def compile_program(module: ModuleOp, fetches: Sequence[SSAValue], blas: bool | 
         raise NotCompilable(str(e)) from None
     lowered = ModuleOp([fn_op])
     abi = abi_of(lowered, entry)
+    memory = analyze_function(fn_op)
+    abi["dim_names"] = [
+        a.name_hint or f"arg{a.index}" for a in fn_op.body.block.args[: len(abi["dims"])]
+    ]
     run_passes(lowered, loop_passes(blas=use_blas))
     ir = str(to_llvmlite(lowered))
     addr = jit.compile(ir, "_pullback_packed_" + entry)
     fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(addr)
     prog = Program.of(module, fetches, use_fetch_ops=False)
-    return CompiledProgram(prog, output_values(prog, abi, fetches), abi, fn, time.perf_counter() - t0)
+    return CompiledProgram(prog, output_values(prog, abi, fetches), abi, fn, time.perf_counter() - t0, memory)
 
 
 def _counter():  # type: ignore[no-untyped-def]

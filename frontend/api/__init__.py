@@ -35,6 +35,8 @@ ALIASES: dict[str, str] = {
     "device.cuda": "pullback.frontend.api.device_cuda",
     "utils": "pullback.frontend.api.utils",
     "utils.unique_name": "pullback.frontend.unique_name",
+    "incubate": "pullback.frontend.api.incubate",
+    "incubate.optimizer": "pullback.frontend.api.incubate_optimizer",
 }
 """Public namespace (relative to the package root) -> implementing module."""
 
