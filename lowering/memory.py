@@ -172,9 +172,8 @@ def analyze_function(fn: func.FuncOp) -> MemoryReport:
     memo: dict[SSAValue, Size] = {}
     args = list(fn.body.block.args)
     for a in args:
-        if isinstance(a.type, MemRefType):
-            if all(d >= 0 for d in a.type.get_shape()):
-                report.arguments.append(_buffer(a, memo, [], a.name_hint or f"arg{a.index}"))
+        if isinstance(a.type, MemRefType) and all(d >= 0 for d in a.type.get_shape()):
+            report.arguments.append(_buffer(a, memo, [], a.name_hint or f"arg{a.index}"))
     by_mem: dict[SSAValue, Buffer] = {}
     for op in fn.walk():
         if isinstance(op, memref.AllocOp):

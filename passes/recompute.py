@@ -23,8 +23,8 @@ Which values are checkpoints:
   of ops that are not pointwise (matmul, convolution, reductions, ...) are kept, the
   cheap pointwise chains between them (bias adds, activations, dropout) are replayed:
   replaying them costs one pass over memory, keeping them a buffer each;
-* `budget=<bytes>`: Chen et al.'s greedy segmentation -- walking the forward values
-  the backward reads in program order, a value becomes a checkpoint once the bytes of
+* `budget=<bytes>`: Chen et al.'s greedy segmentation (arXiv:1604.06174) -- walking
+  the forward values in program order, a value becomes a checkpoint once the bytes of
   the values since the previous checkpoint exceed the budget (dynamic dimensions count
   as `dim`, default 1: the budget is then per example).
 
@@ -40,15 +40,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
+from pullback.dialects import pd
+from pullback.dialects.pd.base import elem_of, set_value_name, shape_of, value_name
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.traits import is_side_effect_free
 from xdsl.utils.exceptions import DiagnosticException
-
-from pullback.dialects import pd
-from pullback.dialects.pd.base import elem_of, set_value_name, shape_of, value_name
 
 SUFFIX = "@RECOMPUTE"
 """Appended to the Paddle name of a replayed value."""
@@ -116,7 +115,6 @@ def auto_checkpoints(bw: pd.BackwardOp, budget: str = "auto", dim: int = 1) -> s
     """Checkpoints chosen by the cost model (`budget="auto"`) or by greedy
     segmentation under a per-segment byte budget (see the module docstring)."""
     forward = _forward_ops(bw)
-    reads = _outer_reads(bw, set(forward))
     if budget == "auto":
         return {r for op in forward if not _cheap(op) for r in op.results}
     try:
@@ -127,13 +125,14 @@ def auto_checkpoints(bw: pd.BackwardOp, budget: str = "auto", dim: int = 1) -> s
         raise RecomputeError(f"recompute: budget must be positive, got {limit}")
     keep: set[SSAValue] = set()
     acc = 0
-    for v in reads:
-        if _pinned(v.owner):  # type: ignore[arg-type]
+    for op in forward:
+        if _pinned(op):
             continue
-        acc += _nbytes(v, dim)
-        if acc > limit:
-            keep.add(v)
-            acc = 0
+        for v in op.results:
+            acc += _nbytes(v, dim)
+            if acc > limit:
+                keep.add(v)
+                acc = 0
     return keep
 
 
