@@ -28,14 +28,18 @@ class OpDesc:
     """The `op_desc` handed to `append_backward` callbacks (`__current_op_desc__`):
     the gradient operator just added, in Paddle's vocabulary."""
 
-    def __init__(self, record: GradOpRecord) -> None:
+    def __init__(self, record: GradOpRecord, program: Program | None = None) -> None:
         self._record = record
+        self._program = program
         self.ops: list[Operation] = record.ops
         """The `pd` ops that implement this gradient operator."""
 
     def type(self) -> str:
-        """Paddle's operator type, e.g. `matmul_grad` or `sum`."""
-        return self._record.type
+        """Paddle's operator type, e.g. `mul_grad` (of an `fc`) or `sum`."""
+        fwd = self._record.forward_op
+        if fwd is None or self._program is None:
+            return self._record.type
+        return f"{self._program.op_type(fwd)}_grad"
 
     def input(self, slot: str) -> list[str]:
         return list(self._record.inputs.get(slot, []))
@@ -142,7 +146,7 @@ def _run_backward(
 
     def callback(record: GradOpRecord) -> None:
         context.update(record.grad_to_var)
-        context["__current_op_desc__"] = OpDesc(record)
+        context["__current_op_desc__"] = OpDesc(record, program)
         with program.insertion_point(bw.body.block):
             for cb in callbacks:
                 cb(block=block, context=context)

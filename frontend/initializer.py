@@ -6,20 +6,19 @@ running the startup program stores the value in the scope.
 
 Seeds follow Paddle: an initializer's own `seed` if non-zero, else one derived from
 the startup program's `random_seed` (reproducible; distinct per initializer), else
-(`random_seed == 0`) a fresh random seed, so parameters differ from run to run.
+(`random_seed == 0`) the next seed of the global generator (`frontend/random.py`):
+reproducible after `paddle.seed(s)` (0 included), fresh from run to run without it.
 """
 
 from __future__ import annotations
 
 import math
-import secrets
 from collections.abc import Sequence
 from xdsl.ir import Operation
 
 from pullback.dialects import pd
 from pullback.frontend.framework import Block, Program, Variable, default_startup_program
-
-_SEED_MAX = 2**31 - 1
+from pullback.frontend.random import OP_SEED_MAX, default_generator
 
 
 def compute_fans(shape: Sequence[int]) -> tuple[int, int]:
@@ -61,8 +60,8 @@ class Initializer:
         if program.random_seed:
             # Reproducible, and distinct for each random op of the program.
             k = _random_ops(program)
-            return (int(program.random_seed) * 1_000_003 + k) % _SEED_MAX or 1
-        return 1 + secrets.randbelow(_SEED_MAX - 1)
+            return (int(program.random_seed) * 1_000_003 + k) % OP_SEED_MAX or 1
+        return default_generator().next_seed()
 
     def initialize(
         self, name: str, shape: Sequence[int], dtype: str, program: Program | None = None

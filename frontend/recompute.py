@@ -27,7 +27,7 @@ class RecomputeOptimizer:
 
     def __init__(self, optimizer: Any) -> None:
         if core.in_dynamic_mode():
-            raise Exception("In dygraph, don't support RecomputeOptimizer.")
+            raise Exception("In dygraph, don't support RecomputeOptimizer.")  # noqa: TRY002 - Paddle's type
         if not hasattr(optimizer, "apply_gradients") or not hasattr(optimizer, "backward"):
             raise TypeError(
                 f"RecomputeOptimizer: optimizer must be an Optimizer, got {type(optimizer).__name__}"

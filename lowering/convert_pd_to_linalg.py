@@ -51,11 +51,21 @@ from pullback.dialects import pd
 from pullback.dialects.pd.base import DYN, PdOp, result_names, shape_of
 
 # The op families: importing each registers its lowerings in `core.LOWERINGS`.
-from pullback.lowering import elementwise, loss, nn, optimizer, program, reduction, shape
+from pullback.lowering import (
+    creation,
+    elementwise,
+    indexing,
+    loss,
+    nn,
+    optimizer,
+    program,
+    reduction,
+    shape,
+)
 from pullback.lowering.abi import Abi, LoweringError, Program
 from pullback.lowering.core import LOWERINGS, Lowerer
 
-FAMILIES = (program, elementwise, reduction, loss, shape, nn, optimizer)
+FAMILIES = (program, elementwise, reduction, loss, shape, nn, optimizer, creation, indexing)
 """The lowering modules, one per op family of the dialect."""
 
 

@@ -339,6 +339,8 @@ def check_feeds(
     A data variable must be fed when an op reads it or it is fetched."""
     if feed is None:
         feed = {}
+    if isinstance(feed, (list, tuple)) and len(feed) == 1 and isinstance(feed[0], Mapping):
+        feed = feed[0]  # one place's feed, as `DataLoader(feed_list=...)` yields
     if not isinstance(feed, Mapping):
         raise TypeError(f"feed must be a dict from names to arrays, got {type(feed).__name__}")
     data = data_vars(program)

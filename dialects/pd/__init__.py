@@ -2,14 +2,21 @@
 
 One dialect, defined across a few modules by op family (as xDSL's `linalg` is):
 `program` (feeds, parameters, fetch, constants, initializers, the backward region),
-`elementwise`, `reduction`, `loss`, `shape`, `nn` and `optimizer`.
+`control` (`pd.if`, `pd.while` and the stacks their gradients use), `elementwise`,
+`reduction`, `loss`, `shape`, `nn`, `optimizer`, `creation` and `indexing`.
 """
 
 from xdsl.ir import Dialect
 
 from .base import *  # noqa: F403
+from .creation import *  # noqa: F403
+from .creation import CREATION_OPS
+from .control import *  # noqa: F403
+from .control import CONTROL_OPS
 from .elementwise import *  # noqa: F403
 from .elementwise import ELEMENTWISE_OPS
+from .indexing import *  # noqa: F403
+from .indexing import INDEXING_OPS
 from .loss import *  # noqa: F403
 from .loss import LOSS_OPS
 from .nn import *  # noqa: F403
@@ -31,6 +38,9 @@ ALL_OPS = [
     *SHAPE_OPS,
     *NN_OPS,
     *OPTIMIZER_OPS,
+    *CREATION_OPS,
+    *INDEXING_OPS,
+    *CONTROL_OPS,
 ]
 
 PD = Dialect("pd", ALL_OPS, [])

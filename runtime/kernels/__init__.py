@@ -2,7 +2,7 @@
 
 import importlib
 
-FAMILIES = ["program", "elementwise", "reduction", "loss", "shape", "nn", "optimizer"]
+FAMILIES = ["program", "elementwise", "reduction", "loss", "shape", "nn", "optimizer", "creation", "indexing", "control"]
 
 
 def load_all() -> None:

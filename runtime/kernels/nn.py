@@ -9,11 +9,10 @@ input shapes, window geometry from the ops themselves (`ConvWindowOp.window`,
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects.builtin import TensorType
-
 from pullback.dialects import pd
 from pullback.dialects.pd.nn import DROPOUT_BITS, SPLITMIX_GAMMA, SPLITMIX_LAST_SHIFT, SPLITMIX_MIX
 from pullback.runtime.interpreter import kernel
+from xdsl.dialects.builtin import TensorType
 
 
 def out_shape(op: pd.PdOp, *arrays: np.ndarray) -> tuple[int, ...]:
@@ -222,6 +221,34 @@ def layer_norm(op, x: np.ndarray, *params: np.ndarray) -> np.ndarray:
     return y
 
 
+# ------------------------------------------------------------------------ batch norm
+
+
+@kernel(pd.BatchNormOp)
+def batch_norm(op, x, scale, bias, mean, variance):
+    """Normalize with batch (or global) statistics, update the running ones."""
+    c = op.channel_axis()
+    axes = tuple(op.reduced_axes())
+    shape = [1] * x.ndim
+    shape[c] = x.shape[c]
+    eps, m = op.prop("epsilon"), op.prop("momentum")
+    if op.global_stats():
+        mu, var = mean, variance
+        mean_out, var_out = mean, variance
+    else:
+        if x.size == x.shape[c]:
+            # One value per channel: Paddle passes x through and updates nothing.
+            zeros = np.zeros_like(mean)
+            return x.copy(), mean, variance, zeros, zeros
+        mu = x.mean(axis=axes)
+        var = ((x - mu.reshape(shape)) ** 2).mean(axis=axes)
+        mean_out = m * mean + (1 - m) * mu
+        var_out = m * variance + (1 - m) * var
+    inv_std = 1.0 / np.sqrt(var + eps)
+    y = (x - mu.reshape(shape)) * inv_std.reshape(shape) * scale.reshape(shape) + bias.reshape(shape)
+    return y, mean_out, var_out, mu, inv_std
+
+
 # --------------------------------------------------------------------------- dropout
 
 
@@ -251,13 +278,14 @@ def dropout_keep(seed: int, shape: tuple[int, ...], p: float) -> np.ndarray:
 
 
 @kernel(pd.DropoutOp)
-def dropout(op, x: np.ndarray) -> np.ndarray:
-    """Apply the hashed keep-mask with the implementation's scaling."""
+def dropout(op, x: np.ndarray, seed: np.ndarray | None = None) -> np.ndarray:
+    """Apply the hashed keep-mask with the implementation's scaling (the seed
+    operand, when given, takes precedence over the `seed` property)."""
     p = op.prop("dropout_prob")
     upscale = op.prop("dropout_implementation") == "upscale_in_train"
     if op.prop("is_test"):
         return x if upscale else x * x.dtype.type(1.0 - p)
-    keep = dropout_keep(op.prop("seed"), x.shape, p)
+    keep = dropout_keep(op.prop("seed") if seed is None else int(seed.reshape(-1)[0]), x.shape, p)
     if upscale:
         factor = 0.0 if p >= 1.0 else 1.0 / (1.0 - p)
         return np.where(keep, x * x.dtype.type(factor), x.dtype.type(0))

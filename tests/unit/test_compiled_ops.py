@@ -87,8 +87,12 @@ def test_no_pd_op_is_left_without_a_lowering() -> None:
     host_side = {t.name for t in pd.ALL_OPS if getattr(t, "HOST_ONLY", None)}
     assert host_side == {"pd.uniform_random", "pd.gaussian_random"}
     gaps = {t.name: lowering_gap(t) for t in pd.ALL_OPS if lowering_gap(t) is not None}
-    assert set(gaps) == host_side, f"pd ops without a native lowering: {sorted(set(gaps) - host_side)}"
-    assert all("host interpreter" in why for why in gaps.values())
+    # Control flow (pd.if/pd.while, stacks) runs on the interpreter, with a warning,
+    # until it has a native (scf) lowering (issue 14).
+    pending = {t.name for t in pd.CONTROL_OPS}
+    missing = set(gaps) - host_side - pending
+    assert not missing, f"pd ops without a native lowering: {sorted(missing)}"
+    assert all("host interpreter" in gaps[n] for n in host_side)
 
 
 # -------------------------------------------------------------------- shape ops
@@ -337,6 +341,26 @@ def test_dropout_agrees_and_its_mask_is_the_interpreters_bit_for_bit(dtype: str)
     outs = agree(build, normal(x=[-1, 5, 7]), dtype)
     keep = dropout_keep(11, outs[0].shape, 0.3)
     np.testing.assert_array_equal(outs[0] != 0, keep)  # |x| + 1 is never 0
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_dropout_seed_operand_is_read_at_run_time(dtype: str) -> None:
+    """The seed operand (eager mode's per-call seed) is a run-time input of the
+    compiled code: one compile serves every seed, each mask the interpreter's."""
+
+    def build(b: ProgramBuilder, dt: str) -> tuple[list[SSAValue], list[SSAValue]]:
+        x, s64, s32 = b.data("x", [-1, 5], dt), b.data("s", [], "int64"), b.data("t", [1], "int32")
+        return [x], [
+            b.add(pd.DropoutOp, x, s64, dropout_prob=0.4, dropout_implementation="upscale_in_train"),
+            b.add(pd.DropoutOp, x, s32, dropout_prob=0.3),
+            b.add(pd.DropoutOp, x, s64, dropout_prob=0.3, is_test=True),
+        ]
+
+    def feeds(rng: np.random.Generator, n: int, dt: str) -> dict[str, np.ndarray]:
+        return {"x": rng.standard_normal((n, 5)).astype(dt), "s": np.array(rng.integers(-2**62, 2**62)),
+                "t": rng.integers(-2**31, 2**31 - 1, (1,)).astype(np.int32)}
+
+    agree(build, feeds, dtype)
 
 
 # --------------------------------------------------------------------- matmul
