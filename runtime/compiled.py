@@ -42,6 +42,7 @@ from pullback.dialects.pd.base import DTYPES, PdOp
 from pullback.lowering.abi import LoweringError, Program, abi_of, output_values
 from pullback.lowering.convert_pd_to_linalg import build_entry
 from pullback.lowering.core import declare_callees
+from pullback.lowering.memory import MemoryReport, Peak, analyze_function
 from pullback.lowering.shapes import ShapeError, plan_shapes
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import SSAValue
@@ -192,6 +193,8 @@ class CompiledProgram:
     compile_seconds: float
     native: NativeCode | None = None
     """The module behind `fn`: freed when the last program using it is dropped."""
+    memory: MemoryReport | None = None
+    """Allocation events of the lowered entry function (`lowering/memory.py`)."""
     shape_plans: OrderedDict[tuple[tuple[int, ...], ...], list[tuple[int, ...]]] = field(
         default_factory=OrderedDict
     )
@@ -203,6 +206,20 @@ class CompiledProgram:
         ABI and shape plans, with a `Program` view of that module's own values."""
         prog = Program.of(module, fetches, use_fetch_ops=False)
         return replace(self, prog=prog, outputs=output_values(prog, self.abi, fetches))
+
+    def dim_bindings(self, feeds: Mapping[str, Any]) -> dict[str, int]:
+        """The entry function's dynamic-dimension symbols bound from feed shapes."""
+        names = [n for n, _ in self.abi["feeds"]]
+        out: dict[str, int] = {}
+        for sym, (fi, k) in zip(self.abi.get("dim_names", []), self.abi["dims"]):
+            if names[fi] in feeds:
+                out[sym] = int(np.shape(feeds[names[fi]])[k])
+        return out
+
+    def memory_peak(self, feeds: Mapping[str, Any]) -> Peak:
+        """Peak bytes of live temporaries (and the buffers making it) for these feeds."""
+        assert self.memory is not None
+        return self.memory.peak(self.dim_bindings(feeds))
 
     def output_shapes(self, feeds: Sequence[np.ndarray]) -> list[tuple[int, ...]]:
         """Concrete output shapes for these feeds (checked; cached per feed shapes)."""
@@ -248,13 +265,17 @@ def compile_program(module: ModuleOp, fetches: Sequence[SSAValue], blas: bool | 
         except DistributedError as e:
             raise NotCompilable(str(e)) from None
     abi = abi_of(lowered, entry)
+    memory = analyze_function(fn_op)
+    abi["dim_names"] = [
+        a.name_hint or f"arg{a.index}" for a in fn_op.body.block.args[: len(abi["dims"])]
+    ]
     run_passes(lowered, loop_passes(blas=use_blas))
     ir = str(to_llvmlite(lowered))
     native, addr = jit.compile(ir, "_pullback_packed_" + entry)
     fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(addr)
     prog = Program.of(module, fetches, use_fetch_ops=False)
     return CompiledProgram(
-        prog, output_values(prog, abi, fetches), abi, fn, time.perf_counter() - t0, native
+        prog, output_values(prog, abi, fetches), abi, fn, time.perf_counter() - t0, native, memory
     )
 
 

@@ -464,6 +464,35 @@ class Executor:
             return [np.array(r, copy=True) for r in results]
         return [LoDTensor(np.array(r, copy=True)) for r in results]
 
+    def memory_peak(
+        self,
+        program: Program | None = None,
+        feed: Mapping[str, Any] | None = None,
+        fetch_list: Sequence[Any] | Any = None,
+    ) -> Any:
+        """The peak bytes of live temporaries when `program` runs natively with these
+        feeds (not a Paddle API): a `lowering.memory.Peak` with `.bytes` and `.live`
+        (the buffers that make the peak).  Compiles like `run` (the compiled
+        backend's cache is shared) but runs nothing; dynamic dims come from `feed`."""
+        from pullback.runtime.compiled import CompiledBackend, compile_program
+
+        if program is None:
+            program = default_main_program()
+        if fetch_list is None:
+            fetch_list = []
+        elif isinstance(fetch_list, (str, Variable)):
+            fetch_list = [fetch_list]
+        fetch_values = [resolve_fetch(program, f) for f in fetch_list]
+        feeds = check_feeds(program, feed, fetch_values)
+        entry = self._prepared(program, fetch_values)
+        if isinstance(self.backend, CompiledBackend):
+            compiled = self.backend.program_for(entry.module, entry.fetches, feeds)
+        else:
+            compiled = compile_program(entry.module, entry.fetches)
+        if compiled is None or compiled.memory is None:
+            raise RuntimeError("Executor.memory_peak: this program does not compile to native code")
+        return compiled.memory_peak(feeds)
+
     def close(self) -> None:
         """Release resources (nothing to release; kept for Paddle's API)."""
         self._cache.clear()
