@@ -25,6 +25,8 @@ def _data_parallel() -> type[ModulePass]:
     from pullback.passes.data_parallel import DataParallelPass
 
     return DataParallelPass
+
+
 def _recompute() -> type[ModulePass]:
     from pullback.passes.recompute import RecomputePass
 

@@ -13,8 +13,6 @@ from pullback.frontend.api.device import get_device, is_compiled_with_cuda, set_
 from pullback.frontend.core import disable_static, enable_static, in_dynamic_mode
 from pullback.frontend.framework import (
     Program,
-    default_main_program,
-    default_startup_program,
 )
 from pullback.frontend.param_attr import ParamAttr
 from pullback.runtime.executor import CPUPlace, CUDAPlace
