@@ -150,7 +150,7 @@ class _Differentiator:
                 continue
             if owner.parent_block() is not self.bw.parent_block():
                 continue
-            stack.extend(owner.operands)
+            stack.extend(vjp_rules.grad_inputs(owner))
         return found
 
     def _clone_backward(self, old: pd.BackwardOp) -> list[Operation]:
@@ -181,6 +181,7 @@ class _Differentiator:
     ) -> list[Operation]:
         result = activity.analyze(ops, targets, wrt, self.no_grad, self._get)
         self.varied = result.varied
+        self.b.varied = result.varied
         return result.active
 
     # -- step 3: reverse sweep ----------------------------------------------------
@@ -289,14 +290,15 @@ class _Differentiator:
                     f"no VJP rule for '{op_name(op)}', needed at: {describe(op)}", op
                 )
             in_grads = list(rule(self.b, op, out_grads))
-            if len(in_grads) != len(op.operands):
+            inputs = vjp_rules.grad_inputs(op)
+            if len(in_grads) != len(inputs):
                 raise AutodiffError(
                     f"VJP rule of '{op.name}' returned {len(in_grads)} gradients "
-                    f"for {len(op.operands)} operands"
+                    f"for {len(inputs)} operands"
                 )
             grad_to_var: dict[str, str] = {}
             outputs: dict[str, list[str]] = {}
-            for operand, g in zip(op.operands, in_grads):
+            for operand, g in zip(inputs, in_grads):
                 src = self._get(operand)
                 if g is None or src not in self.varied:
                     continue

@@ -9,10 +9,10 @@ resolved by the package root (see `pullback.frontend.api.ALIASES`).
 from __future__ import annotations
 
 from pullback.frontend.api import registry
+from pullback.frontend.api.device import get_device, is_compiled_with_cuda, set_device
 from pullback.frontend.core import disable_static, enable_static, in_dynamic_mode
 from pullback.frontend.framework import Program
 from pullback.frontend.param_attr import ParamAttr
-from pullback.frontend.api.device import get_device, is_compiled_with_cuda, set_device
 from pullback.runtime.executor import CPUPlace, CUDAPlace
 
 globals().update(registry.paddle())
@@ -39,6 +39,10 @@ __getattr__, __dir__ = registry.lazy_attributes(
         "no_grad": "pullback.frontend.autograd:no_grad",
         "enable_grad": "pullback.frontend.autograd:enable_grad",
         "set_grad_enabled": "pullback.frontend.autograd:set_grad_enabled",
+        "save": "pullback.frontend.serialization:save",
+        "load": "pullback.frontend.serialization:load",
+        "summary": "pullback.frontend.summary:summary",
+        "DataParallel": "pullback.distributed.parallel:DataParallel",
     },
 )
 

@@ -38,7 +38,8 @@ class Spec:
     """Integer inputs are drawn from `[0, ids_below)`."""
 
 
-FAMILIES = ("program", "elementwise", "reduction", "loss", "shape", "nn", "optimizer")
+FAMILIES = ("program", "elementwise", "reduction", "loss", "shape", "nn", "optimizer", "creation",
+            "indexing")
 """The dialect's op families: `gpu_specs/<family>.py` lists the specs of each."""
 
 
