@@ -8,7 +8,8 @@ only this module: `install` gives the root a meta-path finder and a module
 `import pullback.fluid.layers`, `paddle.mean`) loads the tables of
 `pullback.frontend.api` (`ALIASES`: public name -> implementing module, and
 `ROOT_NAMESPACE`) and with them the frontend.  The real subpackages (`dialects`,
-`runtime`, ...) never trigger it.
+`runtime`, `distributed`, ...) never trigger it: `paddle.distributed` imports just
+that subpackage on first use.
 """
 
 from __future__ import annotations
@@ -84,8 +85,13 @@ def _top_aliases() -> set[str]:
 
 def _root_getattr(root: str, real: set[str]) -> Callable[[str], Any]:
     def __getattr__(name: str) -> Any:
-        if name.startswith("__") or name in real:
+        if name.startswith("__"):
             raise AttributeError(f"module '{root}' has no attribute '{name}'")
+        if name in real:
+            # A real subpackage not imported yet (`paddle.distributed` after a bare
+            # `import paddle`): import it now, as Paddle's root does.  Only the name
+            # asked for is loaded, never the frontend as such.
+            return importlib.import_module(f"{root}.{name}")
         if name in _top_aliases():
             return importlib.import_module(f"{root}.{name}")
         try:

@@ -23,26 +23,38 @@ def _sources() -> list[Path]:
     ]
 
 
+_READS = ("os.environ.get", "os.getenv", "environ.get", "getenv")
+
+
+def _strings(node: ast.AST | None) -> list[str]:
+    """The string constants of `node`: a string, or a tuple/list of them."""
+    items = node.elts if isinstance(node, (ast.Tuple, ast.List)) else [node]
+    return [i.value for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str)]
+
+
 def environment_variables(tree: ast.AST) -> set[str]:
     """Names read with `os.environ.get(...)`, `os.environ[...]`, `os.getenv(...)`,
-    or held by a module constant `*_ENV = "NAME"` (read through the constant)."""
+    held by a module constant `*_ENV = "NAME"` or `*_VARS = ("A", "B")` (read
+    through the constant), or looped over (`for v in ("A", "B"): os.environ.get(v)`)."""
     names: set[str] = set()
     for node in ast.walk(tree):
-        arg: ast.AST | None = None
-        if isinstance(node, ast.Call):
-            f = node.func
-            text = ast.unparse(f)
-            if text in ("os.environ.get", "os.getenv", "environ.get", "getenv") and node.args:
-                arg = node.args[0]
+        if isinstance(node, ast.Call) and ast.unparse(node.func) in _READS and node.args:
+            names.update(_strings(node.args[0]))
         elif isinstance(node, ast.Subscript) and ast.unparse(node.value) in ("os.environ", "environ"):
             if isinstance(node.ctx, ast.Load):
-                arg = node.slice
+                names.update(_strings(node.slice))
         elif isinstance(node, ast.Assign) and len(node.targets) == 1:
             t = node.targets[0]
-            if isinstance(t, ast.Name) and t.id.endswith("_ENV"):
-                arg = node.value
-        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
-            names.add(arg.value)
+            if isinstance(t, ast.Name) and t.id.endswith(("_ENV", "_VARS")):
+                names.update(_strings(node.value))
+        elif isinstance(node, ast.For) and isinstance(node.target, ast.Name):
+            reads = any(
+                isinstance(c, ast.Call) and ast.unparse(c.func) in _READS and c.args
+                and isinstance(c.args[0], ast.Name) and c.args[0].id == node.target.id
+                for c in ast.walk(node)
+            )
+            if reads:
+                names.update(_strings(node.iter))
     return names
 
 
@@ -80,5 +92,9 @@ def test_gitignore_ignores_no_tracked_file() -> None:
 
 
 def test_environment_variable_scan_recognizes_each_form() -> None:
-    code = 'import os\nA_ENV = "X1"\nos.environ.get("X2")\nos.environ["X3"]\nos.getenv("X4")\nos.environ["X5"] = "1"'
-    assert environment_variables(ast.parse(code)) == {"X1", "X2", "X3", "X4"}
+    code = (
+        'import os\nA_ENV = "X1"\nos.environ.get("X2")\nos.environ["X3"]\nos.getenv("X4")\n'
+        'os.environ["X5"] = "1"\nB_VARS = ("X6", "X7")\nfor v in ("X8", "X9"):\n    os.environ.get(v)\n'
+        'for w in ("X10",):\n    print(w)\n'
+    )
+    assert environment_variables(ast.parse(code)) == {"X1", "X2", "X3", "X4", "X6", "X7", "X8", "X9"}
