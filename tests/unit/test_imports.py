@@ -180,3 +180,15 @@ def test_import_pullback_does_not_load_the_frontend() -> None:
     code = "import sys, pullback; print(sorted(m for m in sys.modules if m.startswith('pullback.')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "pullback.frontend" not in out.stdout, out.stdout
+
+
+def test_real_subpackages_load_on_first_attribute_access() -> None:
+    """`import paddle; paddle.distributed.X` works without importing the subpackage
+    first, as in Paddle; unknown names are still AttributeErrors."""
+    code = (
+        "import pullback\n"
+        "print(pullback.distributed.__name__, pullback.dialects.__name__)\n"
+        "print(hasattr(pullback, 'no_such_name'))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["pullback.distributed", "pullback.dialects", "False"], out.stdout
