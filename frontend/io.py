@@ -171,16 +171,11 @@ def _generator(generator: Any = None) -> np.random.Generator:
         return generator
     if isinstance(generator, (int, np.integer)):
         return np.random.default_rng(int(generator))
-    from pullback.frontend.framework import default_main_program
+    from pullback.frontend.random import default_generator
 
-    seed = int(default_main_program().random_seed)
-    if seed:
-        # The sequence eager parameter initializers draw from (restarted by
-        # paddle.seed): successive draws differ, a seeded program repeats them.
-        from pullback.frontend.nn_layers import EAGER_SEEDS
-
-        return np.random.default_rng(EAGER_SEEDS.next_for(seed))
-    return np.random.default_rng()
+    # A seed drawn from the global generator `paddle.seed` reseeds: successive draws
+    # differ, and a seeded run repeats them (unseeded, it starts from entropy).
+    return np.random.default_rng(default_generator().next_seed())
 
 
 class _NoLength(ValueError, TypeError):
