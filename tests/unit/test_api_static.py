@@ -361,8 +361,8 @@ def test_conv2d_argument_errors():
         paddle.static.nn.conv2d(x, 4, 3, groups=2)
     with pytest.raises(ValueError, match="input must be 4-D"):
         paddle.static.nn.conv2d(paddle.static.data("v", [None, 3]), 4, 3)
-    with pytest.raises(ValueError, match="only data_format='NCHW'"):
-        paddle.static.nn.conv2d(x, 4, 3, data_format="NHWC")
+    with pytest.raises(ValueError, match="data_format must be 'NCHW' or 'NHWC'"):
+        paddle.static.nn.conv2d(x, 4, 3, data_format="HWCN")
     with pytest.raises(ValueError, match="padding must be"):
         paddle.static.nn.conv2d(x, 4, 3, padding="FULL")
 

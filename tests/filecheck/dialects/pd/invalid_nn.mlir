@@ -222,6 +222,9 @@
 %s = pd.data "s" : tensor<2xi64>
 %y = pd.dropout %x, %s : (tensor<?x4xf32>, tensor<2xi64>) -> tensor<?x4xf32>
 // CHECK: 'pd.dropout': seed_tensor must be an int32 or int64 tensor of one element (shape [] or [1]), got tensor<2xi64>
+
+// -----
+
 %x = pd.data "x" : tensor<?x3x4x4xf32>
 %s = pd.parameter "s" : tensor<4xf32>
 %y:5 = pd.batch_norm %x, %s, %s, %s, %s : (tensor<?x3x4x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<?x3x4x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
