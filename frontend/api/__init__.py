@@ -41,6 +41,8 @@ ALIASES: dict[str, str] = {
     "vision.models": "pullback.frontend.vision.models",
     "vision.transforms": "pullback.frontend.vision.transforms",
     "vision.datasets": "pullback.frontend.vision.datasets",
+    "incubate": "pullback.frontend.api.incubate",
+    "incubate.optimizer": "pullback.frontend.api.incubate_optimizer",
 }
 """Public namespace (relative to the package root) -> implementing module."""
 
