@@ -362,7 +362,9 @@ def test_conv2d_argument_errors():
     with pytest.raises(ValueError, match="input must be 4-D"):
         paddle.static.nn.conv2d(paddle.static.data("v", [None, 3]), 4, 3)
     with pytest.raises(ValueError, match="data_format must be 'NCHW' or 'NHWC'"):
-        paddle.static.nn.conv2d(x, 4, 3, data_format="HWCN")
+        paddle.static.nn.conv2d(x, 4, 3, data_format="NCWH")
+    nhwc = paddle.static.nn.conv2d(paddle.static.data("xh", [None, 5, 5, 3]), 4, 3, data_format="NHWC")
+    assert nhwc.shape == [-1, 3, 3, 4]
     with pytest.raises(ValueError, match="padding must be"):
         paddle.static.nn.conv2d(x, 4, 3, padding="FULL")
 
