@@ -12,8 +12,9 @@ sequences collated field by field), and yields
   one-place feed list `Executor.run(feed=...)` accepts;
 * otherwise numpy arrays.
 
-`num_workers` must be 0 (worker processes are not implemented); shuffling uses a
-numpy generator seeded from `paddle.seed` when one was set, so seeded runs repeat.
+`num_workers` must be 0 (worker processes are not implemented); shuffling draws from
+numpy's global random state as Paddle's samplers do (`np.random.seed` makes it
+repeat); `random_split` draws from Paddle's generator (`paddle.seed`).
 """
 
 from __future__ import annotations
@@ -164,17 +165,22 @@ class Subset(Dataset):
         return len(self.indices)
 
 
-def _generator(generator: Any = None) -> np.random.Generator:
-    """The numpy generator sampling uses: `generator` if it is one (or a seed),
-    else one seeded from `paddle.seed` when set, else fresh entropy."""
+def _generator(generator: Any = None) -> Any:
+    """Where samplers draw from: `generator` if it is a numpy generator (or a seed),
+    else numpy's global random state, as Paddle's samplers use it (so
+    `np.random.seed` makes shuffling repeat)."""
     if isinstance(generator, np.random.Generator):
         return generator
     if isinstance(generator, (int, np.integer)):
         return np.random.default_rng(int(generator))
+    return np.random
+
+
+def _paddle_generator() -> np.random.Generator:
+    """A numpy generator seeded from Paddle's global generator (`paddle.seed`), for
+    what Paddle draws with `paddle.randperm` (`random_split`)."""
     from pullback.frontend.random import default_generator
 
-    # A seed drawn from the global generator `paddle.seed` reseeds: successive draws
-    # differ, and a seeded run repeats them (unseeded, it starts from entropy).
     return np.random.default_rng(default_generator().next_seed())
 
 
@@ -196,7 +202,8 @@ def random_split(dataset: Dataset, lengths: Sequence[int | float], generator: An
         lengths = counts
     if sum(lengths) != n:
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
-    perm = _generator(generator).permutation(n).tolist()
+    rng = _paddle_generator() if generator is None else _generator(generator)
+    perm = rng.permutation(n).tolist()
     out, start = [], 0
     for length in lengths:
         out.append(Subset(dataset, perm[start : start + int(length)]))
@@ -255,7 +262,8 @@ class RandomSampler(Sampler):
         rng = _generator(self.generator)
         n = len(self.data_source)
         if self.replacement:
-            return iter(rng.integers(0, n, self.num_samples).tolist())
+            return iter(rng.randint(0, n, self.num_samples).tolist() if hasattr(rng, "randint")
+                        else rng.integers(0, n, self.num_samples).tolist())
         return iter(rng.permutation(n).tolist())
 
     def __len__(self) -> int:
