@@ -153,8 +153,8 @@ def auto_checkpoints(bw: pd.BackwardOp, budget: str = "cost", dim: int = 1) -> s
 
 def estimate_peak(block: Block, dim: int = 1) -> int:
     """Peak bytes of live `pd` values of `block` run in order (backward regions
-    spliced in), each value live from its definition to its last use; feeds and
-    parameters are not counted.  A model of the lowering's buffers that ignores
+    spliced in), each value live from its definition to its last use; feeds,
+    parameters and yielded gradients (output buffers) are not counted.  A model of the lowering's buffers that ignores
     fusion, good enough to compare rewrites of one program."""
     seq: list[Operation] = []
 
@@ -176,9 +176,11 @@ def estimate_peak(block: Block, dim: int = 1) -> int:
         # The lowering fuses a pointwise value into its pointwise readers (no buffer)
         # when it has one reader; model that, or the estimate favours replaying
         # values that never had a buffer.
+        us = users.get(r, [])
+        if any(isinstance(u, pd.YieldOp) for u in us):
+            return False  # a gradient the caller gets: an output buffer, not a temporary
         if not _pointwise(r.owner):  # type: ignore[arg-type]
             return True
-        us = users.get(r, [])
         return len(us) != 1 or not _pointwise(us[0])
     frees: dict[int, int] = {}
     live = peak = 0
