@@ -35,12 +35,15 @@
 // AUTO-NOT:    name = "h1@RECOMPUTE"
 // AUTO:        pd.yield
 
-// The default search picks, here, the cost model's checkpoints (least estimated
-// peak, no matmul replayed).
+// The default search takes the checkpoints of least estimated peak that replay at
+// most one forward pass of matmuls: here it keeps d0 (read by the second layer's
+// weight gradient) and replays the first layer's matmul and tanh late.
 
 // SEARCH:      pd.backward
-// SEARCH-NOT:  name = "h0@RECOMPUTE"
-// SEARCH:      pd.tanh %h0 {name = "a0@RECOMPUTE"}
+// SEARCH-NOT:  name = "d0@RECOMPUTE"
+// SEARCH:      %[[H:.*]] = pd.matmul %x, %w0 {name = "h0@RECOMPUTE"}
+// SEARCH-NEXT: pd.tanh %[[H]] {name = "a0@RECOMPUTE"}
+// SEARCH-NOT:  name = "d0@RECOMPUTE"
 // SEARCH:      pd.yield
 
 // A budget of 16 bytes per segment (a dynamic dim counts as 1: 16 bytes a value):
