@@ -15,7 +15,7 @@ from xdsl.ir import Operation, SSAValue
 
 from pullback.dialects import pd
 from pullback.dialects.pd.base import shape_of, shapes_compatible, value_name
-from pullback.frontend.framework import Block, Parameter, Program, Variable
+from pullback.frontend.framework import Block, Program, Variable
 from pullback.passes.autodiff import AutodiffError, GradOpRecord, differentiate
 
 

@@ -246,6 +246,10 @@ class Program:
         self._names: dict[str, SSAValue] | None = None
         self._insertion: XBlock | None = None
         """Where new ops go when not at the end of block 0 (see `insertion_point`)."""
+        self.passes: list[Any] = []
+        """xDSL module passes the executor applies to each prepared copy of the
+        program before autodiff (fleet's `data-parallel`); the program itself stays
+        as the user built it."""
 
     def op_type(self, op: Operation) -> str:
         """Paddle's operator type of `op` (`pd.matmul` built by `fc` -> `mul`)."""
@@ -279,6 +283,7 @@ class Program:
         p = Program()
         p.module = self.module.clone()
         p.random_seed = self.random_seed
+        p.passes = list(self.passes)
         for old, new in zip(self.module.walk(), p.module.walk()):
             if old in self.op_types:
                 p.op_types[new] = self.op_types[old]

@@ -75,9 +75,6 @@ class Metric(abc.ABC):
     """Base of the stateful metrics (`paddle.metric.Metric`): `compute` (optional,
     on tensors) prepares what `update` accumulates; `accumulate` gives the value."""
 
-    def __init__(self) -> None:
-        pass
-
     @abc.abstractmethod
     def reset(self) -> None:
         """Clear the accumulated state."""

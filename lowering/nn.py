@@ -426,6 +426,13 @@ class PoolAxis:
         hi = s.min(lin(s, [(start, 1)], self.k), s.const(self.size, index))
         return lo, hi
 
+    def span(self, s: Scalar, o: SSAValue) -> SSAValue:
+        """Non-exclusive average pooling's divisor factor at output index `o`:
+        `min(start + k, size + pad) - start` (`PoolWindowOp.window`)."""
+        start = lin(s, [(o, self.stride)], -self.pad)
+        end = s.min(lin(s, [(start, 1)], self.k), s.const(self.size + self.pad, IndexType()))
+        return s.sub(end, start)
+
 
 def pool_axes(op: pd.PoolWindowOp, pooled: SSAValue) -> tuple[PoolAxis, PoolAxis]:
     """Both spatial axes of a `pool2d`/`pool2d_grad` whose input is operand 0 and
@@ -449,13 +456,14 @@ def _window(
 def _divisor(
     s: Scalar, op: pd.PoolWindowOp, axes: tuple[PoolAxis, PoolAxis],
     win: tuple[tuple[SSAValue, SSAValue], tuple[SSAValue, SSAValue]], elem: Attribute,
+    oy: SSAValue, ox: SSAValue,
 ) -> SSAValue:
     """Average pooling's divisor: the clipped window's area when exclusive (or
-    adaptive), else `kh*kw` (the interpreter's `_divisor`)."""
+    adaptive), else the product of the axes' spans (the interpreter's `_divisor`)."""
     (h0, h1), (w0, w1) = win
     if op.prop("exclusive") or axes[0].mode != "window":
         return to_float(s, s.mul(s.sub(h1, h0), s.sub(w1, w0)), elem)
-    return s.const(float(axes[0].k * axes[1].k), elem)
+    return to_float(s, s.mul(axes[0].span(s, oy), axes[1].span(s, ox)), elem)
 
 
 def _over_window(
@@ -492,7 +500,7 @@ def _pool2d(low: Lowerer, op: pd.Pool2DOp) -> None:
 
         (acc,) = _over_window(s, win, [init], step)
         if not is_max:
-            acc = s.div(acc, _divisor(s, op, axes, win, elem))
+            acc = s.div(acc, _divisor(s, op, axes, win, elem, oy, ox))
         store(s, acc, out, ivs)
 
     parallel(low, low.sizes[r], body)
@@ -518,7 +526,7 @@ def _pool2d_grad(low: Lowerer, op: pd.Pool2DGradOp) -> None:
         g = load(s, gm, ivs)
         zero = s.const(0.0, elem)
         if not is_max:
-            share = s.div(g, _divisor(s, op, axes, win, elem))
+            share = s.div(g, _divisor(s, op, axes, win, elem, oy, ox))
 
             def spread(s1: Scalar, hh: SSAValue, ww: SSAValue, c: list[SSAValue]) -> list[SSAValue]:
                 write(s1, share, dx, [bn, bc, hh, ww])

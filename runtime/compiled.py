@@ -38,14 +38,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import SSAValue
-
 from pullback.dialects.pd.base import DTYPES, PdOp
 from pullback.lowering.abi import LoweringError, Program, abi_of, output_values
 from pullback.lowering.convert_pd_to_linalg import build_entry
+from pullback.lowering.core import declare_callees
 from pullback.lowering.memory import MemoryReport, Peak, analyze_function
 from pullback.lowering.shapes import ShapeError, plan_shapes
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import SSAValue
 
 _NP = {d.short: d.numpy for d in DTYPES}
 """numpy dtypes by the element type names of ABI descriptions (`'f32'`)."""
@@ -249,6 +249,21 @@ def compile_program(module: ModuleOp, fetches: Sequence[SSAValue], blas: bool | 
     except LoweringError as e:
         raise NotCompilable(str(e)) from None
     lowered = ModuleOp([fn_op])
+    declare_callees(lowered)
+    if any(getattr(o, "sym_name", None) and o.sym_name.data.startswith("MPI_") for o in lowered.body.block.ops):
+        # Native collectives (lowering/distributed.py) call the MPI library itself.
+        from pullback.lowering.distributed import MPICH, job_size_mismatch
+        from pullback.runtime.communicator import DistributedError, bind_native_mpi, world
+
+        try:
+            bind_native_mpi(jit.llvm, MPICH)
+            # Native collectives trust their buffer sizes: a program built for
+            # another job size runs on the interpreter, which reports it.
+            why = job_size_mismatch(module.walk(), world().size)
+            if why is not None:
+                raise DistributedError(why)
+        except DistributedError as e:
+            raise NotCompilable(str(e)) from None
     abi = abi_of(lowered, entry)
     memory = analyze_function(fn_op)
     abi["dim_names"] = [
@@ -438,7 +453,9 @@ def _n_new(abi: dict[str, Any]) -> int:
     return sum(1 for n, _ in abi["outputs"] if n)
 
 
-_INITIALIZER_OPS = frozenset({"pd.fill_constant", "pd.parameter", "pd.fetch"})
+# `pd.broadcast`: a data-parallel start-up program sends rank 0's initial values
+# (see passes/data_parallel.py); it still runs once, on the host.
+_INITIALIZER_OPS = frozenset({"pd.fill_constant", "pd.parameter", "pd.fetch", "pd.broadcast"})
 
 
 def _initializers_only(module: ModuleOp) -> bool:

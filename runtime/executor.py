@@ -267,6 +267,13 @@ def prepare(program: Program, fetch_values: Sequence[SSAValue]) -> _Prepared:
     module = program.module.clone(value_mapper=mapping)
     fetch_ops = [pd.FetchOp.create(operands=[mapping[v]]) for v in outputs]
     module.body.block.add_ops(fetch_ops)
+    if program.passes:
+        # After the fetches exist, so that a pass replacing a value (a gradient by
+        # its all-reduce) also replaces what is fetched and written back.
+        ctx = Context()
+        ctx.load_dialect(pd.PD)
+        for p in program.passes:
+            p.apply(ctx, module)
     _autodiff_if_needed(module)
     # Feeds nothing reads need not be fed (as in Paddle); backends never see them.
     for op in list(module.body.block.ops):

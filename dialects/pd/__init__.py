@@ -3,12 +3,15 @@
 One dialect, defined across a few modules by op family (as xDSL's `linalg` is):
 `program` (feeds, parameters, fetch, constants, initializers, the backward region),
 `control` (`pd.if`, `pd.while` and the stacks their gradients use), `elementwise`,
-`reduction`, `loss`, `shape`, `nn`, `optimizer`, `creation` and `indexing`.
+`reduction`, `loss`, `shape`, `nn`, `optimizer`, `creation`, `indexing` and
+`distributed` (collectives between ranks).
 """
 
 from xdsl.ir import Dialect
 
 from .base import *  # noqa: F403
+from .distributed import *  # noqa: F403
+from .distributed import DISTRIBUTED_OPS
 from .creation import *  # noqa: F403
 from .creation import CREATION_OPS
 from .control import *  # noqa: F403
@@ -38,6 +41,7 @@ ALL_OPS = [
     *SHAPE_OPS,
     *NN_OPS,
     *OPTIMIZER_OPS,
+    *DISTRIBUTED_OPS,
     *CREATION_OPS,
     *INDEXING_OPS,
     *CONTROL_OPS,

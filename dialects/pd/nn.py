@@ -484,9 +484,12 @@ class PoolWindowOp(PureOp):
 
     Windows start at `i*stride - pad_top` and are clipped to the input; `ceil_mode`
     rounds the output size up. Average pooling divides by the clipped window size
-    when `exclusive` (or `adaptive`), else by `kh*kw`. `global_pooling` pools the
-    whole plane; `adaptive` reads `ksize` as the output size, with windows
-    `[floor(i*H/oh), ceil((i+1)*H/oh))`.
+    when `exclusive` (or `adaptive`), else by the window clipped to the input
+    *padded by the top (left) padding on both sides*: Paddle's CPU kernel keeps
+    only the top/left paddings for the window geometry, so neither a larger
+    bottom/right padding nor a `ceil_mode` overhang counts (see `window`).
+    `global_pooling` pools the whole plane; `adaptive` reads `ksize` as the output
+    size, with windows `[floor(i*H/oh), ceil((i+1)*H/oh))`.
     """
 
     pooling_type = prop_def(StringAttr, default_value=StringAttr("max"))
@@ -539,6 +542,17 @@ class PoolWindowOp(PureOp):
         if self.prop("global_pooling"):
             return "global"
         return "adaptive" if self.prop("adaptive") else "window"
+
+    @staticmethod
+    def window(i: int, size: int, k: int, stride: int, pad: int) -> tuple[int, int, int]:
+        """Output index `i`'s window along one spatial axis of a strided, padded
+        pooling: `(lo, hi, span)`, the input range `[lo, hi)` it reads and the
+        divisor factor of non-exclusive average pooling, `span = min(start + k,
+        size + pad) - start` with `start = i*stride - pad` (Paddle's Pool2dFunctor
+        on CPU; `pad` is the top/left padding)."""
+        start = i * stride - pad
+        end = min(start + k, size + pad)
+        return max(start, 0), min(end, size), end - start
 
     def pads_before(self, hw: Sequence[int]) -> tuple[int, int]:
         """`(top, left)`: where window 0 starts before the input, per spatial axis of a

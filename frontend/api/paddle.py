@@ -13,8 +13,6 @@ from pullback.frontend.api.device import get_device, is_compiled_with_cuda, set_
 from pullback.frontend.core import disable_static, enable_static, in_dynamic_mode
 from pullback.frontend.framework import (
     Program,
-    default_main_program,
-    default_startup_program,
 )
 from pullback.frontend.param_attr import ParamAttr
 from pullback.runtime.executor import CPUPlace, CUDAPlace
@@ -46,6 +44,7 @@ __getattr__, __dir__ = registry.lazy_attributes(
         "save": "pullback.frontend.serialization:save",
         "load": "pullback.frontend.serialization:load",
         "summary": "pullback.frontend.summary:summary",
+        "DataParallel": "pullback.distributed.parallel:DataParallel",
     },
 )
 

@@ -386,8 +386,11 @@ def _pool(fn: str, x: Any, pooling_type: str, kernel_size: Any, stride: Any, pad
     ksize = int_pair(fn, "kernel_size", kernel_size)
     strides = ksize if stride is None else int_pair(fn, "stride", stride)
     paddings, algorithm = padding_arg(fn, padding, channel_last)
-    if algorithm == "SAME" and ceil_mode:
-        raise ValueError(f"{fn}: ceil_mode must be False when padding is 'SAME'")
+    if algorithm == "VALID" and ceil_mode:
+        raise ValueError(
+            f'{fn}: When Attr(padding) is "VALID", Attr(ceil_mode) must be False. '
+            "Received ceil_mode: True."
+        )
     if channel_last:
         x = to_channel_first(x)
     out = apply(pd.Pool2DOp, [x], prefix="pool2d", name=name, pooling_type=pooling_type,
@@ -510,8 +513,11 @@ def fluid_pool2d(input: Any, pool_size: Any = -1, pool_type: str = "max", pool_s
     else:
         ksize = int_pair(fn, "pool_size", pool_size)
     paddings, algorithm = padding_arg(fn, pool_padding)
-    if algorithm == "SAME" and ceil_mode:
-        raise ValueError(f"{fn}: ceil_mode must be False when pool_padding is 'SAME'")
+    if algorithm == "VALID" and ceil_mode:
+        raise ValueError(
+            f'{fn}: When Attr(pool_padding) is "VALID", Attr(ceil_mode) must be False. '
+            "Received ceil_mode: True."
+        )
     return apply(pd.Pool2DOp, [input], prefix="pool2d", name=name, pooling_type=pool_type,
                  ksize=ksize, strides=int_pair(fn, "pool_stride", pool_stride),
                  paddings=paddings, padding_algorithm=algorithm,

@@ -33,7 +33,10 @@ VJP_RULES: dict[type[Operation], VjpRule] = {}
 NON_DIFFERENTIABLE: set[type[Operation]] = set()
 """Ops whose outputs carry no gradient at all (comparisons, constants, random...)."""
 
-FAMILIES = ["program", "elementwise", "reduction", "loss", "shape", "nn", "optimizer", "creation", "indexing", "control"]
+FAMILIES = [
+    "program", "elementwise", "reduction", "loss", "shape", "nn", "optimizer", "creation",
+    "indexing", "control", "distributed",
+]
 
 
 def grad_inputs(op: Operation) -> Sequence[SSAValue]:

@@ -45,9 +45,10 @@ def _matmul_grads(
 ) -> tuple[SSAValue, SSAValue]:
     """Gradients of `matmul(x, y, tx, ty)` for operands of rank >= 2, before the
     broadcast batch dimensions are summed away."""
-    mm = lambda a, c, ta=False, tc=False: b.emit(
-        pd.MatmulOp, a, c, transpose_x=ta, transpose_y=tc
-    )
+    def mm(a, c, ta=False, tc=False):
+        return b.emit(
+            pd.MatmulOp, a, c, transpose_x=ta, transpose_y=tc
+        )
     if not tx and not ty:
         return mm(g, y, tc=True), mm(x, g, ta=True)
     if tx and not ty:

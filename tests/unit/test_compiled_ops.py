@@ -85,7 +85,8 @@ def normal(**shapes: Sequence[int]) -> Feeds:
 
 def test_no_pd_op_is_left_without_a_lowering() -> None:
     host_side = {t.name for t in pd.ALL_OPS if getattr(t, "HOST_ONLY", None)}
-    assert host_side == {"pd.uniform_random", "pd.gaussian_random"}
+    assert host_side == {"pd.uniform_random", "pd.gaussian_random", "pd.randint", "pd.randperm",
+                         "pd.bernoulli", "pd.nonzero"}
     gaps = {t.name: lowering_gap(t) for t in pd.ALL_OPS if lowering_gap(t) is not None}
     # Control flow (pd.if/pd.while, stacks) runs on the interpreter, with a warning,
     # until it has a native (scf) lowering (issue 14).
@@ -361,6 +362,30 @@ def test_dropout_seed_operand_is_read_at_run_time(dtype: str) -> None:
                 "t": rng.integers(-2**31, 2**31 - 1, (1,)).astype(np.int32)}
 
     agree(build, feeds, dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_float_attributes_beyond_the_dtype_lower_as_numpy_rounds_them(dtype: str) -> None:
+    """`clip` with a bound left out stores +-DBL_MAX, which float32 cannot hold:
+    every float attribute lowers for every dtype, rounded as numpy rounds it
+    (to +-inf beyond the range, to a denormal or 0 below it)."""
+    big = float(np.finfo(np.float64).max)
+
+    def build(b: ProgramBuilder, dt: str) -> tuple[list[SSAValue], list[SSAValue]]:
+        x = b.data("x", [-1, 4], dt)
+        return [x], [
+            b.add(pd.ClipOp, x, min=-big, max=0.5),
+            b.add(pd.ClipOp, x, min=-0.5, max=big),
+            b.add(pd.ClipOp, x, min=-big, max=big),
+            b.add(pd.ScaleOp, x, scale=1e300, bias=-1e-320),
+            b.add(pd.ScaleOp, x, scale=1e-50),
+            b.add(pd.FillAnyLikeOp, x, value=1e39),
+        ]
+
+    with np.errstate(over="ignore"):  # the interpreter's own float32 rounding of 1e39
+        outs = agree(build, normal(x=[-1, 4]), dtype, grad=False)
+    if dtype == "float32":
+        assert np.isinf(outs[5]).all()
 
 
 # --------------------------------------------------------------------- matmul

@@ -411,9 +411,10 @@ def _rnn_data(steps: int, batch: int, hidden: int) -> tuple[np.ndarray, np.ndarr
 
 def _build_rnn(seq, label, unrolled: bool, steps: int, hidden: int):
     """h_t = tanh(x_t W + h_{t-1} U + b); loss = mean((h_T V - y)^2)."""
-    attr = lambda n: paddle.ParamAttr(
-        name=n, initializer=paddle.nn.initializer.Uniform(-0.5, 0.5)
-    )
+    def attr(n):
+        return paddle.ParamAttr(
+            name=n, initializer=paddle.nn.initializer.Uniform(-0.5, 0.5)
+        )
     W = paddle.static.create_parameter([hidden, hidden], "float64", attr=attr("W"))
     U = paddle.static.create_parameter([hidden, hidden], "float64", attr=attr("U"))
     b = paddle.static.create_parameter([hidden], "float64", attr=attr("b"))

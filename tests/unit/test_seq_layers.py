@@ -63,10 +63,13 @@ def mha_ref(m: Any, q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarra
 
 
 def enc_ref(layer: Any, x: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
-    n1 = lambda t: ln(t, P(layer.norm1.weight), P(layer.norm1.bias))
-    n2 = lambda t: ln(t, P(layer.norm2.weight), P(layer.norm2.bias))
-    ff = lambda t: np.maximum(t @ P(layer.linear1.weight) + P(layer.linear1.bias), 0) @ P(
-        layer.linear2.weight) + P(layer.linear2.bias)
+    def n1(t):
+        return ln(t, P(layer.norm1.weight), P(layer.norm1.bias))
+    def n2(t):
+        return ln(t, P(layer.norm2.weight), P(layer.norm2.bias))
+    def ff(t):
+        return np.maximum(t @ P(layer.linear1.weight) + P(layer.linear1.bias), 0) @ P(
+            layer.linear2.weight) + P(layer.linear2.bias)
     if layer.normalize_before:
         y = x + mha_ref(layer.self_attn, n1(x), n1(x), n1(x), mask)
         return y + ff(n2(y))

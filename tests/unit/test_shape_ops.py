@@ -13,7 +13,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from pullback.dialects import pd
 from pullback.dialects.pd.base import DYN, shape_of
-from pullback.frontend import core, framework
+from pullback.frontend import core, framework, unique_name
 from pullback.frontend.backward import gradients
 from pullback.frontend.ops import shape as S
 from pullback.passes.autodiff import differentiate
@@ -370,10 +370,11 @@ def test_slice_of_a_dynamic_dimension_frames_with_zeros():
 
 @pytest.fixture
 def program():
-    """A fresh static program to build into (and static mode while the test runs)."""
+    """A fresh static program to build into, with fresh names (the test checks
+    them), and static mode while the test runs."""
     core.enable_static()
     main = framework.Program()
-    with framework.program_guard(main):
+    with framework.program_guard(main), unique_name.guard():
         yield main
     core.disable_static()
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from pullback.frontend.api import nn
-from pullback.frontend.ops.elementwise import clip
 from pullback.frontend.ops.shape import flatten
 from pullback.frontend.vision.models._utils import no_pretrained
 
@@ -18,20 +17,6 @@ def _make_divisible(v: float, divisor: int = 8, min_value: int | None = None) ->
     if new_v < 0.9 * v:
         new_v += divisor
     return new_v
-
-
-def _relu6() -> Any:
-    """`nn.ReLU6()` (`min(max(x, 0), 6)`)."""
-    layer = getattr(nn, "ReLU6", None)
-    return layer() if layer is not None else _ClipReLU6()
-
-
-class _ClipReLU6(nn.Layer):
-    """`min(max(x, 0), 6)` where `nn.ReLU6` is not available."""
-
-    def forward(self, x: Any) -> Any:
-        """`clip(x, 0, 6)`."""
-        return clip(x, 0.0, 6.0)
 
 
 class ConvNormActivation(nn.Sequential):
@@ -65,10 +50,10 @@ class InvertedResidual(nn.Layer):
         layers: list[Any] = []
         if expand_ratio != 1:
             layers.append(ConvNormActivation(inp, hidden_dim, kernel_size=1, norm_layer=norm_layer,
-                                             activation_layer=_relu6))
+                                             activation_layer=nn.ReLU6))
         layers += [
             ConvNormActivation(hidden_dim, hidden_dim, stride=stride, groups=hidden_dim, norm_layer=norm_layer,
-                               activation_layer=_relu6),
+                               activation_layer=nn.ReLU6),
             nn.Conv2D(hidden_dim, oup, 1, 1, 0, bias_attr=False),
             norm_layer(oup),
         ]
@@ -93,7 +78,7 @@ class MobileNetV2(nn.Layer):
         input_channel = _make_divisible(input_channel * scale, round_nearest)
         self.last_channel = _make_divisible(last_channel * max(1.0, scale), round_nearest)
         features: list[Any] = [ConvNormActivation(3, input_channel, stride=2, norm_layer=norm_layer,
-                                                  activation_layer=_relu6)]
+                                                  activation_layer=nn.ReLU6)]
         for t, c, n, s in setting:
             output_channel = _make_divisible(c * scale, round_nearest)
             for i in range(n):
@@ -101,7 +86,7 @@ class MobileNetV2(nn.Layer):
                                                  expand_ratio=t, norm_layer=norm_layer))
                 input_channel = output_channel
         features.append(ConvNormActivation(input_channel, self.last_channel, kernel_size=1,
-                                           norm_layer=norm_layer, activation_layer=_relu6))
+                                           norm_layer=norm_layer, activation_layer=nn.ReLU6))
         self.features = nn.Sequential(*features)
         if with_pool:
             self.pool2d_avg = nn.AdaptiveAvgPool2D(1)
