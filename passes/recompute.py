@@ -19,8 +19,11 @@ named `<name>@RECOMPUTE`.
 Which values are checkpoints:
 
 * `checkpoints=a,b,c`: those Paddle variable names (an unknown name is an error);
-* `budget=auto` (the default when no checkpoints are given): a cost model -- outputs
-  of ops that are not pointwise (matmul, convolution, reductions, ...) are kept, the
+* `budget=auto` (the default when no checkpoints are given): a search -- among the
+  cost model's checkpoints and Chen's greedy ones for halving budgets, those of least
+  estimated peak memory (`estimate_peak`: liveness of the `pd` values, the backward
+  region spliced in) whose replays add at most one forward pass of expensive ops;
+* `budget=cost`: a cost model -- outputs of ops that are not pointwise (matmul, convolution, reductions, ...) are kept, the
   cheap pointwise chains between them (bias adds, activations, dropout) are replayed:
   replaying them costs one pass over memory, keeping them a buffer each;
 * `budget=<bytes>`: Chen et al.'s greedy segmentation (arXiv:1604.06174) -- walking
@@ -94,15 +97,19 @@ def _cheap(op: Operation) -> bool:
     as pointwise loops (elementwise, activations, casts, fills) and ops whose operands
     all have the result's shape (dropout, softmax).  Contractions,
     convolutions, reductions and the like are not, and the cost model keeps them."""
-    import pullback.lowering.convert_pd_to_linalg  # noqa: F401  (registers the rules)
-    from pullback.lowering.core import lowering_of
-
-    entry = lowering_of(op)
-    if entry is not None and entry.is_pointwise:
+    if _pointwise(op):
         return True
     # Shape-preserving ops (dropout, softmax, ...): work linear in the result.
     shapes = {tuple(shape_of(v.type)) for v in (*op.operands, *op.results)}
     return len(op.results) == 1 and len(shapes) == 1
+
+
+def _pointwise(op: Operation) -> bool:
+    import pullback.lowering.convert_pd_to_linalg  # noqa: F401  (registers the rules)
+    from pullback.lowering.core import lowering_of
+
+    entry = lowering_of(op)
+    return entry is not None and entry.is_pointwise
 
 
 def _nbytes(v: SSAValue, dim: int) -> int:
@@ -111,18 +118,9 @@ def _nbytes(v: SSAValue, dim: int) -> int:
     return n * max(1, (int(width) + 7) // 8)
 
 
-def auto_checkpoints(bw: pd.BackwardOp, budget: str = "auto", dim: int = 1) -> set[SSAValue]:
-    """Checkpoints chosen by the cost model (`budget="auto"`) or by greedy
-    segmentation under a per-segment byte budget (see the module docstring)."""
-    forward = _forward_ops(bw)
-    if budget == "auto":
-        return {r for op in forward if not _cheap(op) for r in op.results}
-    try:
-        limit = int(float(budget))
-    except ValueError:
-        raise RecomputeError(f"recompute: budget must be 'auto' or a number of bytes, got '{budget}'") from None
-    if limit <= 0:
-        raise RecomputeError(f"recompute: budget must be positive, got {limit}")
+def _greedy(forward: list[Operation], limit: int, dim: int) -> set[SSAValue]:
+    """Chen et al.'s greedy segmentation: a checkpoint each time the bytes of the
+    values since the previous one exceed `limit`."""
     keep: set[SSAValue] = set()
     acc = 0
     for op in forward:
@@ -136,18 +134,114 @@ def auto_checkpoints(bw: pd.BackwardOp, budget: str = "auto", dim: int = 1) -> s
     return keep
 
 
-def recompute_backward(bw: pd.BackwardOp, keep: Callable[[SSAValue], bool]) -> int:
+def auto_checkpoints(bw: pd.BackwardOp, budget: str = "cost", dim: int = 1) -> set[SSAValue]:
+    """Checkpoints chosen by the cost model (`budget="cost"`) or by greedy
+    segmentation under a per-segment byte budget (see the module docstring)."""
+    forward = _forward_ops(bw)
+    if budget == "cost":
+        return {r for op in forward if not _cheap(op) for r in op.results}
+    try:
+        limit = int(float(budget))
+    except ValueError:
+        raise RecomputeError(
+            f"recompute: budget must be 'auto', 'cost' or a number of bytes, got '{budget}'"
+        ) from None
+    if limit <= 0:
+        raise RecomputeError(f"recompute: budget must be positive, got {limit}")
+    return _greedy(forward, limit, dim)
+
+
+def estimate_peak(block: Block, dim: int = 1) -> int:
+    """Peak bytes of live `pd` values of `block` run in order (backward regions
+    spliced in), each value live from its definition to its last use; feeds,
+    parameters and yielded gradients (output buffers) are not counted.  A model of the lowering's buffers that ignores
+    fusion, good enough to compare rewrites of one program."""
+    seq: list[Operation] = []
+
+    def flat(b: Block) -> None:
+        for op in b.ops:
+            if isinstance(op, pd.BackwardOp) and op.is_filled:
+                flat(op.body.block)
+            seq.append(op)
+
+    flat(block)
+    last_use: dict[SSAValue, int] = {}
+    users: dict[SSAValue, list[Operation]] = {}
+    for i, op in enumerate(seq):
+        for v in op.operands:
+            last_use[v] = i
+            users.setdefault(v, []).append(op)
+
+    def materialized(r: SSAValue) -> bool:
+        # The lowering fuses a pointwise value into its pointwise readers (no buffer)
+        # when it has one reader; model that, or the estimate favours replaying
+        # values that never had a buffer.
+        us = users.get(r, [])
+        if any(isinstance(u, pd.YieldOp) for u in us):
+            return False  # a gradient the caller gets: an output buffer, not a temporary
+        if not _pointwise(r.owner):  # type: ignore[arg-type]
+            return True
+        return len(us) != 1 or not _pointwise(us[0])
+    frees: dict[int, int] = {}
+    live = peak = 0
+    for i, op in enumerate(seq):
+        if not isinstance(op, (pd.DataOp, pd.ParameterOp, pd.BackwardOp)):
+            for r in op.results:
+                if r in last_use and materialized(r):
+                    n = _nbytes(r, dim)
+                    live += n
+                    frees[last_use[r]] = frees.get(last_use[r], 0) + n
+        peak = max(peak, live)
+        live -= frees.pop(i, 0)
+    return peak
+
+
+def search_checkpoints(bw: pd.BackwardOp, dim: int = 1) -> set[SSAValue]:
+    """`budget=auto`: the checkpoints of least estimated peak memory among the cost
+    model's and Chen's greedy ones for budgets total/2, total/4, ... (total: bytes of
+    every forward value), replaying at most one forward pass's worth of expensive
+    (not pointwise) ops, so the step costs at most about 4/3 of the baseline's."""
+    module = bw.parent_op()
+    block = bw.parent_block()
+    assert isinstance(module, ModuleOp) and block is not None
+    index = list(block.ops).index(bw)
+    forward = _forward_ops(bw)
+    movable = [op for op in forward if not _pinned(op)]
+    total = sum(_nbytes(r, dim) for op in movable for r in op.results)
+    n_expensive = sum(1 for op in movable if not _cheap(op))
+    candidates = [auto_checkpoints(bw, "cost", dim)]
+    limit = total // 2
+    while limit >= 1 and len(candidates) < 24:
+        candidates.append(_greedy(forward, limit, dim))
+        limit //= 2
+    best: tuple[int, int] | None = None
+    chosen: set[SSAValue] = candidates[0]
+    for keep in candidates:
+        mapping: dict[SSAValue, SSAValue] = {}
+        trial = module.clone(value_mapper=mapping)
+        trial_bw = list(trial.body.block.ops)[index]
+        assert isinstance(trial_bw, pd.BackwardOp)
+        cloned = _rewrite(trial_bw, {mapping[v] for v in keep})
+        replayed = sum(1 for op in cloned if not _cheap(op))
+        if replayed > n_expensive:
+            continue
+        score = (estimate_peak(trial.body.block, dim), replayed)
+        if best is None or score < best:
+            best, chosen = score, keep
+    return chosen
+
+
+def recompute_backward(bw: pd.BackwardOp, keep: Callable[[SSAValue], bool]) -> list[Operation]:
     """Rewrite one filled backward region so that forward values `keep` rejects are
-    replayed inside it before their first use; returns how many ops were cloned."""
+    replayed inside it before their first use; returns the cloned ops."""
     if not bw.is_filled:
         raise RecomputeError("recompute: 'pd.backward' has an empty region: run autodiff first")
     forward = set(_forward_ops(bw))
     block: Block = bw.body.block
     clones: dict[SSAValue, SSAValue] = {}
-    count = 0
+    cloned: list[Operation] = []
 
     def replay(v: SSAValue, before: Operation) -> SSAValue:
-        nonlocal count
         owner = v.owner
         if v in clones:
             return clones[v]
@@ -158,7 +252,7 @@ def recompute_backward(bw: pd.BackwardOp, keep: Callable[[SSAValue], bool]) -> i
         for i, x in enumerate(operands):
             new.operands[i] = x
         block.insert_op_before(new, before)
-        count += 1
+        cloned.append(new)
         for old, res in zip(owner.results, new.results):
             name = value_name(old)
             if name is not None:
@@ -172,7 +266,7 @@ def recompute_backward(bw: pd.BackwardOp, keep: Callable[[SSAValue], bool]) -> i
             for i, v in enumerate(inner.operands):
                 if isinstance(v.owner, Operation) and v.owner in forward:
                     inner.operands[i] = replay(v, top)
-    return count
+    return cloned
 
 
 def checkpoint_values(bw: pd.BackwardOp, names: Iterable[str]) -> set[SSAValue]:
@@ -194,13 +288,8 @@ def checkpoint_values(bw: pd.BackwardOp, names: Iterable[str]) -> set[SSAValue]:
     return {latest[n] for n in wanted}
 
 
-def apply_recompute(
-    bw: pd.BackwardOp, checkpoints: Iterable[str] = (), budget: str = "auto", dim: int = 1
-) -> int:
-    """Recompute one backward op with named checkpoints, or automatically when none
-    are named; returns the number of cloned ops."""
-    names = [c for c in checkpoints if c]
-    keep = checkpoint_values(bw, names) if names else auto_checkpoints(bw, budget, dim)
+def _rewrite(bw: pd.BackwardOp, keep: set[SSAValue]) -> list[Operation]:
+    """Replay everything before the last checkpoint that `keep` does not hold."""
     # The tail after the last checkpoint is not replayed (as in Paddle): its values
     # are the first the backward sweep needs, so they are still live anyway.
     order = {op: i for i, op in enumerate(_forward_ops(bw))}
@@ -214,6 +303,23 @@ def apply_recompute(
     )
 
 
+def apply_recompute(
+    bw: pd.BackwardOp, checkpoints: Iterable[str] = (), budget: str = "auto", dim: int = 1
+) -> int:
+    """Recompute one backward op with named checkpoints, or automatically when none
+    are named; returns the number of cloned ops."""
+    names = [c for c in checkpoints if c]
+    if not bw.is_filled:
+        raise RecomputeError("recompute: 'pd.backward' has an empty region: run autodiff first")
+    if names:
+        keep = checkpoint_values(bw, names)
+    elif budget == "auto":
+        keep = search_checkpoints(bw, dim)
+    else:
+        keep = auto_checkpoints(bw, budget, dim)
+    return len(_rewrite(bw, keep))
+
+
 @dataclass(frozen=True)
 class RecomputePass(ModulePass):
     """Replay non-checkpoint forward values inside backward regions (module docstring)."""
@@ -223,7 +329,8 @@ class RecomputePass(ModulePass):
     checkpoints: str = ""
     """Comma-separated Paddle names of the values to keep; empty: automatic."""
     budget: str | int = "auto"
-    """`auto` (cost model) or bytes per segment (greedy), used without checkpoints."""
+    """`auto` (search), `cost` (cost model) or bytes per segment (greedy); used when
+    no checkpoints are named."""
     dim: int = 1
     """What a dynamic dimension counts as when sizing values against `budget`."""
 

@@ -1,5 +1,6 @@
 // RUN: pullback-opt %s -p 'autodiff,recompute{checkpoints=h1}' | filecheck %s
-// RUN: pullback-opt %s -p 'autodiff,recompute' | filecheck %s --check-prefix=AUTO
+// RUN: pullback-opt %s -p 'autodiff,recompute{budget=cost}' | filecheck %s --check-prefix=AUTO
+// RUN: pullback-opt %s -p 'autodiff,recompute' | filecheck %s --check-prefix=SEARCH
 // RUN: pullback-opt %s -p 'autodiff,recompute{budget=16}' | filecheck %s --check-prefix=BUDGET
 // RUN: not pullback-opt %s -p 'autodiff,recompute{checkpoints=nope}' 2>&1 | filecheck %s --check-prefix=ERR
 // RUN: not pullback-opt %s -p 'recompute{checkpoints=h1}' 2>&1 | filecheck %s --check-prefix=EMPTY
@@ -33,6 +34,17 @@
 // AUTO-NEXT:   pd.dropout %[[A0]] {dropout_prob = 2.500000e-01 : f64, seed = 7 : i64, name = "d0@RECOMPUTE"}
 // AUTO-NOT:    name = "h1@RECOMPUTE"
 // AUTO:        pd.yield
+
+// The default search takes the checkpoints of least estimated peak that replay at
+// most one forward pass of matmuls: here it keeps d0 (read by the second layer's
+// weight gradient) and replays the first layer's matmul and tanh late.
+
+// SEARCH:      pd.backward
+// SEARCH-NOT:  name = "d0@RECOMPUTE"
+// SEARCH:      %[[H:.*]] = pd.matmul %x, %w0 {name = "h0@RECOMPUTE"}
+// SEARCH-NEXT: pd.tanh %[[H]] {name = "a0@RECOMPUTE"}
+// SEARCH-NOT:  name = "d0@RECOMPUTE"
+// SEARCH:      pd.yield
 
 // A budget of 16 bytes per segment (a dynamic dim counts as 1: 16 bytes a value):
 // walking h0, a0, d0, h1, a1, loss, the running total passes 16 bytes at a0 and
