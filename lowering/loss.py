@@ -27,10 +27,12 @@ from pullback.lowering.core import (
     identity_maps,
     lowers,
     pointwise,
+    range_check,
     result_shape,
     result_sizes,
     sizes_of_first,
 )
+from pullback.lowering.loop_nest import check_range
 from pullback.lowering.reduction import row_stats
 
 
@@ -72,6 +74,22 @@ def class_loss(
 
     reads = [(label, lmap, soft)] + list(extra)
     low.generic(low.sizes_of(x), reads, [(out, _loss_map(rank))], body, reductions=[rank - 1])
+
+
+@range_check(pd.SoftmaxWithCrossEntropyOp, pd.CrossEntropyOp, operand=1)
+def _check_labels(low: Lowerer, op: pd.ClassificationLossOp) -> None:
+    """Hard labels in `[0, classes)` or equal to `ignore_index` (the interpreter's
+    `nll` rule)."""
+    if not op.prop("soft_label"):
+        x, label = op.operands
+        check_range(low, op, "label", label, low.sizes_of(x)[-1], skip=op.prop("ignore_index"))
+
+
+@range_check(pd.OneHotOp, operand=0)
+def _check_one_hot(low: Lowerer, op: pd.OneHotOp) -> None:
+    """Ids in `[0, depth)` unless `allow_out_of_range` (then a zero row)."""
+    if not op.prop("allow_out_of_range"):
+        check_range(low, op, "id", op.operands[0], op.prop("depth"))
 
 
 @lowers(pd.SoftmaxWithCrossEntropyOp, fusible=fuse_first_operand)
@@ -124,8 +142,8 @@ def _one_hot_maps(op: pd.OneHotOp) -> list[DimMap | None]:
 
 @pointwise(pd.OneHotOp, maps=_one_hot_maps)
 def _one_hot(s: Scalar, op: pd.OneHotOp, args: list[SSAValue]) -> list[SSAValue]:
-    # Out-of-range ids give an all-zero row (the interpreter raises unless
-    # allow_out_of_range; compiled code cannot raise, so it never reads out of bounds).
+    # Out-of-range ids give an all-zero row (with allow_out_of_range; otherwise the
+    # run-time check `_check_one_hot` reports them as the interpreter raises).
     cls_dim = len(result_shape(op)) - 1
     idx = s.emit(arith.IndexCastOp(s.index(cls_dim), args[0].type))
     hit = s.cmp("eq", args[0], idx)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from pullback.dialects import pd
-from pullback.runtime.interpreter import InterpreterError, kernel
+from pullback.runtime.interpreter import kernel, out_of_range
 from pullback.runtime.kernels.reduction import log_softmax
 
 
@@ -15,9 +15,7 @@ def one_hot(op: pd.OneHotOp, ids: np.ndarray) -> np.ndarray:
     depth = op.prop("depth")
     bad = (ids < 0) | (ids >= depth)
     if bad.any() and not op.prop("allow_out_of_range"):
-        raise InterpreterError(
-            f"'pd.one_hot': id {ids[bad].flat[0]} is out of range [0, {depth})"
-        )
+        raise out_of_range(op.name, "id", ids[bad].flat[0], depth)
     return ids[..., None] == np.arange(depth)
 
 
@@ -33,9 +31,7 @@ def nll(op: pd.PdOp, logp: np.ndarray, label: np.ndarray) -> np.ndarray:
     classes = logp.shape[-1]
     bad = valid & ((ids < 0) | (ids >= classes))
     if bad.any():
-        raise InterpreterError(
-            f"'{op.name}': label {ids[bad].flat[0]} is out of range [0, {classes})"
-        )
+        raise out_of_range(op.name, "label", ids[bad].flat[0], classes)
     picked = np.take_along_axis(logp, np.where(valid, ids, 0)[..., None], axis=-1)
     return np.where(valid[..., None], -picked, 0)
 
