@@ -1,7 +1,7 @@
 """Paddle's losses: cross_entropy (2.x: logits, reduced; fluid: probabilities, per row),
 softmax_with_cross_entropy, square_error_cost and one_hot.
 
-Classes are always the last dimension; `axis` arguments must name it.
+The class dimension is the last by default; `axis` arguments name any other.
 """
 
 from __future__ import annotations
@@ -26,11 +26,14 @@ from pullback.frontend.ops.reduction import mean, sum
 _REDUCTIONS = ("mean", "sum", "none")
 
 
-def _check_class_axis(fn: str, x: Any, axis: int) -> None:
-    if axis not in (-1, len(x.shape) - 1):
-        raise NotImplementedError(
-            f"{fn}: only the last axis can hold the classes (axis=-1), got axis={axis}"
-        )
+def _check_class_axis(fn: str, x: Any, axis: Any) -> int:
+    """`axis` as an int naming a dimension of x (the class dimension)."""
+    rank = len(x.shape)
+    if not isinstance(axis, int) or isinstance(axis, bool):
+        raise TypeError(f"{fn}: axis must be an int, got {axis!r}")
+    if not -rank <= axis < rank:
+        raise ValueError(f"{fn}: axis {axis} is out of range for a {rank}-D input")
+    return axis
 
 
 def _check_label(fn: str, label: Any, soft_label: bool) -> None:
@@ -53,9 +56,9 @@ def _classification_loss(
     return out if isinstance(out, list) else [out]
 
 
-def squeeze_last(x: Any) -> Any:
-    """Drop a trailing dimension of size 1 (a sum over it: exact, and ours)."""
-    return sum(x, axis=-1)
+def squeeze_axis(x: Any, axis: int) -> Any:
+    """Drop the dimension of size 1 at `axis` (a sum over it: exact, and ours)."""
+    return sum(x, axis=axis)
 
 
 def cross_entropy(
@@ -66,8 +69,10 @@ def cross_entropy(
     """`paddle.nn.functional.cross_entropy`: softmax cross entropy of LOGITS (or of
     probabilities when `use_softmax=False`), reduced by `reduction`.
 
-    Hard labels are int64 `[N..]` or `[N.., 1]`.  With `reduction='none'` the loss has
-    the label's shape (`[N.., 1]` for soft labels).  With `'mean'` and a hard label, a
+    The classes lie along `axis` (any dimension, negative counts from the end).  Hard
+    labels are int64, the input's shape with a 1 at `axis`, or without that
+    dimension.  With `reduction='none'` the loss has the label's shape (the input's
+    with a 1 at `axis` for soft labels).  With `'mean'` and a hard label, a
     non-negative `ignore_index` divides by the number of labels not ignored (Paddle's
     rule; a negative one ignores nothing and takes the plain mean).
     """
@@ -76,15 +81,16 @@ def cross_entropy(
     if reduction not in _REDUCTIONS:
         raise ValueError(f"cross_entropy: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
     check_float_tensor("cross_entropy", "input", input)
-    _check_class_axis("cross_entropy", input, axis)
+    axis = _check_class_axis("cross_entropy", input, axis)
     if use_softmax:
         _, loss = _classification_loss(
             "cross_entropy", pd.SoftmaxWithCrossEntropyOp, input, label, soft_label,
-            ignore_index, None,
+            ignore_index, None, axis=axis,
         )
     else:
         (loss,) = _classification_loss(
             "cross_entropy", pd.CrossEntropyOp, input, label, soft_label, ignore_index, None,
+            axis=axis,
         )
     if reduction == "sum":
         return sum(loss, name=name)
@@ -94,7 +100,7 @@ def cross_entropy(
         valid = sum(cast(not_equal(label, full_like(label, ignore_index)), loss.dtype))
         return divide(sum(loss), maximum(valid, full_like(valid, 1.0)), name=name)
     if not soft_label and len(label.shape) == len(input.shape) - 1:
-        return squeeze_last(loss)
+        return squeeze_axis(loss, axis)
     return loss
 
 
@@ -102,13 +108,14 @@ def softmax_with_cross_entropy(
     logits: Any, label: Any, soft_label: bool = False, ignore_index: int = -100,
     numeric_stable_mode: bool = True, return_softmax: bool = False, axis: int = -1,
 ) -> Any:
-    """`paddle.nn.functional.softmax_with_cross_entropy`: the per-row loss `[N.., 1]`
-    (and the softmax too when `return_softmax`)."""
+    """`paddle.nn.functional.softmax_with_cross_entropy`: the loss, shaped like the
+    logits with a 1 at the class axis `axis` (and the softmax too when
+    `return_softmax`)."""
     check_float_tensor("softmax_with_cross_entropy", "logits", logits)
-    _check_class_axis("softmax_with_cross_entropy", logits, axis)
+    axis = _check_class_axis("softmax_with_cross_entropy", logits, axis)
     softmax, loss = _classification_loss(
         "softmax_with_cross_entropy", pd.SoftmaxWithCrossEntropyOp, logits, label,
-        soft_label, ignore_index, None,
+        soft_label, ignore_index, None, axis=axis,
     )
     return (loss, softmax) if return_softmax else loss
 

@@ -453,6 +453,27 @@ def test_float_attributes_beyond_the_dtype_lower_as_numpy_rounds_them(dtype: str
         assert np.isinf(outs[5]).all()
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_class_losses_along_any_axis_agree(dtype: str) -> None:
+    def build(b: ProgramBuilder, dt: str) -> tuple[list[SSAValue], list[SSAValue]]:
+        x = b.data("x", [-1, 3, 2, 4], dt)
+        lab = b.data("lab", [-1, 1, 2, 4], "int64")
+        lab2 = b.data("lab2", [-1, 3, 4], "int64")
+        p = b.add(pd.SoftmaxOp, x, axis=1)
+        return [x], [
+            *b.op(pd.SoftmaxWithCrossEntropyOp.make(x, lab, axis=1)).results,
+            b.op(pd.SoftmaxWithCrossEntropyOp.make(x, lab2, axis=-2, ignore_index=1)).results[1],
+            b.add(pd.CrossEntropyOp, p, lab, axis=1),
+            b.add(pd.LogSoftmaxOp, x, axis=-3),
+        ]
+
+    def feeds(rng: np.random.Generator, n: int, dt: str) -> dict[str, np.ndarray]:
+        return {"x": rng.standard_normal((n, 3, 2, 4)).astype(dt), "lab": rng.integers(0, 3, (n, 1, 2, 4)),
+                "lab2": rng.integers(0, 2, (n, 3, 4))}
+
+    agree(build, feeds, dtype)
+
+
 # --------------------------------------------------------------------- matmul
 
 
