@@ -166,6 +166,10 @@ class Block:
         """Append an op at the program's insertion point (normally block 0's end;
         inside a backward region while `append_backward` callbacks run)."""
         target = self.program._insertion or self.ir
+        if isinstance(op, (pd.DataOp, pd.ParameterOp)):
+            # Feeds and parameters belong to block 0 even when created while a
+            # control-flow region is traced (`fc` inside a `cond` branch), as in Paddle.
+            target = self.ir
         target.add_op(op)
         self.program._bump()
         return op
@@ -242,6 +246,10 @@ class Program:
         self._names: dict[str, SSAValue] | None = None
         self._insertion: XBlock | None = None
         """Where new ops go when not at the end of block 0 (see `insertion_point`)."""
+        self.passes: list[Any] = []
+        """xDSL module passes the executor applies to each prepared copy of the
+        program before autodiff (fleet's `data-parallel`); the program itself stays
+        as the user built it."""
 
     def op_type(self, op: Operation) -> str:
         """Paddle's operator type of `op` (`pd.matmul` built by `fc` -> `mul`)."""
@@ -270,16 +278,18 @@ class Program:
         return list(self.global_block().vars.values())
 
     def clone(self, for_test: bool = False) -> Program:
-        """A deep copy; `for_test` switches dropout to inference behaviour."""
+        """A deep copy; `for_test` switches every op declaring `is_test` (dropout,
+        batch_norm) to inference behaviour."""
         p = Program()
         p.module = self.module.clone()
         p.random_seed = self.random_seed
+        p.passes = list(self.passes)
         for old, new in zip(self.module.walk(), p.module.walk()):
             if old in self.op_types:
                 p.op_types[new] = self.op_types[old]
         if for_test:
             for op in p.module.walk():
-                if op.name == "pd.dropout":
+                if isinstance(op, pd.PdOp) and "is_test" in type(op).prop_specs():
                     op.properties["is_test"] = pd.bool_attr(True)
         return p
 

@@ -52,7 +52,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.dialects.linalg import attrs as linalg_attrs
 from xdsl.dialects.linalg import ops as linalg
-from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineExpr, AffineMap
 from xdsl.rewriter import InsertPoint
 
@@ -438,9 +438,8 @@ def _root(mem: SSAValue) -> SSAValue:
 
 
 def _hint(v: SSAValue) -> str | None:
-    owner = v.owner
-    if isinstance(owner, Operation):
-        name = result_names(owner)[v.index]  # type: ignore[attr-defined]
+    if isinstance(v, OpResult):
+        name = result_names(v.op)[v.index]
         if name:
             cleaned = re.sub(r"[^A-Za-z0-9_.$-]", "_", name)
             return cleaned if cleaned[:1].isalpha() or cleaned[:1] == "_" else None
@@ -906,6 +905,20 @@ class Lowerer:
         self.copy_buffer(self.read(v), dst)
 
 
+def declare_callees(module: Any) -> None:
+    """Declare, as external functions of `module`, the callees of `func.call`s it
+    does not define (C functions a lowering calls, e.g. MPI's), with the calls'
+    types."""
+    defined = {o.sym_name.data for o in module.body.block.ops if isinstance(o, func.FuncOp)}
+    for op in list(module.walk()):
+        if isinstance(op, func.CallOp) and op.callee.string_value() not in defined:
+            name = op.callee.string_value()
+            module.body.block.add_op(
+                func.FuncOp.external(name, [a.type for a in op.arguments], [r.type for r in op.res])
+            )
+            defined.add(name)
+
+
 __all__ = [
     "FAST",
     "LOWERINGS",
@@ -918,6 +931,7 @@ __all__ = [
     "Scalar",
     "Size",
     "aligned_map",
+    "declare_callees",
     "elem_of_result",
     "fuse_first_operand",
     "fusible_operands",

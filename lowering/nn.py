@@ -1,5 +1,5 @@
 """Lowering of the neural-network family (`dialects/pd/nn.py`): matrix products,
-convolutions, pooling, embedding, layer norm and dropout.
+convolutions, pooling, embedding, layer and batch norm, and dropout.
 
 Matrix products become `linalg.generic` contractions tagged `library_call = "gemm"`
 (or `batch_gemm`); `convert-linalg-to-blas` turns those into BLAS calls, and
@@ -29,8 +29,8 @@ window inside.  Scatter-adds, whose writes collide (`lookup_table_grad`, pooling
 gradients with overlapping windows), add with `memref.atomic_rmw addf` inside
 `scf.parallel` (see `lowering/loop_nest.py`: atomics on the GPU, plain adds once
 the CPU runs the loops sequentially); pooling windows that cannot overlap store.
-`lookup_table` is a gather loop, `layer_norm` and `dropout` are `linalg.generic`s
-into which elementwise producers fuse.
+`lookup_table` is a gather loop, `layer_norm`, `batch_norm` and `dropout` are
+`linalg.generic`s into which elementwise producers fuse.
 
 The window geometry (channels, spatial and filter sizes) must be static; the batch
 dimension stays dynamic.  Indices out of a table's range (which the interpreter
@@ -89,7 +89,6 @@ from pullback.lowering.loop_nest import (
     to_index,
 )
 from pullback.lowering.reduction import reduce_into, scale_by_count
-
 
 # ---------------------------------------------------------------------- matmul
 
@@ -683,6 +682,112 @@ def _layer_norm(low: Lowerer, op: pd.LayerNormOp) -> None:
 
     reads = [(x, ident, True), low.buffer_read(mean, row), low.buffer_read(var, row), *affine]
     low.generic(sizes, reads, [(low.out(r), ident)], normalize)
+
+
+# ----------------------------------------------------------------- batch norm
+
+
+@lowers(pd.BatchNormOp, fusible=fuse_first_operand)
+def _batch_norm(low: Lowerer, op: pd.BatchNormOp) -> None:
+    """Batch statistics in two passes over x (mean, then the biased variance, as the
+    interpreter computes them), per-channel coefficients `a = scale * rstd`,
+    `b = bias - mu * a`, and one pass `y = x * a + b`; the [C] results (running
+    statistics, saved mean and inverse std) in one loop over the channels.  Global
+    statistics skip the two passes.  When the reduced sizes are only known at run
+    time and may give one value per channel, selects on the [C] coefficients make
+    `y = x` and leave the statistics alone there (the interpreter's pass-through)."""
+    x, scale, bias, mean, variance = op.operands
+    y, mean_out, var_out, saved_mean, saved_var = op.results
+    sizes = low.sizes_of(x)
+    rank = len(sizes)
+    ch, axes = op.channel_axis(), op.reduced_axes()
+    channels = sizes[ch]
+    elem = elem_of_buffer(low.read(scale))
+    eps, mom = op.prop("epsilon"), op.prop("momentum")
+    ident, per_ch, vec = identity_map(rank), (ch,), (0,)
+    reduced = [sizes[a] for a in axes]
+    global_stats = op.global_stats()
+
+    mu = var = None
+    single: SSAValue | None = None  # i1: one value per channel (run-time check)
+    if not global_stats:
+        mu = low.temp(elem, [channels])
+        reduce_into(low, x, mu, axes, False, "sum")
+        scale_by_count(low, mu, [channels], reduced)
+        var = low.temp(elem, [channels])
+        low.fill(var, 0.0)
+
+        def square(s: Scalar, a: list[SSAValue], o: list[SSAValue]) -> list[SSAValue]:
+            d = s.sub(a[0], a[1])
+            return [s.emit(arith.AddfOp(o[0], s.mul(d, d), REASSOC))]
+
+        low.generic(sizes, [(x, ident, True), low.buffer_read(mu, per_ch)], [(var, per_ch)], square,
+                    reductions=axes)
+        scale_by_count(low, var, [channels], reduced)
+        static = [n for n in reduced if isinstance(n, int)]
+        if math.prod(static) == 1:
+            count = low.count_as_float(reduced, elem)
+            single = low.emit(arith.CmpfOp(count, Scalar(low.b).const(1.0, elem), "oeq")).results[0]
+
+    def stats(s: Scalar, a: list[SSAValue]) -> tuple[SSAValue, SSAValue]:
+        """(mean, variance) used for y, from the reads `[mu, var]` or the operands."""
+        return a[0], a[1]
+
+    stat_reads = ([low.buffer_read(mu, vec), low.buffer_read(var, vec)] if mu is not None and var is not None
+                  else [(mean, vec, False), (variance, vec, False)])
+    scalars = [single] if single is not None else []
+
+    # Per-channel coefficients of y = x * a + b.
+    coef_a, coef_b = low.temp(elem, [channels]), low.temp(elem, [channels])
+
+    def coefficients(s: Scalar, a: list[SSAValue], o: list[SSAValue]) -> list[SSAValue]:
+        sc = a[: len(scalars)]
+        m, v, sc_w, sc_b = a[len(scalars):]
+        rstd = s.div(s.const(1.0, elem), s.math(xmath.SqrtOp, s.add(v, s.const(eps, elem))))
+        ca = s.mul(sc_w, rstd)
+        cb = s.sub(sc_b, s.mul(m, ca))
+        if sc:
+            ca = s.select(sc[0], s.const(1.0, elem), ca)
+            cb = s.select(sc[0], s.const(0.0, elem), cb)
+        return [ca, cb]
+
+    low.generic([channels], [*stat_reads, (scale, vec, False), (bias, vec, False)],
+                [(coef_a, vec), (coef_b, vec)], coefficients, scalars=scalars)
+    if low.needed(y):
+        low.generic(sizes, [(x, ident, True), low.buffer_read(coef_a, per_ch), low.buffer_read(coef_b, per_ch)],
+                    [(low.out(y), ident)], lambda s, a, o: [s.add(s.mul(a[0], a[1]), a[2])])
+
+    # The [C] results, each only when something reads it (running statistics are
+    # persistable updates, written in place where nothing reads the old value).
+    outs = [r for r in (mean_out, var_out, saved_mean, saved_var) if low.needed(r)]
+    if not outs:
+        return
+    which = [r in outs for r in (mean_out, var_out, saved_mean, saved_var)]
+    reads = [*stat_reads, (mean, vec, False), (variance, vec, False)]
+
+    def channel_results(s: Scalar, a: list[SSAValue], o: list[SSAValue]) -> list[SSAValue]:
+        sc = a[: len(scalars)]
+        m, v, old_m, old_v = a[len(scalars):]
+        rstd = s.div(s.const(1.0, elem), s.math(xmath.SqrtOp, s.add(v, s.const(eps, elem))))
+        if global_stats:
+            vals = [old_m, old_v, old_m, rstd]
+        else:
+            keep, take = s.const(mom, elem), s.const(1.0 - mom, elem)
+            vals = [s.add(s.mul(keep, old_m), s.mul(take, m)), s.add(s.mul(keep, old_v), s.mul(take, v)), m, rstd]
+            if sc:
+                zero = s.const(0.0, elem)
+                vals = [s.select(sc[0], old_m, vals[0]), s.select(sc[0], old_v, vals[1]),
+                        s.select(sc[0], zero, vals[2]), s.select(sc[0], zero, vals[3])]
+        return [val for val, w in zip(vals, which) if w]
+
+    low.generic([channels], reads, [(low.out(r), vec) for r in outs], channel_results, scalars=scalars)
+
+
+@result_sizes(pd.BatchNormOp)
+def _batch_norm_sizes(low: Lowerer, op: pd.BatchNormOp, r: SSAValue, k: int) -> Size | None:
+    """`y` has x's sizes; the [C] results x's channel count."""
+    xs = low.sizes_of(op.operands[0])
+    return xs[k] if r is op.results[0] else xs[op.channel_axis()]
 
 
 # -------------------------------------------------------------------- dropout

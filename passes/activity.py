@@ -2,8 +2,9 @@
 
 A value is *varied* when it depends on one of the inputs `wrt` through float or
 integer results of differentiable ops, without crossing a value named in `no_grad`;
-it is *useful* when some target depends on it.  An op is *active* when one of its results is both
-and one of its operands is varied: only active ops get a VJP rule applied (Paddle's
+it is *useful* when some target depends on it.  An op is *active* when one of its
+results is both and one of its operands (for `pd.if`/`pd.while`, or a value its
+regions capture) is varied: only active ops get a VJP rule applied (Paddle's
 pruning of ops that are not on a path from the inputs to the targets).
 
 One implementation serves both users: the `autodiff` pass (which ops to
@@ -65,16 +66,17 @@ def analyze(
     for op in ops:
         if type(op) in vjp_rules.NON_DIFFERENTIABLE:
             continue
-        if any(get(o) in varied for o in op.operands):
+        if any(get(o) in varied for o in vjp_rules.grad_inputs(op)):
             varied.update(r for r in op.results if differentiable(r, no_grad))
     useful: set[SSAValue] = set(targets)
     active: list[Operation] = []
     for op in reversed(ops):
+        inputs = vjp_rules.grad_inputs(op)  # operands, and what regions capture
         if any(r in useful and r in varied for r in op.results) and any(
-            get(o) in varied for o in op.operands
+            get(o) in varied for o in inputs
         ):
             active.append(op)
-            useful.update(get(o) for o in op.operands)
+            useful.update(get(o) for o in inputs)
     active.reverse()
     return Activity(varied, active)
 

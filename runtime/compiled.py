@@ -38,14 +38,15 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import SSAValue
-
 from pullback.dialects.pd.base import DTYPES, PdOp
 from pullback.lowering.abi import LoweringError, Program, abi_of, output_values
 from pullback.lowering.convert_pd_to_linalg import build_entry
+from pullback.lowering.core import declare_callees
+from pullback.lowering.memory import MemoryReport, Peak, analyze_function
 from pullback.lowering.shapes import ShapeError, plan_shapes
 from pullback.runtime.interpreter import out_of_range
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import SSAValue
 
 _NP = {d.short: d.numpy for d in DTYPES}
 """numpy dtypes by the element type names of ABI descriptions (`'f32'`)."""
@@ -193,6 +194,8 @@ class CompiledProgram:
     compile_seconds: float
     native: NativeCode | None = None
     """The module behind `fn`: freed when the last program using it is dropped."""
+    memory: MemoryReport | None = None
+    """Allocation events of the lowered entry function (`lowering/memory.py`)."""
     shape_plans: OrderedDict[tuple[tuple[int, ...], ...], list[tuple[int, ...]]] = field(
         default_factory=OrderedDict
     )
@@ -204,6 +207,20 @@ class CompiledProgram:
         ABI and shape plans, with a `Program` view of that module's own values."""
         prog = Program.of(module, fetches, use_fetch_ops=False)
         return replace(self, prog=prog, outputs=output_values(prog, self.abi, fetches))
+
+    def dim_bindings(self, feeds: Mapping[str, Any]) -> dict[str, int]:
+        """The entry function's dynamic-dimension symbols bound from feed shapes."""
+        names = [n for n, _ in self.abi["feeds"]]
+        out: dict[str, int] = {}
+        for sym, (fi, k) in zip(self.abi.get("dim_names", []), self.abi["dims"]):
+            if names[fi] in feeds:
+                out[sym] = int(np.shape(feeds[names[fi]])[k])
+        return out
+
+    def memory_peak(self, feeds: Mapping[str, Any]) -> Peak:
+        """Peak bytes of live temporaries (and the buffers making it) for these feeds."""
+        assert self.memory is not None
+        return self.memory.peak(self.dim_bindings(feeds))
 
     def output_shapes(self, feeds: Sequence[np.ndarray]) -> list[tuple[int, ...]]:
         """Concrete output shapes for these feeds (checked; cached per feed shapes)."""
@@ -233,14 +250,33 @@ def compile_program(module: ModuleOp, fetches: Sequence[SSAValue], blas: bool | 
     except LoweringError as e:
         raise NotCompilable(str(e)) from None
     lowered = ModuleOp([fn_op])
+    declare_callees(lowered)
+    if any(getattr(o, "sym_name", None) and o.sym_name.data.startswith("MPI_") for o in lowered.body.block.ops):
+        # Native collectives (lowering/distributed.py) call the MPI library itself.
+        from pullback.lowering.distributed import MPICH, job_size_mismatch
+        from pullback.runtime.communicator import DistributedError, bind_native_mpi, world
+
+        try:
+            bind_native_mpi(jit.llvm, MPICH)
+            # Native collectives trust their buffer sizes: a program built for
+            # another job size runs on the interpreter, which reports it.
+            why = job_size_mismatch(module.walk(), world().size)
+            if why is not None:
+                raise DistributedError(why)
+        except DistributedError as e:
+            raise NotCompilable(str(e)) from None
     abi = abi_of(lowered, entry)
+    memory = analyze_function(fn_op)
+    abi["dim_names"] = [
+        a.name_hint or f"arg{a.index}" for a in fn_op.body.block.args[: len(abi["dims"])]
+    ]
     run_passes(lowered, loop_passes(blas=use_blas))
     ir = str(to_llvmlite(lowered))
     native, addr = jit.compile(ir, "_pullback_packed_" + entry)
     fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(addr)
     prog = Program.of(module, fetches, use_fetch_ops=False)
     return CompiledProgram(
-        prog, output_values(prog, abi, fetches), abi, fn, time.perf_counter() - t0, native
+        prog, output_values(prog, abi, fetches), abi, fn, time.perf_counter() - t0, native, memory
     )
 
 
@@ -425,7 +461,9 @@ def _n_new(abi: dict[str, Any]) -> int:
     return sum(1 for n, _ in abi["outputs"] if n)
 
 
-_INITIALIZER_OPS = frozenset({"pd.fill_constant", "pd.parameter", "pd.fetch"})
+# `pd.broadcast`: a data-parallel start-up program sends rank 0's initial values
+# (see passes/data_parallel.py); it still runs once, on the host.
+_INITIALIZER_OPS = frozenset({"pd.fill_constant", "pd.parameter", "pd.fetch", "pd.broadcast"})
 
 
 def _initializers_only(module: ModuleOp) -> bool:

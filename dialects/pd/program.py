@@ -9,6 +9,7 @@ stand for feeds, `pd.parameter` ops for persistable variables held in the Scope,
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from xdsl.dialects.builtin import (
@@ -35,7 +36,7 @@ from xdsl.irdl import (
     var_operand_def,
     var_result_def,
 )
-from xdsl.traits import HasParent, IsTerminator, NoTerminator, Pure
+from xdsl.traits import IsTerminator, NoTerminator, OpTrait, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from .base import (
@@ -250,6 +251,25 @@ class GaussianRandomOp(_RandomInitOp):
     std = prop_def(FloatAttr, default_value=f64_attr(1.0))
 
 
+@dataclass(frozen=True)
+class AcceptsPdYield(OpTrait):
+    """Marks the ops whose regions end in `pd.yield` (`pd.backward`, `pd.if`, the
+    body of `pd.while`); `pd.yield` verifies that its parent has this trait."""
+
+
+@dataclass(frozen=True)
+class _InPdYieldParent(OpTrait):
+    """`pd.yield` must sit directly in a region of an op marked `AcceptsPdYield`."""
+
+    def verify(self, op: Operation) -> None:
+        parent = op.parent_op()
+        if parent is not None and not parent.has_trait(AcceptsPdYield):
+            raise VerifyException(
+                f"'pd.yield' expects parent op 'pd.backward', 'pd.if' or 'pd.while', "
+                f"not '{parent.name}'"
+            )
+
+
 @irdl_op_definition
 class BackwardOp(IRDLOperation, MultiResultNames):
     """The backward region: gradients of `targets` (seeded by `seeds`, ones where
@@ -279,7 +299,7 @@ class BackwardOp(IRDLOperation, MultiResultNames):
     body = region_def()
     """At most one block; no block (or an empty one) until `autodiff` fills it."""
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
-    traits = traits_def(NoTerminator())
+    traits = traits_def(NoTerminator(), AcceptsPdYield())
     assembly_format = (
         "`targets` `(` $targets `:` type($targets) `)` "
         "(`seeds` `(` $seeds^ `:` type($seeds) `)`)? "
@@ -385,7 +405,8 @@ class BackwardOp(IRDLOperation, MultiResultNames):
 
 @irdl_op_definition
 class YieldOp(IRDLOperation):
-    """Terminates a `pd.backward` region, yielding the gradients in `wrt` order.
+    """Terminates a `pd.backward` region (yielding the gradients in `wrt` order), a
+    `pd.if` branch or a `pd.while` body (yielding the results / next carried values).
 
     ```mlir
     pd.yield %w_grad, %b_grad : tensor<13x1xf32>, tensor<1xf32>
@@ -394,7 +415,7 @@ class YieldOp(IRDLOperation):
 
     name = "pd.yield"
     values = var_operand_def(TensorType)
-    traits = traits_def(IsTerminator(), HasParent(BackwardOp), Pure())
+    traits = traits_def(IsTerminator(), _InPdYieldParent(), Pure())
     assembly_format = "($values^ `:` type($values))? attr-dict"
 
 

@@ -13,7 +13,6 @@ system looks their children up through the alias finder too.
 
 from __future__ import annotations
 
-
 ALIASES: dict[str, str] = {
     "static": "pullback.frontend.api.static",
     "static.nn": "pullback.frontend.api.static_nn",
@@ -28,6 +27,7 @@ ALIASES: dict[str, str] = {
     "fluid.executor": "pullback.runtime.executor",
     "nn": "pullback.frontend.api.nn",
     "nn.functional": "pullback.frontend.api.nn_functional",
+    "nn.utils": "pullback.frontend.nn_utils",
     "nn.initializer": "pullback.frontend.initializer",
     "optimizer": "pullback.frontend.optimizer",
     "autograd": "pullback.frontend.autograd",
@@ -35,6 +35,14 @@ ALIASES: dict[str, str] = {
     "device.cuda": "pullback.frontend.api.device_cuda",
     "utils": "pullback.frontend.api.utils",
     "utils.unique_name": "pullback.frontend.unique_name",
+    "io": "pullback.frontend.io",
+    "metric": "pullback.frontend.metric",
+    "vision": "pullback.frontend.vision",
+    "vision.models": "pullback.frontend.vision.models",
+    "vision.transforms": "pullback.frontend.vision.transforms",
+    "vision.datasets": "pullback.frontend.vision.datasets",
+    "incubate": "pullback.frontend.api.incubate",
+    "incubate.optimizer": "pullback.frontend.api.incubate_optimizer",
 }
 """Public namespace (relative to the package root) -> implementing module."""
 

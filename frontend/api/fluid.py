@@ -45,7 +45,7 @@ __all__ = [
     "Program",
     "Scope",
     "Variable",
-    "backward",
+    "backward",  # noqa: F822 - loaded on first use (module __getattr__)
     "cpu_places",
     "cuda_places",
     "data",
@@ -55,7 +55,7 @@ __all__ = [
     "executor",
     "framework",
     "global_scope",
-    "gradients",
+    "gradients",  # noqa: F822 - loaded on first use (module __getattr__)
     "in_dygraph_mode",
     "initializer",
     "layers",

@@ -9,20 +9,18 @@ resolved by the package root (see `pullback.frontend.api.ALIASES`).
 from __future__ import annotations
 
 from pullback.frontend.api import registry
+from pullback.frontend.api.device import get_device, is_compiled_with_cuda, set_device
 from pullback.frontend.core import disable_static, enable_static, in_dynamic_mode
 from pullback.frontend.framework import (
     Program,
-    default_main_program,
-    default_startup_program,
 )
 from pullback.frontend.param_attr import ParamAttr
-from pullback.frontend.api.device import get_device, is_compiled_with_cuda, set_device
 from pullback.runtime.executor import CPUPlace, CUDAPlace
 
 globals().update(registry.paddle())
 
-from pullback.frontend.dtype import bool_ as bool  # noqa: A001, E402 - Paddle's dtype name
-from pullback.frontend.dtype import float32, float64, int32, int64  # noqa: E402
+from pullback.frontend.dtype import bool_ as bool  # noqa: A001, E402, F401 - Paddle's dtype name
+from pullback.frontend.dtype import float32, float64, int32, int64  # noqa: E402, F401
 """Dtypes are spelled by their Paddle names (`dtype=paddle.float32`)."""
 from pullback.frontend.random import get_rng_state, seed, set_rng_state  # noqa: E402
 """`paddle.seed` reseeds the global generator every unseeded random op draws from."""
@@ -43,6 +41,10 @@ __getattr__, __dir__ = registry.lazy_attributes(
         "no_grad": "pullback.frontend.autograd:no_grad",
         "enable_grad": "pullback.frontend.autograd:enable_grad",
         "set_grad_enabled": "pullback.frontend.autograd:set_grad_enabled",
+        "save": "pullback.frontend.serialization:save",
+        "load": "pullback.frontend.serialization:load",
+        "summary": "pullback.frontend.summary:summary",
+        "DataParallel": "pullback.distributed.parallel:DataParallel",
     },
 )
 

@@ -16,7 +16,13 @@ from pullback.frontend.framework import (
     program_guard,
 )
 from pullback.frontend.layers import create_global_var, create_parameter, data
-from pullback.runtime.executor import CPUPlace, CUDAPlace, Executor, cpu_places, cuda_places
+from pullback.runtime.executor import (
+    CPUPlace,
+    CUDAPlace,
+    Executor,
+    cpu_places,
+    cuda_places,
+)
 from pullback.runtime.scope import Scope, global_scope, scope_guard
 
 __path__: list[str] = []  # children (`paddle.static.nn`) come from the alias finder
@@ -35,6 +41,14 @@ __getattr__, __dir__ = registry.lazy_attributes(
     {
         "append_backward": "pullback.frontend.backward:append_backward",
         "gradients": "pullback.frontend.backward:gradients",
+        "accuracy": "pullback.frontend.metric:static_accuracy",
+        "save": "pullback.frontend.serialization:static_save",
+        "load": "pullback.frontend.serialization:static_load",
+        "load_program_state": "pullback.frontend.serialization:load_program_state",
+        "set_program_state": "pullback.frontend.serialization:set_program_state",
+        "save_inference_model": "pullback.frontend.serialization:save_inference_model",
+        "load_inference_model": "pullback.frontend.serialization:load_inference_model",
+        "normalize_program": "pullback.frontend.serialization:normalize_program",
     },
 )
 
@@ -46,7 +60,8 @@ __all__ = [
     "Program",
     "Scope",
     "Variable",
-    "append_backward",
+    "accuracy",
+    "append_backward",  # noqa: F822 - loaded on first use (module __getattr__)
     "cpu_places",
     "create_global_var",
     "create_parameter",
@@ -55,9 +70,16 @@ __all__ = [
     "default_main_program",
     "default_startup_program",
     "global_scope",
-    "gradients",
+    "gradients",  # noqa: F822 - loaded on first use (module __getattr__)
+    "load",
+    "load_inference_model",
+    "load_program_state",
     "name_scope",
     "nn",
+    "normalize_program",
     "program_guard",
+    "save",
+    "save_inference_model",
     "scope_guard",
+    "set_program_state",
 ]

@@ -17,11 +17,16 @@ from pullback.frontend.ops.elementwise import (
     check_float_tensor,
     check_tensor,
     divide,
+    equal,
     full_like,
     maximum,
     not_equal,
+    scale,
+    where,
 )
+from pullback.frontend.ops.indexing import gather
 from pullback.frontend.ops.reduction import mean, sum
+from pullback.frontend.ops.shape import reshape, transpose, unsqueeze
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -62,46 +67,91 @@ def squeeze_axis(x: Any, axis: int) -> Any:
 
 
 def cross_entropy(
-    input: Any, label: Any, weight: Any = None, ignore_index: int = -100,  # noqa: A002
+    input: Any, label: Any, weight: Any = None, ignore_index: int = -100,
     reduction: str = "mean", soft_label: bool = False, axis: int = -1,
-    use_softmax: bool = True, name: str | None = None,
+    use_softmax: bool = True, label_smoothing: float = 0.0, name: str | None = None,
 ) -> Any:
     """`paddle.nn.functional.cross_entropy`: softmax cross entropy of LOGITS (or of
     probabilities when `use_softmax=False`), reduced by `reduction`.
 
-    The classes lie along `axis` (any dimension, negative counts from the end).  Hard
-    labels are int64, the input's shape with a 1 at `axis`, or without that
-    dimension.  With `reduction='none'` the loss has the label's shape (the input's
-    with a 1 at `axis` for soft labels).  With `'mean'` and a hard label, a
-    non-negative `ignore_index` divides by the number of labels not ignored (Paddle's
-    rule; a negative one ignores nothing and takes the plain mean).
+    The classes lie along `axis` (any dimension; the ops take it as a property).
+    Hard labels are int64, the input's shape with a 1 at `axis`, or without that
+    dimension; `label_smoothing > 0` turns them into `(1 - e) * one_hot + e / C` soft
+    labels.  `weight` (one per class) scales each sample's loss by the weight of its
+    label (soft labels: `label . weight`), and `'mean'` then divides by the sum of
+    those weights over the samples not ignored.  With `reduction='none'` the loss has
+    the label's shape (the input's with a 1 at `axis` for soft labels).  With
+    `'mean'`, no weight and a hard label, a non-negative `ignore_index` divides by the
+    number of labels not ignored (Paddle's rule; a negative one takes the plain mean).
     """
-    if weight is not None:
-        raise NotImplementedError("cross_entropy: 'weight' is not supported")
+    fn = "cross_entropy"
     if reduction not in _REDUCTIONS:
-        raise ValueError(f"cross_entropy: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
-    check_float_tensor("cross_entropy", "input", input)
-    axis = _check_class_axis("cross_entropy", input, axis)
-    if use_softmax:
-        _, loss = _classification_loss(
-            "cross_entropy", pd.SoftmaxWithCrossEntropyOp, input, label, soft_label,
-            ignore_index, None, axis=axis,
-        )
-    else:
-        (loss,) = _classification_loss(
-            "cross_entropy", pd.CrossEntropyOp, input, label, soft_label, ignore_index, None,
-            axis=axis,
-        )
+        raise ValueError(f"{fn}: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
+    check_float_tensor(fn, "input", input)
+    rank = len(input.shape)
+    a = _check_class_axis(fn, input, axis) % rank
+    classes = input.shape[a]
+    if not isinstance(label_smoothing, (int, float)) or not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"{fn}: label_smoothing must be in [0, 1], got {label_smoothing!r}")
+    hard_rank = len(label.shape)
+    if label_smoothing > 0.0:
+        if not soft_label:
+            check_tensor(fn, "label", label)
+            ids = sum(label, axis=a) if len(label.shape) == rank else label
+            label = one_hot(ids, classes)  # classes appended last: move them to `a`
+            if a != rank - 1:
+                label = transpose(label, [*range(a), rank - 1, *range(a, rank - 1)])
+        if classes < 0:
+            raise ValueError(f"{fn}: label_smoothing needs a static class dimension")
+        e = float(label_smoothing)  # label_smooth's uniform prior, along the class axis
+        label = scale(cast(label, input.dtype), 1.0 - e, e / classes)
+        soft_label = True
+    op_cls = pd.SoftmaxWithCrossEntropyOp if use_softmax else pd.CrossEntropyOp
+    loss = _classification_loss(fn, op_cls, input, label, soft_label, ignore_index, None, axis=a)[-1]
+    w = None
+    if weight is not None:
+        check_float_tensor(fn, "weight", weight)
+        if list(weight.shape) != [classes] and classes >= 0:
+            raise ValueError(f"{fn}: weight must have shape [{classes}], got {list(weight.shape)}")
+        if soft_label:
+            along = reshape(weight, [classes if d == a else 1 for d in range(rank)])
+            w = sum(label * along, axis=a, keepdim=True)
+        else:
+            ids = label if len(label.shape) == rank else unsqueeze(label, [a])
+            ignored = equal(ids, full_like(ids, ignore_index))
+            safe = where(ignored, full_like(ids, 0), ids)
+            picked = reshape(gather(weight, reshape(safe, [-1])), [d if d >= 0 else -1 for d in ids.shape])
+            w = where(ignored, full_like(picked, 0.0), picked)
+        loss = loss * w
     if reduction == "sum":
         return sum(loss, name=name)
     if reduction == "mean":
+        if w is not None:
+            total = sum(w)
+            return divide(sum(loss), total + cast(equal(total, full_like(total, 0.0)), total.dtype), name=name)
         if soft_label or ignore_index < 0:
             return mean(loss, name=name)
         valid = sum(cast(not_equal(label, full_like(label, ignore_index)), loss.dtype))
         return divide(sum(loss), maximum(valid, full_like(valid, 1.0)), name=name)
-    if not soft_label and len(label.shape) == len(input.shape) - 1:
-        return squeeze_axis(loss, axis)
+    if hard_rank == rank - 1:  # a hard label without the class axis (smoothed or not)
+        return squeeze_axis(loss, a)
     return loss
+
+
+def label_smooth(label: Any, prior_dist: Any = None, epsilon: float = 0.1,
+                 name: str | None = None) -> Any:
+    """`paddle.nn.functional.label_smooth`: `(1 - epsilon) * label + epsilon * prior`,
+    the prior uniform (`1 / C`) unless `prior_dist` (`[1, C]`) is given."""
+    check_float_tensor("label_smooth", "label", label)
+    if not isinstance(epsilon, (int, float)) or not 0.0 <= epsilon <= 1.0:
+        raise ValueError(f"label_smooth: epsilon must be in [0, 1], got {epsilon!r}")
+    if prior_dist is None:
+        c = label.shape[-1]
+        if c < 0:
+            raise ValueError("label_smooth: the class dimension must be static")
+        return scale(label, 1.0 - epsilon, epsilon / c, name=name)
+    check_float_tensor("label_smooth", "prior_dist", prior_dist)
+    return scale(label, 1.0 - epsilon) + scale(prior_dist, epsilon)
 
 
 def softmax_with_cross_entropy(
@@ -120,7 +170,7 @@ def softmax_with_cross_entropy(
     return (loss, softmax) if return_softmax else loss
 
 
-def fluid_cross_entropy(input: Any, label: Any, soft_label: bool = False,  # noqa: A002
+def fluid_cross_entropy(input: Any, label: Any, soft_label: bool = False,
                         ignore_index: int = -100) -> Any:
     """`fluid.layers.cross_entropy`: per-row cross entropy `[N.., 1]` of PROBABILITIES."""
     (loss,) = _classification_loss(
@@ -153,7 +203,7 @@ def one_hot(x: Any, num_classes: int, name: str | None = None) -> Any:
                  depth=num_classes)
 
 
-def fluid_one_hot(input: Any, depth: int, allow_out_of_range: bool = False) -> Any:  # noqa: A002
+def fluid_one_hot(input: Any, depth: int, allow_out_of_range: bool = False) -> Any:
     """`fluid.layers.one_hot`: the legacy form, ids `[N.., 1]` -> `[N.., depth]` (the
     trailing 1 is replaced)."""
     check_tensor("one_hot", "input", input)
@@ -169,12 +219,13 @@ def fluid_one_hot(input: Any, depth: int, allow_out_of_range: bool = False) -> A
 
 
 PADDLE: list[Callable[..., Any]] = []
-FUNCTIONAL = [cross_entropy, softmax_with_cross_entropy, square_error_cost, one_hot]
+FUNCTIONAL = [cross_entropy, softmax_with_cross_entropy, square_error_cost, one_hot, label_smooth]
 STATIC_NN: list[Callable[..., Any]] = []
 FLUID_LAYERS: dict[str, Callable[..., Any]] = {
     "cross_entropy": fluid_cross_entropy,
     "softmax_with_cross_entropy": softmax_with_cross_entropy,
     "square_error_cost": square_error_cost,
     "one_hot": fluid_one_hot,
+    "label_smooth": label_smooth,
 }
 TENSOR_METHODS: dict[str, Callable[..., Any]] = {}

@@ -28,6 +28,10 @@ non_differentiable(
     pd.EqualOp,
     pd.NotEqualOp,
     pd.SignOp,
+    # Piecewise constant: Paddle's gradient is zero everywhere.
+    pd.FloorOp,
+    pd.CeilOp,
+    pd.RoundOp,
 )
 
 
@@ -219,6 +223,70 @@ def erf_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | N
     """g * 2 / sqrt(pi) * exp(-x ** 2)."""
     x, _, g = _unary(op, grads)
     return [b.mul(g, erf_derivative(b, x))]
+
+
+@vjp(pd.SinOp)
+def sin_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """g * cos(x)."""
+    x, _, g = _unary(op, grads)
+    return [b.mul(g, b.emit(pd.CosOp, x))]
+
+
+@vjp(pd.CosOp)
+def cos_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """-g * sin(x)."""
+    x, _, g = _unary(op, grads)
+    return [b.mul(g, b.neg(b.emit(pd.SinOp, x)))]
+
+
+@vjp(pd.TanOp)
+def tan_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """g * (1 + out ** 2)."""
+    _, out, g = _unary(op, grads)
+    return [b.mul(g, b.scale(b.emit(pd.SquareOp, out), 1.0, 1.0))]
+
+
+@vjp(pd.AsinOp, pd.AcosOp)
+def asin_acos_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """asin: g / sqrt(1 - x ** 2); acos: its negation."""
+    x, _, g = _unary(op, grads)
+    d = b.div(g, b.emit(pd.SqrtOp, b.scale(b.emit(pd.SquareOp, x), -1.0, 1.0)))
+    return [d if isinstance(op, pd.AsinOp) else b.neg(d)]
+
+
+@vjp(pd.AtanOp)
+def atan_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """g / (1 + x ** 2)."""
+    x, _, g = _unary(op, grads)
+    return [b.div(g, b.scale(b.emit(pd.SquareOp, x), 1.0, 1.0))]
+
+
+@vjp(pd.SinhOp)
+def sinh_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """g * cosh(x)."""
+    x, _, g = _unary(op, grads)
+    return [b.mul(g, b.emit(pd.CoshOp, x))]
+
+
+@vjp(pd.CoshOp)
+def cosh_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """g * sinh(x)."""
+    x, _, g = _unary(op, grads)
+    return [b.mul(g, b.emit(pd.SinhOp, x))]
+
+
+@vjp(pd.Log1pOp)
+def log1p_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """g / (1 + x)."""
+    x, _, g = _unary(op, grads)
+    return [b.div(g, b.scale(x, 1.0, 1.0))]
+
+
+@vjp(pd.Expm1Op)
+def expm1_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """g * (out + 1) (= g * exp(x))."""
+    _, out, g = _unary(op, grads)
+    return [b.mul(g, b.scale(out, 1.0, 1.0))]
 
 
 _GELU_C = math.sqrt(2.0 / math.pi)

@@ -9,11 +9,10 @@ input shapes, window geometry from the ops themselves (`ConvWindowOp.window`,
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects.builtin import TensorType
-
 from pullback.dialects import pd
 from pullback.dialects.pd.nn import DROPOUT_BITS, SPLITMIX_GAMMA, SPLITMIX_LAST_SHIFT, SPLITMIX_MIX
 from pullback.runtime.interpreter import kernel, out_of_range
+from xdsl.dialects.builtin import TensorType
 
 
 def out_shape(op: pd.PdOp, *arrays: np.ndarray) -> tuple[int, ...]:
@@ -227,6 +226,34 @@ def layer_norm(op, x: np.ndarray, *params: np.ndarray) -> np.ndarray:
     if len(params) == 2:
         y = y + params[1].reshape(x.shape[axis:])
     return y
+
+
+# ------------------------------------------------------------------------ batch norm
+
+
+@kernel(pd.BatchNormOp)
+def batch_norm(op, x, scale, bias, mean, variance):
+    """Normalize with batch (or global) statistics, update the running ones."""
+    c = op.channel_axis()
+    axes = tuple(op.reduced_axes())
+    shape = [1] * x.ndim
+    shape[c] = x.shape[c]
+    eps, m = op.prop("epsilon"), op.prop("momentum")
+    if op.global_stats():
+        mu, var = mean, variance
+        mean_out, var_out = mean, variance
+    else:
+        if x.size == x.shape[c]:
+            # One value per channel: Paddle passes x through and updates nothing.
+            zeros = np.zeros_like(mean)
+            return x.copy(), mean, variance, zeros, zeros
+        mu = x.mean(axis=axes)
+        var = ((x - mu.reshape(shape)) ** 2).mean(axis=axes)
+        mean_out = m * mean + (1 - m) * mu
+        var_out = m * variance + (1 - m) * var
+    inv_std = 1.0 / np.sqrt(var + eps)
+    y = (x - mu.reshape(shape)) * inv_std.reshape(shape) * scale.reshape(shape) + bias.reshape(shape)
+    return y, mean_out, var_out, mu, inv_std
 
 
 # --------------------------------------------------------------------------- dropout

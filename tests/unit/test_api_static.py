@@ -109,7 +109,7 @@ def test_no_two_families_export_the_same_name():
     for kind in registry.LIST_EXPORTS + registry.DICT_EXPORTS:
         seen: dict[str, str] = {}
         for fam, table in registry.exports_by_family(kind).items():
-            for name, fn in table.items():
+            for name in table:
                 assert seen.get(name) in (None, fam), (
                     f"{kind}: '{name}' exported by both {seen[name]} and {fam}"
                 )
@@ -361,8 +361,10 @@ def test_conv2d_argument_errors():
         paddle.static.nn.conv2d(x, 4, 3, groups=2)
     with pytest.raises(ValueError, match="input must be 4-D"):
         paddle.static.nn.conv2d(paddle.static.data("v", [None, 3]), 4, 3)
-    with pytest.raises(ValueError, match="only data_format='NCHW'"):
-        paddle.static.nn.conv2d(x, 4, 3, data_format="NHWC")
+    with pytest.raises(ValueError, match="data_format must be 'NCHW' or 'NHWC'"):
+        paddle.static.nn.conv2d(x, 4, 3, data_format="NCWH")
+    nhwc = paddle.static.nn.conv2d(paddle.static.data("xh", [None, 5, 5, 3]), 4, 3, data_format="NHWC")
+    assert nhwc.shape == [-1, 3, 3, 4]
     with pytest.raises(ValueError, match="padding must be"):
         paddle.static.nn.conv2d(x, 4, 3, padding="FULL")
 

@@ -85,10 +85,15 @@ def normal(**shapes: Sequence[int]) -> Feeds:
 
 def test_no_pd_op_is_left_without_a_lowering() -> None:
     host_side = {t.name for t in pd.ALL_OPS if getattr(t, "HOST_ONLY", None)}
-    assert host_side == {"pd.uniform_random", "pd.gaussian_random"}
+    assert host_side == {"pd.uniform_random", "pd.gaussian_random", "pd.randint", "pd.randperm",
+                         "pd.bernoulli", "pd.nonzero"}
     gaps = {t.name: lowering_gap(t) for t in pd.ALL_OPS if lowering_gap(t) is not None}
-    assert set(gaps) == host_side, f"pd ops without a native lowering: {sorted(set(gaps) - host_side)}"
-    assert all("host interpreter" in why for why in gaps.values())
+    # Control flow (pd.if/pd.while, stacks) runs on the interpreter, with a warning,
+    # until it has a native (scf) lowering (issue 14).
+    pending = {t.name for t in pd.CONTROL_OPS}
+    missing = set(gaps) - host_side - pending
+    assert not missing, f"pd ops without a native lowering: {sorted(missing)}"
+    assert all("host interpreter" in gaps[n] for n in host_side)
 
 
 # -------------------------------------------------------------------- shape ops

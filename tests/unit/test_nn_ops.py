@@ -690,7 +690,7 @@ def test_frontend_eager():
 @pytest.mark.parametrize(
     "call,error,message",
     [
-        (lambda x, i: F.conv2d(x, x, data_format="NHWC"), ValueError, "conv2d: only data_format='NCHW'"),
+        (lambda x, i: F.conv2d(x, x, data_format="NCWH"), ValueError, "conv2d: data_format must be 'NCHW' or 'NHWC'"),
         (lambda x, i: F.conv2d(x, x, padding="FULL"), ValueError, "conv2d: padding must be 'SAME', 'VALID' or ints"),
         (lambda x, i: F.conv2d(x, x, padding=[1, 2, 3]), ValueError, "conv2d: padding must be"),
         (lambda x, i: F.conv2d(x, x, stride=0), ValueError, "conv2d: stride must be an int or 2 ints >= 1"),
