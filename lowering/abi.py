@@ -39,6 +39,9 @@ class Abi:
     dimension of a feed, as `(feed position, axis)`), then `feeds`, `params` and
     `outputs` as memrefs.  Outputs are the fetched values in fetch order, then
     persistables written by the program that it never reads with `pd.parameter`.
+    When `checks` is not empty a last argument, `memref<3xi64>` zeroed by the
+    caller, receives the first failed range check: `[code, value, limit]`, code
+    `k` naming `checks[k - 1]` (`[op name, what]`).
     """
 
     feeds: list[tuple[str, TensorType]] = field(default_factory=list)
@@ -50,6 +53,8 @@ class Abi:
     fetches: list[list[object]] = field(default_factory=list)
     """Where each fetched value is found: `["out", i]` (output buffer i) or
     `["param", name]` (a parameter updated in place)."""
+    checks: list[list[str]] = field(default_factory=list)
+    """Run-time range checks, `[op name, what]` (`what`: `id` or `label`)."""
 
     def to_json(self) -> str:
         """Serialize (stored as the entry function's `pullback.abi` attribute)."""
@@ -65,6 +70,7 @@ class Abi:
                 "dims": self.dims,
                 "writes": self.writes,
                 "fetches": self.fetches,
+                "checks": self.checks,
             }
         )
 

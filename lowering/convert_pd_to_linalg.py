@@ -36,6 +36,7 @@ from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
+    FunctionType,
     IndexType,
     MemRefType,
     ModuleOp,
@@ -110,11 +111,13 @@ def build_entry(
     extra_fetches: Sequence[SSAValue] = (),
     entry: str = "main",
     only_given_fetches: bool = False,
+    range_checks: bool = True,
 ) -> tuple[func.FuncOp, Abi]:
     """Lower the `pd` program in `module` to a new entry function (not inserted).
 
     Outputs are the `pd.fetch` operands then `extra_fetches` (only the latter when
-    `only_given_fetches`).  `module` itself is left unchanged.
+    `only_given_fetches`).  `module` itself is left unchanged.  `range_checks`: ids
+    and labels are checked at run time (`Abi.checks`; off for the GPU backend).
     """
     prog = Program.of(module, extra_fetches, use_fetch_ops=not only_given_fetches)
     for op in prog.ops:
@@ -176,7 +179,7 @@ def build_entry(
     feed_args, args = args[: len(abi.feeds)], args[len(abi.feeds):]
     param_args, out_args = args[: len(abi.params)], args[len(abi.params):]
 
-    low = Lowerer(prog, Builder(InsertPoint.at_end(block)), abi)
+    low = Lowerer(prog, Builder(InsertPoint.at_end(block)), abi, range_checks=range_checks)
     dim_of: dict[tuple[int, int], SSAValue] = {}
     for (fi, k), a in zip(abi.dims, dim_args):
         a.name_hint = f"{_safe(abi.feeds[fi][0])}_d{k}"
@@ -238,6 +241,9 @@ def build_entry(
         if not isinstance(v.owner, (pd.DataOp, pd.ParameterOp)):
             low.copy_value(v, a)
     block.add_op(ret)
+    if low.status is not None:  # range checks added the status argument
+        fn.function_type = FunctionType.from_lists([a.type for a in block.args], [])
+        fn.attributes["pullback.abi"] = StringAttr(abi.to_json())
     return fn, abi
 
 

@@ -27,15 +27,16 @@ program (`Lowerer._plan`) and bounded by a cost budget (`RECOMPUTE_BUDGET`).
 
 from __future__ import annotations
 
+import contextlib
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from xdsl.builder import Builder
-from xdsl.dialects import arith, func, memref
+from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     AnyFloat,
@@ -274,6 +275,8 @@ Fusible = Callable[[Any], Sequence[int]]
 operand's own full shape."""
 SizeRule = Callable[["Lowerer", Any, SSAValue, int], "Size | None"]
 """`sizes(low, op, result, k)`: dynamic dimension `k` of `result` (None: not known)."""
+Check = Callable[["Lowerer", Any], None]
+"""`check(low, op)`: emit the run-time range check of an op's integer operand."""
 
 
 @dataclass
@@ -285,6 +288,10 @@ class OpLowering:
     maps: Maps | None = None
     fusible: Fusible | None = None
     sizes: SizeRule | None = None
+    check: Check | None = None
+    """Run before the op (inlined or not): checks the ids/labels it indexes with."""
+    checked_operand: int = -1
+    """The operand `check` reads: it always gets a buffer of its own."""
 
     @property
     def is_pointwise(self) -> bool:
@@ -323,6 +330,20 @@ def pointwise(*op_types: type[PdOp], maps: Maps = numpy_maps) -> Callable[[Body]
             entry = _entry(t)
             entry.body = fn
             entry.maps = maps
+        return fn
+
+    return register
+
+
+def range_check(*op_types: type[PdOp], operand: int) -> Callable[[Check], Check]:
+    """Register the run-time range check of one or more op classes, reading their
+    integer operand `operand` (`loop_nest.check_range` does the work): an id or
+    label out of range is reported as the interpreter raises it."""
+
+    def register(fn: Check) -> Check:
+        for t in op_types:
+            entry = _entry(t)
+            entry.check, entry.checked_operand = fn, operand
         return fn
 
     return register
@@ -448,6 +469,60 @@ class Lowerer:
     anchors: list[Operation | None] = field(default_factory=list)
     _consts: dict[int, SSAValue] = field(default_factory=dict)
     current: int = -1
+    range_checks: bool = True
+    """Whether rules emit run-time range checks (`check_slot`); off for the GPU,
+    whose host code cannot read a device status buffer."""
+    status: SSAValue | None = None
+    """`memref<3xi64>` entry argument `[check code, bad value, limit]` (code 0: no
+    error), added by the first range check; the runtime raises from it."""
+    _guard: Operation | None = None
+
+    @property
+    def entry_block(self) -> Block:
+        """The entry function's body (top level, whatever the insertion point)."""
+        op = self._guard
+        return op.parent_block() if op is not None else self.b.insertion_point.block  # type: ignore[return-value]
+
+    def check_slot(self, op: Operation, what: str) -> tuple[SSAValue, int] | None:
+        """Register a run-time range check of `op`'s `what` (`id`, `label`): the
+        status buffer (an entry argument added on first use) and the check's code,
+        1-based; None when checks are off.  The ABI lists `[op name, what]` per code."""
+        if not self.range_checks:
+            return None
+        if self.status is None:
+            block = self.entry_block
+            self.status = block.insert_arg(MemRefType(i64, [3]), len(block.args))
+            self.status.name_hint = "status"
+        self.abi.checks.append([op.name, what])
+        return self.status, len(self.abi.checks)
+
+    @contextlib.contextmanager
+    def unless_failed(self) -> Iterator[None]:
+        """Emit into `scf.if status[0] == 0 { ... }` once a range check exists, so
+        that a failed check leaves persistables untouched (the interpreter raises
+        before any later op runs).  Temporaries allocated inside are hoisted."""
+        if self.status is None or self._guard is not None:
+            yield
+            return
+        flag = self.emit(memref.LoadOp.get(self.status, [self.index(0)])).results[0]
+        zero = self.emit(arith.ConstantOp(IntegerAttr(0, i64))).results[0]
+        ok = self.emit(arith.CmpiOp(flag, zero, "eq")).results[0]
+        block = Block()
+        guard = self.emit(scf.IfOp(ok, [], Region(block)))
+        outer = self.b
+        self.b, self._guard = Builder(InsertPoint.at_end(block)), guard
+        try:
+            yield
+        finally:
+            block.add_op(scf.YieldOp())
+            self.b, self._guard = outer, None
+
+    def _emit_alloc(self, op: Operation) -> None:
+        """Insert an allocation at the top level (before an open guard)."""
+        if self._guard is not None:
+            self.entry_block.insert_op_before(op, self._guard)
+        else:
+            self.emit(op)
 
     # ------------------------------------------------------------ small helpers
 
@@ -461,7 +536,7 @@ class Lowerer:
         if n not in self._consts:
             c = arith.ConstantOp.from_int_and_width(n, IndexType())
             c.result.name_hint = f"c{n}"
-            block = self.b.insertion_point.block
+            block = self.entry_block
             first = block.first_op
             if first is None:
                 block.add_op(c)
@@ -498,7 +573,7 @@ class Lowerer:
         """A fresh temporary for `v`, freed after its last reader."""
         dyn = [s for s in self.sizes[v] if not isinstance(s, int)]
         op = memref.AllocOp(dyn, [], self.memref_type(v), alignment=IntegerAttr(64, i64))
-        self.emit(op)
+        self._emit_alloc(op)
         name = _hint(v)
         if name:
             op.memref.name_hint = name
@@ -510,7 +585,7 @@ class Lowerer:
         shape = [s if isinstance(s, int) else DYN for s in sizes]
         dyn = [s for s in sizes if not isinstance(s, int)]
         op = memref.AllocOp(dyn, [], MemRefType(elem, shape), alignment=IntegerAttr(64, i64))
-        self.emit(op)
+        self._emit_alloc(op)
         self.temps[op.memref] = self.current
         return op.memref
 
@@ -709,6 +784,8 @@ class Lowerer:
             self.current = i
             self._sizes_for(op)
             entry = LOWERINGS.get(type(op))
+            if entry is not None and entry.check is not None and self.range_checks:
+                entry.check(self, op)
             if isinstance(op, STRUCTURAL_OPS):
                 pass  # feeds and parameters: entry-function arguments, bound already
             elif entry is None or (entry.rule is None and entry.body is None):
@@ -718,9 +795,11 @@ class Lowerer:
                 )
             elif entry.rule is not None:
                 if any(self.needed(r) for r in op.results) or op.WRITES_PERSISTABLE:
-                    entry.rule(self, op)
+                    with self.unless_failed() if op.WRITES_PERSISTABLE else contextlib.nullcontext():
+                        entry.rule(self, op)
             elif not all(self.prog.resolve(r) in self.inline or not self.needed(r) for r in op.results):
-                self.pointwise_generic(op)
+                with self.unless_failed() if op.WRITES_PERSISTABLE else contextlib.nullcontext():
+                    self.pointwise_generic(op)
             self.anchors.append(self.b.insertion_point.block.last_op)
         self.current = len(self.prog.ops)
         self._finish()
@@ -734,6 +813,11 @@ class Lowerer:
         """Decide which pointwise values are inlined into their readers."""
         prog = self.prog
         forced = set(self.dest) | set(prog.fetches)
+        if self.range_checks:  # checked ids/labels are read from a buffer
+            for op in prog.ops:
+                entry = LOWERINGS.get(type(op))
+                if entry is not None and entry.check is not None:
+                    forced.add(prog.resolve(op.operands[entry.checked_operand]))
         for op in prog.ops:
             entry = LOWERINGS.get(type(op))
             if entry is None or not entry.is_pointwise or len(op.results) != 1:
@@ -785,8 +869,10 @@ class Lowerer:
 
     def _finish(self) -> None:
         """Copy back unsafe in-place updates, free temporaries, and return."""
-        for v, dst in self.copy_back:
-            self.copy_value(v, dst)
+        if self.copy_back:
+            with self.unless_failed():
+                for v, dst in self.copy_back:
+                    self.copy_value(v, dst)
         for mem, _ in list(self.temps.items()):
             last = self.last_read.get(mem, self.temps[mem])
             anchor = self.anchors[min(last, len(self.anchors) - 1)] if last >= 0 else None
@@ -855,6 +941,7 @@ __all__ = [
     "lowers",
     "numpy_maps",
     "pointwise",
+    "range_check",
     "result_sizes",
     "sizes_of_first",
 ]

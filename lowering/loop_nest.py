@@ -28,6 +28,7 @@ from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerAttr, i64
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
+from pullback.dialects.pd.base import PdOp
 from pullback.lowering.core import Lowerer, Scalar, Size
 
 ATOMIC_ADDF = 0
@@ -163,9 +164,52 @@ def copy_window(
     parallel(low, sizes, body)
 
 
+
+
+def check_range(
+    low: Lowerer, op: PdOp, what: str, ids: SSAValue, limit: Size, skip: int | None = None
+) -> None:
+    """Check at run time that every element of the integer value `ids` (a buffer) lies
+    in `[0, limit)`, elements equal to `skip` excepted (`ignore_index`).  The first
+    one that does not, in row-major order, is stored in the status buffer
+    (`Lowerer.check_slot`) as `[code, value, limit]`; the runtime then raises what
+    the interpreter raises.  One pass over the ids, a compare per element: nothing
+    next to the gather or the loss it guards."""
+    slot = low.check_slot(op, what)
+    if slot is None:
+        return
+    status, code = slot
+    mem = low.read(ids)
+    lim = low.emit(arith.IndexCastOp(low.as_value(limit), i64)).results[0]
+
+    def body(s: Scalar, ivs: list[SSAValue]) -> None:
+        v = load(s, mem, ivs)
+        if v.type != i64:
+            v = s.emit(arith.ExtSIOp(v, i64))
+        zero = s.const(0, i64)
+        bad = s.emit(arith.OrIOp(s.cmp("lt", v, zero), s.cmp("ge", v, lim)))
+        if skip is not None:
+            bad = s.emit(arith.AndIOp(bad, s.cmp("ne", v, s.const(skip, i64))))
+        c0 = s.const(0, IndexType())
+
+        def report(s1: Scalar) -> None:
+            first = s1.cmp("eq", load(s1, status, [c0]), s1.const(0, i64))
+
+            def record(s2: Scalar) -> None:
+                for k, x in enumerate((s2.const(code, i64), v, lim)):
+                    store(s2, x, status, [s2.const(k, IndexType())])
+
+            if_then(s1, first, record)
+
+        if_then(s, bad, report)
+
+    parallel(low, low.sizes_of(ids), body)
+
+
 __all__ = [
     "all_of",
     "atomic_add",
+    "check_range",
     "clamp",
     "copy_window",
     "for_range",

@@ -23,11 +23,12 @@ from pullback.lowering.core import (
     identity_maps,
     lowers,
     pointwise,
+    range_check,
     result_shape,
     result_sizes,
     sizes_of_first,
 )
-from pullback.lowering.loop_nest import for_range, load, parallel, store, to_float
+from pullback.lowering.loop_nest import check_range, for_range, load, parallel, store, to_float
 from pullback.lowering.reduction import row_stats
 from xdsl.dialects import arith
 from xdsl.dialects import math as xmath
@@ -35,28 +36,36 @@ from xdsl.dialects.builtin import IndexType, i1
 from xdsl.ir import SSAValue
 
 
-def _label_map(x: SSAValue, label: SSAValue) -> DimMap:
-    """How a hard label `[N.., 1]` or `[N..]` is read over the input's `[N.., C]` loop."""
+def class_axis_of(op: pd.ClassificationLossOp, x: SSAValue) -> int:
+    """The op's class dimension, non-negative."""
+    return op.prop("axis") % len(shape_of(x.type))
+
+
+def _label_map(x: SSAValue, label: SSAValue, a: int) -> DimMap:
+    """How a hard label (the input's shape with a 1 at the class axis `a`, or without
+    that dimension) is read over the input's loop."""
     rank = len(shape_of(x.type))
-    lead = tuple(range(rank - 1))
-    return lead + ((None,) if len(shape_of(label.type)) == rank else ())
+    if len(shape_of(label.type)) == rank:
+        return tuple(None if d == a else d for d in range(rank))
+    return tuple(d for d in range(rank) if d != a)
 
 
-def _loss_map(rank: int) -> DimMap:
-    return tuple(range(rank - 1)) + (None,)
+def _loss_map(rank: int, a: int) -> DimMap:
+    return tuple(None if d == a else d for d in range(rank))
 
 
 def class_loss(
     low: Lowerer, op: pd.ClassificationLossOp, x: SSAValue, label: SSAValue, out: SSAValue,
     logp: Callable[[Scalar, list[SSAValue]], SSAValue], extra: Sequence[tuple[SSAValue, DimMap, bool]],
 ) -> None:
-    """`out[n] = -sum_c w(n, c) * logp(n, c)`: w is the soft label, or for a hard label
-    `c == label[n]` (and 0 where `label[n] == ignore_index`)."""
+    """`out[n] = -sum_c w(n, c) * logp(n, c)` over the class axis: w is the soft label,
+    or for a hard label `c == label[n]` (and 0 where `label[n] == ignore_index`)."""
     rank = len(shape_of(x.type))
+    a = class_axis_of(op, x)
     soft = bool(op.prop("soft_label"))
     ignore = op.prop("ignore_index")
     low.fill(out, 0.0)
-    lmap = identity_map(rank) if soft else _label_map(x, label)
+    lmap = identity_map(rank) if soft else _label_map(x, label, a)
 
     def body(s: Scalar, args: list[SSAValue], outs: list[SSAValue]) -> list[SSAValue]:
         lab, rest = args[0], args[1:]
@@ -65,21 +74,38 @@ def class_loss(
         if soft:
             term = s.mul(lab, lp)
         else:
-            cls = s.emit(arith.IndexCastOp(s.index(rank - 1), lab.type))
+            cls = s.emit(arith.IndexCastOp(s.index(a), lab.type))
             hit = s.cmp("eq", lab, cls)
             hit = s.emit(arith.AndIOp(hit, s.cmp("ne", lab, s.const(ignore, lab.type))))
             term = s.select(hit, lp, zero)
         return [s.emit(arith.SubfOp(outs[0], term, REASSOC))]
 
     reads = [(label, lmap, soft)] + list(extra)
-    low.generic(low.sizes_of(x), reads, [(out, _loss_map(rank))], body, reductions=[rank - 1])
+    low.generic(low.sizes_of(x), reads, [(out, _loss_map(rank, a))], body, reductions=[a])
+
+
+@range_check(pd.SoftmaxWithCrossEntropyOp, pd.CrossEntropyOp, operand=1)
+def _check_labels(low: Lowerer, op: pd.ClassificationLossOp) -> None:
+    """Hard labels in `[0, classes)` or equal to `ignore_index` (the interpreter's
+    `nll` rule)."""
+    if not op.prop("soft_label"):
+        x, label = op.operands
+        check_range(low, op, "label", label, low.sizes_of(x)[class_axis_of(op, x)],
+                    skip=op.prop("ignore_index"))
+
+
+@range_check(pd.OneHotOp, operand=0)
+def _check_one_hot(low: Lowerer, op: pd.OneHotOp) -> None:
+    """Ids in `[0, depth)` unless `allow_out_of_range` (then a zero row)."""
+    if not op.prop("allow_out_of_range"):
+        check_range(low, op, "id", op.operands[0], op.prop("depth"))
 
 
 @lowers(pd.SoftmaxWithCrossEntropyOp, fusible=fuse_first_operand)
 def _softmax_ce(low: Lowerer, op: pd.SoftmaxWithCrossEntropyOp) -> None:
     x, label = op.operands
     rank = len(shape_of(x.type))
-    m, total, row = row_stats(low, x, rank - 1)
+    m, total, row = row_stats(low, x, class_axis_of(op, x))
     sm_res, loss_res = op.results
     ident = identity_map(rank)
     stats = [low.buffer_read(m, row), low.buffer_read(total, row)]
@@ -125,8 +151,8 @@ def _one_hot_maps(op: pd.OneHotOp) -> list[DimMap | None]:
 
 @pointwise(pd.OneHotOp, maps=_one_hot_maps)
 def _one_hot(s: Scalar, op: pd.OneHotOp, args: list[SSAValue]) -> list[SSAValue]:
-    # Out-of-range ids give an all-zero row (the interpreter raises unless
-    # allow_out_of_range; compiled code cannot raise, so it never reads out of bounds).
+    # Out-of-range ids give an all-zero row (with allow_out_of_range; otherwise the
+    # run-time check `_check_one_hot` reports them as the interpreter raises).
     cls_dim = len(result_shape(op)) - 1
     idx = s.emit(arith.IndexCastOp(s.index(cls_dim), args[0].type))
     hit = s.cmp("eq", args[0], idx)

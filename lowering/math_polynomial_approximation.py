@@ -3,9 +3,17 @@ polynomials (the Cephes approximations MLIR's pass of the same name also uses).
 
 Why: LLVM vectorizes straight-line arithmetic, but a call to `expf` stays a scalar
 libm call per element.  With these expansions an elementwise chain of `tanh`,
-`sigmoid`, `exp`... vectorizes with the rest of its loop.  Accuracy is a few ulp over
-the whole f32 range (inputs below the smallest normal float give 0 for `exp`).
-f64 keeps the exact libm functions (`convert-math-to-llvm`).
+`sigmoid`, `exp`... vectorizes with the rest of its loop.  f64 keeps the exact libm
+functions (`convert-math-to-llvm`).
+
+Accuracy, stated bound: within 2 ulp of the correctly rounded result over the whole
+f32 range, denormal inputs and results included (measured: at most 1 ulp, against
+float64 libm rounded to f32, on 400,000 points spread over [-110, 90] and over every
+binade of positive floats; `tests/unit/test_compiled_ops.py` checks the bound).
+Special values are libm's: exp(+-0) = 1, exp(-inf) = 0, exp(+inf) = +inf, exp of
+anything past ln(FLT_MAX) = +inf, exp(NaN) = NaN; log(+-0) = -inf, log(x < 0) =
+NaN, log(-inf) = NaN, log(+inf) = +inf, log(NaN) = NaN; tanh(+-0) = +-0,
+tanh(+-inf) = +-1, tanh(NaN) = NaN.
 """
 
 from __future__ import annotations
@@ -82,37 +90,47 @@ class _Emit:
 
 
 def expand_exp(e: _Emit, x: SSAValue) -> SSAValue:
-    """Cephes `expf`: 2^n * p(r) with x = n ln2 + r, |r| <= ln2 / 2."""
+    """Cephes `expf`: 2^n * p(r) with x = n ln2 + r, |r| <= ln2 / 2; denormal results
+    too (see the module docstring for the accuracy)."""
     # The upper clamp sits past ln(FLT_MAX) = 88.7228 on purpose: there n = 128 and
     # the final products overflow to +inf, as libm's expf does, with no extra select
-    # (n stays <= 129, so the exponent bits below remain well formed).
-    x = e.clamp(x, -87.33654, 89.0)
+    # (n stays <= 129, so the exponent bits below remain well formed).  The lower one
+    # sits past ln(2^-150) = -103.97, where every result rounds to 0: exp(-inf) = 0.
+    x = e.clamp(x, -104.0, 89.0)
     n = e.op(xmath.FloorOp(e.add(e.mul(x, e.c(1.44269504088896341)), e.c(0.5))))
     r = e.sub(e.sub(x, e.mul(n, e.c(0.693359375))), e.mul(n, e.c(-2.12194440e-4)))
     p = e.poly(r, [1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1])
     p = e.add(e.add(e.mul(e.mul(p, r), r), r), e.c(1.0))
-    # 2^n built from its exponent bits as 2 * 2^(n-1), n in [-126, 128] after the
-    # clamp.  At the very bottom (n = -126, x < -86.64) 2^(n-1) has a zero exponent
-    # field, so results below ~2.4e-38 flush to zero (as with FTZ): an absolute
-    # error under FLT_MIN, and exp(-inf) = 0 as it should.
-    # (int)n without a conversion instruction (LLVM's saturating fptosi costs a
-    # handful of fix-up instructions per lane): n is integral with |n| <= 128, so
+    # 2^n, n in [-150, 128], as 2 * 2^(m-1) * post: m = n and post = 1 while 2^(m-1)
+    # is a normal float (n >= -125); below, m = n + 64 and post = 2^-64, so the last
+    # product rounds once, correctly, into the denormals (libm's expf gives them
+    # too, down to 1.4e-45 at x = -103.3).
+    low = e.cmp("olt", n, e.c(-125.0))
+    m = e.select(low, e.add(n, e.c(64.0)), n)
+    post = e.select(low, e.c(2.0**-64), e.c(1.0))
+    # (int)m without a conversion instruction (LLVM's saturating fptosi costs a
+    # handful of fix-up instructions per lane): m is integral with |m| <= 128, so
     # adding 1.5 * 2^23 puts it in the low mantissa bits.  A NaN x gives garbage
     # here, but p is NaN already, so the result stays NaN.
-    shifted = e.op(arith.BitcastOp(e.add(n, e.c(12582912.0)), i32))
-    ni = e.op(arith.SubiOp(shifted, e.ci(0x4B400000 + 1)))
-    bits = e.op(arith.ShLIOp(e.op(arith.AddiOp(ni, e.ci(127))), e.ci(23)))
+    shifted = e.op(arith.BitcastOp(e.add(m, e.c(12582912.0)), i32))
+    mi = e.op(arith.SubiOp(shifted, e.ci(0x4B400000 + 1)))
+    bits = e.op(arith.ShLIOp(e.op(arith.AddiOp(mi, e.ci(127))), e.ci(23)))
     scale = e.op(arith.BitcastOp(bits, f32))
-    return e.mul(e.mul(p, scale), e.c(2.0))
+    return e.mul(e.mul(e.mul(p, scale), e.c(2.0)), post)
 
 
 def expand_log(e: _Emit, x: SSAValue) -> SSAValue:
-    """Cephes `logf`: split x = m * 2^k with m in [sqrt(1/2), sqrt(2)), polynomial in m - 1."""
-    bits = e.op(arith.BitcastOp(x, i32))
+    """Cephes `logf`: split x = m * 2^k with m in [sqrt(1/2), sqrt(2)), polynomial in m - 1.
+    A denormal x is first scaled by 2^23 (exactly) into the normal range, its
+    exponent lowered by 23 to match."""
+    denormal = e.cmp("olt", x, e.c(1.17549435e-38))  # zero and negatives: fixed below
+    xs = e.select(denormal, e.mul(x, e.c(8388608.0)), x)
+    bits = e.op(arith.BitcastOp(xs, i32))
     k = e.op(arith.SubiOp(e.op(arith.ShRUIOp(bits, e.ci(23))), e.ci(126)))
     mbits = e.op(arith.OrIOp(e.op(arith.AndIOp(bits, e.ci(0x007FFFFF))), e.ci(0x3F000000)))
     m = e.op(arith.BitcastOp(mbits, f32))  # in [0.5, 1)
     kf = e.op(arith.SIToFPOp(k, f32))
+    kf = e.sub(kf, e.select(denormal, e.c(23.0), e.c(0.0)))
     small = e.cmp("olt", m, e.c(0.707106781186547524))
     kf = e.select(small, e.sub(kf, e.c(1.0)), kf)
     m = e.select(small, e.sub(e.add(m, m), e.c(1.0)), e.sub(m, e.c(1.0)))
@@ -138,8 +156,9 @@ def expand_tanh(e: _Emit, x: SSAValue) -> SSAValue:
     near = e.add(e.mul(e.mul(near, z), x), x)
     ex = expand_exp(e, e.add(ax, ax))
     far = e.sub(e.c(1.0), e.div(e.c(2.0), e.add(ex, e.c(1.0))))
-    far = e.op(xmath.CopySignOp(far, x))
-    return e.select(e.cmp("olt", ax, e.c(0.625)), near, far)
+    # tanh is odd: one copysign gives both branches x's sign (tanh(-0) = -0, which
+    # contracted arithmetic on `near` does not guarantee).
+    return e.op(xmath.CopySignOp(e.select(e.cmp("olt", ax, e.c(0.625)), near, far), x))
 
 
 _EXPANSIONS = {xmath.ExpOp: expand_exp, xmath.LogOp: expand_log, xmath.TanhOp: expand_tanh}

@@ -70,11 +70,13 @@ from pullback.lowering.core import (
     fuse_first_operand,
     identity_map,
     lowers,
+    range_check,
     result_sizes,
     sizes_of_first,
 )
 from pullback.lowering.loop_nest import (
     atomic_add,
+    check_range,
     clamp,
     copy_window,
     for_range,
@@ -581,6 +583,13 @@ def _row_of(s: Scalar, op: pd.LookupTableOp | pd.LookupTableGradOp, id_value: SS
         pad_row = s.add(s.const(pad, IndexType()), rows) if pad < 0 else s.const(pad, IndexType())
         ok = s.emit(arith.AndIOp(ok, s.cmp("ne", i, pad_row)))
     return clamp(s, i, rows), ok
+
+
+@range_check(pd.LookupTableOp, pd.LookupTableGradOp, operand=0)
+def _check_ids(low: Lowerer, op: pd.LookupTableOp | pd.LookupTableGradOp) -> None:
+    """Every id in `[0, rows)` (padding_idx included), as the interpreter checks."""
+    rows = low.sizes_of(op.operands[1])[0] if isinstance(op, pd.LookupTableOp) else op.prop("num_rows")
+    check_range(low, op, "id", op.operands[0], rows)
 
 
 @lowers(pd.LookupTableOp)

@@ -44,6 +44,7 @@ from pullback.lowering.convert_pd_to_linalg import build_entry
 from pullback.lowering.core import declare_callees
 from pullback.lowering.memory import MemoryReport, Peak, analyze_function
 from pullback.lowering.shapes import ShapeError, plan_shapes
+from pullback.runtime.interpreter import out_of_range
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import SSAValue
 
@@ -434,15 +435,22 @@ def execute(
     writable = [p.ctypes.data for p in params if p.size] + [o.ctypes.data for o in outs if o.size]
     if len(set(writable)) != len(writable):
         raise ValueError("two parameters share one buffer; the compiled code needs distinct arrays")
-    slots = np.empty(len(abi["dims"]) + len(feed_arrays) + len(params) + len(outs), dtype=np.int64)
+    checks = abi.get("checks") or []
+    status = [np.zeros(3, np.int64)] if checks else []
+    slots = np.empty(len(abi["dims"]) + len(feed_arrays) + len(params) + len(outs) + len(status), dtype=np.int64)
     i = 0
     for fi, k in abi["dims"]:
         slots[i] = feed_arrays[fi].shape[k]
         i += 1
-    for a in (*feed_arrays, *params, *outs):
+    for a in (*feed_arrays, *params, *outs, *status):
         slots[i] = a.ctypes.data
         i += 1
     compiled.fn(slots.ctypes.data)
+    if status and status[0][0]:
+        # A failed range check: the code skipped every persistable update after it.
+        code, value, limit = (int(v) for v in status[0])
+        op_name, what = checks[code - 1]
+        raise out_of_range(op_name, what, value, limit)
     for (name, _), o in zip(abi["outputs"][len(out_shapes) - _n_new(abi):], outs[len(out_shapes) - _n_new(abi):]):
         scope[name] = o
     by_name = dict(zip((n for n, _ in abi["params"]), params))

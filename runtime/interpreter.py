@@ -35,6 +35,17 @@ class InterpreterError(RuntimeError):
     """A program could not be run (missing feed, unknown op, unfilled backward...)."""
 
 
+class IndexOutOfRange(InterpreterError, IndexError, ValueError):
+    """An id or label outside its range, naming the op and the value: the same
+    exception from every backend (compiled code reports it through its status
+    buffer).  An IndexError, and a ValueError as Paddle raises it."""
+
+
+def out_of_range(op_name: str, what: str, value: int, limit: int) -> IndexOutOfRange:
+    """`'<op>': <what> <value> is out of range [0, <limit>)`."""
+    return IndexOutOfRange(f"'{op_name}': {what} {value} is out of range [0, {limit})")
+
+
 def kernel(*op_types: type[Operation]) -> Callable[[Kernel], Kernel]:
     """Register a numpy kernel for one or more op classes."""
 

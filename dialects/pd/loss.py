@@ -102,17 +102,31 @@ class OneHotOp(PureOp):
         return [tensor_type(elem, (*shape_of(tx), props["depth"]))]
 
 
-def loss_shape(op: str, tx: Attribute, tl: Attribute, soft_label: bool) -> Shape:
-    """Check `(input, label)` of a classification loss; return the loss shape `[N.., 1]`.
+def class_axis(op: str, rank: int, axis: int) -> int:
+    """The class dimension `axis` of a rank-`rank` input, non-negative (checked)."""
+    if rank < 1:
+        raise VerifyException(f"'{op}': input must have rank >= 1 (it holds the classes), got []")
+    if not -rank <= axis < rank:
+        raise VerifyException(f"'{op}': axis {axis} is out of range for rank {rank}")
+    return axis % rank
 
-    The input is float `[N.., C]`; a soft label has the input's dtype and shape; a hard
-    label is int64 `[N.., 1]` or `[N..]`.
+
+def loss_shape(op: str, tx: Attribute, tl: Attribute, soft_label: bool, axis: int = -1) -> Shape:
+    """Check `(input, label)` of a classification loss over the class dimension
+    `axis`; return the loss shape: the input's with a 1 at `axis`.
+
+    The input is float, `C` classes at `axis`; a soft label has the input's dtype
+    and shape; a hard label is int64, the input's shape with a 1 at `axis`, or
+    without that dimension.
     """
     expect_float(op, "input", tx)
     xs, ls = shape_of(tx), shape_of(tl)
-    if not xs:
-        raise VerifyException(f"'{op}': input must have rank >= 1 (classes last), got []")
-    lead = xs[:-1]
+    a = class_axis(op, len(xs), axis)
+    lead = xs[:a] + xs[a + 1:]
+
+    def with_one(dims: Shape) -> Shape:
+        return (*dims[:a], 1, *dims[a:])
+
     if soft_label:
         expect_same_elem(op, [tx, tl])
         if not shapes_compatible(xs, ls):
@@ -120,45 +134,48 @@ def loss_shape(op: str, tx: Attribute, tl: Attribute, soft_label: bool) -> Shape
                 f"'{op}': a soft label must have the input's shape {fmt_shape(xs)}, "
                 f"got {fmt_shape(ls)}"
             )
-        return (*merge_shapes([lead, ls[:-1]]), 1)
+        return with_one(merge_shapes([lead, ls[:a] + ls[a + 1:]]))
     if elem_of(tl) != i64:
         raise VerifyException(
             f"'{op}': hard labels must be int64, got {dtype_name(elem_of(tl))}"
         )
-    if len(ls) == len(xs) and dims_compatible(ls[-1], 1):
-        label_lead = ls[:-1]
+    if len(ls) == len(xs) and dims_compatible(ls[a], 1):
+        label_lead = ls[:a] + ls[a + 1:]
     elif len(ls) == len(lead):
         label_lead = ls
     else:
         raise VerifyException(
             f"'{op}': a hard label for input {fmt_shape(xs)} must be shaped "
-            f"{fmt_shape((*lead, 1))} or {fmt_shape(lead)}, got {fmt_shape(ls)}"
+            f"{fmt_shape(with_one(lead))} or {fmt_shape(lead)}, got {fmt_shape(ls)}"
         )
     if not shapes_compatible(lead, label_lead):
         raise VerifyException(
             f"'{op}': label shape {fmt_shape(ls)} does not match input shape "
             f"{fmt_shape(xs)} outside the class dimension"
         )
-    return (*merge_shapes([lead, label_lead]), 1)
+    return with_one(merge_shapes([lead, label_lead]))
 
 
 class ClassificationLossOp(PdOp):
     """Shared properties of the cross-entropy ops.
 
-    `ignore_index` (hard labels only): rows whose label equals it get loss 0 and no
-    gradient.
+    `axis` is the class dimension (default the last, as Paddle's); `ignore_index`
+    (hard labels only): positions whose label equals it get loss 0 and no gradient.
     """
 
     soft_label = prop_def(BoolAttr, default_value=bool_attr(False))
     ignore_index = prop_def(IntegerAttr, default_value=i64_attr(-100))
+    axis = prop_def(IntegerAttr, default_value=i64_attr(-1))
     traits = traits_def(Pure())
     irdl_options = (ParsePropInAttrDict(),)
 
 
 @irdl_op_definition
 class CrossEntropyOp(ClassificationLossOp):
-    """`-log(x[label])` (hard) or `-sum(label * log(x))` (soft) over the last dimension
-    of PROBABILITIES `x` (Paddle's `cross_entropy` operator, `fluid.layers.cross_entropy`).
+    """`-log(x[label])` (hard) or `-sum(label * log(x))` (soft) over the class
+    dimension `axis` (default the last) of PROBABILITIES `x` (Paddle's
+    `cross_entropy` operator, `fluid.layers.cross_entropy`, and
+    `F.cross_entropy(use_softmax=False)`).
 
     ```mlir
     %l = pd.cross_entropy %p, %y : (tensor<?x10xf32>, tensor<?x1xi64>) -> tensor<?x1xf32>
@@ -175,18 +192,19 @@ class CrossEntropyOp(ClassificationLossOp):
     @classmethod
     def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
         tx, tl = operand_types
-        return [tensor_type(elem_of(tx), loss_shape(cls.name, tx, tl, props["soft_label"]))]
+        shape = loss_shape(cls.name, tx, tl, props["soft_label"], props["axis"])
+        return [tensor_type(elem_of(tx), shape)]
 
 
 @irdl_op_definition
 class SoftmaxWithCrossEntropyOp(ClassificationLossOp, MultiResultNames):
-    """Softmax over the last dimension of `logits`, then cross entropy
+    """Softmax over the class dimension `axis` of `logits`, then cross entropy
     (Paddle's `softmax_with_cross_entropy`).
 
-    Two results, as in Paddle: `softmax` (shaped like the logits) and `loss`
-    (`[N.., 1]`).  The gradient rule reuses `softmax` (`softmax - one_hot(label)`),
-    and a gradient flowing into `softmax` is handled too.  `axis` must name the last
-    dimension (the only layout the frontend produces).
+    Two results, as in Paddle: `softmax` (shaped like the logits) and `loss` (the
+    logits' shape with a 1 at `axis`).  The gradient rule reuses `softmax`
+    (`softmax - one_hot(label)`), and a gradient flowing into `softmax` is handled
+    too.
 
     ```mlir
     %sm, %l = pd.softmax_with_cross_entropy %z, %y {names = ["sm", "loss"]}
@@ -197,7 +215,6 @@ class SoftmaxWithCrossEntropyOp(ClassificationLossOp, MultiResultNames):
     name = "pd.softmax_with_cross_entropy"
     logits = operand_def(TensorType)
     label = operand_def(TensorType)
-    axis = prop_def(IntegerAttr, default_value=i64_attr(-1))
     names = opt_prop_def(ArrayAttr)
     softmax = result_def(TensorType)
     loss = result_def(TensorType)
@@ -206,13 +223,7 @@ class SoftmaxWithCrossEntropyOp(ClassificationLossOp, MultiResultNames):
     @classmethod
     def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
         tx, tl = operand_types
-        rank = len(shape_of(tx))
-        if props["axis"] not in (-1, rank - 1):
-            raise VerifyException(
-                f"'{cls.name}': only the last axis is supported (-1 or {rank - 1}), "
-                f"got axis={props['axis']}"
-            )
-        shape = loss_shape(cls.name, tx, tl, props["soft_label"])
+        shape = loss_shape(cls.name, tx, tl, props["soft_label"], props["axis"])
         return [tx, tensor_type(elem_of(tx), shape)]
 
 
@@ -302,5 +313,6 @@ __all__ = [
     "OneHotOp",
     "SoftmaxWithCrossEntropyOp",
     "SquareErrorCostOp",
+    "class_axis",
     "loss_shape",
 ]

@@ -1,7 +1,7 @@
 """Paddle's losses: cross_entropy (2.x: logits, reduced; fluid: probabilities, per row),
 softmax_with_cross_entropy, square_error_cost and one_hot.
 
-Classes are always the last dimension; `axis` arguments must name it.
+The class dimension is the last by default; `axis` arguments name any other.
 """
 
 from __future__ import annotations
@@ -31,11 +31,14 @@ from pullback.frontend.ops.shape import reshape, transpose, unsqueeze
 _REDUCTIONS = ("mean", "sum", "none")
 
 
-def _check_class_axis(fn: str, x: Any, axis: int) -> None:
-    if axis not in (-1, len(x.shape) - 1):
-        raise NotImplementedError(
-            f"{fn}: only the last axis can hold the classes (axis=-1), got axis={axis}"
-        )
+def _check_class_axis(fn: str, x: Any, axis: Any) -> int:
+    """`axis` as an int naming a dimension of x (the class dimension)."""
+    rank = len(x.shape)
+    if not isinstance(axis, int) or isinstance(axis, bool):
+        raise TypeError(f"{fn}: axis must be an int, got {axis!r}")
+    if not -rank <= axis < rank:
+        raise ValueError(f"{fn}: axis {axis} is out of range for a {rank}-D input")
+    return axis
 
 
 def _check_label(fn: str, label: Any, soft_label: bool) -> None:
@@ -58,9 +61,9 @@ def _classification_loss(
     return out if isinstance(out, list) else [out]
 
 
-def squeeze_last(x: Any) -> Any:
-    """Drop a trailing dimension of size 1 (a sum over it: exact, and ours)."""
-    return sum(x, axis=-1)
+def squeeze_axis(x: Any, axis: int) -> Any:
+    """Drop the dimension of size 1 at `axis` (a sum over it: exact, and ours)."""
+    return sum(x, axis=axis)
 
 
 def cross_entropy(
@@ -71,54 +74,50 @@ def cross_entropy(
     """`paddle.nn.functional.cross_entropy`: softmax cross entropy of LOGITS (or of
     probabilities when `use_softmax=False`), reduced by `reduction`.
 
-    Classes lie along `axis` (moved last internally).  Hard labels are int64 `[N..]`
-    or `[N.., 1]`; `label_smoothing > 0` turns them into `(1 - e) * one_hot + e / C`
-    soft labels.  `weight` (one per class) scales each sample's loss by the weight of
-    its label (soft labels: `label . weight`), and `'mean'` then divides by the sum of
+    The classes lie along `axis` (any dimension; the ops take it as a property).
+    Hard labels are int64, the input's shape with a 1 at `axis`, or without that
+    dimension; `label_smoothing > 0` turns them into `(1 - e) * one_hot + e / C` soft
+    labels.  `weight` (one per class) scales each sample's loss by the weight of its
+    label (soft labels: `label . weight`), and `'mean'` then divides by the sum of
     those weights over the samples not ignored.  With `reduction='none'` the loss has
-    the label's shape (`[N.., 1]` for soft labels).  With `'mean'`, no weight and a
-    hard label, a non-negative `ignore_index` divides by the number of labels not
-    ignored (Paddle's rule; a negative one takes the plain mean).
+    the label's shape (the input's with a 1 at `axis` for soft labels).  With
+    `'mean'`, no weight and a hard label, a non-negative `ignore_index` divides by the
+    number of labels not ignored (Paddle's rule; a negative one takes the plain mean).
     """
     fn = "cross_entropy"
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{fn}: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
     check_float_tensor(fn, "input", input)
     rank = len(input.shape)
-    if isinstance(axis, bool) or not isinstance(axis, int) or not -rank <= axis < rank:
-        raise ValueError(f"{fn}: axis {axis!r} is out of range for a {rank}-D input")
-    a = axis % rank
-    if a != rank - 1:
-        perm = [i for i in range(rank) if i != a] + [a]
-        input = transpose(input, perm)
-        if soft_label or len(label.shape) == rank:
-            label = transpose(label, perm)
+    a = _check_class_axis(fn, input, axis) % rank
+    classes = input.shape[a]
     if not isinstance(label_smoothing, (int, float)) or not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"{fn}: label_smoothing must be in [0, 1], got {label_smoothing!r}")
     hard_rank = len(label.shape)
     if label_smoothing > 0.0:
         if not soft_label:
             check_tensor(fn, "label", label)
-            ids = sum(label, axis=-1) if len(label.shape) == rank else label
-            label = one_hot(ids, input.shape[-1])
-        label = label_smooth(cast(label, input.dtype), epsilon=float(label_smoothing))
+            ids = sum(label, axis=a) if len(label.shape) == rank else label
+            label = one_hot(ids, classes)  # classes appended last: move them to `a`
+            if a != rank - 1:
+                label = transpose(label, [*range(a), rank - 1, *range(a, rank - 1)])
+        if classes < 0:
+            raise ValueError(f"{fn}: label_smoothing needs a static class dimension")
+        e = float(label_smoothing)  # label_smooth's uniform prior, along the class axis
+        label = scale(cast(label, input.dtype), 1.0 - e, e / classes)
         soft_label = True
-    if use_softmax:
-        _, loss = _classification_loss(
-            fn, pd.SoftmaxWithCrossEntropyOp, input, label, soft_label, ignore_index, None,
-        )
-    else:
-        (loss,) = _classification_loss(fn, pd.CrossEntropyOp, input, label, soft_label,
-                                       ignore_index, None)
+    op_cls = pd.SoftmaxWithCrossEntropyOp if use_softmax else pd.CrossEntropyOp
+    loss = _classification_loss(fn, op_cls, input, label, soft_label, ignore_index, None, axis=a)[-1]
     w = None
     if weight is not None:
         check_float_tensor(fn, "weight", weight)
-        if list(weight.shape) != [input.shape[-1]] and input.shape[-1] >= 0:
-            raise ValueError(f"{fn}: weight must have shape [{input.shape[-1]}], got {list(weight.shape)}")
+        if list(weight.shape) != [classes] and classes >= 0:
+            raise ValueError(f"{fn}: weight must have shape [{classes}], got {list(weight.shape)}")
         if soft_label:
-            w = sum(label * weight, axis=-1, keepdim=True)
+            along = reshape(weight, [classes if d == a else 1 for d in range(rank)])
+            w = sum(label * along, axis=a, keepdim=True)
         else:
-            ids = label if len(label.shape) == rank else unsqueeze(label, [-1])
+            ids = label if len(label.shape) == rank else unsqueeze(label, [a])
             ignored = equal(ids, full_like(ids, ignore_index))
             safe = where(ignored, full_like(ids, 0), ids)
             picked = reshape(gather(weight, reshape(safe, [-1])), [d if d >= 0 else -1 for d in ids.shape])
@@ -134,10 +133,8 @@ def cross_entropy(
             return mean(loss, name=name)
         valid = sum(cast(not_equal(label, full_like(label, ignore_index)), loss.dtype))
         return divide(sum(loss), maximum(valid, full_like(valid, 1.0)), name=name)
-    if not soft_label and hard_rank == rank - 1:
-        return squeeze_last(loss)
-    if label_smoothing > 0.0 and hard_rank == rank - 1:
-        return squeeze_last(loss)
+    if hard_rank == rank - 1:  # a hard label without the class axis (smoothed or not)
+        return squeeze_axis(loss, a)
     return loss
 
 
@@ -161,13 +158,14 @@ def softmax_with_cross_entropy(
     logits: Any, label: Any, soft_label: bool = False, ignore_index: int = -100,
     numeric_stable_mode: bool = True, return_softmax: bool = False, axis: int = -1,
 ) -> Any:
-    """`paddle.nn.functional.softmax_with_cross_entropy`: the per-row loss `[N.., 1]`
-    (and the softmax too when `return_softmax`)."""
+    """`paddle.nn.functional.softmax_with_cross_entropy`: the loss, shaped like the
+    logits with a 1 at the class axis `axis` (and the softmax too when
+    `return_softmax`)."""
     check_float_tensor("softmax_with_cross_entropy", "logits", logits)
-    _check_class_axis("softmax_with_cross_entropy", logits, axis)
+    axis = _check_class_axis("softmax_with_cross_entropy", logits, axis)
     softmax, loss = _classification_loss(
         "softmax_with_cross_entropy", pd.SoftmaxWithCrossEntropyOp, logits, label,
-        soft_label, ignore_index, None,
+        soft_label, ignore_index, None, axis=axis,
     )
     return (loss, softmax) if return_softmax else loss
 

@@ -21,10 +21,17 @@ Grads = list["SSAValue | None"]
 non_differentiable(pd.OneHotOp)
 
 
+def _class_axis(op: Operation, x: SSAValue) -> int:
+    return op.prop("axis") % len(shape_of(x.type))  # type: ignore[attr-defined]
+
+
 def target_of(b: VjpBuilder, op: Operation, x: SSAValue, label: SSAValue) -> SSAValue:
-    """The hard label as a distribution shaped like `x` (`[N.., C]`, x's dtype):
-    `one_hot(label)`, with all-zero rows where the label is `ignore_index`."""
-    classes = shape_of(x.type)[-1]
+    """The hard label as a distribution shaped like `x` (classes at the op's `axis`,
+    x's dtype): `one_hot(label)`, with all-zero rows where the label is
+    `ignore_index`."""
+    rank = len(shape_of(x.type))
+    a = _class_axis(op, x)
+    classes = shape_of(x.type)[a]
     if classes == DYN:
         raise NotImplementedError(
             f"'{op.name}': the gradient needs a static class dimension, got {x.type}"
@@ -37,15 +44,19 @@ def target_of(b: VjpBuilder, op: Operation, x: SSAValue, label: SSAValue) -> SSA
         ids = b.emit(pd.WhereOp, ignored, b.full_like(label, -1), label)
     onehot = b.emit(pd.OneHotOp, ids, depth=classes, dtype=dtype_name(elem_of(x.type)),
                     allow_out_of_range=True)
-    if len(shape_of(label.type)) == len(shape_of(x.type)):
-        # A [N.., 1] label gives [N.., 1, C]: drop the 1 (a sum over it).
-        onehot = b.emit(pd.ReduceSumOp, onehot, axis=[-2])
+    if len(shape_of(label.type)) == rank:
+        # A label with a 1 at the class axis: drop that 1 (a sum over it).
+        onehot = b.emit(pd.ReduceSumOp, onehot, axis=[a])
+    if a != rank - 1:
+        # one_hot appends the classes: move them to the class axis.
+        perm = [*range(a), rank - 1, *range(a, rank - 1)]
+        onehot = b.emit(pd.TransposeOp, onehot, perm=perm)
     return onehot
 
 
-def _row_sum(b: VjpBuilder, t: SSAValue) -> SSAValue:
-    """Sum over the class dimension, kept as 1: `[N.., C] -> [N.., 1]`."""
-    return b.emit(pd.ReduceSumOp, t, axis=[-1], keepdim=True)
+def _row_sum(b: VjpBuilder, t: SSAValue, axis: int) -> SSAValue:
+    """Sum over the class dimension, kept as 1."""
+    return b.emit(pd.ReduceSumOp, t, axis=[axis], keepdim=True)
 
 
 @vjp(pd.CrossEntropyOp)
@@ -77,12 +88,13 @@ def softmax_with_cross_entropy_vjp(
     d_label: SSAValue | None = None
     if g_loss is not None:
         target = label if soft else target_of(b, op, logits, label)
-        parts.append(b.mul(b.sub(b.mul(softmax, _row_sum(b, target)), target), g_loss))
+        a = _class_axis(op, logits)
+        parts.append(b.mul(b.sub(b.mul(softmax, _row_sum(b, target, a)), target), g_loss))
         if soft:
-            log_p = b.emit(pd.LogSoftmaxOp, logits, axis=-1)
+            log_p = b.emit(pd.LogSoftmaxOp, logits, axis=a)
             d_label = b.neg(b.mul(log_p, g_loss))
     if g_softmax is not None:
-        parts.append(softmax_vjp_of(b, softmax, g_softmax, -1))
+        parts.append(softmax_vjp_of(b, softmax, g_softmax, _class_axis(op, logits)))
     d_logits = parts[0] if len(parts) == 1 else b.add(parts[0], parts[1])
     return [d_logits, d_label]
 

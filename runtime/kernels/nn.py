@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from pullback.dialects import pd
 from pullback.dialects.pd.nn import DROPOUT_BITS, SPLITMIX_GAMMA, SPLITMIX_LAST_SHIFT, SPLITMIX_MIX
-from pullback.runtime.interpreter import kernel
+from pullback.runtime.interpreter import kernel, out_of_range
 from xdsl.dialects.builtin import TensorType
 
 
@@ -41,7 +41,7 @@ def _ids_and_pad(op, ids: np.ndarray, rows: int) -> tuple[np.ndarray, int | None
     """Checked ids and the non-negative padding row (None when there is none)."""
     if ids.size and (ids.min() < 0 or ids.max() >= rows):
         bad = ids[(ids < 0) | (ids >= rows)].flat[0]
-        raise IndexError(f"'{op.name}': id {bad} is out of range [0, {rows})")
+        raise out_of_range(op.name, "id", bad, rows)
     pad = op.prop("padding_idx")
     return ids.astype(np.int64), (None if pad is None else pad % rows)
 

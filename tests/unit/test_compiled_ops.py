@@ -21,7 +21,7 @@ from pullback.lowering.convert_pd_to_linalg import build_entry, lowering_gap
 from pullback.lowering.pipeline import loop_passes, run_passes
 from pullback.passes.autodiff import differentiate
 from pullback.runtime.compiled import CompiledBackend
-from pullback.runtime.interpreter import run_module
+from pullback.runtime.interpreter import IndexOutOfRange, run_module
 from pullback.runtime.kernels.nn import dropout_keep
 
 TOL = {
@@ -295,16 +295,86 @@ def test_lookup_table_and_its_scatter_add_gradient_agree(dtype: str) -> None:
     agree(build, feeds, dtype)
 
 
-def test_out_of_range_ids_read_zero_rows_and_add_nowhere() -> None:
+def _raises_as_the_interpreter(b: ProgramBuilder, fetch: list[SSAValue], feeds: dict[str, np.ndarray],
+                               scope: dict[str, np.ndarray], message: str) -> None:
+    with pytest.raises(IndexOutOfRange) as want:
+        run_module(b.module, feeds, dict(scope))
+    with pytest.raises(IndexOutOfRange) as got:
+        CompiledBackend(fallback=False).run(b.module, feeds, dict(scope), fetch)
+    assert str(got.value) == str(want.value) == message
+    assert isinstance(got.value, IndexError) and isinstance(got.value, ValueError)
+
+
+def test_out_of_range_ids_raise_the_interpreters_error() -> None:
+    """Compiled code checks ids and labels at run time and reports the first bad one
+    in row-major order, as the interpreter raises it; in range, it agrees."""
     b = ProgramBuilder()
     ids = b.data("ids", [-1], "int64")
-    emb = b.add(pd.LookupTableOp, ids, b.param("w", [3, 2]))
+    fids = b.data("fids", [-1], "float32")
+    emb = b.add(pd.LookupTableOp, ids, b.param("w", [3, 2]), padding_idx=1)
     grad = b.add(pd.LookupTableGradOp, ids, b.data("g", [-1, 2]), num_rows=3)
-    w = np.arange(6, dtype=np.float32).reshape(3, 2)
-    feeds = {"ids": np.array([2, -1, 3, 0]), "g": np.ones((4, 2), np.float32)}
-    out, dw = CompiledBackend().run(b.module, feeds, {"w": w}, [emb, grad])
-    np.testing.assert_array_equal(out, [[4, 5], [0, 0], [0, 0], [0, 1]])
-    np.testing.assert_array_equal(dw, [[1, 1], [0, 0], [1, 1]])
+    computed = b.add(pd.LookupTableOp, b.add(pd.CastOp, fids, dtype="int64"), b.param("w", [3, 2]))
+    hot = b.add(pd.OneHotOp, ids, depth=3)
+    fetch = [emb, grad, computed, hot]
+    scope = {"w": np.arange(6, dtype=np.float32).reshape(3, 2)}
+    ok = {"ids": np.array([2, 1, 0]), "g": np.ones((3, 2), np.float32), "fids": np.array([0.0, 2.0, 1.0], np.float32)}
+    env = run_module(b.module, ok, dict(scope))
+    for v, g in zip(fetch, CompiledBackend(fallback=False).run(b.module, ok, dict(scope), fetch)):
+        np.testing.assert_array_equal(g, env[v])
+    _raises_as_the_interpreter(b, fetch, {**ok, "ids": np.array([2, -1, 3])}, scope,
+                               "'pd.lookup_table': id -1 is out of range [0, 3)")
+    _raises_as_the_interpreter(b, fetch, {**ok, "fids": np.array([0.0, 5.0, 1.0], np.float32)}, scope,
+                               "'pd.lookup_table': id 5 is out of range [0, 3)")
+
+
+def test_out_of_range_labels_raise_and_ignore_index_is_exempt() -> None:
+    b = ProgramBuilder()
+    x = b.data("x", [-1, 4], "float64")
+    label = b.data("label", [-1, 1], "int64")
+    loss = b.op(pd.SoftmaxWithCrossEntropyOp.make(x, label, ignore_index=7)).results[1]
+    probs = b.add(pd.SoftmaxOp, x)
+    ce = b.add(pd.CrossEntropyOp, probs, label)
+    fetch = [loss, ce]
+    xs = np.random.default_rng(0).standard_normal((3, 4))
+    _raises_as_the_interpreter(b, fetch, {"x": xs, "label": np.array([[1], [4], [0]])}, {},
+                               "'pd.softmax_with_cross_entropy': label 4 is out of range [0, 4)")
+    # 7 is softmax_with_cross_entropy's ignore_index, not cross_entropy's (-100).
+    _raises_as_the_interpreter(b, fetch, {"x": xs, "label": np.array([[1], [7], [0]])}, {},
+                               "'pd.cross_entropy': label 7 is out of range [0, 4)")
+
+
+def test_a_failed_check_leaves_parameters_untouched() -> None:
+    """The optimizer's in-place updates after a failed check are skipped, as the
+    interpreter never reaches them."""
+    import pullback as paddle
+    import pullback.nn.functional as F
+
+    paddle.enable_static()
+    try:
+        main, startup = paddle.static.Program(), paddle.static.Program()
+        with paddle.static.program_guard(main, startup), paddle.utils.unique_name.guard():
+            ids = paddle.static.data("ids", [None, 3], "int64")
+            lab = paddle.static.data("lab", [None, 1], "int64")
+            emb = paddle.static.nn.embedding(ids, size=[5, 4])
+            logits = paddle.static.nn.fc(paddle.reshape(emb, [-1, 12]), 6)
+            loss = paddle.mean(F.softmax_with_cross_entropy(logits, lab))
+            paddle.optimizer.Momentum(0.1, momentum=0.9).minimize(loss)
+        exe = paddle.static.Executor(paddle.CPUPlace())
+        scope = paddle.static.Scope()
+        with paddle.static.scope_guard(scope):
+            exe.run(startup)
+            good = {"ids": np.array([[0, 1, 2], [3, 4, 0]]), "lab": np.array([[1], [5]])}
+            exe.run(main, feed=good, fetch_list=[loss])
+            names = [p.name for p in main.all_parameters()]
+            before = {n: np.array(scope.find_var(n).get_tensor()).copy() for n in names}
+            with pytest.raises(IndexError, match=r"'pd.softmax_with_cross_entropy': label 6 is out of range \[0, 6\)"):
+                exe.run(main, feed={**good, "lab": np.array([[1], [6]])}, fetch_list=[loss])
+            for n in names:
+                np.testing.assert_array_equal(np.array(scope.find_var(n).get_tensor()), before[n], err_msg=n)
+            exe.run(main, feed=good, fetch_list=[loss])  # and the program still runs
+            assert not np.array_equal(np.array(scope.find_var(names[0]).get_tensor()), before[names[0]])
+    finally:
+        paddle.disable_static()
 
 
 # ------------------------------------------------------- layer norm, dropout
@@ -386,6 +456,62 @@ def test_float_attributes_beyond_the_dtype_lower_as_numpy_rounds_them(dtype: str
         outs = agree(build, normal(x=[-1, 4]), dtype, grad=False)
     if dtype == "float32":
         assert np.isinf(outs[5]).all()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_class_losses_along_any_axis_agree(dtype: str) -> None:
+    def build(b: ProgramBuilder, dt: str) -> tuple[list[SSAValue], list[SSAValue]]:
+        x = b.data("x", [-1, 3, 2, 4], dt)
+        lab = b.data("lab", [-1, 1, 2, 4], "int64")
+        lab2 = b.data("lab2", [-1, 3, 4], "int64")
+        p = b.add(pd.SoftmaxOp, x, axis=1)
+        return [x], [
+            *b.op(pd.SoftmaxWithCrossEntropyOp.make(x, lab, axis=1)).results,
+            b.op(pd.SoftmaxWithCrossEntropyOp.make(x, lab2, axis=-2, ignore_index=1)).results[1],
+            b.add(pd.CrossEntropyOp, p, lab, axis=1),
+            b.add(pd.LogSoftmaxOp, x, axis=-3),
+        ]
+
+    def feeds(rng: np.random.Generator, n: int, dt: str) -> dict[str, np.ndarray]:
+        return {"x": rng.standard_normal((n, 3, 2, 4)).astype(dt), "lab": rng.integers(0, 3, (n, 1, 2, 4)),
+                "lab2": rng.integers(0, 2, (n, 3, 4))}
+
+    agree(build, feeds, dtype)
+
+
+def _ulps(got: np.ndarray, want: np.ndarray) -> np.ndarray:
+    """Distance in f32 units in the last place (0 where both are NaN)."""
+    def ordered(a: np.ndarray) -> np.ndarray:
+        i = a.view(np.int32).astype(np.int64)
+        return np.where(i < 0, -(i & 0x7FFFFFFF), i)
+
+    d = np.abs(ordered(got) - ordered(want))
+    return np.where(np.isnan(got) & np.isnan(want), 0, d)
+
+
+def test_f32_exp_log_tanh_are_within_two_ulp_of_libm_everywhere() -> None:
+    """The vector polynomials behind f32 exp/log/tanh against float64 libm rounded to
+    f32 (the stated bound of `math_polynomial_approximation`): denormal inputs and
+    results, +-0, +-inf, NaN, the overflow and underflow edges, every binade."""
+    rng = np.random.default_rng(0)
+    specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.4e-45, 1e-40, 1.1754942e-38, 1.17549435e-38,
+                         -1e-40, -1.0, 1.0, 88.72, 88.73, 89.0, -87.3, -87.4, -100.0, -103.2, -103.9, -104.0,
+                         -110.0, 3.4e38], np.float32)
+    x = np.concatenate([specials, rng.uniform(-110, 90, 20000).astype(np.float32),
+                        np.exp(rng.uniform(np.log(1.4e-45), np.log(3.4e38), 20000)).astype(np.float32)])
+    b = ProgramBuilder()
+    v = b.data("x", [-1], "float32")
+    outs = [b.add(pd.ExpOp, v), b.add(pd.LogOp, v), b.add(pd.TanhOp, v)]
+    got = CompiledBackend(fallback=False).run(b.module, {"x": x}, {}, outs)
+    with np.errstate(all="ignore"):
+        wide = x.astype(np.float64)
+        want = [np.exp(wide).astype(np.float32), np.log(wide).astype(np.float32), np.tanh(wide).astype(np.float32)]
+    for name, g, w in zip(("exp", "log", "tanh"), got, want):
+        u = _ulps(g, w)
+        k = int(np.argmax(u))
+        assert u.max() <= 2, f"{name}({x[k]!r}) = {g[k]!r}, libm {w[k]!r}: {u[k]} ulp"
+        signed = ~np.isnan(w[:4])  # +-0, +-inf keep libm's sign (a NaN's sign means nothing)
+        np.testing.assert_array_equal(np.signbit(g[:4])[signed], np.signbit(w[:4])[signed], err_msg=name)
 
 
 # --------------------------------------------------------------------- matmul

@@ -133,6 +133,11 @@ def test_typing_rules():
     assert result_type(pd.SoftmaxWithCrossEntropyOp, ([None, 3, 10], "float32"),
                        ([None, 3, 10], "float32"), soft_label=True) == "tensor<?x3x1xf32>"
     assert result_type(pd.SquareErrorCostOp, ([None, 1], "float32"), ([4, 1], "float32")) == "tensor<4x1xf32>"
+    # Classes along axis 1 (NCHW logits): the loss keeps a 1 there.
+    assert result_type(pd.SoftmaxWithCrossEntropyOp, ([None, 10, 4, 4], "float32"),
+                       ([None, 1, 4, 4], "int64"), axis=1) == "tensor<?x1x4x4xf32>"
+    assert result_type(pd.CrossEntropyOp, ([None, 10, 4], "float32"), ([None, 4], "int64"),
+                       axis=-2) == "tensor<?x1x4xf32>"
 
 
 @pytest.mark.parametrize(
@@ -144,7 +149,8 @@ def test_typing_rules():
         (pd.CrossEntropyOp, [([4, 3], "float32"), ([4, 2], "int64")], {}, "must be shaped [4, 1] or [4], got [4, 2]"),
         (pd.CrossEntropyOp, [([4, 3], "float32"), ([5, 1], "int64")], {}, "label shape [5, 1] does not match input shape [4, 3]"),
         (pd.CrossEntropyOp, [([4, 3], "float32"), ([4, 2], "float32")], {"soft_label": True}, "a soft label must have the input's shape [4, 3], got [4, 2]"),
-        (pd.SoftmaxWithCrossEntropyOp, [([4, 3], "float32"), ([4, 1], "int64")], {"axis": 0}, "only the last axis is supported (-1 or 1), got axis=0"),
+        (pd.SoftmaxWithCrossEntropyOp, [([4, 3], "float32"), ([4, 1], "int64")], {"axis": 0}, "must be shaped [1, 3] or [3], got [4, 1]"),
+        (pd.CrossEntropyOp, [([4, 3], "float32"), ([4, 1], "int64")], {"axis": 2}, "axis 2 is out of range for rank 2"),
         (pd.SquareErrorCostOp, [([4, 1], "float32"), ([4], "float32")], {}, "input shape [4, 1] and label shape [4] differ"),
         (pd.SquareErrorCostOp, [([4], "float32"), ([4], "float64")], {}, "'pd.square_error_cost': operands must have the same dtype"),
     ],
@@ -169,6 +175,12 @@ _VJP_CASES: list[tuple[type[pd.PdOp], Any, dict[str, Any]]] = [
     (pd.SoftmaxWithCrossEntropyOp, lambda: [rand(2, 3, 4), np.array([[3, 0, 1], [2, 2, 0]])], {}),
     (pd.SoftmaxWithCrossEntropyOp, lambda: [rand(4, 5), probs(4, 5)], {"soft_label": True}),
     (pd.SquareErrorCostOp, lambda: [rand(4, 1), rand(4, 1)], {}),
+    # Classes along another axis: NCHW logits (axis 1), negative axes, both label forms.
+    (pd.SoftmaxWithCrossEntropyOp, lambda: [rand(2, 3, 2, 2), np.array([[[[0, 2], [1, 1]]], [[[2, 0], [0, 1]]]])], {"axis": 1}),
+    (pd.SoftmaxWithCrossEntropyOp, lambda: [rand(2, 3, 2), np.array([[0, 2], [1, 1]])], {"axis": -2, "ignore_index": 1}),
+    (pd.SoftmaxWithCrossEntropyOp, lambda: [rand(3, 4), np.moveaxis(probs(4, 3), -1, 0).copy()], {"axis": 0, "soft_label": True}),
+    (pd.CrossEntropyOp, lambda: [np.moveaxis(probs(2, 2, 3), -1, 1).copy(), np.array([[[0, 2]], [[1, 1]]])], {"axis": 1}),
+    (pd.CrossEntropyOp, lambda: [np.moveaxis(probs(4, 3), -1, 0).copy(), np.moveaxis(probs(4, 3), -1, 0).copy()], {"axis": -2, "soft_label": True}),
 ]
 
 
@@ -229,6 +241,38 @@ def test_cross_entropy_gradient_is_softmax_minus_one_hot(static):
     zv, yv = rand(5, 3), np.array([[0], [2], [1], [1], [0]])
     (got,) = run_fetch(main, {"z": zv, "y": yv}, gz)
     np.testing.assert_allclose(got, (np.exp(log_softmax_ref(zv)) - np.eye(3)[yv[:, 0]]) / 5, rtol=1e-10)
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "compiled"])
+def test_cross_entropy_along_the_channel_axis(static, backend):
+    """F.cross_entropy / softmax_with_cross_entropy with NCHW logits (axis=1) and a
+    negative axis: values against numpy, gradients as softmax minus one-hot."""
+    import pullback as paddle
+
+    main, feed = static
+    z = feed("z", [-1, 3, 2, 4], "float64")
+    y = feed("y", [-1, 2, 4], "int64")
+    y1 = feed("y1", [-1, 1, 2, 4], "int64")
+    z.stop_gradient = False
+    mean = L.cross_entropy(z, y, axis=1)
+    none = L.cross_entropy(z, y, axis=1, reduction="none")
+    keep = L.cross_entropy(z, y1, axis=-3, reduction="none")
+    swce = L.softmax_with_cross_entropy(z, y1, axis=1)
+    ign = L.cross_entropy(z, y, axis=1, ignore_index=0)
+    (gz,) = gradients([mean], [z])
+    zv = rand(2, 3, 2, 4)
+    yv = RNG.integers(0, 3, (2, 2, 4))
+    exe = paddle.static.Executor(paddle.CPUPlace(), backend=backend)
+    got = exe.run(main, feed={"z": zv, "y": yv, "y1": yv[:, None]}, fetch_list=[mean, none, keep, swce, ign, gz])
+    logp = np.moveaxis(log_softmax_ref(np.moveaxis(zv, 1, -1)), -1, 1)
+    per = -np.take_along_axis(logp, yv[:, None], axis=1)  # [N, 1, H, W]
+    kept = yv != 0
+    want = [per.mean(), per[:, 0], per, per, per[:, 0][kept].sum() / kept.sum()]
+    for k, (g, w) in enumerate(zip(got, want)):
+        np.testing.assert_allclose(g, w, rtol=1e-10, err_msg=f"output #{k}")
+    onehot = np.moveaxis(np.eye(3)[yv], -1, 1)
+    np.testing.assert_allclose(got[-1], (np.exp(logp) - onehot) / per.size, rtol=1e-10)
+    assert none.shape == [-1, 2, 4] and keep.shape == [-1, 1, 2, 4]
 
 
 def test_square_error_cost_and_one_hot(static):

@@ -70,7 +70,7 @@
 %p = pd.data "p" : tensor<f32>
 %l = pd.data "l" : tensor<i64>
 %z = pd.cross_entropy %p, %l : (tensor<f32>, tensor<i64>) -> tensor<1xf32>
-// CHECK: 'pd.cross_entropy': input must have rank >= 1 (classes last), got []
+// CHECK: 'pd.cross_entropy': input must have rank >= 1 (it holds the classes), got []
 
 // -----
 
@@ -83,8 +83,8 @@
 
 %p = pd.data "p" : tensor<?x10xf32>
 %l = pd.data "l" : tensor<?x1xi64>
-%s, %z = pd.softmax_with_cross_entropy %p, %l {axis = 0 : i64} : (tensor<?x10xf32>, tensor<?x1xi64>) -> (tensor<?x10xf32>, tensor<?x1xf32>)
-// CHECK: 'pd.softmax_with_cross_entropy': only the last axis is supported (-1 or 1), got axis=0
+%s, %z = pd.softmax_with_cross_entropy %p, %l {axis = 2 : i64} : (tensor<?x10xf32>, tensor<?x1xi64>) -> (tensor<?x10xf32>, tensor<?x1xf32>)
+// CHECK: 'pd.softmax_with_cross_entropy': axis 2 is out of range for rank 2
 
 // -----
 

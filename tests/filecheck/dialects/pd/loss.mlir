@@ -44,10 +44,10 @@ builtin.module {
 // GENERIC-NEXT:   %ids = "pd.data"() <{name = "ids"}> : () -> tensor<?x2xi32>
 // GENERIC-NEXT:   %[[OH:[^ ,]+]] = "pd.one_hot"(%l1) <{depth = 10 : i64, dtype = "float32", allow_out_of_range = false}> : (tensor<?xi64>) -> tensor<?x10xf32>
 // GENERIC-NEXT:   %[[OH64:[^ ,]+]] = "pd.one_hot"(%ids) <{depth = 4 : i64, dtype = "float64", allow_out_of_range = true}> : (tensor<?x2xi32>) -> tensor<?x2x4xf64>
-// GENERIC-NEXT:   %[[CE:[^ ,]+]] = "pd.cross_entropy"(%p, %l) <{name = "cross_entropy_0.tmp_0", soft_label = false, ignore_index = -100 : i64}> : (tensor<?x10xf32>, tensor<?x1xi64>) -> tensor<?x1xf32>
-// GENERIC-NEXT:   %[[CE1:[^ ,]+]] = "pd.cross_entropy"(%p, %l1) <{ignore_index = 3 : i64, soft_label = false}> : (tensor<?x10xf32>, tensor<?xi64>) -> tensor<?x1xf32>
-// GENERIC-NEXT:   %[[CES:[^ ,]+]] = "pd.cross_entropy"(%p, %t) <{soft_label = true, ignore_index = -100 : i64}> : (tensor<?x10xf32>, tensor<?x10xf32>) -> tensor<?x1xf32>
-// GENERIC-NEXT:   %[[SM:[^ ,]+]], %[[LOSS:[^ ,]+]] = "pd.softmax_with_cross_entropy"(%p, %l) <{names = ["softmax_0.tmp_0", "loss_0.tmp_0"], axis = -1 : i64, soft_label = false, ignore_index = -100 : i64}> : (tensor<?x10xf32>, tensor<?x1xi64>) -> (tensor<?x10xf32>, tensor<?x1xf32>)
+// GENERIC-NEXT:   %[[CE:[^ ,]+]] = "pd.cross_entropy"(%p, %l) <{name = "cross_entropy_0.tmp_0", soft_label = false, ignore_index = -100 : i64, axis = -1 : i64}> : (tensor<?x10xf32>, tensor<?x1xi64>) -> tensor<?x1xf32>
+// GENERIC-NEXT:   %[[CE1:[^ ,]+]] = "pd.cross_entropy"(%p, %l1) <{ignore_index = 3 : i64, soft_label = false, axis = -1 : i64}> : (tensor<?x10xf32>, tensor<?xi64>) -> tensor<?x1xf32>
+// GENERIC-NEXT:   %[[CES:[^ ,]+]] = "pd.cross_entropy"(%p, %t) <{soft_label = true, ignore_index = -100 : i64, axis = -1 : i64}> : (tensor<?x10xf32>, tensor<?x10xf32>) -> tensor<?x1xf32>
+// GENERIC-NEXT:   %[[SM:[^ ,]+]], %[[LOSS:[^ ,]+]] = "pd.softmax_with_cross_entropy"(%p, %l) <{names = ["softmax_0.tmp_0", "loss_0.tmp_0"], soft_label = false, ignore_index = -100 : i64, axis = -1 : i64}> : (tensor<?x10xf32>, tensor<?x1xi64>) -> (tensor<?x10xf32>, tensor<?x1xf32>)
 // GENERIC-NEXT:   %[[SM2:[^ ,]+]], %[[LOSS2:[^ ,]+]] = "pd.softmax_with_cross_entropy"(%p, %t) <{soft_label = true, axis = 1 : i64, ignore_index = -100 : i64}> : (tensor<?x10xf32>, tensor<?x10xf32>) -> (tensor<?x10xf32>, tensor<?x1xf32>)
 // GENERIC-NEXT:   %[[SEC:[^ ,]+]] = "pd.square_error_cost"(%p, %t) : (tensor<?x10xf32>, tensor<?x10xf32>) -> tensor<?x10xf32>
 // GENERIC-NEXT: }) : () -> ()
