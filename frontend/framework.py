@@ -12,15 +12,15 @@ import contextlib
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from pullback.dialects import pd
+from pullback.dialects.pd.base import dtype_name, elem_of, shape_of, value_name
+from pullback.frontend.dtype import dtype as as_dtype
+from pullback.frontend.operator import Operator, block_operations
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block as XBlock
 from xdsl.ir import Operation, SSAValue
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
-
-from pullback.dialects import pd
-from pullback.frontend.dtype import dtype as as_dtype
-from pullback.dialects.pd.base import dtype_name, elem_of, shape_of, value_name
 
 
 class Variable:
@@ -62,12 +62,12 @@ class Variable:
         return as_dtype(dtype_name(elem_of(self.value.type)))
 
     @property
-    def op(self) -> Operation | None:
-        """The op that defines this variable (None for feeds and parameters)."""
+    def op(self) -> Operator | None:
+        """The operator that defines this variable (None for feeds and parameters)."""
         owner = self.value.owner
-        if isinstance(owner, (pd.DataOp, pd.ParameterOp)):
+        if isinstance(owner, (pd.DataOp, pd.ParameterOp)) or not isinstance(owner, Operation):
             return None
-        return owner if isinstance(owner, Operation) else None
+        return Operator(self.block, owner)
 
     @property
     def trainable(self) -> bool:
@@ -116,9 +116,15 @@ class Block:
         return self.program.module.body.block
 
     @property
-    def ops(self) -> list[Operation]:
-        """The ops of the block, in order."""
-        return list(self.ir.ops)
+    def ops(self) -> list[Operator]:
+        """The block's operators, in order, as Paddle's `Operator` views (the
+        gradient ops of a filled backward region in place of the region op)."""
+        return [Operator(self, op) for op in block_operations(iter(self.ir.ops))]
+
+    @property
+    def parent_idx(self) -> int:
+        """-1: block 0 has no parent."""
+        return -1
 
     def wrap(self, value: SSAValue) -> Variable:
         """The (unique) Variable of an SSA value."""
@@ -243,6 +249,11 @@ class Program:
     def current_block(self) -> Block:
         return self.blocks[0]
 
+    @property
+    def num_blocks(self) -> int:
+        """The number of blocks (pullback programs have block 0 only)."""
+        return len(self.blocks)
+
     def all_parameters(self) -> list[Parameter]:
         return self.global_block().all_parameters()
 
@@ -250,14 +261,24 @@ class Program:
         return list(self.global_block().vars.values())
 
     def clone(self, for_test: bool = False) -> Program:
-        """A deep copy; `for_test` switches dropout to inference behaviour."""
+        """A deep copy.  `for_test=True` gives the inference program: the backward
+        regions and everything computed from gradients or overwriting persistable
+        state (regularization, clipping, optimizer updates) are dropped, and every op
+        declaring an `is_test` property (dropout, batch_norm, ...) is switched to
+        inference behaviour."""
         p = Program()
         p.module = self.module.clone()
         p.random_seed = self.random_seed
         if for_test:
+            _drop_training_ops(p.module.body.block)
             for op in p.module.walk():
-                if op.name == "pd.dropout":
+                if isinstance(op, pd.PdOp) and "is_test" in type(op).prop_specs():
                     op.properties["is_test"] = pd.bool_attr(True)
+        else:
+            # The learning-rate schedule belongs to the training program's copies.
+            for attr in ("lr_scheduler", "lr_var"):
+                if attr in vars(self):
+                    setattr(p, attr, getattr(self, attr))
         return p
 
     def to_string(self, generic: bool = False) -> str:
@@ -312,6 +333,30 @@ class Program:
     def _rename(self, var: Variable, new: str) -> None:
         pd.set_value_name(var.value, new)
         self._bump()
+
+
+def _drop_training_ops(block: XBlock) -> None:
+    """Remove from `block` the backward regions and every op that reads a gradient
+    (transitively) or redefines a persistable variable (optimizer updates, beta-power
+    scales): what `clone(for_test=True)` leaves out."""
+    persistable = {op.var_name.data for op in block.ops if isinstance(op, pd.ParameterOp)}
+    dead: set[SSAValue] = set()
+    doomed: list[Operation] = []
+    for op in block.ops:
+        if isinstance(op, (pd.ParameterOp, pd.DataOp)):
+            continue
+        if (
+            isinstance(op, pd.BackwardOp)
+            or any(v in dead for v in op.operands)
+            or any(value_name(r) in persistable for r in op.results)
+        ):
+            dead.update(op.results)
+            doomed.append(op)
+    for op in reversed(doomed):
+        # Fetch ops of earlier runs are not part of programs; nothing else can use
+        # a doomed value, since its users are doomed too.
+        op.detach()
+        op.erase()
 
 
 # ------------------------------------------------------------------ default programs

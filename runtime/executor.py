@@ -36,14 +36,13 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import SSAValue
-
 from pullback.dialects import pd
 from pullback.dialects.pd.base import dtype_name, elem_of, shape_of, value_name
 from pullback.frontend.framework import Program, Variable, default_main_program
 from pullback.runtime.scope import LoDTensor, Scope, global_scope
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import SSAValue
 
 # ----------------------------------------------------------------------------- places
 
@@ -367,6 +366,39 @@ def check_feeds(
 # ---------------------------------------------------------------------------- fetching
 
 
+def flatten_fetch_list(fetch_list: Any) -> list[Any]:
+    """Paddle's fetch-list forms as a flat list: None, one Variable or name, or a
+    list/tuple whose items are Variables, names, or lists/tuples of them (what
+    `gradients()` and `append_backward` return), flattened one level."""
+    if fetch_list is None:
+        return []
+    if isinstance(fetch_list, (str, Variable)):
+        return [fetch_list]
+    if not isinstance(fetch_list, (list, tuple)):
+        raise TypeError(
+            "fetch_list must be a Variable, a name, or a list or tuple of them, got "
+            f"{type(fetch_list).__name__}"
+        )
+    out: list[Any] = []
+    for i, item in enumerate(fetch_list):
+        if isinstance(item, (list, tuple)):
+            for j, sub in enumerate(item):
+                if not isinstance(sub, (str, Variable)):
+                    raise TypeError(
+                        f"fetch_list[{i}][{j}] must be a Variable or a name, got "
+                        f"{type(sub).__name__}"
+                    )
+            out.extend(item)
+        elif isinstance(item, (str, Variable)):
+            out.append(item)
+        else:
+            raise TypeError(
+                f"fetch_list[{i}] must be a Variable, a name, or a list or tuple of "
+                f"them, got {type(item).__name__}"
+            )
+    return out
+
+
 def resolve_fetch(program: Program, item: Any) -> SSAValue:
     """The value of `program` that a fetch-list item (Variable or name) designates."""
     if isinstance(item, Variable):
@@ -438,10 +470,7 @@ class Executor:
         if not isinstance(program, Program):
             raise TypeError(f"Executor.run: program must be a Program, got {type(program).__name__}")
         scope = scope if scope is not None else global_scope()
-        if fetch_list is None:
-            fetch_list = []
-        elif isinstance(fetch_list, (str, Variable)):
-            fetch_list = [fetch_list]
+        fetch_list = flatten_fetch_list(fetch_list)
         fetch_values = [resolve_fetch(program, f) for f in fetch_list]
         feeds = check_feeds(program, feed, fetch_values)
         _check_parameters(program, scope)
@@ -484,6 +513,7 @@ __all__ = [
     "check_feeds",
     "cpu_places",
     "cuda_places",
+    "flatten_fetch_list",
     "make_backend",
     "persistable_updates",
     "prepare",

@@ -119,7 +119,7 @@ def test_minimize_with_parameter_subset(programs):
     loss = _regression()
     _, params_grads = paddle.optimizer.SGD(0.1, parameters=["fc_0.b_0"]).minimize(loss)
     assert [p.name for p, _ in params_grads] == ["fc_0.b_0"]
-    assert sum(op.name == "pd.sgd" for op in main.global_block().ops) == 1
+    assert sum(op.type == "sgd" for op in main.global_block().ops) == 1
 
 
 def test_fit_a_line_example_trains():
