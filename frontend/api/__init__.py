@@ -30,6 +30,7 @@ ALIASES: dict[str, str] = {
     "nn.functional": "pullback.frontend.api.nn_functional",
     "nn.initializer": "pullback.frontend.initializer",
     "optimizer": "pullback.frontend.optimizer",
+    "optimizer.lr": "pullback.frontend.lr",
     "autograd": "pullback.frontend.autograd",
     "device": "pullback.frontend.api.device",
     "device.cuda": "pullback.frontend.api.device_cuda",
