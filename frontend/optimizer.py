@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 from pullback.dialects import pd
-from pullback.frontend import core, unique_name
+from pullback.frontend import core, lr, unique_name
 from pullback.frontend.framework import (
     Parameter,
     Program,
