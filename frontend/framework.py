@@ -94,6 +94,20 @@ class Variable:
             )
         return (self[i] for i in range(dims[0]))
 
+    def _set_error_clip(self, error_clip: Any) -> None:
+        """Clip this variable's gradient as `append_backward` builds it (applied by
+        the `error_clip_callback` callback; see `frontend/clip.py`)."""
+        self.error_clip = error_clip
+
+    def register_hook(self, hook: Any) -> Any:
+        """Static programs cannot run Python gradient hooks: Paddle does it with a
+        `py_func` op, which pullback does not have."""
+        raise NotImplementedError(
+            f"register_hook on static Variable '{self.name}': gradient hooks need Paddle's "
+            "py_func op, which pullback does not support; use eager mode or an "
+            "append_backward callback"
+        )
+
     # `x[index]`, operators (`+ - * / @`, comparisons) and methods (`x.mean()`) are
     # attached by `frontend/install.py` from the op families.
 
