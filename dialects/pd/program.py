@@ -13,6 +13,8 @@ from typing import Any
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    f64,
+    i64,
     BoolAttr,
     DenseArrayBase,
     FloatAttr,
@@ -246,6 +248,83 @@ class GaussianRandomOp(_RandomInitOp):
 
 
 @irdl_op_definition
+class TruncatedGaussianRandomOp(_RandomInitOp):
+    """Normal samples redrawn until they lie within two standard deviations of the
+    mean (`paddle.nn.initializer.TruncatedNormal`).
+
+    ```mlir
+    %w = pd.truncated_gaussian_random {shape = array<i64: 13, 1>, std = 2.000000e-02 : f64, seed = 7 : i64} : tensor<13x1xf32>
+    ```
+    """
+
+    name = "pd.truncated_gaussian_random"
+    mean = prop_def(FloatAttr, default_value=f64_attr(0.0))
+    std = prop_def(FloatAttr, default_value=f64_attr(1.0))
+    a = prop_def(FloatAttr, default_value=f64_attr(-2.0))
+    b = prop_def(FloatAttr, default_value=f64_attr(2.0))
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        if not props["a"] < props["b"]:
+            raise VerifyException(
+                f"'{cls.name}': the truncation bounds must satisfy a < b, got a={props['a']}, b={props['b']}"
+            )
+        return super().infer(operand_types, props)
+
+
+@irdl_op_definition
+class AssignValueOp(PureOp):
+    """A tensor holding given values (`paddle.nn.initializer.Assign`, and the
+    initializers computed on the host: `Orthogonal`, `Dirac`, `Bilinear`).  `values`
+    are the elements in row-major order, as float64.
+
+    ```mlir
+    %w = pd.assign_value {shape = array<i64: 2>, values = array<f64: 1.5, -2.0>} : tensor<2xf32>
+    ```
+    """
+
+    name = "pd.assign_value"
+    shape = prop_def(DenseArrayBase)
+    values = prop_def(DenseArrayBase)
+    dtype = prop_def(StringAttr, default_value=StringAttr("float32"))
+    assembly_format = "attr-dict `:` type($out)"
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        shape = _shape_prop(props, cls.name)
+        if any(d < 0 for d in shape):
+            raise VerifyException(f"'{cls.name}': shape must be static, got {shape}")
+        size = 1
+        for d in shape:
+            size *= d
+        if len(props["values"]) != size:
+            raise VerifyException(
+                f"'{cls.name}': {len(props['values'])} values for shape {shape} ({size} elements)"
+            )
+        return [tensor(shape, dtype_from_name(props["dtype"]))]
+
+    @classmethod
+    def make_values(cls, values: Any, dtype: str, name: str | None = None) -> AssignValueOp:
+        """The op holding `values` (anything numpy turns into an array)."""
+        import numpy as np
+
+        arr = np.asarray(values, dtype=np.float64)
+        op = cls.create(
+            result_types=[tensor(list(arr.shape), dtype_from_name(dtype))],
+            properties={
+                "shape": DenseArrayBase.from_list(i64, list(arr.shape)),
+                "values": DenseArrayBase.from_list(f64, arr.reshape(-1).tolist()),
+                **({"dtype": StringAttr(dtype)} if dtype != "float32" else {}),
+            },
+        )
+        if name is not None:
+            from .base import set_result_names
+
+            set_result_names(op, [name])
+        return op
+
+
+@irdl_op_definition
 class BackwardOp(IRDLOperation, MultiResultNames):
     """The backward region: gradients of `targets` (seeded by `seeds`, ones where
     absent) with respect to `wrt`, cutting through the names in `no_grad`.
@@ -407,6 +486,8 @@ PROGRAM_OPS = [
     FillAnyLikeOp,
     UniformRandomOp,
     GaussianRandomOp,
+    TruncatedGaussianRandomOp,
+    AssignValueOp,
     BackwardOp,
     YieldOp,
 ]

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from pullback.frontend import framework, initializer, optimizer, param_attr, unique_name
+from pullback.frontend import clip, framework, initializer, optimizer, param_attr, regularizer, unique_name
 from pullback.frontend.api import fluid_layers as layers
 from pullback.frontend.api import registry
 from pullback.frontend.core import in_dynamic_mode as in_dygraph_mode
@@ -46,6 +46,7 @@ __all__ = [
     "Scope",
     "Variable",
     "backward",
+    "clip",
     "cpu_places",
     "cuda_places",
     "data",
@@ -62,6 +63,7 @@ __all__ = [
     "optimizer",
     "param_attr",
     "program_guard",
+    "regularizer",
     "scope_guard",
     "unique_name",
 ]

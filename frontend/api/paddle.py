@@ -15,6 +15,7 @@ from pullback.frontend.framework import (
     default_main_program,
     default_startup_program,
 )
+from pullback.frontend.layers import create_parameter
 from pullback.frontend.param_attr import ParamAttr
 from pullback.frontend.api.device import get_device, is_compiled_with_cuda, set_device
 from pullback.runtime.executor import CPUPlace, CUDAPlace
@@ -65,6 +66,7 @@ __all__ = [
     "CUDAPlace",
     "ParamAttr",
     "Program",
+    "create_parameter",
     "disable_static",
     "enable_static",
     "get_default_dtype",
