@@ -385,16 +385,16 @@ def flatten_fetch_list(fetch_list: Any) -> list[Any]:
             for j, sub in enumerate(item):
                 if not isinstance(sub, (str, Variable)):
                     raise TypeError(
-                        f"fetch_list[{i}][{j}] must be a Variable or a name, got "
-                        f"{type(sub).__name__}"
+                        f"fetch_list items must be Variables or names: fetch_list[{i}][{j}] "
+                        f"is a {type(sub).__name__}"
                     )
             out.extend(item)
         elif isinstance(item, (str, Variable)):
             out.append(item)
         else:
             raise TypeError(
-                f"fetch_list[{i}] must be a Variable, a name, or a list or tuple of "
-                f"them, got {type(item).__name__}"
+                "fetch_list items must be Variables or names (or lists or tuples of "
+                f"them): fetch_list[{i}] is a {type(item).__name__}"
             )
     return out
 
@@ -467,12 +467,14 @@ class Executor:
         """
         if program is None:
             program = default_main_program()
+        program = getattr(program, "_program", program)  # a static.CompiledProgram
         if not isinstance(program, Program):
             raise TypeError(f"Executor.run: program must be a Program, got {type(program).__name__}")
         scope = scope if scope is not None else global_scope()
         fetch_list = flatten_fetch_list(fetch_list)
         fetch_values = [resolve_fetch(program, f) for f in fetch_list]
         feeds = check_feeds(program, feed, fetch_values)
+        _set_scheduled_learning_rate(program, scope)
         _check_parameters(program, scope)
 
         entry = self._prepared(program, fetch_values)
@@ -487,6 +489,17 @@ class Executor:
     def close(self) -> None:
         """Release resources (nothing to release; kept for Paddle's API)."""
         self._cache.clear()
+
+
+def _set_scheduled_learning_rate(program: Program, scope: Scope) -> None:
+    """Write the current rate of the program's learning-rate schedule (an optimizer
+    built with `learning_rate=LRScheduler`) into its `[1]` variable: the program
+    reads the rate from the scope, so a new rate changes no program."""
+    scheduler = getattr(program, "lr_scheduler", None)
+    var = getattr(program, "lr_var", None)
+    if scheduler is None or var is None:
+        return
+    scope[var.name] = np.full([1], scheduler(), dtype=np.dtype(f"{var.dtype}"))
 
 
 def _check_parameters(program: Program, scope: Mapping[str, np.ndarray]) -> None:

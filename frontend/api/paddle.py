@@ -15,6 +15,7 @@ from pullback.frontend.framework import (
     default_main_program,
     default_startup_program,
 )
+from pullback.frontend.flags import get_flags, set_flags
 from pullback.frontend.layers import create_parameter
 from pullback.frontend.param_attr import ParamAttr
 from pullback.frontend.api.device import get_device, is_compiled_with_cuda, set_device
@@ -67,6 +68,8 @@ __all__ = [
     "ParamAttr",
     "Program",
     "create_parameter",
+    "get_flags",
+    "set_flags",
     "disable_static",
     "enable_static",
     "get_default_dtype",

@@ -124,5 +124,5 @@ def test_fetch_list_accepts_lists_of_variables_and_names(programs):
     np.testing.assert_allclose(names[1], out[1])
     (t,) = exe.run(main, feed=feed, fetch_list=loss, return_numpy=False)
     np.testing.assert_allclose(np.array(t), out[0])
-    with pytest.raises(TypeError, match=r"fetch_list\[1\]\[0\] must be a Variable or a name"):
+    with pytest.raises(TypeError, match=r"must be Variables or names: fetch_list\[1\]\[0\] is a int"):
         exe.run(main, feed=feed, fetch_list=[loss, [3]])
