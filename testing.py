@@ -24,8 +24,7 @@ from pullback.dialects import pd
 from pullback.passes.autodiff import differentiate
 from pullback.runtime.interpreter import np_dtype, run_module
 
-_DTYPE_NAMES = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
-                np.dtype(np.int64): "int64", np.dtype(np.int32): "int32", np.dtype(np.bool_): "bool"}
+_DTYPE_NAMES = {d.numpy: d.name for d in pd.DTYPES}
 
 
 def _data(name: str, a: np.ndarray, dynamic: bool) -> pd.DataOp:

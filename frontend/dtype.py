@@ -3,6 +3,8 @@ name `'float32'`, so both spellings work wherever Paddle accepts a dtype."""
 
 from __future__ import annotations
 
+from pullback.dialects.pd.base import DTYPES
+
 
 class DType(str):
     """A dtype name that prints as Paddle prints it (`paddle.float32`).
@@ -40,6 +42,5 @@ def dtype(name: str) -> DType:
     return found
 
 
-float32, float64, int32, int64, bool_ = (
-    dtype(n) for n in ("float32", "float64", "int32", "int64", "bool")
-)
+float32, float64, int32, int64, bool_ = (dtype(d.name) for d in DTYPES)
+"""Paddle's dtype objects, one per entry of the dialect's dtype table (`pd.DTYPES`)."""

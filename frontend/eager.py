@@ -83,24 +83,11 @@ def _user_frame() -> Where | None:
 
 # ------------------------------------------------------------------- templates
 
-_ELEM_BY_DTYPE = {
-    np.dtype(np.float32): pd.f32,
-    np.dtype(np.float64): pd.f64,
-    np.dtype(np.int32): pd.i32,
-    np.dtype(np.int64): pd.i64,
-    np.dtype(np.bool_): pd.i1,
-}
-DTYPE_BY_ELEM = {str(v): k for k, v in _ELEM_BY_DTYPE.items()}
-"""numpy dtypes by the printed element type (`'f32'`), computed once: the
-interpreter's `np_dtype` prints the type on every call."""
-_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
-DTYPE_NAMES = {
-    np.dtype(np.float32): "float32",
-    np.dtype(np.float64): "float64",
-    np.dtype(np.int32): "int32",
-    np.dtype(np.int64): "int64",
-    np.dtype(np.bool_): "bool",
-}
+_ELEM_BY_DTYPE = {d.numpy: d.elem for d in pd.DTYPES}
+DTYPE_BY_ELEM = {d.short: d.numpy for d in pd.DTYPES}
+"""numpy dtypes by the printed element type (`'f32'`)."""
+_FLOATS = tuple(d.numpy for d in pd.DTYPES if d.elem in pd.FLOAT_TYPES)
+DTYPE_NAMES = {d.numpy: d.name for d in pd.DTYPES}
 """Supported dtypes and their Paddle names."""
 
 

@@ -1,9 +1,9 @@
 """`convert-arith-to-llvm`: `arith` ops become `llvm` ops; `index` becomes `i64`.
 
-Fast-math flags carry over (`contract` lets LLVM form FMAs, `reassoc` lets it
-vectorize reductions).  NaN-propagating `maximumf`/`minimumf` become the
-`llvm.maximum`/`llvm.minimum` intrinsics; conversions xDSL's `llvm` dialect lacks
-(`fptosi`, `uitofp`) go through the saturating intrinsic and `zext` + `sitofp`.
+Which LLVM instruction or intrinsic each op becomes is `lowering/llvm_opcodes.py`'s
+table, shared with the GPU path (conversions included: float -> integer saturates,
+unsigned -> float is `zext` + `sitofp`).  Fast-math flags carry over (`contract`
+lets LLVM form FMAs, `reassoc` lets it vectorize reductions).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, llvm
-from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerAttr, IntegerType, ModuleOp, i32, i64
+from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, ModuleOp, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -22,59 +22,42 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
 )
 
-from pullback.lowering.llvm_common import call_intrinsic, lower_index_types
+from pullback.lowering.llvm_common import call_intrinsic, llvm_type, lower_index_types
+from pullback.lowering.llvm_opcodes import (
+    BINARY_INTRINSICS,
+    CASTS,
+    FLOAT_BINARY,
+    FLOAT_TO_INT,
+    ICMP_PREDICATES,
+    INT_BINARY,
+    UNSIGNED_TO_FLOAT,
+    check_unsigned_to_float,
+    int_width,
+    intrinsic_name,
+)
 
-_INT_BINARY: dict[type[Operation], type[Operation]] = {
-    arith.AddiOp: llvm.AddOp,
-    arith.SubiOp: llvm.SubOp,
-    arith.MuliOp: llvm.MulOp,
-    arith.DivSIOp: llvm.SDivOp,
-    arith.DivUIOp: llvm.UDivOp,
-    arith.RemSIOp: llvm.SRemOp,
-    arith.RemUIOp: llvm.URemOp,
-    arith.AndIOp: llvm.AndOp,
-    arith.OrIOp: llvm.OrOp,
-    arith.XOrIOp: llvm.XOrOp,
-    arith.ShLIOp: llvm.ShlOp,
-    arith.ShRUIOp: llvm.LShrOp,
-    arith.ShRSIOp: llvm.AShrOp,
+_LLVM_OPS: dict[str, type[Operation]] = {
+    cls.name.removeprefix("llvm."): cls for cls in llvm.LLVM.operations
 }
-_FLOAT_BINARY: dict[type[Operation], type[Operation]] = {
-    arith.AddfOp: llvm.FAddOp,
-    arith.SubfOp: llvm.FSubOp,
-    arith.MulfOp: llvm.FMulOp,
-    arith.DivfOp: llvm.FDivOp,
-}
-_MINMAX = {
-    arith.MaximumfOp: "llvm.maximum",
-    arith.MinimumfOp: "llvm.minimum",
-    arith.MaxnumfOp: "llvm.maxnum",
-    arith.MinnumfOp: "llvm.minnum",
-    arith.MaxSIOp: "llvm.smax",
-    arith.MinSIOp: "llvm.smin",
-    arith.MaxUIOp: "llvm.umax",
-    arith.MinUIOp: "llvm.umin",
-}
-_ICMP = {"eq": 0, "ne": 1, "slt": 2, "sle": 3, "sgt": 4, "sge": 5, "ult": 6, "ule": 7, "ugt": 8, "uge": 9}
+"""xDSL's `llvm` dialect op of each LLVM instruction (`fadd` -> `llvm.FAddOp`)."""
+
+
+def _llvm_op(opcode: str) -> type[Operation]:
+    return _LLVM_OPS[opcode]
 
 
 def _fastmath(op: Operation) -> llvm.FastMathAttr:
     flags = op.properties.get("fastmath")
-    names = [getattr(f, "value", f) for f in flags.data] if flags is not None else []  # type: ignore[attr-defined]
+    names = [getattr(f, "value", f) for f in flags.data] if isinstance(flags, arith.FastMathFlagsAttr) else []
     return llvm.FastMathAttr([llvm.FastMathFlag(n) for n in sorted(names)] or None)
 
 
-def _width(t: Attribute) -> int:
-    return 64 if isinstance(t, IndexType) else t.width.data  # type: ignore[attr-defined]
-
-
 def _int_cast(v: SSAValue, src: Attribute, dst: Attribute, signed: bool = True) -> list[Operation]:
-    ws, wd = _width(src), _width(dst)
+    ws, wd = int_width(src), int_width(dst)
     if ws == wd:
         return []
-    if ws > wd:
-        return [llvm.TruncOp(v, dst)]  # type: ignore[arg-type]
-    return [(llvm.SExtOp if signed else llvm.ZExtOp)(v, dst)]  # type: ignore[arg-type]
+    opcode = "trunc" if ws > wd else "sext" if signed else "zext"
+    return [_llvm_op(opcode).create(operands=[v], result_types=[llvm_type(dst)])]
 
 
 class LowerArith(RewritePattern):
@@ -85,18 +68,21 @@ class LowerArith(RewritePattern):
             if isinstance(value, IntegerAttr) and isinstance(value.type, IndexType):
                 value = IntegerAttr(value.value.data, i64)
             rewriter.replace(op, llvm.ConstantOp(value, op.result.type))
-        elif t in _INT_BINARY:
-            rewriter.replace(op, _INT_BINARY[t].create(operands=list(op.operands), result_types=[op.results[0].type]))
-        elif t in _FLOAT_BINARY:
-            rewriter.replace(op, _FLOAT_BINARY[t](op.operands[0], op.operands[1], _fastmath(op)))  # type: ignore[call-arg]
-        elif t in _MINMAX:
-            rewriter.replace(op, call_intrinsic(_MINMAX[t], list(op.operands), op.results[0].type))
+        elif t in INT_BINARY:
+            rewriter.replace(op, _llvm_op(INT_BINARY[t]).create(operands=list(op.operands), result_types=[op.results[0].type]))
+        elif t in FLOAT_BINARY:
+            rewriter.replace(op, _llvm_op(FLOAT_BINARY[t]).create(
+                operands=list(op.operands), result_types=[op.results[0].type],
+                properties={"fastmathFlags": _fastmath(op)},
+            ))
+        elif t in BINARY_INTRINSICS:
+            rewriter.replace(op, call_intrinsic(BINARY_INTRINSICS[t], list(op.operands), op.results[0].type))
         elif isinstance(op, arith.CmpfOp):
             pred = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]
             rewriter.replace(op, llvm.FCmpOp(op.lhs, op.rhs, pred))
         elif isinstance(op, arith.CmpiOp):
             pred = arith.CMPI_COMPARISON_OPERATIONS[op.predicate.value.data]
-            rewriter.replace(op, llvm.ICmpOp(op.lhs, op.rhs, IntegerAttr(_ICMP[pred], i64)))
+            rewriter.replace(op, llvm.ICmpOp(op.lhs, op.rhs, IntegerAttr(ICMP_PREDICATES.index(pred), i64)))
         elif isinstance(op, arith.SelectOp):
             rewriter.replace(op, llvm.SelectOp(op.cond, op.lhs, op.rhs))
         elif isinstance(op, arith.IndexCastOp):
@@ -105,21 +91,16 @@ class LowerArith(RewritePattern):
         elif isinstance(op, (arith.ExtSIOp, arith.ExtUIOp, arith.TruncIOp)):
             ops = _int_cast(op.input, op.input.type, op.result.type, not isinstance(op, arith.ExtUIOp))
             rewriter.replace(op, ops, None if ops else [op.input])
-        elif isinstance(op, arith.SIToFPOp):
-            rewriter.replace(op, llvm.SIToFPOp(op.input, op.result.type))
-        elif isinstance(op, arith.UIToFPOp):
-            wide = llvm.ZExtOp(op.input, i64 if _width(op.input.type) < 64 else op.input.type)  # type: ignore[arg-type]
-            rewriter.replace(op, [wide, llvm.SIToFPOp(wide.results[0], op.result.type)])
-        elif isinstance(op, arith.FPToSIOp):
-            rt, it = op.result.type, op.input.type
-            name = f"llvm.fptosi.sat.{rt}.{it}"
-            rewriter.replace(op, llvm.CallIntrinsicOp(name, [op.input], [rt]))
-        elif isinstance(op, arith.ExtFOp):
-            rewriter.replace(op, llvm.FPExtOp(op.input, op.result.type))
-        elif isinstance(op, arith.TruncFOp):
-            rewriter.replace(op, llvm.FPTruncOp(op.input, op.result.type))
-        elif isinstance(op, arith.BitcastOp):
-            rewriter.replace(op, llvm.BitcastOp(op.input, op.result.type))
+        elif isinstance(op, UNSIGNED_TO_FLOAT):
+            check_unsigned_to_float(op.input.type)
+            wide = _int_cast(op.input, op.input.type, i64, signed=False)
+            wide_value = wide[-1].results[0] if wide else op.input
+            rewriter.replace(op, [*wide, llvm.SIToFPOp(wide_value, op.result.type)])
+        elif t in FLOAT_TO_INT:
+            rt, it = op.results[0].type, op.operands[0].type
+            rewriter.replace(op, llvm.CallIntrinsicOp(intrinsic_name(FLOAT_TO_INT[t], rt, it), list(op.operands), [rt]))
+        elif t in CASTS:  # the integer casts were handled above, with index types
+            rewriter.replace(op, _llvm_op(CASTS[t]).create(operands=list(op.operands), result_types=[op.results[0].type]))
         elif isinstance(op, arith.NegfOp):
             rewriter.replace(op, llvm.FNegOp(op.operand))
         elif isinstance(op, arith.FloorDivSIOp):
@@ -129,11 +110,12 @@ class LowerArith(RewritePattern):
             ty = op.result.type
             q = llvm.SDivOp(a, b)
             r = llvm.SRemOp(a, b)
-            zero = llvm.ConstantOp(IntegerAttr(0, ty), ty)  # type: ignore[arg-type]
-            one = llvm.ConstantOp(IntegerAttr(1, ty), ty)  # type: ignore[arg-type]
-            nz = llvm.ICmpOp(r.res, zero.result, IntegerAttr(_ICMP["ne"], i64))
+            assert isinstance(ty, IntegerType)
+            zero = llvm.ConstantOp(IntegerAttr(0, ty), ty)
+            one = llvm.ConstantOp(IntegerAttr(1, ty), ty)
+            nz = llvm.ICmpOp(r.res, zero.result, IntegerAttr(ICMP_PREDICATES.index("ne"), i64))
             x = llvm.XOrOp(r.res, b)
-            neg = llvm.ICmpOp(x.res, zero.result, IntegerAttr(_ICMP["slt"], i64))
+            neg = llvm.ICmpOp(x.res, zero.result, IntegerAttr(ICMP_PREDICATES.index("slt"), i64))
             both = llvm.AndOp(nz.res, neg.res)
             qm = llvm.SubOp(q.res, one.result)
             sel = llvm.SelectOp(both.res, qm.res, q.res)
@@ -150,5 +132,3 @@ class ConvertArithToLLVMPass(ModulePass):
         lower_index_types(op)
         PatternRewriteWalker(GreedyRewritePatternApplier([LowerArith()]), apply_recursively=False).rewrite_module(op)
 
-
-_ = (AnyFloat, IntegerType, i32)

@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     IndexType,
     IntegerAttr,
+    IntegerType,
     MemRefType,
     ModuleOp,
     i64,
@@ -41,17 +42,18 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.utils.exceptions import DiagnosticException
 
+from pullback.dialects.pd.base import DTYPE_BY_ELEM
 from pullback.lowering.llvm_common import retype_values
 
-_BYTES = {"f32": 4, "f64": 8, "i64": 8, "i32": 4, "i16": 2, "i8": 1, "i1": 1}
-
-
 def element_bytes(elem: Attribute) -> int:
-    """Storage size of one element (an `i1` takes one byte, as numpy's bool)."""
-    try:
-        return _BYTES[str(elem)]
-    except KeyError:
-        raise DiagnosticException(f"finalize-memref-to-llvm: unsupported element type {elem}") from None
+    """Storage size of one element: the dtype table's (an `i1` takes one byte, as
+    numpy's bool), or the width of another whole-byte integer type (`i8`, `i16`)."""
+    info = DTYPE_BY_ELEM.get(elem)
+    if info is not None:
+        return info.size
+    if isinstance(elem, IntegerType) and elem.width.data % 8 == 0:
+        return elem.width.data // 8
+    raise DiagnosticException(f"finalize-memref-to-llvm: unsupported element type {elem}")
 
 
 def resolve_dim(mem: SSAValue, k: int, rewriter: PatternRewriter | None = None) -> SSAValue | int:

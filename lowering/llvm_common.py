@@ -9,6 +9,8 @@ from xdsl.dialects.builtin import IndexType, ModuleOp, i64
 from xdsl.ir import Attribute, Operation
 from xdsl.rewriter import Rewriter
 
+from pullback.lowering.llvm_opcodes import intrinsic_name
+
 
 def llvm_type(t: Attribute) -> Attribute:
     """The LLVM type of a builtin scalar type (`index` is 64 bits wide here)."""
@@ -39,11 +41,6 @@ def retype_values(module: ModuleOp, convert: Callable[[Attribute], Attribute]) -
 def lower_index_types(module: ModuleOp) -> None:
     """Retype every `index` value (results, block arguments, signatures) as `i64`."""
     retype_values(module, llvm_type)
-
-
-def intrinsic_name(base: str, t: Attribute) -> str:
-    """An overloaded intrinsic's name for scalar type `t` (`llvm.maximum.f32`)."""
-    return f"{base}.{t}"
 
 
 def call_intrinsic(base: str, args: list, result: Attribute) -> Operation:

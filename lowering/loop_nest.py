@@ -21,18 +21,14 @@ loops and the atomics into plain read-modify-writes (one thread runs them all).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerAttr, i64
-from xdsl.ir import Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
-from pullback.lowering.scalar import Scalar
-
-if TYPE_CHECKING:
-    from pullback.lowering.convert_pd_to_linalg import Lowerer, Size
+from pullback.lowering.core import Lowerer, Scalar, Size
 
 ATOMIC_ADDF = 0
 ATOMIC_ADDI = 1
@@ -132,16 +128,46 @@ def to_index(s: Scalar, v: SSAValue) -> SSAValue:
     return v if isinstance(v.type, IndexType) else s.emit(arith.IndexCastOp(v, IndexType()))
 
 
-def to_float(s: Scalar, i: SSAValue, elem: object) -> SSAValue:
+def to_float(s: Scalar, i: SSAValue, elem: Attribute) -> SSAValue:
     """An `index` as a float of type `elem`."""
     as_int = s.emit(arith.IndexCastOp(i, i64))
-    return s.emit(arith.SIToFPOp(as_int, elem))  # type: ignore[arg-type]
+    return s.emit(arith.SIToFPOp(as_int, elem))
+
+
+def copy_window(
+    low: Lowerer,
+    src: SSAValue,
+    dst: SSAValue,
+    sizes: Sequence[Size],
+    src_offsets: Sequence[Size] = (),
+    dst_offsets: Sequence[Size] = (),
+) -> None:
+    """`dst[i + dst_offsets] = src[i + src_offsets]` for `i` in `sizes` (buffers), one
+    `scf.parallel` copy, innermost dimension contiguous in both buffers."""
+    low.note_read(src)
+    low.note_read(dst)
+    rank = len(sizes)
+    src_off = list(src_offsets) or [0] * rank
+    dst_off = list(dst_offsets) or [0] * rank
+
+    def shifted(s: Scalar, ivs: list[SSAValue], offsets: Sequence[Size]) -> list[SSAValue]:
+        # Offsets are index values of the entry function, or constants.
+        return [
+            iv if off == 0 else s.add(iv, off if isinstance(off, SSAValue) else s.const(off, IndexType()))
+            for iv, off in zip(ivs, offsets)
+        ]
+
+    def body(s: Scalar, ivs: list[SSAValue]) -> None:
+        store(s, load(s, src, shifted(s, ivs, src_off)), dst, shifted(s, ivs, dst_off))
+
+    parallel(low, sizes, body)
 
 
 __all__ = [
     "all_of",
     "atomic_add",
     "clamp",
+    "copy_window",
     "for_range",
     "if_then",
     "in_range",

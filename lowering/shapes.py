@@ -19,9 +19,9 @@ from xdsl.ir import SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from pullback.dialects import pd
-from pullback.dialects.pd.base import DYN, fmt_shape, shape_of
-from pullback.lowering.convert_pd_to_linalg import Program
-from pullback.lowering.scalar import ELEMENTWISE
+from pullback.dialects.pd.base import DYN, dynamic_broadcast_error, fmt_shape, shape_of
+from pullback.lowering.abi import Program
+from pullback.lowering.convert_pd_to_linalg import LOWERINGS
 
 
 class ShapeError(ValueError):
@@ -80,19 +80,14 @@ def _check_refines_types(op, shapes) -> None:  # type: ignore[no-untyped-def]
 
 def _check_dynamic_broadcast(op, shapes, get) -> None:  # type: ignore[no-untyped-def]
     """A `?` operand dimension the lowering indexes with a loop must equal that loop's
-    size (it was compiled without knowing whether it would be 1)."""
-    ew = ELEMENTWISE.get(op.name)
-    if ew is None:
+    size (`pd.dynamic_broadcast_error`, the rule every backend checks)."""
+    entry = LOWERINGS.get(type(op))
+    if entry is None or entry.maps is None:
         return
     out = shapes[op.results[0]]
-    for v, m in zip(op.operands, ew.maps(op)):
+    for v, m in zip(op.operands, entry.maps(op)):
         if m is None:
             continue
-        static, concrete = shape_of(v.type), get(v)
-        for j, k in enumerate(m):
-            if k is not None and static[j] == DYN and concrete[j] != out[k]:
-                raise ShapeError(
-                    f"'{op.name}': an operand of shape {list(concrete)} would be broadcast "
-                    f"along a dynamic dimension to {list(out)}; compiled code needs equal "
-                    "sizes there (feed consistent batch sizes)"
-                )
+        error = dynamic_broadcast_error(op.name, shape_of(v.type), get(v), out, m)
+        if error is not None:
+            raise ShapeError(error)

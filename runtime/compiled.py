@@ -29,23 +29,20 @@ import os
 import threading
 import warnings
 from collections.abc import Mapping, MutableMapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import SSAValue
 
-from pullback.lowering.convert_pd_to_linalg import (
-    HOST_ONLY,
-    LoweringError,
-    Program,
-    abi_of,
-    build_entry,
-)
+from pullback.dialects.pd.base import DTYPES, PdOp
+from pullback.lowering.abi import LoweringError, Program, abi_of, output_values
+from pullback.lowering.convert_pd_to_linalg import build_entry
 from pullback.lowering.shapes import ShapeError, plan_shapes
 
-_NP = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64, "i1": np.bool_}
+_NP = {d.short: d.numpy for d in DTYPES}
+"""numpy dtypes by the element type names of ABI descriptions (`'f32'`)."""
 
 
 class NotCompilable(RuntimeError):
@@ -136,10 +133,19 @@ class CompiledProgram:
     """A program compiled for one fetch list and feed dtypes/ranks."""
 
     prog: Program
+    outputs: list[SSAValue]
+    """The `pd` value behind each output buffer (`abi.output_values`)."""
     abi: dict[str, Any]
     fn: Any
     compile_seconds: float
     shape_plans: dict[tuple[tuple[int, ...], ...], list[tuple[int, ...]]] = field(default_factory=dict)
+    """Output shapes per feed shapes: they depend only on the program's structure."""
+
+    def for_module(self, module: ModuleOp, fetches: Sequence[SSAValue]) -> CompiledProgram:
+        """This native code serving an equal (printed-identical) module: the same code,
+        ABI and shape plans, with a `Program` view of that module's own values."""
+        prog = Program.of(module, fetches, use_fetch_ops=False)
+        return replace(self, prog=prog, outputs=output_values(prog, self.abi, fetches))
 
     def output_shapes(self, feeds: Sequence[np.ndarray]) -> list[tuple[int, ...]]:
         """Concrete output shapes for these feeds (checked; cached per feed shapes)."""
@@ -148,8 +154,7 @@ class CompiledProgram:
         if plan is None:
             names = [n for n, _ in self.abi["feeds"]]
             shapes = plan_shapes(self.prog, dict(zip(names, key)))
-            outs = self.prog.fetches_out  # type: ignore[attr-defined]
-            plan = [shapes[v] for v in outs]
+            plan = [shapes[v] for v in self.outputs]
             self.shape_plans[key] = plan
         return plan
 
@@ -166,7 +171,7 @@ def compile_program(module: ModuleOp, fetches: Sequence[SSAValue], blas: bool | 
     digest = hashlib.sha1(str(module).encode()).hexdigest()[:16]
     entry = f"pb_{digest}_{next(_COUNTER)}"
     try:
-        fn_op, abi_obj = build_entry(module, fetches, entry=entry, only_given_fetches=True)
+        fn_op, _ = build_entry(module, fetches, entry=entry, only_given_fetches=True)
     except LoweringError as e:
         raise NotCompilable(str(e)) from None
     lowered = ModuleOp([fn_op])
@@ -176,17 +181,7 @@ def compile_program(module: ModuleOp, fetches: Sequence[SSAValue], blas: bool | 
     addr = jit.compile(ir, "_pullback_packed_" + entry)
     fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(addr)
     prog = Program.of(module, fetches, use_fetch_ops=False)
-    prog.fetches_out = _output_values(prog, abi, fetches)  # type: ignore[attr-defined]
-    return CompiledProgram(prog, abi, fn, time.perf_counter() - t0)
-
-
-def _output_values(prog: Program, abi: dict[str, Any], fetches: Sequence[SSAValue]) -> list[SSAValue]:
-    """The `pd` value behind each output buffer, in ABI order."""
-    outs: dict[int, SSAValue] = {}
-    for v, (kind, ref) in zip(fetches, abi["fetches"]):
-        if kind == "out":
-            outs[ref] = prog.resolve(v)
-    return [outs[i] for i in range(len(outs))]
+    return CompiledProgram(prog, output_values(prog, abi, fetches), abi, fn, time.perf_counter() - t0)
 
 
 def _counter():  # type: ignore[no-untyped-def]
@@ -233,7 +228,7 @@ class CompiledBackend:
             # (they run once, drawing from numpy's generator), so no warning.
             self._by_identity[ident] = (module, None)
             return None
-        if compiled is None or compiled.prog is None:
+        if compiled is None:
             try:
                 compiled = compile_program(module, fetches, self.blas)
                 self.compiles += 1
@@ -244,9 +239,8 @@ class CompiledBackend:
                 self._by_identity[ident] = (module, None)
                 return None
             self._by_content[content] = compiled
-        elif not _same_program(compiled, module, fetches):
-            compiled = compile_program(module, fetches, self.blas)
-            self.compiles += 1
+        else:
+            compiled = compiled.for_module(module, fetches)
         self._by_identity[ident] = (module, compiled)
         return compiled
 
@@ -276,15 +270,6 @@ def _value_positions(module: ModuleOp, values: Sequence[SSAValue]) -> tuple[tupl
         owner = v.owner
         out.append((index.get(id(owner), -1), getattr(v, "index", 0)))
     return tuple(out)
-
-
-def _same_program(compiled: CompiledProgram, module: ModuleOp, fetches: Sequence[SSAValue]) -> bool:
-    # Code compiled from an equal (printed-identical) module serves this one too,
-    # but its Program view (for shape planning) must describe this module's values.
-    compiled.prog = Program.of(module, fetches, use_fetch_ops=False)
-    compiled.prog.fetches_out = _output_values(compiled.prog, compiled.abi, fetches)  # type: ignore[attr-defined]
-    compiled.shape_plans.clear()
-    return True
 
 
 def _as_input(name: str, value: Any, spec: list[Any], what: str) -> np.ndarray:
@@ -361,8 +346,9 @@ _INITIALIZER_OPS = frozenset({"pd.fill_constant", "pd.parameter", "pd.fetch"})
 def _initializers_only(module: ModuleOp) -> bool:
     """True for startup-style programs: host-only initializers and constants."""
     ops = list(module.body.block.ops)
-    return any(op.name in HOST_ONLY for op in ops) and all(
-        op.name in HOST_ONLY or op.name in _INITIALIZER_OPS for op in ops
+    host_only = [isinstance(op, PdOp) and op.HOST_ONLY is not None for op in ops]
+    return any(host_only) and all(
+        host or op.name in _INITIALIZER_OPS for host, op in zip(host_only, ops)
     )
 
 

@@ -30,6 +30,8 @@ from typing import Any
 
 import numpy as np
 
+from pullback.dialects.pd.base import DTYPES
+
 LIBRARY_ENV = "PULLBACK_LIBCUDA"
 """Environment variable naming another driver library (default `libcuda.so.1`)."""
 
@@ -267,10 +269,8 @@ class Function:
         )
 
 
-_SCALAR_CTYPES = {
-    "i1": ctypes.c_bool, "i8": ctypes.c_int8, "i32": ctypes.c_int32, "i64": ctypes.c_int64,
-    "f32": ctypes.c_float, "f64": ctypes.c_double,
-}
+_SCALAR_CTYPES = {d.short: np.ctypeslib.as_ctypes_type(d.numpy) for d in DTYPES} | {"i8": ctypes.c_int8}
+"""ctypes of kernel scalar parameters: the dialect's dtypes, and `i8` (an `i1` widened)."""
 
 
 def scalar_arg(kind: str, value: Any) -> Any:

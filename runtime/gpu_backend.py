@@ -32,11 +32,13 @@ from xdsl.dialects import arith, func, gpu, memref
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.ir import Operation, SSAValue
 
+from pullback.dialects.pd.base import DTYPES
 from pullback.runtime import cuda
 
 """Ops whose programs run on the host interpreter (numpy's random generator)."""
 
-_NP = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64, "i1": np.bool_}
+_NP = {d.short: d.numpy for d in DTYPES}
+"""numpy dtypes by the element type names of ABI descriptions (`'f32'`)."""
 
 
 @dataclass
@@ -76,15 +78,17 @@ class GpuProgram:
     kernels: dict[str, cuda.Function]
     prog: Any
     """The `Program` view used to plan output shapes (`lowering.shapes`)."""
+    outputs: list[SSAValue]
+    """The `pd` value behind each output buffer (`abi.output_values`)."""
     ptx: str
 
 
 def compile_for_gpu(module: ModuleOp, fetches: Sequence[SSAValue], device: cuda.Device) -> GpuProgram:
     """Lower `module` for `fetches`, emit PTX and load it on `device`."""
-    from pullback.lowering.convert_pd_to_linalg import Program, abi_of, build_entry
+    from pullback.lowering.abi import Program, abi_of, output_values
+    from pullback.lowering.convert_pd_to_linalg import build_entry
     from pullback.lowering.gpu import GPU_PASSES
     from pullback.lowering.gpu.ptx import gpu_modules, module_to_ptx
-    from pullback.runtime.compiled import _output_values
 
     fn, _ = build_entry(module, fetches, entry="main", only_given_fetches=True)
     lowered = ModuleOp([fn])
@@ -101,9 +105,8 @@ def compile_for_gpu(module: ModuleOp, fetches: Sequence[SSAValue], device: cuda.
             if isinstance(k, func.FuncOp):
                 kernels[f"{mod.sym_name.data}::{k.sym_name.data}"] = loaded.function(k.sym_name.data)
     prog = Program.of(module, fetches, use_fetch_ops=False)
-    prog.fetches_out = _output_values(prog, abi, fetches)  # type: ignore[attr-defined]
     host = next(o for o in lowered.body.block.ops if isinstance(o, func.FuncOp))
-    return GpuProgram(host, abi, kernels, prog, ptx)
+    return GpuProgram(host, abi, kernels, prog, output_values(prog, abi, fetches), ptx)
 
 
 # -------------------------------------------------------------- host interpreter
@@ -214,7 +217,8 @@ class GpuBackend:
         """The compiled program (compiled on first use for this module and fetches),
         or None for programs that must run on the host: startup programs, whose
         random initializers use numpy's generator."""
-        from pullback.lowering.convert_pd_to_linalg import HOST_ONLY, LoweringError
+        from pullback.dialects.pd.base import PdOp
+        from pullback.lowering.abi import LoweringError
 
         key = (id(module), tuple(id(v) for v in fetches))
         hit = self._programs.get(key)
@@ -222,7 +226,7 @@ class GpuBackend:
             try:
                 hit = (module, compile_for_gpu(module, fetches, self.device))
             except LoweringError:
-                if not any(op.name in HOST_ONLY for op in module.walk()):
+                if not any(isinstance(op, PdOp) and op.HOST_ONLY for op in module.walk()):
                     raise
                 hit = (module, None)
             self._programs[key] = hit
@@ -260,7 +264,7 @@ class GpuBackend:
         for name, (_, elem) in abi["feeds"]:
             feed_arrays.append(np.ascontiguousarray(feeds[name], dtype=_NP[elem]))
         shapes = plan_shapes(prog.prog, {n: a.shape for (n, _), a in zip(abi["feeds"], feed_arrays)})
-        out_shapes = [shapes[v] for v in prog.prog.fetches_out]
+        out_shapes = [shapes[v] for v in prog.outputs]
         values: list[Any] = [feed_arrays[fi].shape[k] for fi, k in abi["dims"]]
         for a in feed_arrays:
             values.append(DeviceArray(self.device.to_device(a), a.shape, a.dtype))

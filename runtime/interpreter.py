@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp, TensorType, f32, f64, i1, i32, i64
+from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from pullback.dialects import pd
@@ -21,13 +21,6 @@ Kernel = Callable[..., "np.ndarray | tuple[np.ndarray, ...] | list[np.ndarray]"]
 
 KERNELS: dict[type[Operation], Kernel] = {}
 
-_NP_DTYPES: dict[Attribute, np.dtype[Any]] = {
-    f32: np.dtype(np.float32),
-    f64: np.dtype(np.float64),
-    i32: np.dtype(np.int32),
-    i64: np.dtype(np.int64),
-    i1: np.dtype(np.bool_),
-}
 
 
 class InterpreterError(RuntimeError):
@@ -48,7 +41,7 @@ def kernel(*op_types: type[Operation]) -> Callable[[Kernel], Kernel]:
 def np_dtype(t: Attribute) -> np.dtype[Any]:
     """The numpy dtype of a tensor type's elements."""
     elem = t.get_element_type() if isinstance(t, TensorType) else t
-    return _NP_DTYPES[elem]
+    return pd.DTYPE_BY_ELEM[elem].numpy
 
 
 _loaded = False

@@ -17,8 +17,10 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Any, ClassVar, TypeVar
 
+import numpy as np
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     AnyFloat,
@@ -56,17 +58,46 @@ DYN = DYNAMIC_INDEX
 
 Shape = tuple[int, ...]
 
-FLOAT_TYPES: tuple[Attribute, ...] = (f32, f64)
-INT_TYPES: tuple[Attribute, ...] = (i32, i64)
 
-_DTYPE_BY_NAME: dict[str, Attribute] = {
-    "float32": f32,
-    "float64": f64,
-    "int32": i32,
-    "int64": i64,
-    "bool": i1,
-}
-_NAME_BY_DTYPE: dict[Attribute, str] = {v: k for k, v in _DTYPE_BY_NAME.items()}
+
+@dataclass(frozen=True)
+class DTypeInfo:
+    """One dtype pullback computes in: every other dtype table derives from `DTYPES`."""
+
+    name: str
+    """Paddle's name (`'float32'`)."""
+    elem: Attribute
+    """The xDSL element type (`f32`; Paddle's bool is `i1`)."""
+    numpy: np.dtype[Any]
+    """The numpy dtype of host arrays (and of the compiled code's buffers)."""
+
+    @property
+    def size(self) -> int:
+        """Bytes per element in memory (a bool takes one byte, as in numpy)."""
+        return self.numpy.itemsize
+
+    @property
+    def short(self) -> str:
+        """The element type as MLIR prints it (`'f32'`), the key of ABI descriptions."""
+        return str(self.elem)
+
+
+DTYPES: tuple[DTypeInfo, ...] = (
+    DTypeInfo("float32", f32, np.dtype(np.float32)),
+    DTypeInfo("float64", f64, np.dtype(np.float64)),
+    DTypeInfo("int32", i32, np.dtype(np.int32)),
+    DTypeInfo("int64", i64, np.dtype(np.int64)),
+    DTypeInfo("bool", i1, np.dtype(np.bool_)),
+)
+"""The dtypes of the dialect, in the order `paddle.float32, float64, int32, int64, bool`."""
+
+DTYPE_BY_NAME: dict[str, DTypeInfo] = {d.name: d for d in DTYPES}
+DTYPE_BY_ELEM: dict[Attribute, DTypeInfo] = {d.elem: d for d in DTYPES}
+DTYPE_BY_SHORT: dict[str, DTypeInfo] = {d.short: d for d in DTYPES}
+DTYPE_BY_NUMPY: dict[np.dtype[Any], DTypeInfo] = {d.numpy: d for d in DTYPES}
+
+FLOAT_TYPES: tuple[Attribute, ...] = tuple(d.elem for d in DTYPES if isinstance(d.elem, AnyFloat))
+INT_TYPES: tuple[Attribute, ...] = tuple(d.elem for d in DTYPES if d.numpy.kind == "i")
 
 
 # --------------------------------------------------------------------------- types
@@ -75,17 +106,17 @@ _NAME_BY_DTYPE: dict[Attribute, str] = {v: k for k, v in _DTYPE_BY_NAME.items()}
 def dtype_from_name(name: str) -> Attribute:
     """Map a Paddle dtype name (`'float32'`, `'int64'`, ...) to an xDSL element type."""
     try:
-        return _DTYPE_BY_NAME[name]
+        return DTYPE_BY_NAME[name].elem
     except KeyError:
         raise ValueError(
-            f"unsupported dtype '{name}'; expected one of {sorted(_DTYPE_BY_NAME)}"
+            f"unsupported dtype '{name}'; expected one of {sorted(DTYPE_BY_NAME)}"
         ) from None
 
 
 def dtype_name(elem: Attribute) -> str:
     """Map an xDSL element type to its Paddle dtype name."""
-    name = _NAME_BY_DTYPE.get(elem)
-    return name if name is not None else str(elem)
+    info = DTYPE_BY_ELEM.get(elem)
+    return info.name if info is not None else str(elem)
 
 
 @functools.lru_cache(maxsize=65536)
@@ -178,6 +209,34 @@ def broadcast_shapes(
                 "are not broadcastable"
             )
     return tuple(out)
+
+
+def dynamic_broadcast_error(
+    op: str,
+    static: Sequence[int],
+    concrete: Sequence[int],
+    out: Sequence[int],
+    out_dims: Sequence[int | None],
+) -> str | None:
+    """Why a run-time operand shape breaks the rule that a dynamic dimension is never
+    broadcast at run time, or None when it does not.
+
+    Typing takes a `?` facing another size to equal it (`broadcast_shapes`), and so do
+    the VJP rules and the compiled code: were a `?` 1 at run time, broadcasting it
+    would make gradients (and compiled loops) silently wrong.  `static` and
+    `concrete` are the operand's declared and run-time shapes, `out` the run-time
+    result shape and `out_dims[j]` the result dimension operand dimension `j` lines
+    up with (None: none).  Every backend checks this before computing.
+    """
+    for j, (s, c, k) in enumerate(zip(static, concrete, out_dims)):
+        if k is not None and s == DYN and c != out[k]:
+            return (
+                f"'{op}': an operand of shape {list(concrete)} would be broadcast along its "
+                f"dynamic dimension {j} to {list(out)}; pullback never broadcasts a dimension "
+                "declared dynamic (?): feed equal sizes there, or declare the size-1 "
+                "dimension statically"
+            )
+    return None
 
 
 def normalize_axis(axis: int, rank: int, op: str) -> int:
@@ -354,7 +413,29 @@ class PdOp(IRDLOperation):
     Subclasses declare their properties with `prop_def`/`opt_prop_def` (defaults via
     `default_value`) and implement `infer`.  `make(*operands, name=..., **props)`
     takes Python property values and makes a fully typed op.
+
+    Facts about an op that passes and backends need beyond its typing rule are class
+    attributes, declared here with the value of an ordinary pure tensor op and set
+    by the family modules on the ops they concern (`HOST_ONLY`, `EXPENSIVE`, `VIEW`,
+    `WRITES_PERSISTABLE`).
     """
+
+    HOST_ONLY: ClassVar[str | None] = None
+    """Why the op always runs on the host interpreter and is never lowered to native
+    code (the reason is shown to users), or None for an op native code computes."""
+
+    EXPENSIVE: ClassVar[bool] = False
+    """Costly to recompute (a transcendental function, a division): fusion, which
+    recomputes an elementwise value in each of its readers, counts it 4 times."""
+
+    VIEW: ClassVar[bool] = False
+    """The result holds operand 0's elements in the same row-major order (a reshape):
+    the lowering makes it a view of the operand's buffer, no copy, so a write to the
+    operand's buffer is a write to the result."""
+
+    WRITES_PERSISTABLE: ClassVar[bool] = False
+    """The results overwrite persistables (optimizer updates): the op is kept even
+    when nothing reads its results, and its results are never fused into readers."""
 
     @classmethod
     def infer(
@@ -497,7 +578,13 @@ def expect_operands(op: str, types: Sequence[Attribute], n: int) -> None:
 
 
 __all__ = [
+    "DTYPES",
+    "DTYPE_BY_ELEM",
+    "DTYPE_BY_NAME",
+    "DTYPE_BY_NUMPY",
+    "DTYPE_BY_SHORT",
     "DYN",
+    "DTypeInfo",
     "FLOAT_TYPES",
     "INT_TYPES",
     "MultiResultNames",
@@ -509,6 +596,7 @@ __all__ = [
     "dims_compatible",
     "dtype_from_name",
     "dtype_name",
+    "dynamic_broadcast_error",
     "elem_of",
     "expect_float",
     "expect_operands",

@@ -103,6 +103,7 @@ class ElementwiseDivOp(ElementwiseBinaryOp):
     """`x / y` (`paddle.divide`)."""
 
     name = "pd.elementwise_div"
+    EXPENSIVE: ClassVar[bool] = True
 
 
 @irdl_op_definition
@@ -110,6 +111,7 @@ class ElementwisePowOp(ElementwiseBinaryOp):
     """`x ** y` (`paddle.pow` with a tensor exponent)."""
 
     name = "pd.elementwise_pow"
+    EXPENSIVE: ClassVar[bool] = True
     FLOAT_ONLY: ClassVar[bool] = True
 
 
@@ -231,6 +233,7 @@ class SigmoidOp(ElementwiseUnaryOp):
     """`1 / (1 + exp(-x))`."""
 
     name = "pd.sigmoid"
+    EXPENSIVE: ClassVar[bool] = True
 
 
 @irdl_op_definition
@@ -238,6 +241,7 @@ class TanhOp(ElementwiseUnaryOp):
     """`tanh(x)`."""
 
     name = "pd.tanh"
+    EXPENSIVE: ClassVar[bool] = True
 
 
 @irdl_op_definition
@@ -245,6 +249,7 @@ class ExpOp(ElementwiseUnaryOp):
     """`exp(x)`."""
 
     name = "pd.exp"
+    EXPENSIVE: ClassVar[bool] = True
 
 
 @irdl_op_definition
@@ -252,6 +257,7 @@ class LogOp(ElementwiseUnaryOp):
     """Natural logarithm."""
 
     name = "pd.log"
+    EXPENSIVE: ClassVar[bool] = True
 
 
 @irdl_op_definition
@@ -259,6 +265,7 @@ class SqrtOp(ElementwiseUnaryOp):
     """Square root."""
 
     name = "pd.sqrt"
+    EXPENSIVE: ClassVar[bool] = True
 
 
 @irdl_op_definition
@@ -287,6 +294,7 @@ class ErfOp(ElementwiseUnaryOp):
     """The error function (needed by exact GELU and its derivative)."""
 
     name = "pd.erf"
+    EXPENSIVE: ClassVar[bool] = True
 
 
 @irdl_op_definition
@@ -294,6 +302,7 @@ class GeluOp(ElementwiseUnaryOp):
     """GELU: exact `x * Phi(x)`, or the tanh approximation when `approximate`."""
 
     name = "pd.gelu"
+    EXPENSIVE: ClassVar[bool] = True
     approximate = prop_def(BoolAttr, default_value=bool_attr(False))
 
 
@@ -325,6 +334,7 @@ class PowOp(ElementwiseUnaryOp):
     """`x ** factor` for a scalar exponent (`paddle.pow(x, 2.0)`)."""
 
     name = "pd.pow"
+    EXPENSIVE: ClassVar[bool] = True
     factor = prop_def(FloatAttr, default_value=f64_attr(1.0))
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from xdsl.dialects.builtin import (
@@ -103,6 +104,18 @@ def resolve_window(
 def conv_out_dim(size: int, k: int, s: int, p0: int, p1: int, d: int) -> int:
     """Paddle's `ConvOutputSize`: `(size + p0 + p1 - (d*(k-1)+1)) // s + 1`."""
     return (size + p0 + p1 - (d * (k - 1) + 1)) // s + 1
+
+
+@dataclass(frozen=True)
+class ConvWindow:
+    """A convolution window resolved for static spatial sizes: what the interpreter
+    kernels, the lowering and (through it) the GPU path all compute with."""
+
+    pads: tuple[tuple[int, int], tuple[int, int]]
+    """`((top, bottom), (left, right))` after the padding algorithm."""
+    strides: tuple[int, int]
+    dilations: tuple[int, int]
+    """Dilations after the padding algorithm (`SAME` resets them to 1)."""
 
 
 def _check_algorithm(op: str, algorithm: str) -> None:
@@ -293,6 +306,15 @@ class ConvWindowOp(PureOp):
                 )
             out.append(o)
         return out
+
+    def window(self, hw: Sequence[int], khw: Sequence[int]) -> ConvWindow:
+        """The window of this op over a static `hw` input with `khw` filter taps (the
+        padding algorithm applied to the input's spatial size)."""
+        t, b, l, r = explicit_pads(self.name, self.prop("paddings"))
+        algo, strides, dils = self.prop("padding_algorithm"), self.prop("strides"), self.prop("dilations")
+        h = resolve_window(algo, (t, b), hw[0], khw[0], strides[0], dils[0])
+        w = resolve_window(algo, (l, r), hw[1], khw[1], strides[1], dils[1])
+        return ConvWindow((h[:2], w[:2]), (strides[0], strides[1]), (h[2], w[2]))
 
     @classmethod
     def check_channels(cls, op_what: str, channels: int, per_group: int, groups: int) -> None:
@@ -504,6 +526,23 @@ class PoolWindowOp(PureOp):
             out.append(span // s + 1)
         return [n, c, *out]
 
+    def mode(self) -> str:
+        """`global` (the whole plane), `adaptive` (`ksize` is the output size) or
+        `window` (strided, padded windows clipped to the input)."""
+        if self.prop("global_pooling"):
+            return "global"
+        return "adaptive" if self.prop("adaptive") else "window"
+
+    def pads_before(self, hw: Sequence[int]) -> tuple[int, int]:
+        """`(top, left)`: where window 0 starts before the input, per spatial axis of a
+        static `hw` input (the padding algorithm applied; windows start at
+        `i*stride - pad`)."""
+        t, b, l, r = explicit_pads(self.name, self.prop("paddings"))
+        algo, ks, strides = self.prop("padding_algorithm"), self.prop("ksize"), self.prop("strides")
+        top = resolve_window(algo, (t, b), hw[0], ks[0], strides[0], 1)[0]
+        left = resolve_window(algo, (l, r), hw[1], ks[1], strides[1], 1)[0]
+        return top, left
+
 
 @irdl_op_definition
 class Pool2DOp(PoolWindowOp):
@@ -611,14 +650,30 @@ class LayerNormOp(PureOp):
 
 DROPOUT_IMPLEMENTATIONS = ("downgrade_in_infer", "upscale_in_train")
 
+SPLITMIX_GAMMA = 0x9E3779B97F4A7C15
+"""splitmix64's increment: element `i` of the dropout mask hashes `seed + (i+1)*GAMMA`."""
+SPLITMIX_MIX = ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB))
+"""splitmix64's finalizer: for each `(shift, multiplier)`, `z = (z ^ (z >> shift)) * multiplier`."""
+SPLITMIX_LAST_SHIFT = 31
+"""The finalizer ends with `z ^= z >> 31`."""
+DROPOUT_BITS = 24
+"""The top 24 bits of the hash are the uniform `u = (z >> 40) * 2**-24` (exact in float32)."""
+
+
+def dropout_threshold(p: float) -> int:
+    """The keep test `u >= p` as an integer test on the top `DROPOUT_BITS` bits:
+    `(z >> (64 - DROPOUT_BITS)) >= ceil(p * 2**DROPOUT_BITS)`, exactly."""
+    return math.ceil(p * 2.0**DROPOUT_BITS)
+
 
 @irdl_op_definition
 class DropoutOp(PureOp):
     """Dropout with a deterministic, counter-based mask (`paddle.nn.functional.dropout`).
 
     Element `i` (row-major flat index) is kept when `u(seed, i) >= dropout_prob`, with
-    `u` a splitmix64-style hash of `(seed, i)` mapped to 24-bit uniforms (see
-    `runtime.kernels.nn.dropout_keep`), so that compiled backends reproduce the mask
+    `u` a splitmix64 hash of `(seed, i)` mapped to 24-bit uniforms (the constants
+    `SPLITMIX_*` and `DROPOUT_BITS` above, used by the interpreter kernel and the
+    lowering alike), so that compiled backends reproduce the mask
     bit for bit. Training: `x * keep` (`downgrade_in_infer`) or `x * keep / (1 - p)`
     (`upscale_in_train`, zero when `p == 1`). `is_test`: `x * (1 - p)` or `x`.
     The op is linear in `x`, so its VJP is the same op applied to the gradient.
@@ -669,7 +724,12 @@ NN_OPS: list[type[PdOp]] = [
 ]
 
 __all__ = [
+    "ConvWindow",
     "ConvWindowOp",
+    "DROPOUT_BITS",
+    "SPLITMIX_GAMMA",
+    "SPLITMIX_LAST_SHIFT",
+    "SPLITMIX_MIX",
     "PoolWindowOp",
     "Conv2DFilterGradOp",
     "Conv2DOp",
@@ -683,6 +743,7 @@ __all__ = [
     "Pool2DGradOp",
     "Pool2DOp",
     "conv_out_dim",
+    "dropout_threshold",
     "explicit_pads",
     "resolve_window",
 ]

@@ -10,7 +10,7 @@ single-result ops, `names` for the others), and results follow Paddle's formulas
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from xdsl.dialects.builtin import ArrayAttr, BoolAttr, FloatAttr, StringAttr, TensorType
 from xdsl.ir import Attribute
@@ -80,6 +80,7 @@ class SgdOp(PdOp):
     """`param - learning_rate * grad`."""
 
     name = "pd.sgd"
+    WRITES_PERSISTABLE: ClassVar[bool] = True
     param = operand_def(TensorType)
     grad = operand_def(TensorType)
     learning_rate = prop_def(FloatAttr, default_value=f64_attr(0.001))
@@ -108,6 +109,7 @@ class MomentumOp(PdOp, MultiResultNames):
     """
 
     name = "pd.momentum"
+    WRITES_PERSISTABLE: ClassVar[bool] = True
     param = operand_def(TensorType)
     grad = operand_def(TensorType)
     velocity = operand_def(TensorType)
@@ -144,6 +146,7 @@ class AdamOp(PdOp, MultiResultNames):
     """
 
     name = "pd.adam"
+    WRITES_PERSISTABLE: ClassVar[bool] = True
     param = operand_def(TensorType)
     grad = operand_def(TensorType)
     moment1 = operand_def(TensorType)

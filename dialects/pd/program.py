@@ -9,7 +9,7 @@ stand for feeds, `pd.parameter` ops for persistable variables held in the Scope,
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -22,7 +22,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
 )
-from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -202,6 +202,11 @@ class FillAnyLikeOp(PureOp):
 
 class _RandomInitOp(PdOp):
     """Shared definition of the seeded random initializers of startup programs."""
+
+    HOST_ONLY: ClassVar[str | None] = (
+        "random initializers draw from numpy's generator, which native code does not "
+        "reproduce; they run on the host interpreter (startup programs run once)"
+    )
 
     shape = prop_def(DenseArrayBase)
     dtype = prop_def(StringAttr, default_value=StringAttr("float32"))
@@ -491,3 +496,10 @@ PROGRAM_OPS = [
     BackwardOp,
     YieldOp,
 ]
+
+STRUCTURAL_OPS: tuple[type[Operation], ...] = (DataOp, ParameterOp, FetchOp, BackwardOp, YieldOp)
+"""Program structure rather than computation: feeds, persistables, outputs and the
+backward region.  Every consumer handles them itself: the interpreter binds and runs
+them, the autodiff pass treats feeds and parameters as leaves and differentiates
+backward regions by nesting, and the lowering makes them entry-function arguments
+and outputs (`lowering/abi.py`).  They have no kernel, VJP rule or lowering rule."""

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -329,6 +329,7 @@ class ReshapeOp(_ShapeOp):
     """
 
     name = "pd.reshape"
+    VIEW: ClassVar[bool] = True
     shape = prop_def(DenseArrayBase)
 
     @classmethod
@@ -349,6 +350,7 @@ class ReshapeAsOp(PureOp):
     """
 
     name = "pd.reshape_as"
+    VIEW: ClassVar[bool] = True
     x = operand_def(TensorType)
     like = operand_def(TensorType)
     assembly_format = "$x `,` $like attr-dict `:` functional-type(operands, results)"
@@ -533,6 +535,7 @@ class SqueezeOp(_ShapeOp):
     """
 
     name = "pd.squeeze"
+    VIEW: ClassVar[bool] = True
     axes = prop_def(DenseArrayBase, default_value=ints_attr([]))
 
     @classmethod
@@ -553,6 +556,7 @@ class UnsqueezeOp(_ShapeOp):
     """
 
     name = "pd.unsqueeze"
+    VIEW: ClassVar[bool] = True
     axes = prop_def(DenseArrayBase)
 
     @classmethod

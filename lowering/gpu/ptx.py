@@ -47,6 +47,18 @@ from xdsl.utils.target import Target
 
 from pullback.lowering.gpu.build import GpuLoweringError
 from pullback.lowering.gpu.nvvm import KERNEL_ATTR
+from pullback.lowering.llvm_opcodes import (
+    BINARY_INTRINSICS,
+    CASTS,
+    FLOAT_BINARY,
+    FLOAT_TO_INT,
+    INT_BINARY,
+    MATH_INTRINSICS,
+    NVPTX_NATIVE_INTRINSICS,
+    UNSIGNED_TO_FLOAT,
+    check_unsigned_to_float,
+    intrinsic_name,
+)
 
 TRIPLE = "nvptx64-nvidia-cuda"
 CPU = "sm_90"
@@ -144,40 +156,19 @@ class MemRef:
 
 # ------------------------------------------------------------------ translation
 
-_INT_BIN: dict[type[Operation], str] = {
-    arith.AddiOp: "add", arith.SubiOp: "sub", arith.MuliOp: "mul",
-    arith.DivSIOp: "sdiv", arith.DivUIOp: "udiv", arith.RemSIOp: "srem",
-    arith.RemUIOp: "urem", arith.AndIOp: "and_", arith.OrIOp: "or_",
-    arith.XOrIOp: "xor", arith.ShLIOp: "shl", arith.ShRUIOp: "lshr", arith.ShRSIOp: "ashr",
-}
-_FLOAT_BIN: dict[type[Operation], str] = {
-    arith.AddfOp: "fadd", arith.SubfOp: "fsub", arith.MulfOp: "fmul",
-    arith.DivfOp: "fdiv",
-}
-_FLOAT_INTRINSIC2: dict[type[Operation], str] = {
-    arith.MaximumfOp: "llvm.maximum", arith.MinimumfOp: "llvm.minimum",
-    arith.MaxnumfOp: "llvm.maxnum", arith.MinnumfOp: "llvm.minnum",
-}
-_INT_MINMAX: dict[type[Operation], tuple[str, bool]] = {
-    arith.MaxSIOp: (">", True), arith.MinSIOp: ("<", True),
-    arith.MaxUIOp: (">", False), arith.MinUIOp: ("<", False),
-}
-_CASTS: dict[type[Operation], str] = {
-    arith.ExtFOp: "fpext", arith.TruncFOp: "fptrunc", arith.SIToFPOp: "sitofp",
-    arith.UIToFPOp: "uitofp", arith.FPToSIOp: "fptosi", arith.FPToUIOp: "fptoui",
-    arith.ExtSIOp: "sext", arith.ExtUIOp: "zext", arith.TruncIOp: "trunc",
-    arith.BitcastOp: "bitcast",
-}
-_NATIVE_MATH: dict[type[Operation], str] = {
-    xmath.SqrtOp: "llvm.sqrt", xmath.AbsFOp: "llvm.fabs", xmath.FloorOp: "llvm.floor",
-    xmath.CeilOp: "llvm.ceil", xmath.FmaOp: "llvm.fma", xmath.TruncOp: "llvm.trunc",
-    xmath.CopySignOp: "llvm.copysign",
-}
-"""math ops NVPTX has instructions for (everything else goes through libdevice)."""
+_BUILDER_METHOD = {"and": "and_", "or": "or_"}
+"""llvmlite's `IRBuilder` method of an LLVM instruction, where it is not the
+instruction's own name (Python keywords)."""
 
-_ICMP = {"eq": "==", "ne": "!=", "slt": "<", "sle": "<=", "sgt": ">", "sge": ">=",
-         "ult": "<", "ule": "<=", "ugt": ">", "uge": ">="}
-_FCMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+_INT_PRED = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+"""llvmlite's spelling of `icmp`/`fcmp` predicates (without the sign or order prefix)."""
+
+
+def _emit(b: ir.IRBuilder, opcode: str) -> Callable[..., Any]:
+    """The builder method emitting LLVM instruction `opcode`."""
+    return getattr(b, _BUILDER_METHOD.get(opcode, opcode))
+
+
 _ATOMIC_KIND = {0: "fadd", 1: "add"}
 
 
@@ -203,8 +194,12 @@ class KernelTranslator:
         return fn
 
     def intrinsic(self, base: str, t: ir.Type, arity: int) -> ir.Function:
-        """`llvm.<base>.f32`-style overloaded float intrinsic."""
-        suffix = "f32" if t == ir.FloatType() else "f64"
+        """An intrinsic overloaded on its one scalar type `t` (`llvm.maximum.f32`,
+        `llvm.smax.i64`), taking `arity` operands of that type."""
+        if isinstance(t, ir.IntType):
+            suffix = f"i{t.width}"
+        else:
+            suffix = "f32" if t == ir.FloatType() else "f64"
         return self.declare(f"{base}.{suffix}", t, [t] * arity)
 
     # -- functions ----------------------------------------------------------------
@@ -269,30 +264,35 @@ class KernelTranslator:
         if handler is not None:
             handler(self, op, b, vals)
             return
-        if type(op) in _INT_BIN:
+        t = type(op)
+        if t in INT_BINARY:
             lhs, rhs = (vals[v] for v in op.operands)
-            vals[op.results[0]] = getattr(b, _INT_BIN[type(op)])(lhs, rhs)
-        elif type(op) in _FLOAT_BIN:
+            vals[op.results[0]] = _emit(b, INT_BINARY[t])(lhs, rhs)
+        elif t in FLOAT_BINARY:
             lhs, rhs = (vals[v] for v in op.operands)
-            vals[op.results[0]] = getattr(b, _FLOAT_BIN[type(op)])(lhs, rhs, flags=_fastmath(op))
-        elif type(op) in _FLOAT_INTRINSIC2:
+            vals[op.results[0]] = _emit(b, FLOAT_BINARY[t])(lhs, rhs, flags=_fastmath(op))
+        elif t in BINARY_INTRINSICS:
             lhs, rhs = (vals[v] for v in op.operands)
-            vals[op.results[0]] = b.call(self.intrinsic(_FLOAT_INTRINSIC2[type(op)], lhs.type, 2), [lhs, rhs])
-        elif type(op) in _INT_MINMAX:
-            lhs, rhs = (vals[v] for v in op.operands)
-            cmp, signed = _INT_MINMAX[type(op)]
-            c = b.icmp_signed(cmp, lhs, rhs) if signed else b.icmp_unsigned(cmp, lhs, rhs)
-            vals[op.results[0]] = b.select(c, lhs, rhs)
-        elif type(op) in _CASTS:
+            vals[op.results[0]] = b.call(self.intrinsic(BINARY_INTRINSICS[t], lhs.type, 2), [lhs, rhs])
+        elif t in CASTS:
             x = vals[op.operands[0]]
-            vals[op.results[0]] = getattr(b, _CASTS[type(op)])(x, llvm_type(op.results[0].type))
-        elif type(op) in _NATIVE_MATH:
+            vals[op.results[0]] = _emit(b, CASTS[t])(x, llvm_type(op.results[0].type))
+        elif t is UNSIGNED_TO_FLOAT:
+            check_unsigned_to_float(op.operands[0].type)
+            wide = b.zext(vals[op.operands[0]], I64)
+            vals[op.results[0]] = b.sitofp(wide, llvm_type(op.results[0].type))
+        elif t in FLOAT_TO_INT:
+            x, rt = vals[op.operands[0]], op.results[0].type
+            name = intrinsic_name(FLOAT_TO_INT[t], rt, op.operands[0].type)
+            vals[op.results[0]] = b.call(self.declare(name, llvm_type(rt), [x.type]), [x])
+        elif t in MATH_INTRINSICS and MATH_INTRINSICS[t] in NVPTX_NATIVE_INTRINSICS:
             args = [vals[v] for v in op.operands]
-            fn = self.intrinsic(_NATIVE_MATH[type(op)], args[0].type, len(args))
+            fn = self.intrinsic(MATH_INTRINSICS[t], args[0].type, len(args))
             vals[op.results[0]] = b.call(fn, args)
         elif isinstance(op, xmath.Exp2Op) and isinstance(op.results[0].type, Float32Type):
             x = vals[op.operands[0]]
-            vals[op.results[0]] = b.call(self.intrinsic("llvm.exp2", x.type, 1), [x])
+            # NVPTX has `ex2.approx.f32`: the one intrinsic native on f32 only.
+            vals[op.results[0]] = b.call(self.intrinsic(MATH_INTRINSICS[xmath.Exp2Op], x.type, 1), [x])
         elif op.name.startswith("math."):
             raise GpuLoweringError(
                 f"'{op.name}' cannot be lowered natively on NVPTX (it would abort LLVM): "
@@ -406,7 +406,7 @@ def _cmpi(tr: KernelTranslator, op: arith.CmpiOp, b: ir.IRBuilder, vals: dict) -
     pred = arith.CMPI_COMPARISON_OPERATIONS[op.predicate.value.data]
     lhs, rhs = vals[op.lhs], vals[op.rhs]
     cmp = b.icmp_unsigned if pred.startswith("u") else b.icmp_signed
-    vals[op.result] = cmp(_ICMP[pred], lhs, rhs)
+    vals[op.result] = cmp(_INT_PRED[pred.removeprefix("u").removeprefix("s")], lhs, rhs)
 
 
 @handles(arith.CmpfOp)
@@ -418,9 +418,9 @@ def _cmpf(tr: KernelTranslator, op: arith.CmpfOp, b: ir.IRBuilder, vals: dict) -
     elif pred in ("ord", "uno"):
         vals[op.result] = b.fcmp_ordered(pred, lhs, rhs) if pred == "ord" else b.fcmp_unordered(pred, lhs, rhs)
     elif pred[0] == "o":
-        vals[op.result] = b.fcmp_ordered(_FCMP[pred[1:]], lhs, rhs)
+        vals[op.result] = b.fcmp_ordered(_INT_PRED[pred[1:]], lhs, rhs)
     else:
-        vals[op.result] = b.fcmp_unordered(_FCMP[pred[1:]], lhs, rhs)
+        vals[op.result] = b.fcmp_unordered(_INT_PRED[pred[1:]], lhs, rhs)
 
 
 @handles(arith.SelectOp)
@@ -610,9 +610,9 @@ class PtxTarget(Target):
 __all__ = [
     "CPU",
     "FEATURES",
+    "TRIPLE",
     "KernelTranslator",
     "PtxTarget",
-    "TRIPLE",
     "compile_ptx",
     "gpu_modules",
     "libdevice_path",

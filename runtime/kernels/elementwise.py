@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -13,38 +14,36 @@ from pullback.runtime.interpreter import kernel
 def align(op: pd.PdOp, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Apply Paddle's `axis` alignment so that numpy broadcasting does the rest."""
     axis = op.prop("axis")
+    shapes = (x.shape, y.shape)
     if axis == -1 or x.ndim == y.ndim:
-        pass
+        offsets = None  # numpy's right alignment
     elif x.ndim > y.ndim:
         y = y.reshape((1,) * axis + y.shape + (1,) * (x.ndim - y.ndim - axis))
+        offsets = (0, axis)
     else:
         x = x.reshape((1,) * axis + x.shape + (1,) * (y.ndim - x.ndim - axis))
-    check_dynamic_dims_agree(op, x, y)
+        offsets = (axis, 0)
+    check_dynamic_dims_agree(op, np.broadcast_shapes(x.shape, y.shape), shapes, offsets)
     return x, y
 
 
-def check_dynamic_dims_agree(op: pd.PdOp, x: np.ndarray, y: np.ndarray) -> None:
-    """Refuse to broadcast a dimension that is dynamic (`?`) in both operand types.
-
-    The typing rule (and so every VJP rule) takes two `?` facing each other to be
-    equal; letting numpy broadcast a run-time 1 against n there would make the
-    gradient silently wrong.  Declare such a size-1 dimension statically instead.
-    """
-    tx, ty = (pd.shape_of(v.type) for v in op.operands[:2])
-    rank = max(x.ndim, y.ndim)
-    sx = (1,) * (rank - len(tx)) + tuple(tx) if len(tx) == x.ndim else None
-    sy = (1,) * (rank - len(ty)) + tuple(ty) if len(ty) == y.ndim else None
-    if sx is None or sy is None:
-        return  # axis-aligned operand: its padded type dims are static 1s anyway
-    xs = (1,) * (rank - x.ndim) + x.shape
-    ys = (1,) * (rank - y.ndim) + y.shape
-    for d, (a, b, n, m) in enumerate(zip(sx, sy, xs, ys)):
-        if a == pd.DYN and b == pd.DYN and n != m:
-            raise ValueError(
-                f"'{op.name}': dimension {d} is dynamic in both operands but has sizes "
-                f"{n} and {m} at run time; pullback does not broadcast dimensions that "
-                "are unknown on both sides (declare the size-1 dimension statically)"
-            )
+def check_dynamic_dims_agree(
+    op: pd.PdOp,
+    out: tuple[int, ...],
+    shapes: Sequence[tuple[int, ...]],
+    offsets: Sequence[int] | None = None,
+) -> None:
+    """Refuse to broadcast a dimension declared dynamic (`pd.dynamic_broadcast_error`,
+    the rule the compiled backends check too).  `shapes` are the operands' run-time
+    shapes, placed into the result's dimensions from `offsets` (default: right-aligned,
+    as numpy broadcasts)."""
+    for i, (v, shape) in enumerate(zip(op.operands, shapes)):
+        offset = len(out) - len(shape) if offsets is None else offsets[i]
+        error = pd.dynamic_broadcast_error(
+            op.name, pd.shape_of(v.type), shape, out, [offset + j for j in range(len(shape))]
+        )
+        if error is not None:
+            raise ValueError(error)
 
 
 _BINARY = {
@@ -79,6 +78,7 @@ def binary(op: pd.PdOp, x: np.ndarray, y: np.ndarray) -> np.ndarray:
 @kernel(pd.WhereOp)
 def where(op: pd.WhereOp, c: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """`c ? x : y` with broadcasting."""
+    check_dynamic_dims_agree(op, np.broadcast_shapes(c.shape, x.shape, y.shape), (c.shape, x.shape, y.shape))
     return np.where(c, x, y)
 
 

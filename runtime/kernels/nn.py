@@ -1,8 +1,9 @@
 """Kernels of the neural-network ops: plain numpy, written for obviousness.
 
 Output sizes come from each op's own typing rule (`infer`) applied to the concrete
-input shapes, and window paddings from the dialect's `resolve_window`, so the
-geometry is stated once; the arithmetic below is independent of it.
+input shapes, window geometry from the ops themselves (`ConvWindowOp.window`,
+`PoolWindowOp.pads_before`) and the dropout hash from its constants next to
+`DropoutOp`, so each is stated once; the arithmetic below is independent of it.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import numpy as np
 from xdsl.dialects.builtin import TensorType
 
 from pullback.dialects import pd
-from pullback.dialects.pd.nn import explicit_pads, resolve_window
+from pullback.dialects.pd.nn import DROPOUT_BITS, SPLITMIX_GAMMA, SPLITMIX_LAST_SHIFT, SPLITMIX_MIX
 from pullback.runtime.interpreter import kernel
 
 
@@ -71,16 +72,6 @@ def lookup_table_grad(op, ids: np.ndarray, grad: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------------- convolution
 
 
-def conv_window(op, hw: tuple[int, int], khw: tuple[int, int]):
-    """`((top, bottom), (left, right))` pads and `(dh, dw)` dilations of a conv-family
-    op whose padding algorithm is applied to spatial size `hw`."""
-    t, b, l, r = explicit_pads(op.name, op.prop("paddings"))
-    algo, strides, dils = op.prop("padding_algorithm"), op.prop("strides"), op.prop("dilations")
-    h = resolve_window(algo, (t, b), hw[0], khw[0], strides[0], dils[0])
-    w = resolve_window(algo, (l, r), hw[1], khw[1], strides[1], dils[1])
-    return (h[:2], w[:2]), (h[2], w[2])
-
-
 def _tap(i: int, d: int, s: int, n: int) -> slice:
     """The padded-input positions `y*s + i*d` (y < n) that filter tap `i` touches."""
     return slice(i * d, i * d + s * (n - 1) + 1, s)
@@ -98,9 +89,9 @@ def _columns(xp: np.ndarray, khw, strides, dils, out_hw) -> np.ndarray:
 
 def _grouped_columns(op, x: np.ndarray, khw, out_hw) -> np.ndarray:
     """Padded input columns split by group: `[N, G, C/G, kh, kw, oh, ow]`."""
-    pads, dils = conv_window(op, x.shape[2:], khw)
-    xp = np.pad(x, ((0, 0), (0, 0), *pads))
-    cols = _columns(xp, khw, op.prop("strides"), dils, out_hw)
+    win = op.window(x.shape[2:], khw)
+    xp = np.pad(x, ((0, 0), (0, 0), *win.pads))
+    cols = _columns(xp, khw, win.strides, win.dilations, out_hw)
     g = op.prop("groups")
     return cols.reshape(x.shape[0], g, x.shape[1] // g, *cols.shape[2:])
 
@@ -130,9 +121,9 @@ def conv2d_transpose(op, x: np.ndarray, w: np.ndarray) -> np.ndarray:
     """Every input pixel scatters `pixel * filter` into the (padded) output."""
     n, c, oh, ow = out_shape(op, x, w)
     g = op.prop("groups")
-    (kh, kw), (sh, sw) = w.shape[2:], op.prop("strides")
-    h, wd = x.shape[2:]
-    ((pt, _), (pl, _)), (dh, dw) = conv_window(op, (h, wd), (kh, kw))
+    (kh, kw), (h, wd) = w.shape[2:], x.shape[2:]
+    win = op.window((h, wd), (kh, kw))
+    ((pt, _), (pl, _)), (sh, sw), (dh, dw) = win.pads, win.strides, win.dilations
     # cols[n, c, i, j, y, x]: what input pixel (y, x) sends through filter tap (i, j).
     xg = x.reshape(n, g, x.shape[1] // g, h, wd)
     wg = w.reshape(g, w.shape[0] // g, *w.shape[1:])
@@ -153,19 +144,18 @@ def conv2d_transpose(op, x: np.ndarray, w: np.ndarray) -> np.ndarray:
 def pool_windows(op, hw: tuple[int, int], out_hw: tuple[int, int]):
     """Per spatial dimension, the clipped `(start, end)` input range of each output
     index, plus the `kh*kw` divisor of non-exclusive average pooling."""
-    if op.prop("global_pooling"):
+    mode = op.mode()
+    if mode == "global":
         return [[(0, hw[0])], [(0, hw[1])]], hw[0] * hw[1]
-    if op.prop("adaptive"):
+    if mode == "adaptive":
         ranges = [
             [(i * size // out, -(-(i + 1) * size // out)) for i in range(out)]
             for size, out in zip(hw, out_hw)
         ]
         return ranges, None
-    t, b, l, r = explicit_pads(op.name, op.prop("paddings"))
     ks, strides = op.prop("ksize"), op.prop("strides")
     ranges = []
-    for size, out, k, s, pads in zip(hw, out_hw, ks, strides, [(t, b), (l, r)]):
-        p0, _, _ = resolve_window(op.prop("padding_algorithm"), pads, size, k, s, 1)
+    for size, out, k, s, p0 in zip(hw, out_hw, ks, strides, op.pads_before(hw)):
         ranges.append([(max(i * s - p0, 0), min(i * s - p0 + k, size)) for i in range(out)])
     return ranges, ks[0] * ks[1]
 
@@ -234,10 +224,6 @@ def layer_norm(op, x: np.ndarray, *params: np.ndarray) -> np.ndarray:
 
 # --------------------------------------------------------------------------- dropout
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
-
 
 def dropout_uniform(seed: int, n: int) -> np.ndarray:
     """`u[i]` in `[0, 1)` for flat index `i`: the `(i+1)`-th output of splitmix64
@@ -251,11 +237,11 @@ def dropout_uniform(seed: int, n: int) -> np.ndarray:
         u = (z >> 40) * 2**-24          (exact in float32)
     """
     i = np.arange(1, n + 1, dtype=np.uint64)
-    z = np.uint64(seed % (1 << 64)) + i * _GOLDEN
-    z = (z ^ (z >> np.uint64(30))) * _MIX1
-    z = (z ^ (z >> np.uint64(27))) * _MIX2
-    z = z ^ (z >> np.uint64(31))
-    return (z >> np.uint64(40)).astype(np.float64) * 2.0**-24
+    z = np.uint64(seed % (1 << 64)) + i * np.uint64(SPLITMIX_GAMMA)
+    for shift, mult in SPLITMIX_MIX:
+        z = (z ^ (z >> np.uint64(shift))) * np.uint64(mult)
+    z = z ^ (z >> np.uint64(SPLITMIX_LAST_SHIFT))
+    return (z >> np.uint64(64 - DROPOUT_BITS)).astype(np.float64) * 2.0**-DROPOUT_BITS
 
 
 def dropout_keep(seed: int, shape: tuple[int, ...], p: float) -> np.ndarray:
@@ -278,4 +264,4 @@ def dropout(op, x: np.ndarray) -> np.ndarray:
     return np.where(keep, x, x.dtype.type(0))
 
 
-__all__ = ["conv_window", "dropout_keep", "dropout_uniform", "out_shape", "pool_windows"]
+__all__ = ["dropout_keep", "dropout_uniform", "out_shape", "pool_windows"]

@@ -1,6 +1,7 @@
 """Small `pd` programs covering every op, forward and backward, for the GPU tests.
 
-`OPS` lists one spec per op (inputs and properties); `program(specs)` builds one
+`OPS` lists one spec per op (inputs and properties), gathered from
+`gpu_specs/<family>.py` (one file per op family); `program(specs)` builds one
 module computing all of them, with a `pd.backward` region differentiating every
 float result with respect to every float input (the `autodiff` pass fills it), and
 fetches of every result and gradient.  Family-sized programs keep the number of
@@ -9,8 +10,10 @@ fetches of every result and gradient.  Family-sized programs keep the number of
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -30,86 +33,33 @@ class Spec:
     props: dict[str, Any] = field(default_factory=dict)
     grad: bool = True
     family: str = ""
+    """The program group: specs of one group are compiled together (one `ptxas` run)."""
     ids_below: int = 4
     """Integer inputs are drawn from `[0, ids_below)`."""
 
 
-F = "float32"
+FAMILIES = ("program", "elementwise", "reduction", "loss", "shape", "nn", "optimizer")
+"""The dialect's op families: `gpu_specs/<family>.py` lists the specs of each."""
 
 
-def _s(op, inputs, family, grad=True, ids_below=4, **props):
-    return Spec(op, inputs, props, grad, family, ids_below)
+def _load_family(family: str) -> list[Spec]:
+    """The specs of `gpu_specs/<family>.py` (loaded by path: the suite runs with
+    `--import-mode=importlib`, so test directories are not packages)."""
+    path = Path(__file__).with_name("gpu_specs") / f"{family}.py"
+    loader = importlib.util.spec_from_file_location(f"pullback_gpu_specs_{family}", path)
+    assert loader is not None and loader.loader is not None
+    module = importlib.util.module_from_spec(loader)
+    loader.loader.exec_module(module)
+    specs = []
+    for op, inputs, group, options in module.SPECS:
+        props = dict(options)
+        grad, ids_below = props.pop("grad", True), props.pop("ids_below", 4)
+        specs.append(Spec(op, inputs, props, grad, group, ids_below))
+    return specs
 
 
-OPS: list[Spec] = [
-    # elementwise binary with Paddle's axis broadcasting, comparisons, select
-    *[_s(c, [((-1, 3), F), ((3,), F)], "elementwise") for c in (
-        pd.ElementwiseAddOp, pd.ElementwiseSubOp, pd.ElementwiseMulOp, pd.ElementwiseDivOp,
-        pd.ElementwiseMaxOp, pd.ElementwiseMinOp)],
-    _s(pd.ElementwisePowOp, [((2, 3), F), ((2, 3), F)], "elementwise"),
-    _s(pd.ElementwiseAddOp, [((2, 3, 4), F), ((3,), F)], "elementwise", axis=1),
-    *[_s(c, [((2, 3), F), ((2, 3), F)], "compare", grad=False) for c in (
-        pd.GreaterThanOp, pd.GreaterEqualOp, pd.LessThanOp, pd.LessEqualOp, pd.EqualOp,
-        pd.NotEqualOp)],
-    _s(pd.WhereOp, [((2, 3), "bool"), ((2, 3), F), ((2, 3), F)], "compare"),
-    # unary
-    *[_s(c, [((-1, 5), F)], "unary") for c in (
-        pd.ReluOp, pd.SigmoidOp, pd.TanhOp, pd.ExpOp, pd.LogOp, pd.SqrtOp, pd.SquareOp,
-        pd.AbsOp, pd.ErfOp)],
-    _s(pd.SignOp, [((-1, 5), F)], "unary", grad=False),
-    _s(pd.GeluOp, [((4, 5), F)], "unary"),
-    _s(pd.GeluOp, [((4, 5), F)], "unary", approximate=True),
-    _s(pd.ScaleOp, [((4, 5), F)], "unary", scale=2.0, bias=0.5),
-    _s(pd.PowOp, [((4, 5), F)], "unary", factor=3.0),
-    _s(pd.ClipOp, [((4, 5), F)], "unary", min=-0.5, max=0.5),
-    _s(pd.CastOp, [((4, 5), F)], "unary", dtype="float64"),
-    _s(pd.ScaleOp, [((4, 5), "int64")], "unary", grad=False, scale=3.0),
-    _s(pd.ElementwiseAddOp, [((2, 3), "float64"), ((2, 3), "float64")], "unary"),
-    # reductions and normalizations
-    _s(pd.MeanOp, [((-1, 6), F)], "reduction"),
-    _s(pd.ReduceSumOp, [((-1, 6), F)], "reduction", axis=[1], keepdim=True),
-    _s(pd.ReduceSumOp, [((300, 2), F)], "reduction", axis=[0]),
-    _s(pd.ReduceMeanOp, [((3, 4, 5), F)], "reduction", axis=[0, 2]),
-    _s(pd.ReduceMaxOp, [((3, 4), F)], "reduction", axis=[1]),
-    _s(pd.SumOp, [((3, 4), F), ((3, 4), F), ((3, 4), F)], "reduction"),
-    _s(pd.SoftmaxOp, [((-1, 7), F)], "reduction"),
-    _s(pd.LogSoftmaxOp, [((3, 4, 5), F)], "reduction", axis=1),
-    # losses
-    _s(pd.OneHotOp, [((-1,), "int64")], "loss", grad=False, depth=5),
-    _s(pd.CrossEntropyOp, [((-1, 5), F), ((-1, 1), "int64")], "loss", ids_below=5),
-    _s(pd.SoftmaxWithCrossEntropyOp, [((-1, 5), F), ((-1, 1), "int64")], "loss", ids_below=5),
-    _s(pd.SoftmaxWithCrossEntropyOp, [((4, 5), F), ((4, 5), F)], "loss", soft_label=True),
-    _s(pd.SquareErrorCostOp, [((-1, 1), F), ((-1, 1), F)], "loss"),
-    # matrix products
-    _s(pd.MatmulOp, [((-1, 13), F), ((13, 20), F)], "matmul"),
-    _s(pd.MatmulOp, [((33, 17), F), ((40, 17), F)], "matmul", transpose_y=True),
-    _s(pd.MatmulOp, [((2, 3, 4), F), ((4, 5), F)], "matmul"),
-    _s(pd.MatmulOp, [((4,), F), ((4, 5), F)], "matmul"),
-    # optimizers (forward only: updates have no gradient)
-    _s(pd.SgdOp, [((3, 2), F), ((3, 2), F)], "optimizer", grad=False, learning_rate=0.1),
-    _s(pd.MomentumOp, [((3, 2), F), ((3, 2), F), ((3, 2), F)], "optimizer", grad=False, mu=0.9),
-    _s(pd.AdamOp, [((3, 2), F), ((3, 2), F), ((3, 2), F), ((3, 2), F), ((1,), F), ((1,), F)],
-       "optimizer", grad=False),
-    # program
-    _s(pd.FillAnyLikeOp, [((-1, 3), F)], "program", grad=False, value=2.0),
-    # shape
-    _s(pd.ReshapeOp, [((-1, 3, 4), F)], "shape", shape=[0, -1]),
-    _s(pd.TransposeOp, [((2, 3, 4), F)], "shape", perm=[2, 0, 1]),
-    _s(pd.ConcatOp, [((2, 3), F), ((2, 5), F)], "shape", axis=1),
-    _s(pd.SplitOp, [((2, 6), F)], "shape", num=3, axis=1),
-    _s(pd.SliceOp, [((4, 6), F)], "shape", axes=[1], starts=[1], ends=[4]),
-    _s(pd.PadOp, [((2, 3), F)], "shape", paddings=[1, 0, 0, 2]),
-    _s(pd.SqueezeOp, [((2, 1, 3), F)], "shape", axes=[1]),
-    _s(pd.UnsqueezeOp, [((2, 3), F)], "shape", axes=[0]),
-    _s(pd.ExpandOp, [((1, 3), F)], "shape", shape=[4, 3]),
-    # neural-network ops
-    _s(pd.LookupTableOp, [((-1, 3), "int64"), ((10, 4), F)], "nn", ids_below=10),
-    _s(pd.Conv2DOp, [((2, 3, 6, 6), F), ((4, 3, 3, 3), F)], "nn", paddings=[1, 1]),
-    _s(pd.Pool2DOp, [((2, 3, 6, 6), F)], "nn", ksize=[2, 2], strides=[2, 2]),
-    _s(pd.Pool2DOp, [((2, 3, 6, 6), F)], "nn", pooling_type="avg", ksize=[3, 3], strides=[2, 2], paddings=[1, 1]),
-    _s(pd.LayerNormOp, [((-1, 8), F), ((8,), F), ((8,), F)], "nn"),
-    _s(pd.DropoutOp, [((4, 8), F)], "nn", dropout_prob=0.25, seed=3),
-]
+OPS: list[Spec] = [s for family in FAMILIES for s in _load_family(family)]
+"""One spec per op (and more where properties change the code), all families."""
 
 
 def family_names() -> list[str]:

@@ -182,6 +182,14 @@ def test_second_run_hits_the_cache() -> None:
     other = mlp_train((4, 3), lr=0.1)
     backend.run(other.module, feeds, other.scope, other.fetch)
     assert backend.compiles == 1
+    shared = backend.program_for(other.module, other.fetch, feeds)
+    assert shared.fn is compiled.fn and shared is not compiled
+    # Each program keeps a view of its own values (the shared code does not rebind
+    # the first program's view to the second's).
+    for prog, built_ in ((compiled, built), (shared, other)):
+        own = {id(op) for op in built_.module.walk()}
+        assert {id(op) for op in prog.prog.ops} <= own
+        assert all(id(v.owner) in own for v in prog.outputs)
     # Another feed dtype (float64 x) is another signature: compiled again.
     backend.run(built.module, {"x": np.ones((2, 4)), "label": np.zeros((2, 1), np.int64)}, built.scope, built.fetch)
     assert backend.compiles == 2

@@ -177,6 +177,33 @@ def test_typing_rules_broadcast_and_dynamic_dims():
     assert str(result_type(pd.CastOp, ([None], "bool"), dtype="float32")) == "tensor<?xf32>"
 
 
+@pytest.mark.parametrize("backend", ["interpreter", "compiled"])
+@pytest.mark.parametrize(
+    "y_shape,axis,feeds",
+    [
+        ([None, 3], -1, {"x": (1, 3), "y": (4, 3)}),  # two `?` that differ at run time
+        ([4, 3], -1, {"x": (1, 3), "y": (4, 3)}),  # a `?` that is 1 facing a static 4
+        ([None], 0, {"x": (4, 3), "y": (1,)}),  # axis-aligned: y's `?` faces x's 4
+    ],
+)
+def test_a_dynamic_dimension_is_never_broadcast(backend, y_shape, axis, feeds):
+    """The rule typing, VJPs and compiled loops rely on, refused the same way (one
+    message) by the interpreter and the compiled backend."""
+    from pullback.runtime.compiled import CompiledBackend
+    from pullback.runtime.interpreter import run_module
+    from xdsl.dialects.builtin import ModuleOp
+
+    x, y = pd.DataOp.make("x", [None, 3]), pd.DataOp.make("y", y_shape)
+    z = pd.ElementwiseAddOp.make(x.out, y.out, axis=axis)
+    module = ModuleOp([x, y, z, pd.FetchOp.create(operands=[z.out])])
+    arrays = {k: np.ones(s, np.float32) for k, s in feeds.items()}
+    with pytest.raises(ValueError, match="would be broadcast along its dynamic dimension 0"):
+        if backend == "interpreter":
+            run_module(module, arrays, {})
+        else:
+            CompiledBackend(fallback=False).run(module, arrays, {}, [z.out])
+
+
 @pytest.mark.parametrize(
     "op_cls,types,props,message",
     [

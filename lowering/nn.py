@@ -1,5 +1,9 @@
-"""`convert-pd-to-linalg` rules for the neural-network ops (matmul aside, which lives
-with the other contractions in `pd_rules.py`).
+"""Lowering of the neural-network family (`dialects/pd/nn.py`): matrix products,
+convolutions, pooling, embedding, layer norm and dropout.
+
+Matrix products become `linalg.generic` contractions tagged `library_call = "gemm"`
+(or `batch_gemm`); `convert-linalg-to-blas` turns those into BLAS calls, and
+`convert-linalg-to-loops` lowers them to loops when BLAS is not wanted.
 
 Convolutions are im2col + BLAS, the standard CPU formulation, laid out so that one
 `gemm` per group covers the whole batch (few large calls keep BLAS efficient, and its
@@ -42,15 +46,37 @@ from dataclasses import dataclass
 
 from xdsl.dialects import arith
 from xdsl.dialects import math as xmath
-from xdsl.dialects.builtin import IndexType, i1, i64
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.dialects.builtin import AnyFloat, IndexType, i1, i64
+from xdsl.ir import Attribute, SSAValue
 
+from pullback.dialects import pd
 from pullback.dialects.pd.base import DYN, fmt_shape, shape_of
-from pullback.dialects.pd.nn import explicit_pads, resolve_window
-from pullback.lowering.convert_pd_to_linalg import SIZE_RULES, Lowerer, LoweringError, Size, rule
+from pullback.dialects.pd.nn import (
+    DROPOUT_BITS,
+    SPLITMIX_GAMMA,
+    SPLITMIX_LAST_SHIFT,
+    SPLITMIX_MIX,
+    ConvWindow,
+    dropout_threshold,
+)
+from pullback.lowering.core import (
+    REASSOC,
+    DimMap,
+    Lowerer,
+    LoweringError,
+    Scalar,
+    Size,
+    elem_of_buffer,
+    fuse_first_operand,
+    identity_map,
+    lowers,
+    result_sizes,
+    sizes_of_first,
+)
 from pullback.lowering.loop_nest import (
     atomic_add,
     clamp,
+    copy_window,
     for_range,
     if_then,
     in_range,
@@ -60,25 +86,101 @@ from pullback.lowering.loop_nest import (
     to_float,
     to_index,
 )
-from pullback.lowering.pd_rules import (
-    buffer_read,
-    fuse_first_operand,
-    identity_map,
-    contract,
-    reduce_into,
-    scale_by_count,
-    sizes_of_first,
-    temp,
-)
-from pullback.lowering.pd_shape_rules import copy_window
-from pullback.lowering.scalar import REASSOC, DimMap, Scalar, prop
+from pullback.lowering.reduction import reduce_into, scale_by_count
 
 
-def _elem(v: SSAValue) -> Attribute:
-    return v.type.get_element_type()  # type: ignore[attr-defined]
+# ---------------------------------------------------------------------- matmul
 
 
-def static_dims(op: Operation, what: str, dims: Sequence[int]) -> list[int]:
+def matmul_layout(low: Lowerer, op: pd.MatmulOp) -> tuple[list[Size], DimMap, DimMap, DimMap, int]:
+    """The contraction of `pd.matmul` as a loop nest: `(domain, x map, y map, out map,
+    reduction dim)`; the domain is `batch.. [M] [N] K` (M/N absent for vectors)."""
+    x, y = op.operands
+    xs, ys = list(shape_of(x.type)), list(shape_of(y.type))
+    xz, yz = list(low.sizes_of(x)), list(low.sizes_of(y))
+    tx, ty = bool(op.prop("transpose_x")), bool(op.prop("transpose_y"))
+    x_vec, y_vec = len(xs) == 1, len(ys) == 1
+    xb, yb = (xs[:-2] if not x_vec else []), (ys[:-2] if not y_vec else [])
+    nb = max(len(xb), len(yb))
+    batch: list[Size] = []
+    for i in range(nb):
+        jx, jy = i - (nb - len(xb)), i - (nb - len(yb))
+        cand = [(xs[jx], xz[jx])] if jx >= 0 else []
+        cand += [(ys[jy], yz[jy])] if jy >= 0 else []
+        non1 = [z for s, z in cand if s != 1]
+        batch.append(non1[0] if non1 else 1)
+    dims: list[Size] = list(batch)
+    m_dim = n_dim = None
+    if not x_vec:
+        m_dim = len(dims)
+        dims.append(xz[-1] if tx else xz[-2])
+    if not y_vec:
+        n_dim = len(dims)
+        dims.append(yz[-2] if ty else yz[-1])
+    k_dim = len(dims)
+    dims.append(xz[0] if x_vec else (xz[-2] if tx else xz[-1]))
+
+    def bmap(own: list[int]) -> list[int | None]:
+        off = nb - len(own)
+        return [None if s == 1 and batch[off + j] != 1 else off + j for j, s in enumerate(own)]
+
+    if x_vec:
+        xmap: DimMap = (k_dim,)
+    else:
+        xmap = tuple(bmap(xb)) + ((k_dim, m_dim) if tx else (m_dim, k_dim))
+    if y_vec:
+        ymap: DimMap = (k_dim,)
+    else:
+        ymap = tuple(bmap(yb)) + ((n_dim, k_dim) if ty else (k_dim, n_dim))
+    omap: DimMap = tuple(range(nb)) + tuple(d for d in (m_dim, n_dim) if d is not None)
+    return dims, xmap, ymap, omap, k_dim
+
+
+@lowers(pd.MatmulOp)
+def _matmul(low: Lowerer, op: pd.MatmulOp) -> None:
+    x, y = op.operands
+    dims, xmap, ymap, omap, k = matmul_layout(low, op)
+    out = low.out(op.results[0])
+    contract(low, dims, [(x, xmap, False), (y, ymap, False)], (out, omap), [k])
+
+
+def blas_tag(domain: Sequence[Size], maps: Sequence[DimMap], reductions: Sequence[int], elem: Attribute) -> str | None:
+    """The `library_call` of a float contraction: `gemm` for a plain 2-D product
+    (what the GPU path tiles), `batch_gemm` for any other (`convert-linalg-to-blas`)."""
+    if not isinstance(elem, AnyFloat):
+        return None
+    plain = len(domain) == 3 and len(reductions) == 1 and all(len(m) == 2 for m in maps)
+    return "gemm" if plain else "batch_gemm"
+
+
+def contract(
+    low: Lowerer,
+    domain: Sequence[Size],
+    reads: Sequence[tuple[SSAValue, DimMap, bool]],
+    out: tuple[SSAValue, DimMap],
+    reductions: Sequence[int],
+) -> None:
+    """`out = sum over reductions of reads[0] * reads[1]` (out is zeroed first), as a
+    contraction tagged for BLAS."""
+    mem, omap = out
+    elem = elem_of_buffer(mem)
+    low.fill(mem, 0.0 if isinstance(elem, AnyFloat) else 0)
+
+    def body(s: Scalar, a: list[SSAValue], o: list[SSAValue]) -> list[SSAValue]:
+        return [s.add(o[0], s.mul(a[0], a[1]))]
+
+    tag = blas_tag(domain, [m for _, m, _ in reads] + [omap], reductions, elem)
+    low.generic(domain, reads, [out], body, reductions=reductions, library_call=tag)
+
+
+@result_sizes(pd.MatmulOp)
+def _matmul_sizes(low: Lowerer, op: pd.MatmulOp, r: SSAValue, k: int) -> Size | None:
+    dims, _, _, omap, _ = matmul_layout(low, op)
+    d = omap[k]
+    return None if d is None else dims[d]
+
+
+def static_dims(op: pd.PdOp, what: str, dims: Sequence[int]) -> list[int]:
     """`dims`, which native code needs static (LoweringError naming the op otherwise)."""
     if DYN in dims:
         raise LoweringError(
@@ -113,47 +215,21 @@ def divide(s: Scalar, a: SSAValue, b: SSAValue) -> SSAValue:
 # ---------------------------------------------------------------- convolution
 
 
-@dataclass(frozen=True)
-class Window:
-    """A convolution window resolved for static sizes (Paddle's padding algorithm)."""
-
-    pads: tuple[tuple[int, int], tuple[int, int]]
-    strides: tuple[int, int]
-    dilations: tuple[int, int]
-
-
-def conv_window(op: Operation, hw: Sequence[int], khw: Sequence[int]) -> Window:
-    """The window of a conv-family op whose padding algorithm applies to spatial
-    size `hw` (the interpreter's `conv_window`, for static sizes)."""
-    t, b, l, r = explicit_pads(op.name, list(prop(op, "paddings")))  # type: ignore[arg-type]
-    algo = str(prop(op, "padding_algorithm", "EXPLICIT"))
-    strides, dils = list(prop(op, "strides")), list(prop(op, "dilations"))  # type: ignore[call-overload]
-    dims = [
-        resolve_window(algo, pads, size, k, st, d)
-        for pads, size, k, st, d in zip([(t, b), (l, r)], hw, khw, strides, dils)
-    ]
-    return Window(
-        ((dims[0][0], dims[0][1]), (dims[1][0], dims[1][1])),
-        (strides[0], strides[1]),
-        (dims[0][2], dims[1][2]),
-    )
-
-
 def im2col(
     low: Lowerer, x: SSAValue, n: Size, c: int, hw: Sequence[int], khw: Sequence[int],
-    win: Window, out_hw: Sequence[int],
+    win: ConvWindow, out_hw: Sequence[int],
 ) -> SSAValue:
     """Channel-major columns `[C, kh, kw, N, OH, OW]` of buffer `x` for window `win`:
     `cols[c, i, j, n, y, x] = x_pad[n, c, y*sh + i*dh, x*sw + j*dw]`."""
-    elem = _elem(x)
+    elem = elem_of_buffer(x)
     (pt, pb), (pl, pr) = win.pads
     src = x
     if pt or pb or pl or pr:
         # Padding once up front keeps the unfolding free of bounds tests.
-        src = temp(low, elem, [n, c, hw[0] + pt + pb, hw[1] + pl + pr])
+        src = low.temp(elem, [n, c, hw[0] + pt + pb, hw[1] + pl + pr])
         low.fill(src, 0.0)
         copy_window(low, x, src, [n, c, *hw], dst_offsets=[0, 0, pt, pl])
-    cols = temp(low, elem, [c, *khw, n, *out_hw])
+    cols = low.temp(elem, [c, *khw, n, *out_hw])
     low.note_read(src)
     (sh, sw), (dh, dw) = win.strides, win.dilations
 
@@ -170,61 +246,57 @@ def channel_major(low: Lowerer, v: SSAValue) -> SSAValue:
     """An `[N, C, H, W]` value copied to a `[C, N, H, W]` temporary.  The copy runs
     over the value's own shape, so its elementwise producers fuse into it."""
     n, c, h, w = low.sizes_of(v)
-    out = temp(low, v.type.get_element_type(), [c, n, h, w])  # type: ignore[attr-defined]
+    out = low.temp(elem_of_buffer(v), [c, n, h, w])
     low.generic([n, c, h, w], [(v, (0, 1, 2, 3), True)], [(out, (1, 0, 2, 3))], lambda s, a, o: [a[0]])
     return out
 
 
-def _fuse_image_operands(op: Operation) -> Sequence[int]:
-    # conv2d_transpose reads its input, conv2d_filter_grad its output gradient,
-    # through `channel_major`.
-    return (0,) if op.name == "pd.conv2d_transpose" else (1,)
-
-
-def _conv_shapes(op: Operation) -> tuple[list[int], list[int], int]:
+def _conv_shapes(op: pd.Conv2DOp | pd.Conv2DTransposeOp) -> tuple[list[int], list[int], int]:
     """`([C, H, W] of the input, the filter's shape, groups)`, all static."""
     x, w = op.operands[0], op.operands[1]
     c_hw = static_dims(op, "input channels and spatial sizes", shape_of(x.type)[1:])
     filt = static_dims(op, "filter sizes", shape_of(w.type))
-    return c_hw, filt, int(prop(op, "groups", 1))  # type: ignore[arg-type]
+    return c_hw, filt, op.prop("groups")
 
 
-@rule("pd.conv2d")
-def _conv2d(low: Lowerer, op: Operation) -> None:
+@lowers(pd.Conv2DOp)
+def _conv2d(low: Lowerer, op: pd.Conv2DOp) -> None:
     x, w = op.operands
     r = op.results[0]
     n = low.sizes_of(x)[0]
     (c, h, wd), (o, cg, kh, kw), g = _conv_shapes(op)
     oh, ow = static_dims(op, "output spatial sizes", shape_of(r.type)[2:])
-    win = conv_window(op, (h, wd), (kh, kw))
+    win = op.window((h, wd), (kh, kw))
     cols = im2col(low, low.read(x), n, c, (h, wd), (kh, kw), win, (oh, ow))
     og, rr, p = o // g, cg * kh * kw, oh * ow
     q = low.mul_sizes([n, p])
-    prod = temp(low, _elem(cols), [o, n, p])
+    prod = low.temp(elem_of_buffer(cols), [o, n, p])
     # Loops (g, o, q, r): prod[g, o, q] += W[g, o, r] * cols[g, r, q].
     contract(
         low, [g, og, q, rr],
         [
-            buffer_read(low, low.shape_view(low.read(w), [g, og, rr]), (0, 1, 3)),
-            buffer_read(low, low.shape_view(cols, [g, rr, q]), (0, 3, 2)),
+            low.buffer_read(low.shape_view(low.read(w), [g, og, rr]), (0, 1, 3)),
+            low.buffer_read(low.shape_view(cols, [g, rr, q]), (0, 3, 2)),
         ],
         (low.shape_view(prod, [g, og, q]), (0, 1, 2)),
         [3],
     )
     out = low.shape_view(low.out(r), [n, o, p])
-    low.generic([o, n, p], [buffer_read(low, prod, (0, 1, 2))], [(out, (1, 0, 2))], lambda s, a, _o: [a[0]])
+    low.generic([o, n, p], [low.buffer_read(prod, (0, 1, 2))], [(out, (1, 0, 2))], lambda s, a, _o: [a[0]])
 
 
-@rule("pd.conv2d_filter_grad", fusible=_fuse_image_operands)
-def _conv2d_filter_grad(low: Lowerer, op: Operation) -> None:
+# conv2d_filter_grad reads its output gradient (operand 1), conv2d_transpose its
+# input (operand 0), through `channel_major`: their producers fuse into that copy.
+@lowers(pd.Conv2DFilterGradOp, fusible=lambda op: (1,))
+def _conv2d_filter_grad(low: Lowerer, op: pd.Conv2DFilterGradOp) -> None:
     x, gr = op.operands
     r = op.results[0]
     n = low.sizes_of(x)[0]
     c, h, wd = static_dims(op, "input channels and spatial sizes", shape_of(x.type)[1:])
     o, oh, ow = static_dims(op, "gradient channels and spatial sizes", shape_of(gr.type)[1:])
-    kh, kw = (int(k) for k in prop(op, "filter_size"))  # type: ignore[union-attr]
-    g = int(prop(op, "groups", 1))  # type: ignore[arg-type]
-    win = conv_window(op, (h, wd), (kh, kw))
+    kh, kw = op.prop("filter_size")
+    g = op.prop("groups")
+    win = op.window((h, wd), (kh, kw))
     cols = im2col(low, low.read(x), n, c, (h, wd), (kh, kw), win, (oh, ow))
     grad = channel_major(low, gr)
     og, rr = o // g, (c // g) * kh * kw
@@ -233,32 +305,32 @@ def _conv2d_filter_grad(low: Lowerer, op: Operation) -> None:
     contract(
         low, [g, og, rr, q],
         [
-            buffer_read(low, low.shape_view(grad, [g, og, q]), (0, 1, 3)),
-            buffer_read(low, low.shape_view(cols, [g, rr, q]), (0, 2, 3)),
+            low.buffer_read(low.shape_view(grad, [g, og, q]), (0, 1, 3)),
+            low.buffer_read(low.shape_view(cols, [g, rr, q]), (0, 2, 3)),
         ],
         (low.shape_view(low.out(r), [g, og, rr]), (0, 1, 2)),
         [3],
     )
 
 
-@rule("pd.conv2d_transpose", fusible=_fuse_image_operands)
-def _conv2d_transpose(low: Lowerer, op: Operation) -> None:
+@lowers(pd.Conv2DTransposeOp, fusible=fuse_first_operand)
+def _conv2d_transpose(low: Lowerer, op: pd.Conv2DTransposeOp) -> None:
     x, w = op.operands
     r = op.results[0]
     n = low.sizes_of(x)[0]
     (ci, h, wd), (_, cog, kh, kw), g = _conv_shapes(op)
     oh, ow = static_dims(op, "output spatial sizes", shape_of(r.type)[2:])
-    win = conv_window(op, (h, wd), (kh, kw))
+    win = op.window((h, wd), (kh, kw))
     co, cig, rr = cog * g, ci // g, cog * kh * kw
     q = low.mul_sizes([n, h * wd])
     image = channel_major(low, x)
-    cols = temp(low, _elem(image), [co, kh, kw, n, h, wd])
+    cols = low.temp(elem_of_buffer(image), [co, kh, kw, n, h, wd])
     # Loops (g, r, q, c): cols[g, r, q] += W[g, c, r] * x[g, c, q].
     contract(
         low, [g, rr, q, cig],
         [
-            buffer_read(low, low.shape_view(low.read(w), [g, cig, rr]), (0, 3, 1)),
-            buffer_read(low, low.shape_view(image, [g, cig, q]), (0, 3, 2)),
+            low.buffer_read(low.shape_view(low.read(w), [g, cig, rr]), (0, 3, 1)),
+            low.buffer_read(low.shape_view(image, [g, cig, q]), (0, 3, 2)),
         ],
         (low.shape_view(cols, [g, rr, q]), (0, 1, 2)),
         [3],
@@ -268,7 +340,7 @@ def _conv2d_transpose(low: Lowerer, op: Operation) -> None:
 
 def col2im(
     low: Lowerer, cols: SSAValue, out: SSAValue, n: Size, c: int, khw: Sequence[int],
-    hw: Sequence[int], out_hw: Sequence[int], win: Window,
+    hw: Sequence[int], out_hw: Sequence[int], win: ConvWindow,
 ) -> None:
     """`out[n, c, y*sh - pt + i*dh, x*sw - pl + j*dw] += cols[c, i, j, n, y, x]`
     (`out` is zeroed first), parallel over output rows (see the module doc)."""
@@ -318,14 +390,12 @@ def col2im(
     parallel(low, [n, c, out_hw[0]], row)
 
 
-def _batch_size(low: Lowerer, op: Operation, r: SSAValue, k: int) -> Size | None:
+@result_sizes(pd.Conv2DOp, pd.Conv2DTransposeOp)
+def _batch_size(low: Lowerer, op: pd.Conv2DOp | pd.Conv2DTransposeOp, r: SSAValue, k: int) -> Size | None:
     """Only the batch dimension of a convolution's result may be dynamic."""
     if k:
         static_dims(op, "channel and spatial sizes", shape_of(r.type)[1:])
     return low.sizes_of(op.operands[0])[0]
-
-
-SIZE_RULES.update({"pd.conv2d": _batch_size, "pd.conv2d_transpose": _batch_size})
 
 
 # -------------------------------------------------------------------- pooling
@@ -358,19 +428,16 @@ class PoolAxis:
         return lo, hi
 
 
-def pool_axes(op: Operation, pooled: SSAValue) -> tuple[PoolAxis, PoolAxis]:
+def pool_axes(op: pd.PoolWindowOp, pooled: SSAValue) -> tuple[PoolAxis, PoolAxis]:
     """Both spatial axes of a `pool2d`/`pool2d_grad` whose input is operand 0 and
     whose pooled (output-shaped) value is `pooled`."""
     hw = static_dims(op, "spatial sizes", shape_of(op.operands[0].type)[2:])
     out_hw = static_dims(op, "pooled spatial sizes", shape_of(pooled.type)[2:])
-    t, b, l, r = explicit_pads(op.name, list(prop(op, "paddings")))  # type: ignore[arg-type]
-    ks, strides = list(prop(op, "ksize")), list(prop(op, "strides"))  # type: ignore[call-overload]
-    mode = "global" if prop(op, "global_pooling") else "adaptive" if prop(op, "adaptive") else "window"
-    algo = str(prop(op, "padding_algorithm", "EXPLICIT"))
-    axes = []
-    for size, out, k, st, pads in zip(hw, out_hw, ks, strides, [(t, b), (l, r)]):
-        p0, _, _ = resolve_window(algo, pads, size, k, st, 1)
-        axes.append(PoolAxis(size, out, k, st, p0, mode))
+    ks, strides, mode = op.prop("ksize"), op.prop("strides"), op.mode()
+    axes = [
+        PoolAxis(size, out, k, st, p0, mode)
+        for size, out, k, st, p0 in zip(hw, out_hw, ks, strides, op.pads_before(hw))
+    ]
     return axes[0], axes[1]
 
 
@@ -381,13 +448,13 @@ def _window(
 
 
 def _divisor(
-    s: Scalar, op: Operation, axes: tuple[PoolAxis, PoolAxis],
+    s: Scalar, op: pd.PoolWindowOp, axes: tuple[PoolAxis, PoolAxis],
     win: tuple[tuple[SSAValue, SSAValue], tuple[SSAValue, SSAValue]], elem: Attribute,
 ) -> SSAValue:
     """Average pooling's divisor: the clipped window's area when exclusive (or
     adaptive), else `kh*kw` (the interpreter's `_divisor`)."""
     (h0, h1), (w0, w1) = win
-    if prop(op, "exclusive", True) or axes[0].mode != "window":
+    if op.prop("exclusive") or axes[0].mode != "window":
         return to_float(s, s.mul(s.sub(h1, h0), s.sub(w1, w0)), elem)
     return s.const(float(axes[0].k * axes[1].k), elem)
 
@@ -406,14 +473,14 @@ def _over_window(
     )
 
 
-@rule("pd.pool2d")
-def _pool2d(low: Lowerer, op: Operation) -> None:
+@lowers(pd.Pool2DOp)
+def _pool2d(low: Lowerer, op: pd.Pool2DOp) -> None:
     x, r = op.operands[0], op.results[0]
     xm, out = low.read(x), low.out(r)
     low.note_read(out)
     axes = pool_axes(op, r)
-    elem = _elem(xm)
-    is_max = prop(op, "pooling_type") == "max"
+    elem = elem_of_buffer(xm)
+    is_max = op.prop("pooling_type") == "max"
 
     def body(s: Scalar, ivs: list[SSAValue]) -> None:
         bn, bc, oy, ox = ivs
@@ -432,16 +499,16 @@ def _pool2d(low: Lowerer, op: Operation) -> None:
     parallel(low, low.sizes[r], body)
 
 
-@rule("pd.pool2d_grad")
-def _pool2d_grad(low: Lowerer, op: Operation) -> None:
+@lowers(pd.Pool2DGradOp)
+def _pool2d_grad(low: Lowerer, op: pd.Pool2DGradOp) -> None:
     x, gr = op.operands
     r = op.results[0]
     xm, gm, dx = low.read(x), low.read(gr), low.out(r)
     low.fill(dx, 0.0)
     low.note_read(dx)
     axes = pool_axes(op, gr)
-    elem = _elem(xm)
-    is_max = prop(op, "pooling_type") == "max"
+    elem = elem_of_buffer(xm)
+    is_max = op.prop("pooling_type") == "max"
     # Windows that cannot overlap own their pixels: plain stores, no atomics.
     disjoint = all(a.mode == "global" or a.mode == "window" and a.stride >= a.k for a in axes)
     write = store if disjoint else atomic_add
@@ -483,39 +550,40 @@ def _pool2d_grad(low: Lowerer, op: Operation) -> None:
     parallel(low, low.sizes_of(gr), body)
 
 
-def _pool_size(low: Lowerer, op: Operation, r: SSAValue, k: int) -> Size | None:
+@result_sizes(pd.Pool2DOp)
+def _pool_size(low: Lowerer, op: pd.Pool2DOp, r: SSAValue, k: int) -> Size | None:
     """Batch and channels come from the input; pooled sizes must be static."""
     if k >= 2:
         static_dims(op, "pooled spatial sizes", shape_of(r.type)[2:])
     return low.sizes_of(op.operands[0])[k]
 
 
-SIZE_RULES.update({"pd.pool2d": _pool_size, "pd.pool2d_grad": sizes_of_first})
+result_sizes(pd.Pool2DGradOp)(sizes_of_first)
 
 
 # ------------------------------------------------------------------ embedding
 
 
-def _row_of(s: Scalar, op: Operation, id_value: SSAValue, rows: SSAValue) -> tuple[SSAValue, SSAValue]:
+def _row_of(s: Scalar, op: pd.LookupTableOp | pd.LookupTableGradOp, id_value: SSAValue, rows: SSAValue) -> tuple[SSAValue, SSAValue]:
     """`(row, ok)`: an id as a row index (clamped) and whether it is a valid id that
     is not `padding_idx` (negative: counted from the end)."""
     i = to_index(s, id_value)
     ok = in_range(s, i, rows)
-    pad = prop(op, "padding_idx")
+    pad = op.prop("padding_idx")
     if pad is not None:
-        pad_row = s.add(s.const(int(pad), IndexType()), rows) if int(pad) < 0 else s.const(int(pad), IndexType())  # type: ignore[arg-type]
+        pad_row = s.add(s.const(pad, IndexType()), rows) if pad < 0 else s.const(pad, IndexType())
         ok = s.emit(arith.AndIOp(ok, s.cmp("ne", i, pad_row)))
     return clamp(s, i, rows), ok
 
 
-@rule("pd.lookup_table")
-def _lookup_table(low: Lowerer, op: Operation) -> None:
+@lowers(pd.LookupTableOp)
+def _lookup_table(low: Lowerer, op: pd.LookupTableOp) -> None:
     ids, w = op.operands
     r = op.results[0]
     idm, wm, out = low.read(ids), low.read(w), low.out(r)
     low.note_read(out)
     rows = low.as_value(low.sizes_of(w)[0])
-    elem = _elem(wm)
+    elem = elem_of_buffer(wm)
 
     def body(s: Scalar, ivs: list[SSAValue]) -> None:
         row, ok = _row_of(s, op, load(s, idm, ivs[:-1]), rows)
@@ -525,8 +593,8 @@ def _lookup_table(low: Lowerer, op: Operation) -> None:
     parallel(low, low.sizes[r], body)
 
 
-@rule("pd.lookup_table_grad")
-def _lookup_table_grad(low: Lowerer, op: Operation) -> None:
+@lowers(pd.LookupTableGradOp)
+def _lookup_table_grad(low: Lowerer, op: pd.LookupTableGradOp) -> None:
     ids, gr = op.operands
     r = op.results[0]
     idm, gm, out = low.read(ids), low.read(gr), low.out(r)
@@ -541,50 +609,50 @@ def _lookup_table_grad(low: Lowerer, op: Operation) -> None:
     parallel(low, low.sizes_of(gr), body)
 
 
-def _lookup_size(low: Lowerer, op: Operation, r: SSAValue, k: int) -> Size | None:
+@result_sizes(pd.LookupTableOp)
+def _lookup_size(low: Lowerer, op: pd.LookupTableOp, r: SSAValue, k: int) -> Size | None:
     ids = low.sizes_of(op.operands[0])
     return ids[k] if k < len(ids) else low.sizes_of(op.operands[1])[1]
 
 
-SIZE_RULES.update({
-    "pd.lookup_table": _lookup_size,
-    "pd.lookup_table_grad": lambda low, op, r, k: low.sizes_of(op.operands[1])[-1] if k == 1 else None,
-})
+@result_sizes(pd.LookupTableGradOp)
+def _lookup_grad_size(low: Lowerer, op: pd.LookupTableGradOp, r: SSAValue, k: int) -> Size | None:
+    return low.sizes_of(op.operands[1])[-1] if k == 1 else None
 
 
 # ----------------------------------------------------------------- layer norm
 
 
-@rule("pd.layer_norm", fusible=fuse_first_operand)
-def _layer_norm(low: Lowerer, op: Operation) -> None:
+@lowers(pd.LayerNormOp, fusible=fuse_first_operand)
+def _layer_norm(low: Lowerer, op: pd.LayerNormOp) -> None:
     x, *params = op.operands
     r = op.results[0]
     rank = len(shape_of(x.type))
-    begin = int(prop(op, "begin_norm_axis", 1))  # type: ignore[arg-type]
+    begin = op.prop("begin_norm_axis")
     sizes = low.sizes_of(x)
-    elem = r.type.get_element_type()  # type: ignore[attr-defined]
+    elem = elem_of_buffer(r)
     tail = list(range(begin, rank))
     tail_sizes = [sizes[d] for d in tail]
     kept = [1 if d >= begin else z for d, z in enumerate(sizes)]
     row: DimMap = tuple(None if d >= begin else d for d in range(rank))
     ident = identity_map(rank)
     # Two passes as the interpreter computes them: mean, then the biased variance.
-    mean = temp(low, elem, kept)
+    mean = low.temp(elem, kept)
     reduce_into(low, x, mean, tail, True, "sum")
     scale_by_count(low, mean, kept, tail_sizes)
-    var = temp(low, elem, kept)
+    var = low.temp(elem, kept)
     low.fill(var, 0.0)
 
     def square(s: Scalar, a: list[SSAValue], o: list[SSAValue]) -> list[SSAValue]:
         d = s.sub(a[0], a[1])
         return [s.emit(arith.AddfOp(o[0], s.mul(d, d), REASSOC))]
 
-    low.generic(sizes, [(x, ident, True), buffer_read(low, mean, row)], [(var, row)], square, reductions=tail)
+    low.generic(sizes, [(x, ident, True), low.buffer_read(mean, row)], [(var, row)], square, reductions=tail)
     scale_by_count(low, var, kept, tail_sizes)
-    eps = float(prop(op, "epsilon", 1e-5))  # type: ignore[arg-type]
+    eps = op.prop("epsilon")
     # Scale and bias are 1-D over the normalized dimensions: read through a view.
     affine = [
-        buffer_read(low, low.shape_view(low.read(p), tail_sizes), tuple(tail)) for p in params
+        low.buffer_read(low.shape_view(low.read(p), tail_sizes), tuple(tail)) for p in params
     ]
 
     def normalize(s: Scalar, a: list[SSAValue], o: list[SSAValue]) -> list[SSAValue]:
@@ -596,14 +664,11 @@ def _layer_norm(low: Lowerer, op: Operation) -> None:
             y = s.add(y, ps[1])
         return [y]
 
-    reads = [(x, ident, True), buffer_read(low, mean, row), buffer_read(low, var, row), *affine]
+    reads = [(x, ident, True), low.buffer_read(mean, row), low.buffer_read(var, row), *affine]
     low.generic(sizes, reads, [(low.out(r), ident)], normalize)
 
 
 # -------------------------------------------------------------------- dropout
-
-_GOLDEN, _MIX1, _MIX2 = 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
-
 
 def _signed64(v: int) -> int:
     """An unsigned 64-bit constant as the signed value of the same bits."""
@@ -613,8 +678,9 @@ def _signed64(v: int) -> int:
 
 def dropout_keep(s: Scalar, flat: SSAValue, seed: int, p: float) -> SSAValue:
     """Whether element `flat` (row-major flat index) survives dropout: the
-    interpreter's `dropout_uniform` (splitmix64 of `(seed, flat + 1)`, top 24 bits)
-    compared with `p` exactly, as an integer threshold `ceil(p * 2**24)`."""
+    interpreter's `dropout_uniform` (splitmix64 of `(seed, flat + 1)`, top
+    `DROPOUT_BITS` bits) compared with `p` exactly, as an integer threshold
+    (`dropout_threshold`); the constants are `pd.DropoutOp`'s."""
     i = s.emit(arith.IndexCastOp(flat, i64))
 
     def c(v: int) -> SSAValue:
@@ -623,25 +689,25 @@ def dropout_keep(s: Scalar, flat: SSAValue, seed: int, p: float) -> SSAValue:
     def xorshift(z: SSAValue, k: int) -> SSAValue:
         return s.emit(arith.XOrIOp(z, s.emit(arith.ShRUIOp(z, c(k)))))
 
-    z = s.add(c(seed), s.mul(s.add(i, c(1)), c(_GOLDEN)))
-    z = s.mul(xorshift(z, 30), c(_MIX1))
-    z = s.mul(xorshift(z, 27), c(_MIX2))
-    z = xorshift(z, 31)
-    top24 = s.emit(arith.ShRUIOp(z, c(40)))
-    return s.cmp("ge", top24, c(math.ceil(p * 2.0**24)))
+    z = s.add(c(seed), s.mul(s.add(i, c(1)), c(SPLITMIX_GAMMA)))
+    for shift, mult in SPLITMIX_MIX:
+        z = s.mul(xorshift(z, shift), c(mult))
+    z = xorshift(z, SPLITMIX_LAST_SHIFT)
+    top = s.emit(arith.ShRUIOp(z, c(64 - DROPOUT_BITS)))
+    return s.cmp("ge", top, c(dropout_threshold(p)))
 
 
-@rule("pd.dropout", fusible=fuse_first_operand)
-def _dropout(low: Lowerer, op: Operation) -> None:
+@lowers(pd.DropoutOp, fusible=fuse_first_operand)
+def _dropout(low: Lowerer, op: pd.DropoutOp) -> None:
     x, r = op.operands[0], op.results[0]
     sizes = low.sizes_of(x)
     rank = len(sizes)
-    p = float(prop(op, "dropout_prob", 0.5))  # type: ignore[arg-type]
-    upscale = prop(op, "dropout_implementation") == "upscale_in_train"
-    is_test = bool(prop(op, "is_test", False))
-    seed = int(prop(op, "seed", 0))  # type: ignore[arg-type]
+    p = op.prop("dropout_prob")
+    upscale = op.prop("dropout_implementation") == "upscale_in_train"
+    is_test = bool(op.prop("is_test"))
+    seed = op.prop("seed")
     # Dynamic sizes of the inner dimensions enter the flat index as loop invariants.
-    dynamic = [z for z in sizes[1:] if not isinstance(z, int)]
+    dynamic = [z for z in sizes[1:] if isinstance(z, SSAValue)]
 
     def body(s: Scalar, args: list[SSAValue], _outs: list[SSAValue]) -> list[SSAValue]:
         v = args[len(dynamic)]
@@ -659,9 +725,18 @@ def _dropout(low: Lowerer, op: Operation) -> None:
         return [s.select(dropout_keep(s, flat, seed, p), kept, s.const(0.0, elem))]
 
     ident = identity_map(rank)
-    low.generic(sizes, [(x, ident, True)], [(low.out(r), ident)], body, scalars=dynamic)  # type: ignore[arg-type]
+    low.generic(sizes, [(x, ident, True)], [(low.out(r), ident)], body, scalars=dynamic)
 
 
-SIZE_RULES.update({"pd.layer_norm": sizes_of_first, "pd.dropout": sizes_of_first})
+result_sizes(pd.LayerNormOp, pd.DropoutOp)(sizes_of_first)
 
-__all__ = ["Window", "col2im", "conv_window", "dropout_keep", "im2col", "pool_axes", "static_dims"]
+__all__ = [
+    "blas_tag",
+    "col2im",
+    "contract",
+    "dropout_keep",
+    "im2col",
+    "matmul_layout",
+    "pool_axes",
+    "static_dims",
+]

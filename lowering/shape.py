@@ -1,15 +1,15 @@
-"""`convert-pd-to-linalg` rules for the shape ops.
+"""Lowering of the shape family (`dialects/pd/shape.py`).
 
-* `reshape`, `reshape_as`, `squeeze`, `unsqueeze` only reinterpret a dense row-major
-  buffer: they lower to a `memref.reinterpret_cast` view of their operand's buffer,
-  no copy (a copy only when the result must land in a buffer of its own: a fetched
-  or persisted value).
+* Ops declared `VIEW` (`reshape`, `reshape_as`, `squeeze`, `unsqueeze`) only
+  reinterpret a dense row-major buffer: they lower to a `memref.reinterpret_cast`
+  view of their operand's buffer, no copy (a copy only when the result must land in
+  a buffer of its own: a fetched or persisted value).
 * `transpose`, `expand`, `expand_as` read their operand through projection maps:
-  they are entries of the elementwise table (`lowering/scalar.py`), so they fuse
-  into their readers like any elementwise op.
+  they are pointwise (one output element is one input element), so they fuse into
+  their readers like arithmetic does.
 * `slice`, `split`, `split_as`, `concat`, `pad` copy rectangular windows at offsets,
   which projection maps cannot express: each window is one `scf.parallel` copy
-  (`lowering/loop_nest.py`), innermost dimension contiguous in both buffers.
+  (`loop_nest.copy_window`).
 
 Dynamic sizes and offsets (a slice of a dynamic dimension, the `-1` of a reshape) are
 computed with unsigned index arithmetic only (`addi`, `subi`, `divui`, `minui`):
@@ -21,20 +21,30 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import SSAValue
 
+from pullback.dialects import pd
 from pullback.dialects.pd.base import DYN, shape_of
 from pullback.dialects.pd.shape import (
     pad_pairs,
+    permutation,
     slice_bounds,
     split_sizes,
     squeezed_axes,
     unsqueeze_positions,
 )
-from pullback.lowering.convert_pd_to_linalg import SIZE_RULES, VIEW_OPS, Lowerer, Size, rule
-from pullback.lowering.loop_nest import load, parallel, store
-from pullback.lowering.scalar import Scalar, prop
+from pullback.lowering.core import (
+    DimMap,
+    Lowerer,
+    Scalar,
+    Size,
+    aligned_map,
+    lowers,
+    pointwise,
+    result_shape,
+    result_sizes,
+)
+from pullback.lowering.loop_nest import copy_window
 
 # ------------------------------------------------------------ index arithmetic
 
@@ -98,37 +108,6 @@ def slice_range(low: Lowerer, dim: Size, start: int, end: int) -> tuple[Size, Si
     return lo, sub_sizes(low, hi, min_sizes(low, lo, hi))
 
 
-# -------------------------------------------------------------- window copies
-
-
-def copy_window(
-    low: Lowerer,
-    src: SSAValue,
-    dst: SSAValue,
-    sizes: Sequence[Size],
-    src_offsets: Sequence[Size] = (),
-    dst_offsets: Sequence[Size] = (),
-) -> None:
-    """`dst[i + dst_offsets] = src[i + src_offsets]` for `i` in `sizes` (buffers)."""
-    low.note_read(src)
-    low.note_read(dst)
-    rank = len(sizes)
-    src_off = list(src_offsets) or [0] * rank
-    dst_off = list(dst_offsets) or [0] * rank
-
-    def shifted(s: Scalar, ivs: list[SSAValue], offsets: Sequence[Size]) -> list[SSAValue]:
-        # Offsets are index values of the entry function, or constants.
-        return [
-            iv if off == 0 else s.add(iv, off if isinstance(off, SSAValue) else s.const(off, IndexType()))
-            for iv, off in zip(ivs, offsets)
-        ]
-
-    def body(s: Scalar, ivs: list[SSAValue]) -> None:
-        store(s, load(s, src, shifted(s, ivs, src_off)), dst, shifted(s, ivs, dst_off))
-
-    parallel(low, sizes, body)
-
-
 def _on_axis(rank: int, axis: int, value: Size) -> list[Size]:
     """Offsets that are `value` on `axis` and 0 elsewhere."""
     return [value if d == axis else 0 for d in range(rank)]
@@ -140,8 +119,12 @@ def _rank(v: SSAValue) -> int:
 
 # ----------------------------------------------------------------------- views
 
-@rule(*VIEW_OPS)
-def _view(low: Lowerer, op: Operation) -> None:
+VIEW_OPS = tuple(t for t in pd.ALL_OPS if getattr(t, "VIEW", False))
+"""The ops the dialect declares `VIEW`: each is lowered to a view of operand 0."""
+
+
+@lowers(*VIEW_OPS)
+def _view(low: Lowerer, op: pd.PdOp) -> None:
     r = op.results[0]
     view = low.shape_view(low.read(op.operands[0]), low.sizes[r])
     if r in low.dest:
@@ -150,9 +133,10 @@ def _view(low: Lowerer, op: Operation) -> None:
         low.buf[r] = view
 
 
-def _reshape_size(low: Lowerer, op: Operation, r: SSAValue, k: int) -> Size | None:
+@result_sizes(pd.ReshapeOp)
+def _reshape_size(low: Lowerer, op: pd.ReshapeOp, r: SSAValue, k: int) -> Size | None:
     x = low.sizes_of(op.operands[0])
-    target = list(prop(op, "shape"))  # type: ignore[arg-type]
+    target = op.prop("shape")
     if target[k] == 0:
         return x[k]
     # The -1: all elements over the product of the other result dimensions.
@@ -160,71 +144,90 @@ def _reshape_size(low: Lowerer, op: Operation, r: SSAValue, k: int) -> Size | No
     return div_sizes(low, low.mul_sizes(x), low.mul_sizes(others))
 
 
-def _reshape_as_size(low: Lowerer, op: Operation, r: SSAValue, k: int) -> Size | None:
+@result_sizes(pd.ReshapeAsOp)
+def _reshape_as_size(low: Lowerer, op: pd.ReshapeAsOp, r: SSAValue, k: int) -> Size | None:
     return low.sizes_of(op.operands[1])[k]
 
 
-def _squeeze_size(low: Lowerer, op: Operation, r: SSAValue, k: int) -> Size | None:
+@result_sizes(pd.SqueezeOp)
+def _squeeze_size(low: Lowerer, op: pd.SqueezeOp, r: SSAValue, k: int) -> Size | None:
     x = op.operands[0]
-    gone = squeezed_axes(shape_of(x.type), list(prop(op, "axes", [])))  # type: ignore[arg-type]
+    gone = squeezed_axes(shape_of(x.type), op.prop("axes"))
     kept = [i for i in range(_rank(x)) if i not in gone]
     return low.sizes_of(x)[kept[k]]
 
 
-def _unsqueeze_size(low: Lowerer, op: Operation, r: SSAValue, k: int) -> Size | None:
+@result_sizes(pd.UnsqueezeOp)
+def _unsqueeze_size(low: Lowerer, op: pd.UnsqueezeOp, r: SSAValue, k: int) -> Size | None:
     x = op.operands[0]
-    marks = unsqueeze_positions(_rank(x), list(prop(op, "axes")))  # type: ignore[arg-type]
+    marks = unsqueeze_positions(_rank(x), op.prop("axes"))
     return low.sizes_of(x)[sum(1 for new in marks[:k] if not new)]
 
 
-SIZE_RULES.update(
-    {
-        "pd.reshape": _reshape_size,
-        "pd.reshape_as": _reshape_as_size,
-        "pd.squeeze": _squeeze_size,
-        "pd.unsqueeze": _unsqueeze_size,
-    }
-)
+# ------------------------------------------------------------ re-indexing ops
+
+
+def _transpose_maps(op: pd.TransposeOp) -> list[DimMap | None]:
+    """`transpose` reads input dimension `perm[k]` at result index `k`."""
+    perm = permutation(op.prop("perm"), _rank(op.operands[0]))
+    return [tuple(perm.index(j) for j in range(len(perm)))]
+
+
+def _expand_maps(op: pd.ExpandOp | pd.ExpandAsOp) -> list[DimMap | None]:
+    """`expand`/`expand_as` read their input right-aligned, static 1s broadcast; the
+    `like` operand of `expand_as` gives only the shape."""
+    x = shape_of(op.operands[0].type)
+    out = result_shape(op)
+    return [aligned_map(x, out, len(out) - len(x))] + [None] * (len(op.operands) - 1)
+
+
+@pointwise(pd.TransposeOp, maps=_transpose_maps)
+@pointwise(pd.ExpandOp, pd.ExpandAsOp, maps=_expand_maps)
+def _reindex(s: Scalar, op: pd.PdOp, args: list[SSAValue]) -> list[SSAValue]:
+    return [args[0]]
 
 
 # ---------------------------------------------------------------------- slice
 
 
-def _slice_ranges(low: Lowerer, op: Operation) -> list[tuple[Size, Size]]:
+def _slice_ranges(low: Lowerer, op: pd.SliceOp) -> list[tuple[Size, Size]]:
     """`(offset, size)` per dimension of `pd.slice`'s operand."""
-    x = op.operands[0]
-    sizes = low.sizes_of(x)
+    sizes = low.sizes_of(op.operands[0])
     ranges: list[tuple[Size, Size]] = [(0, n) for n in sizes]
-    for a, s, e in zip(prop(op, "axes"), prop(op, "starts"), prop(op, "ends")):  # type: ignore[call-overload]
+    for a, s, e in zip(op.prop("axes"), op.prop("starts"), op.prop("ends")):
         a %= len(sizes)
         ranges[a] = slice_range(low, sizes[a], s, e)
     return ranges
 
 
-@rule("pd.slice")
-def _slice(low: Lowerer, op: Operation) -> None:
+@lowers(pd.SliceOp)
+def _slice(low: Lowerer, op: pd.SliceOp) -> None:
     ranges = _slice_ranges(low, op)
     r = op.results[0]
     copy_window(low, low.read(op.operands[0]), low.out(r), low.sizes[r], [lo for lo, _ in ranges])
 
 
-SIZE_RULES["pd.slice"] = lambda low, op, r, k: _slice_ranges(low, op)[k][1]
+@result_sizes(pd.SliceOp)
+def _slice_size(low: Lowerer, op: pd.SliceOp, r: SSAValue, k: int) -> Size | None:
+    return _slice_ranges(low, op)[k][1]
 
 
 # ------------------------------------------------------------- split and concat
 
-
-def _axis(op: Operation) -> int:
-    return int(prop(op, "axis", 0)) % _rank(op.operands[0])  # type: ignore[arg-type]
+AxisOp = pd.SplitOp | pd.SplitAsOp | pd.ConcatOp
 
 
-def split_pieces(low: Lowerer, op: Operation) -> list[Size]:
+def _axis(op: AxisOp) -> int:
+    return op.prop("axis") % _rank(op.operands[0])
+
+
+def split_pieces(low: Lowerer, op: pd.SplitOp | pd.SplitAsOp) -> list[Size]:
     """Sizes of the pieces of `pd.split`/`pd.split_as` along their axis."""
     x, axis = op.operands[0], _axis(op)
-    if op.name == "pd.split_as":
+    if isinstance(op, pd.SplitAsOp):
         return [low.sizes_of(like)[axis] for like in op.operands[1:]]
     dim = low.sizes_of(x)[axis]
-    num, sections = int(prop(op, "num", 0)), list(prop(op, "sections", []))  # type: ignore[arg-type]
+    num, sections = op.prop("num"), op.prop("sections")
     static = split_sizes(dim if isinstance(dim, int) else DYN, num, sections, op.name)
     if DYN not in static:
         return list(static)
@@ -234,8 +237,8 @@ def split_pieces(low: Lowerer, op: Operation) -> list[Size]:
     return [sub_sizes(low, dim, known) if n == -1 else n for n in sections]
 
 
-@rule("pd.split", "pd.split_as")
-def _split(low: Lowerer, op: Operation) -> None:
+@lowers(pd.SplitOp, pd.SplitAsOp)
+def _split(low: Lowerer, op: pd.SplitOp | pd.SplitAsOp) -> None:
     axis, x = _axis(op), op.operands[0]
     offsets = offsets_of(low, split_pieces(low, op))
     for r, off in zip(op.results, offsets):
@@ -243,14 +246,15 @@ def _split(low: Lowerer, op: Operation) -> None:
             copy_window(low, low.read(x), low.out(r), low.sizes[r], _on_axis(_rank(x), axis, off))
 
 
-def _split_size(low: Lowerer, op: Operation, r: SSAValue, k: int) -> Size | None:
+@result_sizes(pd.SplitOp, pd.SplitAsOp)
+def _split_size(low: Lowerer, op: pd.SplitOp | pd.SplitAsOp, r: SSAValue, k: int) -> Size | None:
     if k == _axis(op):
-        return split_pieces(low, op)[r.index]  # type: ignore[attr-defined]
+        return split_pieces(low, op)[list(op.results).index(r)]
     return low.sizes_of(op.operands[0])[k]
 
 
-@rule("pd.concat")
-def _concat(low: Lowerer, op: Operation) -> None:
+@lowers(pd.ConcatOp)
+def _concat(low: Lowerer, op: pd.ConcatOp) -> None:
     axis, r = _axis(op), op.results[0]
     out = low.out(r)
     offsets = offsets_of(low, [low.sizes_of(x)[axis] for x in op.operands])
@@ -258,7 +262,8 @@ def _concat(low: Lowerer, op: Operation) -> None:
         copy_window(low, low.read(x), out, low.sizes_of(x), dst_offsets=_on_axis(_rank(x), axis, off))
 
 
-def _concat_size(low: Lowerer, op: Operation, r: SSAValue, k: int) -> Size | None:
+@result_sizes(pd.ConcatOp)
+def _concat_size(low: Lowerer, op: pd.ConcatOp, r: SSAValue, k: int) -> Size | None:
     if k != _axis(op):
         return low.sizes_of(op.operands[0])[k]
     total: Size = 0
@@ -267,31 +272,27 @@ def _concat_size(low: Lowerer, op: Operation, r: SSAValue, k: int) -> Size | Non
     return total
 
 
-SIZE_RULES.update({"pd.split": _split_size, "pd.split_as": _split_size, "pd.concat": _concat_size})
-
-
 # ------------------------------------------------------------------------- pad
 
 
-@rule("pd.pad")
-def _pad(low: Lowerer, op: Operation) -> None:
+@lowers(pd.PadOp)
+def _pad(low: Lowerer, op: pd.PadOp) -> None:
     x, r = op.operands[0], op.results[0]
     out = low.out(r)
-    low.fill(out, float(prop(op, "value", 0.0)))  # type: ignore[arg-type]
-    pairs = pad_pairs(list(prop(op, "paddings")), _rank(x))  # type: ignore[arg-type]
+    low.fill(out, op.prop("value"))
+    pairs = pad_pairs(op.prop("paddings"), _rank(x))
     copy_window(low, low.read(x), out, low.sizes_of(x), dst_offsets=[lo for lo, _ in pairs])
 
 
-def _pad_size(low: Lowerer, op: Operation, r: SSAValue, k: int) -> Size | None:
-    lo, hi = pad_pairs(list(prop(op, "paddings")), _rank(op.operands[0]))[k]  # type: ignore[arg-type]
+@result_sizes(pd.PadOp)
+def _pad_size(low: Lowerer, op: pd.PadOp, r: SSAValue, k: int) -> Size | None:
+    lo, hi = pad_pairs(op.prop("paddings"), _rank(op.operands[0]))[k]
     return add_sizes(low, low.sizes_of(op.operands[0])[k], lo + hi)
 
 
-SIZE_RULES["pd.pad"] = _pad_size
-
 __all__ = [
+    "VIEW_OPS",
     "add_sizes",
-    "copy_window",
     "div_sizes",
     "min_sizes",
     "offsets_of",

@@ -1,0 +1,159 @@
+"""Lowering of the elementwise family (`dialects/pd/elementwise.py`): binary
+arithmetic with Paddle's broadcasting, comparisons, `where`, unary activations and
+`cast`.
+
+Every op here is pointwise: its scalar body (arith/math ops on loaded operand
+elements) is written once and serves both a materialized `linalg.generic` and the
+inlining of the op into each of its readers (fusion, `lowering/core.py`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from xdsl.dialects import math as xmath
+from xdsl.ir import Operation, SSAValue
+
+from pullback.dialects import pd
+from pullback.dialects.pd.base import shape_of
+from pullback.lowering.core import (
+    FAST,
+    DimMap,
+    Scalar,
+    aligned_map,
+    elem_of_result,
+    identity_maps,
+    numpy_maps,
+    pointwise,
+    result_shape,
+)
+
+
+def paddle_maps(op: pd.ElementwiseBinaryOp) -> list[DimMap | None]:
+    """Operand maps under Paddle's `axis` broadcasting of the binary elementwise ops."""
+    axis = op.prop("axis")
+    out = result_shape(op)
+    sx, sy = (shape_of(v.type) for v in op.operands)
+    if axis == -1 or len(sx) == len(sy):
+        return numpy_maps(op)
+    if len(sx) < len(sy):
+        return [aligned_map(sx, out, axis), aligned_map(sy, out, 0)]
+    return [aligned_map(sx, out, 0), aligned_map(sy, out, axis)]
+
+
+# ---------------------------------------------------------------- binary ops
+
+_BINARY: dict[type[Operation], Callable[[Scalar, SSAValue, SSAValue], SSAValue]] = {
+    pd.ElementwiseAddOp: Scalar.add,
+    pd.ElementwiseSubOp: Scalar.sub,
+    pd.ElementwiseMulOp: Scalar.mul,
+    pd.ElementwiseDivOp: Scalar.div,
+    pd.ElementwiseMaxOp: Scalar.max,
+    pd.ElementwiseMinOp: Scalar.min,
+    pd.ElementwisePowOp: lambda s, a, b: s.emit(xmath.PowFOp(a, b, FAST)),
+}
+
+
+@pointwise(*_BINARY, maps=paddle_maps)
+def _binary(s: Scalar, op: pd.ElementwiseBinaryOp, args: list[SSAValue]) -> list[SSAValue]:
+    return [_BINARY[type(op)](s, args[0], args[1])]
+
+
+_COMPARE: dict[type[Operation], str] = {
+    pd.GreaterThanOp: "gt",
+    pd.GreaterEqualOp: "ge",
+    pd.LessThanOp: "lt",
+    pd.LessEqualOp: "le",
+    pd.EqualOp: "eq",
+    pd.NotEqualOp: "ne",
+}
+
+
+@pointwise(*_COMPARE, maps=paddle_maps)
+def _compare(s: Scalar, op: pd.CompareOp, args: list[SSAValue]) -> list[SSAValue]:
+    return [s.cmp(_COMPARE[type(op)], args[0], args[1])]
+
+
+@pointwise(pd.WhereOp, maps=numpy_maps)
+def _where(s: Scalar, op: pd.WhereOp, args: list[SSAValue]) -> list[SSAValue]:
+    return [s.select(*args)]
+
+
+# ----------------------------------------------------------------- unary ops
+
+
+def sigmoid(s: Scalar, x: SSAValue) -> SSAValue:
+    """`1 / (1 + exp(-x))`."""
+    one = s.const(1.0, x.type)
+    return s.div(one, s.add(one, s.math(xmath.ExpOp, s.sub(s.const(0.0, x.type), x))))
+
+
+def _gelu(s: Scalar, op: pd.GeluOp, x: SSAValue) -> SSAValue:
+    t = x.type
+    half = s.const(0.5, t)
+    one = s.const(1.0, t)
+    if op.prop("approximate"):
+        cube = s.mul(s.mul(x, x), x)
+        inner = s.mul(s.const(math.sqrt(2.0 / math.pi), t), s.add(x, s.mul(s.const(0.044715, t), cube)))
+        return s.mul(s.mul(half, x), s.add(one, s.math(xmath.TanhOp, inner)))
+    erf = s.math(xmath.ErfOp, s.mul(x, s.const(1.0 / math.sqrt(2.0), t)))
+    return s.mul(s.mul(half, x), s.add(one, erf))
+
+
+def _scale(s: Scalar, op: pd.ScaleOp, x: SSAValue) -> SSAValue:
+    t = x.type
+    scale = s.const(op.prop("scale"), t)
+    bias = s.const(op.prop("bias"), t)
+    if op.prop("bias_after_scale"):
+        return s.add(s.mul(scale, x), bias)
+    return s.mul(scale, s.add(x, bias))
+
+
+def _sign(s: Scalar, x: SSAValue) -> SSAValue:
+    zero, one = s.const(0.0, x.type), s.const(1.0, x.type)
+    neg = s.select(s.cmp("lt", x, zero), s.const(-1.0, x.type), zero)
+    return s.select(s.cmp("gt", x, zero), one, neg)
+
+
+def _clip(s: Scalar, op: pd.ClipOp, x: SSAValue) -> SSAValue:
+    lo = s.const(op.prop("min"), x.type)
+    hi = s.const(op.prop("max"), x.type)
+    return s.min(s.max(x, lo), hi)
+
+
+def _pow(s: Scalar, op: pd.PowOp, x: SSAValue) -> SSAValue:
+    factor = op.prop("factor")
+    if factor == 2.0:
+        return s.mul(x, x)
+    if factor == 1.0:
+        return x
+    return s.emit(xmath.PowFOp(x, s.const(factor, x.type), FAST))
+
+
+_UNARY: dict[type[Operation], Callable[[Scalar, Any, SSAValue], SSAValue]] = {
+    pd.ReluOp: lambda s, op, x: s.max(x, s.const(0.0, x.type)),
+    pd.SigmoidOp: lambda s, op, x: sigmoid(s, x),
+    pd.TanhOp: lambda s, op, x: s.math(xmath.TanhOp, x),
+    pd.ExpOp: lambda s, op, x: s.math(xmath.ExpOp, x),
+    pd.LogOp: lambda s, op, x: s.math(xmath.LogOp, x),
+    pd.SqrtOp: lambda s, op, x: s.math(xmath.SqrtOp, x),
+    pd.SquareOp: lambda s, op, x: s.mul(x, x),
+    pd.AbsOp: lambda s, op, x: s.math(xmath.AbsFOp, x),
+    pd.SignOp: lambda s, op, x: _sign(s, x),
+    pd.ErfOp: lambda s, op, x: s.math(xmath.ErfOp, x),
+    pd.GeluOp: _gelu,
+    pd.ScaleOp: _scale,
+    pd.PowOp: _pow,
+    pd.ClipOp: _clip,
+    pd.CastOp: lambda s, op, x: s.convert(x, elem_of_result(op)),
+}
+
+
+@pointwise(*_UNARY, maps=identity_maps)
+def _unary(s: Scalar, op: Operation, args: list[SSAValue]) -> list[SSAValue]:
+    return [_UNARY[type(op)](s, op, args[0])]
+
+
+__all__ = ["paddle_maps", "sigmoid"]

@@ -1,0 +1,136 @@
+"""Lowering of the loss family (`dialects/pd/loss.py`): `cross_entropy`,
+`softmax_with_cross_entropy` (a softmax's row statistics, then the loss), and the
+pointwise `one_hot` and `square_error_cost`.
+
+The class losses reduce over the class dimension in one `linalg.generic` into which
+the producers of the logits (or probabilities) fuse.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from xdsl.dialects import arith
+from xdsl.dialects import math as xmath
+from xdsl.ir import SSAValue
+
+from pullback.dialects import pd
+from pullback.dialects.pd.base import shape_of
+from pullback.lowering.core import (
+    REASSOC,
+    DimMap,
+    Lowerer,
+    Scalar,
+    elem_of_result,
+    fuse_first_operand,
+    identity_map,
+    identity_maps,
+    lowers,
+    pointwise,
+    result_shape,
+    result_sizes,
+    sizes_of_first,
+)
+from pullback.lowering.reduction import row_stats
+
+
+def _label_map(x: SSAValue, label: SSAValue) -> DimMap:
+    """How a hard label `[N.., 1]` or `[N..]` is read over the input's `[N.., C]` loop."""
+    rank = len(shape_of(x.type))
+    lead = tuple(range(rank - 1))
+    return lead + ((None,) if len(shape_of(label.type)) == rank else ())
+
+
+def _loss_map(rank: int) -> DimMap:
+    return tuple(range(rank - 1)) + (None,)
+
+
+def class_loss(
+    low: Lowerer, op: pd.ClassificationLossOp, x: SSAValue, label: SSAValue, out: SSAValue,
+    logp: Callable[[Scalar, list[SSAValue]], SSAValue], extra: Sequence[tuple[SSAValue, DimMap, bool]],
+) -> None:
+    """`out[n] = -sum_c w(n, c) * logp(n, c)`: w is the soft label, or for a hard label
+    `c == label[n]` (and 0 where `label[n] == ignore_index`)."""
+    rank = len(shape_of(x.type))
+    soft = bool(op.prop("soft_label"))
+    ignore = op.prop("ignore_index")
+    low.fill(out, 0.0)
+    lmap = identity_map(rank) if soft else _label_map(x, label)
+
+    def body(s: Scalar, args: list[SSAValue], outs: list[SSAValue]) -> list[SSAValue]:
+        lab, rest = args[0], args[1:]
+        lp = logp(s, rest)
+        zero = s.const(0.0, lp.type)
+        if soft:
+            term = s.mul(lab, lp)
+        else:
+            cls = s.emit(arith.IndexCastOp(s.index(rank - 1), lab.type))
+            hit = s.cmp("eq", lab, cls)
+            hit = s.emit(arith.AndIOp(hit, s.cmp("ne", lab, s.const(ignore, lab.type))))
+            term = s.select(hit, lp, zero)
+        return [s.emit(arith.SubfOp(outs[0], term, REASSOC))]
+
+    reads = [(label, lmap, soft)] + list(extra)
+    low.generic(low.sizes_of(x), reads, [(out, _loss_map(rank))], body, reductions=[rank - 1])
+
+
+@lowers(pd.SoftmaxWithCrossEntropyOp, fusible=fuse_first_operand)
+def _softmax_ce(low: Lowerer, op: pd.SoftmaxWithCrossEntropyOp) -> None:
+    x, label = op.operands
+    rank = len(shape_of(x.type))
+    m, total, row = row_stats(low, x, rank - 1)
+    sm_res, loss_res = op.results
+    ident = identity_map(rank)
+    stats = [low.buffer_read(m, row), low.buffer_read(total, row)]
+    if low.needed(sm_res):
+        sm = low.out(sm_res)
+        low.generic(
+            low.sizes_of(x), [(x, ident, True), *stats], [(sm, ident)],
+            lambda s, a, o: [s.div(s.math(xmath.ExpOp, s.sub(a[0], a[1])), a[2])],
+        )
+    loss = low.out(loss_res)
+
+    def logp(s: Scalar, a: list[SSAValue]) -> SSAValue:
+        return s.sub(s.sub(a[0], a[1]), s.math(xmath.LogOp, a[2]))
+
+    class_loss(low, op, x, label, loss, logp, [(x, ident, True), *stats])
+
+
+@lowers(pd.CrossEntropyOp, fusible=fuse_first_operand)
+def _cross_entropy(low: Lowerer, op: pd.CrossEntropyOp) -> None:
+    x, label = op.operands
+    rank = len(shape_of(x.type))
+    loss = low.out(op.results[0])
+    class_loss(
+        low, op, x, label, loss,
+        lambda s, a: s.math(xmath.LogOp, a[0]),
+        [(x, identity_map(rank), True)],
+    )
+
+
+result_sizes(pd.SoftmaxWithCrossEntropyOp, pd.CrossEntropyOp)(sizes_of_first)
+
+
+@pointwise(pd.SquareErrorCostOp, maps=identity_maps)
+def _square_error_cost(s: Scalar, op: pd.SquareErrorCostOp, args: list[SSAValue]) -> list[SSAValue]:
+    d = s.sub(args[0], args[1])
+    return [s.mul(d, d)]
+
+
+def _one_hot_maps(op: pd.OneHotOp) -> list[DimMap | None]:
+    """`one_hot` reads its id at every position of the appended class dimension."""
+    return [identity_map(len(shape_of(op.operands[0].type)))]
+
+
+@pointwise(pd.OneHotOp, maps=_one_hot_maps)
+def _one_hot(s: Scalar, op: pd.OneHotOp, args: list[SSAValue]) -> list[SSAValue]:
+    # Out-of-range ids give an all-zero row (the interpreter raises unless
+    # allow_out_of_range; compiled code cannot raise, so it never reads out of bounds).
+    cls_dim = len(result_shape(op)) - 1
+    idx = s.emit(arith.IndexCastOp(s.index(cls_dim), args[0].type))
+    hit = s.cmp("eq", args[0], idx)
+    elem = elem_of_result(op)
+    return [s.select(hit, s.const(1.0, elem), s.const(0.0, elem))]
+
+
+__all__ = ["class_loss"]
