@@ -289,6 +289,10 @@ class AssignValueOp(PureOp):
     """
 
     name = "pd.assign_value"
+    HOST_ONLY: ClassVar[str | None] = (
+        "an initializer whose values are computed on the host (Assign, Orthogonal, Dirac); "
+        "startup programs run once, on the host interpreter"
+    )
     shape = prop_def(DenseArrayBase)
     values = prop_def(DenseArrayBase)
     dtype = prop_def(StringAttr, default_value=StringAttr("float32"))
