@@ -12,7 +12,8 @@ Paddle).  A parameter with `ParamAttr(need_clip=False)` keeps its gradient.
 * `ClipGradByNorm(clip_norm)`: per gradient, `g * clip_norm / max(||g||, clip_norm)`;
 * `ClipGradByGlobalNorm(clip_norm)`: every gradient times
   `clip_norm / max(global_norm, clip_norm)`, where `global_norm` is the square root of
-  the summed squared L2 norms (`reduce_sum(square(g))` per gradient).
+  the summed squared L2 norms (one `pd.squared_l2_norm` per gradient), as Paddle
+  builds it op for op.
 """
 
 from __future__ import annotations
@@ -30,10 +31,8 @@ from pullback.frontend.ops.elementwise import (
     maximum,
     multiply,
     sqrt,
-    square,
 )
 from pullback.frontend.ops.reduction import add_n
-from pullback.frontend.ops.reduction import sum as reduce_sum
 
 ParamsGrads = list[tuple[Any, Any]]
 
@@ -49,8 +48,8 @@ def _need_clip(param: Any) -> bool:
 
 
 def squared_l2_norm(x: Any) -> Any:
-    """`sum(x * x)` as a 0-d tensor (Paddle's `squared_l2_norm`)."""
-    return reduce_sum(square(x))
+    """`sum(x * x)` as a 0-d tensor (Paddle's `squared_l2_norm` op)."""
+    return core.apply(pd.SquaredL2NormOp, [x], prefix="squared_l2_norm")
 
 
 def clip_by_norm(x: Any, max_norm: float, name: str | None = None) -> Any:
@@ -178,6 +177,55 @@ class ClipGradByGlobalNorm(ClipGradBase):
         return out
 
 
+# ------------------------------------------------------- program-level clipping
+
+
+def set_gradient_clip(clip: ClipGradBase, param_list: Sequence[Any] | None = None,
+                      program: Any = None) -> None:
+    """Paddle 1.x's `set_gradient_clip`: clip the gradients of `param_list` (names or
+    parameters; default: every parameter of `program`, the default main program)
+    with `clip` when an optimizer without `grad_clip` (or
+    `append_gradient_clip_ops`) updates them.  An optimizer's own `grad_clip` wins."""
+    import warnings
+
+    from pullback.frontend.framework import default_main_program
+
+    warnings.warn(
+        "Caution! 'set_gradient_clip' is not recommended and may be deprecated in future! "
+        "We recommend a new strategy: set 'grad_clip' when initializing the 'optimizer'.",
+        stacklevel=2,
+    )
+    if not isinstance(clip, ClipGradBase):
+        raise TypeError("'clip' should be an instance of ClipGradBase's derived class")
+    program = program or default_main_program()
+    block = program.global_block()
+    params = block.all_parameters() if param_list is None else [
+        block.var(p) if isinstance(p, str) else p for p in param_list
+    ]
+    for p in params:
+        p.gradient_clip_attr = clip
+
+
+def append_gradient_clip_ops(params_grads: Sequence[tuple[Any, Any]]) -> ParamsGrads:
+    """Clip each gradient with its parameter's `set_gradient_clip` strategy
+    (parameters sharing a strategy are clipped together, as a global norm needs);
+    pairs without one are left alone."""
+    groups: dict[int, tuple[ClipGradBase, list[tuple[Any, Any]]]] = {}
+    order: list[tuple[Any, Any]] = []
+    for p, g in params_grads:
+        if g is None:
+            continue
+        clip = getattr(p, "gradient_clip_attr", None)
+        if clip is not None:
+            groups.setdefault(id(clip), (clip, []))[1].append((p, g))
+        order.append((p, g))
+    clipped: dict[int, Any] = {}
+    for clip, pairs in groups.values():
+        for p, g in clip(pairs):
+            clipped[id(p)] = g
+    return [(p, clipped.get(id(p), g)) for p, g in order]
+
+
 # --------------------------------------------------------------------- error clip
 
 
@@ -244,7 +292,9 @@ __all__ = [
     "GradientClipByGlobalNorm",
     "GradientClipByNorm",
     "GradientClipByValue",
+    "append_gradient_clip_ops",
     "clip_by_norm",
     "error_clip_callback",
+    "set_gradient_clip",
     "squared_l2_norm",
 ]

@@ -131,9 +131,13 @@ class Block:
 
     @property
     def ops(self) -> list[Operator]:
-        """The block's operators, in order, as Paddle's `Operator` views (the
-        gradient ops of a filled backward region in place of the region op)."""
-        return [Operator(self, op) for op in block_operations(iter(self.ir.ops))]
+        """The block's operators, in order, as Paddle's `Operator` views: the
+        gradient ops of a filled backward region in place of the region op, and no
+        feeds or parameters (Paddle's are variables, not operators)."""
+        return [
+            Operator(self, op) for op in block_operations(iter(self.ir.ops))
+            if not isinstance(op, (pd.DataOp, pd.ParameterOp))
+        ]
 
     @property
     def parent_idx(self) -> int:
@@ -172,6 +176,9 @@ class Block:
 
     def has_var(self, name: str) -> bool:
         return self.program._lookup(name) is not None
+
+    # `create_parameter(name, shape, dtype, ...)` is attached by `frontend/install.py`
+    # (`layers.block_create_parameter`: parameters need initializers and layers).
 
     def all_parameters(self) -> list[Parameter]:
         """The trainable parameters, in creation order."""

@@ -11,16 +11,17 @@ imported (its `__init__` calls `install()`):
   and its `TENSOR_METHODS` (`x.mean()`, `x[0]`, ...), never replacing what the class
   defines itself;
 * `Tensor.backward` (`autograd.tensor_backward`) and the gradient hooks
-  (`hooks.TENSOR_METHODS`: `register_hook`, `retain_grads`, ...).
+  (`hooks.TENSOR_METHODS`: `register_hook`, `retain_grads`, ...);
+* `Block.create_parameter` (`layers.block_create_parameter`).
 """
 
 from __future__ import annotations
 
 import functools
 
-from pullback.frontend import autograd, core, eager, hooks
+from pullback.frontend import autograd, core, eager, hooks, layers
 from pullback.frontend.api import registry
-from pullback.frontend.framework import Variable
+from pullback.frontend.framework import Block, Variable
 
 
 def install_methods(cls: type) -> list[str]:
@@ -46,3 +47,4 @@ def install() -> None:
     eager.Tensor.backward = autograd.tensor_backward  # type: ignore[attr-defined]
     for name, fn in hooks.TENSOR_METHODS.items():
         setattr(eager.Tensor, name, fn)
+    Block.create_parameter = layers.block_create_parameter  # type: ignore[attr-defined]

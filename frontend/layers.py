@@ -23,10 +23,12 @@ import numpy as np
 from pullback.dialects import pd
 from pullback.frontend import core, unique_name
 from pullback.frontend.framework import (
+    Block,
     Parameter,
     Variable,
     default_main_program,
     default_startup_program,
+    program_guard,
 )
 from pullback.frontend.initializer import (
     Constant,
@@ -250,6 +252,27 @@ def create_parameter(
         pname = pattr.name or unique_name.generate(f"{base}.{'b' if is_bias else 'w'}")
         return eager_parameter(pname, [int(d) for d in shape], dt, pattr, init)
     return create_parameter_var(base, "b" if is_bias else "w", shape, dt, pattr, init)
+
+
+def block_create_parameter(
+    self: Block,
+    name: str,
+    shape: Sequence[int],
+    dtype: Any = "float32",
+    initializer: Initializer | None = None,
+    trainable: bool = True,
+    regularizer: Any = None,
+    need_clip: bool = True,
+    **kwargs: Any,
+) -> Parameter:
+    """Paddle's `Block.create_parameter`: a parameter of this block's program named
+    `name` (initialized by Xavier in the default startup program unless
+    `initializer` is given).  Attached to `Block` by `frontend/install.py`."""
+    attr = ParamAttr(name=name, initializer=initializer, trainable=trainable,
+                     regularizer=regularizer, need_clip=need_clip)
+    dt = normalize_dtype(dtype, "Block.create_parameter")
+    with program_guard(self.program):
+        return add_parameter(name, shape, dt, attr, initializer or Xavier())
 
 
 def create_global_var(

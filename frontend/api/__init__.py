@@ -13,7 +13,6 @@ system looks their children up through the alias finder too.
 
 from __future__ import annotations
 
-
 ALIASES: dict[str, str] = {
     "static": "pullback.frontend.api.static",
     "static.nn": "pullback.frontend.api.static_nn",
@@ -52,6 +51,9 @@ ALIASES: dict[str, str] = {
     "tensor.logic": "pullback.frontend.api.tensor.logic",
     "tensor.search": "pullback.frontend.api.tensor.search",
     "tensor.stat": "pullback.frontend.api.tensor.stat",
+    "framework": "pullback.frontend.api.framework",
+    "jit": "pullback.frontend.api.jit",
+    "framework.random": "pullback.frontend.api.framework.random",
     "nn": "pullback.frontend.api.nn",
     "nn.functional": "pullback.frontend.api.nn_functional",
     "nn.initializer": "pullback.frontend.initializer",

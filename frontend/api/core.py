@@ -8,6 +8,7 @@ from typing import Any
 from pullback.frontend import flags
 from pullback.frontend.api.device import is_compiled_with_cuda
 from pullback.runtime.executor import CPUPlace, CUDAPlace
+from pullback.runtime.scope import Scope
 
 
 def is_compiled_with_xpu() -> bool:
@@ -64,7 +65,7 @@ class _EagerNamespace:
 eager = _EagerNamespace()
 
 __all__ = [
-    "CPUPlace", "CUDAPlace", "VarDesc", "eager", "globals", "is_compiled_with_cuda",
+    "CPUPlace", "CUDAPlace", "Scope", "VarDesc", "eager", "globals", "is_compiled_with_cuda",
     "is_compiled_with_custom_device", "is_compiled_with_mkldnn", "is_compiled_with_rocm",
     "is_compiled_with_xpu",
 ]

@@ -10,6 +10,7 @@ from pullback.frontend.api import core, dygraph, registry
 from pullback.frontend.api import fluid_layers as layers
 from pullback.frontend.api.device import is_compiled_with_cuda
 from pullback.frontend.api.dygraph import disable_dygraph, enable_dygraph
+from pullback.frontend.data_feeder import DataFeeder
 from pullback.frontend.flags import get_flags, set_flags
 from pullback.frontend.core import in_dynamic_mode as in_dygraph_mode
 from pullback.frontend.framework import (
@@ -43,6 +44,7 @@ __getattr__, __dir__ = registry.lazy_attributes(
 __all__ = [
     "CPUPlace",
     "CUDAPlace",
+    "DataFeeder",
     "Executor",
     "ParamAttr",
     "Parameter",

@@ -18,6 +18,7 @@ from pullback.frontend.framework import (
 from pullback.frontend.flags import get_flags, set_flags
 from pullback.frontend.layers import create_parameter
 from pullback.frontend.param_attr import ParamAttr
+from pullback.frontend.reader import batch
 from pullback.frontend.api.device import get_device, is_compiled_with_cuda, set_device
 from pullback.runtime.executor import CPUPlace, CUDAPlace
 
@@ -67,6 +68,7 @@ __all__ = [
     "CUDAPlace",
     "ParamAttr",
     "Program",
+    "batch",
     "create_parameter",
     "get_flags",
     "set_flags",

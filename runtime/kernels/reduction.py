@@ -54,3 +54,9 @@ def softmax(op: pd.SoftmaxOp, x: np.ndarray) -> np.ndarray:
 def log_softmax_kernel(op: pd.LogSoftmaxOp, x: np.ndarray) -> np.ndarray:
     """`x - logsumexp(x, axis)`."""
     return log_softmax(x, op.prop("axis"))
+
+
+@kernel(pd.SquaredL2NormOp)
+def squared_l2_norm(op: pd.SquaredL2NormOp, x: np.ndarray) -> np.ndarray:
+    """`sum(x * x)` as a 0-D array."""
+    return np.asarray(np.sum(x * x), dtype=x.dtype)

@@ -20,7 +20,7 @@ from pullback.frontend import core as fcore
      "pullback.fluid.clip", "pullback.regularizer", "pullback.nn.clip", "pullback.tensor",
      "pullback.tensor.random", "pullback.tensor.math", "pullback.tensor.creation",
      "pullback.tensor.manipulation", "pullback.tensor.linalg", "pullback.tensor.logic",
-     "pullback.tensor.search", "pullback.tensor.stat"],
+     "pullback.tensor.search", "pullback.tensor.stat", "pullback.optimizer.lr"],
 )
 def test_namespaces_import(module):
     mod = importlib.import_module(module)

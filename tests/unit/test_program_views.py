@@ -45,7 +45,8 @@ def test_forward_ops_have_paddle_types_slots_and_attrs(programs):
     _, _, loss = _net()
     ops = main.global_block().ops
     types = [op.type for op in ops]
-    assert types[:2] == ["data", "data"]
+    assert "data" not in types and "parameter" not in types  # variables, not operators
+    assert types[:2] == ["matmul", "elementwise_add"]
     assert "matmul" in types and "relu" in types and types[-1] == "mean"
     add = next(op for op in ops if op.type == "elementwise_add")
     assert add.input_names == ["X", "Y"] and add.output_names == ["Out"]
@@ -70,9 +71,10 @@ def test_minimize_lists_gradient_and_update_ops(programs):
     assert types.count("sgd") == 4
     first_sgd = types.index("sgd")
     assert "matmul" in types[types.index("mean") + 1 : first_sgd]  # gradient matmuls
+    # Updates in parameter-name order (Paddle sorts them): fc_0.b_0 comes first.
     sgd = next(op for op in main.global_block().ops if op.type == "sgd")
-    assert sgd.input("Param") == ["fc_0.w_0"] and sgd.input("Grad") == ["fc_0.w_0@GRAD"]
-    assert sgd.output("ParamOut") == ["fc_0.w_0"]
+    assert sgd.input("Param") == ["fc_0.b_0"] and sgd.input("Grad") == ["fc_0.b_0@GRAD"]
+    assert sgd.input("LearningRate") == ["learning_rate_0"] and sgd.output("ParamOut") == ["fc_0.b_0"]
     assert main.num_blocks == 1 and main.current_block() is main.global_block()
 
 
