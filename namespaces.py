@@ -70,8 +70,8 @@ def install(root: str) -> None:
     real = {m.name for m in pkgutil.iter_modules(module.__path__)}
     if not any(isinstance(f, AliasFinder) and f.root == root for f in sys.meta_path):
         sys.meta_path.insert(0, AliasFinder(root, real))
-    module.__getattr__ = _root_getattr(root, real)  # type: ignore[attr-defined]
-    module.__dir__ = lambda: sorted(  # type: ignore[attr-defined]
+    module.__getattr__ = _root_getattr(root, real)  # type: ignore[method-assign]
+    module.__dir__ = lambda: sorted(  # type: ignore[method-assign]
         set(vars(module))
         | _top_aliases()
         | set(dir(importlib.import_module(_api().ROOT_NAMESPACE)))

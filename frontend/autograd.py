@@ -739,6 +739,23 @@ def backward(
 
         dump_dir = eager_dump.prepare_dir(dump_backward_graph_path)
     _run(tensors, seeds, None, retain_graph, False, dump_dir=dump_dir)
+    for hook in list(_POST_BACKWARD_HOOKS):
+        hook()
+
+
+_POST_BACKWARD_HOOKS: list[Callable[[], None]] = []
+
+
+def register_post_backward_hook(hook: Callable[[], None]) -> Callable[[], None]:
+    """Call `hook()` after every `backward` has accumulated its gradients (how
+    `paddle.DataParallel` all-reduces them); returns a function removing the hook."""
+    _POST_BACKWARD_HOOKS.append(hook)
+
+    def remove() -> None:
+        if hook in _POST_BACKWARD_HOOKS:
+            _POST_BACKWARD_HOOKS.remove(hook)
+
+    return remove
 
 
 def tensor_backward(

@@ -15,7 +15,7 @@ from xdsl.ir import Operation, SSAValue
 
 from pullback.dialects import pd
 from pullback.dialects.pd.base import shape_of, shapes_compatible, value_name
-from pullback.frontend.framework import Block, Parameter, Program, Variable
+from pullback.frontend.framework import Block, Program, Variable
 from pullback.passes.autodiff import AutodiffError, GradOpRecord, differentiate
 
 
@@ -28,14 +28,18 @@ class OpDesc:
     """The `op_desc` handed to `append_backward` callbacks (`__current_op_desc__`):
     the gradient operator just added, in Paddle's vocabulary."""
 
-    def __init__(self, record: GradOpRecord) -> None:
+    def __init__(self, record: GradOpRecord, program: Program | None = None) -> None:
         self._record = record
+        self._program = program
         self.ops: list[Operation] = record.ops
         """The `pd` ops that implement this gradient operator."""
 
     def type(self) -> str:
-        """Paddle's operator type, e.g. `matmul_grad` or `sum`."""
-        return self._record.type
+        """Paddle's operator type, e.g. `mul_grad` (of an `fc`) or `sum`."""
+        fwd = self._record.forward_op
+        if fwd is None or self._program is None:
+            return self._record.type
+        return f"{self._program.op_type(fwd)}_grad"
 
     def input(self, slot: str) -> list[str]:
         return list(self._record.inputs.get(slot, []))
@@ -124,8 +128,11 @@ def _run_backward(
     seeds: list[Variable | None],
     no_grad: set[str],
     callbacks: Sequence[Callable[..., Any]] = (),
+    checkpoints: Sequence[str] = (),
 ) -> dict[SSAValue, Variable]:
-    """Append and fill one backward op; map input values to gradient Variables."""
+    """Append and fill one backward op; map input values to gradient Variables.
+    With `checkpoints`, only those forward values are kept for the backward region:
+    the others are recomputed in it (the `recompute` pass)."""
     program = block.program
     bw = pd.BackwardOp.make(
         [t.value for t in targets],
@@ -139,7 +146,7 @@ def _run_backward(
 
     def callback(record: GradOpRecord) -> None:
         context.update(record.grad_to_var)
-        context["__current_op_desc__"] = OpDesc(record)
+        context["__current_op_desc__"] = OpDesc(record, program)
         with program.insertion_point(bw.body.block):
             for cb in callbacks:
                 cb(block=block, context=context)
@@ -148,6 +155,13 @@ def _run_backward(
         filled = differentiate(bw, callback if callbacks else None)
     except AutodiffError as e:
         raise RuntimeError(str(e)) from None
+    if checkpoints:
+        from pullback.passes.recompute import RecomputeError, apply_recompute
+
+        try:
+            apply_recompute(filled, checkpoints)
+        except RecomputeError as e:
+            raise ValueError(f"append_backward: {e}") from None
     program._bump()
     return {w: block.wrap(g) for w, g in zip(filled.wrt, filled.grads)}
 
@@ -157,11 +171,20 @@ def append_backward(
     parameter_list: Sequence[Variable | str] | None = None,
     no_grad_set: Iterable[Variable | str] | None = None,
     callbacks: Sequence[Callable[..., Any]] | None = None,
-) -> list[tuple[Parameter, Variable]]:
+    checkpoints: Sequence[Variable | str] | None = None,
+    distop_context: Any = None,
+) -> Any:
     """Append the backward part of `loss`'s program (see Paddle's docs).
 
     Returns `[(param, param@GRAD)]` in parameter creation order, leaving out
     parameters that get no gradient (filtered, cut off or unrelated to the loss).
+
+    `checkpoints` (a non-empty list of Variables or names) turns on recomputation
+    (activation checkpointing): forward values between checkpoints are not kept for
+    the backward pass but recomputed, segment by segment, right before their gradient
+    ops need them (`passes/recompute.py`); dropout replays the same mask.  The result
+    is then `(params_and_grads, checkpoint_names)`, as in Paddle.
+    `distop_context` (auto-parallel) is accepted and ignored.
     """
     if not isinstance(loss, Variable):
         raise LossTypeError(
@@ -208,10 +231,30 @@ def append_backward(
         params += [block.var(n) for n in sorted(unknown)]  # non-parameter variables
     no_grad = _no_grad_names(no_grad_set, "append_backward") | _stop_gradient_names(program)
     params = [p for p in params if p.name not in no_grad]
+    names = _checkpoint_names(checkpoints)
     if not params:
+        return ([], names) if names else []
+    grads = _run_backward(block, [loss], params, [None], no_grad, callbacks or (), names)
+    pairs = [(p, grads[p.value]) for p in params if p.value in grads]  # type: ignore[misc]
+    return (pairs, names) if names else pairs
+
+
+def _checkpoint_names(checkpoints: Any) -> list[str]:
+    """Names of `append_backward`'s checkpoints (Paddle ignores anything but a
+    non-empty list; items must be Variables or names)."""
+    if not isinstance(checkpoints, (list, tuple)) or not checkpoints:
         return []
-    grads = _run_backward(block, [loss], params, [None], no_grad, callbacks or ())
-    return [(p, grads[p.value]) for p in params if p.value in grads]  # type: ignore[misc]
+    names = []
+    for c in checkpoints:
+        if isinstance(c, Variable):
+            names.append(c.name)
+        elif isinstance(c, str):
+            names.append(c)
+        else:
+            raise TypeError(
+                f"append_backward: checkpoints must be Variables or names, got {type(c).__name__}"
+            )
+    return list(dict.fromkeys(names))
 
 
 def gradients(

@@ -61,12 +61,15 @@ def apply(
     prefix: str,
     name: str | None = None,
     out_names: Sequence[str] | None = None,
+    op_type: str | None = None,
     **props: Any,
 ) -> Any:
     """Add one op; returns its result Variable/Tensor (a list for several results).
 
     `inputs` are Variables (static) or Tensors (eager).  A shape or dtype mismatch
     raises ValueError with the verifier's message, before anything is added.
+    `op_type` is Paddle's operator type when it is not the `pd` op's name (`fc`'s
+    `pd.matmul` is a `mul`); `append_backward` callbacks report it.
     """
     if in_dynamic_mode():
         assert _eager_apply is not None, "importing pullback.frontend installs eager mode"
@@ -86,6 +89,8 @@ def apply(
     names = list(out_names) if out_names else output_names(prefix, name, len(op.results))
     pd.set_result_names(op, names)
     block.append(op)
+    if op_type is not None:
+        program.op_types[op] = op_type
     # As in Paddle's static mode, op outputs start with stop_gradient=False: feeds
     # (stop_gradient=True) cut gradients where they enter, not downstream.
     outs = [block.wrap(r) for r in op.results]

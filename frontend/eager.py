@@ -104,8 +104,9 @@ class Template:
         from pullback.passes import vjp as vjp_rules
 
         vjp_rules.load_all()
-        if not KERNELS:
-            _load_kernels()
+        # Idempotent; not `if not KERNELS`: a caller that imported one kernel family
+        # itself would leave the others unregistered.
+        _load_kernels()
         kernel = KERNELS.get(type(op))
         if kernel is None:
             raise InterpreterError(f"the interpreter has no kernel for '{op.name}'")

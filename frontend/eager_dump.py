@@ -84,8 +84,8 @@ def write(directory: str, g: Graph, targets: list[Tensor]) -> dict[str, str]:
         return f"{fwd_names[a]}_grad" if kind == "n" else f"{leaf_names[a]}@GRAD"
 
     edges: list[tuple[tuple[str, int], tuple[str, int], str]] = []  # producer, consumer, label
-    for c, (node, ins) in enumerate(zip(g.nodes, g.inputs)):
-        for (kind, a, b), arr in zip(ins, node.saved_in or [None] * len(ins)):
+    for c, ins in enumerate(g.inputs):
+        for kind, a, b in ins:
             if kind == "s" and a not in leaf_names:
                 continue  # constants receive no gradient
             if kind == "n":

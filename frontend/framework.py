@@ -9,18 +9,20 @@ the flags Paddle keeps per variable (`stop_gradient`, `persistable`).
 from __future__ import annotations
 
 import contextlib
+import weakref
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from pullback.dialects import pd
-from pullback.dialects.pd.base import dtype_name, elem_of, shape_of, value_name
-from pullback.frontend.dtype import dtype as as_dtype
-from pullback.frontend.operator import Operator, block_operations
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block as XBlock
 from xdsl.ir import Operation, SSAValue
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
+
+from pullback.dialects import pd
+from pullback.dialects.pd.base import dtype_name, elem_of, shape_of, value_name
+from pullback.frontend.dtype import dtype as as_dtype
+from pullback.frontend.operator import Operator, block_operations
 
 
 class Variable:
@@ -192,6 +194,10 @@ class Block:
         """Append an op at the program's insertion point (normally block 0's end;
         inside a backward region while `append_backward` callbacks run)."""
         target = self.program._insertion or self.ir
+        if isinstance(op, (pd.DataOp, pd.ParameterOp)):
+            # Feeds and parameters belong to block 0 even when created while a
+            # control-flow region is traced (`fc` inside a `cond` branch), as in Paddle.
+            target = self.ir
         target.add_op(op)
         self.program._bump()
         return op
@@ -248,16 +254,39 @@ def _op_class(type_name: str) -> type[pd.PdOp]:
 
 
 class Program:
-    """A static program: a `builtin.module` of `pd` ops (Paddle's block 0)."""
+    """A static program: a `builtin.module` of `pd` ops (Paddle's block 0).
+
+    `random_seed` (0: unset) seeds the program's random ops that have no seed of
+    their own; unset, they draw from the global generator (`paddle.seed`)."""
+
+    _global_seed = 0
+    """The `random_seed` new programs start with (`Program.global_seed`)."""
 
     def __init__(self) -> None:
         self.module = ModuleOp([])
         self.blocks = [Block(self, 0)]
         self.version = 0
-        self.random_seed = 0
+        self.random_seed = Program._global_seed
+        self.op_types: weakref.WeakKeyDictionary[Operation, str] = weakref.WeakKeyDictionary()
+        """Paddle's operator type of ops whose `pd` name differs (an `fc`'s `pd.matmul`
+        is a `mul`, `paddle.reshape`'s `pd.reshape` a `reshape2`): what `append_backward`
+        callbacks report."""
         self._names: dict[str, SSAValue] | None = None
         self._insertion: XBlock | None = None
         """Where new ops go when not at the end of block 0 (see `insertion_point`)."""
+        self.passes: list[Any] = []
+        """xDSL module passes the executor applies to each prepared copy of the
+        program before autodiff (fleet's `data-parallel`); the program itself stays
+        as the user built it."""
+
+    def op_type(self, op: Operation) -> str:
+        """Paddle's operator type of `op` (`pd.matmul` built by `fc` -> `mul`)."""
+        return self.op_types.get(op) or op.name.split(".", 1)[-1]
+
+    def global_seed(self, seed: int = 0) -> None:
+        """Paddle's `Program.global_seed`: `seed` becomes the `random_seed` of this
+        program and of every program created afterwards."""
+        Program._global_seed = self.random_seed = int(seed)
 
     def global_block(self) -> Block:
         return self.blocks[0]
@@ -290,6 +319,10 @@ class Program:
         p = Program()
         p.module = self.module.clone()
         p.random_seed = self.random_seed
+        p.passes = list(self.passes)
+        for old, new in zip(self.module.walk(), p.module.walk()):
+            if old in self.op_types:
+                p.op_types[new] = self.op_types[old]
         if for_test:
             _drop_training_ops(p.module.body.block)
             for op in p.module.walk():

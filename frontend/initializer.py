@@ -6,13 +6,13 @@ running the startup program stores the value in the scope.
 
 Seeds follow Paddle: an initializer's own `seed` if non-zero, else one derived from
 the startup program's `random_seed` (reproducible; distinct per initializer), else
-(`random_seed == 0`) a fresh random seed, so parameters differ from run to run.
+(`random_seed == 0`) the next seed of the global generator (`frontend/random.py`):
+reproducible after `paddle.seed(s)` (0 included), fresh from run to run without it.
 """
 
 from __future__ import annotations
 
 import math
-import secrets
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,9 +24,9 @@ from pullback.frontend.framework import (
     Variable,
     default_startup_program,
 )
+from pullback.frontend.random import OP_SEED_MAX, default_generator
+from xdsl.dialects.builtin import ArrayAttr
 from xdsl.ir import Operation
-
-_SEED_MAX = 2**31 - 1
 
 
 def compute_fans(shape: Sequence[int]) -> tuple[int, int]:
@@ -48,7 +48,7 @@ def compute_fans(shape: Sequence[int]) -> tuple[int, int]:
 def _random_ops(program: Program) -> int:
     return sum(
         isinstance(op, (pd.UniformRandomOp, pd.GaussianRandomOp, pd.TruncatedGaussianRandomOp,
-                        pd.AssignValueOp))
+                        pd.AssignValueOp))  # Orthogonal draws its values too
         for op in program.global_block().ir.ops
     )
 
@@ -69,8 +69,8 @@ class Initializer:
         if program.random_seed:
             # Reproducible, and distinct for each random op of the program.
             k = _random_ops(program)
-            return (int(program.random_seed) * 1_000_003 + k) % _SEED_MAX or 1
-        return 1 + secrets.randbelow(_SEED_MAX - 1)
+            return (int(program.random_seed) * 1_000_003 + k) % OP_SEED_MAX or 1
+        return default_generator().next_seed()
 
     def initialize(
         self, name: str, shape: Sequence[int], dtype: str, program: Program | None = None
@@ -295,6 +295,13 @@ class TruncatedNormal(Initializer):
         )
 
 
+def _assign_op(values: np.ndarray, dtype: str, name: str) -> Operation:
+    """A `pd.assign_value` named `name` holding `values` (initializers whose values
+    are computed on the host)."""
+    flat = ArrayAttr([pd.f64_attr(float(v)) for v in np.asarray(values, np.float64).reshape(-1)])
+    return pd.AssignValueOp.make(name=name, shape=list(np.shape(values)), values=flat, dtype=dtype)
+
+
 class Assign(Initializer):
     """The given values (a numpy array, nested lists, a number or a Tensor), which
     must have the parameter's shape (`pd.assign_value`)."""
@@ -319,7 +326,7 @@ class Assign(Initializer):
                     f"Assign: the value's shape {list(self.value.shape)} does not match the "
                     f"parameter '{name}' of shape {list(shape)}"
                 )
-        return pd.AssignValueOp.make_values(self.value.reshape(shape), dtype, name=name)
+        return _assign_op(self.value.reshape(shape), dtype, name)
 
 
 class Orthogonal(Initializer):
@@ -344,7 +351,7 @@ class Orthogonal(Initializer):
         q = q * np.sign(np.diag(r))
         if rows < cols:
             q = q.T
-        return pd.AssignValueOp.make_values(q.reshape(shape) * self.gain, dtype, name=name)
+        return _assign_op(q.reshape(shape) * self.gain, dtype, name)
 
 
 class Dirac(Initializer):
@@ -369,7 +376,7 @@ class Dirac(Initializer):
         for g in range(self.groups):
             for j in range(min(per_group, shape[1])):
                 w[(g * per_group + j, j, *center)] = 1.0
-        return pd.AssignValueOp.make_values(w, dtype, name=name)
+        return _assign_op(w, dtype, name)
 
 
 # ------------------------------------------------------------- global defaults

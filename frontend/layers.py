@@ -37,6 +37,8 @@ from pullback.frontend.initializer import (
     Xavier,
     global_initializer,
 )
+from pullback.frontend.ops import nn as nn_ops
+from pullback.frontend.ops import norm
 from pullback.frontend.param_attr import ParamAttr
 from pullback.frontend.parameter import eager_parameter
 
@@ -365,7 +367,7 @@ def _fc(
                 pd.ReshapeOp, [x], prefix="reshape",
                 out_names=[unique_name.generate(f"{base}.flatten")], shape=[*keep, k],
             )
-        products.append(core.apply(pd.MatmulOp, [x, w], prefix="matmul", name=base))
+        products.append(core.apply(pd.MatmulOp, [x, w], prefix="matmul", name=base, op_type="mul"))
     if len(products) > 1:
         out = core.apply(pd.SumOp, products, prefix="sum", name=base)
     else:
@@ -449,7 +451,8 @@ def _embedding(
             out_names=[unique_name.generate(f"{base}.ids")], axes=[len(ids.shape) - 1],
         )
     props = {} if padding_idx is None else {"padding_idx": int(padding_idx)}
-    return core.apply(pd.LookupTableOp, [ids, w], prefix="lookup_table", name=base, **props)
+    return core.apply(pd.LookupTableOp, [ids, w], prefix="lookup_table", name=base,
+                      op_type=None if legacy else "lookup_table_v2", **props)
 
 
 def embedding(
@@ -518,10 +521,14 @@ def conv2d(
     api = "conv2d"
     require_static(api)
     _check_variable(api, "input", input)
-    if data_format != "NCHW":
-        raise ValueError(f"{api}: only data_format='NCHW' is supported, got {data_format!r}")
+    if data_format not in ("NCHW", "NHWC"):
+        raise ValueError(f"{api}: data_format must be 'NCHW' or 'NHWC', got {data_format!r}")
     if len(input.shape) != 4:
-        raise ValueError(f"{api}: input must be 4-D (NCHW), got shape {input.shape}")
+        raise ValueError(f"{api}: input must be 4-D ({data_format}), got shape {input.shape}")
+    channel_last = data_format == "NHWC"
+    if channel_last:
+        # The op computes channel-first; NHWC is two transposes around it.
+        input = nn_ops.to_channel_first(input)
     channels = input.shape[1]
     if channels < 0:
         raise ValueError(f"{api}: the channel dimension of input must be static, got {input.shape}")
@@ -552,12 +559,150 @@ def conv2d(
     if battr is not False:
         b = create_parameter_var(base, "b", [num_filters], out.dtype, battr, Constant(0.0))
         out = _add_bias(out, b, 1, base)
+    if channel_last:
+        out = nn_ops.to_channel_last(out)
+    return _activation(out, act, base, api)
+
+
+def conv2d_transpose(
+    input: Variable,
+    num_filters: int,
+    output_size: int | Sequence[int] | None = None,
+    filter_size: int | Sequence[int] | None = None,
+    padding: Any = 0,
+    stride: int | Sequence[int] = 1,
+    dilation: int | Sequence[int] = 1,
+    groups: int | None = None,
+    param_attr: Any = None,
+    bias_attr: Any = None,
+    use_cudnn: bool = True,
+    act: str | None = None,
+    name: str | None = None,
+    data_format: str = "NCHW",
+) -> Variable:
+    """Transposed 2-D convolution layer (`paddle.static.nn.conv2d_transpose`,
+    `fluid.layers.conv2d_transpose`).  Filter `conv2d_transpose_<k>.w_0` of shape
+    `[C, num_filters/groups, kh, kw]` (Xavier), bias `.b_0` `[num_filters]`.  Without
+    `filter_size` it is derived from `output_size` as Paddle does."""
+    api = "conv2d_transpose"
+    require_static(api)
+    _check_variable(api, "input", input)
+    channel_last = nn_ops.check_layout(api, input, data_format, 4)
+    x = nn_ops.to_channel_first(input) if channel_last else input
+    channels = x.shape[1]
+    if channels < 0:
+        raise ValueError(f"{api}: the channel dimension of input must be static, got {input.shape}")
+    num_filters = _check_positive_int(api, "num_filters", num_filters)
+    groups = 1 if groups is None else _check_positive_int(api, "groups", groups)
+    if channels % groups or num_filters % groups:
+        raise ValueError(
+            f"{api}: channels ({channels}) and num_filters ({num_filters}) must be "
+            f"divisible by groups ({groups})"
+        )
+    strides = _int_pair(api, "stride", stride)
+    dilations = _int_pair(api, "dilation", dilation)
+    paddings, algorithm = nn_ops.padding_arg(api, padding, channel_last)
+    if filter_size is None:
+        if output_size is None:
+            raise ValueError(f"{api}: output_size must be set when filter_size is None")
+        out_hw = _int_pair(api, "output_size", output_size)
+        pads = paddings if len(paddings) == 4 else [paddings[0], paddings[0], paddings[1], paddings[1]]
+        if algorithm != "EXPLICIT" or any(d < 0 for d in x.shape[2:]):
+            raise ValueError(f"{api}: deriving filter_size needs explicit padding and a static input size")
+        kh, kw = [
+            (out_hw[i] - (x.shape[2 + i] - 1) * strides[i] + pads[2 * i] + pads[2 * i + 1] - 1)
+            // dilations[i] + 1
+            for i in range(2)
+        ]
+    else:
+        kh, kw = _int_pair(api, "filter_size", filter_size)
+    base = name or unique_name.generate("conv2d_transpose")
+    attr = ParamAttr._to_attr(param_attr)
+    if attr is False:
+        raise ValueError(f"{api}: the filter cannot be disabled (param_attr=False)")
+    w = create_parameter_var(base, "w", [channels, num_filters // groups, kh, kw], x.dtype, attr, Xavier())
+    props: dict[str, Any] = {}
+    if output_size is not None:
+        props["output_size"] = _int_pair(api, "output_size", output_size)
+    out = core.apply(pd.Conv2DTransposeOp, [x, w], prefix="conv2d_transpose", name=base,
+                     strides=strides, paddings=paddings, dilations=dilations, groups=groups,
+                     padding_algorithm=algorithm, **props)
+    battr = ParamAttr._to_attr(bias_attr)
+    if battr is not False:
+        b = create_parameter_var(base, "b", [num_filters], out.dtype, battr, Constant(0.0))
+        out = _add_bias(out, b, 1, base)
+    if channel_last:
+        out = nn_ops.to_channel_last(out)
+    return _activation(out, act, base, api)
+
+
+# ----------------------------------------------------------------------- batch norm
+
+
+def batch_norm(
+    input: Variable,
+    act: str | None = None,
+    is_test: bool = False,
+    momentum: float = 0.9,
+    epsilon: float = 1e-05,
+    param_attr: Any = None,
+    bias_attr: Any = None,
+    data_layout: str = "NCHW",
+    in_place: bool = False,
+    name: str | None = None,
+    moving_mean_name: str | None = None,
+    moving_variance_name: str | None = None,
+    do_model_average_for_mean_and_var: bool = True,
+    use_global_stats: bool = False,
+) -> Variable:
+    """Batch normalization layer (`paddle.static.nn.batch_norm`,
+    `fluid.layers.batch_norm`) on input of rank 2 to 5 (`pd.batch_norm`).
+
+    Parameters `<name>.w_0` (scale, ones), `<name>.b_0` (bias, zeros) and the running
+    statistics `<name>.w_1` (mean, zeros) and `<name>.w_2` (variance, ones), which are
+    not trainable (or `moving_mean_name` / `moving_variance_name`).  Running the
+    program updates the statistics in the scope unless `is_test` (set by
+    `Program.clone(for_test=True)`) or `use_global_stats`."""
+    api = "batch_norm"
+    require_static(api)
+    _check_variable(api, "input", input)
+    if bias_attr is False:
+        raise ValueError(f"{api}: bias_attr should not be False in batch_norm")
+    norm.check_float_tensor(api, "input", input)
+    if not 2 <= len(input.shape) <= 5:
+        raise ValueError(f"{api}: input must have rank 2 to 5, got shape {input.shape}")
+    if data_layout not in ("NCHW", "NHWC"):
+        raise ValueError(f"{api}: unsupported data layout: {data_layout}")
+    channels = input.shape[1] if data_layout == "NCHW" else input.shape[-1]
+    if channels < 0:
+        raise ValueError(f"{api}: the channel dimension of input must be static, got {input.shape}")
+    base = name or unique_name.generate("batch_norm")
+    dtype = input.dtype
+    attr = ParamAttr._to_attr(param_attr)
+    if attr is False:
+        raise ValueError(f"{api}: the scale cannot be disabled (param_attr=False)")
+    scale = create_parameter_var(base, "w", [channels], dtype, attr, Constant(1.0))
+    bias = create_parameter_var(base, "b", [channels], dtype, ParamAttr._to_attr(bias_attr), Constant(0.0))
+    stats = []
+    for stat_name, value in ((moving_mean_name, 0.0), (moving_variance_name, 1.0)):
+        sattr = ParamAttr(name=stat_name, initializer=Constant(value), trainable=False,
+                          do_model_average=do_model_average_for_mean_and_var)
+        var = create_parameter_var(base, "w", [channels], dtype, sattr, Constant(value))
+        var.stop_gradient = True
+        stats.append(var)
+    out = norm.apply_batch_norm(
+        api, input, scale, bias, stats[0], stats[1], momentum=float(momentum),
+        epsilon=float(epsilon), layout=data_layout, is_test=bool(is_test),
+        use_global_stats=bool(use_global_stats), trainable_statistics=False, base=base,
+        reserve=(0 if is_test else 1, 0))
     return _activation(out, act, base, api)
 
 
 __all__ = [
     "add_parameter",
+    "batch_norm",
     "conv2d",
+    "conv2d_transpose",
     "create_global_var",
     "create_parameter",
     "data",

@@ -459,16 +459,17 @@ class Linear(Layer):
 
 
 class Conv2D(Layer):
-    """2-D convolution over NCHW input; weight `[out, in/groups, kh, kw]` (normal,
-    std `sqrt(2 / (kh * kw * in_channels))` as in Paddle), bias `[out]` (zeros)."""
+    """2-D convolution over NCHW (or NHWC) input; weight `[out, in/groups, kh, kw]`
+    (normal, std `sqrt(2 / (kh * kw * in_channels))` as in Paddle), bias `[out]`
+    (zeros); `padding_mode` 'zeros', 'reflect', 'replicate' or 'circular'."""
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
                  padding: Any = 0, dilation: Any = 1, groups: int = 1, padding_mode: str = "zeros",
                  weight_attr: Any = None, bias_attr: Any = None, data_format: str = "NCHW") -> None:
         super().__init__()
         fn = "Conv2D"
-        if padding_mode != "zeros":
-            raise NotImplementedError(f"{fn}: only padding_mode='zeros' is supported, got {padding_mode!r}")
+        self._pre_pad = nn.mode_padding(fn, padding, 2, padding_mode)
+        self._padding_mode = padding_mode
         self._in = nn.positive_int(fn, "in_channels", in_channels)
         self._out = nn.positive_int(fn, "out_channels", out_channels)
         self._groups = nn.positive_int(fn, "groups", groups)
@@ -483,8 +484,13 @@ class Conv2D(Layer):
         self.bias = self.create_parameter([self._out], bias_attr, is_bias=True)
 
     def forward(self, x: Any) -> Any:
-        """`F.conv2d` with the layer's weight, bias and settings."""
-        return nn.conv2d(x, self.weight, self.bias, self._stride, self._padding, self._dilation,
+        """`F.conv2d` with the layer's weight, bias and settings (after `F.pad` in
+        `padding_mode` when it is not 'zeros')."""
+        padding = self._padding
+        if self._pre_pad is not None:
+            x = shape.pad(x, self._pre_pad, mode=self._padding_mode, data_format=self._data_format)
+            padding = 0
+        return nn.conv2d(x, self.weight, self.bias, self._stride, padding, self._dilation,
                          self._groups, self._data_format)
 
     def extra_repr(self) -> str:
@@ -675,10 +681,11 @@ class CrossEntropyLoss(Layer):
 
     def __init__(self, weight: Any = None, ignore_index: int = -100, reduction: str = "mean",
                  soft_label: bool = False, axis: int = -1, use_softmax: bool = True,
-                 name: str | None = None) -> None:
+                 label_smoothing: float = 0.0, name: str | None = None) -> None:
         super().__init__()
         self._kwargs = {"weight": weight, "ignore_index": ignore_index, "reduction": reduction,
-                        "soft_label": soft_label, "axis": axis, "use_softmax": use_softmax, "name": name}
+                        "soft_label": soft_label, "axis": axis, "use_softmax": use_softmax,
+                        "label_smoothing": label_smoothing, "name": name}
 
     def forward(self, input: Any, label: Any) -> Any:
         """The loss of logits `input` against `label`."""

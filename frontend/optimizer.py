@@ -415,15 +415,16 @@ class Optimizer:
         with program_guard(program, startup_program or default_startup_program()):
             return append_backward(loss, params, no_grad_set, callbacks)
 
-    def apply_gradients(self, params_grads: ParamsGrads) -> list[Any]:
+    def apply_gradients(self, params_grads: ParamsGrads, startup_program: Program | None = None) -> list[Any]:
         """Static: append clipping, regularization and one update op per
-        `(param, grad)` (sorted by parameter name, as Paddle does); returns the
-        update operators."""
+        `(param, grad)` (sorted by parameter name, as Paddle does), state
+        initializers going to `startup_program` (the default startup program);
+        returns the update operators."""
         pairs = sorted([(p, g) for p, g in params_grads if g is not None], key=lambda pg: pg[0].name)
         if not pairs:
             return []
         program = pairs[0][0].block.program
-        with program_guard(program, default_startup_program()):
+        with program_guard(program, startup_program or default_startup_program()):
             return self._apply(pairs)
 
     def minimize(
@@ -456,9 +457,7 @@ class Optimizer:
                 f"{type(self).__name__}.minimize: loss must be a Variable, got {type(loss).__name__}"
             )
         params_grads = self.backward(loss, startup_program, parameters, no_grad_set)
-        program = loss.block.program
-        with program_guard(program, startup_program or default_startup_program()):
-            ops = self.apply_gradients(params_grads)
+        ops = self.apply_gradients(params_grads, startup_program)
         return ops, params_grads
 
     def step(self) -> None:

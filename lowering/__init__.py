@@ -1,8 +1,9 @@
 """Lowering of `pd` programs to native code: linalg, loops, the `llvm` dialect, LLVM IR.
 
 `LOWERING_PASSES` and `LOWERING_TARGETS` map command-line names to (lazily imported)
-pass and target classes; `pullback-opt` registers them.  The CPU pipeline is
-`pipeline.CPU_PIPELINE`; docs/lowering.md describes each step.
+pass and target classes; `pullback-opt` registers them.  The CPU pipeline is the
+named pipeline `lower-to-llvm` (`pipeline.LowerToLLVMPass`, spelled out as
+`pipeline.CPU_PIPELINE`); docs/lowering.md describes each step.
 """
 
 from __future__ import annotations
@@ -34,9 +35,15 @@ LOWERING_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "convert-arith-to-llvm": _pass("convert_arith_to_llvm", "ConvertArithToLLVMPass"),
     "convert-cf-to-llvm": _pass("convert_cf_to_llvm", "ConvertCfToLLVMPass"),
     "convert-func-to-llvm": _pass("convert_func_to_llvm", "ConvertFuncToLLVMPass"),
+    "lower-to-llvm": _pass("pipeline", "LowerToLLVMPass"),
+    "memory-report": _pass("memory", "MemoryReportPass"),
 }
 """Our passes by command-line name (xDSL provides convert-linalg-to-loops,
-convert-scf-to-cf and reconcile-unrealized-casts)."""
+convert-scf-to-cf and reconcile-unrealized-casts).  `lower-to-llvm` is the named
+pipeline running all of them (`pipeline.cpu_passes`)."""
+
+PIPELINES = ("lower-to-llvm",)
+"""Passes of `PASSES` that are named pipelines (listed apart in `--help`)."""
 
 
 def _llvm_target() -> type[Target]:

@@ -137,6 +137,11 @@ class Program:
                 self.fetches.append(op.x)
             elif isinstance(op, PdOp):
                 self.ops.append(op)
+            elif op.regions:
+                raise LoweringError(
+                    f"cannot lower '{op.name}' to native code: control flow has no "
+                    "native lowering yet"
+                )
             else:
                 raise LoweringError(f"cannot lower '{op.name}': it is not a pd op")
 

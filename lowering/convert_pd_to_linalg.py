@@ -51,11 +51,22 @@ from pullback.dialects import pd
 from pullback.dialects.pd.base import DYN, PdOp, result_names, shape_of
 
 # The op families: importing each registers its lowerings in `core.LOWERINGS`.
-from pullback.lowering import elementwise, loss, nn, optimizer, program, reduction, shape
+from pullback.lowering import (
+    creation,
+    distributed,
+    elementwise,
+    indexing,
+    loss,
+    nn,
+    optimizer,
+    program,
+    reduction,
+    shape,
+)
 from pullback.lowering.abi import Abi, LoweringError, Program
-from pullback.lowering.core import LOWERINGS, Lowerer
+from pullback.lowering.core import LOWERINGS, Lowerer, declare_callees
 
-FAMILIES = (program, elementwise, reduction, loss, shape, nn, optimizer)
+FAMILIES = (program, elementwise, reduction, loss, shape, nn, optimizer, creation, indexing, distributed)
 """The lowering modules, one per op family of the dialect."""
 
 
@@ -252,6 +263,7 @@ class ConvertPdToLinalgPass(ModulePass):
             child.detach()
             child.erase(safe_erase=False)
         op.body.block.add_op(fn)
+        declare_callees(op)
 
 
 __all__ = [

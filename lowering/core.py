@@ -32,6 +32,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from xdsl.builder import Builder
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
@@ -49,11 +51,11 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.dialects.linalg import attrs as linalg_attrs
 from xdsl.dialects.linalg import ops as linalg
-from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineExpr, AffineMap
 from xdsl.rewriter import InsertPoint
 
-from pullback.dialects.pd.base import DYN, PdOp, result_names, shape_of
+from pullback.dialects.pd.base import DTYPE_BY_ELEM, DYN, PdOp, result_names, shape_of
 from pullback.dialects.pd.program import STRUCTURAL_OPS
 from pullback.lowering.abi import Abi, LoweringError, Program
 
@@ -78,6 +80,13 @@ stays within this budget (cost: weighted op count of its fused expression)."""
 # ------------------------------------------------------------------ scalar code
 
 
+def as_float_of(value: float, elem: Attribute) -> float:
+    """`value` rounded to the float type `elem` as numpy rounds it (to +-inf past
+    the type's range); a Python float that packs into `elem` exactly."""
+    with np.errstate(over="ignore", under="ignore"):
+        return float(DTYPE_BY_ELEM[elem].numpy.type(value))
+
+
 @dataclass
 class Scalar:
     """Builds scalar code at one insertion point, caching constants and loop indices."""
@@ -92,11 +101,16 @@ class Scalar:
         return op.results[0]
 
     def const(self, value: float | bool, elem: Attribute) -> SSAValue:
-        """A constant of element type `elem` (cached per body)."""
+        """A constant of element type `elem` (cached per body).
+
+        A float is first rounded to `elem` as numpy rounds it, so every attribute
+        value lowers for every dtype and means what the interpreter computes with:
+        a bound beyond float32's range (`clip`'s missing bound is +-DBL_MAX) becomes
+        +-inf in f32, a tiny scale a denormal or zero."""
         key = (repr(value), str(elem))
         if key not in self._consts:
             if isinstance(elem, AnyFloat):
-                attr: Attribute = FloatAttr(float(value), elem)
+                attr: Attribute = FloatAttr(as_float_of(value, elem), elem)
             else:
                 assert isinstance(elem, (IntegerType, IndexType))
                 attr = IntegerAttr(int(value), elem)
@@ -403,9 +417,8 @@ def _root(mem: SSAValue) -> SSAValue:
 
 
 def _hint(v: SSAValue) -> str | None:
-    owner = v.owner
-    if isinstance(owner, Operation):
-        name = result_names(owner)[v.index]  # type: ignore[attr-defined]
+    if isinstance(v, OpResult):
+        name = result_names(v.op)[v.index]
         if name:
             cleaned = re.sub(r"[^A-Za-z0-9_.$-]", "_", name)
             return cleaned if cleaned[:1].isalpha() or cleaned[:1] == "_" else None
@@ -806,6 +819,20 @@ class Lowerer:
         self.copy_buffer(self.read(v), dst)
 
 
+def declare_callees(module: Any) -> None:
+    """Declare, as external functions of `module`, the callees of `func.call`s it
+    does not define (C functions a lowering calls, e.g. MPI's), with the calls'
+    types."""
+    defined = {o.sym_name.data for o in module.body.block.ops if isinstance(o, func.FuncOp)}
+    for op in list(module.walk()):
+        if isinstance(op, func.CallOp) and op.callee.string_value() not in defined:
+            name = op.callee.string_value()
+            module.body.block.add_op(
+                func.FuncOp.external(name, [a.type for a in op.arguments], [r.type for r in op.res])
+            )
+            defined.add(name)
+
+
 __all__ = [
     "FAST",
     "LOWERINGS",
@@ -818,6 +845,7 @@ __all__ = [
     "Scalar",
     "Size",
     "aligned_map",
+    "declare_callees",
     "elem_of_result",
     "fuse_first_operand",
     "fusible_operands",

@@ -113,7 +113,18 @@ NVPTX_NATIVE_INTRINSICS = frozenset(
 calls libdevice for the others (`convert-gpu-to-nvvm`), since LLVM's NVPTX back end
 aborts on them."""
 
-LIBM: dict[type[Operation], str] = {xmath.ErfOp: "erf"}
+LIBM: dict[type[Operation], str] = {
+    xmath.ErfOp: "erf",
+    xmath.TanOp: "tan",
+    xmath.AsinOp: "asin",
+    xmath.AcosOp: "acos",
+    xmath.AtanOp: "atan",
+    xmath.SinhOp: "sinh",
+    xmath.CoshOp: "cosh",
+    xmath.Log1pOp: "log1p",
+    xmath.ExpM1Op: "expm1",
+    xmath.RoundOp: "round",
+}
 """`math` ops with no LLVM intrinsic: the C library function (`erff` for f32)."""
 
 ICMP_PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")

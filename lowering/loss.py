@@ -1,6 +1,6 @@
 """Lowering of the loss family (`dialects/pd/loss.py`): `cross_entropy`,
-`softmax_with_cross_entropy` (a softmax's row statistics, then the loss), and the
-pointwise `one_hot` and `square_error_cost`.
+`softmax_with_cross_entropy` (a softmax's row statistics, then the loss), the
+pointwise `one_hot` and `square_error_cost`, and `accuracy` (a loop over the rows).
 
 The class losses reduce over the class dimension in one `linalg.generic` into which
 the producers of the logits (or probabilities) fuse.
@@ -9,10 +9,6 @@ the producers of the logits (or probabilities) fuse.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-
-from xdsl.dialects import arith
-from xdsl.dialects import math as xmath
-from xdsl.ir import SSAValue
 
 from pullback.dialects import pd
 from pullback.dialects.pd.base import shape_of
@@ -31,7 +27,12 @@ from pullback.lowering.core import (
     result_sizes,
     sizes_of_first,
 )
+from pullback.lowering.loop_nest import for_range, load, parallel, store, to_float
 from pullback.lowering.reduction import row_stats
+from xdsl.dialects import arith
+from xdsl.dialects import math as xmath
+from xdsl.dialects.builtin import IndexType, i1
+from xdsl.ir import SSAValue
 
 
 def _label_map(x: SSAValue, label: SSAValue) -> DimMap:
@@ -131,6 +132,42 @@ def _one_hot(s: Scalar, op: pd.OneHotOp, args: list[SSAValue]) -> list[SSAValue]
     hit = s.cmp("eq", args[0], idx)
     elem = elem_of_result(op)
     return [s.select(hit, s.const(1.0, elem), s.const(0.0, elem))]
+
+
+@lowers(pd.AccuracyOp)
+def _accuracy(low: Lowerer, op: pd.AccuracyOp) -> None:
+    """One loop over the rows counting those whose label is among their indices."""
+    _, indices, label = op.operands
+    im, lm = low.read(indices), low.read(label)
+    acc_r, correct_r, total_r = op.results
+    n, k = low.sizes_of(indices)
+    index = IndexType()
+
+    def body(s: Scalar, _ivs: list[SSAValue]) -> None:
+        zero = s.const(0, index)
+
+        def row(s1: Scalar, i: SSAValue, c: list[SSAValue]) -> list[SSAValue]:
+            lab = load(s1, lm, [i, zero])
+
+            def tap(s2: Scalar, j: SSAValue, hit: list[SSAValue]) -> list[SSAValue]:
+                got = s2.convert(load(s2, im, [i, j]), lab.type)
+                return [s2.emit(arith.OrIOp(hit[0], s2.cmp("eq", got, lab)))]
+
+            (hit,) = for_range(s1, zero, low.as_value(k), [s1.const(0, i1)], tap)
+            return [s1.add(c[0], s1.select(hit, s1.const(1, index), zero))]
+
+        (correct,) = for_range(s, zero, low.as_value(n), [zero], row)
+        rows = low.as_value(n)
+        f32 = elem_of_result(op, 0)
+        # 0 rows give accuracy 0 (the interpreter's choice), not 0/0.
+        denom = s.select(s.cmp("eq", rows, zero), s.const(1, index), rows)
+        ratio = s.div(to_float(s, correct, f32), to_float(s, denom, f32))
+        for r, v in ((acc_r, ratio), (correct_r, s.emit(arith.IndexCastOp(correct, elem_of_result(op, 1)))),
+                     (total_r, s.emit(arith.IndexCastOp(rows, elem_of_result(op, 2))))):
+            if low.needed(r):
+                store(s, v, low.out(r), [])
+
+    parallel(low, [], body)
 
 
 __all__ = ["class_loss"]

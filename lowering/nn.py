@@ -1,5 +1,5 @@
 """Lowering of the neural-network family (`dialects/pd/nn.py`): matrix products,
-convolutions, pooling, embedding, layer norm and dropout.
+convolutions, pooling, embedding, layer and batch norm, and dropout.
 
 Matrix products become `linalg.generic` contractions tagged `library_call = "gemm"`
 (or `batch_gemm`); `convert-linalg-to-blas` turns those into BLAS calls, and
@@ -29,8 +29,8 @@ window inside.  Scatter-adds, whose writes collide (`lookup_table_grad`, pooling
 gradients with overlapping windows), add with `memref.atomic_rmw addf` inside
 `scf.parallel` (see `lowering/loop_nest.py`: atomics on the GPU, plain adds once
 the CPU runs the loops sequentially); pooling windows that cannot overlap store.
-`lookup_table` is a gather loop, `layer_norm` and `dropout` are `linalg.generic`s
-into which elementwise producers fuse.
+`lookup_table` is a gather loop, `layer_norm`, `batch_norm` and `dropout` are
+`linalg.generic`s into which elementwise producers fuse.
 
 The window geometry (channels, spatial and filter sizes) must be static; the batch
 dimension stays dynamic.  Indices out of a table's range (which the interpreter
@@ -44,7 +44,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects import arith
+from xdsl.dialects import arith, memref
 from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import AnyFloat, IndexType, i1, i64
 from xdsl.ir import Attribute, SSAValue
@@ -87,7 +87,6 @@ from pullback.lowering.loop_nest import (
     to_index,
 )
 from pullback.lowering.reduction import reduce_into, scale_by_count
-
 
 # ---------------------------------------------------------------------- matmul
 
@@ -427,6 +426,13 @@ class PoolAxis:
         hi = s.min(lin(s, [(start, 1)], self.k), s.const(self.size, index))
         return lo, hi
 
+    def span(self, s: Scalar, o: SSAValue) -> SSAValue:
+        """Non-exclusive average pooling's divisor factor at output index `o`:
+        `min(start + k, size + pad) - start` (`PoolWindowOp.window`)."""
+        start = lin(s, [(o, self.stride)], -self.pad)
+        end = s.min(lin(s, [(start, 1)], self.k), s.const(self.size + self.pad, IndexType()))
+        return s.sub(end, start)
+
 
 def pool_axes(op: pd.PoolWindowOp, pooled: SSAValue) -> tuple[PoolAxis, PoolAxis]:
     """Both spatial axes of a `pool2d`/`pool2d_grad` whose input is operand 0 and
@@ -450,13 +456,14 @@ def _window(
 def _divisor(
     s: Scalar, op: pd.PoolWindowOp, axes: tuple[PoolAxis, PoolAxis],
     win: tuple[tuple[SSAValue, SSAValue], tuple[SSAValue, SSAValue]], elem: Attribute,
+    oy: SSAValue, ox: SSAValue,
 ) -> SSAValue:
     """Average pooling's divisor: the clipped window's area when exclusive (or
-    adaptive), else `kh*kw` (the interpreter's `_divisor`)."""
+    adaptive), else the product of the axes' spans (the interpreter's `_divisor`)."""
     (h0, h1), (w0, w1) = win
     if op.prop("exclusive") or axes[0].mode != "window":
         return to_float(s, s.mul(s.sub(h1, h0), s.sub(w1, w0)), elem)
-    return s.const(float(axes[0].k * axes[1].k), elem)
+    return to_float(s, s.mul(axes[0].span(s, oy), axes[1].span(s, ox)), elem)
 
 
 def _over_window(
@@ -493,7 +500,7 @@ def _pool2d(low: Lowerer, op: pd.Pool2DOp) -> None:
 
         (acc,) = _over_window(s, win, [init], step)
         if not is_max:
-            acc = s.div(acc, _divisor(s, op, axes, win, elem))
+            acc = s.div(acc, _divisor(s, op, axes, win, elem, oy, ox))
         store(s, acc, out, ivs)
 
     parallel(low, low.sizes[r], body)
@@ -519,7 +526,7 @@ def _pool2d_grad(low: Lowerer, op: pd.Pool2DGradOp) -> None:
         g = load(s, gm, ivs)
         zero = s.const(0.0, elem)
         if not is_max:
-            share = s.div(g, _divisor(s, op, axes, win, elem))
+            share = s.div(g, _divisor(s, op, axes, win, elem, oy, ox))
 
             def spread(s1: Scalar, hh: SSAValue, ww: SSAValue, c: list[SSAValue]) -> list[SSAValue]:
                 write(s1, share, dx, [bn, bc, hh, ww])
@@ -668,6 +675,112 @@ def _layer_norm(low: Lowerer, op: pd.LayerNormOp) -> None:
     low.generic(sizes, reads, [(low.out(r), ident)], normalize)
 
 
+# ----------------------------------------------------------------- batch norm
+
+
+@lowers(pd.BatchNormOp, fusible=fuse_first_operand)
+def _batch_norm(low: Lowerer, op: pd.BatchNormOp) -> None:
+    """Batch statistics in two passes over x (mean, then the biased variance, as the
+    interpreter computes them), per-channel coefficients `a = scale * rstd`,
+    `b = bias - mu * a`, and one pass `y = x * a + b`; the [C] results (running
+    statistics, saved mean and inverse std) in one loop over the channels.  Global
+    statistics skip the two passes.  When the reduced sizes are only known at run
+    time and may give one value per channel, selects on the [C] coefficients make
+    `y = x` and leave the statistics alone there (the interpreter's pass-through)."""
+    x, scale, bias, mean, variance = op.operands
+    y, mean_out, var_out, saved_mean, saved_var = op.results
+    sizes = low.sizes_of(x)
+    rank = len(sizes)
+    ch, axes = op.channel_axis(), op.reduced_axes()
+    channels = sizes[ch]
+    elem = elem_of_buffer(low.read(scale))
+    eps, mom = op.prop("epsilon"), op.prop("momentum")
+    ident, per_ch, vec = identity_map(rank), (ch,), (0,)
+    reduced = [sizes[a] for a in axes]
+    global_stats = op.global_stats()
+
+    mu = var = None
+    single: SSAValue | None = None  # i1: one value per channel (run-time check)
+    if not global_stats:
+        mu = low.temp(elem, [channels])
+        reduce_into(low, x, mu, axes, False, "sum")
+        scale_by_count(low, mu, [channels], reduced)
+        var = low.temp(elem, [channels])
+        low.fill(var, 0.0)
+
+        def square(s: Scalar, a: list[SSAValue], o: list[SSAValue]) -> list[SSAValue]:
+            d = s.sub(a[0], a[1])
+            return [s.emit(arith.AddfOp(o[0], s.mul(d, d), REASSOC))]
+
+        low.generic(sizes, [(x, ident, True), low.buffer_read(mu, per_ch)], [(var, per_ch)], square,
+                    reductions=axes)
+        scale_by_count(low, var, [channels], reduced)
+        static = [n for n in reduced if isinstance(n, int)]
+        if math.prod(static) == 1:
+            count = low.count_as_float(reduced, elem)
+            single = low.emit(arith.CmpfOp(count, Scalar(low.b).const(1.0, elem), "oeq")).results[0]
+
+    def stats(s: Scalar, a: list[SSAValue]) -> tuple[SSAValue, SSAValue]:
+        """(mean, variance) used for y, from the reads `[mu, var]` or the operands."""
+        return a[0], a[1]
+
+    stat_reads = ([low.buffer_read(mu, vec), low.buffer_read(var, vec)] if mu is not None and var is not None
+                  else [(mean, vec, False), (variance, vec, False)])
+    scalars = [single] if single is not None else []
+
+    # Per-channel coefficients of y = x * a + b.
+    coef_a, coef_b = low.temp(elem, [channels]), low.temp(elem, [channels])
+
+    def coefficients(s: Scalar, a: list[SSAValue], o: list[SSAValue]) -> list[SSAValue]:
+        sc = a[: len(scalars)]
+        m, v, sc_w, sc_b = a[len(scalars):]
+        rstd = s.div(s.const(1.0, elem), s.math(xmath.SqrtOp, s.add(v, s.const(eps, elem))))
+        ca = s.mul(sc_w, rstd)
+        cb = s.sub(sc_b, s.mul(m, ca))
+        if sc:
+            ca = s.select(sc[0], s.const(1.0, elem), ca)
+            cb = s.select(sc[0], s.const(0.0, elem), cb)
+        return [ca, cb]
+
+    low.generic([channels], [*stat_reads, (scale, vec, False), (bias, vec, False)],
+                [(coef_a, vec), (coef_b, vec)], coefficients, scalars=scalars)
+    if low.needed(y):
+        low.generic(sizes, [(x, ident, True), low.buffer_read(coef_a, per_ch), low.buffer_read(coef_b, per_ch)],
+                    [(low.out(y), ident)], lambda s, a, o: [s.add(s.mul(a[0], a[1]), a[2])])
+
+    # The [C] results, each only when something reads it (running statistics are
+    # persistable updates, written in place where nothing reads the old value).
+    outs = [r for r in (mean_out, var_out, saved_mean, saved_var) if low.needed(r)]
+    if not outs:
+        return
+    which = [r in outs for r in (mean_out, var_out, saved_mean, saved_var)]
+    reads = [*stat_reads, (mean, vec, False), (variance, vec, False)]
+
+    def channel_results(s: Scalar, a: list[SSAValue], o: list[SSAValue]) -> list[SSAValue]:
+        sc = a[: len(scalars)]
+        m, v, old_m, old_v = a[len(scalars):]
+        rstd = s.div(s.const(1.0, elem), s.math(xmath.SqrtOp, s.add(v, s.const(eps, elem))))
+        if global_stats:
+            vals = [old_m, old_v, old_m, rstd]
+        else:
+            keep, take = s.const(mom, elem), s.const(1.0 - mom, elem)
+            vals = [s.add(s.mul(keep, old_m), s.mul(take, m)), s.add(s.mul(keep, old_v), s.mul(take, v)), m, rstd]
+            if sc:
+                zero = s.const(0.0, elem)
+                vals = [s.select(sc[0], old_m, vals[0]), s.select(sc[0], old_v, vals[1]),
+                        s.select(sc[0], zero, vals[2]), s.select(sc[0], zero, vals[3])]
+        return [val for val, w in zip(vals, which) if w]
+
+    low.generic([channels], reads, [(low.out(r), vec) for r in outs], channel_results, scalars=scalars)
+
+
+@result_sizes(pd.BatchNormOp)
+def _batch_norm_sizes(low: Lowerer, op: pd.BatchNormOp, r: SSAValue, k: int) -> Size | None:
+    """`y` has x's sizes; the [C] results x's channel count."""
+    xs = low.sizes_of(op.operands[0])
+    return xs[k] if r is op.results[0] else xs[op.channel_axis()]
+
+
 # -------------------------------------------------------------------- dropout
 
 def _signed64(v: int) -> int:
@@ -676,11 +789,12 @@ def _signed64(v: int) -> int:
     return v - (1 << 64) if v >= 1 << 63 else v
 
 
-def dropout_keep(s: Scalar, flat: SSAValue, seed: int, p: float) -> SSAValue:
+def dropout_keep(s: Scalar, flat: SSAValue, seed: int | SSAValue, p: float) -> SSAValue:
     """Whether element `flat` (row-major flat index) survives dropout: the
     interpreter's `dropout_uniform` (splitmix64 of `(seed, flat + 1)`, top
     `DROPOUT_BITS` bits) compared with `p` exactly, as an integer threshold
-    (`dropout_threshold`); the constants are `pd.DropoutOp`'s."""
+    (`dropout_threshold`); the constants are `pd.DropoutOp`'s.  `seed` is the
+    property's value or an i64 scalar (the seed operand's, read at run time)."""
     i = s.emit(arith.IndexCastOp(flat, i64))
 
     def c(v: int) -> SSAValue:
@@ -689,7 +803,7 @@ def dropout_keep(s: Scalar, flat: SSAValue, seed: int, p: float) -> SSAValue:
     def xorshift(z: SSAValue, k: int) -> SSAValue:
         return s.emit(arith.XOrIOp(z, s.emit(arith.ShRUIOp(z, c(k)))))
 
-    z = s.add(c(seed), s.mul(s.add(i, c(1)), c(SPLITMIX_GAMMA)))
+    z = s.add(seed if isinstance(seed, SSAValue) else c(seed), s.mul(s.add(i, c(1)), c(SPLITMIX_GAMMA)))
     for shift, mult in SPLITMIX_MIX:
         z = s.mul(xorshift(z, shift), c(mult))
     z = xorshift(z, SPLITMIX_LAST_SHIFT)
@@ -705,15 +819,24 @@ def _dropout(low: Lowerer, op: pd.DropoutOp) -> None:
     p = op.prop("dropout_prob")
     upscale = op.prop("dropout_implementation") == "upscale_in_train"
     is_test = bool(op.prop("is_test"))
-    seed = op.prop("seed")
-    # Dynamic sizes of the inner dimensions enter the flat index as loop invariants.
+    # Dynamic sizes of the inner dimensions enter the flat index as loop invariants,
+    # and so does a seed operand (read once, before the loops).
     dynamic = [z for z in sizes[1:] if isinstance(z, SSAValue)]
+    invariants = list(dynamic)
+    if op.seed_tensor is not None and not is_test:
+        mem = low.read(op.seed_tensor)
+        zeros = [low.index(0)] * len(shape_of(op.seed_tensor.type))
+        seed_v = low.emit(memref.LoadOp.get(mem, zeros)).results[0]
+        if seed_v.type != i64:
+            seed_v = low.emit(arith.ExtSIOp(seed_v, i64)).results[0]
+        invariants.append(seed_v)
 
     def body(s: Scalar, args: list[SSAValue], _outs: list[SSAValue]) -> list[SSAValue]:
-        v = args[len(dynamic)]
+        v = args[len(invariants)]
         elem = v.type
         if is_test:
             return [v if upscale else s.mul(v, s.const(1.0 - p, elem))]
+        seed = args[len(dynamic)] if len(invariants) > len(dynamic) else op.prop("seed")
         given = iter(args[: len(dynamic)])
         flat = s.index(0) if rank else s.const(0, IndexType())
         for d in range(1, rank):
@@ -725,7 +848,7 @@ def _dropout(low: Lowerer, op: pd.DropoutOp) -> None:
         return [s.select(dropout_keep(s, flat, seed, p), kept, s.const(0.0, elem))]
 
     ident = identity_map(rank)
-    low.generic(sizes, [(x, ident, True)], [(low.out(r), ident)], body, scalars=dynamic)
+    low.generic(sizes, [(x, ident, True)], [(low.out(r), ident)], body, scalars=invariants)
 
 
 result_sizes(pd.LayerNormOp, pd.DropoutOp)(sizes_of_first)

@@ -1,12 +1,14 @@
 """The CPU lowering pipeline, from a `pd` program to LLVM IR.
 
-`CPU_PIPELINE` is the pass list `pullback-opt -p` accepts; `lower_to_llvm` runs it
-on a module and converts the result to an llvmlite module.
+`cpu_passes` is the pass list; `pullback-opt -p lower-to-llvm -t llvm` (the named
+pipeline `LowerToLLVMPass`) runs it and prints LLVM IR, and `CPU_PIPELINE` spells
+the same list for `-p`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import llvmlite.ir as lir
 from xdsl.context import Context
@@ -53,6 +55,25 @@ def cpu_passes(blas: bool = True) -> list[ModulePass]:
 
 CPU_PIPELINE = ",".join(p.name for p in cpu_passes())
 """`pullback-opt -p` spelling of the CPU pipeline."""
+
+
+@dataclass(frozen=True)
+class LowerToLLVMPass(ModulePass):
+    """The CPU pipeline: a `pd` program (backward regions filled) to the `llvm`
+    dialect; `-t llvm` prints it as LLVM IR."""
+
+    name = "lower-to-llvm"
+
+    blas: bool = True
+    """Matrix products as calls to the BLAS kernels (`convert-linalg-to-blas`)."""
+
+    def passes(self) -> list[ModulePass]:
+        """The passes this pipeline runs, in order."""
+        return cpu_passes(self.blas)
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        """Run every pass of the pipeline on `op`."""
+        run_passes(op, self.passes(), ctx)
 
 
 def run_passes(module: ModuleOp, passes: Sequence[ModulePass], ctx: Context | None = None) -> None:

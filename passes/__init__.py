@@ -21,8 +21,22 @@ def _prune() -> type[ModulePass]:
     return PrunePass
 
 
+def _data_parallel() -> type[ModulePass]:
+    from pullback.passes.data_parallel import DataParallelPass
+
+    return DataParallelPass
+
+
+def _recompute() -> type[ModulePass]:
+    from pullback.passes.recompute import RecomputePass
+
+    return RecomputePass
+
+
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "autodiff": _autodiff,
     "prune": _prune,
+    "data-parallel": _data_parallel,
+    "recompute": _recompute,
 }
 """Our passes by command-line name (lowering passes are in `pullback.lowering`)."""

@@ -1,9 +1,10 @@
 """Activity analysis: which ops reverse-mode AD goes through.
 
-A value is *varied* when it depends on one of the inputs `wrt` through float results
-of differentiable ops, without crossing a value named in `no_grad`; it is *useful*
-when some target depends on it.  An op is *active* when one of its results is both
-and one of its operands is varied: only active ops get a VJP rule applied (Paddle's
+A value is *varied* when it depends on one of the inputs `wrt` through float or
+integer results of differentiable ops, without crossing a value named in `no_grad`;
+it is *useful* when some target depends on it.  An op is *active* when one of its
+results is both and one of its operands (for `pd.if`/`pd.while`, or a value its
+regions capture) is varied: only active ops get a VJP rule applied (Paddle's
 pruning of ops that are not on a path from the inputs to the targets).
 
 One implementation serves both users: the `autodiff` pass (which ops to
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 
 from xdsl.ir import Operation, SSAValue
 
-from pullback.dialects.pd.base import elem_of, is_float, value_name
+from pullback.dialects.pd.base import INT_TYPES, elem_of, is_float, value_name
 from pullback.passes import vjp as vjp_rules
 
 
@@ -33,8 +34,11 @@ class Activity:
 
 
 def differentiable(v: SSAValue, no_grad: Collection[str] = ()) -> bool:
-    """Whether a gradient can flow through `v`: a float value not named in `no_grad`."""
-    if not is_float(elem_of(v.type)):
+    """Whether a gradient can flow through `v`: a float or integer value (Paddle
+    differentiates integer values too; bools, comparison results, never) not named
+    in `no_grad`."""
+    elem = elem_of(v.type)
+    if not (is_float(elem) or elem in INT_TYPES):
         return False
     if not no_grad:
         return True
@@ -62,16 +66,17 @@ def analyze(
     for op in ops:
         if type(op) in vjp_rules.NON_DIFFERENTIABLE:
             continue
-        if any(get(o) in varied for o in op.operands):
+        if any(get(o) in varied for o in vjp_rules.grad_inputs(op)):
             varied.update(r for r in op.results if differentiable(r, no_grad))
     useful: set[SSAValue] = set(targets)
     active: list[Operation] = []
     for op in reversed(ops):
+        inputs = vjp_rules.grad_inputs(op)  # operands, and what regions capture
         if any(r in useful and r in varied for r in op.results) and any(
-            get(o) in varied for o in op.operands
+            get(o) in varied for o in inputs
         ):
             active.append(op)
-            useful.update(get(o) for o in op.operands)
+            useful.update(get(o) for o in inputs)
     active.reverse()
     return Activity(varied, active)
 

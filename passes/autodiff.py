@@ -7,10 +7,12 @@ For a `pd.backward` op with targets T, seeds S, inputs W and a no-grad name set 
    their results mapped to the clones, so they become ordinary forward ops.  This is
    what makes higher-order gradients need no extra code.
 2. *Activity analysis* (`passes/activity.py`, shared with eager autograd).  A value
-   is *varied* if it depends on some input in W through float ops without crossing a
-   name in N, and *useful* if some target depends on it.  Only ops with a result
-   that is both are differentiated (Paddle's pruning of ops that are not on a path
-   from the inputs to the targets).
+   is *varied* if it depends on some input in W through differentiable ops without
+   crossing a name in N, and *useful* if some target depends on it.  Only ops with a
+   result that is both are differentiated (Paddle's pruning of ops that are not on a
+   path from the inputs to the targets).  Integer values take part as in Paddle: an
+   integer target is seeded with integer ones and its gradient flows through the
+   ops' rules (`cast` back to float, say); bools never carry a gradient.
 3. *Reverse sweep.* Each target is seeded (with its seed, or ones shaped like it);
    ops are visited in reverse program order and their VJP rules emit `pd` ops into
    the region.  A value with several gradient contributions gets them summed by one
@@ -24,9 +26,10 @@ constant amount of work per use.
 
 from __future__ import annotations
 
+import difflib
 import gc
-
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
@@ -51,6 +54,10 @@ class AutodiffError(DiagnosticException):
     def __init__(self, message: str, failed_op: Operation | None = None) -> None:
         super().__init__(message)
         self.failed_op = failed_op
+
+
+class AutodiffWarning(UserWarning):
+    """The pass found nothing to do that the user probably expected it to do."""
 
 
 GradCallback = Callable[["GradOpRecord"], None]
@@ -143,7 +150,7 @@ class _Differentiator:
                 continue
             if owner.parent_block() is not self.bw.parent_block():
                 continue
-            stack.extend(owner.operands)
+            stack.extend(vjp_rules.grad_inputs(owner))
         return found
 
     def _clone_backward(self, old: pd.BackwardOp) -> list[Operation]:
@@ -174,6 +181,7 @@ class _Differentiator:
     ) -> list[Operation]:
         result = activity.analyze(ops, targets, wrt, self.no_grad, self._get)
         self.varied = result.varied
+        self.b.varied = result.varied
         return result.active
 
     # -- step 3: reverse sweep ----------------------------------------------------
@@ -282,14 +290,15 @@ class _Differentiator:
                     f"no VJP rule for '{op_name(op)}', needed at: {describe(op)}", op
                 )
             in_grads = list(rule(self.b, op, out_grads))
-            if len(in_grads) != len(op.operands):
+            inputs = vjp_rules.grad_inputs(op)
+            if len(in_grads) != len(inputs):
                 raise AutodiffError(
                     f"VJP rule of '{op.name}' returned {len(in_grads)} gradients "
-                    f"for {len(op.operands)} operands"
+                    f"for {len(inputs)} operands"
                 )
             grad_to_var: dict[str, str] = {}
             outputs: dict[str, list[str]] = {}
-            for operand, g in zip(op.operands, in_grads):
+            for operand, g in zip(inputs, in_grads):
                 src = self._get(operand)
                 if g is None or src not in self.varied:
                     continue
@@ -374,11 +383,46 @@ def differentiate(
 
 @dataclass(frozen=True)
 class AutodiffPass(ModulePass):
-    """Fill every empty `pd.backward` region (see the module docstring)."""
+    """Fill every empty `pd.backward` region (see the module docstring).
+
+    With `targets`, first append a `pd.backward` op to a plain forward program:
+    gradients of the values named in `targets` (seeded with ones) with respect to
+    the values named in `wrt` (default: every trainable parameter, as
+    `append_backward` does), cutting through the names in `no_grad`:
+
+        pullback-opt prog.mlir -p 'autodiff{targets=mean_0.tmp_0 wrt=fc_0.w_0,fc_0.b_0}'
+
+    A name designates the latest top-level value of that name (as fetching does).
+    Without `targets`, a program with no `pd.backward` op at all gets an
+    `AutodiffWarning` saying there is nothing to differentiate (`pullback-opt` prints
+    it as `FILE: warning: ...`).
+    """
 
     name = "autodiff"
 
+    targets: tuple[str, ...] = ()
+    """Names of the values to differentiate (creates a `pd.backward` op)."""
+    wrt: tuple[str, ...] = ()
+    """Names of the inputs to differentiate with respect to (with `targets`)."""
+    no_grad: tuple[str, ...] = ()
+    """Names no gradient flows through (with `targets`)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.targets:
+            append_backward_op(op, self.targets, self.wrt, self.no_grad)
+        elif self.wrt or self.no_grad:
+            raise AutodiffError(
+                "autodiff: 'wrt' and 'no_grad' need 'targets' (the values to differentiate), "
+                "e.g. -p 'autodiff{targets=mean_0.tmp_0 wrt=fc_0.w_0}'"
+            )
+        elif not any(isinstance(o, pd.BackwardOp) for o in op.walk()):
+            warnings.warn(
+                "autodiff: the program has no pd.backward op, so there is nothing to "
+                "differentiate; name what to differentiate with pass options, e.g. "
+                "-p 'autodiff{targets=mean_0.tmp_0 wrt=fc_0.w_0}'",
+                AutodiffWarning,
+                stacklevel=2,
+            )
         empty = [o for o in op.walk() if isinstance(o, pd.BackwardOp) and not o.is_filled]
         for bw in empty:
             try:
@@ -387,6 +431,45 @@ class AutodiffPass(ModulePass):
                 located = _located(bw, str(e))
                 located.failed_op = e.failed_op or bw
                 raise located from None
+
+
+def append_backward_op(
+    module: ModuleOp, targets: Sequence[str], wrt: Sequence[str] = (), no_grad: Sequence[str] = ()
+) -> pd.BackwardOp:
+    """Append an empty `pd.backward` op to block 0 of `module`: gradients of the
+    values named `targets` with respect to those named `wrt` (default: the trainable
+    parameters).  AutodiffError names an unknown name, with close matches."""
+    block = module.body.block
+    latest: dict[str, SSAValue] = {}
+    for o in block.ops:
+        for r in o.results:
+            n = value_name(r)
+            if n is not None:
+                latest[n] = r
+
+    def lookup(name: str, what: str) -> SSAValue:
+        v = latest.get(name)
+        if v is None:
+            close = difflib.get_close_matches(name, list(latest), n=3)
+            hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+            raise AutodiffError(f"autodiff: {what} '{name}' is not a value of the program{hint}")
+        return v
+
+    target_vals = [lookup(n, "target") for n in targets]
+    if wrt:
+        wrt_vals = [lookup(n, "wrt") for n in wrt]
+    else:
+        wrt_vals = [
+            o.out for o in block.ops if isinstance(o, pd.ParameterOp) and o.trainable.value.data
+        ]
+        if not wrt_vals:
+            raise AutodiffError(
+                "autodiff: the program has no trainable parameter: name the inputs with wrt=NAME,..."
+            )
+    bw = pd.BackwardOp.make(target_vals, wrt_vals, (), list(no_grad))
+    pd.set_result_names(bw, [f"{value_name(w)}@GRAD" if value_name(w) else None for w in wrt_vals])
+    block.add_op(bw)
+    return bw
 
 
 def describe(op: Operation) -> str:
@@ -405,4 +488,4 @@ def _located(op: Operation, message: str) -> AutodiffError:
     return AutodiffError(f"autodiff: {message} (while filling {describe(op)})")
 
 
-__all__ = ["AutodiffPass", "AutodiffError", "GradOpRecord", "differentiate", "op_type"]
+__all__ = ["AutodiffPass", "AutodiffError", "AutodiffWarning", "GradOpRecord", "append_backward_op", "differentiate", "op_type"]

@@ -5,7 +5,8 @@ Outputs ("anchors") are, unless `targets` names them explicitly: the operands of
 `pd.fetch`, every `pd.backward` op (its targets, seeds, inputs and whatever its
 region reads), and ops with side effects (the optimizer updates).  Every other op of
 block 0 that none of them needs is removed, feeds and parameters included.  Inside a
-backward region, ops that no yielded gradient needs are removed as well.
+backward region, ops that no yielded gradient needs are removed as well, and inside
+the regions of `pd.if`/`pd.while` ops that their terminator does not need.
 
 ```
 pullback-opt prog.mlir -p 'prune{targets=mean_0.tmp_0}'
@@ -14,20 +15,21 @@ pullback-opt prog.mlir -p 'prune{targets=mean_0.tmp_0}'
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.traits import is_side_effect_free
+from xdsl.traits import IsTerminator, is_side_effect_free
 from xdsl.utils.exceptions import DiagnosticException
 
 from pullback.dialects import pd
 from pullback.dialects.pd.base import value_name
 
 
-def _operands_deep(op: Operation) -> list[SSAValue] | tuple[SSAValue, ...]:
+def _operands_deep(op: Operation) -> Sequence[SSAValue]:
     """Operands of `op` and of every op nested in its regions."""
     if not op.regions:
         return op.operands  # the common case, without walking
@@ -35,7 +37,10 @@ def _operands_deep(op: Operation) -> list[SSAValue] | tuple[SSAValue, ...]:
 
 
 def prune_block(block: Block, anchors: set[Operation]) -> int:
-    """Remove ops of `block` that no anchor needs; returns how many were removed."""
+    """Remove ops of `block` that no anchor needs; returns how many were removed.
+
+    The regions of the ops kept (`pd.if`, `pd.while`) are pruned as well, each block
+    keeping what its terminator and its side-effecting ops need."""
     live: set[Operation] = set()
     needed: set[SSAValue] = set()
     for op in reversed(list(block.ops)):
@@ -47,6 +52,17 @@ def prune_block(block: Block, anchors: set[Operation]) -> int:
         if op not in live:
             block.erase_op(op)
             removed += 1
+    for op in live:
+        if isinstance(op, pd.BackwardOp):
+            continue  # its region is pruned by prune_backward_region, once filled
+        for region in op.regions:
+            for inner in region.blocks:
+                term = inner.last_op
+                if term is None or not term.has_trait(IsTerminator):
+                    continue
+                removed += prune_block(
+                    inner, {term, *(o for o in inner.ops if not is_side_effect_free(o))}
+                )
     return removed
 
 

@@ -6,6 +6,9 @@
    `lowering.pipeline` (pd -> linalg -> loops -> llvm dialect -> llvmlite IR), verify,
    optimize at O3 for the host CPU with loop and SLP vectorization, and JIT with
    MCJIT.  Matrix products call numpy's bundled OpenBLAS when it can be found.
+   Compiled programs are cached per backend, least recently used first out beyond
+   `cache_size` (default `DEFAULT_CACHE_SIZE`, 64 programs); an evicted program's
+   LLVM module and context are freed with it.
 2. *Check* the feeds before any native code runs: names, dtypes, ranks and sizes
    (`lowering.shapes.plan_shapes`, cached per concrete feed shapes).  A wrong shape
    raises ValueError; it never reaches compiled code.
@@ -22,27 +25,47 @@ with a warning, never silently.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import glob
 import hashlib
 import os
 import threading
 import warnings
-from collections.abc import Mapping, MutableMapping, Sequence
+from collections import OrderedDict
+from collections.abc import Hashable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import SSAValue
-
 from pullback.dialects.pd.base import DTYPES, PdOp
 from pullback.lowering.abi import LoweringError, Program, abi_of, output_values
 from pullback.lowering.convert_pd_to_linalg import build_entry
+from pullback.lowering.core import declare_callees
+from pullback.lowering.memory import MemoryReport, Peak, analyze_function
 from pullback.lowering.shapes import ShapeError, plan_shapes
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import SSAValue
 
 _NP = {d.short: d.numpy for d in DTYPES}
 """numpy dtypes by the element type names of ABI descriptions (`'f32'`)."""
+
+DEFAULT_CACHE_SIZE = 64
+"""Compiled programs one `CompiledBackend` keeps (least recently used dropped first).
+A program is specialized to its static shapes, so a workload whose shapes keep
+changing would otherwise grow the cache, and the process, without bound."""
+
+SHAPE_PLANS_PER_PROGRAM = 256
+"""Concrete feed-shape plans kept per compiled program (same policy: one plan per
+batch size seen, and batch sizes can be unbounded)."""
+
+
+def remember(cache: OrderedDict[Any, Any], key: Hashable, value: Any, size: int) -> None:
+    """Insert `key` as the most recently used entry of an LRU `cache` of `size`."""
+    cache[key] = value
+    cache.move_to_end(key)
+    while len(cache) > size:
+        cache.popitem(last=False)
 
 
 class NotCompilable(RuntimeError):
@@ -53,9 +76,15 @@ class NotCompilable(RuntimeError):
 
 
 class _Jit:
-    """One MCJIT engine for the process; compiled modules are added to it."""
+    """One MCJIT engine for the process.  Compiled modules are added to it and taken
+    out again (freed) when the program holding them is dropped from a cache; their
+    machine code stays in the engine's memory manager, a few KB each.  (An engine
+    per program would free that too, but costs a target machine and memory pages
+    per program: more memory in all, measured.)"""
 
-    _lock = threading.Lock()
+    # Re-entrant: a garbage-collected program releases its module, which may happen
+    # inside `compile` while this thread holds the lock.
+    _lock = threading.RLock()
     _instance: _Jit | None = None
 
     def __init__(self) -> None:
@@ -83,10 +112,14 @@ class _Jit:
                 cls._instance = _Jit()
             return cls._instance
 
-    def compile(self, llvm_ir: str, symbol: str) -> int:
-        """Verify, optimize at O3 (vectorizers on), JIT, and return `symbol`'s address."""
+    def compile(self, llvm_ir: str, symbol: str) -> tuple[NativeCode, int]:
+        """Verify, optimize at O3 (vectorizers on) and JIT; returns the native code
+        (keep it alive while calling it) and `symbol`'s address."""
         llvm = self.llvm
-        mod = llvm.parse_assembly(llvm_ir)
+        # A context of its own: the global one would keep every program's types and
+        # names (they are unique per program) for the life of the process.
+        context = llvm.create_context()
+        mod = llvm.parse_assembly(llvm_ir, context=context)
         mod.triple = self.tm.triple
         mod.data_layout = str(self.tm.target_data)
         mod.verify()
@@ -99,7 +132,27 @@ class _Jit:
         with self._lock:
             self.engine.add_module(mod)
             self.engine.finalize_object()
-            return self.engine.get_function_address(symbol)
+            return NativeCode(self, mod, context), self.engine.get_function_address(symbol)
+
+    def release(self, mod: Any) -> None:
+        """Take a module out of the engine and free it (its machine code stays in
+        the engine's memory manager, which frees only with the engine)."""
+        with self._lock:
+            self.engine.remove_module(mod)
+        mod.close()
+
+
+class NativeCode:
+    """A compiled module in the JIT and its LLVM context, freed together."""
+
+    def __init__(self, jit: _Jit, module: Any, context: Any) -> None:
+        self.jit, self.module, self.context = jit, module, context
+
+    def __del__(self) -> None:
+        # At interpreter exit llvmlite may be gone before us; nothing to free then.
+        with contextlib.suppress(Exception):
+            self.jit.release(self.module)
+            self.context.close()
 
 
 def _bind_blas(llvm: Any) -> bool:
@@ -138,14 +191,35 @@ class CompiledProgram:
     abi: dict[str, Any]
     fn: Any
     compile_seconds: float
-    shape_plans: dict[tuple[tuple[int, ...], ...], list[tuple[int, ...]]] = field(default_factory=dict)
-    """Output shapes per feed shapes: they depend only on the program's structure."""
+    native: NativeCode | None = None
+    """The module behind `fn`: freed when the last program using it is dropped."""
+    memory: MemoryReport | None = None
+    """Allocation events of the lowered entry function (`lowering/memory.py`)."""
+    shape_plans: OrderedDict[tuple[tuple[int, ...], ...], list[tuple[int, ...]]] = field(
+        default_factory=OrderedDict
+    )
+    """Output shapes per feed shapes (they depend only on the program's structure),
+    the `SHAPE_PLANS_PER_PROGRAM` most recently used."""
 
     def for_module(self, module: ModuleOp, fetches: Sequence[SSAValue]) -> CompiledProgram:
         """This native code serving an equal (printed-identical) module: the same code,
         ABI and shape plans, with a `Program` view of that module's own values."""
         prog = Program.of(module, fetches, use_fetch_ops=False)
         return replace(self, prog=prog, outputs=output_values(prog, self.abi, fetches))
+
+    def dim_bindings(self, feeds: Mapping[str, Any]) -> dict[str, int]:
+        """The entry function's dynamic-dimension symbols bound from feed shapes."""
+        names = [n for n, _ in self.abi["feeds"]]
+        out: dict[str, int] = {}
+        for sym, (fi, k) in zip(self.abi.get("dim_names", []), self.abi["dims"]):
+            if names[fi] in feeds:
+                out[sym] = int(np.shape(feeds[names[fi]])[k])
+        return out
+
+    def memory_peak(self, feeds: Mapping[str, Any]) -> Peak:
+        """Peak bytes of live temporaries (and the buffers making it) for these feeds."""
+        assert self.memory is not None
+        return self.memory.peak(self.dim_bindings(feeds))
 
     def output_shapes(self, feeds: Sequence[np.ndarray]) -> list[tuple[int, ...]]:
         """Concrete output shapes for these feeds (checked; cached per feed shapes)."""
@@ -155,7 +229,7 @@ class CompiledProgram:
             names = [n for n, _ in self.abi["feeds"]]
             shapes = plan_shapes(self.prog, dict(zip(names, key)))
             plan = [shapes[v] for v in self.outputs]
-            self.shape_plans[key] = plan
+        remember(self.shape_plans, key, plan, SHAPE_PLANS_PER_PROGRAM)
         return plan
 
 
@@ -175,13 +249,34 @@ def compile_program(module: ModuleOp, fetches: Sequence[SSAValue], blas: bool | 
     except LoweringError as e:
         raise NotCompilable(str(e)) from None
     lowered = ModuleOp([fn_op])
+    declare_callees(lowered)
+    if any(getattr(o, "sym_name", None) and o.sym_name.data.startswith("MPI_") for o in lowered.body.block.ops):
+        # Native collectives (lowering/distributed.py) call the MPI library itself.
+        from pullback.lowering.distributed import MPICH, job_size_mismatch
+        from pullback.runtime.communicator import DistributedError, bind_native_mpi, world
+
+        try:
+            bind_native_mpi(jit.llvm, MPICH)
+            # Native collectives trust their buffer sizes: a program built for
+            # another job size runs on the interpreter, which reports it.
+            why = job_size_mismatch(module.walk(), world().size)
+            if why is not None:
+                raise DistributedError(why)
+        except DistributedError as e:
+            raise NotCompilable(str(e)) from None
     abi = abi_of(lowered, entry)
+    memory = analyze_function(fn_op)
+    abi["dim_names"] = [
+        a.name_hint or f"arg{a.index}" for a in fn_op.body.block.args[: len(abi["dims"])]
+    ]
     run_passes(lowered, loop_passes(blas=use_blas))
     ir = str(to_llvmlite(lowered))
-    addr = jit.compile(ir, "_pullback_packed_" + entry)
+    native, addr = jit.compile(ir, "_pullback_packed_" + entry)
     fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(addr)
     prog = Program.of(module, fetches, use_fetch_ops=False)
-    return CompiledProgram(prog, output_values(prog, abi, fetches), abi, fn, time.perf_counter() - t0)
+    return CompiledProgram(
+        prog, output_values(prog, abi, fetches), abi, fn, time.perf_counter() - t0, native, memory
+    )
 
 
 def _counter():  # type: ignore[no-untyped-def]
@@ -200,16 +295,29 @@ _COUNTER = _counter()
 class CompiledBackend:
     """Runs `pd` programs as JIT-compiled native code (see the module docstring)."""
 
-    def __init__(self, fallback: bool = False, blas: bool | None = None) -> None:
+    def __init__(
+        self, fallback: bool = False, blas: bool | None = None, cache_size: int = DEFAULT_CACHE_SIZE
+    ) -> None:
+        if cache_size < 1:
+            raise ValueError(f"CompiledBackend: cache_size must be at least 1, got {cache_size}")
         self.fallback = fallback
         self.blas = blas
-        self._by_identity: dict[tuple[Any, ...], tuple[ModuleOp, CompiledProgram | None]] = {}
-        self._by_content: dict[tuple[Any, ...], CompiledProgram] = {}
+        self.cache_size = cache_size
+        self._by_identity: OrderedDict[
+            tuple[Any, ...], tuple[ModuleOp, CompiledProgram | None, tuple[Any, ...] | None]
+        ] = OrderedDict()
+        self._by_content: OrderedDict[tuple[Any, ...], CompiledProgram] = OrderedDict()
         self.compiles = 0
+
+    def cache_info(self) -> dict[str, int]:
+        """Entries of the two program caches, their bound and the compiles so far."""
+        return {"identity": len(self._by_identity), "content": len(self._by_content),
+                "size": self.cache_size, "compiles": self.compiles}
 
     # The cache: an identity key (module object, its ops, fetches, feed dtypes/ranks)
     # finds a program without printing the module; the content key (its text) lets
-    # equal programs share code.
+    # equal programs share code.  Both are LRU-bounded by `cache_size`, with one
+    # recency: a hit by identity refreshes the content entry too.
     def program_for(
         self, module: ModuleOp, fetches: Sequence[SSAValue], feeds: Mapping[str, np.ndarray]
     ) -> CompiledProgram | None:
@@ -219,6 +327,9 @@ class CompiledBackend:
         ident = (id(module), hash(ops), tuple(id(v) for v in fetches), sig)
         hit = self._by_identity.get(ident)
         if hit is not None and hit[0] is module:
+            self._by_identity.move_to_end(ident)
+            if hit[2] in self._by_content:
+                self._by_content.move_to_end(hit[2])
             return hit[1]
         positions = _value_positions(module, fetches)
         content = (hashlib.sha1(str(module).encode()).hexdigest(), positions, sig)
@@ -226,7 +337,7 @@ class CompiledBackend:
         if compiled is None and _initializers_only(module):
             # Startup programs: random initializers stay on the host by design
             # (they run once, drawing from numpy's generator), so no warning.
-            self._by_identity[ident] = (module, None)
+            remember(self._by_identity, ident, (module, None, None), self.cache_size)
             return None
         if compiled is None:
             try:
@@ -236,12 +347,13 @@ class CompiledBackend:
                 if not self.fallback:
                     raise
                 warnings.warn(f"compiled backend: {e}; running this program on the interpreter", stacklevel=3)
-                self._by_identity[ident] = (module, None)
+                remember(self._by_identity, ident, (module, None, None), self.cache_size)
                 return None
-            self._by_content[content] = compiled
+            remember(self._by_content, content, compiled, self.cache_size)
         else:
+            self._by_content.move_to_end(content)
             compiled = compiled.for_module(module, fetches)
-        self._by_identity[ident] = (module, compiled)
+        remember(self._by_identity, ident, (module, compiled, content), self.cache_size)
         return compiled
 
     def run(
@@ -288,7 +400,8 @@ def _as_input(name: str, value: Any, spec: list[Any], what: str) -> np.ndarray:
         ):
             raise ValueError(f"{what} '{name}' has dtype {arr.dtype}, expected {dtype}")
         arr = arr.astype(dtype)
-    return np.ascontiguousarray(arr)
+    # Not np.ascontiguousarray: it turns a 0-d array into shape [1].
+    return np.require(arr, requirements="C")
 
 
 def execute(
@@ -312,7 +425,7 @@ def execute(
         arr = scope[name]
         dtype = np.dtype(_NP[elem])
         if not (isinstance(arr, np.ndarray) and arr.dtype == dtype and arr.flags.c_contiguous and arr.flags.writeable):
-            arr = np.ascontiguousarray(np.asarray(arr), dtype=dtype).copy()
+            arr = np.array(arr, dtype=dtype, order="C")  # a copy; 0-d stays 0-d
             scope[name] = arr  # updates in place from now on
         if tuple(arr.shape) != tuple(shape):
             raise ValueError(f"parameter '{name}' has shape {list(arr.shape)} in the scope, expected {shape}")
@@ -340,7 +453,9 @@ def _n_new(abi: dict[str, Any]) -> int:
     return sum(1 for n, _ in abi["outputs"] if n)
 
 
-_INITIALIZER_OPS = frozenset({"pd.fill_constant", "pd.parameter", "pd.fetch"})
+# `pd.broadcast`: a data-parallel start-up program sends rank 0's initial values
+# (see passes/data_parallel.py); it still runs once, on the host.
+_INITIALIZER_OPS = frozenset({"pd.fill_constant", "pd.parameter", "pd.fetch", "pd.broadcast"})
 
 
 def _initializers_only(module: ModuleOp) -> bool:

@@ -266,6 +266,13 @@ def prepare(program: Program, fetch_values: Sequence[SSAValue]) -> _Prepared:
     module = program.module.clone(value_mapper=mapping)
     fetch_ops = [pd.FetchOp.create(operands=[mapping[v]]) for v in outputs]
     module.body.block.add_ops(fetch_ops)
+    if program.passes:
+        # After the fetches exist, so that a pass replacing a value (a gradient by
+        # its all-reduce) also replaces what is fetched and written back.
+        ctx = Context()
+        ctx.load_dialect(pd.PD)
+        for p in program.passes:
+            p.apply(ctx, module)
     _autodiff_if_needed(module)
     # Feeds nothing reads need not be fed (as in Paddle); backends never see them.
     for op in list(module.body.block.ops):
@@ -338,6 +345,8 @@ def check_feeds(
     A data variable must be fed when an op reads it or it is fetched."""
     if feed is None:
         feed = {}
+    if isinstance(feed, (list, tuple)) and len(feed) == 1 and isinstance(feed[0], Mapping):
+        feed = feed[0]  # one place's feed, as `DataLoader(feed_list=...)` yields
     if not isinstance(feed, Mapping):
         raise TypeError(f"feed must be a dict from names to arrays, got {type(feed).__name__}")
     data = data_vars(program)
@@ -485,6 +494,35 @@ class Executor:
         if return_numpy:
             return [np.array(r, copy=True) for r in results]
         return [LoDTensor(np.array(r, copy=True)) for r in results]
+
+    def memory_peak(
+        self,
+        program: Program | None = None,
+        feed: Mapping[str, Any] | None = None,
+        fetch_list: Sequence[Any] | Any = None,
+    ) -> Any:
+        """The peak bytes of live temporaries when `program` runs natively with these
+        feeds (not a Paddle API): a `lowering.memory.Peak` with `.bytes` and `.live`
+        (the buffers that make the peak).  Compiles like `run` (the compiled
+        backend's cache is shared) but runs nothing; dynamic dims come from `feed`."""
+        from pullback.runtime.compiled import CompiledBackend, compile_program
+
+        if program is None:
+            program = default_main_program()
+        if fetch_list is None:
+            fetch_list = []
+        elif isinstance(fetch_list, (str, Variable)):
+            fetch_list = [fetch_list]
+        fetch_values = [resolve_fetch(program, f) for f in fetch_list]
+        feeds = check_feeds(program, feed, fetch_values)
+        entry = self._prepared(program, fetch_values)
+        if isinstance(self.backend, CompiledBackend):
+            compiled = self.backend.program_for(entry.module, entry.fetches, feeds)
+        else:
+            compiled = compile_program(entry.module, entry.fetches)
+        if compiled is None or compiled.memory is None:
+            raise RuntimeError("Executor.memory_peak: this program does not compile to native code")
+        return compiled.memory_peak(feeds)
 
     def close(self) -> None:
         """Release resources (nothing to release; kept for Paddle's API)."""

@@ -237,7 +237,7 @@ class GpuBackend:
         known = self._params.get(name)
         if known is not None and known[0] is host:
             return known[1]
-        arr = DeviceArray(self.device.to_device(np.ascontiguousarray(host)), host.shape, host.dtype)
+        arr = DeviceArray(self.device.to_device(np.require(host, requirements="C")), host.shape, host.dtype)
         self._params[name] = (host, arr)
         return arr
 
@@ -262,7 +262,8 @@ class GpuBackend:
         run = HostRun(self.device, self.pool, prog.kernels)
         feed_arrays = []
         for name, (_, elem) in abi["feeds"]:
-            feed_arrays.append(np.ascontiguousarray(feeds[name], dtype=_NP[elem]))
+            # Not np.ascontiguousarray: it turns a 0-d feed into shape [1].
+            feed_arrays.append(np.require(feeds[name], _NP[elem], requirements="C"))
         shapes = plan_shapes(prog.prog, {n: a.shape for (n, _), a in zip(abi["feeds"], feed_arrays)})
         out_shapes = [shapes[v] for v in prog.outputs]
         values: list[Any] = [feed_arrays[fi].shape[k] for fi, k in abi["dims"]]
@@ -272,7 +273,7 @@ class GpuBackend:
         for name, (_, elem) in abi["params"]:
             host = scope[name]
             if not (isinstance(host, np.ndarray) and host.dtype == _NP[elem] and host.flags.c_contiguous):
-                host = np.ascontiguousarray(host, dtype=_NP[elem]).copy()
+                host = np.array(host, dtype=_NP[elem], order="C")  # 0-d stays 0-d
                 scope[name] = host
             params[name] = host
             values.append(self._param(name, host))

@@ -21,6 +21,14 @@ Kernel = Callable[..., "np.ndarray | tuple[np.ndarray, ...] | list[np.ndarray]"]
 
 KERNELS: dict[type[Operation], Kernel] = {}
 
+RegionKernel = Callable[
+    [Operation, "MutableMapping[SSAValue, np.ndarray]", "Mapping[str, np.ndarray]", "Mapping[str, np.ndarray]"],
+    None,
+]
+"""`region_kernel(op, env, feeds, scope)`: runs an op with regions (`pd.if`,
+`pd.while`) in the environment, binding its results in `env` itself."""
+
+REGION_KERNELS: dict[type[Operation], RegionKernel] = {}
 
 
 class InterpreterError(RuntimeError):
@@ -33,6 +41,17 @@ def kernel(*op_types: type[Operation]) -> Callable[[Kernel], Kernel]:
     def register(fn: Kernel) -> Kernel:
         for t in op_types:
             KERNELS[t] = fn
+        return fn
+
+    return register
+
+
+def region_kernel(*op_types: type[Operation]) -> Callable[[RegionKernel], RegionKernel]:
+    """Register the executor of an op with regions (it runs blocks with `run_block`)."""
+
+    def register(fn: RegionKernel) -> RegionKernel:
+        for t in op_types:
+            REGION_KERNELS[t] = fn
         return fn
 
     return register
@@ -106,7 +125,11 @@ def run_op(
         for res, val in zip(op.grads, term.values):
             env[res] = env[val]
         return
-    if isinstance(op, (pd.FetchOp, pd.YieldOp)):
+    if isinstance(op, (pd.FetchOp, pd.YieldOp, pd.ConditionOp)):
+        return
+    region_fn = REGION_KERNELS.get(type(op))
+    if region_fn is not None:
+        region_fn(op, env, feeds, scope)
         return
     fn = KERNELS.get(type(op))
     if fn is None:

@@ -55,8 +55,12 @@ class LoDTensor:
         return []
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        # numpy 2 passes copy=True for np.array(t) and trusts us to copy: the
+        # compiled backend updates scope arrays in place, so an alias would change.
         a = self.numpy()
-        return a.astype(dtype) if dtype is not None else a
+        if dtype is not None:
+            return a.astype(dtype)
+        return a.copy() if copy else a
 
     def __repr__(self) -> str:
         a = self._load()

@@ -6,8 +6,10 @@
 Feeds are `.npy` files checked like `Executor.run` checks them (names, ranks, fixed
 dimensions, dtypes).  Parameters come from `.npy` files (`--param NAME=FILE`, or
 `--params DIR` holding `NAME.npy` files) or from running a startup program first.
-Without `--fetch`, the values marked by `pd.fetch` ops are fetched.  Fetched values
-are printed, or saved as `DIR/NAME.npy` with `--out DIR`.
+Without `--fetch`, the values marked by `pd.fetch` ops are fetched.  Empty
+`pd.backward` regions are filled by the `autodiff` pass first, so gradients can be
+fetched by name (`--fetch fc_0.w_0@GRAD`).  Fetched values are printed, or saved as
+`DIR/NAME.npy` with `--out DIR`.
 
 Every error (bad IR, a missing file, a bad feed, an uninitialized parameter) is one
 message on stderr and exit status 1.
@@ -59,6 +61,21 @@ def program_of(module: ModuleOp) -> Program:
     program: Program = Program()
     program.module = module
     return program
+
+
+def fill_backward_regions(module: ModuleOp, path: str) -> None:
+    """Run the `autodiff` pass when some `pd.backward` region is empty, so that the
+    gradients it defines (`x@GRAD`) are values of the program that can be fetched."""
+    if not any(isinstance(op, pd.BackwardOp) and not op.is_filled for op in module.walk()):
+        return
+    from xdsl.context import Context
+
+    from pullback.passes.autodiff import AutodiffError, AutodiffPass
+
+    try:
+        AutodiffPass().apply(Context(allow_unregistered=True), module)
+    except AutodiffError as e:
+        raise ToolError(f"{path}: error: {e}") from None
 
 
 def default_fetches(module: ModuleOp) -> list[str]:
@@ -120,6 +137,7 @@ def run(args: argparse.Namespace) -> None:
     from pullback.runtime.scope import Scope
 
     module = parse_pd_file(args.program, TOOL)
+    fill_backward_regions(module, args.program)
     program = program_of(module)
     scope = Scope()
     # The reference interpreter by default: pullback-run is the debugging tool.

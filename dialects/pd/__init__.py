@@ -2,14 +2,24 @@
 
 One dialect, defined across a few modules by op family (as xDSL's `linalg` is):
 `program` (feeds, parameters, fetch, constants, initializers, the backward region),
-`elementwise`, `reduction`, `loss`, `shape`, `nn` and `optimizer`.
+`control` (`pd.if`, `pd.while` and the stacks their gradients use), `elementwise`,
+`reduction`, `loss`, `shape`, `nn`, `optimizer`, `creation`, `indexing` and
+`distributed` (collectives between ranks).
 """
 
 from xdsl.ir import Dialect
 
 from .base import *  # noqa: F403
+from .distributed import *  # noqa: F403
+from .distributed import DISTRIBUTED_OPS
+from .creation import *  # noqa: F403
+from .creation import CREATION_OPS
+from .control import *  # noqa: F403
+from .control import CONTROL_OPS
 from .elementwise import *  # noqa: F403
 from .elementwise import ELEMENTWISE_OPS
+from .indexing import *  # noqa: F403
+from .indexing import INDEXING_OPS
 from .loss import *  # noqa: F403
 from .loss import LOSS_OPS
 from .nn import *  # noqa: F403
@@ -31,6 +41,10 @@ ALL_OPS = [
     *SHAPE_OPS,
     *NN_OPS,
     *OPTIMIZER_OPS,
+    *DISTRIBUTED_OPS,
+    *CREATION_OPS,
+    *INDEXING_OPS,
+    *CONTROL_OPS,
 ]
 
 PD = Dialect("pd", ALL_OPS, [])

@@ -467,7 +467,7 @@ class PdOp(IRDLOperation):
                 specs[key] = None
             else:
                 specs[key] = _REQUIRED
-        setattr(cls, "_pd_prop_specs", specs)
+        cls._pd_prop_specs = specs
         return specs
 
     def prop(self, key: str) -> Any:
@@ -584,9 +584,9 @@ __all__ = [
     "DTYPE_BY_NUMPY",
     "DTYPE_BY_SHORT",
     "DYN",
-    "DTypeInfo",
     "FLOAT_TYPES",
     "INT_TYPES",
+    "DTypeInfo",
     "MultiResultNames",
     "PdOp",
     "PureOp",

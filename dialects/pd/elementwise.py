@@ -298,6 +298,98 @@ class ErfOp(ElementwiseUnaryOp):
 
 
 @irdl_op_definition
+class SinOp(ElementwiseUnaryOp):
+    """`sin(x)` (`paddle.sin`)."""
+
+    name = "pd.sin"
+
+
+@irdl_op_definition
+class CosOp(ElementwiseUnaryOp):
+    """`cos(x)` (`paddle.cos`)."""
+
+    name = "pd.cos"
+
+
+@irdl_op_definition
+class TanOp(ElementwiseUnaryOp):
+    """`tan(x)` (`paddle.tan`)."""
+
+    name = "pd.tan"
+
+
+@irdl_op_definition
+class AsinOp(ElementwiseUnaryOp):
+    """`arcsin(x)` (`paddle.asin`), NaN outside [-1, 1]."""
+
+    name = "pd.asin"
+
+
+@irdl_op_definition
+class AcosOp(ElementwiseUnaryOp):
+    """`arccos(x)` (`paddle.acos`), NaN outside [-1, 1]."""
+
+    name = "pd.acos"
+
+
+@irdl_op_definition
+class AtanOp(ElementwiseUnaryOp):
+    """`arctan(x)` (`paddle.atan`)."""
+
+    name = "pd.atan"
+
+
+@irdl_op_definition
+class SinhOp(ElementwiseUnaryOp):
+    """`sinh(x)` (`paddle.sinh`)."""
+
+    name = "pd.sinh"
+
+
+@irdl_op_definition
+class CoshOp(ElementwiseUnaryOp):
+    """`cosh(x)` (`paddle.cosh`)."""
+
+    name = "pd.cosh"
+
+
+@irdl_op_definition
+class Log1pOp(ElementwiseUnaryOp):
+    """`log(1 + x)`, accurate for small x (`paddle.log1p`)."""
+
+    name = "pd.log1p"
+
+
+@irdl_op_definition
+class Expm1Op(ElementwiseUnaryOp):
+    """`exp(x) - 1`, accurate for small x (`paddle.expm1`)."""
+
+    name = "pd.expm1"
+
+
+@irdl_op_definition
+class FloorOp(ElementwiseUnaryOp):
+    """Round toward -inf (`paddle.floor`); zero gradient."""
+
+    name = "pd.floor"
+
+
+@irdl_op_definition
+class CeilOp(ElementwiseUnaryOp):
+    """Round toward +inf (`paddle.ceil`); zero gradient."""
+
+    name = "pd.ceil"
+
+
+@irdl_op_definition
+class RoundOp(ElementwiseUnaryOp):
+    """Round to the nearest integer, halves away from zero as C's `round` does
+    (`paddle.round`: round(-0.5) = -1, round(2.5) = 3); zero gradient."""
+
+    name = "pd.round"
+
+
+@irdl_op_definition
 class GeluOp(ElementwiseUnaryOp):
     """GELU: exact `x * Phi(x)`, or the tanh approximation when `approximate`."""
 
@@ -404,6 +496,19 @@ ELEMENTWISE_OPS = [
     AbsOp,
     SignOp,
     ErfOp,
+    SinOp,
+    CosOp,
+    TanOp,
+    AsinOp,
+    AcosOp,
+    AtanOp,
+    SinhOp,
+    CoshOp,
+    Log1pOp,
+    Expm1Op,
+    FloorOp,
+    CeilOp,
+    RoundOp,
     GeluOp,
     ScaleOp,
     PowOp,

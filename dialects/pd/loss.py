@@ -1,4 +1,5 @@
-"""Losses: one_hot, cross_entropy, softmax_with_cross_entropy, square_error_cost.
+"""Losses: one_hot, cross_entropy, softmax_with_cross_entropy, square_error_cost,
+and the classification metric `accuracy`.
 
 Class scores live in the LAST dimension (`C`).  A hard label is an int64 class id per
 row, shaped `[N.., 1]` (Paddle's operator layout) or `[N..]` (Paddle 2.x's
@@ -16,7 +17,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from xdsl.dialects.builtin import ArrayAttr, BoolAttr, IntegerAttr, StringAttr, TensorType
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    BoolAttr,
+    IntegerAttr,
+    StringAttr,
+    TensorType,
+)
 from xdsl.ir import Attribute
 from xdsl.irdl import (
     ParsePropInAttrDict,
@@ -31,12 +38,11 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from .base import (
-    PureOp,
-    tensor_type,
     FLOAT_TYPES,
     INT_TYPES,
     MultiResultNames,
     PdOp,
+    PureOp,
     Shape,
     bool_attr,
     dims_compatible,
@@ -45,11 +51,14 @@ from .base import (
     elem_of,
     expect_float,
     expect_same_elem,
+    f32,
     fmt_shape,
+    i32,
     i64,
     i64_attr,
     shape_of,
     shapes_compatible,
+    tensor_type,
 )
 from .reduction import merge_shapes
 
@@ -236,12 +245,60 @@ class SquareErrorCostOp(PureOp):
         return [tensor_type(elem, merge_shapes([xs, ls]))]
 
 
-LOSS_OPS = [OneHotOp, CrossEntropyOp, SoftmaxWithCrossEntropyOp, SquareErrorCostOp]
+@irdl_op_definition
+class AccuracyOp(PdOp, MultiResultNames):
+    """Top-k classification accuracy (Paddle's `accuracy` operator): given the top-k
+    scores `out` and their `indices` (both `[N, k]`, from `pd.top_k`) and int64
+    labels `[N, 1]`, a row is correct when its label is among its k indices.
+    Results (0-D): `accuracy = correct / N` (float32), `correct` and `total = N`
+    (int32). Not differentiable.
+
+    ```mlir
+    %acc, %correct, %total = pd.accuracy %v, %i, %label : (tensor<?x5xf32>, tensor<?x5xi64>, tensor<?x1xi64>) -> (tensor<f32>, tensor<i32>, tensor<i32>)
+    ```
+    """
+
+    name = "pd.accuracy"
+    out = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    label = operand_def(TensorType)
+    names = opt_prop_def(ArrayAttr)
+    accuracy = result_def(TensorType)
+    correct = result_def(TensorType)
+    total = result_def(TensorType)
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "operands attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        to, ti, tl = operand_types
+        os_, is_, ls = shape_of(to), shape_of(ti), shape_of(tl)
+        if len(os_) != 2 or not shapes_compatible(os_, is_):
+            raise VerifyException(
+                f"'{cls.name}': out and indices must be [N, k] of one shape, got "
+                f"{fmt_shape(os_)} and {fmt_shape(is_)}"
+            )
+        if elem_of(ti) not in INT_TYPES or elem_of(tl) not in INT_TYPES:
+            raise VerifyException(f"'{cls.name}': indices and label must be integer tensors")
+        if len(ls) != 2 or not dims_compatible(ls[1], 1):
+            raise VerifyException(
+                f"'{cls.name}': label's dimensions must be 2 ([N, 1]), got {fmt_shape(ls)}"
+            )
+        if not dims_compatible(ls[0], os_[0]):
+            raise VerifyException(
+                f"'{cls.name}': out has {os_[0]} rows but label has {ls[0]}"
+            )
+        return [tensor_type(f32, []), tensor_type(i32, []), tensor_type(i32, [])]
+
+
+LOSS_OPS = [OneHotOp, CrossEntropyOp, SoftmaxWithCrossEntropyOp, SquareErrorCostOp, AccuracyOp]
 
 __all__ = [
+    "LOSS_OPS",
+    "AccuracyOp",
     "ClassificationLossOp",
     "CrossEntropyOp",
-    "LOSS_OPS",
     "OneHotOp",
     "SoftmaxWithCrossEntropyOp",
     "SquareErrorCostOp",

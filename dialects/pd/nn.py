@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from xdsl.dialects.builtin import (
+    ArrayAttr,
     BoolAttr,
     DenseArrayBase,
     FloatAttr,
@@ -31,20 +32,25 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 from xdsl.irdl import (
+    ParsePropInAttrDict,
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     opt_prop_def,
     prop_def,
+    result_def,
+    traits_def,
     var_operand_def,
 )
+from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from .base import (
-    PureOp,
-    tensor_type,
     DYN,
     INT_TYPES,
+    MultiResultNames,
     PdOp,
+    PureOp,
     bool_attr,
     broadcast_shapes,
     dims_compatible,
@@ -57,6 +63,7 @@ from .base import (
     i64_attr,
     ints_attr,
     shape_of,
+    tensor_type,
 )
 
 _FORMAT = "operands attr-dict `:` functional-type(operands, results)"
@@ -477,9 +484,12 @@ class PoolWindowOp(PureOp):
 
     Windows start at `i*stride - pad_top` and are clipped to the input; `ceil_mode`
     rounds the output size up. Average pooling divides by the clipped window size
-    when `exclusive` (or `adaptive`), else by `kh*kw`. `global_pooling` pools the
-    whole plane; `adaptive` reads `ksize` as the output size, with windows
-    `[floor(i*H/oh), ceil((i+1)*H/oh))`.
+    when `exclusive` (or `adaptive`), else by the window clipped to the input
+    *padded by the top (left) padding on both sides*: Paddle's CPU kernel keeps
+    only the top/left paddings for the window geometry, so neither a larger
+    bottom/right padding nor a `ceil_mode` overhang counts (see `window`).
+    `global_pooling` pools the whole plane; `adaptive` reads `ksize` as the output
+    size, with windows `[floor(i*H/oh), ceil((i+1)*H/oh))`.
     """
 
     pooling_type = prop_def(StringAttr, default_value=StringAttr("max"))
@@ -532,6 +542,17 @@ class PoolWindowOp(PureOp):
         if self.prop("global_pooling"):
             return "global"
         return "adaptive" if self.prop("adaptive") else "window"
+
+    @staticmethod
+    def window(i: int, size: int, k: int, stride: int, pad: int) -> tuple[int, int, int]:
+        """Output index `i`'s window along one spatial axis of a strided, padded
+        pooling: `(lo, hi, span)`, the input range `[lo, hi)` it reads and the
+        divisor factor of non-exclusive average pooling, `span = min(start + k,
+        size + pad) - start` with `start = i*stride - pad` (Paddle's Pool2dFunctor
+        on CPU; `pad` is the top/left padding)."""
+        start = i * stride - pad
+        end = min(start + k, size + pad)
+        return max(start, 0), min(end, size), end - start
 
     def pads_before(self, hw: Sequence[int]) -> tuple[int, int]:
         """`(top, left)`: where window 0 starts before the input, per spatial axis of a
@@ -646,6 +667,113 @@ class LayerNormOp(PureOp):
         return [tx]
 
 
+# ------------------------------------------------------------------------ batch norm
+
+BATCH_NORM_LAYOUTS = ("NCHW", "NHWC")
+
+
+@irdl_op_definition
+class BatchNormOp(PdOp, MultiResultNames):
+    """Batch normalization with Paddle's `batch_norm` operator conventions.
+
+    Operands (Paddle's order): `x` of rank 2 to 5, and the per-channel `scale`,
+    `bias`, running `mean` and running `variance`, each 1-D of the channel count
+    (`x.shape[1]` for `data_layout = "NCHW"`, `x.shape[-1]` for `"NHWC"`; a 2-D `x`
+    is `[N, C]` either way). Results: `y`, `mean_out`, `variance_out`,
+    `saved_mean`, `saved_variance`.
+
+    The statistics are global (running) when `use_global_stats`, or when `is_test`
+    and not `trainable_statistics`; otherwise they are the batch's, over every axis
+    but the channel (`M = N * spatial` values each):
+
+        mu = sum(x) / M,   var = sum((x - mu)^2) / M          (biased, as Paddle)
+        y  = (x - mu) / sqrt(var + epsilon) * scale + bias
+        mean_out     = momentum * mean + (1 - momentum) * mu      (Paddle's direction:
+        variance_out = momentum * variance + (1 - momentum) * var  momentum weighs the past)
+        saved_mean = mu,  saved_variance = 1 / sqrt(var + epsilon)  (the inverse std)
+
+    With global statistics `y` uses `mean`/`variance`, `mean_out`/`variance_out`
+    equal them (nothing is updated), and the saved results hold the mean and inverse
+    std that were used (Paddle leaves them unspecified there). With batch
+    statistics and a single value per channel (`M == 1`) Paddle's kernel returns
+    `y = x`, leaves the statistics alone and saves zeros; so does this op. Paddle
+    names `mean_out`/`variance_out` after the running statistics, which is how the
+    executor writes them back to the scope.
+
+    ```mlir
+    %y, %m, %v, %sm, %sv = pd.batch_norm %x, %scale, %bias, %mean, %var {momentum = 0.9 : f64} : (tensor<?x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<?x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+    ```
+    """
+
+    name = "pd.batch_norm"
+    x = operand_def(TensorType)
+    scale = operand_def(TensorType)
+    bias = operand_def(TensorType)
+    mean = operand_def(TensorType)
+    variance = operand_def(TensorType)
+    momentum = prop_def(FloatAttr, default_value=f64_attr(0.9))
+    epsilon = prop_def(FloatAttr, default_value=f64_attr(1e-5))
+    data_layout = prop_def(StringAttr, default_value=StringAttr("NCHW"))
+    is_test = prop_def(BoolAttr, default_value=bool_attr(False))
+    use_global_stats = prop_def(BoolAttr, default_value=bool_attr(False))
+    trainable_statistics = prop_def(BoolAttr, default_value=bool_attr(False))
+    names = opt_prop_def(ArrayAttr)
+    y = result_def(TensorType)
+    mean_out = result_def(TensorType)
+    variance_out = result_def(TensorType)
+    saved_mean = result_def(TensorType)
+    saved_variance = result_def(TensorType)
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = _FORMAT
+
+    def global_stats(self) -> bool:
+        """Whether `y` is normalized with the running statistics (Paddle's rule:
+        `use_global_stats or (is_test and not trainable_statistics)`)."""
+        return bool(self.prop("use_global_stats")) or (
+            bool(self.prop("is_test")) and not self.prop("trainable_statistics")
+        )
+
+    def channel_axis(self) -> int:
+        """The axis of `x` holding the channels."""
+        rank = len(shape_of(self.x.type))
+        return 1 if self.prop("data_layout") == "NCHW" or rank == 2 else rank - 1
+
+    def reduced_axes(self) -> list[int]:
+        """The axes the batch statistics reduce over (all but the channel)."""
+        rank, c = len(shape_of(self.x.type)), self.channel_axis()
+        return [a for a in range(rank) if a != c]
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        tx, *params = operand_types
+        expect_float(cls.name, "x", tx)
+        expect_same_elem(cls.name, operand_types)
+        xs = expect_rank(cls.name, "x", tx, 2, 3, 4, 5)
+        layout = props["data_layout"]
+        if layout not in BATCH_NORM_LAYOUTS:
+            raise VerifyException(
+                f"'{cls.name}': data_layout must be one of {list(BATCH_NORM_LAYOUTS)}, "
+                f"got '{layout}'"
+            )
+        if props["epsilon"] < 0:
+            raise VerifyException(f"'{cls.name}': epsilon must be non-negative")
+        if not 0.0 <= props["momentum"] <= 1.0:
+            raise VerifyException(
+                f"'{cls.name}': momentum must be in [0, 1], got {props['momentum']}"
+            )
+        c = xs[1] if layout == "NCHW" or len(xs) == 2 else xs[-1]
+        for what, t in zip(("scale", "bias", "mean", "variance"), params):
+            (n,) = expect_rank(cls.name, what, t, 1)
+            if not dims_compatible(n, c):
+                raise VerifyException(
+                    f"'{cls.name}': {what} has {n} elements, but x {fmt_shape(xs)} has "
+                    f"{'?' if c == DYN else c} channels ({layout})"
+                )
+        vec = tensor_type(elem_of(tx), [c if c != DYN else shape_of(params[0])[0]])
+        return [tx, vec, vec, vec, vec]
+
+
 # --------------------------------------------------------------------------- dropout
 
 DROPOUT_IMPLEMENTATIONS = ("downgrade_in_infer", "upscale_in_train")
@@ -677,15 +805,22 @@ class DropoutOp(PureOp):
     bit for bit. Training: `x * keep` (`downgrade_in_infer`) or `x * keep / (1 - p)`
     (`upscale_in_train`, zero when `p == 1`). `is_test`: `x * (1 - p)` or `x`.
     The op is linear in `x`, so its VJP is the same op applied to the gradient.
-    Unlike Paddle, the mask does not change between runs of a program.
+
+    The seed is the `seed` property, or — taking precedence, like Paddle's `Seed`
+    input — the value of the optional one-element integer operand `seed_tensor`.
+    Eager mode passes each call's seed as that operand, so the op (and every
+    backward plan built from it) is the same from step to step while the mask
+    changes.  Unlike Paddle, a static program's mask does not change between runs.
 
     ```mlir
     %y = pd.dropout %x {dropout_prob = 0.25 : f64, seed = 7 : i64, dropout_implementation = "upscale_in_train"} : (tensor<?x8xf32>) -> tensor<?x8xf32>
+    %z = pd.dropout %x, %s {dropout_prob = 0.5 : f64} : (tensor<?x8xf32>, tensor<i64>) -> tensor<?x8xf32>
     ```
     """
 
     name = "pd.dropout"
     x = operand_def(TensorType)
+    seed_tensor = opt_operand_def(TensorType)
     dropout_prob = prop_def(FloatAttr, default_value=f64_attr(0.5))
     is_test = prop_def(BoolAttr, default_value=bool_attr(False))
     seed = prop_def(IntegerAttr, default_value=i64_attr(0))
@@ -696,8 +831,14 @@ class DropoutOp(PureOp):
 
     @classmethod
     def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
-        (tx,) = operand_types
+        tx, *seed = operand_types
         expect_float(cls.name, "x", tx)
+        for ts in seed:
+            if elem_of(ts) not in INT_TYPES or shape_of(ts) not in ((), (1,)):
+                raise VerifyException(
+                    f"'{cls.name}': seed_tensor must be an int32 or int64 tensor of one "
+                    f"element (shape [] or [1]), got {ts}"
+                )
         p = props["dropout_prob"]
         if not 0.0 <= p <= 1.0:
             raise VerifyException(f"'{cls.name}': dropout_prob must be in [0, 1], got {p}")
@@ -720,28 +861,31 @@ NN_OPS: list[type[PdOp]] = [
     Pool2DOp,
     Pool2DGradOp,
     LayerNormOp,
+    BatchNormOp,
     DropoutOp,
 ]
 
 __all__ = [
-    "ConvWindow",
-    "ConvWindowOp",
+    "BATCH_NORM_LAYOUTS",
     "DROPOUT_BITS",
+    "NN_OPS",
     "SPLITMIX_GAMMA",
     "SPLITMIX_LAST_SHIFT",
     "SPLITMIX_MIX",
-    "PoolWindowOp",
+    "BatchNormOp",
     "Conv2DFilterGradOp",
     "Conv2DOp",
     "Conv2DTransposeOp",
+    "ConvWindow",
+    "ConvWindowOp",
     "DropoutOp",
     "LayerNormOp",
     "LookupTableGradOp",
     "LookupTableOp",
     "MatmulOp",
-    "NN_OPS",
     "Pool2DGradOp",
     "Pool2DOp",
+    "PoolWindowOp",
     "conv_out_dim",
     "dropout_threshold",
     "explicit_pads",

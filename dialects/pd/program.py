@@ -9,12 +9,11 @@ stand for feeds, `pd.parameter` ops for persistable variables held in the Scope,
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
-    f64,
-    i64,
     BoolAttr,
     DenseArrayBase,
     FloatAttr,
@@ -37,7 +36,7 @@ from xdsl.irdl import (
     var_operand_def,
     var_result_def,
 )
-from xdsl.traits import HasParent, IsTerminator, NoTerminator, Pure
+from xdsl.traits import IsTerminator, NoTerminator, OpTrait, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from .base import (
@@ -252,6 +251,25 @@ class GaussianRandomOp(_RandomInitOp):
     std = prop_def(FloatAttr, default_value=f64_attr(1.0))
 
 
+@dataclass(frozen=True)
+class AcceptsPdYield(OpTrait):
+    """Marks the ops whose regions end in `pd.yield` (`pd.backward`, `pd.if`, the
+    body of `pd.while`); `pd.yield` verifies that its parent has this trait."""
+
+
+@dataclass(frozen=True)
+class _InPdYieldParent(OpTrait):
+    """`pd.yield` must sit directly in a region of an op marked `AcceptsPdYield`."""
+
+    def verify(self, op: Operation) -> None:
+        parent = op.parent_op()
+        if parent is not None and not parent.has_trait(AcceptsPdYield):
+            raise VerifyException(
+                f"'pd.yield' expects parent op 'pd.backward', 'pd.if' or 'pd.while', "
+                f"not '{parent.name}'"
+            )
+
+
 @irdl_op_definition
 class TruncatedGaussianRandomOp(_RandomInitOp):
     """Normal samples redrawn until they lie within two standard deviations of the
@@ -275,62 +293,6 @@ class TruncatedGaussianRandomOp(_RandomInitOp):
                 f"'{cls.name}': the truncation bounds must satisfy a < b, got a={props['a']}, b={props['b']}"
             )
         return super().infer(operand_types, props)
-
-
-@irdl_op_definition
-class AssignValueOp(PureOp):
-    """A tensor holding given values (`paddle.nn.initializer.Assign`, and the
-    initializers computed on the host: `Orthogonal`, `Dirac`, `Bilinear`).  `values`
-    are the elements in row-major order, as float64.
-
-    ```mlir
-    %w = pd.assign_value {shape = array<i64: 2>, values = array<f64: 1.5, -2.0>} : tensor<2xf32>
-    ```
-    """
-
-    name = "pd.assign_value"
-    HOST_ONLY: ClassVar[str | None] = (
-        "an initializer whose values are computed on the host (Assign, Orthogonal, Dirac); "
-        "startup programs run once, on the host interpreter"
-    )
-    shape = prop_def(DenseArrayBase)
-    values = prop_def(DenseArrayBase)
-    dtype = prop_def(StringAttr, default_value=StringAttr("float32"))
-    assembly_format = "attr-dict `:` type($out)"
-
-    @classmethod
-    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
-        shape = _shape_prop(props, cls.name)
-        if any(d < 0 for d in shape):
-            raise VerifyException(f"'{cls.name}': shape must be static, got {shape}")
-        size = 1
-        for d in shape:
-            size *= d
-        if len(props["values"]) != size:
-            raise VerifyException(
-                f"'{cls.name}': {len(props['values'])} values for shape {shape} ({size} elements)"
-            )
-        return [tensor(shape, dtype_from_name(props["dtype"]))]
-
-    @classmethod
-    def make_values(cls, values: Any, dtype: str, name: str | None = None) -> AssignValueOp:
-        """The op holding `values` (anything numpy turns into an array)."""
-        import numpy as np
-
-        arr = np.asarray(values, dtype=np.float64)
-        op = cls.create(
-            result_types=[tensor(list(arr.shape), dtype_from_name(dtype))],
-            properties={
-                "shape": DenseArrayBase.from_list(i64, list(arr.shape)),
-                "values": DenseArrayBase.from_list(f64, arr.reshape(-1).tolist()),
-                **({"dtype": StringAttr(dtype)} if dtype != "float32" else {}),
-            },
-        )
-        if name is not None:
-            from .base import set_result_names
-
-            set_result_names(op, [name])
-        return op
 
 
 @irdl_op_definition
@@ -362,7 +324,7 @@ class BackwardOp(IRDLOperation, MultiResultNames):
     body = region_def()
     """At most one block; no block (or an empty one) until `autodiff` fills it."""
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
-    traits = traits_def(NoTerminator())
+    traits = traits_def(NoTerminator(), AcceptsPdYield())
     assembly_format = (
         "`targets` `(` $targets `:` type($targets) `)` "
         "(`seeds` `(` $seeds^ `:` type($seeds) `)`)? "
@@ -468,7 +430,8 @@ class BackwardOp(IRDLOperation, MultiResultNames):
 
 @irdl_op_definition
 class YieldOp(IRDLOperation):
-    """Terminates a `pd.backward` region, yielding the gradients in `wrt` order.
+    """Terminates a `pd.backward` region (yielding the gradients in `wrt` order), a
+    `pd.if` branch or a `pd.while` body (yielding the results / next carried values).
 
     ```mlir
     pd.yield %w_grad, %b_grad : tensor<13x1xf32>, tensor<1xf32>
@@ -477,7 +440,7 @@ class YieldOp(IRDLOperation):
 
     name = "pd.yield"
     values = var_operand_def(TensorType)
-    traits = traits_def(IsTerminator(), HasParent(BackwardOp), Pure())
+    traits = traits_def(IsTerminator(), _InPdYieldParent(), Pure())
     assembly_format = "($values^ `:` type($values))? attr-dict"
 
 
@@ -496,7 +459,6 @@ PROGRAM_OPS = [
     UniformRandomOp,
     GaussianRandomOp,
     TruncatedGaussianRandomOp,
-    AssignValueOp,
     BackwardOp,
     YieldOp,
 ]

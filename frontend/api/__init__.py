@@ -56,6 +56,7 @@ ALIASES: dict[str, str] = {
     "framework.random": "pullback.frontend.api.framework.random",
     "nn": "pullback.frontend.api.nn",
     "nn.functional": "pullback.frontend.api.nn_functional",
+    "nn.utils": "pullback.frontend.nn_utils",
     "nn.initializer": "pullback.frontend.initializer",
     "nn.clip": "pullback.frontend.clip",
     "regularizer": "pullback.frontend.regularizer",
@@ -66,6 +67,14 @@ ALIASES: dict[str, str] = {
     "device.cuda": "pullback.frontend.api.device_cuda",
     "utils": "pullback.frontend.api.utils",
     "utils.unique_name": "pullback.frontend.unique_name",
+    "io": "pullback.frontend.io",
+    "metric": "pullback.frontend.metric",
+    "vision": "pullback.frontend.vision",
+    "vision.models": "pullback.frontend.vision.models",
+    "vision.transforms": "pullback.frontend.vision.transforms",
+    "vision.datasets": "pullback.frontend.vision.datasets",
+    "incubate": "pullback.frontend.api.incubate",
+    "incubate.optimizer": "pullback.frontend.api.incubate_optimizer",
 }
 """Public namespace (relative to the package root) -> implementing module."""
 

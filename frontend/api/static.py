@@ -94,6 +94,14 @@ __getattr__, __dir__ = registry.lazy_attributes(
     {
         "append_backward": "pullback.frontend.backward:append_backward",
         "gradients": "pullback.frontend.backward:gradients",
+        "accuracy": "pullback.frontend.metric:static_accuracy",
+        "save": "pullback.frontend.serialization:static_save",
+        "load": "pullback.frontend.serialization:static_load",
+        "load_program_state": "pullback.frontend.serialization:load_program_state",
+        "set_program_state": "pullback.frontend.serialization:set_program_state",
+        "save_inference_model": "pullback.frontend.serialization:save_inference_model",
+        "load_inference_model": "pullback.frontend.serialization:load_inference_model",
+        "normalize_program": "pullback.frontend.serialization:normalize_program",
     },
 )
 
@@ -109,7 +117,8 @@ __all__ = [
     "Program",
     "Scope",
     "Variable",
-    "append_backward",
+    "accuracy",
+    "append_backward",  # noqa: F822 - loaded on first use (module __getattr__)
     "cpu_places",
     "create_global_var",
     "create_parameter",
@@ -119,9 +128,16 @@ __all__ = [
     "default_startup_program",
     "device_guard",
     "global_scope",
-    "gradients",
+    "gradients",  # noqa: F822 - loaded on first use (module __getattr__)
+    "load",
+    "load_inference_model",
+    "load_program_state",
     "name_scope",
     "nn",
+    "normalize_program",
     "program_guard",
+    "save",
+    "save_inference_model",
     "scope_guard",
+    "set_program_state",
 ]

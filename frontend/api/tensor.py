@@ -16,7 +16,7 @@ from typing import Any
 
 from pullback.frontend.api import registry
 from pullback.frontend.layers import create_parameter
-from pullback.frontend.ops import random
+from pullback.frontend.ops.creation import fluid_gaussian_random
 
 __path__: list[str] = []  # children (`paddle.tensor.math`, ...) are registered below
 
@@ -28,7 +28,8 @@ SUBMODULES: dict[str, list[str]] = {
         "minimum", "multiply", "pow", "scale", "sigmoid", "sign", "sqrt", "square",
         "subtract", "sum", "tanh",
     ],
-    "random": ["gaussian", "normal", "rand", "randn", "standard_normal", "uniform"],
+    "random": ["gaussian", "normal", "rand", "randn", "standard_normal", "uniform", "randint",
+               "randint_like", "randperm", "bernoulli"],
     "creation": ["full", "full_like", "ones", "ones_like", "zeros", "zeros_like", "to_tensor",
                  "create_parameter"],
     "manipulation": ["broadcast_to", "cast", "concat", "expand", "expand_as", "flatten",
@@ -41,7 +42,15 @@ SUBMODULES: dict[str, list[str]] = {
 """Paddle's submodule of each function (those pullback has)."""
 
 
+def gaussian(shape: Any, mean: float = 0.0, std: float = 1.0, seed: int = 0, dtype: Any = None,
+             name: str | None = None) -> Any:
+    """`paddle.tensor.random.gaussian`: normal samples of `shape` (float32 unless
+    `dtype` says otherwise)."""
+    return fluid_gaussian_random(shape, mean, std, seed, dtype or "float32", name)
+
+
 def _lookup(name: str) -> Any:
+    """The function `name` (None when pullback does not have it)."""
     if name in _EAGER:
         import importlib
 
@@ -50,8 +59,8 @@ def _lookup(name: str) -> Any:
     if name == "create_parameter":
         return create_parameter
     if name == "gaussian":
-        return random.gaussian
-    return registry.paddle()[name]
+        return gaussian
+    return registry.paddle().get(name)
 
 
 def _make_submodules() -> dict[str, types.ModuleType]:
@@ -61,9 +70,10 @@ def _make_submodules() -> dict[str, types.ModuleType]:
         mod = sys.modules.get(full)
         if mod is None:
             mod = types.ModuleType(full, f"`paddle.tensor.{part}` (see {__name__}).")
-            for n in names:
+            present = [n for n in names if _lookup(n) is not None]
+            for n in present:
                 setattr(mod, n, _lookup(n))
-            mod.__all__ = list(names)  # type: ignore[attr-defined]
+            mod.__all__ = present  # type: ignore[attr-defined]
             sys.modules[full] = mod
         out[part] = mod
     return out
@@ -71,7 +81,6 @@ def _make_submodules() -> dict[str, types.ModuleType]:
 
 globals().update(registry.paddle())
 globals().update(_make_submodules())
-gaussian = random.gaussian
 
 
 def __getattr__(name: str) -> Any:

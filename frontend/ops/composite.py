@@ -18,7 +18,6 @@ Numerical forms (why each is written the way it is):
 
 from __future__ import annotations
 
-import builtins  # `slice` below is Paddle's
 from collections.abc import Callable
 from typing import Any
 
@@ -41,7 +40,6 @@ from pullback.frontend.ops.elementwise import (
     where,
 )
 from pullback.frontend.ops.reduction import check_axes, mean, sum
-from pullback.frontend.ops.shape import reshape, slice, squeeze, unsqueeze
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -215,101 +213,6 @@ def normalize(x: Any, p: float = 2, axis: int = 1, epsilon: float = 1e-12,
     return x / clip(norm, min=eps)
 
 
-# -------------------------------------------------------------------- indexing
-
-_END = 2**31 - 1
-"""An `ends` value past any dimension (slices clamp it), as Paddle writes `x[i:]`."""
-
-
-def _index_int(v: Any) -> int | None:
-    """`v` as an int index when it is one (Python/numpy ints, not bools); else None."""
-    if isinstance(v, bool):
-        return None
-    if isinstance(v, int) or (type(v).__module__ == "numpy" and getattr(v, "dtype", None) is not None
-                              and v.ndim == 0 and v.dtype.kind in "iu"):
-        return int(v)
-    return None
-
-
-def getitem(x: Any, index: Any) -> Any:
-    """`x[index]` for Tensors and Variables (`__getitem__`): ints, slices with step 1,
-    `None` (a new size-1 dimension) and one `...`, built from `slice`, `squeeze`,
-    `unsqueeze` (and `reshape` for `x[...]` of a 0-D x), so gradients flow back
-    through them.  Ints drop their dimension (`x[0]` of a 1-D x is 0-D); negative
-    ints and slice bounds count from the end, slice bounds are clamped.
-
-    Raises IndexError for too many indices, an int out of range of a static
-    dimension, or a slice step other than 1; TypeError for tensor, list or bool
-    indices (advanced indexing is not supported).
-    """
-    items = list(index) if isinstance(index, tuple) else [index]
-    for it in items:
-        if it is None or it is Ellipsis or isinstance(it, builtins.slice) or _index_int(it) is not None:
-            continue
-        kind = "tensor" if hasattr(it, "dtype") and hasattr(it, "shape") else type(it).__name__
-        raise TypeError(
-            f"__getitem__: only ints, slices, None and ... can index a tensor, got a {kind} "
-            "index (advanced indexing is not supported)"
-        )
-    if items.count(Ellipsis) > 1:
-        raise IndexError("__getitem__: an index can only have a single ellipsis ('...')")
-    dims = list(x.shape)
-    used = len(items) - items.count(None) - items.count(Ellipsis)
-    if used > len(dims):
-        raise IndexError(
-            f"__getitem__: too many indices for a {len(dims)}-D tensor: {used} were indexed"
-        )
-    if Ellipsis in items:
-        at = items.index(Ellipsis)
-        items[at : at + 1] = [builtins.slice(None)] * (len(dims) - used)
-    axes: list[int] = []
-    starts: list[int] = []
-    ends: list[int] = []
-    dropped: list[int] = []
-    new_dims: list[int] = []
-    axis = out_axis = 0
-    for it in items:
-        if it is None:
-            new_dims.append(out_axis)
-            out_axis += 1
-            continue
-        i = _index_int(it)
-        if i is not None:
-            size = dims[axis]
-            if size >= 0 and not -size <= i < size:
-                raise IndexError(
-                    f"__getitem__: index {i} is out of range for dimension {axis} of size {size}"
-                )
-            axes.append(axis)
-            starts.append(i)
-            ends.append(i + 1 if i != -1 else _END)
-            dropped.append(axis)
-        else:
-            if it.step not in (None, 1):
-                raise IndexError(f"__getitem__: slice steps other than 1 are not supported, got {it.step}")
-            start = 0 if it.start is None else _index_int(it.start)
-            stop = _END if it.stop is None else _index_int(it.stop)
-            if start is None or stop is None:
-                raise TypeError(f"__getitem__: slice bounds must be ints or None, got {it!r}")
-            if (start, stop) != (0, _END):
-                axes.append(axis)
-                starts.append(start)
-                ends.append(stop)
-            out_axis += 1
-        axis += 1
-    out = x
-    if axes:
-        out = slice(out, axes, starts, ends)
-    if dropped:
-        out = squeeze(out, dropped)
-    if new_dims:
-        out = unsqueeze(out, new_dims)
-    if out is x:
-        # `x[:]`, `x[...]`: Paddle returns a new tensor (sharing the gradient path).
-        out = slice(x, [0], [0], [_END]) if dims else reshape(x, [])
-    return out
-
-
 def fluid_leaky_relu(x: Any, alpha: float = 0.02, name: str | None = None) -> Any:
     """`fluid.layers.leaky_relu(x, alpha=0.02)`: Paddle 1.x's default slope."""
     return leaky_relu(x, alpha, name=name)
@@ -325,4 +228,4 @@ FLUID_LAYERS: dict[str, Callable[..., Any]] = {
     "leaky_relu": fluid_leaky_relu, "elu": elu, "softplus": softplus,
     "logsigmoid": log_sigmoid,
 }
-TENSOR_METHODS: dict[str, Callable[..., Any]] = {"__getitem__": getitem}
+TENSOR_METHODS: dict[str, Callable[..., Any]] = {}

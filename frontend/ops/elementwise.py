@@ -225,8 +225,18 @@ def fluid_pow(x: Any, factor: Scalar = 1.0, name: str | None = None) -> Any:
 
 def where(condition: Any, x: Any = None, y: Any = None, name: str | None = None) -> Any:
     """`paddle.where`: `condition ? x : y`, broadcasting all three."""
+    if x is None and y is None:
+        # `paddle.where(condition)`: the coordinates of the true entries, one 1-D
+        # tensor per dimension (written with ops directly: the indexing family
+        # builds on this module).
+        check_tensor("where", "condition", condition)
+        coords = apply(pd.NonzeroOp, [condition], prefix="where_index")
+        rank = len(condition.shape)
+        cols = [apply(pd.SliceOp, [coords], prefix="slice", axes=[1], starts=[i], ends=[i + 1])
+                for i in range(rank)] if rank else [coords]
+        return tuple(apply(pd.ReshapeOp, [c], prefix="reshape2", shape=[-1]) for c in cols)
     if x is None or y is None:
-        raise NotImplementedError("where: the one-argument form (nonzero) is not supported")
+        raise ValueError("where: x and y must both be given (or neither)")
     check_tensor("where", "condition", condition)
     if condition.dtype != "bool":
         raise TypeError(f"where: condition must be bool, got {condition.dtype}")

@@ -17,12 +17,16 @@ import zlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from pullback.dialects import pd
 from pullback.dialects.pd.nn import DROPOUT_IMPLEMENTATIONS
 from pullback.frontend import unique_name
-from pullback.frontend.core import apply
+from pullback.frontend.core import apply, in_dynamic_mode
 from pullback.frontend.framework import default_main_program
 from pullback.frontend.ops.elementwise import check_float_tensor, check_tensor, is_scalar
+from pullback.frontend.ops.shape import squeeze, transpose, unsqueeze
+from pullback.frontend.random import default_generator
 
 
 # --------------------------------------------------------------------- helpers
@@ -47,8 +51,11 @@ def int_pair(fn: str, arg: str, v: Any, minimum: int = 1) -> list[int]:
     return [int(x) for x in vals]
 
 
-def padding_arg(fn: str, padding: Any) -> tuple[list[int], str]:
-    """Paddle 2.x padding forms as `(paddings, padding_algorithm)` for NCHW ops."""
+def padding_arg(fn: str, padding: Any, channel_last: bool = False) -> tuple[list[int], str]:
+    """Paddle 2.x padding forms of a 2-D window as `(paddings, padding_algorithm)`:
+    'SAME'/'VALID', an int, `[p_h, p_w]`, `[top, bottom, left, right]`, or per-axis
+    pairs (`[[0, 0], [0, 0], [t, b], [l, r]]`, or `[[0, 0], [t, b], [l, r], [0, 0]]`
+    for a channel-last layout)."""
     if isinstance(padding, str):
         algo = padding.upper()
         if algo not in ("SAME", "VALID"):
@@ -58,10 +65,11 @@ def padding_arg(fn: str, padding: Any) -> tuple[list[int], str]:
         return int_pair(fn, "padding", padding, 0), "EXPLICIT"
     pads = list(padding) if isinstance(padding, (list, tuple)) else None
     if pads and len(pads) == 4 and all(isinstance(p, (list, tuple)) for p in pads):
-        # [[0, 0], [0, 0], [top, bottom], [left, right]]: batch and channel unpadded.
-        if any(list(p) != [0, 0] for p in pads[:2]):
+        # Batch and channel axes are unpadded; the spatial pairs follow the layout.
+        fixed, spatial = ([pads[0], pads[3]], pads[1:3]) if channel_last else (pads[:2], pads[2:])
+        if any(list(p) != [0, 0] for p in fixed):
             raise ValueError(f"{fn}: batch and channel dimensions cannot be padded, got {padding!r}")
-        pads = [*pads[2], *pads[3]]
+        pads = [*spatial[0], *spatial[1]]
     if pads is None or len(pads) not in (2, 4) or not all(_is_int(p) and int(p) >= 0 for p in pads):
         raise ValueError(
             f"{fn}: padding must be 'SAME', 'VALID', an int, or 2 or 4 non-negative ints, "
@@ -70,12 +78,81 @@ def padding_arg(fn: str, padding: Any) -> tuple[list[int], str]:
     return [int(p) for p in pads], "EXPLICIT"
 
 
-def _check_nchw(fn: str, x: Any, data_format: str) -> None:
+def padding_1d(fn: str, padding: Any, channel_last: bool = False) -> tuple[list[int], str]:
+    """1-D padding forms as the `(paddings, algorithm)` of the equivalent 2-D window
+    over `[N, C, 1, L]`: an int, `[p]`, `[left, right]`, per-axis pairs, or 'SAME' /
+    'VALID'."""
+    if isinstance(padding, str):
+        return padding_arg(fn, padding)
+    if _is_int(padding):
+        pads = [int(padding)] * 2
+    else:
+        pads = list(padding) if isinstance(padding, (list, tuple)) else None
+        if pads and len(pads) == 3 and all(isinstance(p, (list, tuple)) for p in pads):
+            fixed, spatial = ([pads[0], pads[2]], pads[1]) if channel_last else (pads[:2], pads[2])
+            if any(list(p) != [0, 0] for p in fixed):
+                raise ValueError(f"{fn}: batch and channel dimensions cannot be padded, got {padding!r}")
+            pads = list(spatial)
+        elif pads and len(pads) == 1:
+            pads = pads * 2
+    if pads is None or len(pads) != 2 or not all(_is_int(p) and int(p) >= 0 for p in pads):
+        raise ValueError(f"{fn}: padding must be 'SAME', 'VALID', an int, or 1 or 2 non-negative ints, got {padding!r}")
+    return [0, 0, int(pads[0]), int(pads[1])], "EXPLICIT"
+
+
+_LAYOUTS = {3: ("NCL", "NLC"), 4: ("NCHW", "NHWC"), 5: ("NCDHW", "NDHWC")}
+PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
+
+
+def mode_padding(fn: str, padding: Any, dims: int, padding_mode: str) -> list[int] | None:
+    """For a conv layer's `padding_mode` other than 'zeros': its `padding` (an int or
+    one int per spatial axis) as the `F.pad` list (last axis first) the layer pads
+    with before a convolution without padding; None for 'zeros'."""
+    if padding_mode not in PADDING_MODES:
+        raise ValueError(f"{fn}: padding_mode must be one of {list(PADDING_MODES)}, got {padding_mode!r}")
+    if padding_mode == "zeros":
+        return None
+    if isinstance(padding, str):
+        raise ValueError(f"{fn}: padding_mode {padding_mode!r} needs integer padding, got {padding!r}")  # noqa: TRY004
+    per_axis = [padding] * dims if _is_int(padding) else list(padding)
+    if len(per_axis) == 2 * dims and all(_is_int(p) for p in per_axis):
+        pairs = [per_axis[2 * i : 2 * i + 2] for i in range(dims)]
+    elif len(per_axis) == dims and all(_is_int(p) for p in per_axis):
+        pairs = [[p, p] for p in per_axis]
+    else:
+        raise ValueError(f"{fn}: padding must be an int or {dims} ints with padding_mode {padding_mode!r}, got {padding!r}")
+    return [int(v) for pair in reversed(pairs) for v in pair]
+
+
+def check_layout(fn: str, x: Any, data_format: str, rank: int = 4) -> bool:
+    """Check that `x` is a float tensor of `rank` dimensions in one of Paddle's
+    layouts for it (`NCHW`/`NHWC`, ...); True for the channel-last one."""
     check_float_tensor(fn, "x", x)
-    if data_format != "NCHW":
-        raise ValueError(f"{fn}: only data_format='NCHW' is supported, got {data_format!r}")
-    if len(x.shape) != 4:
-        raise ValueError(f"{fn}: x must be 4-D (NCHW), got shape {list(x.shape)}")
+    first, last = _LAYOUTS[rank]
+    if data_format not in (first, last):
+        raise ValueError(
+            f"{fn}: data_format must be '{first}' or '{last}', got {data_format!r}"
+        )
+    if len(x.shape) != rank:
+        raise ValueError(f"{fn}: x must be {rank}-D ({data_format}), got shape {list(x.shape)}")
+    return data_format == last
+
+
+def to_channel_first(x: Any) -> Any:
+    """`[N, *S, C]` as `[N, C, *S]` (the ops compute channel-first)."""
+    r = len(x.shape)
+    return transpose(x, [0, r - 1, *range(1, r - 1)])
+
+
+def to_channel_last(x: Any) -> Any:
+    """`[N, C, *S]` as `[N, *S, C]`."""
+    r = len(x.shape)
+    return transpose(x, [0, *range(2, r), 1])
+
+
+def _check_nchw(fn: str, x: Any, data_format: str) -> None:
+    if check_layout(fn, x, data_format, 4):
+        raise ValueError(f"{fn}: only data_format='NCHW' is supported here, got {data_format!r}")
 
 
 def _add_bias(out: Any, bias: Any, axis: int, base: str) -> Any:
@@ -92,7 +169,7 @@ def matmul(x: Any, y: Any, transpose_x: bool = False, transpose_y: bool = False,
     dimensions; 1-D operands act as vectors."""
     for arg, v in (("x", x), ("y", y)):
         check_tensor("matmul", arg, v)
-    return apply(pd.MatmulOp, [x, y], prefix="matmul_v2", name=name,
+    return apply(pd.MatmulOp, [x, y], prefix="matmul_v2", name=name, op_type="matmul_v2",
                  transpose_x=bool(transpose_x), transpose_y=bool(transpose_y))
 
 
@@ -118,7 +195,7 @@ def linear(x: Any, weight: Any, bias: Any = None, name: str | None = None) -> An
     if len(weight.shape) != 2:
         raise ValueError(f"linear: weight must be 2-D [in_features, out_features], got {list(weight.shape)}")
     base = name or unique_name.generate("linear")
-    out = apply(pd.MatmulOp, [x, weight], prefix="linear", name=base)
+    out = apply(pd.MatmulOp, [x, weight], prefix="linear", name=base, op_type="matmul_v2")
     if bias is not None:
         check_float_tensor("linear", "bias", bias)
         out = _add_bias(out, bias, -1, base)
@@ -161,7 +238,8 @@ def embedding(x: Any, weight: Any, padding_idx: int | None = None, sparse: bool 
         padding_idx = int(padding_idx)
         # Paddle stores the non-negative row, as its op attribute reads -1 as "none".
         props["padding_idx"] = padding_idx % rows if rows >= 0 else padding_idx
-    return apply(pd.LookupTableOp, [x, weight], prefix="embedding", name=name, **props)
+    return apply(pd.LookupTableOp, [x, weight], prefix="embedding", name=name,
+                 op_type="lookup_table_v2", **props)
 
 
 # ----------------------------------------------------------------- convolution
@@ -170,21 +248,46 @@ def embedding(x: Any, weight: Any, padding_idx: int | None = None, sparse: bool 
 def conv2d(x: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,
            dilation: Any = 1, groups: int = 1, data_format: str = "NCHW",
            name: str | None = None) -> Any:
-    """`paddle.nn.functional.conv2d`: NCHW input, filter `[O, C/groups, kh, kw]`,
-    optional bias `[O]` added along the channel axis."""
-    _check_nchw("conv2d", x, data_format)
-    check_float_tensor("conv2d", "weight", weight)
-    paddings, algorithm = padding_arg("conv2d", padding)
-    groups = positive_int("conv2d", "groups", groups)
+    """`paddle.nn.functional.conv2d`: filter `[O, C/groups, kh, kw]`, optional bias
+    `[O]` added along the channel axis; `data_format` `NCHW` or `NHWC` (computed
+    channel-first between two transposes)."""
+    fn = "conv2d"
+    channel_last = check_layout(fn, x, data_format, 4)
+    check_float_tensor(fn, "weight", weight)
+    if len(weight.shape) != 4:
+        raise ValueError(f"{fn}: weight must be 4-D [out, in/groups, kh, kw], got shape {list(weight.shape)}")
+    paddings, algorithm = padding_arg(fn, padding, channel_last)
+    groups = positive_int(fn, "groups", groups)
     base = name or unique_name.generate("conv2d")
+    if channel_last:
+        x = to_channel_first(x)
     out = apply(pd.Conv2DOp, [x, weight], prefix="conv2d", name=base,
-                strides=int_pair("conv2d", "stride", stride), paddings=paddings,
-                dilations=int_pair("conv2d", "dilation", dilation), groups=groups,
+                strides=int_pair(fn, "stride", stride), paddings=paddings,
+                dilations=int_pair(fn, "dilation", dilation), groups=groups,
                 padding_algorithm=algorithm)
     if bias is not None:
-        check_float_tensor("conv2d", "bias", bias)
+        check_float_tensor(fn, "bias", bias)
         out = _add_bias(out, bias, 1, base)
-    return out
+    return to_channel_last(out) if channel_last else out
+
+
+def _transpose_props(fn: str, output_padding: Any, output_size: Any, dims: int) -> dict[str, Any]:
+    """`output_size` / `output_padding` of a transposed convolution (at most one)."""
+    zero = (0, [0] * dims, (0,) * dims, [0], (0,))
+    props: dict[str, Any] = {}
+    if output_size is not None:
+        if output_padding not in zero:
+            raise ValueError(f"{fn}: give output_size or output_padding, not both")
+        sizes = output_size
+        if dims == 1:
+            sizes = [1, output_size if _is_int(output_size) else next(iter(output_size))]
+        props["output_size"] = int_pair(fn, "output_size", sizes)
+    elif output_padding not in zero:
+        extra = output_padding
+        if dims == 1:
+            extra = [0, output_padding if _is_int(output_padding) else next(iter(output_padding))]
+        props["output_padding"] = int_pair(fn, "output_padding", extra, 0)
+    return props
 
 
 def conv2d_transpose(x: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,
@@ -192,19 +295,18 @@ def conv2d_transpose(x: Any, weight: Any, bias: Any = None, stride: Any = 1, pad
                      output_size: Any = None, data_format: str = "NCHW",
                      name: str | None = None) -> Any:
     """`paddle.nn.functional.conv2d_transpose`: filter `[C_in, C_out/groups, kh, kw]`;
-    the output size is given by `output_size` or by `output_padding`."""
+    the output size is given by `output_size` or by `output_padding`; `NCHW` or
+    `NHWC`."""
     fn = "conv2d_transpose"
-    _check_nchw(fn, x, data_format)
+    channel_last = check_layout(fn, x, data_format, 4)
     check_float_tensor(fn, "weight", weight)
-    paddings, algorithm = padding_arg(fn, padding)
-    props: dict[str, Any] = {}
-    if output_size is not None:
-        if output_padding not in (0, [0, 0], (0, 0)):
-            raise ValueError(f"{fn}: give output_size or output_padding, not both")
-        props["output_size"] = int_pair(fn, "output_size", output_size)
-    elif output_padding not in (0, [0, 0], (0, 0)):
-        props["output_padding"] = int_pair(fn, "output_padding", output_padding, 0)
+    if len(weight.shape) != 4:
+        raise ValueError(f"{fn}: weight must be 4-D [in, out/groups, kh, kw], got shape {list(weight.shape)}")
+    paddings, algorithm = padding_arg(fn, padding, channel_last)
+    props = _transpose_props(fn, output_padding, output_size, 2)
     base = name or unique_name.generate("conv2d_transpose")
+    if channel_last:
+        x = to_channel_first(x)
     out = apply(pd.Conv2DTransposeOp, [x, weight], prefix="conv2d_transpose", name=base,
                 strides=int_pair(fn, "stride", stride), paddings=paddings,
                 dilations=int_pair(fn, "dilation", dilation),
@@ -212,7 +314,67 @@ def conv2d_transpose(x: Any, weight: Any, bias: Any = None, stride: Any = 1, pad
     if bias is not None:
         check_float_tensor(fn, "bias", bias)
         out = _add_bias(out, bias, 1, base)
-    return out
+    return to_channel_last(out) if channel_last else out
+
+
+def _one_d(fn: str, arg: str, v: Any, minimum: int = 1) -> list[int]:
+    """A 1-D window argument (an int or `[v]`) as the `[1, v]` of its 2-D form."""
+    vals = [v] if _is_int(v) else list(v) if isinstance(v, (list, tuple)) else None
+    if vals is None or len(vals) != 1 or not _is_int(vals[0]) or int(vals[0]) < minimum:
+        raise ValueError(f"{fn}: {arg} must be an int or 1 int >= {minimum}, got {v!r}")
+    return [1, int(vals[0])]
+
+
+def conv1d(x: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,
+           dilation: Any = 1, groups: int = 1, data_format: str = "NCL",
+           name: str | None = None) -> Any:
+    """`paddle.nn.functional.conv1d`: `[N, C, L]` (or `NLC`) input, filter
+    `[O, C/groups, k]`; computed as a 2-D convolution over `[N, C, 1, L]`."""
+    fn = "conv1d"
+    channel_last = check_layout(fn, x, data_format, 3)
+    check_float_tensor(fn, "weight", weight)
+    if len(weight.shape) != 3:
+        raise ValueError(f"{fn}: weight must be 3-D [out, in/groups, k], got shape {list(weight.shape)}")
+    paddings, algorithm = padding_1d(fn, padding, channel_last)
+    if channel_last:
+        x = to_channel_first(x)
+    out = apply(pd.Conv2DOp, [unsqueeze(x, [2]), unsqueeze(weight, [2])], prefix="conv2d",
+                name=name or unique_name.generate("conv1d"),
+                strides=_one_d(fn, "stride", stride), paddings=paddings,
+                dilations=_one_d(fn, "dilation", dilation),
+                groups=positive_int(fn, "groups", groups), padding_algorithm=algorithm)
+    out = squeeze(out, [2])
+    if bias is not None:
+        check_float_tensor(fn, "bias", bias)
+        out = _add_bias(out, bias, 1, name or unique_name.generate("conv1d"))
+    return to_channel_last(out) if channel_last else out
+
+
+def conv1d_transpose(x: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,
+                     output_padding: Any = 0, groups: int = 1, dilation: Any = 1,
+                     output_size: Any = None, data_format: str = "NCL",
+                     name: str | None = None) -> Any:
+    """`paddle.nn.functional.conv1d_transpose`: filter `[C_in, C_out/groups, k]`,
+    as a 2-D transposed convolution over `[N, C, 1, L]`."""
+    fn = "conv1d_transpose"
+    channel_last = check_layout(fn, x, data_format, 3)
+    check_float_tensor(fn, "weight", weight)
+    if len(weight.shape) != 3:
+        raise ValueError(f"{fn}: weight must be 3-D [in, out/groups, k], got shape {list(weight.shape)}")
+    paddings, algorithm = padding_1d(fn, padding, channel_last)
+    props = _transpose_props(fn, output_padding, output_size, 1)
+    if channel_last:
+        x = to_channel_first(x)
+    base = name or unique_name.generate("conv1d_transpose")
+    out = apply(pd.Conv2DTransposeOp, [unsqueeze(x, [2]), unsqueeze(weight, [2])],
+                prefix="conv2d_transpose", name=base, strides=_one_d(fn, "stride", stride),
+                paddings=paddings, dilations=_one_d(fn, "dilation", dilation),
+                groups=positive_int(fn, "groups", groups), padding_algorithm=algorithm, **props)
+    out = squeeze(out, [2])
+    if bias is not None:
+        check_float_tensor(fn, "bias", bias)
+        out = _add_bias(out, bias, 1, base)
+    return to_channel_last(out) if channel_last else out
 
 
 # --------------------------------------------------------------------- pooling
@@ -220,15 +382,21 @@ def conv2d_transpose(x: Any, weight: Any, bias: Any = None, stride: Any = 1, pad
 
 def _pool(fn: str, x: Any, pooling_type: str, kernel_size: Any, stride: Any, padding: Any,
           ceil_mode: bool, exclusive: bool, data_format: str, name: str | None) -> Any:
-    _check_nchw(fn, x, data_format)
+    channel_last = check_layout(fn, x, data_format, 4)
     ksize = int_pair(fn, "kernel_size", kernel_size)
     strides = ksize if stride is None else int_pair(fn, "stride", stride)
-    paddings, algorithm = padding_arg(fn, padding)
-    if algorithm == "SAME" and ceil_mode:
-        raise ValueError(f"{fn}: ceil_mode must be False when padding is 'SAME'")
-    return apply(pd.Pool2DOp, [x], prefix="pool2d", name=name, pooling_type=pooling_type,
-                 ksize=ksize, strides=strides, paddings=paddings, padding_algorithm=algorithm,
-                 ceil_mode=bool(ceil_mode), exclusive=bool(exclusive))
+    paddings, algorithm = padding_arg(fn, padding, channel_last)
+    if algorithm == "VALID" and ceil_mode:
+        raise ValueError(
+            f'{fn}: When Attr(padding) is "VALID", Attr(ceil_mode) must be False. '
+            "Received ceil_mode: True."
+        )
+    if channel_last:
+        x = to_channel_first(x)
+    out = apply(pd.Pool2DOp, [x], prefix="pool2d", name=name, pooling_type=pooling_type,
+                ksize=ksize, strides=strides, paddings=paddings, padding_algorithm=algorithm,
+                ceil_mode=bool(ceil_mode), exclusive=bool(exclusive))
+    return to_channel_last(out) if channel_last else out
 
 
 def max_pool2d(x: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,
@@ -249,17 +417,48 @@ def avg_pool2d(x: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,
     return _pool("avg_pool2d", x, "avg", kernel_size, stride, padding, ceil_mode, exclusive, data_format, name)
 
 
+def _pool1d(fn: str, x: Any, pooling_type: str, kernel_size: Any, stride: Any, padding: Any,
+            ceil_mode: bool, exclusive: bool, name: str | None) -> Any:
+    check_layout(fn, x, "NCL", 3)
+    ksize = _one_d(fn, "kernel_size", kernel_size)
+    strides = ksize if stride is None else _one_d(fn, "stride", stride)
+    paddings, algorithm = padding_1d(fn, padding)
+    if algorithm == "SAME" and ceil_mode:
+        raise ValueError(f"{fn}: ceil_mode must be False when padding is 'SAME'")
+    out = apply(pd.Pool2DOp, [unsqueeze(x, [2])], prefix="pool2d", name=name,
+                pooling_type=pooling_type, ksize=ksize, strides=strides, paddings=paddings,
+                padding_algorithm=algorithm, ceil_mode=bool(ceil_mode), exclusive=bool(exclusive))
+    return squeeze(out, [2])
+
+
+def max_pool1d(x: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               return_mask: bool = False, ceil_mode: bool = False, name: str | None = None) -> Any:
+    """`paddle.nn.functional.max_pool1d` over `[N, C, L]`."""
+    if return_mask:
+        raise NotImplementedError("max_pool1d: return_mask=True is not supported")
+    return _pool1d("max_pool1d", x, "max", kernel_size, stride, padding, ceil_mode, True, name)
+
+
+def avg_pool1d(x: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               exclusive: bool = True, ceil_mode: bool = False, name: str | None = None) -> Any:
+    """`paddle.nn.functional.avg_pool1d` over `[N, C, L]`."""
+    return _pool1d("avg_pool1d", x, "avg", kernel_size, stride, padding, ceil_mode, exclusive, name)
+
+
 def _adaptive(fn: str, x: Any, pooling_type: str, output_size: Any, data_format: str,
               name: str | None) -> Any:
-    _check_nchw(fn, x, data_format)
+    channel_last = check_layout(fn, x, data_format, 4)
     sizes = [output_size, output_size] if _is_int(output_size) else list(output_size)
     if len(sizes) != 2:
         raise ValueError(f"{fn}: output_size must be an int or 2 ints, got {output_size!r}")
+    if channel_last:
+        x = to_channel_first(x)
     # None keeps the input size (which must then be static).
     sizes = [x.shape[2 + i] if s is None else s for i, s in enumerate(sizes)]
     ksize = int_pair(fn, "output_size", sizes)
-    return apply(pd.Pool2DOp, [x], prefix="pool2d", name=name, pooling_type=pooling_type,
-                 ksize=ksize, adaptive=True)
+    out = apply(pd.Pool2DOp, [x], prefix="pool2d", name=name, pooling_type=pooling_type,
+                ksize=ksize, adaptive=True)
+    return to_channel_last(out) if channel_last else out
 
 
 def adaptive_avg_pool2d(x: Any, output_size: Any, data_format: str = "NCHW",
@@ -277,6 +476,29 @@ def adaptive_max_pool2d(x: Any, output_size: Any, return_mask: bool = False,
     return _adaptive("adaptive_max_pool2d", x, "max", output_size, "NCHW", name)
 
 
+def _adaptive1d(fn: str, x: Any, pooling_type: str, output_size: Any, name: str | None) -> Any:
+    check_layout(fn, x, "NCL", 3)
+    size = output_size if _is_int(output_size) else (list(output_size) + [None])[0]
+    if not _is_int(size) or int(size) < 1:
+        raise ValueError(f"{fn}: output_size must be a positive int, got {output_size!r}")
+    out = apply(pd.Pool2DOp, [unsqueeze(x, [2])], prefix="pool2d", name=name,
+                pooling_type=pooling_type, ksize=[1, int(size)], adaptive=True)
+    return squeeze(out, [2])
+
+
+def adaptive_avg_pool1d(x: Any, output_size: int, name: str | None = None) -> Any:
+    """`paddle.nn.functional.adaptive_avg_pool1d` over `[N, C, L]`."""
+    return _adaptive1d("adaptive_avg_pool1d", x, "avg", output_size, name)
+
+
+def adaptive_max_pool1d(x: Any, output_size: int, return_mask: bool = False,
+                        name: str | None = None) -> Any:
+    """`paddle.nn.functional.adaptive_max_pool1d` over `[N, C, L]` (no `return_mask`)."""
+    if return_mask:
+        raise NotImplementedError("adaptive_max_pool1d: return_mask=True is not supported")
+    return _adaptive1d("adaptive_max_pool1d", x, "max", output_size, name)
+
+
 def fluid_pool2d(input: Any, pool_size: Any = -1, pool_type: str = "max", pool_stride: Any = 1,
                  pool_padding: Any = 0, global_pooling: bool = False, use_cudnn: bool = True,
                  ceil_mode: bool = False, name: str | None = None, exclusive: bool = True,
@@ -291,8 +513,11 @@ def fluid_pool2d(input: Any, pool_size: Any = -1, pool_type: str = "max", pool_s
     else:
         ksize = int_pair(fn, "pool_size", pool_size)
     paddings, algorithm = padding_arg(fn, pool_padding)
-    if algorithm == "SAME" and ceil_mode:
-        raise ValueError(f"{fn}: ceil_mode must be False when pool_padding is 'SAME'")
+    if algorithm == "VALID" and ceil_mode:
+        raise ValueError(
+            f'{fn}: When Attr(pool_padding) is "VALID", Attr(ceil_mode) must be False. '
+            "Received ceil_mode: True."
+        )
     return apply(pd.Pool2DOp, [input], prefix="pool2d", name=name, pooling_type=pool_type,
                  ksize=ksize, strides=int_pair(fn, "pool_stride", pool_stride),
                  paddings=paddings, padding_algorithm=algorithm,
@@ -336,14 +561,25 @@ def layer_norm(x: Any, normalized_shape: int | Sequence[int], weight: Any = None
 # ---------------------------------------------------------------------- dropout
 
 
-def _dropout_seed(base: str, seed: int | None) -> int:
-    """An explicit seed, else one fixed per op: derived from the op's unique name
-    and the main program's `random_seed`, so ops differ but runs repeat."""
+def _explicit_seed(seed: Any) -> int | None:
+    """A user's dropout seed as an int (None: not given)."""
+    if seed is None:
+        return None
+    if not _is_int(seed):
+        raise TypeError(f"dropout: seed must be an int, got {type(seed).__name__}")
+    return int(seed)
+
+
+def _static_dropout_seed(base: str, seed: int | None) -> int:
+    """An explicit seed; else, in a program with a `random_seed`, one derived from it
+    and the op's unique name (ops differ, builds repeat); else the global generator's
+    next seed (reproducible after `paddle.seed`)."""
     if seed is not None:
-        if not _is_int(seed):
-            raise TypeError(f"dropout: seed must be an int, got {type(seed).__name__}")
-        return int(seed)
-    return zlib.crc32(base.encode()) ^ (default_main_program().random_seed << 32)
+        return seed
+    program_seed = default_main_program().random_seed
+    if program_seed:
+        return zlib.crc32(base.encode()) ^ (program_seed << 32)
+    return default_generator().next_seed()
 
 
 def _dropout(fn: str, x: Any, p: Any, is_test: bool, seed: int | None, mode: str,
@@ -355,16 +591,27 @@ def _dropout(fn: str, x: Any, p: Any, is_test: bool, seed: int | None, mode: str
         raise ValueError(
             f"{fn}: mode must be one of {list(DROPOUT_IMPLEMENTATIONS)}, got {mode!r}"
         )
+    seed = _explicit_seed(seed)
+    props = dict(dropout_prob=float(p), is_test=bool(is_test), dropout_implementation=mode)
+    if in_dynamic_mode():
+        if is_test:
+            return apply(pd.DropoutOp, [x], prefix="dropout", name=name, **props)
+        # Each call draws a new mask: its seed is an operand, not a property, so
+        # every call is the same op and the backward plan cache hits step after step.
+        from pullback.frontend.eager import Tensor
+
+        value = seed if seed is not None else default_generator().next_seed()
+        seed_t = Tensor._new(np.array(value, np.int64), None, 0, True)
+        return apply(pd.DropoutOp, [x, seed_t], prefix="dropout", name=name, **props)
     base = name or unique_name.generate("dropout")
-    return apply(pd.DropoutOp, [x], prefix="dropout", name=base, dropout_prob=float(p),
-                 is_test=bool(is_test), seed=_dropout_seed(base, seed),
-                 dropout_implementation=mode)
+    return apply(pd.DropoutOp, [x], prefix="dropout", name=base, seed=_static_dropout_seed(base, seed),
+                 **props)
 
 
 def dropout(x: Any, p: float = 0.5, axis: Any = None, training: bool = True,
             mode: str = "upscale_in_train", name: str | None = None) -> Any:
-    """`paddle.nn.functional.dropout`: zero elements with probability p (a
-    deterministic mask per op; see `pd.dropout`), scaled by `1/(1-p)` in training
+    """`paddle.nn.functional.dropout`: zero elements with probability p (eager: a new
+    mask per call; static: one fixed per op, see `pd.dropout`), scaled by `1/(1-p)` in training
     (`upscale_in_train`) or by `1-p` at inference (`downscale_in_infer`)."""
     if axis is not None:
         raise NotImplementedError("dropout: axis is not supported (elementwise dropout only)")
@@ -386,6 +633,7 @@ PADDLE: list[Callable[..., Any]] = [matmul]
 FUNCTIONAL: list[Callable[..., Any]] = [
     linear, embedding, conv2d, conv2d_transpose, max_pool2d, avg_pool2d,
     adaptive_avg_pool2d, adaptive_max_pool2d, layer_norm, dropout,
+    conv1d, conv1d_transpose, max_pool1d, avg_pool1d, adaptive_avg_pool1d, adaptive_max_pool1d,
 ]
 STATIC_NN: list[Callable[..., Any]] = []
 FLUID_LAYERS: dict[str, Callable[..., Any]] = {

@@ -4,13 +4,17 @@
 from __future__ import annotations
 
 import builtins  # `sum` and `max` below are Paddle's
-
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from pullback.dialects import pd
 from pullback.frontend.core import apply
-from pullback.frontend.ops.elementwise import cast, check_dtype, check_float_tensor, check_tensor
+from pullback.frontend.ops.elementwise import (
+    cast,
+    check_dtype,
+    check_float_tensor,
+    check_tensor,
+)
 
 Axis = int | Sequence[int] | None
 
@@ -47,12 +51,12 @@ def mean(x: Any, axis: Axis = None, keepdim: bool = False, name: str | None = No
     """`paddle.mean`: the mean over `axis` (all elements when None; then a 0-D `pd.mean`
     unless keepdim)."""
     check_float_tensor("mean", "x", x)
-    if axis is None and not keepdim:
-        return apply(pd.MeanOp, [x], prefix="mean", name=name)
+    if axis is None and not keepdim:  # Paddle's `reduce_mean` with reduce_all
+        return apply(pd.MeanOp, [x], prefix="mean", name=name, op_type="reduce_mean")
     return _reduce(pd.ReduceMeanOp, "reduce_mean", x, axis, keepdim, name)
 
 
-def sum(x: Any, axis: Axis = None, dtype: Any = None, keepdim: bool = False,  # noqa: A001
+def sum(x: Any, axis: Axis = None, dtype: Any = None, keepdim: bool = False,
         name: str | None = None) -> Any:
     """`paddle.sum`: the sum over `axis` (all when None).  `dtype` casts first; bool
     and int32 inputs sum in int64, as in Paddle."""
@@ -64,7 +68,7 @@ def sum(x: Any, axis: Axis = None, dtype: Any = None, keepdim: bool = False,  # 
     return _reduce(pd.ReduceSumOp, "reduce_sum", x, axis, keepdim, name)
 
 
-def max(x: Any, axis: Axis = None, keepdim: bool = False, name: str | None = None) -> Any:  # noqa: A001
+def max(x: Any, axis: Axis = None, keepdim: bool = False, name: str | None = None) -> Any:
     """`paddle.max`: the maximum over `axis` (all when None)."""
     return _reduce(pd.ReduceMaxOp, "reduce_max", x, axis, keepdim, name)
 
@@ -72,7 +76,7 @@ def max(x: Any, axis: Axis = None, keepdim: bool = False, name: str | None = Non
 def _fluid_reduce(fn: Callable[..., Any], fluid_name: str) -> Callable[..., Any]:
     """`fluid.layers.reduce_*(input, dim=None, keep_dim=False, name=None)`."""
 
-    def f(input: Any, dim: Axis = None, keep_dim: bool = False, name: str | None = None) -> Any:  # noqa: A002
+    def f(input: Any, dim: Axis = None, keep_dim: bool = False, name: str | None = None) -> Any:
         return fn(input, axis=dim, keepdim=keep_dim, name=name)
 
     f.__name__ = f.__qualname__ = fluid_name
@@ -124,13 +128,90 @@ def log_softmax(x: Any, axis: int = -1, dtype: Any = None, name: str | None = No
     return _softmax_like(pd.LogSoftmaxOp, "log_softmax", x, axis, dtype, name)
 
 
-def fluid_softmax(input: Any, use_cudnn: bool = False, name: str | None = None,  # noqa: A002
+def fluid_softmax(input: Any, use_cudnn: bool = False, name: str | None = None,
                   axis: int = -1) -> Any:
     """`fluid.layers.softmax(input, use_cudnn, name, axis)`."""
     return softmax(input, axis=axis, name=name)
 
 
-PADDLE = [mean, sum, max, add_n]
+# ------------------------------------------------------------------- index searches
+
+
+def _int_arg(fn: str, arg: str, v: Any) -> int:
+    """An int argument (a one-element integer Tensor is read as its value)."""
+    if hasattr(v, "numpy") and not isinstance(v, (int, bool)):
+        arr = v.numpy()
+        if arr.size == 1 and arr.dtype.kind in "iu":
+            return int(arr.reshape(-1)[0])
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise TypeError(f"{fn}: '{arg}' must be an int, got {type(v).__name__}")
+    return int(v)
+
+
+def _arg_search(op_cls: type[pd.PdOp], fn: str, x: Any, axis: Any, keepdim: bool, dtype: Any,
+                name: str | None) -> Any:
+    check_tensor(fn, "x", x)
+    dt = check_dtype(fn, dtype)
+    if dt not in ("int32", "int64"):
+        raise TypeError(f"{fn}: the type of 'dtype' must be int32 or int64, got {dt}")
+    props: dict[str, Any] = {"keepdim": bool(keepdim), "dtype": dt}
+    if axis is None:
+        props["flatten"] = True
+    else:
+        ax = _int_arg(fn, "axis", axis)
+        rank = builtins.max(len(x.shape), 1)
+        if not -rank <= ax < rank:
+            raise ValueError(f"{fn}: axis {ax} is out of range for a {len(x.shape)}-D input")
+        props["axis"] = ax
+    return apply(op_cls, [x], prefix=fn.replace("arg", "arg_"), name=name, **props)
+
+
+def argmax(x: Any, axis: int | None = None, keepdim: bool = False, dtype: Any = "int64",
+           name: str | None = None) -> Any:
+    """`paddle.argmax`: the index of the largest element along `axis` (of the
+    flattened tensor when None, a 0-D result); the first one on ties; no gradient."""
+    return _arg_search(pd.ArgMaxOp, "argmax", x, axis, keepdim, dtype, name)
+
+
+def argmin(x: Any, axis: int | None = None, keepdim: bool = False, dtype: Any = "int64",
+           name: str | None = None) -> Any:
+    """`paddle.argmin`: the index of the smallest element along `axis` (see argmax)."""
+    return _arg_search(pd.ArgMinOp, "argmin", x, axis, keepdim, dtype, name)
+
+
+def topk(x: Any, k: int, axis: int | None = None, largest: bool = True, sorted: bool = True,
+         name: str | None = None) -> list[Any]:
+    """`paddle.topk`: `(values, indices)` of the k largest (`largest`) or smallest
+    elements along `axis` (default the last); indices are int64 and get no gradient."""
+    check_tensor("topk", "x", x)
+    kk = _int_arg("topk", "k", k)
+    rank = len(x.shape)
+    ax = -1 if axis is None else _int_arg("topk", "axis", axis)
+    if rank and not -rank <= ax < rank:
+        raise ValueError(f"topk: axis {ax} is out of range for a {rank}-D input")
+    if kk < 1 or (rank and x.shape[ax] >= 0 and kk > x.shape[ax]):
+        raise ValueError(f"topk: k must be in [1, {x.shape[ax] if rank else 1}] for x of shape {list(x.shape)}, got {kk}")
+    values, indices = apply(pd.TopKOp, [x], prefix="top_k_v2", name=name, k=kk, axis=ax,
+                            largest=bool(largest), sorted=bool(sorted))
+    return [values, indices]
+
+
+def fluid_argmax(x: Any, axis: int = 0) -> Any:
+    """`fluid.layers.argmax` (axis defaults to 0)."""
+    return argmax(x, axis)
+
+
+def fluid_argmin(x: Any, axis: int = 0) -> Any:
+    """`fluid.layers.argmin` (axis defaults to 0)."""
+    return argmin(x, axis)
+
+
+def fluid_topk(input: Any, k: int, name: str | None = None) -> list[Any]:
+    """`fluid.layers.topk`: the k largest along the last axis."""
+    return topk(input, k, name=name)
+
+
+PADDLE = [mean, sum, max, add_n, argmax, argmin, topk]
 FUNCTIONAL = [softmax, log_softmax]
 STATIC_NN: list[Callable[..., Any]] = []
 FLUID_LAYERS: dict[str, Callable[..., Any]] = {
@@ -140,5 +221,10 @@ FLUID_LAYERS: dict[str, Callable[..., Any]] = {
     "mean": fluid_mean,
     "sums": add_n,
     "softmax": fluid_softmax,
+    "argmax": fluid_argmax,
+    "argmin": fluid_argmin,
+    "topk": fluid_topk,
 }
-TENSOR_METHODS: dict[str, Callable[..., Any]] = {"mean": mean, "sum": sum, "max": max}
+TENSOR_METHODS: dict[str, Callable[..., Any]] = {
+    "mean": mean, "sum": sum, "max": max, "argmax": argmax, "argmin": argmin, "topk": topk,
+}

@@ -6,11 +6,12 @@ Shape-like arguments must be Python (or numpy) ints: Paddle's tensor-valued shap
 starts and ends are not supported.  Shape mismatches are found by the ops' typing
 rules and come back from `apply` as ValueError.
 
-`F.pad` supports `mode='constant'` only, in both of Paddle's forms: `2 * ndim`
-paddings cover every dimension, first dimension first (`[before_0, after_0, ...]`);
-otherwise a 3-D, 4-D or 5-D input takes `2 * (ndim - 2)` paddings for its spatial
-dimensions, last one first (`[left, right, top, bottom, front, back]`), located by
-`data_format` (`NCL`/`NLC`, `NCHW`/`NHWC`, `NCDHW`/`NDHWC`).
+`F.pad` takes Paddle's two forms: with `mode='constant'`, `2 * ndim` paddings cover
+every dimension, first dimension first (`[before_0, after_0, ...]`); otherwise (and
+for the `reflect`, `replicate` and `circular` modes) a 3-D, 4-D or 5-D input takes
+`2 * (ndim - 2)` paddings for its spatial dimensions, last one first (`[left,
+right, top, bottom, front, back]`), located by `data_format` (`NCL`/`NLC`,
+`NCHW`/`NHWC`, `NCDHW`/`NDHWC`).
 
 `fluid.layers.expand(x, expand_times)` keeps its Paddle 1.x meaning, tiling (it is
 built from concats, so its gradient sums the copies); 2.x's `paddle.expand` broadcasts.
@@ -94,13 +95,15 @@ def reshape(x: Any, shape: Sequence[int], name: str | None = None) -> Any:
     """`paddle.reshape`: `0` copies the input dimension at that index, one `-1` is
     inferred from the element count."""
     check_tensor("reshape", "x", x)
-    return apply(pd.ReshapeOp, [x], prefix="reshape2", name=name, shape=_ints("reshape", "shape", shape))
+    return apply(pd.ReshapeOp, [x], prefix="reshape2", name=name, op_type="reshape2",
+                 shape=_ints("reshape", "shape", shape))
 
 
 def transpose(x: Any, perm: Sequence[int], name: str | None = None) -> Any:
     """`paddle.transpose`: result dimension i is input dimension `perm[i]`."""
     check_tensor("transpose", "x", x)
-    return apply(pd.TransposeOp, [x], prefix="transpose", name=name, perm=_ints("transpose", "perm", perm))
+    return apply(pd.TransposeOp, [x], prefix="transpose", name=name, op_type="transpose2",
+                 perm=_ints("transpose", "perm", perm))
 
 
 def concat(x: Sequence[Any], axis: int = 0, name: str | None = None) -> Any:
@@ -126,7 +129,7 @@ def split(x: Any, num_or_sections: Ints, axis: int = 0, name: str | None = None)
     return out if isinstance(out, list) else [out]
 
 
-def slice(input: Any, axes: Sequence[int], starts: Sequence[int], ends: Sequence[int]) -> Any:  # noqa: A001,A002
+def slice(input: Any, axes: Sequence[int], starts: Sequence[int], ends: Sequence[int]) -> Any:
     """`paddle.slice`: `[starts[i], ends[i])` along `axes[i]`; negative indices count
     from the end and out-of-range ones are clamped."""
     check_tensor("slice", "input", input)
@@ -144,13 +147,13 @@ def squeeze(x: Any, axis: Ints | None = None, name: str | None = None) -> Any:
     a listed dimension of another size stays, as in Paddle)."""
     check_tensor("squeeze", "x", x)
     axes = [] if axis is None else _ints("squeeze", "axis", axis, scalar_ok=True)
-    return apply(pd.SqueezeOp, [x], prefix="squeeze", name=name, axes=axes)
+    return apply(pd.SqueezeOp, [x], prefix="squeeze", name=name, op_type="squeeze2", axes=axes)
 
 
 def unsqueeze(x: Any, axis: Ints, name: str | None = None) -> Any:
     """`paddle.unsqueeze`: insert size-1 dimensions at `axis`, one after the other."""
     check_tensor("unsqueeze", "x", x)
-    return apply(pd.UnsqueezeOp, [x], prefix="unsqueeze2", name=name,
+    return apply(pd.UnsqueezeOp, [x], prefix="unsqueeze2", name=name, op_type="unsqueeze2",
                  axes=_ints("unsqueeze", "axis", axis, scalar_ok=True))
 
 
@@ -158,7 +161,8 @@ def expand(x: Any, shape: Sequence[int], name: str | None = None) -> Any:
     """`paddle.expand`: broadcast to `shape` (-1 keeps a dimension; only size-1
     dimensions expand, new ones are prepended)."""
     check_tensor("expand", "x", x)
-    return apply(pd.ExpandOp, [x], prefix="expand", name=name, shape=_ints("expand", "shape", shape))
+    return apply(pd.ExpandOp, [x], prefix="expand", name=name, op_type="expand_v2",
+                 shape=_ints("expand", "shape", shape))
 
 
 def broadcast_to(x: Any, shape: Sequence[int], name: str | None = None) -> Any:
@@ -170,7 +174,7 @@ def expand_as(x: Any, y: Any, name: str | None = None) -> Any:
     """`paddle.expand_as`: broadcast x to y's run-time shape (y's values are unused)."""
     check_tensor("expand_as", "x", x)
     check_tensor("expand_as", "y", y)
-    return apply(pd.ExpandAsOp, [x, y], prefix="expand_as", name=name)
+    return apply(pd.ExpandAsOp, [x, y], prefix="expand_as", name=name, op_type="expand_as_v2")
 
 
 def flatten(x: Any, start_axis: int = 0, stop_axis: int = -1, name: str | None = None) -> Any:
@@ -193,24 +197,31 @@ def flatten(x: Any, start_axis: int = 0, stop_axis: int = -1, name: str | None =
 _PAD_FORMATS = {3: ("NCL", "NLC"), 4: ("NCHW", "NHWC"), 5: ("NCDHW", "NDHWC")}
 
 
-def pad(x: Any, pad: Sequence[int], mode: str = "constant", value: float = 0.0,  # noqa: A001
+PAD_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+def pad(x: Any, pad: Sequence[int], mode: str = "constant", value: float = 0.0,
         data_format: str = "NCHW", name: str | None = None) -> Any:
-    """`paddle.nn.functional.pad`, constant mode (see the module docstring)."""
+    """`paddle.nn.functional.pad` (see the module docstring for the forms of `pad`).
+    `mode='constant'` fills with `value` (one `pd.pad`); `'reflect'` mirrors without
+    repeating the edge, `'replicate'` repeats the edge, `'circular'` wraps around,
+    each built from slices and a concat per padded axis (so gradients sum back)."""
     check_tensor("pad", "x", x)
-    if mode != "constant":
-        raise NotImplementedError(f"pad: only mode='constant' is supported, got {mode!r}")
+    if mode not in PAD_MODES:
+        raise ValueError(f"pad: mode must be one of {list(PAD_MODES)}, got {mode!r}")
     if not is_scalar(value):
         raise TypeError(f"pad: 'value' must be a number, got {type(value).__name__}")
     amounts, rank = _ints("pad", "pad", pad), len(x.shape)
-    if len(amounts) == 2 * rank:
+    if len(amounts) == 2 * rank and mode == "constant":
         paddings = amounts
     else:
         formats = _PAD_FORMATS.get(rank)
         if formats is None or len(amounts) != 2 * (rank - 2):
+            whole = f"{2 * rank} paddings or " if mode == "constant" else ""
             raise ValueError(
-                f"pad: a {rank}-D input takes {2 * rank} paddings"
-                + (f" or {2 * (rank - 2)} for its spatial dimensions" if formats else "")
-                + f", got {len(amounts)}"
+                f"pad: a {rank}-D input takes {whole}"
+                + (f"{2 * (rank - 2)} for its spatial dimensions" if formats else "3-D to 5-D input")
+                + f" (mode {mode!r}), got {len(amounts)}"
             )
         if data_format not in formats:
             raise ValueError(f"pad: data_format must be one of {list(formats)} for a {rank}-D input, got {data_format!r}")
@@ -220,7 +231,44 @@ def pad(x: Any, pad: Sequence[int], mode: str = "constant", value: float = 0.0, 
         paddings = [0] * (2 * rank)
         for k, d in enumerate(reversed(spatial)):
             paddings[2 * d : 2 * d + 2] = amounts[2 * k : 2 * k + 2]
-    return apply(pd.PadOp, [x], prefix="pad", name=name, paddings=paddings, value=float(value))
+    if mode == "constant":
+        return apply(pd.PadOp, [x], prefix="pad", name=name, paddings=paddings, value=float(value))
+    if any(p < 0 for p in paddings):
+        raise ValueError(f"pad: mode {mode!r} needs non-negative paddings, got {list(pad)}")
+    out = x
+    for d in range(rank):
+        before, after = paddings[2 * d], paddings[2 * d + 1]
+        if before or after:
+            out = _pad_axis(out, d, before, after, mode)
+    return out
+
+
+def _pad_axis(x: Any, axis: int, before: int, after: int, mode: str) -> Any:
+    """Pad one axis by copying slices of `x` (reflect, replicate or circular)."""
+    n = x.shape[axis]
+    if n >= 0:
+        limit = n - 1 if mode == "reflect" else n
+        if mode != "replicate" and max(before, after) > limit:
+            raise ValueError(
+                f"pad: with mode {mode!r} the padding of dimension {axis} (size {n}) must be "
+                f"{'less than' if mode == 'reflect' else 'at most'} the size, got "
+                f"{[before, after]}"
+            )
+
+    def take(start: int, stop: int) -> Any:
+        # `stop` 0 with a negative start means "to the end".
+        return slice(x, [axis], [start], [stop if stop != 0 or start >= 0 else 2**62])
+
+    if mode == "reflect":
+        left = [take(i, i + 1) for i in range(before, 0, -1)]
+        right = [take(-1 - j, -j) for j in range(1, after + 1)]
+    elif mode == "replicate":
+        left = [take(0, 1)] * before
+        right = [take(-1, 0)] * after
+    else:  # circular
+        left = [take(-before, 0)] if before else []
+        right = [take(0, after)] if after else []
+    return concat([*left, x, *right], axis=axis)
 
 
 # ------------------------------------------------------------------ fluid.layers
@@ -234,22 +282,22 @@ def fluid_reshape(x: Any, shape: Sequence[int], actual_shape: Any = None, act: s
     return _activate(reshape(x, shape, name=name), act)
 
 
-def fluid_concat(input: Sequence[Any], axis: int = 0, name: str | None = None) -> Any:  # noqa: A002
+def fluid_concat(input: Sequence[Any], axis: int = 0, name: str | None = None) -> Any:
     """`fluid.layers.concat(input, axis)`."""
     return concat(input, axis=axis, name=name)
 
 
-def fluid_split(input: Any, num_or_sections: Ints, dim: int = -1, name: str | None = None) -> list[Any]:  # noqa: A002
+def fluid_split(input: Any, num_or_sections: Ints, dim: int = -1, name: str | None = None) -> list[Any]:
     """`fluid.layers.split(input, num_or_sections, dim=-1)`."""
     return split(input, num_or_sections, axis=dim, name=name)
 
 
-def fluid_squeeze(input: Any, axes: Sequence[int], name: str | None = None) -> Any:  # noqa: A002
+def fluid_squeeze(input: Any, axes: Sequence[int], name: str | None = None) -> Any:
     """`fluid.layers.squeeze(input, axes)`."""
     return squeeze(input, _ints("squeeze", "axes", axes), name=name)
 
 
-def fluid_unsqueeze(input: Any, axes: Ints, name: str | None = None) -> Any:  # noqa: A002
+def fluid_unsqueeze(input: Any, axes: Ints, name: str | None = None) -> Any:
     """`fluid.layers.unsqueeze(input, axes)`."""
     return unsqueeze(input, axes, name=name)
 

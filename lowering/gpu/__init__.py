@@ -10,10 +10,11 @@ Passes (MLIR's names where MLIR has the pass), in pipeline order:
     gpu-kernel-outlining              gpu.launch -> gpu.module kernels + gpu.launch_func
     convert-gpu-to-nvvm               sreg intrinsics, barriers, libdevice, kernel marks
 
-`GPU_PIPELINE` spells all of them after `convert-pd-to-linalg`; the `ptx` target
+The named pipeline `lower-to-ptx` (`pipeline.LowerToPtxPass`) runs all of them;
+`GPU_PIPELINE` spells the passes after `convert-pd-to-linalg`; the `ptx` target
 (`GPU_TARGETS`) prints the PTX of the resulting `gpu.module`s:
 
-    pullback-opt prog.mlir -p autodiff,convert-pd-to-linalg,<GPU_PIPELINE> -t ptx
+    pullback-opt prog.mlir -p autodiff,lower-to-ptx -t ptx
 
 See docs/gpu.md for the design and what is shared with the CPU path.
 """
@@ -77,6 +78,16 @@ GPU_PIPELINE = ",".join(GPU_PASSES)
 """Everything after `convert-pd-to-linalg`, in order."""
 
 
+def _lower_to_ptx() -> type[ModulePass]:
+    from pullback.lowering.gpu.pipeline import LowerToPtxPass
+
+    return LowerToPtxPass
+
+
+PIPELINES = ("lower-to-ptx",)
+"""Named pipelines (in `PASSES`, listed apart in `--help`)."""
+
+
 def _ptx_target() -> type[Target]:
     from pullback.lowering.gpu.ptx import PtxTarget
 
@@ -89,7 +100,8 @@ GPU_TARGETS: dict[str, Callable[[], type[Target]]] = {"ptx": _ptx_target}
 
 __all__ = ["GPU_PASSES", "GPU_PIPELINE", "GPU_TARGETS"]
 
-PASSES = GPU_PASSES
-"""Alias read by `pullback.universe` (every pass registry is called `PASSES`)."""
+PASSES = {**GPU_PASSES, "lower-to-ptx": _lower_to_ptx}
+"""Read by `pullback.universe` (every pass registry is called `PASSES`): the
+passes and the named pipeline `lower-to-ptx`."""
 TARGETS = GPU_TARGETS
 """Alias read by `pullback.universe` (every target registry is called `TARGETS`)."""

@@ -7,6 +7,8 @@ A rule has the signature
 
 `out_grads[i]` is the gradient of result `i`, or None when nothing flows into it.
 Return None for an operand that gets no gradient (integer inputs, constants...).
+Ops with regions return one gradient per value of `grad_inputs(op)` (operands, then
+the outer values their regions capture).
 Rules emit ops only through `b`, so the backward region is ordinary `pd` IR that can
 be printed, pruned, lowered and differentiated again.
 
@@ -20,6 +22,8 @@ from collections.abc import Callable, Sequence
 
 from xdsl.ir import Operation, SSAValue
 
+from pullback.dialects.pd.control import captured_values
+
 from .builder import VjpBuilder
 
 VjpRule = Callable[[VjpBuilder, Operation, list["SSAValue | None"]], Sequence["SSAValue | None"]]
@@ -29,7 +33,18 @@ VJP_RULES: dict[type[Operation], VjpRule] = {}
 NON_DIFFERENTIABLE: set[type[Operation]] = set()
 """Ops whose outputs carry no gradient at all (comparisons, constants, random...)."""
 
-FAMILIES = ["program", "elementwise", "reduction", "loss", "shape", "nn", "optimizer"]
+FAMILIES = [
+    "program", "elementwise", "reduction", "loss", "shape", "nn", "optimizer", "creation",
+    "indexing", "control", "distributed",
+]
+
+
+def grad_inputs(op: Operation) -> Sequence[SSAValue]:
+    """The values a rule returns gradients for: the operands, followed for ops with
+    regions (`pd.if`, `pd.while`) by the outer values their regions use directly."""
+    if not op.regions:
+        return op.operands
+    return [*op.operands, *captured_values(op)]
 
 
 def vjp(*op_types: type[Operation]) -> Callable[[VjpRule], VjpRule]:
@@ -59,4 +74,4 @@ def load_all() -> None:
                 raise
 
 
-__all__ = ["VJP_RULES", "NON_DIFFERENTIABLE", "VjpBuilder", "VjpRule", "vjp", "non_differentiable", "load_all"]
+__all__ = ["grad_inputs", "VJP_RULES", "NON_DIFFERENTIABLE", "VjpBuilder", "VjpRule", "vjp", "non_differentiable", "load_all"]

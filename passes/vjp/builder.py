@@ -19,6 +19,9 @@ class VjpBuilder:
         self.block = block
         self.emitted: list[Operation] = []
         """Ops appended since the last `take_emitted()` (for callbacks' op_desc)."""
+        self.varied: set[SSAValue] | None = None
+        """The values the sweep differentiates with respect to (None: every float
+        value); rules of ops with regions ask only for these values' gradients."""
 
     # -- core --------------------------------------------------------------------
 

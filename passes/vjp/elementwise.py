@@ -28,6 +28,10 @@ non_differentiable(
     pd.EqualOp,
     pd.NotEqualOp,
     pd.SignOp,
+    # Piecewise constant: Paddle's gradient is zero everywhere.
+    pd.FloorOp,
+    pd.CeilOp,
+    pd.RoundOp,
 )
 
 
@@ -96,13 +100,27 @@ def div_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | N
 
 @vjp(pd.ElementwisePowOp)
 def pow_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
-    """d(x ** y) = (g * y * x ** (y - 1), g * out * log(x))."""
+    """d(x ** y) = (g * y * x ** (y - 1), g * out * log(x)), with the limits at the
+    points where those products are 0 * inf: `dx = 0` where `y == 0` (x ** 0 is
+    constant), `dy = 0` where `x == 0` and `y >= 0` (0 ** y is 0 for every y > 0).
+
+    Paddle's `elementwise_pow_grad` evaluates the raw products there and gives NaN
+    (and -inf for dy at x = y = 0; PaddlePaddle/Paddle#45054); we give the limits,
+    as PyTorch does.  Elsewhere (x < 0: NaN for dy; 0 < y < 1 at x = 0: +inf for dx)
+    the values are Paddle's."""
     x, y, out, axis = _bin_operands(op)
     (g,) = grads
     assert g is not None
+    zeros = b.full_like(out, 0.0)
+    zeros_x, zeros_y = b.full_like(x, 0.0), b.full_like(y, 0.0)
+    y_is_0 = binary(b, pd.EqualOp, zeros_x, y, axis)  # full shape, as every mask here
+    x_is_0 = binary(b, pd.EqualOp, x, zeros_y, axis)
+    y_nonneg = binary(b, pd.LessEqualOp, zeros_x, y, axis)
     x_pow = binary(b, pd.ElementwisePowOp, x, b.scale(y, 1.0, -1.0), axis)
-    dx = b.mul(g, binary(b, pd.ElementwiseMulOp, x_pow, y, axis))
+    dx = binary(b, pd.ElementwiseMulOp, x_pow, y, axis)
+    dx = b.mul(g, b.emit(pd.WhereOp, y_is_0, zeros, dx))
     dy = binary(b, pd.ElementwiseMulOp, b.mul(g, out), b.emit(pd.LogOp, x), axis)
+    dy = b.emit(pd.WhereOp, x_is_0, b.emit(pd.WhereOp, y_nonneg, zeros, dy), dy)
     return [b.unbroadcast(dx, x, axis), b.unbroadcast(dy, y, axis)]
 
 
@@ -207,6 +225,70 @@ def erf_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | N
     return [b.mul(g, erf_derivative(b, x))]
 
 
+@vjp(pd.SinOp)
+def sin_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """g * cos(x)."""
+    x, _, g = _unary(op, grads)
+    return [b.mul(g, b.emit(pd.CosOp, x))]
+
+
+@vjp(pd.CosOp)
+def cos_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """-g * sin(x)."""
+    x, _, g = _unary(op, grads)
+    return [b.mul(g, b.neg(b.emit(pd.SinOp, x)))]
+
+
+@vjp(pd.TanOp)
+def tan_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """g * (1 + out ** 2)."""
+    _, out, g = _unary(op, grads)
+    return [b.mul(g, b.scale(b.emit(pd.SquareOp, out), 1.0, 1.0))]
+
+
+@vjp(pd.AsinOp, pd.AcosOp)
+def asin_acos_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """asin: g / sqrt(1 - x ** 2); acos: its negation."""
+    x, _, g = _unary(op, grads)
+    d = b.div(g, b.emit(pd.SqrtOp, b.scale(b.emit(pd.SquareOp, x), -1.0, 1.0)))
+    return [d if isinstance(op, pd.AsinOp) else b.neg(d)]
+
+
+@vjp(pd.AtanOp)
+def atan_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """g / (1 + x ** 2)."""
+    x, _, g = _unary(op, grads)
+    return [b.div(g, b.scale(b.emit(pd.SquareOp, x), 1.0, 1.0))]
+
+
+@vjp(pd.SinhOp)
+def sinh_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """g * cosh(x)."""
+    x, _, g = _unary(op, grads)
+    return [b.mul(g, b.emit(pd.CoshOp, x))]
+
+
+@vjp(pd.CoshOp)
+def cosh_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """g * sinh(x)."""
+    x, _, g = _unary(op, grads)
+    return [b.mul(g, b.emit(pd.SinhOp, x))]
+
+
+@vjp(pd.Log1pOp)
+def log1p_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """g / (1 + x)."""
+    x, _, g = _unary(op, grads)
+    return [b.div(g, b.scale(x, 1.0, 1.0))]
+
+
+@vjp(pd.Expm1Op)
+def expm1_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """g * (out + 1) (= g * exp(x))."""
+    _, out, g = _unary(op, grads)
+    return [b.mul(g, b.scale(out, 1.0, 1.0))]
+
+
 _GELU_C = math.sqrt(2.0 / math.pi)
 _GELU_K = 0.044715
 
@@ -239,9 +321,12 @@ def scale_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue |
 
 @vjp(pd.PowOp)
 def pow_factor_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
-    """g * factor * x ** (factor - 1)."""
+    """g * factor * x ** (factor - 1); zero for factor 0 (x ** 0 is constant; the
+    product would be 0 * inf = NaN at x = 0, which Paddle's pow_grad gives)."""
     x, _, g = _unary(op, grads)
     factor = op.prop("factor")  # type: ignore[attr-defined]
+    if factor == 0.0:
+        return [b.full_like(g, 0.0)]
     return [b.mul(g, b.scale(b.emit(pd.PowOp, x, factor=factor - 1.0), factor))]
 
 
@@ -254,8 +339,9 @@ def clip_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | 
 
 @vjp(pd.CastOp)
 def cast_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
-    """g cast back to x's dtype (no gradient for an integer or bool x)."""
+    """g cast back to x's dtype, integer x included (Paddle's cast_grad); no
+    gradient for a bool x."""
     x, _, g = _unary(op, grads)
-    if not pd.is_float(pd.elem_of(x.type)):
+    if pd.elem_of(x.type) == pd.i1:
         return [None]
     return [b.cast_like(g, x)]

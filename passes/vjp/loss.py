@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.ir import Operation, SSAValue
-
 from pullback.dialects import pd
 from pullback.dialects.pd.base import DYN, dtype_name, elem_of, shape_of
 from pullback.passes.vjp import non_differentiable, vjp
 from pullback.passes.vjp.builder import VjpBuilder
 from pullback.passes.vjp.reduction import softmax_vjp_of
+from xdsl.ir import Operation, SSAValue
 
 Grads = list["SSAValue | None"]
 
@@ -96,3 +95,6 @@ def square_error_cost_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequenc
     assert g is not None
     d = b.scale(b.mul(g, b.sub(op.x, op.label)), 2.0)
     return [d, b.neg(d)]
+
+
+non_differentiable(pd.AccuracyOp)

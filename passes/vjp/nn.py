@@ -8,7 +8,10 @@ The dedicated gradient ops close under differentiation:
 * `pool2d_grad` is linear in the incoming gradient: for average pooling its adjoint
   is `pool2d` itself. Max pooling's adjoint would gather at the argmax, which no op
   expresses, so the second derivative of max pooling raises (documented limitation);
-* `dropout` is linear in x for its fixed mask: its VJP is the same dropout.
+* `dropout` is linear in x for its fixed mask: its VJP is the same dropout;
+* `batch_norm` reuses its own saved mean and inverse std in its VJP and handles
+  gradients arriving at those saved results, so the VJP of its VJP flows back into
+  it (second order without a dedicated gradient op).
 
 Convolution gradients need the forward window as explicit paddings: with `SAME`
 padding they need a static spatial size, and the input gradient of a strided
@@ -17,10 +20,9 @@ convolution needs a static input size (its `output_size`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
-
-from xdsl.ir import Operation, SSAValue
 
 from pullback.dialects import pd
 from pullback.dialects.pd.base import DYN, shape_of
@@ -28,6 +30,8 @@ from pullback.dialects.pd.nn import explicit_pads, resolve_window
 from pullback.passes.autodiff import AutodiffError
 from pullback.passes.vjp import vjp
 from pullback.passes.vjp.builder import VjpBuilder
+from pullback.passes.vjp.reduction import reduced_count
+from xdsl.ir import Operation, SSAValue
 
 Grads = list["SSAValue | None"]
 Out = Sequence["SSAValue | None"]
@@ -41,9 +45,10 @@ def _matmul_grads(
 ) -> tuple[SSAValue, SSAValue]:
     """Gradients of `matmul(x, y, tx, ty)` for operands of rank >= 2, before the
     broadcast batch dimensions are summed away."""
-    mm = lambda a, c, ta=False, tc=False: b.emit(  # noqa: E731
-        pd.MatmulOp, a, c, transpose_x=ta, transpose_y=tc
-    )
+    def mm(a, c, ta=False, tc=False):
+        return b.emit(
+            pd.MatmulOp, a, c, transpose_x=ta, transpose_y=tc
+        )
     if not tx and not ty:
         return mm(g, y, tc=True), mm(x, g, ta=True)
     if tx and not ty:
@@ -294,14 +299,144 @@ def _as_normalized(b: VjpBuilder, p: SSAValue, dims: Sequence[int]) -> SSAValue:
     return b.emit(pd.ReshapeOp, p, shape=list(dims))
 
 
+# ------------------------------------------------------------------------ batch norm
+
+
+@vjp(pd.BatchNormOp)
+def batch_norm_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Out:
+    """With `A` the reduced axes, `M` their size, `mu`/`rstd` the op's own saved mean
+    and inverse std (Paddle reuses `SavedVariance` too), `xh = (x - mu) * rstd`:
+
+        dbias = sum_A(gy),   dscale = sum_A(gy * xh)
+        batch statistics:  dx = rstd * (gh - mean_A(gh) - xh * mean_A(gh * xh)),
+                           gh = gy * scale
+        global statistics: dx = gy * scale * rstd, and the running mean/variance
+                           get `-sum_A(gh) * rstd` / `-rstd^2 * scale * dscale / 2`
+
+    plus what arrives at the other results: `mean_out`/`variance_out` (momentum `m`
+    of it to the running operands, `1 - m` through the batch statistics), and
+    `saved_mean`/`saved_variance` (through `mu` and `rstd = (var + eps)^-1/2`).
+    Those last terms make the rule differentiable again: its own ops read
+    `saved_mean`/`saved_variance`, so the second derivative arrives there.
+
+    With one value per channel (`M == 1`) the forward pass is `y = x` (Paddle's
+    kernel); the rule gives `dx = gy` there, by a per-channel select when `M` is
+    only known at run time.
+
+    Paddle's kernel computes the input gradient with global statistics whenever
+    `is_test` is set, even with `trainable_statistics` (when its forward pass used
+    the batch's): that is not the derivative of its forward pass. This rule follows
+    the statistics the forward pass used."""
+    gy, gmo, gvo, gsm, gsv = grads
+    assert isinstance(op, pd.BatchNormOp)
+    x, scale = op.x, op.scale
+    ch, axes = op.channel_axis(), op.reduced_axes()
+    m = op.prop("momentum")
+    mu, rstd = op.saved_mean, op.saved_variance
+
+    def per_ch(cls: type[pd.PdOp], a: SSAValue, v: SSAValue) -> SSAValue:
+        return b.emit(cls, a, v, axis=ch)
+
+    def sum_a(v: SSAValue) -> SSAValue:
+        return b.emit(pd.ReduceSumOp, v, axis=axes)
+
+    def add(a: SSAValue | None, c: SSAValue | None) -> SSAValue | None:
+        return c if a is None else a if c is None else b.add(a, c)
+
+    dx = dscale = dbias = dmean = dvar = None
+    xc = xh = None
+    if gy is not None or gvo is not None or gsv is not None:
+        xc = per_ch(pd.ElementwiseSubOp, x, mu)
+        xh = per_ch(pd.ElementwiseMulOp, xc, rstd)
+    if gy is not None:
+        assert xh is not None
+        dbias = sum_a(gy)
+        dscale = sum_a(b.mul(gy, xh))
+        gh = per_ch(pd.ElementwiseMulOp, gy, scale)
+    rstd2 = b.mul(rstd, rstd) if (gy is not None and op.global_stats()) or gsv is not None else None
+    # d rstd / d var = -rstd^3 / 2: what reaches the variance through saved_variance.
+    g_var = None if gsv is None else b.scale(b.mul(gsv, b.mul(rstd2, rstd)), -0.5)
+
+    if op.global_stats():
+        if gy is not None:
+            dx = per_ch(pd.ElementwiseMulOp, gy, b.mul(scale, rstd))
+            dmean = b.neg(b.mul(b.mul(dbias, scale), rstd))
+            dvar = b.scale(b.mul(b.mul(rstd2, scale), dscale), -0.5)
+        dmean = add(add(dmean, gmo), gsm)
+        dvar = add(add(dvar, gvo), g_var)
+        return dx, dscale, dbias, dmean, dvar
+
+    xs = shape_of(x.type)
+    static_part = math.prod(xs[a] for a in axes if xs[a] != DYN)
+    maybe_single = static_part == 1  # one value per channel possible (or certain)
+    count = reduced_count(b, x, axes, keepdim=False) if maybe_single else None
+    if isinstance(count, float):
+        # One value per channel: the kernel passes x through, as Paddle's does.
+        return gy, None, None, gmo, gvo
+    if gy is not None:
+        assert xh is not None
+
+        def mean_a(v: SSAValue) -> SSAValue:
+            return b.emit(pd.ReduceMeanOp, v, axis=axes)
+
+        inner = b.sub(gh, per_ch(pd.ElementwiseMulOp, xh, mean_a(b.mul(gh, xh))))
+        inner = per_ch(pd.ElementwiseSubOp, inner, mean_a(gh))
+        dx = per_ch(pd.ElementwiseMulOp, inner, rstd)
+    # Gradients reaching the batch mean and variance (per channel), pushed to x:
+    # d mu / dx = 1/M,  d var / dx = 2 (x - mu) / M.
+    g_mu = add(None if gmo is None else b.scale(gmo, 1.0 - m), gsm)
+    g_bvar = add(None if gvo is None else b.scale(gvo, 1.0 - m), g_var)
+    if g_mu is not None or g_bvar is not None:
+        if count is None:
+            count = reduced_count(b, x, axes, keepdim=False)
+
+        def over_count(v: SSAValue, factor: float) -> SSAValue:
+            if isinstance(count, float):
+                return b.scale(v, factor / count)
+            return b.scale(b.div(v, count), factor)
+
+        if g_bvar is not None:
+            assert xc is not None
+            coef = over_count(g_bvar, 2.0)
+            dx = add(dx, per_ch(pd.ElementwiseMulOp, xc, coef))
+        if g_mu is not None:
+            spread = over_count(g_mu, 1.0)
+            if dx is None:
+                dx = per_ch(pd.ElementwiseMulOp, b.full_like(x, 1.0), spread)
+            else:
+                dx = per_ch(pd.ElementwiseAddOp, dx, spread)
+    if not maybe_single:
+        dmean = None if gmo is None else b.scale(gmo, m)
+        dvar = None if gvo is None else b.scale(gvo, m)
+        return dx, dscale, dbias, dmean, dvar
+    # The reduced dimensions known only at run time may give one value per channel,
+    # where the kernel passes x through: select per channel between the two
+    # derivatives (`single` is 1 there, 0 elsewhere), on [C] vectors but for dx.
+    assert count is not None and not isinstance(count, float)
+    single = b.cast_like(b.emit(pd.EqualOp, count, b.full_like(count, 1.0)), count)
+    several = b.scale(single, -1.0, bias=1.0)
+    if dx is not None:
+        dx = per_ch(pd.ElementwiseMulOp, dx, several)
+    if gy is not None:
+        dx = add(dx, per_ch(pd.ElementwiseMulOp, gy, single))
+    dscale = None if dscale is None else b.mul(dscale, several)
+    dbias = None if dbias is None else b.mul(dbias, several)
+    keep = b.add(b.scale(several, m), single)  # d mean_out / d mean: m, or 1 when passed through
+    dmean = None if gmo is None else b.mul(gmo, keep)
+    dvar = None if gvo is None else b.mul(gvo, keep)
+    return dx, dscale, dbias, dmean, dvar
+
+
 # --------------------------------------------------------------------------- dropout
 
 
 @vjp(pd.DropoutOp)
 def dropout_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Out:
-    """Linear in x for its fixed mask: the same dropout (same seed) of g."""
+    """Linear in x for its fixed mask: the same dropout (same seed, property or
+    operand) of g; the seed gets no gradient."""
     (g,) = grads
     assert g is not None and isinstance(op, pd.DropoutOp)
     props = {k: op.prop(k) for k in ("dropout_prob", "is_test", "seed", "dropout_implementation")}
-    return (b.emit(pd.DropoutOp, g, **props),)
+    seed = [] if op.seed_tensor is None else [op.seed_tensor]
+    return (b.emit(pd.DropoutOp, g, *seed, **props), *[None] * len(seed))
 

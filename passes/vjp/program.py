@@ -9,5 +9,5 @@ from pullback.passes.vjp import non_differentiable
 
 non_differentiable(
     pd.FillConstantOp, pd.FillAnyLikeOp, pd.UniformRandomOp, pd.GaussianRandomOp,
-    pd.TruncatedGaussianRandomOp, pd.AssignValueOp,
+    pd.TruncatedGaussianRandomOp,
 )

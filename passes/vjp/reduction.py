@@ -11,13 +11,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from xdsl.ir import Operation, SSAValue
-
 from pullback.dialects import pd
 from pullback.dialects.pd.base import DYN, shape_of
 from pullback.dialects.pd.reduction import reduced_axes
-from pullback.passes.vjp import vjp
+from pullback.passes.autodiff import AutodiffError
+from pullback.passes.vjp import non_differentiable, vjp
 from pullback.passes.vjp.builder import VjpBuilder
+from xdsl.ir import Operation, SSAValue
 
 Grads = list["SSAValue | None"]
 
@@ -96,11 +96,12 @@ def mean_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | 
     return [expand_reduced(b, scaled, x, axes, keepdim)]
 
 
-@vjp(pd.ReduceMaxOp)
+@vjp(pd.ReduceMaxOp, pd.ReduceMinOp)
 def reduce_max_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
-    """g goes to the positions equal to the maximum, split evenly among ties (so the
-    gradient sums to g; Paddle gives each tied position the whole of g)."""
-    assert isinstance(op, pd.ReduceMaxOp)
+    """g goes to the positions equal to the maximum (minimum), split evenly among ties
+    (so the gradient sums to g, as `paddle.amax`; `paddle.max` gives each tied
+    position the whole of g)."""
+    assert isinstance(op, (pd.ReduceMaxOp, pd.ReduceMinOp))
     (g,) = grads
     assert g is not None
     x, axes, keepdim = _reduce_args(op)
@@ -140,3 +141,71 @@ def log_softmax_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAV
     assert g is not None
     total = b.emit(pd.ReduceSumOp, g, axis=[op.prop("axis")], keepdim=True)
     return [b.sub(g, b.mul(b.emit(pd.ExpOp, op.out), total))]
+
+
+# ------------------------------------------------------------------- index searches
+
+non_differentiable(pd.ArgMaxOp, pd.ArgMinOp)
+
+
+@vjp(pd.TopKOp)
+def top_k_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """Each value's gradient goes back to the position it was taken from:
+    `dx[..., j] = sum_k g[..., k] * (indices[..., k] == j)` along the axis, written
+    with `pd.one_hot` of the indices (the axis moved last and back), so the rule is
+    linear in g and differentiates again. The indices get no gradient."""
+    assert isinstance(op, pd.TopKOp)
+    g = grads[0]
+    if g is None:
+        return [None]
+    xs = shape_of(op.x.type)
+    if not xs:
+        return [g]
+    rank = len(xs)
+    axis = op.prop("axis") % rank
+    n = xs[axis]
+    if n == DYN:
+        raise AutodiffError("'pd.top_k': the gradient needs a static size along the axis")
+    idx = op.indices
+    perm = [i for i in range(rank) if i != axis] + [axis]
+    if axis != rank - 1:
+        g = b.emit(pd.TransposeOp, g, perm=perm)
+        idx = b.emit(pd.TransposeOp, idx, perm=perm)
+    onehot = b.emit(pd.OneHotOp, idx, depth=n, dtype=pd.dtype_name(pd.elem_of(g.type)))
+    spread = b.mul(onehot, b.emit(pd.UnsqueezeOp, g, axes=[rank]))
+    dx = b.emit(pd.ReduceSumOp, spread, axis=[rank - 1])
+    if axis != rank - 1:
+        inverse = [perm.index(i) for i in range(rank)]
+        dx = b.emit(pd.TransposeOp, dx, perm=inverse)
+    return [dx]
+@vjp(pd.ReduceProdOp)
+def reduce_prod_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """`g * out / x` broadcast back (Paddle's rule; an exact zero in x gives NaN or
+    inf there, as in Paddle)."""
+    assert isinstance(op, pd.ReduceProdOp)
+    (g,) = grads
+    assert g is not None
+    x, axes, keepdim = _reduce_args(op)
+    return [b.div(expand_reduced(b, b.mul(g, op.out), x, axes, keepdim), x)]
+
+
+@vjp(pd.CumsumOp)
+def cumsum_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """The running sum of g in the other direction (same `exclusive`)."""
+    assert isinstance(op, pd.CumsumOp)
+    (g,) = grads
+    assert g is not None
+    return [b.emit(pd.CumsumOp, g, axis=op.prop("axis"), exclusive=op.prop("exclusive"),
+                   reverse=not op.prop("reverse"))]
+
+
+@vjp(pd.CumprodOp)
+def cumprod_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """`cumsum(g * out, other direction, same exclusive) / x`: exact away from zeros
+    (an exact zero in x gives NaN or inf there)."""
+    assert isinstance(op, pd.CumprodOp)
+    (g,) = grads
+    assert g is not None
+    acc = b.emit(pd.CumsumOp, b.mul(g, op.out), axis=op.prop("axis"),
+                 exclusive=op.prop("exclusive"), reverse=not op.prop("reverse"))
+    return [b.div(acc, op.x)]

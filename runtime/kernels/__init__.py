@@ -2,7 +2,10 @@
 
 import importlib
 
-FAMILIES = ["program", "elementwise", "reduction", "loss", "shape", "nn", "optimizer"]
+FAMILIES = [
+    "program", "elementwise", "reduction", "loss", "shape", "nn", "optimizer", "creation",
+    "indexing", "control", "distributed",
+]
 
 
 def load_all() -> None:

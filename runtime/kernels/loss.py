@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-
 from pullback.dialects import pd
 from pullback.runtime.interpreter import InterpreterError, kernel
 from pullback.runtime.kernels.reduction import log_softmax
@@ -60,3 +59,12 @@ def softmax_with_cross_entropy(
 def square_error_cost(op: pd.SquareErrorCostOp, x: np.ndarray, label: np.ndarray) -> np.ndarray:
     """`(x - label) ** 2`."""
     return np.square(x - label)
+
+
+@kernel(pd.AccuracyOp)
+def accuracy(op: pd.AccuracyOp, out: np.ndarray, indices: np.ndarray, label: np.ndarray):
+    """Rows whose label is among their top-k indices, over all rows."""
+    n = indices.shape[0]
+    correct = int((indices == label.reshape(-1, 1)).any(axis=1).sum())
+    acc = correct / n if n else 0.0
+    return np.float32(acc), np.int32(correct), np.int32(n)

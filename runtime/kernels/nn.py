@@ -9,11 +9,10 @@ input shapes, window geometry from the ops themselves (`ConvWindowOp.window`,
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects.builtin import TensorType
-
 from pullback.dialects import pd
 from pullback.dialects.pd.nn import DROPOUT_BITS, SPLITMIX_GAMMA, SPLITMIX_LAST_SHIFT, SPLITMIX_MIX
 from pullback.runtime.interpreter import kernel
+from xdsl.dialects.builtin import TensorType
 
 
 def out_shape(op: pd.PdOp, *arrays: np.ndarray) -> tuple[int, ...]:
@@ -143,10 +142,12 @@ def conv2d_transpose(op, x: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 def pool_windows(op, hw: tuple[int, int], out_hw: tuple[int, int]):
     """Per spatial dimension, the clipped `(start, end)` input range of each output
-    index, plus the `kh*kw` divisor of non-exclusive average pooling."""
+    index, and the per-index spans whose products divide non-exclusive average
+    pooling (`PoolWindowOp.window`; None when pooling is global or adaptive, whose
+    divisor is the window's area)."""
     mode = op.mode()
     if mode == "global":
-        return [[(0, hw[0])], [(0, hw[1])]], hw[0] * hw[1]
+        return [[(0, hw[0])], [(0, hw[1])]], None
     if mode == "adaptive":
         ranges = [
             [(i * size // out, -(-(i + 1) * size // out)) for i in range(out)]
@@ -154,22 +155,27 @@ def pool_windows(op, hw: tuple[int, int], out_hw: tuple[int, int]):
         ]
         return ranges, None
     ks, strides = op.prop("ksize"), op.prop("strides")
-    ranges = []
+    ranges, spans = [], []
     for size, out, k, s, p0 in zip(hw, out_hw, ks, strides, op.pads_before(hw)):
-        ranges.append([(max(i * s - p0, 0), min(i * s - p0 + k, size)) for i in range(out)])
-    return ranges, ks[0] * ks[1]
+        windows = [op.window(i, size, k, s, p0) for i in range(out)]
+        ranges.append([(lo, hi) for lo, hi, _ in windows])
+        spans.append([span for _, _, span in windows])
+    return ranges, spans
 
 
-def _divisor(op, area: int, full: int | None) -> int:
-    exclusive = op.prop("exclusive") or op.prop("adaptive") or full is None
-    return area if exclusive else full
+def _divisor(op, area: int, spans, oy: int, ox: int) -> int:
+    """Average pooling's divisor at output `(oy, ox)`: the clipped window's area
+    when exclusive (or adaptive, or global), else the product of the spans."""
+    if op.prop("exclusive") or spans is None:
+        return area
+    return spans[0][oy] * spans[1][ox]
 
 
 @kernel(pd.Pool2DOp)
 def pool2d(op, x: np.ndarray) -> np.ndarray:
     """Max or average over each clipped window."""
     shape = out_shape(op, x)
-    (rows, cols), full = pool_windows(op, x.shape[2:], shape[2:])
+    (rows, cols), spans = pool_windows(op, x.shape[2:], shape[2:])
     out = np.empty(shape, x.dtype)
     is_max = op.prop("pooling_type") == "max"
     for oy, (h0, h1) in enumerate(rows):
@@ -179,14 +185,14 @@ def pool2d(op, x: np.ndarray) -> np.ndarray:
                 out[:, :, oy, ox] = win.max(axis=(2, 3))
             else:
                 area = (h1 - h0) * (w1 - w0)
-                out[:, :, oy, ox] = win.sum(axis=(2, 3)) / _divisor(op, area, full)
+                out[:, :, oy, ox] = win.sum(axis=(2, 3)) / _divisor(op, area, spans, oy, ox)
     return out
 
 
 @kernel(pd.Pool2DGradOp)
 def pool2d_grad(op, x: np.ndarray, grad: np.ndarray) -> np.ndarray:
     """Route each gradient to its window's first maximum, or spread it (average)."""
-    (rows, cols), full = pool_windows(op, x.shape[2:], grad.shape[2:])
+    (rows, cols), spans = pool_windows(op, x.shape[2:], grad.shape[2:])
     dx = np.zeros_like(x)
     n, c = np.indices(x.shape[:2])
     is_max = op.prop("pooling_type") == "max"
@@ -200,7 +206,7 @@ def pool2d_grad(op, x: np.ndarray, grad: np.ndarray) -> np.ndarray:
                 np.add.at(dx, (n, c, h0 + hh, w0 + ww), g)
             else:
                 area = (h1 - h0) * (w1 - w0)
-                dx[:, :, h0:h1, w0:w1] += (g / _divisor(op, area, full))[:, :, None, None]
+                dx[:, :, h0:h1, w0:w1] += (g / _divisor(op, area, spans, oy, ox))[:, :, None, None]
     return dx
 
 
@@ -220,6 +226,34 @@ def layer_norm(op, x: np.ndarray, *params: np.ndarray) -> np.ndarray:
     if len(params) == 2:
         y = y + params[1].reshape(x.shape[axis:])
     return y
+
+
+# ------------------------------------------------------------------------ batch norm
+
+
+@kernel(pd.BatchNormOp)
+def batch_norm(op, x, scale, bias, mean, variance):
+    """Normalize with batch (or global) statistics, update the running ones."""
+    c = op.channel_axis()
+    axes = tuple(op.reduced_axes())
+    shape = [1] * x.ndim
+    shape[c] = x.shape[c]
+    eps, m = op.prop("epsilon"), op.prop("momentum")
+    if op.global_stats():
+        mu, var = mean, variance
+        mean_out, var_out = mean, variance
+    else:
+        if x.size == x.shape[c]:
+            # One value per channel: Paddle passes x through and updates nothing.
+            zeros = np.zeros_like(mean)
+            return x.copy(), mean, variance, zeros, zeros
+        mu = x.mean(axis=axes)
+        var = ((x - mu.reshape(shape)) ** 2).mean(axis=axes)
+        mean_out = m * mean + (1 - m) * mu
+        var_out = m * variance + (1 - m) * var
+    inv_std = 1.0 / np.sqrt(var + eps)
+    y = (x - mu.reshape(shape)) * inv_std.reshape(shape) * scale.reshape(shape) + bias.reshape(shape)
+    return y, mean_out, var_out, mu, inv_std
 
 
 # --------------------------------------------------------------------------- dropout
@@ -251,13 +285,14 @@ def dropout_keep(seed: int, shape: tuple[int, ...], p: float) -> np.ndarray:
 
 
 @kernel(pd.DropoutOp)
-def dropout(op, x: np.ndarray) -> np.ndarray:
-    """Apply the hashed keep-mask with the implementation's scaling."""
+def dropout(op, x: np.ndarray, seed: np.ndarray | None = None) -> np.ndarray:
+    """Apply the hashed keep-mask with the implementation's scaling (the seed
+    operand, when given, takes precedence over the `seed` property)."""
     p = op.prop("dropout_prob")
     upscale = op.prop("dropout_implementation") == "upscale_in_train"
     if op.prop("is_test"):
         return x if upscale else x * x.dtype.type(1.0 - p)
-    keep = dropout_keep(op.prop("seed"), x.shape, p)
+    keep = dropout_keep(op.prop("seed") if seed is None else int(seed.reshape(-1)[0]), x.shape, p)
     if upscale:
         factor = 0.0 if p >= 1.0 else 1.0 / (1.0 - p)
         return np.where(keep, x * x.dtype.type(factor), x.dtype.type(0))

@@ -39,9 +39,3 @@ def truncated_gaussian_random(op: pd.TruncatedGaussianRandomOp) -> np.ndarray:
         out[bad] = rng.normal(0.0, 1.0, size=int(bad.sum()))
         bad = (out < a) | (out > b)
     return mean + std * out
-
-
-@kernel(pd.AssignValueOp)
-def assign_value(op: pd.AssignValueOp) -> np.ndarray:
-    """The stored values in the op's shape and dtype."""
-    return np.asarray(op.prop("values"), dtype=np_dtype(op.out.type)).reshape(op.prop("shape"))

@@ -38,7 +38,8 @@ class Spec:
     """Integer inputs are drawn from `[0, ids_below)`."""
 
 
-FAMILIES = ("program", "elementwise", "reduction", "loss", "shape", "nn", "optimizer")
+FAMILIES = ("program", "elementwise", "reduction", "loss", "shape", "nn", "optimizer", "creation",
+            "indexing")
 """The dialect's op families: `gpu_specs/<family>.py` lists the specs of each."""
 
 
@@ -101,6 +102,8 @@ def autodiff(module: ModuleOp) -> ModuleOp:
     """Fill the module's backward regions (in place) and return it."""
     from pullback.passes import PASSES
 
+    if not any(isinstance(op, pd.BackwardOp) for op in module.walk()):
+        return module  # nothing differentiable (the pass would warn)
     ctx = Context()
     ctx.load_dialect(pd.PD)
     PASSES["autodiff"]()().apply(ctx, module)

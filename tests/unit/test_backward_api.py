@@ -140,10 +140,24 @@ def test_callbacks_type_checked_and_called_per_grad_op(static_mode):
 
     pg = fluid.backward.append_backward(loss=avg_loss, callbacks=[record])
     assert len(pg) == 2
-    # mean, square_error_cost, elementwise_add (bias), matmul: one gradient op each
-    assert seen[0] == "mean_grad"
-    assert "matmul_grad" in seen or "mul_grad" in seen
-    assert len(seen) >= 4
+    # What Paddle's append_backward reports for this program: fluid.layers.mean is
+    # `mean`, square_error_cost is `elementwise_sub` + `square`, fc is `mul` +
+    # `elementwise_add`; one gradient operator each, in reverse order.
+    assert seen == ["mean_grad", "square_grad", "elementwise_sub_grad", "elementwise_add_grad", "mul_grad"]
+
+
+def test_callbacks_report_paddle_operator_types_of_2x_apis(static_mode):
+    x = paddle.static.data("x", [None, 4], "float32")
+    y = paddle.static.data("y", [None, 3], "float32")
+    w = paddle.static.create_parameter([4, 3], "float32", name="w")
+    h = paddle.transpose(paddle.reshape(paddle.matmul(x, w), [-1, 3]), [0, 1])
+    loss = paddle.mean(F.square_error_cost(h, y))
+    seen = []
+    fluid.backward.append_backward(
+        loss, callbacks=[lambda block, context: seen.append(context["__current_op_desc__"].type())]
+    )
+    assert seen == ["reduce_mean_grad", "square_grad", "elementwise_sub_grad",
+                    "transpose2_grad", "reshape2_grad", "matmul_v2_grad"]
 
 
 def test_callback_clipping_takes_effect(static_mode):
@@ -257,3 +271,33 @@ def test_sgd_minimize_trains_fit_a_line(static_mode):
         (l,) = exe.run(main, feed={"x": xs, "y": xs @ true_w + 0.5}, fetch_list=[avg_loss])
         losses.append(float(l))
     assert losses[-1] < 0.05 * losses[0]
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "compiled"])
+def test_gradients_of_an_integer_target(static_mode, backend):
+    """As in Paddle: an integer target is seeded with integer ones; the gradient
+    flows through `cast` (cast back: float) and integer arithmetic (integer)."""
+    main, _ = static_mode
+    x = paddle.static.data("x", [3], "float32")
+    x.stop_gradient = False
+    y = paddle.cast(x * 2.0, "int64")
+    xi = paddle.static.data("xi", [3], "int64")
+    xi.stop_gradient = False
+    yi = xi * 3
+    (gx,) = paddle.static.gradients(y, x)
+    (gxi,) = paddle.static.gradients(yi, xi)
+    (gsum,) = paddle.static.gradients(paddle.sum(yi), xi)
+    assert gx.dtype == "float32" and gxi.dtype == "int64"
+    exe = paddle.static.Executor(paddle.CPUPlace(), backend=backend)
+    got = exe.run(main, feed={"x": np.ones(3, np.float32), "xi": np.arange(3)}, fetch_list=[gx, gxi, gsum])
+    np.testing.assert_array_equal(got[0], np.full(3, 2.0, np.float32))
+    for g in got[1:]:
+        assert g.dtype == np.int64
+        np.testing.assert_array_equal(g, [3, 3, 3])
+
+
+def test_comparisons_still_carry_no_gradient(static_mode):
+    x = paddle.static.data("x", [3], "float32")
+    x.stop_gradient = False
+    mask = paddle.cast(paddle.greater_than(x, paddle.zeros([3])), "float32")
+    assert paddle.static.gradients(mask, x) == [None]

@@ -13,6 +13,7 @@ from pullback.benchmarks.programs import ProgramBuilder, mlp_train
 from pullback.dialects import pd
 from pullback.runtime.compiled import CompiledBackend, NotCompilable
 from pullback.runtime.interpreter import run_module
+from xdsl.ir import SSAValue
 
 TOL = {"float32": dict(rtol=2e-4, atol=2e-5), "float64": dict(rtol=1e-10, atol=1e-12)}
 
@@ -234,3 +235,82 @@ def test_two_thousand_steps_keep_memory_flat() -> None:
         backend.run(built.module, feeds, built.scope, built.fetch)
     grown_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
     assert grown_kb < 4096, f"resident memory grew by {grown_kb} KiB over 2000 steps"
+
+
+def _small_program(rows: int) -> tuple[ProgramBuilder, SSAValue]:
+    b = ProgramBuilder()
+    x = b.data("x", [rows, 2])
+    return b, b.add(pd.MeanOp, b.add(pd.ReluOp, x))
+
+
+def test_program_cache_is_lru_bounded_and_frees_evicted_code() -> None:
+    """Programs of distinct static shapes: at most `cache_size` stay compiled; the
+    least recently used goes first and its native code is freed with it."""
+    import gc
+    import weakref
+
+    backend = CompiledBackend(cache_size=3)
+    built = [_small_program(n) for n in range(1, 11)]
+
+    def run(k: int) -> None:
+        b, y = built[k]
+        (out,) = backend.run(b.module, {"x": np.full((k + 1, 2), 2.0, np.float32)}, {}, [y])
+        assert out == 2.0
+
+    run(0)
+    first = weakref.ref(backend.program_for(built[0][0].module, [built[0][1]],
+                                            {"x": np.zeros((1, 2), np.float32)}).native)
+    for k in (1, 2, 0, 3):  # 0 is used again before 3 arrives: 1 is evicted, not 0
+        run(k)
+    assert backend.compiles == 4
+    run(0)
+    assert backend.compiles == 4  # still cached
+    run(1)
+    assert backend.compiles == 5  # evicted earlier: compiled again
+    for k in range(4, 10):
+        run(k)
+        info = backend.cache_info()
+        assert info["identity"] <= 3 and info["content"] <= 3, info
+    gc.collect()
+    assert first() is None  # program 0 was evicted: its engine is gone
+    with pytest.raises(ValueError, match="cache_size"):
+        CompiledBackend(cache_size=0)
+
+
+def test_two_hundred_batch_sizes_keep_the_shape_plans_bounded(monkeypatch) -> None:
+    from pullback.runtime import compiled
+
+    monkeypatch.setattr(compiled, "SHAPE_PLANS_PER_PROGRAM", 50)
+    b = ProgramBuilder()
+    x = b.data("x", [-1, 3])
+    y = b.add(pd.ReduceSumOp, b.add(pd.TanhOp, x), axis=[1])
+    backend = CompiledBackend()
+    for n in range(1, 201):
+        (out,) = backend.run(b.module, {"x": np.zeros((n, 3), np.float32)}, {}, [y])
+        assert out.shape == (n,)
+    prog = backend.program_for(b.module, [y], {"x": np.zeros((1, 3), np.float32)})
+    assert backend.compiles == 1 and len(prog.shape_plans) == 50
+
+
+def test_zero_d_feeds_parameters_fetches_and_gradients_agree() -> None:
+    """A feed declared with shape [] takes a numpy scalar, a 0-d array or a Python
+    number on every backend; 0-d values go through ops, fetches and gradients."""
+    b = ProgramBuilder()
+    s = b.data("s", [])
+    x = b.data("x", [-1, 3])
+    w = b.param("w", [])
+    y = b.add(pd.ReluOp, b.add(pd.ElementwiseAddOp, b.add(pd.ElementwiseMulOp, x, s), w))
+    t = b.add(pd.ReduceSumOp, b.add(pd.ElementwiseMulOp, b.add(pd.ExpOp, s), w))
+    loss = b.add(pd.ElementwiseAddOp, b.add(pd.ElementwiseMulOp, b.add(pd.MeanOp, y), s), t)
+    gs, gw = b.backward(loss, [s, w])
+    fetch = [loss, gs, gw, t, s]
+    scope = {"w": np.array(0.5, np.float32)}
+    xs = np.arange(6, dtype=np.float32).reshape(2, 3)
+    backend = CompiledBackend()
+    for sv in (np.float32(1.5), np.array(1.5, np.float32)):
+        want = interpret(b.module, {"s": sv, "x": xs}, scope, fetch)
+        got = backend.run(b.module, {"s": sv, "x": xs}, dict(scope), fetch)
+        for w_, g in zip(want, got):
+            assert np.shape(g) == () == np.shape(w_)
+            np.testing.assert_allclose(g, w_, rtol=1e-6)
+    assert scope["w"].shape == ()

@@ -85,11 +85,16 @@ def normal(**shapes: Sequence[int]) -> Feeds:
 
 def test_no_pd_op_is_left_without_a_lowering() -> None:
     host_side = {t.name for t in pd.ALL_OPS if getattr(t, "HOST_ONLY", None)}
-    assert host_side == {"pd.uniform_random", "pd.gaussian_random", "pd.truncated_gaussian_random",
-                         "pd.assign_value"}  # startup-program initializers
+    assert host_side == {"pd.uniform_random", "pd.gaussian_random", "pd.randint", "pd.randperm",
+                         "pd.bernoulli", "pd.nonzero",
+                         "pd.truncated_gaussian_random"}
     gaps = {t.name: lowering_gap(t) for t in pd.ALL_OPS if lowering_gap(t) is not None}
-    assert set(gaps) == host_side, f"pd ops without a native lowering: {sorted(set(gaps) - host_side)}"
-    assert all("host interpreter" in why for why in gaps.values())
+    # Control flow (pd.if/pd.while, stacks) runs on the interpreter, with a warning,
+    # until it has a native (scf) lowering (issue 14).
+    pending = {t.name for t in pd.CONTROL_OPS}
+    missing = set(gaps) - host_side - pending
+    assert not missing, f"pd ops without a native lowering: {sorted(missing)}"
+    assert all("host interpreter" in gaps[n] for n in host_side)
 
 
 # -------------------------------------------------------------------- shape ops
@@ -339,6 +344,50 @@ def test_dropout_agrees_and_its_mask_is_the_interpreters_bit_for_bit(dtype: str)
     outs = agree(build, normal(x=[-1, 5, 7]), dtype)
     keep = dropout_keep(11, outs[0].shape, 0.3)
     np.testing.assert_array_equal(outs[0] != 0, keep)  # |x| + 1 is never 0
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_dropout_seed_operand_is_read_at_run_time(dtype: str) -> None:
+    """The seed operand (eager mode's per-call seed) is a run-time input of the
+    compiled code: one compile serves every seed, each mask the interpreter's."""
+
+    def build(b: ProgramBuilder, dt: str) -> tuple[list[SSAValue], list[SSAValue]]:
+        x, s64, s32 = b.data("x", [-1, 5], dt), b.data("s", [], "int64"), b.data("t", [1], "int32")
+        return [x], [
+            b.add(pd.DropoutOp, x, s64, dropout_prob=0.4, dropout_implementation="upscale_in_train"),
+            b.add(pd.DropoutOp, x, s32, dropout_prob=0.3),
+            b.add(pd.DropoutOp, x, s64, dropout_prob=0.3, is_test=True),
+        ]
+
+    def feeds(rng: np.random.Generator, n: int, dt: str) -> dict[str, np.ndarray]:
+        return {"x": rng.standard_normal((n, 5)).astype(dt), "s": np.array(rng.integers(-2**62, 2**62)),
+                "t": rng.integers(-2**31, 2**31 - 1, (1,)).astype(np.int32)}
+
+    agree(build, feeds, dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_float_attributes_beyond_the_dtype_lower_as_numpy_rounds_them(dtype: str) -> None:
+    """`clip` with a bound left out stores +-DBL_MAX, which float32 cannot hold:
+    every float attribute lowers for every dtype, rounded as numpy rounds it
+    (to +-inf beyond the range, to a denormal or 0 below it)."""
+    big = float(np.finfo(np.float64).max)
+
+    def build(b: ProgramBuilder, dt: str) -> tuple[list[SSAValue], list[SSAValue]]:
+        x = b.data("x", [-1, 4], dt)
+        return [x], [
+            b.add(pd.ClipOp, x, min=-big, max=0.5),
+            b.add(pd.ClipOp, x, min=-0.5, max=big),
+            b.add(pd.ClipOp, x, min=-big, max=big),
+            b.add(pd.ScaleOp, x, scale=1e300, bias=-1e-320),
+            b.add(pd.ScaleOp, x, scale=1e-50),
+            b.add(pd.FillAnyLikeOp, x, value=1e39),
+        ]
+
+    with np.errstate(over="ignore"):  # the interpreter's own float32 rounding of 1e39
+        outs = agree(build, normal(x=[-1, 4]), dtype, grad=False)
+    if dtype == "float32":
+        assert np.isinf(outs[5]).all()
 
 
 # --------------------------------------------------------------------- matmul

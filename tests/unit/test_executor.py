@@ -152,9 +152,15 @@ def test_bad_feeds_raise_value_error_before_running(linear, feed, fragment):
 
 
 def test_feed_must_be_a_dict(linear):
-    exe, main, *_ = linear
+    exe, main, _x, _y, _pred, loss = linear
     with pytest.raises(TypeError, match="feed must be a dict"):
-        exe.run(main, feed=[_batch()])
+        exe.run(main, feed=[_batch(), _batch()])
+    with pytest.raises(TypeError, match="feed must be a dict"):
+        exe.run(main, feed=3)
+    # One place's feed in a list (what `DataLoader(feed_list=...)` yields), as Paddle.
+    (listed,) = exe.run(main, feed=[_batch()], fetch_list=[loss])
+    (plain,) = exe.run(main, feed=_batch(), fetch_list=[loss])
+    np.testing.assert_allclose(listed, plain)
 
 
 def test_unknown_fetch_name_and_bad_fetch_type(linear):

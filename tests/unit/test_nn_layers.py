@@ -183,7 +183,7 @@ def test_conv_pool_flatten_stack():
     pooled = nn.MaxPool2D(2)(out).numpy()
     np.testing.assert_array_equal(pooled, out.numpy().reshape(2, 4, 3, 2, 3, 2).max(axis=(3, 5)))
     avg = nn.AvgPool2D(kernel_size=2, stride=2)(out).numpy()
-    np.testing.assert_allclose(avg, out.numpy().reshape(2, 4, 3, 2, 3, 2).mean(axis=(3, 5)), rtol=1e-5)
+    np.testing.assert_allclose(avg, out.numpy().reshape(2, 4, 3, 2, 3, 2).mean(axis=(3, 5)), rtol=1e-5, atol=1e-6)
     gap = nn.AdaptiveAvgPool2D(1)(out)
     np.testing.assert_allclose(gap.numpy()[..., 0, 0], out.numpy().mean(axis=(2, 3)), rtol=1e-5, atol=1e-6)
     assert nn.Flatten()(gap).shape == [2, 4]

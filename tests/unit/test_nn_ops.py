@@ -327,8 +327,11 @@ def test_conv2d_vjp_needs_static_size_for_strided_dynamic_input():
 
 
 def ref_pool2d(x, k, s, pads, ptype, ceil_mode=False, exclusive=True):
-    """Paddle's pooling written out: windows start at i*s - pad, are clipped to the
-    input, and average pooling divides by the clipped or the full window size."""
+    """Paddle's CPU pooling written out: windows start at i*s - pad, are clipped to
+    the input, and average pooling divides by the clipped window size (exclusive)
+    or by the window clipped to the input padded by the top/left padding on both
+    sides (Paddle keeps only those for the geometry: a larger bottom/right padding
+    or a ceil_mode overhang is not counted)."""
     n_, c_, h_, w_ = x.shape
     t, b, l, r = pads
 
@@ -339,13 +342,14 @@ def ref_pool2d(x, k, s, pads, ptype, ceil_mode=False, exclusive=True):
     out = np.zeros((n_, c_, oh, ow), x.dtype)
     for i, j in itertools.product(range(oh), range(ow)):
         hs, ws = i * s[0] - t, j * s[1] - l
+        span = (min(hs + k[0], h_ + t) - hs) * (min(ws + k[1], w_ + l) - ws)
         he, we = min(hs + k[0], h_), min(ws + k[1], w_)
         hs, ws = max(hs, 0), max(ws, 0)
         win = x[:, :, hs:he, ws:we]
         if ptype == "max":
             out[:, :, i, j] = win.max(axis=(2, 3))
         else:
-            count = (he - hs) * (we - ws) if exclusive else k[0] * k[1]
+            count = (he - hs) * (we - ws) if exclusive else span
             out[:, :, i, j] = win.sum(axis=(2, 3)) / count
     return out
 
@@ -686,13 +690,14 @@ def test_frontend_eager():
 @pytest.mark.parametrize(
     "call,error,message",
     [
-        (lambda x, i: F.conv2d(x, x, data_format="NHWC"), ValueError, "conv2d: only data_format='NCHW'"),
+        (lambda x, i: F.conv2d(x, x, data_format="NCWH"), ValueError, "conv2d: data_format must be 'NCHW' or 'NHWC'"),
         (lambda x, i: F.conv2d(x, x, padding="FULL"), ValueError, "conv2d: padding must be 'SAME', 'VALID' or ints"),
         (lambda x, i: F.conv2d(x, x, padding=[1, 2, 3]), ValueError, "conv2d: padding must be"),
         (lambda x, i: F.conv2d(x, x, stride=0), ValueError, "conv2d: stride must be an int or 2 ints >= 1"),
         (lambda x, i: F.conv2d(x, x, dilation=2), ValueError, "'pd.conv2d': the 3-wide window (dilation 2)"),
         (lambda x, i: F.max_pool2d(x, 2, return_mask=True), NotImplementedError, "return_mask"),
-        (lambda x, i: F.avg_pool2d(x, 2, padding="SAME", ceil_mode=True), ValueError, "ceil_mode must be False"),
+        (lambda x, i: F.avg_pool2d(x, 2, padding="VALID", ceil_mode=True), ValueError,
+         'When Attr(padding) is "VALID", Attr(ceil_mode) must be False'),
         (lambda x, i: F.layer_norm(x, [4]), ValueError, "layer_norm: normalized_shape [4] does not match"),
         (lambda x, i: F.dropout(x, 1.5), ValueError, "dropout: the dropout probability must be in [0, 1]"),
         (lambda x, i: F.dropout(x, 0.5, mode="scale"), ValueError, "dropout: mode must be one of"),

@@ -94,24 +94,19 @@ def test_tensor_namespace_holds_the_functions(dynamic_mode):
     np.testing.assert_array_equal(paddle.tensor.math.multiply(x, x).numpy(), [9.0, 9.0])
 
 
-def test_random_tensors_eager_seeded_and_distributed(dynamic_mode):
+def test_random_tensors_through_paddle_tensor_random(dynamic_mode):
+    from pullback.tensor import random
+
     paddle.seed(5)
-    a = paddle.uniform([1000], min=-2.0, max=1.0)
-    b = paddle.randn([1000], dtype="float64")
+    a = random.uniform([1000], min=-2.0, max=1.0)
+    b = random.gaussian([1000], mean=1.0, std=2.0, dtype="float64")
     assert a.dtype == "float32" and b.dtype == "float64" and a.stop_gradient
     assert a.numpy().min() >= -2.0 and a.numpy().max() < 1.0
-    assert abs(b.numpy().mean()) < 0.15 and abs(b.numpy().std() - 1.0) < 0.1
+    assert abs(b.numpy().mean() - 1.0) < 0.3 and abs(b.numpy().std() - 2.0) < 0.2
     paddle.seed(5)
-    np.testing.assert_array_equal(paddle.uniform([1000], min=-2.0, max=1.0).numpy(), a.numpy())
-    assert not np.array_equal(paddle.rand([4]).numpy(), paddle.rand([4]).numpy())
-    n = paddle.normal(mean=paddle.full([500], 3.0), std=0.5)
-    assert n.shape == [500] and abs(n.numpy().mean() - 3.0) < 0.1
-    assert paddle.standard_normal([2, 2]).shape == [2, 2]
-    assert paddle.tensor.random.gaussian([3], mean=1.0, std=0.0).numpy().tolist() == [1.0, 1.0, 1.0]
-    with pytest.raises(ValueError, match=r"min \(1.0\) must be less than max \(0.0\)"):
-        paddle.uniform([2], min=1.0, max=0.0)
-    with pytest.raises(TypeError, match="dtype must be float32 or float64"):
-        paddle.rand([2], dtype="int64")
+    np.testing.assert_array_equal(random.uniform([1000], min=-2.0, max=1.0).numpy(), a.numpy())
+    assert random.randn is paddle.randn and random.normal is paddle.normal
+    assert random.gaussian([3], mean=1.0, std=0.0).numpy().tolist() == [1.0, 1.0, 1.0]
 
 
 def test_random_tensors_in_static_programs():

@@ -15,7 +15,7 @@
 // SYNTAX:     bad_syntax.mlir:2:37: error: {{.*}}
 // SYNTAX-NOT: Traceback
 
-// UNKNOWN:     unknown_op.mlir:2:20: error: Operation pd.frobnicate is not registered
+// UNKNOWN:     unknown_op.mlir:2:6: error: Operation pd.frobnicate is not registered
 // UNKNOWN-NOT: Traceback
 
 // NESTED:     nested_bad.mlir:5:5: error: 'pd.relu': result #0 has type tensor<5xf32>

@@ -16,4 +16,5 @@ SPECS = [
     (pd.SoftmaxWithCrossEntropyOp, [((-1, 5), F), ((-1, 1), "int64")], "loss", {"ids_below": 5}),
     (pd.SoftmaxWithCrossEntropyOp, [((4, 5), F), ((4, 5), F)], "loss", {"soft_label": True}),
     (pd.SquareErrorCostOp, [((-1, 1), F), ((-1, 1), F)], "loss", {}),
+    (pd.AccuracyOp, [((-1, 3), F), ((-1, 3), "int64"), ((-1, 1), "int64")], "loss", {"grad": False}),
 ]

@@ -1,5 +1,5 @@
 """GPU test programs of the `nn` family: matrix products, embedding, convolution,
-pooling, layer norm, dropout.
+pooling, layer and batch norm, dropout.
 
 Each entry is `(op, inputs, group, options)`: inputs are `(shape, dtype)` (`-1`: a
 dynamic batch), ops of one group share one program (one `ptxas` run), options are
@@ -23,4 +23,5 @@ SPECS = [
      {"pooling_type": "avg", "ksize": [3, 3], "strides": [2, 2], "paddings": [1, 1]}),
     (pd.LayerNormOp, [((-1, 8), F), ((8,), F), ((8,), F)], "nn", {}),
     (pd.DropoutOp, [((4, 8), F)], "nn", {"dropout_prob": 0.25, "seed": 3}),
+    (pd.BatchNormOp, [((-1, 3, 4, 4), F)] + [((3,), F)] * 4, "norm", {}),
 ]

@@ -215,3 +215,21 @@
 %x = pd.data "x" : tensor<?x4xf32>
 %y = pd.dropout %x {dropout_implementation = "scale"} : (tensor<?x4xf32>) -> tensor<?x4xf32>
 // CHECK: 'pd.dropout': dropout_implementation must be one of ['downgrade_in_infer', 'upscale_in_train'], got 'scale'
+
+// -----
+
+%x = pd.data "x" : tensor<?x4xf32>
+%s = pd.data "s" : tensor<2xi64>
+%y = pd.dropout %x, %s : (tensor<?x4xf32>, tensor<2xi64>) -> tensor<?x4xf32>
+// CHECK: 'pd.dropout': seed_tensor must be an int32 or int64 tensor of one element (shape [] or [1]), got tensor<2xi64>
+%x = pd.data "x" : tensor<?x3x4x4xf32>
+%s = pd.parameter "s" : tensor<4xf32>
+%y:5 = pd.batch_norm %x, %s, %s, %s, %s : (tensor<?x3x4x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<?x3x4x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+// CHECK: 'pd.batch_norm': scale has 4 elements, but x [?, 3, 4, 4] has 3 channels (NCHW)
+
+// -----
+
+%x = pd.data "x" : tensor<?x3xf32>
+%s = pd.parameter "s" : tensor<3xf32>
+%y:5 = pd.batch_norm %x, %s, %s, %s, %s {data_layout = "NCWH"} : (tensor<?x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<?x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+// CHECK: 'pd.batch_norm': data_layout must be one of ['NCHW', 'NHWC'], got 'NCWH'

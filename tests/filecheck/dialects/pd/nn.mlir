@@ -75,7 +75,20 @@
 
 %drop = pd.dropout %x {dropout_prob = 2.500000e-01 : f64, seed = 7 : i64, dropout_implementation = "upscale_in_train"} : (tensor<?x13xf32>) -> tensor<?x13xf32>
 %dtest = pd.dropout %x {is_test = true} : (tensor<?x13xf32>) -> tensor<?x13xf32>
+%dseed = pd.data "dseed" : tensor<i64>
+%dop = pd.dropout %x, %dseed : (tensor<?x13xf32>, tensor<i64>) -> tensor<?x13xf32>
 
 // CHECK:      %drop = pd.dropout %x {dropout_prob = 2.500000e-01 : f64, seed = 7 : i64, dropout_implementation = "upscale_in_train"} : (tensor<?x13xf32>) -> tensor<?x13xf32>
 // CHECK-NEXT: %dtest = pd.dropout %x {is_test = true} : (tensor<?x13xf32>) -> tensor<?x13xf32>
+// CHECK:      %dop = pd.dropout %x, %dseed : (tensor<?x13xf32>, tensor<i64>) -> tensor<?x13xf32>
 // GENERIC:    "pd.dropout"(%x) <{{{.*}}seed = 7 : i64{{.*}}}>
+
+%c3 = pd.parameter "c3" : tensor<3xf32>
+%bnx = pd.data "bnx" : tensor<?x3x4x4xf32>
+%bny, %bnm, %bnv, %bnsm, %bnsv = pd.batch_norm %bnx, %c3, %c3, %c3, %c3 {momentum = 8.000000e-01 : f64, names = ["y", "rm", "rv", "sm", "sv"]} : (tensor<?x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<?x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+%hwc = pd.data "hwc" : tensor<?x4x4x3xf32>
+%bt:5 = pd.batch_norm %hwc, %c3, %c3, %c3, %c3 {data_layout = "NHWC", is_test = true} : (tensor<?x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<?x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+
+// CHECK:      %bny, %bnm, %bnv, %bnsm, %bnsv = pd.batch_norm %bnx, %c3, %c3, %c3, %c3 {momentum = 8.000000e-01 : f64, names = ["y", "rm", "rv", "sm", "sv"]} : (tensor<?x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<?x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+// CHECK:      pd.batch_norm %hwc, %c3, %c3, %c3, %c3 {data_layout = "NHWC", is_test = true} : (tensor<?x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<?x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+// GENERIC:    "pd.batch_norm"(%bnx, %c3, %c3, %c3, %c3) <{{{.*}}momentum = 8.000000e-01 : f64{{.*}}}>

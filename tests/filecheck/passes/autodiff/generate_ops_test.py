@@ -65,6 +65,8 @@ SPECS: dict[str, tuple[list[str], str, list[int]]] = {
     "conv2d_transpose": (["tensor<?x3x3x3xf32>", "tensor<3x2x3x3xf32>"], "", [0, 1]),
     "pool2d": (["tensor<?x2x4x4xf32>"], "ksize = array<i64: 2, 2>, strides = array<i64: 2, 2>", [0]),
     "layer_norm": ([F, "tensor<4xf32>"], "", [0, 1]),
+    "batch_norm": (["tensor<?x3x2x2xf32>"] + ["tensor<3xf32>"] * 4, "", [0, 1, 2]),
+    "top_k": ([F], "k = 2", [0]),
     "dropout": ([F], "dropout_prob = 0.5 : f64, seed = 7", [0]),
 }
 

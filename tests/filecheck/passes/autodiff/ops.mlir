@@ -1053,6 +1053,58 @@
 
 // -----
 
+// CHECK-LABEL: pd.data "batch_norm_in0"
+// CHECK:       pd.backward targets(%{{.*}} : tensor<f32>)
+// CHECK:       = pd.fill_any_like 
+// CHECK:       = pd.scale 
+// CHECK:       = pd.fill_any_like 
+// CHECK:       = pd.elementwise_mul 
+// CHECK:       = pd.elementwise_sub 
+// CHECK:       = pd.elementwise_mul 
+// CHECK:       = pd.elementwise_mul 
+// CHECK:       = pd.elementwise_mul 
+// CHECK:       = pd.scale 
+// CHECK:       = pd.fill_any_like 
+// CHECK:       = pd.reduce_sum 
+// CHECK:       = pd.elementwise_div 
+// CHECK:       = pd.scale 
+// CHECK:       = pd.elementwise_mul 
+// CHECK:       pd.yield
+
+%in0 = pd.data "batch_norm_in0" : tensor<?x3x2x2xf32>
+%in1 = pd.data "batch_norm_in1" : tensor<3xf32>
+%in2 = pd.data "batch_norm_in2" : tensor<3xf32>
+%in3 = pd.data "batch_norm_in3" : tensor<3xf32>
+%in4 = pd.data "batch_norm_in4" : tensor<3xf32>
+%r:5 = pd.batch_norm %in0, %in1, %in2, %in3, %in4 : (tensor<?x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<?x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+%l = pd.mean %r#4 {name = "batch_norm_loss"} : (tensor<3xf32>) -> tensor<f32>
+%g:3 = pd.backward targets(%l : tensor<f32>) wrt(%in0, %in1, %in2 : tensor<?x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>) {
+} -> (tensor<?x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>)
+
+// -----
+
+// CHECK-LABEL: pd.data "top_k_in0"
+// CHECK:       pd.backward targets(%{{.*}} : tensor<f32>)
+// CHECK:       = pd.fill_any_like 
+// CHECK:       = pd.fill_any_like 
+// CHECK:       = pd.reduce_sum 
+// CHECK:       = pd.elementwise_div 
+// CHECK:       = pd.fill_any_like 
+// CHECK:       = pd.elementwise_mul 
+// CHECK:       = pd.one_hot 
+// CHECK:       = pd.unsqueeze 
+// CHECK:       = pd.elementwise_mul 
+// CHECK:       = pd.reduce_sum 
+// CHECK:       pd.yield
+
+%in0 = pd.data "top_k_in0" : tensor<?x4xf32>
+%r:2 = pd.top_k %in0 {k = 2} : (tensor<?x4xf32>) -> (tensor<?x2xf32>, tensor<?x2xi64>)
+%l = pd.mean %r#0 {name = "top_k_loss"} : (tensor<?x2xf32>) -> tensor<f32>
+%g:1 = pd.backward targets(%l : tensor<f32>) wrt(%in0 : tensor<?x4xf32>) {
+} -> (tensor<?x4xf32>)
+
+// -----
+
 // CHECK-LABEL: pd.data "dropout_in0"
 // CHECK:       pd.backward targets(%{{.*}} : tensor<f32>)
 // CHECK:       = pd.fill_any_like 

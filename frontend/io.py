@@ -1,0 +1,614 @@
+"""`paddle.io`: datasets, samplers and the `DataLoader`, single process.
+
+A `DataLoader` draws index batches from a `BatchSampler` (or iterates an
+`IterableDataset`), collates the samples of a batch with `default_collate_fn`
+(numpy arrays, numbers and Tensors stacked along a new first axis, mappings and
+sequences collated field by field), and yields
+
+* in eager mode (`return_list=True`): the collated structure with Tensors for
+  arrays (a list of Tensors for `(image, label)` samples), as Paddle's dygraph
+  loader does;
+* in static mode with a `feed_list` and `return_list=False`: `[{name: array}]`, the
+  one-place feed list `Executor.run(feed=...)` accepts;
+* otherwise numpy arrays.
+
+`num_workers` must be 0 (worker processes are not implemented); shuffling uses a
+numpy generator seeded from `paddle.seed` when one was set, so seeded runs repeat.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import numbers
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from pullback.frontend import core
+
+# ------------------------------------------------------------------------ datasets
+
+
+class Dataset:
+    """A map-style dataset (`paddle.io.Dataset`): subclasses define `__getitem__`
+    and `__len__`."""
+
+    def __getitem__(self, idx: int) -> Any:
+        raise NotImplementedError(f"'{type(self).__name__}' does not implement __getitem__")
+
+    def __len__(self) -> int:
+        raise NotImplementedError(f"'{type(self).__name__}' does not implement __len__")
+
+
+class IterableDataset(Dataset):
+    """A dataset of samples produced by `__iter__` (`paddle.io.IterableDataset`);
+    it has no length and no indices, so it cannot be shuffled or sampled."""
+
+    def __iter__(self) -> Iterator[Any]:
+        raise NotImplementedError(f"'{type(self).__name__}' does not implement __iter__")
+
+    def __getitem__(self, idx: int) -> Any:
+        raise RuntimeError(f"'{type(self).__name__}' is an IterableDataset: it cannot be indexed")
+
+    def __len__(self) -> int:
+        raise RuntimeError(f"'{type(self).__name__}' is an IterableDataset: it has no length")
+
+
+def _rows(t: Any) -> int:
+    shape = t.shape
+    return int(shape[0]) if len(shape) else 0
+
+
+class TensorDataset(Dataset):
+    """Samples are the rows of several tensors of one length: item `i` is
+    `(t[i] for t in tensors)` (`paddle.io.TensorDataset`)."""
+
+    def __init__(self, tensors: Sequence[Any]) -> None:
+        if core.in_dynamic_mode() is False:
+            raise RuntimeError("TensorDataset can only be used in dynamic (eager) mode")
+        tensors = list(tensors)
+        if not tensors:
+            raise ValueError("TensorDataset: tensors must not be empty")
+        n = _rows(tensors[0])
+        if any(_rows(t) != n for t in tensors):
+            raise ValueError(
+                "TensorDataset: tensors not have same shape of the 1st dimension, got "
+                + ", ".join(str(list(t.shape)) for t in tensors)
+            )
+        self.tensors = tensors
+
+    def __getitem__(self, index: int) -> tuple[Any, ...]:
+        return tuple(t[index] for t in self.tensors)
+
+    def __len__(self) -> int:
+        return _rows(self.tensors[0])
+
+
+class ComposeDataset(Dataset):
+    """Datasets of one length zipped: item `i` concatenates the fields of each
+    dataset's item `i` (`paddle.io.ComposeDataset`)."""
+
+    def __init__(self, datasets: Sequence[Dataset]) -> None:
+        self.datasets = list(datasets)
+        if not self.datasets:
+            raise ValueError("ComposeDataset: input datasets should not be empty")
+        n = len(self.datasets[0])
+        for d in self.datasets:
+            if isinstance(d, IterableDataset):
+                raise TypeError("ComposeDataset: IterableDataset is not supported")
+            if len(d) != n:
+                raise ValueError("ComposeDataset: the lengths of the datasets should be the same")
+
+    def __len__(self) -> int:
+        return len(self.datasets[0])
+
+    def __getitem__(self, idx: int) -> tuple[Any, ...]:
+        sample: list[Any] = []
+        for d in self.datasets:
+            item = d[idx]
+            sample.extend(item if isinstance(item, (list, tuple)) else [item])
+        return tuple(sample)
+
+
+class ChainDataset(IterableDataset):
+    """Iterable datasets iterated one after another (`paddle.io.ChainDataset`)."""
+
+    def __init__(self, datasets: Sequence[IterableDataset]) -> None:
+        self.datasets = list(datasets)
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise TypeError("ChainDataset only supports IterableDataset")
+
+    def __iter__(self) -> Iterator[Any]:
+        for d in self.datasets:
+            yield from d
+
+
+class ConcatDataset(Dataset):
+    """Map-style datasets one after another (`paddle.io.ConcatDataset`)."""
+
+    def __init__(self, datasets: Iterable[Dataset]) -> None:
+        self.datasets = list(datasets)
+        if not self.datasets:
+            raise ValueError("ConcatDataset: datasets should not be an empty iterable")
+        for d in self.datasets:
+            if isinstance(d, IterableDataset):
+                raise TypeError("ConcatDataset does not support IterableDataset")
+        self.cumulative_sizes = list(np.cumsum([len(d) for d in self.datasets]))
+
+    def __len__(self) -> int:
+        return int(self.cumulative_sizes[-1])
+
+    def __getitem__(self, idx: int) -> Any:
+        if idx < 0:
+            if -idx > len(self):
+                raise ValueError("absolute value of index should not exceed dataset length")
+            idx = len(self) + idx
+        k = bisect.bisect_right(self.cumulative_sizes, idx)
+        start = 0 if k == 0 else int(self.cumulative_sizes[k - 1])
+        return self.datasets[k][idx - start]
+
+
+class Subset(Dataset):
+    """The items of `dataset` at `indices`, in that order (`paddle.io.Subset`)."""
+
+    def __init__(self, dataset: Dataset, indices: Sequence[int]) -> None:
+        self.dataset = dataset
+        self.indices = list(indices)
+
+    def __getitem__(self, idx: int) -> Any:
+        return self.dataset[self.indices[idx]]
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+def _generator(generator: Any = None) -> np.random.Generator:
+    """The numpy generator sampling uses: `generator` if it is one (or a seed),
+    else one seeded from `paddle.seed` when set, else fresh entropy."""
+    if isinstance(generator, np.random.Generator):
+        return generator
+    if isinstance(generator, (int, np.integer)):
+        return np.random.default_rng(int(generator))
+    from pullback.frontend.framework import default_main_program
+
+    seed = int(default_main_program().random_seed)
+    if seed:
+        # The sequence eager parameter initializers draw from (restarted by
+        # paddle.seed): successive draws differ, a seeded program repeats them.
+        from pullback.frontend.nn_layers import EAGER_SEEDS
+
+        return np.random.default_rng(EAGER_SEEDS.next_for(seed))
+    return np.random.default_rng()
+
+
+class _NoLength(ValueError, TypeError):
+    """`len()` of an iterable-dataset loader: a ValueError as in Paddle, and a
+    TypeError so that `list(loader)` treats it as "length unknown"."""
+
+
+def random_split(dataset: Dataset, lengths: Sequence[int | float], generator: Any = None) -> list[Subset]:
+    """Split `dataset` into non-overlapping random `Subset`s of the given `lengths`
+    (counts summing to `len(dataset)`, or fractions summing to 1, the remainder
+    handed out one by one as Paddle does)."""
+    n = len(dataset)
+    lengths = list(lengths)
+    if lengths and all(isinstance(x, float) and 0 <= x <= 1 for x in lengths) and math.isclose(sum(lengths), 1):
+        counts = [math.floor(n * f) for f in lengths]
+        for i in range(n - sum(counts)):
+            counts[i % len(counts)] += 1
+        lengths = counts
+    if sum(lengths) != n:
+        raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
+    perm = _generator(generator).permutation(n).tolist()
+    out, start = [], 0
+    for length in lengths:
+        out.append(Subset(dataset, perm[start : start + int(length)]))
+        start += int(length)
+    return out
+
+
+def get_worker_info() -> None:
+    """Information about the current loader worker: None (no worker processes)."""
+    return
+
+
+# ------------------------------------------------------------------------ samplers
+
+
+class Sampler:
+    """Iterates the indices of a dataset (`paddle.io.Sampler`)."""
+
+    def __init__(self, data_source: Any = None) -> None:
+        self.data_source = data_source
+
+    def __iter__(self) -> Iterator[int]:
+        raise NotImplementedError
+
+    def __len__(self) -> int:
+        return len(self.data_source)
+
+
+class SequenceSampler(Sampler):
+    """Indices `0, 1, ..., len(data_source) - 1`."""
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(len(self.data_source)))
+
+
+class RandomSampler(Sampler):
+    """Indices in random order (`replacement` draws `num_samples` with repetition)."""
+
+    def __init__(self, data_source: Any, replacement: bool = False, num_samples: int | None = None,
+                 generator: Any = None) -> None:
+        super().__init__(data_source)
+        if not isinstance(replacement, bool):
+            raise TypeError(f"RandomSampler: replacement should be a boolean value, got {replacement!r}")
+        if num_samples is not None and not replacement:
+            raise ValueError("RandomSampler: num_samples should be specified only when replacement is True")
+        self.replacement, self._num_samples, self.generator = replacement, num_samples, generator
+        if self.num_samples <= 0:
+            raise ValueError(f"RandomSampler: num_samples should be a positive integer, got {self.num_samples}")
+
+    @property
+    def num_samples(self) -> int:
+        """How many indices one pass yields."""
+        return len(self.data_source) if self._num_samples is None else self._num_samples
+
+    def __iter__(self) -> Iterator[int]:
+        rng = _generator(self.generator)
+        n = len(self.data_source)
+        if self.replacement:
+            return iter(rng.integers(0, n, self.num_samples).tolist())
+        return iter(rng.permutation(n).tolist())
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
+class SubsetRandomSampler(Sampler):
+    """The given indices in random order."""
+
+    def __init__(self, indices: Sequence[int], generator: Any = None) -> None:
+        super().__init__(indices)
+        if len(indices) == 0:
+            raise ValueError("SubsetRandomSampler: the length of `indices` should be greater than 0")
+        self.indices, self.generator = list(indices), generator
+
+    def __iter__(self) -> Iterator[int]:
+        rng = _generator(self.generator)
+        return iter(self.indices[i] for i in rng.permutation(len(self.indices)))
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler):
+    """`num_samples` indices drawn with probabilities proportional to `weights`."""
+
+    def __init__(self, weights: Sequence[float], num_samples: int, replacement: bool = True) -> None:
+        w = np.asarray(weights, dtype=np.float64)
+        if w.ndim != 1 or (w < 0).any() or w.sum() <= 0:
+            raise ValueError("WeightedRandomSampler: weights should be a 1-D array of non-negative numbers")
+        if not isinstance(num_samples, int) or num_samples <= 0:
+            raise ValueError("WeightedRandomSampler: num_samples should be a positive integer")
+        if not replacement and num_samples > len(w):
+            raise ValueError("WeightedRandomSampler: num_samples should not exceed the weights without replacement")
+        super().__init__(None)
+        self.weights, self.num_samples, self.replacement = w, num_samples, replacement
+
+    def __iter__(self) -> Iterator[int]:
+        rng = _generator()
+        idx = rng.choice(len(self.weights), self.num_samples, self.replacement, self.weights / self.weights.sum())
+        return iter(idx.tolist())
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
+class BatchSampler(Sampler):
+    """Lists of `batch_size` indices from `sampler`, or from a sequential or random
+    sampler over `dataset` (`shuffle`); `drop_last` drops a short final batch."""
+
+    def __init__(self, dataset: Any = None, sampler: Sampler | None = None, shuffle: bool = False,
+                 batch_size: int = 1, drop_last: bool = False) -> None:
+        if dataset is None:
+            if sampler is None:
+                raise ValueError("BatchSampler: either dataset or sampler should be set")
+            if not isinstance(sampler, (Sampler, Iterable)):
+                raise TypeError(f"BatchSampler: sampler should be a Sampler, got {type(sampler).__name__}")
+            if shuffle:
+                raise ValueError("BatchSampler: shuffle should be False when sampler is set")
+            self.sampler = sampler
+        else:
+            if isinstance(dataset, IterableDataset):
+                raise ValueError("BatchSampler: dataset should not be an IterableDataset")
+            if sampler is not None:
+                raise ValueError("BatchSampler: should not set both dataset and sampler")
+            if not isinstance(shuffle, bool):
+                raise TypeError(f"BatchSampler: shuffle should be a boolean value, got {shuffle!r}")
+            self.sampler = RandomSampler(dataset) if shuffle else SequenceSampler(dataset)
+        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size <= 0:
+            raise ValueError(f"BatchSampler: batch_size should be a positive integer, got {batch_size!r}")
+        if not isinstance(drop_last, bool):
+            raise TypeError(f"BatchSampler: drop_last should be a boolean value, got {drop_last!r}")
+        self.batch_size, self.shuffle, self.drop_last = batch_size, shuffle, drop_last
+
+    def __iter__(self) -> Iterator[list[int]]:
+        batch: list[int] = []
+        for idx in self.sampler:
+            batch.append(int(idx))
+            if len(batch) == self.batch_size:
+                yield batch
+                batch = []
+        if batch and not self.drop_last:
+            yield batch
+
+    def __len__(self) -> int:
+        n = len(self.sampler)  # type: ignore[arg-type]
+        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+
+
+class DistributedBatchSampler(BatchSampler):
+    """Batches of this process's share of the dataset (`paddle.io.DistributedBatchSampler`).
+
+    pullback runs one process: `num_replicas` defaults to 1 and `rank` to 0, so a
+    sampler covers the whole set.  With explicit values it takes Paddle's shard:
+    indices padded to a multiple of `num_replicas`, every `num_replicas`-th from
+    `rank` (after a per-epoch shuffle seeded by `set_epoch`)."""
+
+    def __init__(self, dataset: Any, batch_size: int, num_replicas: int | None = None,
+                 rank: int | None = None, shuffle: bool = False, drop_last: bool = False) -> None:
+        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size <= 0:
+            raise ValueError(f"DistributedBatchSampler: batch_size should be a positive integer, got {batch_size!r}")
+        if not isinstance(shuffle, bool) or not isinstance(drop_last, bool):
+            raise TypeError("DistributedBatchSampler: shuffle and drop_last should be boolean values")
+        self.dataset, self.batch_size, self.shuffle, self.drop_last = dataset, batch_size, shuffle, drop_last
+        self.nranks = 1 if num_replicas is None else int(num_replicas)
+        self.local_rank = 0 if rank is None else int(rank)
+        if self.nranks < 1 or not 0 <= self.local_rank < self.nranks:
+            raise ValueError(
+                f"DistributedBatchSampler: rank {self.local_rank} is out of range for {self.nranks} replicas"
+            )
+        self.epoch = 0
+        self.num_samples = math.ceil(len(dataset) / self.nranks)
+        self.total_size = self.num_samples * self.nranks
+        self.sampler = None  # type: ignore[assignment]
+
+    def set_epoch(self, epoch: int) -> None:
+        """Use `epoch` to seed the next shuffle (each epoch a different order)."""
+        self.epoch = int(epoch)
+
+    def __iter__(self) -> Iterator[list[int]]:
+        n = len(self.dataset)
+        indices = np.arange(n).tolist()
+        if self.shuffle:
+            np.random.RandomState(self.epoch).shuffle(indices)
+            self.epoch += 1
+        indices += indices[: self.total_size - len(indices)]
+        own = indices[self.local_rank : self.total_size : self.nranks]
+        batch: list[int] = []
+        for idx in own:
+            batch.append(idx)
+            if len(batch) == self.batch_size:
+                yield batch
+                batch = []
+        if batch and not self.drop_last:
+            yield batch
+
+    def __len__(self) -> int:
+        n = self.num_samples
+        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+
+
+# ------------------------------------------------------------------------ collating
+
+
+def _is_tensor(x: Any) -> bool:
+    from pullback.frontend.eager import Tensor
+
+    return isinstance(x, Tensor)
+
+
+def default_collate_fn(batch: Sequence[Any]) -> Any:
+    """Stack a list of samples field by field (`paddle.io.dataloader.collate.default_collate_fn`):
+    numpy arrays and Tensors along a new first axis, numbers into an array, strings
+    into a list; mappings and sequences recursively."""
+    sample = batch[0]
+    if isinstance(sample, np.ndarray):
+        return np.stack(batch, axis=0)
+    if _is_tensor(sample):
+        from pullback.frontend.eager import to_tensor
+
+        return to_tensor(np.stack([t.numpy() for t in batch], axis=0))
+    if isinstance(sample, (bool, numbers.Number, np.number)):
+        return np.array(batch)
+    if isinstance(sample, (str, bytes)):
+        return list(batch)
+    if isinstance(sample, Mapping):
+        return {key: default_collate_fn([d[key] for d in batch]) for key in sample}
+    if isinstance(sample, Sequence):
+        n = len(sample)
+        if not all(len(s) == n for s in batch):
+            raise RuntimeError("fields number not same among samples in a batch")
+        return [default_collate_fn(list(fields)) for fields in zip(*batch)]
+    raise TypeError(
+        "batch data can only contains: tensor, numpy.ndarray, dict, list, number, "
+        f"but got {type(sample)}"
+    )
+
+
+def default_convert_fn(batch: Any) -> Any:
+    """Convert one sample without batching (used when `batch_size=None`)."""
+    if isinstance(batch, (np.ndarray, str, bytes, numbers.Number)) or _is_tensor(batch):
+        return batch
+    if isinstance(batch, Mapping):
+        return {k: default_convert_fn(v) for k, v in batch.items()}
+    if isinstance(batch, Sequence):
+        return [default_convert_fn(v) for v in batch]
+    return batch
+
+
+def _to_tensors(x: Any) -> Any:
+    """numpy arrays (at any depth of lists and dicts) as eager Tensors."""
+    from pullback.frontend.eager import to_tensor
+
+    if isinstance(x, np.ndarray):
+        if x.dtype.kind in "US" or x.dtype == object:
+            return x
+        return to_tensor(x)
+    if isinstance(x, Mapping):
+        return {k: _to_tensors(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_to_tensors(v) for v in x]
+    return x
+
+
+# ------------------------------------------------------------------------ loader
+
+
+class DataLoader:
+    """Iterate a dataset in batches (`paddle.io.DataLoader`), in this process.
+
+    `batch_sampler` overrides `batch_size`/`shuffle`/`drop_last`; `batch_size=None`
+    yields single samples; `collate_fn` turns a list of samples into a batch.
+    `feed_list` (static mode) names the fed variables, in the order of the sample's
+    fields."""
+
+    def __init__(self, dataset: Any, feed_list: Sequence[Any] | None = None, places: Any = None,
+                 return_list: bool = True, batch_sampler: Any = None, batch_size: int | None = 1,
+                 shuffle: bool = False, drop_last: bool = False,
+                 collate_fn: Callable[[list[Any]], Any] | None = None, num_workers: int = 0,
+                 use_buffer_reader: bool = True, prefetch_factor: int = 2,
+                 use_shared_memory: bool = True, timeout: int = 0,
+                 worker_init_fn: Callable[[int], None] | None = None,
+                 persistent_workers: bool = False) -> None:
+        if not isinstance(num_workers, int) or num_workers < 0:
+            raise ValueError(f"DataLoader: num_workers should be a non-negative integer, got {num_workers!r}")
+        if num_workers > 0:
+            raise NotImplementedError(
+                "DataLoader: num_workers > 0 (worker processes) is not supported by pullback; "
+                "use num_workers=0"
+            )
+        if timeout < 0:
+            raise ValueError("DataLoader: timeout should be a non-negative value")
+        self.dataset = dataset
+        self.feed_list = list(feed_list) if feed_list is not None else None
+        self.places = places
+        self.return_list = bool(return_list)
+        self.collate_fn = collate_fn
+        self.num_workers = num_workers
+        self._iterable = isinstance(dataset, IterableDataset)
+        if batch_sampler is not None:
+            if batch_size != 1 or shuffle or drop_last:
+                raise ValueError(
+                    "DataLoader: batch_size/shuffle/drop_last should not be set when batch_sampler is given"
+                )
+            if self._iterable:
+                raise ValueError("DataLoader: IterableDataset does not support batch_sampler")
+            self.batch_sampler = batch_sampler
+            self.batch_size = getattr(batch_sampler, "batch_size", None)
+        elif batch_size is None:
+            if shuffle or drop_last:
+                raise ValueError("DataLoader: shuffle/drop_last need a batch_size")
+            self.batch_sampler = None
+            self.batch_size = None
+        else:
+            if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size <= 0:
+                raise ValueError(f"DataLoader: batch_size should be None or a positive integer, got {batch_size!r}")
+            if self._iterable:
+                if shuffle:
+                    raise ValueError("DataLoader: IterableDataset does not support shuffle")
+                self.batch_sampler = None
+            else:
+                self.batch_sampler = BatchSampler(dataset, shuffle=shuffle, batch_size=batch_size,
+                                                  drop_last=drop_last)
+            self.batch_size = batch_size
+        self.drop_last = drop_last
+        self.auto_collate_batch = self.batch_size is not None
+
+    def __len__(self) -> int:
+        if self._iterable:
+            raise _NoLength("DataLoader: the length of an IterableDataset loader is not known")
+        if self.batch_sampler is None:
+            return len(self.dataset)
+        return len(self.batch_sampler)
+
+    def _samples(self) -> Iterator[Any]:
+        """Batches of raw samples (lists), or single samples when not batching."""
+        if self._iterable:
+            if self.batch_size is None:
+                yield from self.dataset
+                return
+            batch: list[Any] = []
+            for s in self.dataset:
+                batch.append(s)
+                if len(batch) == self.batch_size:
+                    yield batch
+                    batch = []
+            if batch and not self.drop_last:
+                yield batch
+            return
+        if self.batch_sampler is None:
+            for i in range(len(self.dataset)):
+                yield self.dataset[i]
+            return
+        for indices in self.batch_sampler:
+            yield [self.dataset[i] for i in indices]
+
+    def _finish(self, data: Any) -> Any:
+        """A collated batch in the form this mode yields."""
+        if self.feed_list is not None and not self.return_list:
+            fields = data if isinstance(data, (list, tuple)) else [data]
+            if len(fields) != len(self.feed_list):
+                raise ValueError(
+                    f"DataLoader: a batch has {len(fields)} fields but feed_list has "
+                    f"{len(self.feed_list)} variables"
+                )
+            feed = {}
+            for var, value in zip(self.feed_list, fields):
+                name = var if isinstance(var, str) else var.name
+                arr = np.asarray(value.numpy() if _is_tensor(value) else value)
+                dtype = None if isinstance(var, str) else getattr(var, "dtype", None)
+                want = None if dtype is None else np.dtype(f"{dtype}")  # the plain name
+                feed[name] = arr.astype(want) if want is not None and arr.dtype != want else arr
+            return [feed]
+        if core.in_dynamic_mode() and self.return_list:
+            return _to_tensors(data)  # the sample's structure, numpy arrays as Tensors
+        return data
+
+    def __iter__(self) -> Iterator[Any]:
+        for item in self._samples():
+            if self.auto_collate_batch:
+                data = (self.collate_fn or default_collate_fn)(item)
+            else:
+                data = self.collate_fn(item) if self.collate_fn else default_convert_fn(item)
+            yield self._finish(data)
+
+    def __call__(self) -> Iterator[Any]:
+        """`for data in loader():` (Paddle's static-mode spelling)."""
+        return iter(self)
+
+
+__all__ = [
+    "BatchSampler",
+    "ChainDataset",
+    "ComposeDataset",
+    "ConcatDataset",
+    "DataLoader",
+    "Dataset",
+    "DistributedBatchSampler",
+    "IterableDataset",
+    "RandomSampler",
+    "Sampler",
+    "SequenceSampler",
+    "Subset",
+    "SubsetRandomSampler",
+    "TensorDataset",
+    "WeightedRandomSampler",
+    "default_collate_fn",
+    "default_convert_fn",
+    "get_worker_info",
+    "random_split",
+]

@@ -1,0 +1,392 @@
+"""Paddle's recurrent layers: the cells `nn.SimpleRNNCell`, `nn.LSTMCell`,
+`nn.GRUCell`, the wrappers `nn.RNN(cell)` and `nn.BiRNN(cell_fw, cell_bw)`, and the
+multi-layer `nn.SimpleRNN`, `nn.LSTM`, `nn.GRU` (`num_layers`, `direction='forward'`
+or `'bidirect'`/`'bidirectional'`, `time_major`, `dropout` between layers,
+`sequence_length`).
+
+Cells follow Paddle's equations, gate order and parameter shapes (`weight_ih`
+`[gates * hidden, input]`, `weight_hh` `[gates * hidden, hidden]`, biases
+`[gates * hidden]`, all initialized `U(-1/sqrt(hidden), 1/sqrt(hidden))`):
+
+    SimpleRNN: h = act(x W_ih^T + b_ih + h W_hh^T + b_hh)
+    LSTM:      i, f, g, o = split(x W_ih^T + b_ih + h W_hh^T + b_hh, 4)
+               c = sigmoid(f) c + sigmoid(i) tanh(g);  h = sigmoid(o) tanh(c)
+    GRU:       r, z, c from x W_ih^T + b_ih and h W_hh^T + b_hh (3 chunks each):
+               r = sigmoid(x_r + h_r), z = sigmoid(x_z + h_z), c = tanh(x_c + r h_c)
+               h = (h - c) z + c
+
+The time loop is unrolled over the (static) sequence length: each step adds a few
+ops, so a program grows linearly with the length and gradients flow through time
+by the ordinary VJP rules.  The multi-layer layers project the whole input sequence
+with one matmul per layer and direction before the loop.  With `sequence_length`,
+steps at or past a sequence's length keep its state and output zeros (a reverse
+direction starts at each sequence's own last step), as Paddle does.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from pullback.frontend.initializer import Uniform
+from pullback.frontend.nn_layers import Layer, LayerList
+from pullback.frontend.ops import elementwise as E
+from pullback.frontend.ops import nn as N
+from pullback.frontend.ops import shape as S
+from pullback.frontend.ops.indexing import stack
+
+
+def _zeros_state(x_t: Any, hidden: int) -> Any:
+    """Zeros `[batch, hidden]`, the batch taken from `x_t` `[batch, ...]` (dynamic too)."""
+    first = S.slice(x_t, [len(x_t.shape) - 1], [0], [1]) if len(x_t.shape) > 1 else x_t
+    return S.expand(E.full_like(first, 0.0), [-1, hidden])
+
+
+def _step_input(x: Any, t: int) -> Any:
+    """`x[:, t]` of a batch-major `[batch, time, ...]` sequence."""
+    return S.squeeze(S.slice(x, [1], [t], [t + 1]), [1])
+
+
+def _masked(mask: Any, new: Any, old: Any) -> Any:
+    """`new` where the step is valid (`mask` `[batch, 1]`, 1 or 0), else `old`."""
+    return new * mask + old * E.scale(mask, -1.0, 1.0)
+
+
+class RNNCellBase(Layer):
+    """Shared parameters and state handling of the cells."""
+
+    GATES = 1
+
+    def __init__(self, input_size: int, hidden_size: int, weight_ih_attr: Any = None,
+                 weight_hh_attr: Any = None, bias_ih_attr: Any = None, bias_hh_attr: Any = None,
+                 name: str | None = None) -> None:
+        super().__init__()
+        for arg, v in (("input_size", input_size), ("hidden_size", hidden_size)):
+            if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+                raise ValueError(f"{type(self).__name__}: {arg} must be a positive int, got {v!r}")
+        self.input_size, self.hidden_size = input_size, hidden_size
+        g = self.GATES * hidden_size
+        std = 1.0 / math.sqrt(hidden_size)
+        init = Uniform(-std, std)
+        self.weight_ih = self.create_parameter([g, input_size], weight_ih_attr, default_initializer=init)
+        self.weight_hh = self.create_parameter([g, hidden_size], weight_hh_attr, default_initializer=init)
+        self.bias_ih = self.create_parameter([g], bias_ih_attr, is_bias=True, default_initializer=init)
+        self.bias_hh = self.create_parameter([g], bias_hh_attr, is_bias=True, default_initializer=init)
+
+    # -- pieces shared with the multi-layer layers -----------------------------------
+
+    def project_input(self, x: Any) -> Any:
+        """`x W_ih^T + b_ih` for `x` `[..., input_size]` (a step or a whole sequence;
+        a sequence is flattened to one 2-D product, which BLAS runs in one call)."""
+        lead = list(x.shape[:-1])
+        flat = x if len(lead) <= 1 or sum(d < 0 for d in lead) > 1 else S.reshape(x, [-1, x.shape[-1]])
+        out = N.matmul(flat, self.weight_ih, transpose_y=True)
+        if self.bias_ih is not None:
+            out = out + self.bias_ih
+        if flat is not x:
+            out = S.reshape(out, [-1 if d < 0 else d for d in lead] + [self.weight_ih.shape[0]])
+        return out
+
+    def project_hidden(self, h: Any) -> Any:
+        """`h W_hh^T + b_hh`."""
+        out = N.matmul(h, self.weight_hh, transpose_y=True)
+        return out + self.bias_hh if self.bias_hh is not None else out
+
+    def initial_states(self, x_t: Any) -> Any:
+        """Zero states for a batch like `x_t`."""
+        return _zeros_state(x_t, self.hidden_size)
+
+    def step(self, xw: Any, states: Any) -> tuple[Any, Any]:
+        """One step from the projected input `xw`; returns `(output, new_states)`."""
+        raise NotImplementedError
+
+    def forward(self, inputs: Any, states: Any = None) -> tuple[Any, Any]:
+        """One step on `inputs` `[batch, input_size]`: `(output, new_states)`."""
+        if states is None:
+            states = self.initial_states(inputs)
+        return self.step(self.project_input(inputs), states)
+
+    @property
+    def state_shape(self) -> Any:
+        """The shape of the state (without the batch dimension)."""
+        return (self.hidden_size,)
+
+    def extra_repr(self) -> str:
+        return f"{self.input_size}, {self.hidden_size}"
+
+
+class SimpleRNNCell(RNNCellBase):
+    """`paddle.nn.SimpleRNNCell`: `h = act(x W_ih^T + b_ih + h W_hh^T + b_hh)`,
+    `act` = `tanh` or `relu`."""
+
+    def __init__(self, input_size: int, hidden_size: int, activation: str = "tanh",
+                 weight_ih_attr: Any = None, weight_hh_attr: Any = None, bias_ih_attr: Any = None,
+                 bias_hh_attr: Any = None, name: str | None = None) -> None:
+        if activation not in ("tanh", "relu"):
+            raise ValueError(f"SimpleRNNCell: activation must be 'tanh' or 'relu', got {activation!r}")
+        super().__init__(input_size, hidden_size, weight_ih_attr, weight_hh_attr, bias_ih_attr,
+                         bias_hh_attr, name)
+        self.activation = activation
+        self._act = E.tanh if activation == "tanh" else E.relu
+
+    def step(self, xw: Any, states: Any) -> tuple[Any, Any]:
+        """`h = act(xw + h W_hh^T + b_hh)`."""
+        h = self._act(xw + self.project_hidden(states))
+        return h, h
+
+
+class LSTMCell(RNNCellBase):
+    """`paddle.nn.LSTMCell`: states `(h, c)`, gates in Paddle's order i, f, g, o."""
+
+    GATES = 4
+
+    def initial_states(self, x_t: Any) -> Any:
+        z = _zeros_state(x_t, self.hidden_size)
+        return (z, z)
+
+    def step(self, xw: Any, states: Any) -> tuple[Any, Any]:
+        """One LSTM step; returns `(h, (h, c))`."""
+        h, c = states
+        i, f, g, o = S.split(xw + self.project_hidden(h), 4, axis=-1)
+        c = E.sigmoid(f) * c + E.sigmoid(i) * E.tanh(g)
+        h = E.sigmoid(o) * E.tanh(c)
+        return h, (h, c)
+
+    @property
+    def state_shape(self) -> Any:
+        return ((self.hidden_size,), (self.hidden_size,))
+
+
+class GRUCell(RNNCellBase):
+    """`paddle.nn.GRUCell`: gates r, z and the candidate c, `h = (h - c) z + c`."""
+
+    GATES = 3
+
+    def step(self, xw: Any, states: Any) -> tuple[Any, Any]:
+        """One GRU step; returns `(h, h)`."""
+        h = states
+        x_r, x_z, x_c = S.split(xw, 3, axis=-1)
+        h_r, h_z, h_c = S.split(self.project_hidden(h), 3, axis=-1)
+        r = E.sigmoid(x_r + h_r)
+        z = E.sigmoid(x_z + h_z)
+        c = E.tanh(x_c + r * h_c)
+        h = (h - c) * z + c
+        return h, h
+
+
+# ------------------------------------------------------------------ time loops
+
+
+def _length_masks(sequence_length: Any, steps: int, dtype: str) -> list[Any] | None:
+    """Per step `t`, a `[batch, 1]` float mask: 1 where `t < sequence_length`."""
+    if sequence_length is None:
+        return None
+    lens = S.unsqueeze(E.cast(sequence_length, dtype), [-1])
+    return [E.cast(E.greater_than(lens, E.full_like(lens, float(t))), dtype) for t in range(steps)]
+
+
+def _map_states(fn: Any, *states: Any) -> Any:
+    """Apply `fn` leafwise over (possibly nested tuple) states."""
+    if isinstance(states[0], (tuple, list)):
+        return tuple(_map_states(fn, *parts) for parts in zip(*states))
+    return fn(*states)
+
+
+def run_cell(cell: RNNCellBase, xw_steps: Sequence[Any], states: Any, reverse: bool,
+             masks: list[Any] | None, project: bool = False) -> tuple[list[Any], Any]:
+    """Run `cell` over the steps (inputs already projected unless `project`);
+    returns the per-step outputs (in time order) and the final states."""
+    steps = len(xw_steps)
+    outs: list[Any] = [None] * steps
+    order = range(steps - 1, -1, -1) if reverse else range(steps)
+    for t in order:
+        xw = cell.project_input(xw_steps[t]) if project else xw_steps[t]
+        out, new = cell.step(xw, states)
+        if masks is not None:
+            m = masks[t]
+            new = _map_states(lambda a, b, m=m: _masked(m, a, b), new, states)
+            out = out * m
+        states = new
+        outs[t] = out
+    return outs, states
+
+
+def _steps(fn: str, x: Any, time_major: bool) -> tuple[Any, int]:
+    """`x` batch-major and its static number of steps."""
+    if len(x.shape) != 3:
+        raise ValueError(f"{fn}: inputs must be 3-D, got shape {list(x.shape)}")
+    if time_major:
+        x = S.transpose(x, [1, 0, 2])
+    steps = x.shape[1]
+    if steps < 0:
+        raise ValueError(f"{fn}: the sequence length (time dimension) must be static")
+    return x, steps
+
+
+class RNN(Layer):
+    """`paddle.nn.RNN(cell, is_reverse=False, time_major=False)`: run a cell over a
+    sequence; `forward(inputs, initial_states=None, sequence_length=None)` returns
+    `(outputs, final_states)`."""
+
+    def __init__(self, cell: RNNCellBase, is_reverse: bool = False, time_major: bool = False) -> None:
+        super().__init__()
+        self.cell = cell
+        self.is_reverse, self.time_major = is_reverse, time_major
+
+    def forward(self, inputs: Any, initial_states: Any = None, sequence_length: Any = None,
+                **kwargs: Any) -> tuple[Any, Any]:
+        """The outputs `[batch, time, hidden]` (time-major if asked) and final states."""
+        x, steps = _steps("RNN", inputs, self.time_major)
+        xs = [_step_input(x, t) for t in range(steps)]
+        states = initial_states if initial_states is not None else self.cell.initial_states(xs[0])
+        masks = _length_masks(sequence_length, steps, inputs.dtype)
+        outs, final = run_cell(self.cell, xs, states, self.is_reverse, masks, project=True)
+        y = stack(outs, axis=0 if self.time_major else 1)
+        return y, final
+
+
+class BiRNN(Layer):
+    """`paddle.nn.BiRNN(cell_fw, cell_bw, time_major=False)`: a forward and a reverse
+    RNN, outputs concatenated on the last axis; final states `(fw, bw)`."""
+
+    def __init__(self, cell_fw: RNNCellBase, cell_bw: RNNCellBase, time_major: bool = False) -> None:
+        super().__init__()
+        self.cell_fw, self.cell_bw = cell_fw, cell_bw
+        self.time_major = time_major
+
+    def forward(self, inputs: Any, initial_states: Any = None, sequence_length: Any = None,
+                **kwargs: Any) -> tuple[Any, Any]:
+        """`(concat(out_fw, out_bw), (state_fw, state_bw))`."""
+        x, steps = _steps("BiRNN", inputs, self.time_major)
+        xs = [_step_input(x, t) for t in range(steps)]
+        s_fw, s_bw = initial_states if initial_states is not None else (None, None)
+        s_fw = s_fw if s_fw is not None else self.cell_fw.initial_states(xs[0])
+        s_bw = s_bw if s_bw is not None else self.cell_bw.initial_states(xs[0])
+        masks = _length_masks(sequence_length, steps, inputs.dtype)
+        o_fw, f_fw = run_cell(self.cell_fw, xs, s_fw, False, masks, project=True)
+        o_bw, f_bw = run_cell(self.cell_bw, xs, s_bw, True, masks, project=True)
+        y = S.concat([stack(o_fw, 1), stack(o_bw, 1)], axis=-1)
+        if self.time_major:
+            y = S.transpose(y, [1, 0, 2])
+        return y, (f_fw, f_bw)
+
+
+class RNNBase(LayerList):
+    """The multi-layer recurrent layers (`SimpleRNN`, `LSTM`, `GRU`): layer `l` holds
+    `RNN(cell)` or `BiRNN(cell_fw, cell_bw)` (Paddle's structure and parameter
+    names, `0.cell.weight_ih`, `0.cell_fw.weight_ih`, ...)."""
+
+    CELL: type[RNNCellBase]
+    STATES = 1
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 direction: str = "forward", time_major: bool = False, dropout: float = 0.0,
+                 weight_ih_attr: Any = None, weight_hh_attr: Any = None, bias_ih_attr: Any = None,
+                 bias_hh_attr: Any = None, name: str | None = None, **cell_kwargs: Any) -> None:
+        super().__init__()
+        fn = type(self).__name__
+        if direction not in ("forward", "bidirect", "bidirectional"):
+            raise ValueError(f"{fn}: direction must be 'forward', 'bidirect' or 'bidirectional', got {direction!r}")
+        if isinstance(num_layers, bool) or not isinstance(num_layers, int) or num_layers < 1:
+            raise ValueError(f"{fn}: num_layers must be a positive int, got {num_layers!r}")
+        self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
+        self.num_directions = 1 if direction == "forward" else 2
+        self.direction, self.time_major, self.dropout = direction, time_major, dropout
+        attrs = {"weight_ih_attr": weight_ih_attr, "weight_hh_attr": weight_hh_attr,
+                 "bias_ih_attr": bias_ih_attr, "bias_hh_attr": bias_hh_attr}
+        for layer in range(num_layers):
+            size = input_size if layer == 0 else hidden_size * self.num_directions
+            cells = [self.CELL(size, hidden_size, **cell_kwargs, **attrs)
+                     for _ in range(self.num_directions)]
+            self.append(RNN(cells[0], False, time_major) if len(cells) == 1
+                        else BiRNN(cells[0], cells[1], time_major))
+
+    def _split_states(self, initial_states: Any) -> list[Any]:
+        """Per (layer, direction), the initial state, from Paddle's stacked
+        `[num_layers * num_directions, batch, hidden]` tensors (None: zeros)."""
+        n = self.num_layers * self.num_directions
+        if initial_states is None:
+            return [None] * n
+        parts = initial_states if self.STATES > 1 else (initial_states,)
+        per = [S.split(p, n, axis=0) if n > 1 else [p] for p in parts]
+        per = [[S.squeeze(s, [0]) for s in group] for group in per]
+        if self.STATES > 1:
+            return [tuple(group[k] for group in per) for k in range(n)]
+        return per[0]
+
+    def _stack_states(self, finals: list[Any]) -> Any:
+        """Paddle's final states: `[num_layers * num_directions, batch, hidden]` each."""
+        if self.STATES > 1:
+            return tuple(stack([f[k] for f in finals], 0) for k in range(self.STATES))
+        return stack(finals, 0)
+
+    def forward(self, inputs: Any, initial_states: Any = None, sequence_length: Any = None) -> tuple[Any, Any]:
+        """`(outputs, final_states)`: outputs `[batch, time, hidden * num_directions]`
+        (time-major if asked); final states as Paddle stacks them."""
+        fn = type(self).__name__
+        x, steps = _steps(fn, inputs, self.time_major)
+        init = self._split_states(initial_states)
+        masks = _length_masks(sequence_length, steps, inputs.dtype)
+        finals: list[Any] = []
+        for layer, wrapper in enumerate(self):
+            cells = [wrapper.cell] if self.num_directions == 1 else [wrapper.cell_fw, wrapper.cell_bw]
+            outs = []
+            for d, cell in enumerate(cells):
+                xw = cell.project_input(x)  # the whole sequence at once
+                xw_steps = [_step_input(xw, t) for t in range(steps)]
+                state = init[layer * self.num_directions + d]
+                if state is None:
+                    state = cell.initial_states(xw_steps[0])
+                o, f = run_cell(cell, xw_steps, state, d == 1, masks)
+                outs.append(stack(o, 1))
+                finals.append(f)
+            x = outs[0] if len(outs) == 1 else S.concat(outs, axis=-1)
+            if self.dropout and layer < self.num_layers - 1:
+                x = N.dropout(x, self.dropout, training=self.training, mode="upscale_in_train")
+        y = S.transpose(x, [1, 0, 2]) if self.time_major else x
+        return y, self._stack_states(finals)
+
+    def extra_repr(self) -> str:
+        return (f"{self.input_size}, {self.hidden_size}, num_layers={self.num_layers}, "
+                f"direction={self.direction}")
+
+
+class SimpleRNN(RNNBase):
+    """`paddle.nn.SimpleRNN` (`activation` 'tanh' or 'relu')."""
+
+    CELL = SimpleRNNCell
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 direction: str = "forward", time_major: bool = False, dropout: float = 0.0,
+                 activation: str = "tanh", weight_ih_attr: Any = None, weight_hh_attr: Any = None,
+                 bias_ih_attr: Any = None, bias_hh_attr: Any = None, name: str | None = None) -> None:
+        super().__init__(input_size, hidden_size, num_layers, direction, time_major, dropout,
+                         weight_ih_attr, weight_hh_attr, bias_ih_attr, bias_hh_attr, name,
+                         activation=activation)
+
+
+class LSTM(RNNBase):
+    """`paddle.nn.LSTM`: final states `(h, c)`."""
+
+    CELL = LSTMCell
+    STATES = 2
+
+
+class GRU(RNNBase):
+    """`paddle.nn.GRU`."""
+
+    CELL = GRUCell
+
+
+__all__ = [
+    "GRU",
+    "LSTM",
+    "RNN",
+    "BiRNN",
+    "GRUCell",
+    "LSTMCell",
+    "RNNCellBase",
+    "SimpleRNN",
+    "SimpleRNNCell",
+]

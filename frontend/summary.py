@@ -1,0 +1,176 @@
+"""`paddle.summary(net, input_size)`: run one eager forward pass on zeros, record the
+input and output shape of every layer (containers and the network itself aside),
+print Paddle's table and return `{'total_params', 'trainable_params'}`.
+
+As Paddle's does, it counts the parameters each recorded layer owns (batch-norm
+running statistics as non-trainable ones) and estimates memory in float32
+megabytes.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+from pullback.frontend import core
+
+
+def _is_shape(x: Any) -> bool:
+    return isinstance(x, (list, tuple)) and all(isinstance(d, (numbers.Integral, type(None))) for d in x)
+
+
+def _shapes_of(x: Any) -> Any:
+    """The shape (list) of a tensor, or the shapes of a structure of tensors."""
+    if hasattr(x, "shape") and not isinstance(x, (list, tuple, dict)):
+        return list(x.shape)
+    if isinstance(x, (list, tuple)):
+        return [_shapes_of(v) for v in x]
+    if isinstance(x, dict):
+        return [_shapes_of(v) for v in x.values()]
+    return []
+
+
+def _numel(shape: Any) -> int:
+    if shape and isinstance(shape[0], list):
+        return sum(_numel(s) for s in shape)
+    return int(np.prod(shape)) if shape else 1
+
+
+def _layer_params(layer: Any) -> tuple[int, int]:
+    """(parameters, trainable parameters) the layer owns itself (running statistics
+    count as parameters that are not trainable, as in Paddle)."""
+    total = trainable = 0
+    for p in layer._parameters.values():
+        if p is None:
+            continue
+        n = int(np.prod(p.shape))
+        total += n
+        if not p.stop_gradient:
+            trainable += n
+    return total, trainable
+
+
+def _row_key(layer: Any, seen: int) -> str:
+    """Paddle's row name: class name and the full name's counter plus one
+    (`Conv2D-1` for `conv2d_0`)."""
+    try:
+        idx = int(layer.full_name().split("_")[-1])
+    except ValueError:
+        idx = seen
+    return f"{type(layer).__name__}-{idx + 1}"
+
+
+def _check_shape(shape: Any) -> list[int]:
+    unknown = 0
+    out = []
+    for d in shape:
+        if d is None or d == -1:
+            unknown += 1
+            if unknown > 1:
+                raise ValueError("Option input_size only the dim of batch_size can be None or -1.")
+            d = 1
+        elif d <= 0:
+            raise ValueError(f"Expected element in input size greater than zero, but got {d}")
+        out.append(int(d))
+    return out
+
+
+def summary(net: Any, input_size: Any = None, dtypes: Any = None, input: Any = None) -> dict[str, int]:
+    """`paddle.summary`: print the layer table of `net` (every sublayer except
+    containers; the network itself only when it has no sublayers) for random inputs
+    of `input_size` (a shape or a list of shapes; one `None`/-1 dimension becomes 1)
+    or for the given `input`; returns `{'total_params', 'trainable_params'}`."""
+    from pullback.frontend.autograd import no_grad
+    from pullback.frontend.eager import to_tensor
+    from pullback.frontend.nn_layers import Layer, LayerList, Sequential
+
+    if not isinstance(net, Layer):
+        raise TypeError(f"summary: net must be a paddle.nn.Layer, got {type(net).__name__}")
+    if input is None and input_size is None:
+        raise ValueError("input_size and input cannot be None at the same time")
+    if not core.in_dynamic_mode():
+        raise RuntimeError("summary: call it in dynamic (eager) mode")
+    if input is not None:
+        inputs = list(input) if isinstance(input, (list, tuple)) else [input]
+        sizes = [list(t.shape) for t in inputs]
+    else:
+        if isinstance(input_size, int):
+            input_size = (input_size,)
+        shapes = [input_size] if _is_shape(input_size) else list(input_size)
+        if not all(_is_shape(s) for s in shapes):
+            raise ValueError(f"summary: input_size must be a shape or a list of shapes, got {input_size!r}")
+        sizes = [_check_shape(s) for s in shapes]
+        if dtypes is None:
+            dts = ["float32"] * len(sizes)
+        else:
+            dts = [dtypes] * len(sizes) if not isinstance(dtypes, (list, tuple)) else list(dtypes)
+        rng = np.random.default_rng(0)
+        inputs = [to_tensor(rng.random(s).astype(str(dt).replace("paddle.", ""))) for s, dt in zip(sizes, dts)]
+
+    rows: dict[str, dict[str, Any]] = {}
+    patched: list[Any] = []
+    layers = net.sublayers()
+
+    def wrap(layer: Any) -> None:
+        original = layer.forward
+
+        def forward(*args: Any, **kwargs: Any) -> Any:
+            out = original(*args, **kwargs)
+            params, trainable = _layer_params(layer)
+            rows[_row_key(layer, len(rows))] = {
+                "input": _shapes_of(list(args)), "output": _shapes_of(out),
+                "params": params, "trainable": trainable,
+            }
+            return out
+
+        layer.__dict__["forward"] = forward
+        patched.append(layer)
+
+    for layer in [*layers, *([net] if not layers else [])]:
+        if not isinstance(layer, (Sequential, LayerList)):
+            wrap(layer)
+    was_training = net.training
+    net.eval()
+    try:
+        with no_grad():
+            net(*inputs)
+    finally:
+        for layer in patched:
+            layer.__dict__.pop("forward", None)
+        if was_training:
+            net.train()
+
+    w = {"layer": 15, "input": 20, "output": 20, "params": 15}
+    for key, r in rows.items():
+        w["layer"] = max(w["layer"], len(key))
+        w["input"] = max(w["input"], len(str(r["input"])))
+        w["output"] = max(w["output"], len(str(r["output"])))
+        w["params"] = max(w["params"], len(str(r["params"])))
+    width = max(75, sum(w.values()) + 5)
+    header = (f"{'Layer (type)':^{w['layer']}} {'Input Shape':^{w['input']}} "
+              f"{'Output Shape':^{w['output']}} {'Param #':^{w['params']}}")
+    lines = ["-" * width, header, "=" * width]
+    for key, r in rows.items():
+        lines.append(f"{key:^{w['layer']}} {r['input']!s:^{w['input']}} "
+                     f"{r['output']!s:^{w['output']}} {r['params']:^{w['params']},}")
+    total = sum(r["params"] for r in rows.values())
+    trainable = sum(r["trainable"] for r in rows.values())
+    input_mb = sum(abs(_numel(s)) for s in sizes) * 4.0 / 1024**2
+    out_mb = 2.0 * sum(_numel(r["output"]) for r in rows.values()) * 4.0 / 1024**2
+    params_mb = total * 4.0 / 1024**2
+    lines += ["=" * width,
+              f"Total params: {total:,}",
+              f"Trainable params: {trainable:,}",
+              f"Non-trainable params: {total - trainable:,}",
+              "-" * width,
+              f"Input size (MB): {input_mb:0.2f}",
+              f"Forward/backward pass size (MB): {out_mb:0.2f}",
+              f"Params size (MB): {params_mb:0.2f}",
+              f"Estimated Total Size (MB): {input_mb + out_mb + params_mb:0.2f}",
+              "-" * width]
+    print("\n".join(lines))
+    return {"total_params": total, "trainable_params": trainable}
+
+
+__all__ = ["summary"]
