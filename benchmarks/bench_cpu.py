@@ -13,12 +13,17 @@ import time
 from collections.abc import Callable
 
 import numpy as np
-
-from xdsl.ir import SSAValue
-
-from pullback.benchmarks.programs import Built, ProgramBuilder, elementwise_chain, mlp_train, torch_mlp_step
+from pullback.benchmarks.programs import (
+    Built,
+    ProgramBuilder,
+    elementwise_chain,
+    learning_rate,
+    mlp_train,
+    torch_mlp_step,
+)
 from pullback.dialects import pd
 from pullback.runtime.compiled import CompiledBackend
+from xdsl.ir import SSAValue
 
 
 def timeit(fn: Callable[[], object], repeat: int) -> float:
@@ -224,8 +229,10 @@ def cnn_train(
     logits = b.add(pd.ElementwiseAddOp, b.add(pd.MatmulOp, x, fc), fc_b, axis=1)
     swce = b.op(pd.SoftmaxWithCrossEntropyOp.make(logits, label, name=["softmax_0", "ce_0"]))
     loss = b.add(pd.MeanOp, swce.results[1], name="mean_0")
-    for p, g in zip(params, b.backward(loss, params)):
-        b.add(pd.SgdOp, p, g, learning_rate=lr, name=pd.value_name(p))
+    grads = b.backward(loss, params)
+    rate = learning_rate(b, scope, lr, dtype)
+    for p, g in zip(params, grads):
+        b.add(pd.SgdOp, p, g, rate, name=pd.value_name(p))
     b.fetch(loss)
     return Built(b.module, [loss], scope)
 

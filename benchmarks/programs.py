@@ -10,10 +10,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from pullback.dialects import pd
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
-
-from pullback.dialects import pd
 
 
 @dataclass
@@ -63,6 +62,13 @@ class ProgramBuilder:
         self.block.add_op(pd.FetchOp.create(operands=[v]))
 
 
+def learning_rate(b: ProgramBuilder, scope: dict[str, np.ndarray], lr: float, dtype: str) -> SSAValue:
+    """The persistable `[1]` learning rate the optimizer updates read
+    (`learning_rate_0`, as Paddle's optimizers make it), set to `lr` in `scope`."""
+    scope["learning_rate_0"] = np.full([1], lr, dtype)
+    return b.param("learning_rate_0", [1], dtype)
+
+
 def mlp_train(
     sizes: Sequence[int] = (784, 512, 512, 10),
     lr: float = 0.01,
@@ -93,14 +99,15 @@ def mlp_train(
     swce = b.op(pd.SoftmaxWithCrossEntropyOp.make(h, label, name=["softmax_0", "ce_0"]))
     loss = b.add(pd.MeanOp, swce.results[1], name="mean_0")
     grads = b.backward(loss, params)
+    rate = learning_rate(b, scope, lr, dtype)
     for p, g in zip(params, grads):
         pname = pd.value_name(p)
         if optimizer == "sgd":
-            b.add(pd.SgdOp, p, g, learning_rate=lr, name=pname)
+            b.add(pd.SgdOp, p, g, rate, name=pname)
         elif optimizer == "momentum":
             v = b.param(f"{pname}_velocity_0", shape=list(pd.shape_of(p.type)), dtype=dtype)
             scope[f"{pname}_velocity_0"] = np.zeros_like(scope[pname])
-            b.op(pd.MomentumOp.make(p, g, v, mu=0.9, learning_rate=lr, name=[pname, f"{pname}_velocity_0"]))
+            b.op(pd.MomentumOp.make(p, g, rate, v, mu=0.9, name=[pname, f"{pname}_velocity_0"]))
         else:
             raise ValueError(f"unknown optimizer {optimizer!r}")
     b.fetch(loss)

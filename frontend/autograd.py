@@ -31,10 +31,8 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Operation, SSAValue
-
 from pullback.dialects import pd
+from pullback.frontend import hooks
 from pullback.frontend.eager import (
     DTYPE_BY_ELEM,
     DTYPE_NAMES,
@@ -47,6 +45,8 @@ from pullback.frontend.eager import (
 )
 from pullback.passes import activity
 from pullback.passes.autodiff import AutodiffError, differentiate
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Operation, SSAValue
 
 # --------------------------------------------------------------------- graphs
 
@@ -58,12 +58,13 @@ Enc = tuple[str, int, int]
 class Source:
     """A value the recorded ops read that no recorded op produced."""
 
-    __slots__ = ("kind", "tensor", "array")
+    __slots__ = ("array", "key", "kind", "tensor")
 
-    def __init__(self, kind: str, tensor: Tensor | None, array: np.ndarray) -> None:
-        self.kind = kind  # "leaf" (needs a gradient) or "const"
-        self.tensor = tensor  # the leaf itself; None for constants
+    def __init__(self, kind: str, tensor: Tensor | None, array: np.ndarray, key: Any = None) -> None:
+        self.kind = kind  # "leaf" (needs a gradient), "boundary" (an op result read as one) or "const"
+        self.tensor = tensor  # the leaf itself; None for constants and boundaries
         self.array = array  # the value the recorded ops read
+        self.key = key  # a boundary's (id(node), index)
 
 
 @dataclass
@@ -74,7 +75,7 @@ class Graph:
     pos: dict[int, int]  # id(node) -> position in `nodes`
     inputs: list[tuple[Enc, ...]]  # per node, where each input comes from
     sources: list[Source]
-    src_index: dict[int, int]  # id(leaf tensor) or id(constant array) -> position
+    src_index: dict[Any, int]  # id(leaf tensor), id(constant array) or ("b", id(node), index)
 
 
 def _ref(t: Tensor) -> tuple[Any, int]:
@@ -89,12 +90,20 @@ _TWICE = (
 )
 
 
-def collect(roots: Sequence[tuple[Any, int]], cut: frozenset[Any] = frozenset()) -> Graph:
+def collect(
+    roots: Sequence[tuple[Any, int]],
+    cut: frozenset[Any] = frozenset(),
+    boundary: frozenset[tuple[int, int]] = frozenset(),
+) -> Graph:
     """The nodes `roots` depend on, in creation order (parents first), and the
     sources they read.  Runs on every backward call, so it is kept tight: one visit
     per node, then a sort by creation number.  `cut` holds `(id(node), index)` pairs
     and leaf ids whose values are treated as constants (paddle.grad's `no_grad_vars`).
+    `boundary` holds `(id(node), index)` pairs read as sources whose gradient is
+    wanted, without going through their node (the stages of a hooked backward).
     """
+    if boundary:
+        cut = cut | boundary
     seen: dict[int, Node] = {}
     stack = [r for r, i in roots if type(r) is Node and (id(r), i) not in cut]
     while stack:
@@ -111,7 +120,7 @@ def collect(roots: Sequence[tuple[Any, int]], cut: frozenset[Any] = frozenset())
     pos = {id(n): i for i, n in enumerate(nodes)}
     inputs: list[tuple[Enc, ...]] = []
     sources: list[Source] = []
-    src_index: dict[int, int] = {}
+    src_index: dict[Any, int] = {}
     for node in nodes:
         enc: list[Enc] = []
         for (p, k), arr in zip(node.parents, node.saved_in):  # type: ignore[arg-type]
@@ -120,12 +129,14 @@ def collect(roots: Sequence[tuple[Any, int]], cut: frozenset[Any] = frozenset())
                 continue
             if p is not None and type(p) is not Node and not p.stop_gradient and id(p) not in cut:
                 kind, key, tensor = "leaf", id(p), p
+            elif boundary and type(p) is Node and (id(p), k) in boundary:
+                kind, key, tensor = "boundary", ("b", id(p), k), None
             else:
                 kind, key, tensor = "const", id(arr), None
             j = src_index.get(key)
             if j is None:
                 j = src_index[key] = len(sources)
-                sources.append(Source(kind, tensor, arr))
+                sources.append(Source(kind, tensor, arr, key[1:] if kind == "boundary" else None))
             enc.append(("s", j, 0))
         inputs.append(tuple(enc))
     for root, _ in roots:  # leaves that are targets themselves
@@ -143,7 +154,10 @@ def encode(g: Graph, ref: tuple[Any, int]) -> Enc | None:
     obj, idx = ref
     if type(obj) is Node:
         p = g.pos.get(id(obj))
-        return None if p is None else ("n", p, idx)
+        if p is not None:
+            return ("n", p, idx)
+        k = g.src_index.get(("b", id(obj), idx))  # type: ignore[call-overload]
+        return None if k is None else ("s", k, 0)
     k = g.src_index.get(id(obj))
     return None if k is None or g.sources[k].kind != "leaf" else ("s", k, 0)
 
@@ -434,6 +448,35 @@ def _check_seeds(seeds: Any, n: int, what: str, message: str, length_message: st
     return list(seeds)
 
 
+def _fit_seeds(
+    outputs: list[Tensor], seeds: list[Tensor | None], seed_name: str, target_name: str
+) -> list[Tensor | None]:
+    """Check each seed's shape against its target's; a one-element seed of shape
+    `[1]` for a 0-d target is accepted (and reshaped), as Paddle accepts it."""
+    out: list[Tensor | None] = []
+    for i, (t, s) in enumerate(zip(outputs, seeds)):
+        if s is not None and s.shape != t.shape:
+            if t.shape == [] and s.shape == [1]:
+                s = Tensor._new(s._data.reshape(()), None, 0, True)
+            else:
+                raise ValueError(
+                    f"The shape of {seed_name}[{i}] {s.shape} does not match the shape of "
+                    f"{target_name}[{i}] {t.shape}"
+                )
+        out.append(s)
+    return out
+
+
+def _deliver_leaf(leaf: Tensor, grad: np.ndarray) -> None:
+    """Accumulate a leaf's gradient of one backward call, after its hooks."""
+    hs = hooks.leaf_hooks(leaf)
+    if hs:
+        grad = hooks.run_hooks(hs, Tensor._new(grad, None, 0, True))._data
+    leaf._accumulate_grad(grad)
+    for hook in hooks.void_hooks(leaf):
+        hook()
+
+
 def _run(
     outputs: list[Tensor],
     seeds: list[Tensor | None],
@@ -448,12 +491,7 @@ def _run(
 ) -> list[Any] | None:
     """The shared engine of `backward` (inputs=None: every leaf, accumulated into
     `.grad`) and `grad` (gradients of `inputs`, returned; None where unreached)."""
-    for i, (t, s) in enumerate(zip(outputs, seeds)):
-        if s is not None and s.shape != t.shape:
-            raise ValueError(
-                f"The shape of {seed_name}[{i}] {s.shape} does not match the shape of "
-                f"{target_name}[{i}] {t.shape}"
-            )
+    seeds = _fit_seeds(outputs, seeds, seed_name, target_name)
     # Tensors that need no gradient contribute nothing (as a constant would).
     live = [
         (t, s) for t, s in zip(outputs, seeds)
@@ -463,6 +501,13 @@ def _run(
         return None if inputs is None else [None] * len(inputs)
     roots = [_ref(t) for t, _ in live]
     g = collect(roots, cut)
+    if dump_dir is not None:
+        from pullback.frontend import eager_dump
+
+        eager_dump.write(dump_dir, g, [t for t, _ in live])
+    special = _special_refs(g) if hooks.has_interior() else {}
+    if special:
+        return _run_staged(live, inputs, special, retain_graph, create_graph, cut, allow_unused)
     targets = [encode(g, r) for r in roots]
     assert all(e is not None for e in targets)
     seeded = [s is not None for _, s in live]
@@ -474,12 +519,7 @@ def _run(
         ]
     plan = _plan_for(g, targets, seeded, wrt)  # type: ignore[arg-type]
     if inputs is not None and not allow_unused:
-        for i, s in enumerate(plan.results):
-            if s is None:
-                raise ValueError(
-                    f"The {i}-th input does not appear in the backward graph. Please check "
-                    "the input tensor or set allow_unused=True to get None result."
-                )
+        _check_used([s is not None for s in plan.results])
     if create_graph:
         seed_ts = [
             None if s is None else (s if s.dtype == t.dtype else Tensor._new(s._data.astype(t._data.dtype), None, 0, True))
@@ -489,10 +529,6 @@ def _run(
     else:
         seed_arrays = [None if s is None else s._data.astype(t._data.dtype, copy=False) for t, s in live]
         grads = run_plan(plan, g, seed_arrays)
-    if dump_dir is not None:
-        from pullback.frontend import eager_dump
-
-        eager_dump.write(dump_dir, g, [t for t, _ in live])
     if not retain_graph:
         for p in plan.active:
             g.nodes[p].free()
@@ -501,9 +537,168 @@ def _run(
             if grad is not None:
                 leaf = g.sources[e[1]].tensor  # type: ignore[index]
                 assert leaf is not None
-                leaf._accumulate_grad(grad)
+                _deliver_leaf(leaf, grad)
         return None
     return grads
+
+
+def _check_used(used: Sequence[bool]) -> None:
+    for i, u in enumerate(used):
+        if not u:
+            raise ValueError(
+                f"The {i}-th input does not appear in the backward graph. Please check "
+                "the input tensor or set allow_unused=True to get None result."
+            )
+
+
+@dataclass
+class _Special:
+    """A recorded op result with gradient hooks or a retained gradient."""
+
+    node: Node
+    index: int
+    hooks: list[Any]  # the chain, retain_grads' keeping hook in its place
+    retained: bool  # a live tensor keeps this gradient
+
+
+def _special_refs(g: Graph) -> dict[tuple[int, int], _Special]:
+    """The results of `g`'s nodes that have hooks or retain their gradient."""
+    out: dict[tuple[int, int], _Special] = {}
+    for node in g.nodes:
+        for i in range(len(node.tpl.dtypes)):
+            info = hooks.interior(node, i)
+            if info is not None:
+                out[(id(node), i)] = _Special(node, i, *info)
+    return out
+
+
+def _run_staged(
+    live: list[tuple[Tensor, Tensor | None]],
+    inputs: list[Tensor] | None,
+    special: dict[tuple[int, int], _Special],
+    retain_graph: bool,
+    create_graph: bool,
+    cut: frozenset[Any],
+    allow_unused: bool,
+) -> list[Any] | None:
+    """Backward through interior tensors with hooks or retained gradients, in stages.
+
+    A hooked tensor's hooks must see its *complete* gradient and their result must
+    be what flows on, so each such tensor is a stage boundary: the first stage runs
+    from the targets and stops at every boundary (reading it as a source whose
+    gradient is wanted); then the boundaries are processed latest-created first (all
+    their consumers were created after them, so their gradients are complete): the
+    hook chain runs on the gradient and a stage runs from the boundary with what it
+    returns as seed.  Backward is linear in the seeds, so the stage
+    contributions add up to the gradients of one whole backward.  Each stage is an
+    ordinary cached plan.
+
+    A retained tensor whose op took part but received no gradient (an unused output
+    of `split`) gets zeros, as in Paddle.  `retain_grads` is a hook in the chain, so
+    what it keeps depends on the hooks registered before it, as in Paddle.
+    """
+    if create_graph:
+        def wrap(a: Any) -> Any:
+            return a
+
+        def unwrap(t: Tensor) -> Any:
+            return t
+    else:
+        def wrap(a: Any) -> Any:
+            return Tensor._new(a, None, 0, True)
+
+        def unwrap(t: Tensor) -> Any:
+            return t._data
+
+    def add(a: Any, b: Any) -> Any:
+        return b if a is None else a + b
+
+    def ones(t: Tensor) -> Any:
+        return unwrap(Tensor._new(np.ones_like(t._data), None, 0, True))
+
+    boundary = frozenset(special)
+    acc: dict[tuple[int, int], Any] = {}
+    leaf_acc: dict[int, tuple[Tensor, Any]] = {}
+    n_in = 0 if inputs is None else len(inputs)
+    input_acc: list[Any] = [None] * n_in
+    traversed: set[int] = set()
+    active: dict[int, Node] = {}
+
+    roots0: list[tuple[tuple[Any, int], Any]] = []
+    for t, s in live:
+        seed = ones(t) if s is None else unwrap(
+            s if s.dtype == t.dtype else Tensor._new(s._data.astype(t._data.dtype), None, 0, True)
+        )
+        ref = _ref(t)
+        key = (id(ref[0]), ref[1])
+        if type(ref[0]) is Node and key in special:
+            acc[key] = add(acc.get(key), seed)
+        else:
+            roots0.append((ref, seed))
+
+    def stage(root_seeds: list[tuple[tuple[Any, int], Any]], own: tuple[int, int] | None) -> None:
+        g = collect([r for r, _ in root_seeds], cut, boundary - {own} if own else boundary)
+        pairs = [(encode(g, r), v) for r, v in root_seeds]
+        pairs = [(e, v) for e, v in pairs if e is not None]
+        if not pairs:
+            return
+        targets = [e for e, _ in pairs]
+        bsrc = [(k, src) for k, src in enumerate(g.sources) if src.kind == "boundary"]
+        if inputs is None:
+            front: list[Enc | None] = [("s", k, 0) for k, src in enumerate(g.sources) if src.kind == "leaf"]
+        else:
+            front = [
+                None if (x.stop_gradient or _key(x) in cut) else encode(g, _ref(x)) for x in inputs
+            ]
+        wrt = front + [("s", k, 0) for k, _ in bsrc]
+        plan = _plan_for(g, targets, [True] * len(targets), wrt)
+        seeds = [v for _, v in pairs]
+        grads = replay_plan(plan, g, seeds) if create_graph else run_plan(plan, g, seeds)
+        for p in plan.active:
+            traversed.add(id(g.nodes[p]))
+            active[id(g.nodes[p])] = g.nodes[p]
+        for i, (e, grad) in enumerate(zip(front, grads)):
+            if grad is None or e is None:
+                continue
+            if inputs is None:
+                leaf = g.sources[e[1]].tensor
+                assert leaf is not None
+                prev = leaf_acc.get(id(leaf))
+                leaf_acc[id(leaf)] = (leaf, add(None if prev is None else prev[1], grad))
+            else:
+                input_acc[i] = add(input_acc[i], grad)
+        for (k, _), grad in zip(bsrc, grads[len(front):]):
+            if grad is not None:
+                key = g.sources[k].key  # type: ignore[attr-defined]
+                acc[key] = add(acc.get(key), grad)
+
+    if roots0:
+        stage(roots0, None)
+    for info in sorted(special.values(), key=lambda sp: (sp.node.seq, sp.index), reverse=True):
+        key = (id(info.node), info.index)
+        val = acc.pop(key, None)
+        if val is None:
+            if info.retained and id(info.node) in traversed:
+                # Paddle fills the missing gradient of a traversed op's output with
+                # zeros; it flows nowhere, so only the chain (the keeping) runs.
+                out = info.node.saved_out
+                zeros = np.zeros_like(out[info.index]) if out is not None else None
+                if zeros is not None:
+                    hooks.run_hooks(info.hooks, Tensor._new(zeros, None, 0, True))
+            continue
+        val = unwrap(hooks.run_hooks(info.hooks, wrap(val)))
+        stage([((info.node, info.index), val)], key)
+
+    if not retain_graph:
+        for node in active.values():
+            node.free()
+    if inputs is None:
+        for leaf, grad in leaf_acc.values():
+            _deliver_leaf(leaf, grad)
+        return None
+    if not allow_unused:
+        _check_used([a is not None for a in input_acc])
+    return input_acc
 
 
 def _key(x: Tensor) -> Any:
@@ -563,11 +758,23 @@ def register_post_backward_hook(hook: Callable[[], None]) -> Callable[[], None]:
     return remove
 
 
-def tensor_backward(self: Tensor, grad_tensor: Tensor | None = None, retain_graph: bool = False) -> None:
+def tensor_backward(
+    self: Tensor,
+    grad_tensor: Tensor | None = None,
+    retain_graph: bool = False,
+    *,
+    dump_backward_graph_path: str | os.PathLike[str] | None = None,
+) -> None:
     """`Tensor.backward`: accumulate the gradients of this tensor into the leaves'
-    `.grad` (`paddle.autograd.backward([self], [grad_tensor], retain_graph)`).
+    `.grad` (`paddle.autograd.backward([self], [grad_tensor], retain_graph)`;
+    `grad_tensor` defaults to ones, and a `[1]` one is accepted for a 0-d tensor).
     Attached to Tensor by `frontend/install.py` (eager cannot import this module)."""
-    backward([self], None if grad_tensor is None else [grad_tensor], retain_graph)
+    if grad_tensor is not None and not isinstance(grad_tensor, Tensor):
+        raise TypeError(
+            f"Tensor.backward: grad_tensor must be a Tensor or None, got {type(grad_tensor).__name__}"
+        )
+    backward([self], None if grad_tensor is None else [grad_tensor], retain_graph,
+             dump_backward_graph_path=dump_backward_graph_path)
 
 
 def grad(
@@ -623,8 +830,12 @@ def grad(
     assert result is not None
     out: list[Tensor | None] = []
     for r in result:
-        if r is None or isinstance(r, Tensor):
-            out.append(r)
+        if r is None:
+            out.append(None)
+        elif isinstance(r, Tensor):
+            # With create_graph the results take part in further differentiation:
+            # Paddle gives them stop_gradient=False even when they are constants.
+            out.append(r if r._node is not None else Tensor._new(r._data, None, 0, False))
         else:
             out.append(Tensor._new(r, None, 0, True))
     return out
@@ -643,7 +854,7 @@ class _GradModeGuard:
     def __enter__(self) -> None:
         self._prev = _set_grad_enabled(self._mode)
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         _set_grad_enabled(self._prev)
 
     def __call__(self, func: _F) -> _F:
@@ -713,18 +924,18 @@ class set_grad_enabled(_GradModeGuard):
     def __enter__(self) -> None:
         pass
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         _set_grad_enabled(self._prev)
 
 
 __all__ = [
     "backward",
-    "grad",
-    "no_grad",
-    "enable_grad",
-    "set_grad_enabled",
-    "is_grad_enabled",
-    "recorded_program",
     "cache_info",
     "clear_cache",
+    "enable_grad",
+    "grad",
+    "is_grad_enabled",
+    "no_grad",
+    "recorded_program",
+    "set_grad_enabled",
 ]

@@ -20,8 +20,9 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from pullback.dialects import pd
-from pullback.frontend.dtype import dtype as as_dtype
 from pullback.dialects.pd.base import dtype_name, elem_of, shape_of, value_name
+from pullback.frontend.dtype import dtype as as_dtype
+from pullback.frontend.operator import Operator, block_operations
 
 
 class Variable:
@@ -63,12 +64,12 @@ class Variable:
         return as_dtype(dtype_name(elem_of(self.value.type)))
 
     @property
-    def op(self) -> Operation | None:
-        """The op that defines this variable (None for feeds and parameters)."""
+    def op(self) -> Operator | None:
+        """The operator that defines this variable (None for feeds and parameters)."""
         owner = self.value.owner
-        if isinstance(owner, (pd.DataOp, pd.ParameterOp)):
+        if isinstance(owner, (pd.DataOp, pd.ParameterOp)) or not isinstance(owner, Operation):
             return None
-        return owner if isinstance(owner, Operation) else None
+        return Operator(self.block, owner)
 
     @property
     def trainable(self) -> bool:
@@ -95,6 +96,20 @@ class Variable:
             )
         return (self[i] for i in range(dims[0]))
 
+    def _set_error_clip(self, error_clip: Any) -> None:
+        """Clip this variable's gradient as `append_backward` builds it (applied by
+        the `error_clip_callback` callback; see `frontend/clip.py`)."""
+        self.error_clip = error_clip
+
+    def register_hook(self, hook: Any) -> Any:
+        """Static programs cannot run Python gradient hooks: Paddle does it with a
+        `py_func` op, which pullback does not have."""
+        raise NotImplementedError(
+            f"register_hook on static Variable '{self.name}': gradient hooks need Paddle's "
+            "py_func op, which pullback does not support; use eager mode or an "
+            "append_backward callback"
+        )
+
     # `x[index]`, operators (`+ - * / @`, comparisons) and methods (`x.mean()`) are
     # attached by `frontend/install.py` from the op families.
 
@@ -117,9 +132,19 @@ class Block:
         return self.program.module.body.block
 
     @property
-    def ops(self) -> list[Operation]:
-        """The ops of the block, in order."""
-        return list(self.ir.ops)
+    def ops(self) -> list[Operator]:
+        """The block's operators, in order, as Paddle's `Operator` views: the
+        gradient ops of a filled backward region in place of the region op, and no
+        feeds or parameters (Paddle's are variables, not operators)."""
+        return [
+            Operator(self, op) for op in block_operations(iter(self.ir.ops))
+            if not isinstance(op, (pd.DataOp, pd.ParameterOp))
+        ]
+
+    @property
+    def parent_idx(self) -> int:
+        """-1: block 0 has no parent."""
+        return -1
 
     def wrap(self, value: SSAValue) -> Variable:
         """The (unique) Variable of an SSA value."""
@@ -153,6 +178,9 @@ class Block:
 
     def has_var(self, name: str) -> bool:
         return self.program._lookup(name) is not None
+
+    # `create_parameter(name, shape, dtype, ...)` is attached by `frontend/install.py`
+    # (`layers.block_create_parameter`: parameters need initializers and layers).
 
     def all_parameters(self) -> list[Parameter]:
         """The trainable parameters, in creation order."""
@@ -271,6 +299,11 @@ class Program:
     def current_block(self) -> Block:
         return self.blocks[0]
 
+    @property
+    def num_blocks(self) -> int:
+        """The number of blocks (pullback programs have block 0 only)."""
+        return len(self.blocks)
+
     def all_parameters(self) -> list[Parameter]:
         return self.global_block().all_parameters()
 
@@ -278,8 +311,11 @@ class Program:
         return list(self.global_block().vars.values())
 
     def clone(self, for_test: bool = False) -> Program:
-        """A deep copy; `for_test` switches every op declaring `is_test` (dropout,
-        batch_norm) to inference behaviour."""
+        """A deep copy.  `for_test=True` gives the inference program: the backward
+        regions and everything computed from gradients or overwriting persistable
+        state (regularization, clipping, optimizer updates) are dropped, and every op
+        declaring an `is_test` property (dropout, batch_norm, ...) is switched to
+        inference behaviour."""
         p = Program()
         p.module = self.module.clone()
         p.random_seed = self.random_seed
@@ -288,9 +324,15 @@ class Program:
             if old in self.op_types:
                 p.op_types[new] = self.op_types[old]
         if for_test:
+            _drop_training_ops(p.module.body.block)
             for op in p.module.walk():
                 if isinstance(op, pd.PdOp) and "is_test" in type(op).prop_specs():
                     op.properties["is_test"] = pd.bool_attr(True)
+        else:
+            # The learning-rate schedule belongs to the training program's copies.
+            for attr in ("lr_scheduler", "lr_var"):
+                if attr in vars(self):
+                    setattr(p, attr, getattr(self, attr))
         return p
 
     def to_string(self, generic: bool = False) -> str:
@@ -345,6 +387,30 @@ class Program:
     def _rename(self, var: Variable, new: str) -> None:
         pd.set_value_name(var.value, new)
         self._bump()
+
+
+def _drop_training_ops(block: XBlock) -> None:
+    """Remove from `block` the backward regions and every op that reads a gradient
+    (transitively) or redefines a persistable variable (optimizer updates, beta-power
+    scales): what `clone(for_test=True)` leaves out."""
+    persistable = {op.var_name.data for op in block.ops if isinstance(op, pd.ParameterOp)}
+    dead: set[SSAValue] = set()
+    doomed: list[Operation] = []
+    for op in block.ops:
+        if isinstance(op, (pd.ParameterOp, pd.DataOp)):
+            continue
+        if (
+            isinstance(op, pd.BackwardOp)
+            or any(v in dead for v in op.operands)
+            or any(value_name(r) in persistable for r in op.results)
+        ):
+            dead.update(op.results)
+            doomed.append(op)
+    for op in reversed(doomed):
+        # Fetch ops of earlier runs are not part of programs; nothing else can use
+        # a doomed value, since its users are doomed too.
+        op.detach()
+        op.erase()
 
 
 # ------------------------------------------------------------------ default programs

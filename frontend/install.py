@@ -10,16 +10,18 @@ imported (its `__init__` calls `install()`):
 * on `Variable` and `Tensor`: each family's Python operators (`install_operators`)
   and its `TENSOR_METHODS` (`x.mean()`, `x[0]`, ...), never replacing what the class
   defines itself;
-* `Tensor.backward` (`autograd.tensor_backward`).
+* `Tensor.backward` (`autograd.tensor_backward`) and the gradient hooks
+  (`hooks.TENSOR_METHODS`: `register_hook`, `retain_grads`, ...);
+* `Block.create_parameter` (`layers.block_create_parameter`).
 """
 
 from __future__ import annotations
 
 import functools
 
-from pullback.frontend import autograd, core, eager
+from pullback.frontend import autograd, core, eager, hooks, layers
 from pullback.frontend.api import registry
-from pullback.frontend.framework import Variable
+from pullback.frontend.framework import Block, Variable
 
 
 def install_methods(cls: type) -> list[str]:
@@ -43,3 +45,6 @@ def install() -> None:
     install_methods(Variable)
     install_methods(eager.Tensor)
     eager.Tensor.backward = autograd.tensor_backward  # type: ignore[attr-defined]
+    for name, fn in hooks.TENSOR_METHODS.items():
+        setattr(eager.Tensor, name, fn)
+    Block.create_parameter = layers.block_create_parameter  # type: ignore[attr-defined]

@@ -23,15 +23,24 @@ import numpy as np
 from pullback.dialects import pd
 from pullback.frontend import core, unique_name
 from pullback.frontend.framework import (
+    Block,
     Parameter,
     Variable,
     default_main_program,
     default_startup_program,
+    program_guard,
 )
-from pullback.frontend.initializer import Constant, Initializer, Normal, Xavier
+from pullback.frontend.initializer import (
+    Constant,
+    Initializer,
+    Normal,
+    Xavier,
+    global_initializer,
+)
 from pullback.frontend.ops import nn as nn_ops
 from pullback.frontend.ops import norm
 from pullback.frontend.param_attr import ParamAttr
+from pullback.frontend.parameter import eager_parameter
 
 # --------------------------------------------------------------------------- checks
 
@@ -192,6 +201,8 @@ def add_parameter(
     assert isinstance(param, Parameter)
     param.optimize_attr = {"learning_rate": attr.learning_rate}  # type: ignore[attr-defined]
     param.regularizer = attr.regularizer  # type: ignore[attr-defined]
+    param.need_clip = attr.need_clip  # type: ignore[attr-defined]
+    param.do_model_average = attr.do_model_average  # type: ignore[attr-defined]
     return param
 
 
@@ -204,8 +215,11 @@ def create_parameter_var(
     default_initializer: Initializer,
 ) -> Parameter:
     """A layer's parameter: named `attr.name`, else `<base>.<suffix>_<k>` (see
-    `add_parameter`)."""
+    `add_parameter`).  Without `attr.initializer`, the initializer
+    `set_global_initializer` set for weights (or biases, suffix `b`) comes before
+    the layer's default."""
     name = attr.name or unique_name.generate(f"{base}.{suffix}")
+    default_initializer = global_initializer(suffix == "b") or default_initializer
     return add_parameter(name, shape, dtype, attr, default_initializer)
 
 
@@ -217,19 +231,50 @@ def create_parameter(
     is_bias: bool = False,
     default_initializer: Initializer | None = None,
 ) -> Parameter:
-    """A free-standing parameter (`paddle.static.create_parameter`,
-    `fluid.layers.create_parameter`); default initializer: zeros for a bias,
-    Xavier otherwise."""
-    require_static("create_parameter")
+    """A free-standing parameter (`paddle.create_parameter`,
+    `paddle.static.create_parameter`, `fluid.layers.create_parameter`), named
+    `create_parameter_<k>.w_0` (`.b_0` for a bias) unless named; initializer:
+    `attr.initializer`, else the global one (`set_global_initializer`), else
+    `default_initializer`, else zeros for a bias and Xavier otherwise.  In eager mode
+    it is an eager parameter (a leaf Tensor with `stop_gradient=False`)."""
     pattr = ParamAttr._to_attr(attr)
     if pattr is False:
         raise ValueError("create_parameter: attr=False makes no parameter")
     if name is not None and pattr.name is None:
         pattr.name = name
+    if not isinstance(shape, (list, tuple)) or not all(
+        isinstance(d, (int, np.integer)) and not isinstance(d, bool) for d in shape
+    ):
+        raise TypeError(f"create_parameter: shape must be a list or tuple of ints, got {shape!r}")
     dt = normalize_dtype(dtype, "create_parameter")
     init = default_initializer or (Constant(0.0) if is_bias else Xavier())
     base = unique_name.generate("create_parameter")
+    if core.in_dynamic_mode():
+        init = pattr.initializer or global_initializer(is_bias) or init
+        pname = pattr.name or unique_name.generate(f"{base}.{'b' if is_bias else 'w'}")
+        return eager_parameter(pname, [int(d) for d in shape], dt, pattr, init)
     return create_parameter_var(base, "b" if is_bias else "w", shape, dt, pattr, init)
+
+
+def block_create_parameter(
+    self: Block,
+    name: str,
+    shape: Sequence[int],
+    dtype: Any = "float32",
+    initializer: Initializer | None = None,
+    trainable: bool = True,
+    regularizer: Any = None,
+    need_clip: bool = True,
+    **kwargs: Any,
+) -> Parameter:
+    """Paddle's `Block.create_parameter`: a parameter of this block's program named
+    `name` (initialized by Xavier in the default startup program unless
+    `initializer` is given).  Attached to `Block` by `frontend/install.py`."""
+    attr = ParamAttr(name=name, initializer=initializer, trainable=trainable,
+                     regularizer=regularizer, need_clip=need_clip)
+    dt = normalize_dtype(dtype, "Block.create_parameter")
+    with program_guard(self.program):
+        return add_parameter(name, shape, dt, attr, initializer or Xavier())
 
 
 def create_global_var(

@@ -28,80 +28,32 @@ from typing import Any
 
 import numpy as np
 from pullback.frontend import core, unique_name
-from pullback.frontend.eager import Template, Tensor
-from pullback.frontend.framework import Parameter, Program, default_main_program
-from pullback.frontend.initializer import Constant, Initializer, Normal, XavierUniform
+from pullback.frontend.eager import Tensor
+from pullback.frontend.framework import Parameter
+from pullback.frontend.initializer import (
+    Constant,
+    Initializer,
+    Normal,
+    XavierUniform,
+    global_initializer,
+)
 from pullback.frontend.layers import create_parameter_var, normalize_dtype
 from pullback.frontend.ops import composite, elementwise, loss, nn, reduction, shape
 from pullback.frontend.param_attr import ParamAttr
+from pullback.frontend.parameter import (  # noqa: F401 - re-exported
+    EAGER_SEEDS,
+    EagerParamBase,
+    _eager_init,
+    eager_parameter,
+)
 
 # ----------------------------------------------------------------- parameters
-
-
-class EagerParamBase(Tensor):
-    """An eager parameter: a leaf tensor with Paddle's parameter attributes
-    (`trainable`, `optimize_attr`, `regularizer`, `need_clip`)."""
-
-    @property
-    def trainable(self) -> bool:
-        """Whether optimizers update it (the negation of `stop_gradient`)."""
-        return not self.stop_gradient
-
-    @trainable.setter
-    def trainable(self, value: bool) -> None:
-        self.stop_gradient = not bool(value)
-
-    def __repr__(self) -> str:
-        return "Parameter containing:\n" + super().__repr__()
-
-    __str__ = __repr__
 
 
 def _camel_to_snake(name: str) -> str:
     """Paddle's layer name scope: `LayerNorm` -> `layer_norm`, `Conv2D` -> `conv2d`."""
     s = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
     return re.sub(r"([a-z])([A-Z])", r"\1_\2", s).lower()
-
-
-_SEED_STRIDE = 1_000_003
-_SEED_MAX = 2**31 - 1
-
-
-class _EagerSeeds:
-    """Seeds of eager parameter initializers.  With `paddle.seed(s)` set, the k-th
-    parameter initialized since the seed last changed gets a seed derived from
-    (s, k): a seeded model is reproducible and its parameters differ from each other
-    (static programs derive theirs from the count of random ops instead).
-
-    `paddle.seed` itself does not notify this module, so seeding twice with the SAME
-    value does not restart the sequence; `reset()` does."""
-
-    seed: int | None = None
-    count = 0
-
-    def next_for(self, seed: int) -> int:
-        """The seed of the next initializer under global seed `seed` (non-zero)."""
-        if seed != self.seed:
-            self.seed, self.count = seed, 0
-        self.count += 1
-        return (seed * _SEED_STRIDE + self.count - 1) % _SEED_MAX or 1
-
-    def reset(self) -> None:
-        """Restart the sequence (what `paddle.seed` should call)."""
-        self.seed, self.count = None, 0
-
-
-EAGER_SEEDS = _EagerSeeds()
-
-
-def _eager_init(init: Initializer, name: str, shape: list[int], dtype: str) -> np.ndarray:
-    """The initial value of an eager parameter: the initializer's op (the one a
-    startup program would run), computed with its interpreter kernel."""
-    scratch = Program()
-    seed = int(default_main_program().random_seed)
-    if seed:
-        scratch.random_seed = EAGER_SEEDS.next_for(seed)
-    return Template(init.make_op(name, shape, dtype, scratch)).run([])[0]
 
 
 def _is_param(value: Any) -> bool:
@@ -165,13 +117,9 @@ class Layer:
         if not core.in_dynamic_mode():
             return create_parameter_var(self._full_name, suffix, dims, dt, pattr, init)
         name = pattr.name or unique_name.generate(f"{self._full_name}.{suffix}")
-        p = EagerParamBase._new(_eager_init(init, name, dims, dt), None, 0, not pattr.trainable)
-        p._name = name
-        p.persistable = True
-        p.optimize_attr = {"learning_rate": pattr.learning_rate}
-        p.regularizer = pattr.regularizer
-        p.need_clip = pattr.need_clip
-        return p
+        if pattr.initializer is None:
+            init = global_initializer(is_bias) or init
+        return eager_parameter(name, dims, dt, pattr, init)
 
     def add_parameter(self, name: str, parameter: Any) -> Any:
         """Register `parameter` (or None) under `name`; returns it."""

@@ -1,115 +1,431 @@
-"""Optimizers for static programs: `SGD`, `Momentum`, `Adam` (`paddle.optimizer.*`,
-`fluid.optimizer.*`).
+"""Optimizers (`paddle.optimizer.*`, `fluid.optimizer.*`): SGD, Momentum, Adam, AdamW,
+Adamax, Adagrad, Adadelta, RMSProp and Lamb, static and eager.
 
-`minimize(loss)` appends the backward part (`append_backward`) and then one update op
-per parameter (`pd.sgd`, `pd.momentum`, `pd.adam`).  Update results carry the names
-of the state they overwrite (`fc_0.w_0`, `fc_0.w_0_velocity_0`, ...), which is how the
-executor knows to store them in the scope.  Optimizer state is a non-trainable
-`pd.parameter` in the main program with a `pd.fill_constant` initializer in the
-startup program, named as Paddle names accumulators: `<param>_<kind>_<k>`.
+One code path serves both modes.  An update step takes the `(param, grad)` pairs
+and
 
-The learning rate is a constant of the update op; a per-parameter
-`ParamAttr(learning_rate=m)` multiplies it.
+1. clips them (`grad_clip=`, `frontend/clip.py`),
+2. adds the decay terms (`weight_decay=` or `ParamAttr(regularizer=...)`,
+   `frontend/regularizer.py`),
+3. appends one update op per parameter (`pd.sgd`, `pd.adam`, ...), reading the
+   learning rate and the optimizer's state (accumulators),
 
-Eager mode (`step()`, `clear_grad()`): each parameter given as `parameters=` with a
-`.grad` is updated by the SAME op, computed on numpy arrays by its interpreter kernel
-(through an eager template, `eager.template_for`), so each formula exists once.  The
-state (velocity, moments, beta powers) is kept per parameter as arrays initialized as
-the static accumulators are.  Updates are not recorded for autograd.
+all through `core.apply`: in a static program these are visible `pd` ops between the
+backward region and the updates, whose results carry the names of the state they
+overwrite (`fc_0.w_0`, `fc_0.w_0_moment1_0`: how the executor knows to store them);
+in eager mode (`step()`) the same ops run at once on the parameters' arrays, and the
+results replace the parameters' and accumulators' values in place.
+
+State follows Paddle: accumulators are named `<param>_<kind>_<k>`
+(`velocity`, `moment1`, `beta1_pow_acc`, ...; prefixed with the optimizer's `name`
+when given), and are what `state_dict()` holds, with the scheduler's state under
+`LR_Scheduler`.  The learning rate is a persistable `[1]` variable
+`learning_rate_<k>` in static programs (scaled by a `pd.scale` for a parameter with
+`ParamAttr(learning_rate=m)`); with an `LRScheduler`, the program carries it
+(`program.lr_scheduler`) and the executor writes `scheduler()` into the scope
+before each run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import logging
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
 from pullback.dialects import pd
-from pullback.frontend import core, unique_name
+from pullback.frontend import core, lr, unique_name
+from pullback.frontend.clip import (
+    ClipGradBase,
+    append_gradient_clip_ops,
+    error_clip_callback,
+)
 from pullback.frontend.framework import (
-    Parameter,
     Program,
     Variable,
+    default_main_program,
     default_startup_program,
     program_guard,
 )
 from pullback.frontend.initializer import Constant
 from pullback.frontend.layers import add_parameter
+from pullback.frontend.operator import Operator
 from pullback.frontend.param_attr import ParamAttr
+from pullback.frontend.regularizer import (
+    L2Decay,
+    WeightDecayRegularizer,
+    as_regularizer,
+    regularized_grad,
+)
 
-ParamsGrads = list[tuple[Parameter, Variable]]
+ParamsGrads = list[tuple[Any, Any]]
+_logger = logging.getLogger(__name__)
+
+__path__: list[str] = []  # `paddle.optimizer.lr` comes from the alias finder
 
 
-def _unsupported(cls: str, **options: Any) -> None:
-    given = [k for k, v in options.items() if v not in (None, False)]
-    if given:
-        raise NotImplementedError(
-            f"{cls}: {', '.join(given)} {'is' if len(given) == 1 else 'are'} not supported "
-            "by pullback yet"
+def _log_shadowed_regularization(pairs: ParamsGrads, regularization: Any) -> None:
+    if regularization is not None and any(getattr(p, "regularizer", None) is not None for p, _ in pairs):
+        _logger.info(
+            "If regularizer of a Parameter has been set by 'paddle.ParamAttr' already, the "
+            "Regularization[%s] in Optimizer will not take effect, and it will only be "
+            "applied to other Parameters!", regularization,
         )
 
 
-class Optimizer:
-    """Base class: argument checks, `minimize`, and state creation."""
+def _number(cls: str, arg: str, v: Any) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)):
+        raise TypeError(f"{cls}: {arg} must be a float, got {type(v).__name__}")
+    return float(v)
 
-    op_type = ""
+
+def _in_unit(cls: str, arg: str, v: Any) -> float:
+    v = _number(cls, arg, v)
+    if not 0.0 <= v < 1.0:
+        raise ValueError(f"Invalid value of {arg}, expect {arg} in [0,1).")
+    return v
+
+
+def _nonnegative(cls: str, arg: str, v: Any) -> float:
+    v = _number(cls, arg, v)
+    if v < 0:
+        raise ValueError(f"Invalid value of {arg}, expect {arg} >= 0.")
+    return v
+
+
+class Optimizer:
+    """Base class: argument checks, parameter groups, the learning rate, state,
+    `minimize` / `step` and state dicts.  Subclasses declare `type` (the update op's
+    Paddle type), their accumulators (`_create_accumulators`) and the update
+    (`_append_optimize_op`)."""
+
+    type = ""
 
     def __init__(
         self,
-        learning_rate: float,
+        learning_rate: float | lr.LRScheduler,
         parameters: Sequence[Any] | None = None,
+        weight_decay: float | WeightDecayRegularizer | None = None,
+        grad_clip: ClipGradBase | None = None,
         name: str | None = None,
     ) -> None:
-        if isinstance(learning_rate, bool) or not isinstance(learning_rate, (int, float)):
+        cls = type(self).__name__
+        if learning_rate is None:
+            raise ValueError("learning_rate is not set")
+        if not isinstance(learning_rate, lr.LRScheduler) and (
+            isinstance(learning_rate, bool) or not isinstance(learning_rate, (int, float))
+        ):
             raise TypeError(
-                f"{type(self).__name__}: learning_rate must be a float (learning-rate "
-                f"schedulers are not supported), got {type(learning_rate).__name__}"
+                f"learning rate should be float or LRScheduler, got {type(learning_rate)} here"
             )
-        if learning_rate < 0:
-            raise ValueError(f"{type(self).__name__}: learning_rate must be >= 0, got {learning_rate}")
-        self._learning_rate = float(learning_rate)
-        self._parameter_list = list(parameters) if parameters is not None else None
+        if not isinstance(learning_rate, lr.LRScheduler) and learning_rate < 0:
+            raise ValueError(f"{cls}: learning_rate must be >= 0, got {learning_rate}")
+        if parameters is not None:
+            if isinstance(parameters, (Variable, dict)) or hasattr(parameters, "_data"):
+                raise TypeError(
+                    "`parameters` argument given to the optimizer should be an iterable of "
+                    f"paddle Tensors, but got argument type is `{type(parameters)}`."
+                )
+            parameters = list(parameters)
+        if grad_clip is not None and not isinstance(grad_clip, ClipGradBase):
+            raise TypeError("'grad_clip' should be an instance of GradientClipBase's derived class")
+        if core.in_dynamic_mode() and parameters is None:
+            raise AttributeError(
+                "parameters argument given to the Optimizer should not be None in dygraph mode."
+            )
+        self._learning_rate: float | lr.LRScheduler = (
+            learning_rate if isinstance(learning_rate, lr.LRScheduler) else float(learning_rate)
+        )
+        self.regularization = as_regularizer(weight_decay, cls)
+        self._grad_clip = grad_clip
         self._name = name
-        self._accumulators: dict[tuple[str, str], Parameter] = {}
-        self._eager_state: dict[int, list[np.ndarray]] = {}
+        self._parameter_list = parameters
+        self._accumulators: dict[str, dict[str, Any]] = {}
+        self._accumulators_holder: dict[str, Any] = {}
+        self._opti_name_list: list[str] = []
+        self._lr_vars: dict[Program, Variable] = {}
+        self._default_dict: dict[str, Any] = {"weight_decay": self.regularization, "grad_clip": grad_clip}
+        self._param_groups: list[dict[str, Any]] = []
+        self._group_of: dict[int, dict[str, Any]] = {}
+        self._pending_groups = (
+            list(parameters) if parameters and isinstance(parameters[0], dict) else None
+        )
+        self.clear_gradients = self.clear_grad
 
-    # -- Paddle's API ----------------------------------------------------------------
+    def _set_defaults(self, **hyper: Any) -> None:
+        """Record the hyperparameters parameter groups may override, then register
+        the groups (subclasses call this at the end of `__init__`)."""
+        self._default_dict.update(hyper)
+        if self._pending_groups is not None:
+            for group in self._pending_groups:
+                self._add_param_group(dict(group))
+        elif self._parameter_list is not None:
+            self._param_groups = [{"params": self._parameter_list, **self._default_dict}]
+
+    def _add_param_group(self, group: dict[str, Any]) -> None:
+        """Register a parameter group: its options default to the optimizer's, its
+        `weight_decay` becomes its parameters' regularizer and its `learning_rate`
+        their learning-rate multiplier (as Paddle does)."""
+        if "params" not in group:
+            raise ValueError(
+                "params should be set in parameters if parameter groups are optimized in different options"
+            )
+        params = group["params"]
+        if isinstance(params, set):
+            raise TypeError(
+                "optimizer parameters should be in ordered collections,but received set, "
+                "please use list instead."
+            )
+        group["params"] = [params] if hasattr(params, "name") and not isinstance(params, (list, tuple)) else list(params)
+        for k, v in self._default_dict.items():
+            group.setdefault(k, v)
+        seen = {id(p) for g in self._param_groups for p in g["params"]}
+        if any(id(p) in seen for p in group["params"]):
+            raise ValueError("some parameters appear in more than one parameter group")
+        reg = as_regularizer(group["weight_decay"], type(self).__name__)
+        for p in group["params"]:
+            p.regularizer = reg
+            attr = getattr(p, "optimize_attr", None)
+            if attr is None:
+                p.optimize_attr = attr = {}
+            attr["learning_rate"] = float(group.get("learning_rate", 1.0))
+            self._group_of[id(p)] = group
+        self._param_groups.append(group)
+
+    def _hp(self, param: Any, key: str) -> Any:
+        """Hyperparameter `key` for `param`: its group's value, else the default."""
+        group = self._group_of.get(id(param))
+        return group[key] if group is not None and key in group else self._default_dict[key]
+
+    # -- the learning rate ---------------------------------------------------------
 
     def get_lr(self) -> float:
-        """The base learning rate."""
+        """The current learning rate (the scheduler's current value with one)."""
+        if isinstance(self._learning_rate, lr.LRScheduler):
+            return self._learning_rate()
         return self._learning_rate
 
     def set_lr(self, value: float) -> None:
-        """Change the learning rate of update ops appended from now on."""
+        """Set a float learning rate (RuntimeError with a scheduler).  Static programs
+        already built read it from their learning-rate variable, which is updated in
+        the global scope and in the startup program's initializer."""
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(
+                f"The type of 'value' in optimizer.set_lr must be float, but received {type(value)}."
+            )
+        if isinstance(self._learning_rate, lr.LRScheduler):
+            raise RuntimeError(  # noqa: TRY004 - Paddle's exception type
+                "optimizer's learning rate can't be LRScheduler when invoke this API, because "
+                "this will lead to conflict."
+            )
         self._learning_rate = float(value)
+        if self._lr_vars:
+            from pullback.runtime.scope import global_scope
+
+            scope = global_scope()
+            for var in self._lr_vars.values():
+                if var.name in scope:
+                    scope[var.name] = np.full([1], value, dtype=np.dtype(f"{var.dtype}"))
+                init = getattr(var, "_initializer_op", None)
+                if init is not None:
+                    init.properties["value"] = pd.f64_attr(float(value))
+
+    def set_lr_scheduler(self, scheduler: lr.LRScheduler) -> None:
+        """Use `scheduler` as the learning rate from now on."""
+        if not isinstance(scheduler, lr.LRScheduler):
+            raise TypeError(
+                "The type of 'scheduler' in optimizer.set_lr_schduler must be LRScheduler, but "
+                f"received {type(scheduler)}."
+            )
+        self._learning_rate = scheduler
+
+    def _global_learning_rate(self, program: Program | None = None) -> Variable | None:
+        """The learning-rate variable of `program` (the default main program)."""
+        return self._lr_vars.get(program or default_main_program())
+
+    def _create_global_learning_rate(self, dtype: str) -> Variable:
+        """The persistable `[1]` learning-rate variable of the current program."""
+        program = default_main_program()
+        var = self._lr_vars.get(program)
+        if var is None:
+            name = unique_name.generate("learning_rate")
+            var = add_parameter(name, [1], dtype, ParamAttr(trainable=False), Constant(self.get_lr()))
+            startup = default_startup_program()
+            var._initializer_op = next(  # type: ignore[attr-defined]
+                op for op in reversed(list(startup.global_block().ir.ops)) if pd.value_name(op.results[0]) == name
+            )
+            self._lr_vars[program] = var
+            if isinstance(self._learning_rate, lr.LRScheduler):
+                self._learning_rate._var_name = name
+                program.lr_scheduler = self._learning_rate  # type: ignore[attr-defined]
+                program.lr_var = var  # type: ignore[attr-defined]
+        return var
+
+    def _param_lr(self, param: Any) -> Any:
+        """The learning rate the update of `param` reads: the global rate times the
+        parameter's `ParamAttr(learning_rate=m)`, in the parameter's dtype."""
+        mult = float((getattr(param, "optimize_attr", None) or {}).get("learning_rate", 1.0))
+        if core.in_dynamic_mode():
+            from pullback.frontend.eager import Tensor
+
+            value = np.full([1], self.get_lr() * mult, dtype=param._data.dtype)
+            return Tensor._new(value, None, 0, True)
+        base = self._create_global_learning_rate(f"{param.dtype}")
+        if base.dtype != param.dtype:
+            base = core.apply(pd.CastOp, [base], prefix="cast", dtype=f"{param.dtype}")
+        if mult == 1.0:
+            return base
+        return core.apply(pd.ScaleOp, [base], prefix="scale", scale=mult)
+
+    # -- accumulators --------------------------------------------------------------
+
+    def _add_accumulator(
+        self, name: str, param: Any, fill_value: float = 0.0, shape: Sequence[int] | None = None,
+        dtype: str | None = None,
+    ) -> Any:
+        """State `<param>_<name>_<k>` of `param` (a non-trainable persistable in
+        static programs, a Tensor in eager mode), filled with `fill_value`."""
+        if self._name is not None:
+            name = f"{self._name}_{name}"
+        table = self._accumulators.setdefault(name, {})
+        if param.name in table:
+            return table[param.name]
+        var_name = unique_name.generate(f"{param.name}_{name}")
+        self._opti_name_list.append(var_name)
+        shape = list(param.shape) if shape is None else list(shape)
+        dtype = dtype or f"{param.dtype}"
+        if core.in_dynamic_mode():
+            from pullback.frontend.eager import Tensor
+
+            t = Tensor._new(np.full(shape, fill_value, dtype=np.dtype(dtype)), None, 0, True)
+            t._name = var_name
+            t.persistable = True
+            if self._accumulators_holder:
+                if var_name not in self._accumulators_holder:
+                    raise ValueError(f"Optimizer set error, {var_name} should in state dict")
+                self._load_into(t, self._accumulators_holder[var_name])
+            var: Any = t
+        else:
+            var = add_parameter(var_name, shape, dtype, ParamAttr(trainable=False), Constant(fill_value))
+        table[param.name] = var
+        return var
+
+    def _get_accumulator(self, name: str, param: Any) -> Any:
+        """The accumulator `name` of `param`."""
+        if self._name is not None:
+            name = f"{self._name}_{name}"
+        try:
+            return self._accumulators[name][param.name]
+        except KeyError:
+            raise ValueError(f"Accumulator {name} does not exist for parameter {param.name}") from None
+
+    def get_opti_var_name_list(self) -> list[str]:
+        """The names of every accumulator created so far."""
+        return list(self._opti_name_list)
+
+    def _create_accumulators(self, param: Any) -> None:
+        """Create `param`'s accumulators (none by default)."""
+
+    # -- the update ----------------------------------------------------------------
+
+    def _append_optimize_op(self, param: Any, grad: Any, lr_value: Any) -> Any:
+        raise NotImplementedError(
+            'Class "Optimizer" connot be used directly as an optimizer, please use its '
+            'subclasses such as "Adam"'
+        )
+
+    def _finish_update(self, params_grads: ParamsGrads) -> list[Any]:
+        """Updates after all parameters' (Adamax's beta-power scale); returns ops."""
+        return []
+
+    def _update(self, op_cls: type[pd.PdOp], inputs: list[Any], outputs: list[Any], **props: Any) -> Any:
+        """Append (static) or run (eager) one update: `outputs[i]` is the state that
+        result `i` overwrites.  Static results are named after it; eager results
+        replace its value (a new array, so graphs recorded earlier keep theirs)."""
+        if core.in_dynamic_mode():
+            outs = core.apply(op_cls, inputs, prefix=op_cls.name[3:], **props)
+            outs = outs if isinstance(outs, list) else [outs]
+            for target, out in zip(outputs, outs):
+                target._data = out._data
+            return None
+        out = core.apply(op_cls, inputs, prefix=op_cls.name[3:], out_names=[v.name for v in outputs], **props)
+        first = out[0] if isinstance(out, list) else out
+        return Operator(first.block, first.value.owner)
+
+    def _apply(self, params_grads: ParamsGrads) -> list[Any]:
+        """Clip, regularize and update the pairs of one parameter group (or all)."""
+        ops: list[Any] = []
+        groups: dict[int, list[tuple[Any, Any]]] = {}
+        for p, g in params_grads:
+            groups.setdefault(id(self._group_of.get(id(p))), []).append((p, g))
+        for pairs in groups.values():
+            group = self._group_of.get(id(pairs[0][0]))
+            clip = group["grad_clip"] if group is not None else self._grad_clip
+            regularization = self.regularization if group is None else None
+            if clip is not None:
+                pairs = clip(pairs)
+            else:
+                pairs = append_gradient_clip_ops(pairs)  # `set_gradient_clip` strategies
+            _log_shadowed_regularization(pairs, regularization)
+            pairs = [(p, self._regularize(p, g, regularization)) for p, g in pairs]
+            for p, g in pairs:
+                if g is None or p.stop_gradient:
+                    continue
+                self._create_accumulators(p)
+                ops.append(self._append_optimize_op(p, g, self._param_lr(p)))
+            ops.extend(self._finish_update(pairs))
+        return [op for op in ops if op is not None]
+
+    def _regularize(self, param: Any, grad: Any, regularization: WeightDecayRegularizer | None) -> Any:
+        """`grad` with `param`'s decay term added by gradient ops (Momentum fuses L2
+        decay into its update instead)."""
+        return regularized_grad(param, grad, regularization)
+
+    # -- Paddle's API ----------------------------------------------------------------
+
+    def append_regularization_ops(
+        self, parameters_and_grads: ParamsGrads, regularization: WeightDecayRegularizer | None = None
+    ) -> ParamsGrads:
+        """Add each parameter's decay term (its own regularizer, else `regularization`,
+        else the optimizer's) to its gradient; returns the new pairs."""
+        reg = regularization if regularization is not None else self.regularization
+        _log_shadowed_regularization(parameters_and_grads, reg)
+        return [(p, self._regularize(p, g, reg)) for p, g in parameters_and_grads]
 
     def backward(
         self,
-        loss: Variable,
+        loss: Any,
         startup_program: Program | None = None,
         parameters: Sequence[Any] | None = None,
         no_grad_set: Iterable[Any] | None = None,
-        callbacks: Sequence[Any] | None = None,
+        callbacks: Sequence[Callable[..., Any]] | None = None,
     ) -> ParamsGrads:
-        """Append the backward part of `loss` (see `append_backward`)."""
+        """Static: append the backward part of `loss` (`append_backward`, with the
+        error-clip callback by default); eager: the `(param, grad)` pairs of the
+        parameters that have a gradient."""
+        if core.in_dynamic_mode():
+            params = self._eager_params("backward", parameters)
+            return [(p, p.grad) for p in params if not p.stop_gradient and p.grad is not None]
         from pullback.frontend.backward import append_backward
 
-        params = parameters if parameters is not None else self._parameter_list
-        return append_backward(loss, params, no_grad_set, callbacks)
+        params = parameters if parameters is not None else self._static_params()
+        if callbacks is None:
+            callbacks = [error_clip_callback]
+        program = loss.block.program
+        with program_guard(program, startup_program or default_startup_program()):
+            return append_backward(loss, params, no_grad_set, callbacks)
 
-    def apply_gradients(
-        self, params_grads: ParamsGrads, startup_program: Program | None = None
-    ) -> list[Any]:
-        """Append one update op per `(param, grad)`; returns the ops."""
-        ops = []
-        for param, grad in params_grads:
-            if grad is None:
-                continue
-            program = param.block.program
-            startup = startup_program or default_startup_program()
-            with program_guard(program, startup):
-                ops.append(self._append_update(param, grad))
-        return ops
+    def apply_gradients(self, params_grads: ParamsGrads, startup_program: Program | None = None) -> list[Any]:
+        """Static: append clipping, regularization and one update op per
+        `(param, grad)` (sorted by parameter name, as Paddle does), state
+        initializers going to `startup_program` (the default startup program);
+        returns the update operators."""
+        pairs = sorted([(p, g) for p, g in params_grads if g is not None], key=lambda pg: pg[0].name)
+        if not pairs:
+            return []
+        program = pairs[0][0].block.program
+        with program_guard(program, startup_program or default_startup_program()):
+            return self._apply(pairs)
 
     def minimize(
         self,
@@ -118,10 +434,10 @@ class Optimizer:
         parameters: Sequence[Any] | None = None,
         no_grad_set: Iterable[Any] | None = None,
     ) -> tuple[list[Any], ParamsGrads]:
-        """Append backward and update ops minimizing `loss`; returns
-        `(optimize_ops, params_grads)`.  In eager mode (as in Paddle's dygraph) the
-        gradients must already be there (`loss.backward()`): it is `step()`, and
-        returns `([], [(param, grad), ...])`."""
+        """Update the parameters to reduce `loss`; returns `(optimize_ops,
+        params_grads)`.  Static: appends backward and update ops.  Eager (as Paddle's
+        dygraph): the gradients must be there already (`loss.backward()`); it is
+        `step()` on those parameters, and `optimize_ops` is empty."""
         if core.in_dynamic_mode():
             from pullback.frontend.eager import Tensor
 
@@ -130,14 +446,15 @@ class Optimizer:
                     f"{type(self).__name__}.minimize: loss must be a Tensor in eager mode, "
                     f"got {type(loss).__name__}"
                 )
-            params = self._eager_params("minimize", parameters)
-            pairs = [(p, p.grad) for p in params if p.grad is not None and not p.stop_gradient]
-            self._step(params)
-            return [], pairs
+            params_grads = self.backward(loss, parameters=parameters)
+            from pullback.frontend.autograd import no_grad
+
+            with no_grad():
+                self._apply(params_grads)
+            return [], params_grads
         if not isinstance(loss, Variable):
             raise TypeError(
-                f"{type(self).__name__}.minimize: loss must be a Variable, got "
-                f"{type(loss).__name__}"
+                f"{type(self).__name__}.minimize: loss must be a Variable, got {type(loss).__name__}"
             )
         params_grads = self.backward(loss, startup_program, parameters, no_grad_set)
         ops = self.apply_gradients(params_grads, startup_program)
@@ -147,16 +464,77 @@ class Optimizer:
         """Eager mode: update every trainable parameter that has a gradient, in place
         (the same Tensor objects get the new values), by Paddle's formula.  Not
         recorded for autograd."""
-        self._step(self._eager_params("step"))
+        from pullback.frontend.autograd import no_grad
+
+        params = self._eager_params("step")
+        pairs = [(p, p.grad) for p in params if not p.stop_gradient and p.grad is not None]
+        with no_grad():
+            self._apply(pairs)
 
     def clear_grad(self, set_to_zero: bool = True) -> None:
-        """Eager mode: reset the parameters' gradients (to zeros, or to None)."""
+        """Eager mode: reset the gradients of the trainable parameters (to zeros, or
+        to None with `set_to_zero=False`)."""
         for p in self._eager_params("clear_grad"):
-            p.clear_gradient(set_to_zero)
+            if not p.stop_gradient:
+                p.clear_gradient(set_to_zero)
 
-    clear_gradients = clear_grad
+    def state_dict(self) -> dict[str, Any]:
+        """The optimizer's state: every accumulator by name (Tensors in eager mode,
+        Variables in static programs) and, with a scheduler, its state under
+        `LR_Scheduler`."""
+        out: dict[str, Any] = {}
+        for table in self._accumulators.values():
+            for var in table.values():
+                out[var.name] = var
+        if isinstance(self._learning_rate, lr.LRScheduler):
+            out["LR_Scheduler"] = self._learning_rate.state_dict()
+        return out
 
-    # -- eager updates -------------------------------------------------------------------
+    def set_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Load a state saved by `state_dict` (accumulators not created yet are
+        loaded when they are)."""
+        if isinstance(self._learning_rate, lr.LRScheduler) and "LR_Scheduler" in state_dict:
+            self._learning_rate.set_state_dict(state_dict["LR_Scheduler"])
+        state = {k: v for k, v in state_dict.items() if k not in ("LR_Scheduler", "master_weights")}
+        self._accumulators_holder = state
+        for table in self._accumulators.values():
+            for var in table.values():
+                if var.name not in state:
+                    raise ValueError(f"optimizer Tensor {var.name} not found")
+                if core.in_dynamic_mode():
+                    self._load_into(var, state[var.name])
+                else:
+                    from pullback.runtime.scope import global_scope
+
+                    global_scope()[var.name] = self._checked(var, state[var.name])
+
+    set_dict = set_state_dict
+
+    @staticmethod
+    def _checked(var: Any, value: Any) -> np.ndarray:
+        arr = np.asarray(value.numpy() if hasattr(value, "numpy") else value)
+        shape, dtype = list(var.shape), np.dtype(f"{var.dtype}")
+        if list(arr.shape) != shape:
+            raise ValueError(
+                f"Parameter shape not match, Dygraph Parameter [ {var.name} ] need tensor with "
+                f"shape {shape} but load tensor with shape {list(arr.shape)}"
+            )
+        if arr.dtype != dtype:
+            raise ValueError(
+                f"Parameter dtype not match, Dygraph Parameter [ {var.name} ] need tensor with "
+                f"dtype {dtype.name}  but load tensor with dtype {arr.dtype.name}"
+            )
+        return np.array(arr, copy=True)
+
+    def _load_into(self, tensor: Any, value: Any) -> None:
+        tensor._data = self._checked(tensor, value)
+
+    # -- helpers ---------------------------------------------------------------------
+
+    def _static_params(self) -> list[Any] | None:
+        if self._parameter_list is None:
+            return None
+        return [p for g in self._param_groups for p in g["params"]] if self._param_groups else self._parameter_list
 
     def _eager_params(self, api: str, parameters: Sequence[Any] | None = None) -> list[Any]:
         """The eager parameters this optimizer updates (checked)."""
@@ -164,157 +542,116 @@ class Optimizer:
 
         cls = type(self).__name__
         if not core.in_dynamic_mode():
-            raise RuntimeError(
-                f"{cls}.{api}() is for eager mode; in static mode use minimize(loss)"
-            )
-        params = list(parameters) if parameters is not None else self._parameter_list
-        if params is None:
-            raise ValueError(
-                f"{cls}.{api}(): in eager mode the optimizer needs its parameters: "
-                f"{cls}(learning_rate, parameters=model.parameters())"
-            )
+            raise RuntimeError(f"{cls}.{api}() is for eager mode; in static mode use minimize(loss)")
+        if parameters is not None:
+            params = list(parameters)
+        elif self._param_groups:
+            params = [p for g in self._param_groups for p in g["params"]]
+        else:
+            params = list(self._parameter_list or [])
         for i, p in enumerate(params):
             if not isinstance(p, Tensor):
-                raise TypeError(
-                    f"{cls}: parameters[{i}] must be an eager Tensor, got {type(p).__name__} "
-                    "(parameter groups are not supported)"
-                )
+                raise TypeError(f"{cls}: parameters[{i}] must be an eager Tensor, got {type(p).__name__}")
         return params
 
-    def _step(self, params: list[Any]) -> None:
-        from pullback.frontend.eager import template_for
 
-        for p in params:
-            if p.stop_gradient or p.grad is None:
-                continue
-            state = self._eager_state.get(id(p))
-            if state is None:
-                state = self._eager_state[id(p)] = self._init_state(p._data)
-            arrays = [p._data, p.grad._data, *state]
-            # One cached template per (op, props, shapes): the kernel of the op the
-            # static optimizer appends, run on this parameter's arrays.
-            outs = template_for(self._update_op(), arrays, self._update_props(p)).run(arrays)
-            # The tensor gets a new array rather than an overwritten one: graphs
-            # recorded before the step keep the values they saved (as set_value does).
-            p._data = outs[0]
-            state[:] = outs[1:]
-
-    def _update_op(self) -> type[pd.PdOp]:
-        raise NotImplementedError
-
-    def _update_props(self, param: Any) -> dict[str, Any]:
-        raise NotImplementedError
-
-    def _init_state(self, param: np.ndarray) -> list[np.ndarray]:
-        """The optimizer state of one parameter (the accumulators' initial values)."""
-        return []
-
-    # -- helpers for subclasses --------------------------------------------------------
-
-    def _lr_for(self, param: Parameter) -> float:
-        attr = getattr(param, "optimize_attr", None) or {}
-        return self._learning_rate * float(attr.get("learning_rate", 1.0))
-
-    def _add_accumulator(
-        self, kind: str, param: Parameter, fill_value: float = 0.0, shape: Sequence[int] | None = None
-    ) -> Parameter:
-        """Non-trainable state `<param>_<kind>_<k>` of `param`'s dtype, filled with
-        `fill_value` by the startup program."""
-        key = (kind, param.name)
-        if key not in self._accumulators:
-            self._accumulators[key] = add_parameter(
-                unique_name.generate(f"{param.name}_{kind}"),
-                list(shape) if shape is not None else param.shape, param.dtype,
-                ParamAttr(trainable=False), Constant(fill_value),
-            )
-        return self._accumulators[key]
-
-    def _append_update(self, param: Parameter, grad: Variable) -> Any:
-        raise NotImplementedError
-
-
-def _append(op_cls: type[pd.PdOp], inputs: list[Variable], names: list[str], **props: Any) -> Any:
-    """Append an update op whose results are named after the state they overwrite."""
-    out = core.apply(op_cls, inputs, prefix=op_cls.name, out_names=names, **props)
-    first = out[0] if isinstance(out, list) else out
-    return first.value.owner
-
-
-def _op_class(name: str) -> type[pd.PdOp]:
-    cls = getattr(pd, name, None)
-    if cls is None:
-        raise NotImplementedError(f"the pd dialect has no {name} yet")
-    return cls
+# ------------------------------------------------------------------------ SGD
 
 
 class SGD(Optimizer):
     """Stochastic gradient descent: `param -= lr * grad` (`pd.sgd`)."""
 
+    type = "sgd"
+
     def __init__(
         self,
-        learning_rate: float = 0.001,
+        learning_rate: float | lr.LRScheduler = 0.001,
         parameters: Sequence[Any] | None = None,
         weight_decay: Any = None,
-        grad_clip: Any = None,
+        grad_clip: ClipGradBase | None = None,
+        multi_precision: bool = False,
         name: str | None = None,
+        *,
         parameter_list: Sequence[Any] | None = None,
         regularization: Any = None,
     ) -> None:
-        _unsupported("SGD", weight_decay=weight_decay, grad_clip=grad_clip, regularization=regularization)
-        super().__init__(learning_rate, parameters if parameters is not None else parameter_list, name)
+        super().__init__(learning_rate, parameters if parameters is not None else parameter_list,
+                         weight_decay if weight_decay is not None else regularization, grad_clip, name)
+        self._set_defaults()
 
-    def _append_update(self, param: Parameter, grad: Variable) -> Any:
-        return _append(pd.SgdOp, [param, grad], [param.name], learning_rate=self._lr_for(param))
+    def _append_optimize_op(self, param: Any, grad: Any, lr_value: Any) -> Any:
+        return self._update(pd.SgdOp, [param, grad, lr_value], [param])
 
-    def _update_op(self) -> type[pd.PdOp]:
-        return pd.SgdOp
 
-    def _update_props(self, param: Any) -> dict[str, Any]:
-        return {"learning_rate": self._lr_for(param)}
+# -------------------------------------------------------------------- Momentum
 
 
 class Momentum(Optimizer):
-    """Momentum SGD (`pd.momentum`): `v = mu * v + grad; param -= lr * v` (or Nesterov).
-    State: `<param>_velocity_<k>` (zeros)."""
+    """Momentum SGD (`pd.momentum`), plain or Nesterov; state `<param>_velocity_<k>`.
+
+    As in Paddle, an L2 decay (`weight_decay=` a float or `L2Decay`, or a parameter's
+    `L2Decay` regularizer) is fused into the update (`regularization_method =
+    "l2_decay"`), after `rescale_grad` scales the gradient; other regularizers go
+    through gradient ops."""
+
+    type = "momentum"
+    _velocity_acc_str = "velocity"
 
     def __init__(
         self,
-        learning_rate: float = 0.001,
+        learning_rate: float | lr.LRScheduler = 0.001,
         momentum: float = 0.9,
         parameters: Sequence[Any] | None = None,
         use_nesterov: bool = False,
         weight_decay: Any = None,
-        grad_clip: Any = None,
+        grad_clip: ClipGradBase | None = None,
         multi_precision: bool = False,
         rescale_grad: float = 1.0,
         use_multi_tensor: bool = False,
         name: str | None = None,
+        *,
         parameter_list: Sequence[Any] | None = None,
         regularization: Any = None,
     ) -> None:
-        _unsupported("Momentum", weight_decay=weight_decay, grad_clip=grad_clip, regularization=regularization)
-        if rescale_grad != 1.0:
-            raise NotImplementedError("Momentum: rescale_grad is not supported by pullback yet")
-        super().__init__(learning_rate, parameters if parameters is not None else parameter_list, name)
-        self._momentum = float(momentum)
-        self._use_nesterov = bool(use_nesterov)
+        if momentum is None:
+            raise ValueError("momentum is not set")
+        super().__init__(learning_rate, parameters if parameters is not None else parameter_list,
+                         weight_decay if weight_decay is not None else regularization, grad_clip, name)
+        self._set_defaults(momentum=_number("Momentum", "momentum", momentum),
+                           use_nesterov=bool(use_nesterov),
+                           rescale_grad=_number("Momentum", "rescale_grad", rescale_grad))
 
-    def _append_update(self, param: Parameter, grad: Variable) -> Any:
-        velocity = self._add_accumulator("velocity", param)
-        return _append(
-            _op_class("MomentumOp"), [param, grad, velocity], [param.name, velocity.name],
-            mu=self._momentum, use_nesterov=self._use_nesterov, learning_rate=self._lr_for(param),
-        )
+    def _fused_l2(self, param: Any) -> WeightDecayRegularizer | None:
+        """The L2 decay fused into `param`'s update: its own `L2Decay`, else (when it
+        has no regularizer) the optimizer's or its group's."""
+        own = getattr(param, "regularizer", None)
+        if own is not None:
+            return own if isinstance(own, L2Decay) else None
+        group = self._group_of.get(id(param))
+        wide = self.regularization if group is None else as_regularizer(group["weight_decay"], "Momentum")
+        return wide if isinstance(wide, L2Decay) else None
 
-    def _update_op(self) -> type[pd.PdOp]:
-        return _op_class("MomentumOp")
+    def _regularize(self, param: Any, grad: Any, regularization: WeightDecayRegularizer | None) -> Any:
+        if self._fused_l2(param) is not None:
+            return grad
+        return regularized_grad(param, grad, regularization)
 
-    def _update_props(self, param: Any) -> dict[str, Any]:
-        return {"mu": self._momentum, "use_nesterov": self._use_nesterov,
-                "learning_rate": self._lr_for(param)}
+    def _create_accumulators(self, param: Any) -> None:
+        self._add_accumulator(self._velocity_acc_str, param)
 
-    def _init_state(self, param: np.ndarray) -> list[np.ndarray]:
-        return [np.zeros_like(param)]  # velocity
+    def _append_optimize_op(self, param: Any, grad: Any, lr_value: Any) -> Any:
+        velocity = self._get_accumulator(self._velocity_acc_str, param)
+        props: dict[str, Any] = {
+            "mu": self._hp(param, "momentum"), "use_nesterov": self._hp(param, "use_nesterov"),
+            "rescale_grad": self._hp(param, "rescale_grad"),
+        }
+        l2 = self._fused_l2(param)
+        if l2 is not None:
+            props.update(regularization_method="l2_decay", regularization_coeff=l2._coeff)
+        return self._update(pd.MomentumOp, [param, grad, lr_value, velocity], [param, velocity], **props)
+
+
+# ----------------------------------------------------------------------- Adam
 
 
 class Adam(Optimizer):
@@ -322,67 +659,378 @@ class Adam(Optimizer):
     `<param>_beta1_pow_acc_<k>`, `<param>_beta2_pow_acc_<k>` (`[1]`, starting at
     beta1 and beta2, as in Paddle)."""
 
+    type = "adam"
+    _moment1_acc_str = "moment1"
+    _moment2_acc_str = "moment2"
+    _beta1_pow_acc_str = "beta1_pow_acc"
+    _beta2_pow_acc_str = "beta2_pow_acc"
+
     def __init__(
         self,
-        learning_rate: float = 0.001,
+        learning_rate: float | lr.LRScheduler = 0.001,
         beta1: float = 0.9,
         beta2: float = 0.999,
         epsilon: float = 1e-8,
         parameters: Sequence[Any] | None = None,
         weight_decay: Any = None,
-        grad_clip: Any = None,
+        grad_clip: ClipGradBase | None = None,
         lazy_mode: bool = False,
         multi_precision: bool = False,
         use_multi_tensor: bool = False,
+        amsgrad: bool = False,
         name: str | None = None,
+        *,
         parameter_list: Sequence[Any] | None = None,
         regularization: Any = None,
     ) -> None:
-        _unsupported("Adam", weight_decay=weight_decay, grad_clip=grad_clip, regularization=regularization)
-        for arg, v in (("beta1", beta1), ("beta2", beta2)):
-            if not 0.0 <= v < 1.0:
-                raise ValueError(f"Adam: {arg} must be in [0, 1), got {v}")
-        if epsilon < 0:
-            raise ValueError(f"Adam: epsilon must be >= 0, got {epsilon}")
-        super().__init__(learning_rate, parameters if parameters is not None else parameter_list, name)
-        self._beta1, self._beta2, self._epsilon = float(beta1), float(beta2), float(epsilon)
+        cls = type(self).__name__
+        if amsgrad:
+            raise NotImplementedError(f"{cls}: amsgrad=True is not supported by pullback")
+        beta1, beta2 = _in_unit(cls, "beta1", beta1), _in_unit(cls, "beta2", beta2)
+        epsilon = _nonnegative(cls, "epsilon", epsilon)
+        super().__init__(learning_rate, parameters if parameters is not None else parameter_list,
+                         weight_decay if weight_decay is not None else regularization, grad_clip, name)
+        self._set_defaults(beta1=beta1, beta2=beta2, epsilon=epsilon, lazy_mode=bool(lazy_mode))
 
-    def _append_update(self, param: Parameter, grad: Variable) -> Any:
-        m1 = self._add_accumulator("moment1", param)
-        m2 = self._add_accumulator("moment2", param)
-        b1 = self._add_accumulator("beta1_pow_acc", param, self._beta1, [1])
-        b2 = self._add_accumulator("beta2_pow_acc", param, self._beta2, [1])
-        return _append(
-            _op_class("AdamOp"), [param, grad, m1, m2, b1, b2],
-            [param.name, m1.name, m2.name, b1.name, b2.name],
-            beta1=self._beta1, beta2=self._beta2, epsilon=self._epsilon,
-            learning_rate=self._lr_for(param),
+    def _create_accumulators(self, param: Any) -> None:
+        self._add_accumulator(self._moment1_acc_str, param)
+        self._add_accumulator(self._moment2_acc_str, param)
+        self._add_accumulator(self._beta1_pow_acc_str, param, self._hp(param, "beta1"), [1])
+        self._add_accumulator(self._beta2_pow_acc_str, param, self._hp(param, "beta2"), [1])
+
+    def _adam_state(self, param: Any) -> list[Any]:
+        return [self._get_accumulator(k, param) for k in (
+            self._moment1_acc_str, self._moment2_acc_str, self._beta1_pow_acc_str, self._beta2_pow_acc_str)]
+
+    def _append_optimize_op(self, param: Any, grad: Any, lr_value: Any) -> Any:
+        state = self._adam_state(param)
+        return self._update(
+            pd.AdamOp, [param, grad, lr_value, *state], [param, *state],
+            beta1=self._hp(param, "beta1"), beta2=self._hp(param, "beta2"),
+            epsilon=self._hp(param, "epsilon"),
         )
 
-    def _update_op(self) -> type[pd.PdOp]:
-        return _op_class("AdamOp")
 
-    def _update_props(self, param: Any) -> dict[str, Any]:
-        return {"beta1": self._beta1, "beta2": self._beta2, "epsilon": self._epsilon,
-                "learning_rate": self._lr_for(param)}
+class AdamW(Adam):
+    """AdamW (`pd.adamw`): Adam with decoupled weight decay
+    `param -= lr * lr_ratio * weight_decay * param` before the Adam step, skipped for
+    parameters `apply_decay_param_fun(name)` rejects.  `weight_decay` is the
+    coefficient (a float), not a regularizer; `lr_ratio(param)` scales the rate per
+    parameter."""
 
-    def _init_state(self, param: np.ndarray) -> list[np.ndarray]:
-        # moment1, moment2 (zeros); beta1_pow, beta2_pow ([1], starting at beta1/beta2).
-        return [np.zeros_like(param), np.zeros_like(param),
-                np.full([1], self._beta1, param.dtype), np.full([1], self._beta2, param.dtype)]
+    type = "adamw"
+
+    def __init__(
+        self,
+        learning_rate: float | lr.LRScheduler = 0.001,
+        beta1: float = 0.9,
+        beta2: float = 0.999,
+        epsilon: float = 1e-8,
+        parameters: Sequence[Any] | None = None,
+        weight_decay: float = 0.01,
+        lr_ratio: Callable[[Any], float] | None = None,
+        apply_decay_param_fun: Callable[[str], bool] | None = None,
+        grad_clip: ClipGradBase | None = None,
+        lazy_mode: bool = False,
+        multi_precision: bool = False,
+        amsgrad: bool = False,
+        name: str | None = None,
+    ) -> None:
+        if weight_decay is None or isinstance(weight_decay, bool) or not isinstance(weight_decay, (int, float)):
+            raise TypeError("weight_decay should be float or Tensor.")
+        if lr_ratio is not None and not callable(lr_ratio):
+            raise TypeError("'lr_ratio' should be None or a callable")
+        if apply_decay_param_fun is not None and not callable(apply_decay_param_fun):
+            raise TypeError("'apply_decay_param_fun' should be None or a callable")
+        super().__init__(learning_rate, beta1, beta2, epsilon, parameters, None, grad_clip,
+                         lazy_mode, multi_precision, False, amsgrad, name)
+        self._default_dict["coeff"] = float(weight_decay)
+        if self._pending_groups is not None:
+            for g in self._param_groups:
+                # A group's `weight_decay` is its AdamW coefficient, not a regularizer.
+                g["coeff"] = float(g["weight_decay"]) if isinstance(g.get("weight_decay"), (int, float)) else float(weight_decay)
+                for p in g["params"]:
+                    p.regularizer = None
+        self._coeff = float(weight_decay)
+        self._lr_ratio = lr_ratio
+        self._apply_decay_param_fun = apply_decay_param_fun
+
+    def _append_optimize_op(self, param: Any, grad: Any, lr_value: Any) -> Any:
+        state = self._adam_state(param)
+        with_decay = self._apply_decay_param_fun is None or bool(self._apply_decay_param_fun(param.name))
+        ratio = 1.0 if self._lr_ratio is None else float(self._lr_ratio(param))
+        return self._update(
+            pd.AdamwOp, [param, grad, lr_value, *state], [param, *state],
+            beta1=self._hp(param, "beta1"), beta2=self._hp(param, "beta2"),
+            epsilon=self._hp(param, "epsilon"), coeff=self._hp(param, "coeff"),
+            lr_ratio=ratio, with_decay=with_decay,
+        )
+
+
+class Lamb(Adam):
+    """Lamb (`pd.lamb`): Adam moments, the update scaled per layer by the trust ratio
+    `||param|| / ||r||`; `lamb_weight_decay` is added to `r` (not a regularizer),
+    except for parameters `exclude_from_weight_decay_fn(param)` selects."""
+
+    type = "lamb"
+
+    def __init__(
+        self,
+        learning_rate: float | lr.LRScheduler = 0.001,
+        lamb_weight_decay: float = 0.01,
+        beta1: float = 0.9,
+        beta2: float = 0.999,
+        epsilon: float = 1e-6,
+        parameters: Sequence[Any] | None = None,
+        grad_clip: ClipGradBase | None = None,
+        exclude_from_weight_decay_fn: Callable[[Any], bool] | None = None,
+        multi_precision: bool = False,
+        always_adapt: bool = False,
+        name: str | None = None,
+        *,
+        parameter_list: Sequence[Any] | None = None,
+        regularization: Any = None,
+    ) -> None:
+        super().__init__(learning_rate, beta1, beta2, epsilon,
+                         parameters if parameters is not None else parameter_list,
+                         regularization, grad_clip, name=name)
+        self._default_dict["lamb_weight_decay"] = _number("Lamb", "lamb_weight_decay", lamb_weight_decay)
+        self._exclude_from_weight_decay_fn = exclude_from_weight_decay_fn
+        self._always_adapt = bool(always_adapt)
+
+    def _append_optimize_op(self, param: Any, grad: Any, lr_value: Any) -> Any:
+        state = self._adam_state(param)
+        decay = self._hp(param, "lamb_weight_decay")
+        if self._exclude_from_weight_decay_fn is not None and self._exclude_from_weight_decay_fn(param):
+            decay = 0.0
+        return self._update(
+            pd.LambOp, [param, grad, lr_value, *state], [param, *state],
+            beta1=self._hp(param, "beta1"), beta2=self._hp(param, "beta2"),
+            epsilon=self._hp(param, "epsilon"), weight_decay=decay, always_adapt=self._always_adapt,
+        )
+
+
+# ----------------------------------------------------------------- Adamax
+
+
+class Adamax(Optimizer):
+    """Adamax (`pd.adamax`, then a `pd.scale` advancing the beta1 power, as Paddle
+    appends one). State: `<param>_moment_<k>`, `<param>_inf_norm_<k>`,
+    `<param>_beta1_pow_acc_<k>`."""
+
+    type = "adamax"
+    _moment_acc_str = "moment"
+    _inf_norm_acc_str = "inf_norm"
+    _beta1_pow_acc_str = "beta1_pow_acc"
+
+    def __init__(
+        self,
+        learning_rate: float | lr.LRScheduler = 0.001,
+        beta1: float = 0.9,
+        beta2: float = 0.999,
+        epsilon: float = 1e-8,
+        parameters: Sequence[Any] | None = None,
+        weight_decay: Any = None,
+        grad_clip: ClipGradBase | None = None,
+        name: str | None = None,
+        *,
+        parameter_list: Sequence[Any] | None = None,
+        regularization: Any = None,
+    ) -> None:
+        beta1, beta2 = _in_unit("Adamax", "beta1", beta1), _in_unit("Adamax", "beta2", beta2)
+        epsilon = _nonnegative("Adamax", "epsilon", epsilon)
+        super().__init__(learning_rate, parameters if parameters is not None else parameter_list,
+                         weight_decay if weight_decay is not None else regularization, grad_clip, name)
+        self._set_defaults(beta1=beta1, beta2=beta2, epsilon=epsilon)
+
+    def _create_accumulators(self, param: Any) -> None:
+        self._add_accumulator(self._moment_acc_str, param)
+        self._add_accumulator(self._inf_norm_acc_str, param)
+        self._add_accumulator(self._beta1_pow_acc_str, param, self._hp(param, "beta1"), [1])
+
+    def _append_optimize_op(self, param: Any, grad: Any, lr_value: Any) -> Any:
+        m = self._get_accumulator(self._moment_acc_str, param)
+        u = self._get_accumulator(self._inf_norm_acc_str, param)
+        b1p = self._get_accumulator(self._beta1_pow_acc_str, param)
+        return self._update(
+            pd.AdamaxOp, [param, grad, lr_value, m, u, b1p], [param, m, u],
+            beta1=self._hp(param, "beta1"), beta2=self._hp(param, "beta2"),
+            epsilon=self._hp(param, "epsilon"),
+        )
+
+    def _finish_update(self, params_grads: ParamsGrads) -> list[Any]:
+        ops = []
+        for p, g in params_grads:
+            if g is None or p.stop_gradient:
+                continue
+            b1p = self._get_accumulator(self._beta1_pow_acc_str, p)
+            ops.append(self._update(pd.ScaleOp, [b1p], [b1p], scale=self._hp(p, "beta1")))
+        return ops
+
+
+# ---------------------------------------------------------------- Adagrad
+
+
+class Adagrad(Optimizer):
+    """Adagrad (`pd.adagrad`). State: `<param>_moment_<k>`, starting at
+    `initial_accumulator_value`."""
+
+    type = "adagrad"
+    _moment_acc_str = "moment"
+
+    def __init__(
+        self,
+        learning_rate: float | lr.LRScheduler,
+        epsilon: float = 1e-6,
+        parameters: Sequence[Any] | None = None,
+        weight_decay: Any = None,
+        grad_clip: ClipGradBase | None = None,
+        name: str | None = None,
+        initial_accumulator_value: float = 0.0,
+        *,
+        parameter_list: Sequence[Any] | None = None,
+        regularization: Any = None,
+    ) -> None:
+        if epsilon is None:
+            raise ValueError("epsilon is not set.")
+        super().__init__(learning_rate, parameters if parameters is not None else parameter_list,
+                         weight_decay if weight_decay is not None else regularization, grad_clip, name)
+        self.initial_accumulator_value = _number("Adagrad", "initial_accumulator_value", initial_accumulator_value)
+        self._set_defaults(epsilon=_nonnegative("Adagrad", "epsilon", epsilon),
+                           initial_accumulator_value=self.initial_accumulator_value)
+
+    def _create_accumulators(self, param: Any) -> None:
+        self._add_accumulator(self._moment_acc_str, param, self._hp(param, "initial_accumulator_value"))
+
+    def _append_optimize_op(self, param: Any, grad: Any, lr_value: Any) -> Any:
+        m = self._get_accumulator(self._moment_acc_str, param)
+        return self._update(pd.AdagradOp, [param, grad, lr_value, m], [param, m],
+                            epsilon=self._hp(param, "epsilon"))
+
+
+# --------------------------------------------------------------- Adadelta
+
+
+class Adadelta(Optimizer):
+    """Adadelta (`pd.adadelta`). State: `<param>__avg_squared_grad_<k>`,
+    `<param>__avg_squared_update_<k>` (Paddle's names, with the double underscore)."""
+
+    type = "adadelta"
+    _avg_squared_grad_acc_str = "_avg_squared_grad"
+    _avg_squared_update_acc_str = "_avg_squared_update"
+
+    def __init__(
+        self,
+        learning_rate: float | lr.LRScheduler = 0.001,
+        epsilon: float = 1e-6,
+        rho: float = 0.95,
+        parameters: Sequence[Any] | None = None,
+        weight_decay: Any = None,
+        grad_clip: ClipGradBase | None = None,
+        name: str | None = None,
+        *,
+        parameter_list: Sequence[Any] | None = None,
+        regularization: Any = None,
+    ) -> None:
+        if epsilon is None:
+            raise ValueError("epsilon is not set.")
+        if rho is None:
+            raise ValueError("rho is not set.")
+        super().__init__(learning_rate, parameters if parameters is not None else parameter_list,
+                         weight_decay if weight_decay is not None else regularization, grad_clip, name)
+        self._set_defaults(epsilon=_nonnegative("Adadelta", "epsilon", epsilon),
+                           rho=_in_unit("Adadelta", "rho", rho))
+
+    def _create_accumulators(self, param: Any) -> None:
+        self._add_accumulator(self._avg_squared_grad_acc_str, param)
+        self._add_accumulator(self._avg_squared_update_acc_str, param)
+
+    def _append_optimize_op(self, param: Any, grad: Any, lr_value: Any) -> Any:
+        g2 = self._get_accumulator(self._avg_squared_grad_acc_str, param)
+        u2 = self._get_accumulator(self._avg_squared_update_acc_str, param)
+        return self._update(pd.AdadeltaOp, [param, grad, lr_value, g2, u2], [param, g2, u2],
+                            rho=self._hp(param, "rho"), epsilon=self._hp(param, "epsilon"))
+
+
+# ---------------------------------------------------------------- RMSProp
+
+
+class RMSProp(Optimizer):
+    """RMSProp (`pd.rmsprop`). State: `<param>_momentum_<k>`,
+    `<param>_mean_square_<k>`, `<param>_mean_grad_<k>`."""
+
+    type = "rmsprop"
+    _momentum_acc_str = "momentum"
+    _mean_square_acc_str = "mean_square"
+    _mean_grad_acc_str = "mean_grad"
+
+    def __init__(
+        self,
+        learning_rate: float | lr.LRScheduler,
+        rho: float = 0.95,
+        epsilon: float = 1e-6,
+        momentum: float = 0.0,
+        centered: bool = False,
+        parameters: Sequence[Any] | None = None,
+        weight_decay: Any = None,
+        grad_clip: ClipGradBase | None = None,
+        name: str | None = None,
+        *,
+        parameter_list: Sequence[Any] | None = None,
+        regularization: Any = None,
+    ) -> None:
+        for arg, v in (("rho", rho), ("epsilon", epsilon), ("momentum", momentum)):
+            if v is None:
+                raise ValueError(f"{arg} is not set.")
+        super().__init__(learning_rate, parameters if parameters is not None else parameter_list,
+                         weight_decay if weight_decay is not None else regularization, grad_clip, name)
+        self._set_defaults(rho=_nonnegative("RMSProp", "rho", rho),
+                           epsilon=_nonnegative("RMSProp", "epsilon", epsilon),
+                           momentum=_nonnegative("RMSProp", "momentum", momentum),
+                           centered=bool(centered))
+
+    def _create_accumulators(self, param: Any) -> None:
+        for k in (self._momentum_acc_str, self._mean_square_acc_str, self._mean_grad_acc_str):
+            self._add_accumulator(k, param)
+
+    def _append_optimize_op(self, param: Any, grad: Any, lr_value: Any) -> Any:
+        state = [self._get_accumulator(k, param) for k in (
+            self._momentum_acc_str, self._mean_square_acc_str, self._mean_grad_acc_str)]
+        return self._update(
+            pd.RmspropOp, [param, grad, lr_value, *state], [param, *state],
+            decay=self._hp(param, "rho"), epsilon=self._hp(param, "epsilon"),
+            momentum=self._hp(param, "momentum"), centered=self._hp(param, "centered"),
+        )
 
 
 # Paddle 1.x (fluid.optimizer) spellings.
 SGDOptimizer = SGD
 MomentumOptimizer = Momentum
 AdamOptimizer = Adam
+AdamaxOptimizer = Adamax
+AdagradOptimizer = Adagrad
+AdadeltaOptimizer = Adadelta
+RMSPropOptimizer = RMSProp
+LambOptimizer = Lamb
 
 __all__ = [
     "SGD",
+    "Adadelta",
+    "AdadeltaOptimizer",
+    "Adagrad",
+    "AdagradOptimizer",
     "Adam",
     "AdamOptimizer",
+    "AdamW",
+    "Adamax",
+    "AdamaxOptimizer",
+    "Lamb",
+    "LambOptimizer",
     "Momentum",
     "MomentumOptimizer",
     "Optimizer",
+    "RMSProp",
+    "RMSPropOptimizer",
     "SGDOptimizer",
+    "lr",
 ]

@@ -113,6 +113,20 @@ def _reduce(low: Lowerer, op: ReduceLike) -> None:
         scale_by_count(low, out, low.sizes[r], [xs[a] for a in axes])
 
 
+@lowers(pd.SquaredL2NormOp, fusible=fuse_first_operand)
+def _squared_l2_norm(low: Lowerer, op: pd.SquaredL2NormOp) -> None:
+    # `sum(x * x)` into a 0-d buffer; x's producers fuse into the reduction.
+    x = op.operands[0]
+    rank = len(shape_of(x.type))
+    out = low.out(op.results[0])
+    low.fill(out, 0.0)
+    low.generic(
+        low.sizes_of(x), [(x, identity_map(rank), True)], [(out, ())],
+        lambda s, a, o: [s.emit(arith.AddfOp(o[0], s.mul(a[0], a[0]), REASSOC))],
+        reductions=list(range(rank)),
+    )
+
+
 @result_sizes(pd.ReduceSumOp, pd.ReduceMeanOp, pd.ReduceMaxOp, pd.ReduceMinOp, pd.ReduceProdOp, pd.MeanOp)
 def _reduce_sizes(low: Lowerer, op: ReduceLike, r: SSAValue, k: int) -> Size | None:
     x = op.operands[0]

@@ -36,14 +36,13 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import SSAValue
-
 from pullback.dialects import pd
 from pullback.dialects.pd.base import dtype_name, elem_of, shape_of, value_name
 from pullback.frontend.framework import Program, Variable, default_main_program
 from pullback.runtime.scope import LoDTensor, Scope, global_scope
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import SSAValue
 
 # ----------------------------------------------------------------------------- places
 
@@ -376,6 +375,39 @@ def check_feeds(
 # ---------------------------------------------------------------------------- fetching
 
 
+def flatten_fetch_list(fetch_list: Any) -> list[Any]:
+    """Paddle's fetch-list forms as a flat list: None, one Variable or name, or a
+    list/tuple whose items are Variables, names, or lists/tuples of them (what
+    `gradients()` and `append_backward` return), flattened one level."""
+    if fetch_list is None:
+        return []
+    if isinstance(fetch_list, (str, Variable)):
+        return [fetch_list]
+    if not isinstance(fetch_list, (list, tuple)):
+        raise TypeError(
+            "fetch_list must be a Variable, a name, or a list or tuple of them, got "
+            f"{type(fetch_list).__name__}"
+        )
+    out: list[Any] = []
+    for i, item in enumerate(fetch_list):
+        if isinstance(item, (list, tuple)):
+            for j, sub in enumerate(item):
+                if not isinstance(sub, (str, Variable)):
+                    raise TypeError(
+                        f"fetch_list items must be Variables or names: fetch_list[{i}][{j}] "
+                        f"is a {type(sub).__name__}"
+                    )
+            out.extend(item)
+        elif isinstance(item, (str, Variable)):
+            out.append(item)
+        else:
+            raise TypeError(
+                "fetch_list items must be Variables or names (or lists or tuples of "
+                f"them): fetch_list[{i}] is a {type(item).__name__}"
+            )
+    return out
+
+
 def resolve_fetch(program: Program, item: Any) -> SSAValue:
     """The value of `program` that a fetch-list item (Variable or name) designates."""
     if isinstance(item, Variable):
@@ -444,15 +476,14 @@ class Executor:
         """
         if program is None:
             program = default_main_program()
+        program = getattr(program, "_program", program)  # a static.CompiledProgram
         if not isinstance(program, Program):
             raise TypeError(f"Executor.run: program must be a Program, got {type(program).__name__}")
         scope = scope if scope is not None else global_scope()
-        if fetch_list is None:
-            fetch_list = []
-        elif isinstance(fetch_list, (str, Variable)):
-            fetch_list = [fetch_list]
+        fetch_list = flatten_fetch_list(fetch_list)
         fetch_values = [resolve_fetch(program, f) for f in fetch_list]
         feeds = check_feeds(program, feed, fetch_values)
+        _set_scheduled_learning_rate(program, scope)
         _check_parameters(program, scope)
 
         entry = self._prepared(program, fetch_values)
@@ -498,6 +529,17 @@ class Executor:
         self._cache.clear()
 
 
+def _set_scheduled_learning_rate(program: Program, scope: Scope) -> None:
+    """Write the current rate of the program's learning-rate schedule (an optimizer
+    built with `learning_rate=LRScheduler`) into its `[1]` variable: the program
+    reads the rate from the scope, so a new rate changes no program."""
+    scheduler = getattr(program, "lr_scheduler", None)
+    var = getattr(program, "lr_var", None)
+    if scheduler is None or var is None:
+        return
+    scope[var.name] = np.full([1], scheduler(), dtype=np.dtype(f"{var.dtype}"))
+
+
 def _check_parameters(program: Program, scope: Mapping[str, np.ndarray]) -> None:
     missing = [
         op.var_name.data
@@ -522,6 +564,7 @@ __all__ = [
     "check_feeds",
     "cpu_places",
     "cuda_places",
+    "flatten_fetch_list",
     "make_backend",
     "persistable_updates",
     "prepare",

@@ -324,7 +324,9 @@ def from_attr(attr: Attribute) -> Any:
     if isinstance(attr, IntAttr):
         return attr.data
     if isinstance(attr, DenseArrayBase):
-        return [int(v) for v in attr.get_values()]
+        if isinstance(attr.elt_type, IntegerType):
+            return [int(v) for v in attr.get_values()]
+        return [float(v) for v in attr.get_values()]
     if isinstance(attr, ArrayAttr):
         return [from_attr(a) for a in attr.data]
     return attr

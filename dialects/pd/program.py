@@ -271,6 +271,31 @@ class _InPdYieldParent(OpTrait):
 
 
 @irdl_op_definition
+class TruncatedGaussianRandomOp(_RandomInitOp):
+    """Normal samples redrawn until they lie within two standard deviations of the
+    mean (`paddle.nn.initializer.TruncatedNormal`).
+
+    ```mlir
+    %w = pd.truncated_gaussian_random {shape = array<i64: 13, 1>, std = 2.000000e-02 : f64, seed = 7 : i64} : tensor<13x1xf32>
+    ```
+    """
+
+    name = "pd.truncated_gaussian_random"
+    mean = prop_def(FloatAttr, default_value=f64_attr(0.0))
+    std = prop_def(FloatAttr, default_value=f64_attr(1.0))
+    a = prop_def(FloatAttr, default_value=f64_attr(-2.0))
+    b = prop_def(FloatAttr, default_value=f64_attr(2.0))
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        if not props["a"] < props["b"]:
+            raise VerifyException(
+                f"'{cls.name}': the truncation bounds must satisfy a < b, got a={props['a']}, b={props['b']}"
+            )
+        return super().infer(operand_types, props)
+
+
+@irdl_op_definition
 class BackwardOp(IRDLOperation, MultiResultNames):
     """The backward region: gradients of `targets` (seeded by `seeds`, ones where
     absent) with respect to `wrt`, cutting through the names in `no_grad`.
@@ -433,6 +458,7 @@ PROGRAM_OPS = [
     FillAnyLikeOp,
     UniformRandomOp,
     GaussianRandomOp,
+    TruncatedGaussianRandomOp,
     BackwardOp,
     YieldOp,
 ]

@@ -1,5 +1,5 @@
-"""Reductions and normalizations: mean, reduce_sum/mean/max over axes, add_n (`sum`),
-softmax and log_softmax, and the index searches along an axis (arg_max, arg_min,
+"""Reductions and normalizations: mean, reduce_sum/mean/max over axes,
+squared_l2_norm, add_n (`sum`), softmax and log_softmax, and the index searches along an axis (arg_max, arg_min,
 top_k).
 
 ```mlir
@@ -210,6 +210,27 @@ class CumprodOp(ScanOp):
 
 
 @irdl_op_definition
+class SquaredL2NormOp(PureOp):
+    """The sum of the squares of all elements, a 0-D tensor (Paddle's
+    `squared_l2_norm`, what gradient clipping by global norm reduces with).
+
+    ```mlir
+    %n = pd.squared_l2_norm %g : (tensor<3x2xf32>) -> tensor<f32>
+    ```
+    """
+
+    name = "pd.squared_l2_norm"
+    x = operand_def(TensorType)
+    assembly_format = "$x attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        (tx,) = operand_types
+        expect_float(cls.name, "x", tx)
+        return [tensor_type(elem_of(tx), [])]
+
+
+@irdl_op_definition
 class SumOp(PureOp):
     """The elementwise sum of same-shaped tensors (`paddle.add_n`, Paddle's `sum`).
 
@@ -388,6 +409,7 @@ REDUCTION_OPS = [
     CumsumOp,
     CumprodOp,
     MeanOp,
+    SquaredL2NormOp,
     ReduceSumOp,
     ReduceMeanOp,
     ReduceMaxOp,

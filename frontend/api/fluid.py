@@ -1,12 +1,17 @@
-"""`paddle.fluid`: the Paddle 1.x static API (`fluid.layers`, `fluid.backward`,
-`fluid.Executor`, ...).  Paddle 1.x was always static: its feed constructors
-(`fluid.data`, `fluid.layers.data`) switch pullback to static mode."""
+"""`paddle.fluid` and `paddle.base` (Paddle >= 2.6's name for it): the Paddle 1.x API
+(`fluid.layers`, `fluid.backward`, `fluid.Executor`, `fluid.dygraph`, `fluid.core`,
+...).  Paddle 1.x was always static: its feed constructors (`fluid.data`,
+`fluid.layers.data`) switch pullback to static mode."""
 
 from __future__ import annotations
 
-from pullback.frontend import framework, initializer, optimizer, param_attr, unique_name
+from pullback.frontend import clip, framework, initializer, optimizer, param_attr, regularizer, unique_name
+from pullback.frontend.api import core, dygraph, registry
 from pullback.frontend.api import fluid_layers as layers
-from pullback.frontend.api import registry
+from pullback.frontend.api.device import is_compiled_with_cuda
+from pullback.frontend.api.dygraph import disable_dygraph, enable_dygraph
+from pullback.frontend.data_feeder import DataFeeder
+from pullback.frontend.flags import get_flags, set_flags
 from pullback.frontend.core import in_dynamic_mode as in_dygraph_mode
 from pullback.frontend.framework import (
     Parameter,
@@ -64,4 +69,14 @@ __all__ = [
     "program_guard",
     "scope_guard",
     "unique_name",
+    "DataFeeder",
+    "clip",
+    "core",
+    "disable_dygraph",
+    "dygraph",
+    "enable_dygraph",
+    "get_flags",
+    "is_compiled_with_cuda",
+    "regularizer",
+    "set_flags",
 ]

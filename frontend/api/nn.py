@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pullback.frontend import (
     activation_layers,
+    clip,
     container_layers,
     initializer,
     nn_cnn,
@@ -20,6 +21,7 @@ from pullback.frontend import (
 from pullback.frontend import nn_utils as utils
 from pullback.frontend.activation_layers import *  # noqa: F403
 from pullback.frontend.api import nn_functional as functional
+from pullback.frontend.clip import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue
 from pullback.frontend.container_layers import *  # noqa: F403
 from pullback.frontend.nn_cnn import *  # noqa: F403
 from pullback.frontend.nn_layers import *  # noqa: F403 - re-exports nn_layers.__all__
@@ -29,6 +31,7 @@ from pullback.frontend.transformer import *  # noqa: F403
 
 __path__: list[str] = []  # children (`functional`, `initializer`, `utils`) come from the alias finder
 
-__all__ = (["functional", "initializer", "utils"] + nn_layers.__all__ + nn_norm.__all__
+__all__ = (["ClipGradByGlobalNorm", "ClipGradByNorm", "ClipGradByValue", "clip", "functional",
+            "initializer", "utils"] + nn_layers.__all__ + nn_norm.__all__
            + nn_cnn.__all__ + activation_layers.__all__ + container_layers.__all__
            + transformer.__all__ + rnn.__all__)

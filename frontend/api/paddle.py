@@ -12,7 +12,10 @@ from pullback.frontend.api import registry
 from pullback.frontend.api.device import get_device, is_compiled_with_cuda, set_device
 from pullback.frontend.core import disable_static, enable_static, in_dynamic_mode
 from pullback.frontend.framework import Program
+from pullback.frontend.flags import get_flags, set_flags
+from pullback.frontend.layers import create_parameter
 from pullback.frontend.param_attr import ParamAttr
+from pullback.frontend.reader import batch
 from pullback.runtime.executor import CPUPlace, CUDAPlace
 
 globals().update(registry.paddle())
@@ -53,6 +56,10 @@ __all__ = [
     "CPUPlace",
     "CUDAPlace",
     "ParamAttr",
+    "batch",
+    "create_parameter",
+    "get_flags",
+    "set_flags",
     "Program",
     "disable_static",
     "enable_static",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from typing import Any
 
 from pullback.frontend.api import registry
 from pullback.frontend.api import static_nn as nn
@@ -15,6 +16,7 @@ from pullback.frontend.framework import (
     default_startup_program,
     program_guard,
 )
+from pullback.frontend.input_spec import InputSpec
 from pullback.frontend.layers import create_global_var, create_parameter, data
 from pullback.runtime.executor import (
     CPUPlace,
@@ -36,6 +38,57 @@ def name_scope(prefix: str | None = None) -> Iterator[None]:
     yield
 
 
+@contextlib.contextmanager
+def device_guard(device: str | None = None) -> Iterator[None]:
+    """Paddle's `device_guard`: pins ops to a device inside the block; pullback runs a
+    whole program on the executor's place, so it has no effect."""
+    if device is not None and not isinstance(device, str):
+        raise TypeError(f"device_guard: device must be a str or None, got {type(device).__name__}")
+    yield
+
+
+class BuildStrategy:
+    """Paddle's graph-build options for `CompiledProgram`: accepted and recorded;
+    pullback's compiler has its own fixed pipeline."""
+
+    def __init__(self) -> None:
+        self.fuse_all_reduce_ops = False
+        self.enable_inplace = False
+        self.memory_optimize = False
+        self.fuse_elewise_add_act_ops = False
+        self.enable_addto = False
+
+
+class ExecutionStrategy:
+    """Paddle's execution options for `CompiledProgram`: accepted and recorded."""
+
+    def __init__(self) -> None:
+        self.num_threads = 1
+        self.num_iteration_per_drop_scope = 100
+
+
+class CompiledProgram:
+    """`paddle.static.CompiledProgram(program)`: `Executor.run` runs the wrapped
+    program (pullback compiles every program it runs)."""
+
+    def __init__(self, program_or_graph: Program, build_strategy: BuildStrategy | None = None) -> None:
+        if not isinstance(program_or_graph, Program):
+            raise TypeError(
+                f"CompiledProgram: expected a Program, got {type(program_or_graph).__name__}"
+            )
+        self._program = program_or_graph
+        self._build_strategy = build_strategy or BuildStrategy()
+
+    def with_data_parallel(self, loss_name: str | None = None, build_strategy: Any = None,
+                           exec_strategy: Any = None, places: Any = None,
+                           share_vars_from: Any = None) -> CompiledProgram:
+        """Data parallelism over one place is the program itself."""
+        return self
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._program, name)
+
+
 __getattr__, __dir__ = registry.lazy_attributes(
     __name__,
     {
@@ -53,9 +106,13 @@ __getattr__, __dir__ = registry.lazy_attributes(
 )
 
 __all__ = [
+    "BuildStrategy",
     "CPUPlace",
     "CUDAPlace",
+    "CompiledProgram",
+    "ExecutionStrategy",
     "Executor",
+    "InputSpec",
     "Parameter",
     "Program",
     "Scope",
@@ -69,6 +126,7 @@ __all__ = [
     "data",
     "default_main_program",
     "default_startup_program",
+    "device_guard",
     "global_scope",
     "gradients",  # noqa: F822 - loaded on first use (module __getattr__)
     "load",

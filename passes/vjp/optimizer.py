@@ -3,4 +3,4 @@
 from pullback.dialects import pd
 from pullback.passes.vjp import non_differentiable
 
-non_differentiable(pd.SgdOp, pd.MomentumOp, pd.AdamOp)
+non_differentiable(*pd.OPTIMIZER_OPS)

@@ -7,4 +7,7 @@
 from pullback.dialects import pd
 from pullback.passes.vjp import non_differentiable
 
-non_differentiable(pd.FillConstantOp, pd.FillAnyLikeOp, pd.UniformRandomOp, pd.GaussianRandomOp)
+non_differentiable(
+    pd.FillConstantOp, pd.FillAnyLikeOp, pd.UniformRandomOp, pd.GaussianRandomOp,
+    pd.TruncatedGaussianRandomOp,
+)

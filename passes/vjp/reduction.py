@@ -73,6 +73,15 @@ def reduce_sum_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAVa
     return [expand_reduced(b, g, x, axes, keepdim)]
 
 
+@vjp(pd.SquaredL2NormOp)
+def squared_l2_norm_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
+    """`2 * x * g` (g, a 0-D value, broadcasts over x)."""
+    (g,) = grads
+    assert g is not None
+    x = op.operands[0]
+    return [b.mul(b.scale(x, 2.0), g)]
+
+
 @vjp(pd.MeanOp, pd.ReduceMeanOp)
 def mean_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
     """g / count broadcast back over the reduced axes (count known at run time)."""

@@ -1,4 +1,7 @@
-"""Kernels of the optimizer updates (Paddle's formulas; see the op docstrings)."""
+"""Kernels of the optimizer updates (Paddle's formulas; see the op docstrings).
+
+The learning rate and the beta powers are one-element operands: they are read as
+scalars, and a beta power's own shape (`[1]` or `[]`) is kept in its result."""
 
 from __future__ import annotations
 
@@ -8,30 +11,107 @@ from pullback.dialects import pd
 from pullback.runtime.interpreter import kernel
 
 
+def _scalar(a: np.ndarray) -> np.ndarray:
+    return a.reshape(())
+
+
 @kernel(pd.SgdOp)
-def sgd(op, param: np.ndarray, grad: np.ndarray) -> np.ndarray:
+def sgd(op, param: np.ndarray, grad: np.ndarray, lr: np.ndarray) -> np.ndarray:
     """`param - lr * grad`."""
-    return param - op.prop("learning_rate") * grad
+    return param - _scalar(lr) * grad
 
 
 @kernel(pd.MomentumOp)
-def momentum(op, param: np.ndarray, grad: np.ndarray, velocity: np.ndarray):
-    """Paddle's momentum step (plain or Nesterov)."""
-    mu, lr = op.prop("mu"), op.prop("learning_rate")
-    velocity_out = mu * velocity + grad
+def momentum(op, param, grad, lr, velocity):
+    """Paddle's momentum step (rescaled gradient, fused L2 decay, plain or Nesterov)."""
+    mu, lr = op.prop("mu"), _scalar(lr)
+    g = grad * op.prop("rescale_grad")
+    if op.prop("regularization_method") == "l2_decay":
+        g = g + op.prop("regularization_coeff") * param
+    velocity_out = mu * velocity + g
     if op.prop("use_nesterov"):
-        return param - (grad + mu * velocity_out) * lr, velocity_out
+        return param - (g + mu * velocity_out) * lr, velocity_out
     return param - lr * velocity_out, velocity_out
 
 
-@kernel(pd.AdamOp)
-def adam(op, param, grad, moment1, moment2, beta1_pow, beta2_pow):
-    """Paddle's adam step (see `pd.AdamOp`)."""
-    b1, b2, eps, lr = (op.prop(k) for k in ("beta1", "beta2", "epsilon", "learning_rate"))
+def _adam_step(op, param, grad, lr, moment1, moment2, beta1_pow, beta2_pow):
+    b1, b2, eps = (op.prop(k) for k in ("beta1", "beta2", "epsilon"))
     m1 = b1 * moment1 + (1 - b1) * grad
     m2 = b2 * moment2 + (1 - b2) * grad * grad
-    # beta*_pow hold one element; their shape ([1] or []) stays theirs.
-    b1p, b2p = beta1_pow.reshape(()), beta2_pow.reshape(())
+    b1p, b2p = _scalar(beta1_pow), _scalar(beta2_pow)
     lr_t = lr * np.sqrt(1 - b2p) / (1 - b1p)
     param_out = param - lr_t * (m1 / (np.sqrt(m2) + eps * np.sqrt(1 - b2p)))
     return param_out, m1, m2, beta1_pow * b1, beta2_pow * b2
+
+
+@kernel(pd.AdamOp)
+def adam(op, param, grad, lr, moment1, moment2, beta1_pow, beta2_pow):
+    """Paddle's adam step (see `pd.AdamOp`)."""
+    return _adam_step(op, param, grad, _scalar(lr), moment1, moment2, beta1_pow, beta2_pow)
+
+
+@kernel(pd.AdamwOp)
+def adamw(op, param, grad, lr, moment1, moment2, beta1_pow, beta2_pow):
+    """Paddle's adamw step: decoupled decay, then adam, both at `lr * lr_ratio`."""
+    rate = _scalar(lr) * op.prop("lr_ratio")
+    if op.prop("with_decay"):
+        param = param - rate * op.prop("coeff") * param
+    return _adam_step(op, param, grad, rate, moment1, moment2, beta1_pow, beta2_pow)
+
+
+@kernel(pd.LambOp)
+def lamb(op, param, grad, lr, moment1, moment2, beta1_pow, beta2_pow):
+    """Paddle's lamb step (see `pd.LambOp`)."""
+    b1, b2, eps, wd = (op.prop(k) for k in ("beta1", "beta2", "epsilon", "weight_decay"))
+    m1 = b1 * moment1 + (1 - b1) * grad
+    m2 = b2 * moment2 + (1 - b2) * grad * grad
+    b1p, b2p = _scalar(beta1_pow), _scalar(beta2_pow)
+    r = (m1 / (1 - b1p)) / (np.sqrt(m2 / (1 - b2p)) + eps) + wd * param
+    ratio = np.ones((), param.dtype)
+    if wd > 0 or op.prop("always_adapt"):
+        p_norm, r_norm = np.sqrt(np.sum(param * param)), np.sqrt(np.sum(r * r))
+        if p_norm > 0 and r_norm > 0:
+            ratio = p_norm / r_norm
+    return param - _scalar(lr) * ratio * r, m1, m2, beta1_pow * b1, beta2_pow * b2
+
+
+@kernel(pd.AdamaxOp)
+def adamax(op, param, grad, lr, moment, inf_norm, beta1_pow):
+    """Paddle's adamax step (the beta1 power is advanced by a separate scale)."""
+    b1, b2, eps = (op.prop(k) for k in ("beta1", "beta2", "epsilon"))
+    m = b1 * moment + (1 - b1) * grad
+    u = np.maximum(b2 * inf_norm + eps, np.abs(grad))
+    lr_t = _scalar(lr) / (1 - _scalar(beta1_pow))
+    return param - lr_t * (m / u), m, u
+
+
+@kernel(pd.AdagradOp)
+def adagrad(op, param, grad, lr, moment):
+    """Paddle's adagrad step."""
+    m = moment + grad * grad
+    return param - _scalar(lr) * grad / (np.sqrt(m) + op.prop("epsilon")), m
+
+
+@kernel(pd.AdadeltaOp)
+def adadelta(op, param, grad, lr, avg_squared_grad, avg_squared_update):
+    """Paddle's adadelta step."""
+    rho, eps = op.prop("rho"), op.prop("epsilon")
+    asg = rho * avg_squared_grad + (1 - rho) * grad * grad
+    update = -np.sqrt((avg_squared_update + eps) / (asg + eps)) * grad
+    asu = rho * avg_squared_update + (1 - rho) * update * update
+    return param + _scalar(lr) * update, asg, asu
+
+
+@kernel(pd.RmspropOp)
+def rmsprop(op, param, grad, lr, moment, mean_square, mean_grad):
+    """Paddle's rmsprop step (plain or centered)."""
+    rho, eps, mu = op.prop("decay"), op.prop("epsilon"), op.prop("momentum")
+    ms = rho * mean_square + (1 - rho) * grad * grad
+    if op.prop("centered"):
+        mg = rho * mean_grad + (1 - rho) * grad
+        denom = np.sqrt(ms - mg * mg + eps)
+    else:
+        mg = mean_grad
+        denom = np.sqrt(ms + eps)
+    mom = mu * moment + _scalar(lr) * grad / denom
+    return param - mom, mom, ms, mg

@@ -26,3 +26,16 @@ def uniform_random(op: pd.UniformRandomOp) -> np.ndarray:
 def gaussian_random(op: pd.GaussianRandomOp) -> np.ndarray:
     rng = np.random.default_rng(op.prop("seed"))
     return rng.normal(op.prop("mean"), op.prop("std"), size=op.prop("shape"))
+
+
+@kernel(pd.TruncatedGaussianRandomOp)
+def truncated_gaussian_random(op: pd.TruncatedGaussianRandomOp) -> np.ndarray:
+    """Normal samples, those outside `[mean + a*std, mean + b*std]` redrawn."""
+    rng = np.random.default_rng(op.prop("seed"))
+    mean, std, a, b = (op.prop(k) for k in ("mean", "std", "a", "b"))
+    out = rng.normal(0.0, 1.0, size=op.prop("shape"))
+    bad = (out < a) | (out > b)
+    while bad.any():
+        out[bad] = rng.normal(0.0, 1.0, size=int(bad.sum()))
+        bad = (out < a) | (out > b)
+    return mean + std * out

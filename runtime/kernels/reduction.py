@@ -100,3 +100,9 @@ def scan(op: pd.PdOp, x: np.ndarray) -> np.ndarray:
         head = np.full_like(np.take(out, [0], axis=axis), ident)
         out = np.concatenate([head, np.delete(out, -1, axis=axis)], axis=axis)
     return np.flip(out, axis) if op.prop("reverse") else out
+
+
+@kernel(pd.SquaredL2NormOp)
+def squared_l2_norm(op: pd.SquaredL2NormOp, x: np.ndarray) -> np.ndarray:
+    """`sum(x * x)` as a 0-D array."""
+    return np.asarray(np.sum(x * x), dtype=x.dtype)

@@ -137,10 +137,12 @@ def test_training_loop_with_mse_and_minimize():
 
 
 def test_errors():
-    with pytest.raises(ValueError, match="needs its parameters"):
-        paddle.optimizer.SGD(learning_rate=0.1).step()
+    with pytest.raises(AttributeError, match="should not be None in dygraph mode"):
+        paddle.optimizer.SGD(learning_rate=0.1)
     with pytest.raises(TypeError, match=r"parameters\[0\] must be an eager Tensor"):
         paddle.optimizer.SGD(learning_rate=0.1, parameters=[np.zeros(2)]).step()
+    with pytest.raises(TypeError, match="should be an iterable of paddle Tensors"):
+        paddle.optimizer.SGD(learning_rate=0.1, parameters=paddle.ones([2]))
     with pytest.raises(TypeError, match="loss must be a Tensor in eager mode"):
         paddle.optimizer.SGD(learning_rate=0.1, parameters=[]).minimize(1.0)
     core.enable_static()

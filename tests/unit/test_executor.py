@@ -225,6 +225,7 @@ def test_scope_guard_switches_global_scope():
 def test_sgd_updates_are_written_back_to_the_scope(linear):
     exe, main, x, y, pred, loss = linear
     paddle.optimizer.SGD(learning_rate=0.1).minimize(loss)
+    exe.run(paddle.static.default_startup_program())  # the learning-rate variable minimize added
     scope = paddle.static.global_scope()
     w0, b0 = scope["fc_0.w_0"].copy(), scope["fc_0.b_0"].copy()
     feed = _batch()

@@ -592,7 +592,7 @@ def test_frontend_conv_pool_forward(static):
     for k, (g, wt) in enumerate(zip(got, want)):
         np.testing.assert_allclose(g, wt, rtol=1e-10, atol=1e-12, err_msg=f"output #{k}")
     assert outs[0].shape == [-1, 4, 3, 3] and outs[4].shape == [-1, 2, 2, 5]
-    assert outs[0].name == "conv2d_0.tmp_1" and outs[0].op.name == "pd.elementwise_add"
+    assert outs[0].name == "conv2d_0.tmp_1" and outs[0].op.type == "elementwise_add"
 
 
 def test_frontend_dense_ops_forward(static):
@@ -622,7 +622,7 @@ def test_frontend_dense_ops_forward(static):
         np.testing.assert_allclose(g, wt, rtol=1e-10, atol=1e-12, err_msg=f"output #{k}")
     assert outs[0].name == "matmul_v2_0.tmp_0"
     assert outs[4].name == "linear_0.tmp_1"
-    assert outs[5].op.prop("padding_idx") == 5
+    assert outs[5].op.attr("padding_idx") == 5
 
 
 def test_frontend_dropout(static):

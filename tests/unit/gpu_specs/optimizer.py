@@ -11,9 +11,20 @@ from pullback.dialects import pd
 
 F = "float32"
 
+L = ((1,), F)  # the learning rate, a one-element operand
+P = ((3, 2), F)
+
 SPECS = [
-    (pd.SgdOp, [((3, 2), F), ((3, 2), F)], "optimizer", {"learning_rate": 0.1, "grad": False}),
-    (pd.MomentumOp, [((3, 2), F), ((3, 2), F), ((3, 2), F)], "optimizer", {"mu": 0.9, "grad": False}),
-    (pd.AdamOp, [((3, 2), F), ((3, 2), F), ((3, 2), F), ((3, 2), F), ((1,), F), ((1,), F)],
-     "optimizer", {"grad": False}),
+    (pd.SgdOp, [P, P, L], "optimizer", {"grad": False}),
+    (pd.MomentumOp, [P, P, L, P], "optimizer", {"mu": 0.9, "grad": False}),
+    (pd.MomentumOp, [P, P, L, P], "optimizer",
+     {"mu": 0.9, "use_nesterov": True, "regularization_method": "l2_decay",
+      "regularization_coeff": 0.1, "rescale_grad": 0.5, "grad": False}),
+    (pd.AdamOp, [P, P, L, P, P, L, L], "optimizer", {"grad": False}),
+    (pd.AdamwOp, [P, P, L, P, P, L, L], "optimizer", {"coeff": 0.1, "lr_ratio": 0.5, "grad": False}),
+    (pd.LambOp, [P, P, L, P, P, L, L], "optimizer", {"grad": False}),
+    (pd.AdamaxOp, [P, P, L, P, P, L], "optimizer", {"grad": False}),
+    (pd.AdagradOp, [P, P, L, P], "optimizer", {"grad": False}),
+    (pd.AdadeltaOp, [P, P, L, P, P], "optimizer", {"grad": False}),
+    (pd.RmspropOp, [P, P, L, P, P, P], "optimizer", {"centered": True, "momentum": 0.5, "grad": False}),
 ]

@@ -12,6 +12,7 @@ F = "float32"
 
 SPECS = [
     (pd.MeanOp, [((-1, 6), F)], "reduction", {}),
+    (pd.SquaredL2NormOp, [((-1, 6), F)], "reduction", {}),
     (pd.ReduceSumOp, [((-1, 6), F)], "reduction", {"axis": [1], "keepdim": True}),
     (pd.ReduceSumOp, [((300, 2), F)], "reduction", {"axis": [0]}),
     (pd.ReduceMeanOp, [((3, 4, 5), F)], "reduction", {"axis": [0, 2]}),

@@ -1,4 +1,4 @@
-// Every reduction op (mean, reduce_*, add_n, softmax, log_softmax) round-trips in custom and generic form.
+// Every reduction op (mean, reduce_*, squared_l2_norm, add_n, softmax, log_softmax) round-trips in custom and generic form.
 // RUN: pullback-opt %s | filecheck %s
 // RUN: pullback-opt %s | pullback-opt | filecheck %s
 // RUN: pullback-opt %s --print-op-generic | pullback-opt | filecheck %s
@@ -15,6 +15,7 @@ builtin.module {
   %addn = pd.sum %x, %x, %x : (tensor<?x4x3xf32>, tensor<?x4x3xf32>, tensor<?x4x3xf32>) -> tensor<?x4x3xf32>
   %sm = pd.softmax %x {axis = 1 : i64} : (tensor<?x4x3xf32>) -> tensor<?x4x3xf32>
   %lsm = pd.log_softmax %y : (tensor<2x5xf64>) -> tensor<2x5xf64>
+  %sq = pd.squared_l2_norm %y : (tensor<2x5xf64>) -> tensor<f64>
 }
 
 // CHECK:     builtin.module {
@@ -28,6 +29,7 @@ builtin.module {
 // CHECK-NEXT:   %[[ADDN:[^ ,]+]] = pd.sum %x, %x, %x : (tensor<?x4x3xf32>, tensor<?x4x3xf32>, tensor<?x4x3xf32>) -> tensor<?x4x3xf32>
 // CHECK-NEXT:   %[[SM:[^ ,]+]] = pd.softmax %x {axis = 1 : i64} : (tensor<?x4x3xf32>) -> tensor<?x4x3xf32>
 // CHECK-NEXT:   %[[LSM:[^ ,]+]] = pd.log_softmax %y : (tensor<2x5xf64>) -> tensor<2x5xf64>
+// CHECK-NEXT:   %[[SQ:[^ ,]+]] = pd.squared_l2_norm %y : (tensor<2x5xf64>) -> tensor<f64>
 // CHECK-NEXT: }
 
 // GENERIC:     "builtin.module"() ({
@@ -41,4 +43,5 @@ builtin.module {
 // GENERIC-NEXT:   %[[ADDN:[^ ,]+]] = "pd.sum"(%x, %x, %x) : (tensor<?x4x3xf32>, tensor<?x4x3xf32>, tensor<?x4x3xf32>) -> tensor<?x4x3xf32>
 // GENERIC-NEXT:   %[[SM:[^ ,]+]] = "pd.softmax"(%x) <{axis = 1 : i64}> : (tensor<?x4x3xf32>) -> tensor<?x4x3xf32>
 // GENERIC-NEXT:   %[[LSM:[^ ,]+]] = "pd.log_softmax"(%y) <{axis = -1 : i64}> : (tensor<2x5xf64>) -> tensor<2x5xf64>
+// GENERIC-NEXT:   %[[SQ:[^ ,]+]] = "pd.squared_l2_norm"(%y) : (tensor<2x5xf64>) -> tensor<f64>
 // GENERIC-NEXT: }) : () -> ()

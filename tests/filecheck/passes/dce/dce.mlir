@@ -15,7 +15,8 @@
 %x = pd.data "x" : tensor<4xf32>
 %w = pd.parameter "w" : tensor<4xf32>
 %u = pd.relu %x {name = "unused"} : (tensor<4xf32>) -> tensor<4xf32>
-%s = pd.sgd %w, %x {learning_rate = 0.1 : f64, name = "w"} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+%lr = pd.parameter "learning_rate_0" {trainable = false} : tensor<1xf32>
+%s = pd.sgd %w, %x, %lr {name = "w"} : (tensor<4xf32>, tensor<4xf32>, tensor<1xf32>) -> tensor<4xf32>
 %y = pd.elementwise_mul %x, %w {name = "y"} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
 %g = pd.backward targets(%y : tensor<4xf32>) wrt(%w : tensor<4xf32>) {
   %one = pd.fill_any_like %y {value = 1.0 : f64} : (tensor<4xf32>) -> tensor<4xf32>

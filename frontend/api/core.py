@@ -1,0 +1,71 @@
+"""`paddle.base.core` / `fluid.core`: the few C++-core entry points Python programs
+and Paddle's tests reach for (build facts, places, dtype enums, flags)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pullback.frontend import flags
+from pullback.frontend.api.device import is_compiled_with_cuda
+from pullback.runtime.executor import CPUPlace, CUDAPlace
+from pullback.runtime.scope import Scope
+
+
+def is_compiled_with_xpu() -> bool:
+    """False: pullback has no XPU backend."""
+    return False
+
+
+def is_compiled_with_rocm() -> bool:
+    """False: pullback has no ROCm backend."""
+    return False
+
+
+def is_compiled_with_custom_device(device_type: str = "") -> bool:
+    """False: pullback has no custom devices."""
+    return False
+
+
+def is_compiled_with_mkldnn() -> bool:
+    """False: pullback does not use oneDNN."""
+    return False
+
+
+def globals() -> dict[str, Any]:
+    """The FLAGS and their values (`core.globals()['FLAGS_x']`)."""
+    return dict(flags._values)
+
+
+class VarDesc:
+    """`core.VarDesc.VarType`: dtype names under Paddle's enum spellings (they compare
+    equal to the dtypes pullback reports)."""
+
+    class VarType:
+        FP32 = "float32"
+        FP64 = "float64"
+        INT32 = "int32"
+        INT64 = "int64"
+        BOOL = "bool"
+        LOD_TENSOR = "lod_tensor"
+        DENSE_TENSOR = "lod_tensor"
+        SELECTED_ROWS = "selected_rows"
+
+
+class _EagerNamespace:
+    """`core.eager`: `core.eager.Tensor` is the eager Tensor class (loaded on first
+    use, so importing this module does not load eager mode)."""
+
+    @property
+    def Tensor(self) -> Any:
+        from pullback.frontend.eager import Tensor
+
+        return Tensor
+
+
+eager = _EagerNamespace()
+
+__all__ = [
+    "CPUPlace", "CUDAPlace", "Scope", "VarDesc", "eager", "globals", "is_compiled_with_cuda",
+    "is_compiled_with_custom_device", "is_compiled_with_mkldnn", "is_compiled_with_rocm",
+    "is_compiled_with_xpu",
+]
