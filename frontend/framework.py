@@ -399,10 +399,16 @@ def _drop_training_ops(block: XBlock) -> None:
     for op in block.ops:
         if isinstance(op, (pd.ParameterOp, pd.DataOp)):
             continue
+        names = [value_name(r) for r in op.results]
+        # An op whose every named result redefines persistable state is an update
+        # (optimizer step, beta-power scale); batch_norm also names its running
+        # statistics like persistables but computes its output, so it stays.
+        updates = any(n in persistable for n in names) and all(n is None or n in persistable for n in names)
         if (
             isinstance(op, pd.BackwardOp)
+            or (isinstance(op, pd.PdOp) and op.WRITES_PERSISTABLE)
             or any(v in dead for v in op.operands)
-            or any(value_name(r) in persistable for r in op.results)
+            or updates
         ):
             dead.update(op.results)
             doomed.append(op)
