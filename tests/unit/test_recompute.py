@@ -143,7 +143,9 @@ def test_append_backward_checkpoint_errors() -> None:
         assert isinstance(paddle.static.append_backward(loss, checkpoints=[]), list)
 
 
-def test_recompute_optimizer_trains_like_the_wrapped_one() -> None:
+@pytest.mark.parametrize("wrapper", ["RecomputeOptimizer", "fleet"])
+def test_recompute_optimizer_trains_like_the_wrapped_one(wrapper: str) -> None:
+    from pullback.distributed import fleet
     from pullback.incubate.optimizer import RecomputeOptimizer
 
     x = np.random.default_rng(1).standard_normal((BATCH, WIDTH)).astype("float32")
@@ -157,7 +159,13 @@ def test_recompute_optimizer_trains_like_the_wrapped_one() -> None:
             h2 = paddle.static.nn.fc(h1, WIDTH, activation="tanh")
             loss = paddle.mean(paddle.static.nn.fc(h2, 1) ** 2)
             opt = paddle.optimizer.SGD(learning_rate=0.1)
-            if recompute:
+            if recompute and wrapper == "fleet":
+                fleet.init(is_collective=True)
+                strategy = fleet.DistributedStrategy()
+                strategy.recompute = True
+                strategy.recompute_configs = {"checkpoints": [h2.name]}
+                opt = fleet.distributed_optimizer(opt, strategy)
+            elif recompute:
                 opt = RecomputeOptimizer(opt)
                 with pytest.raises(ValueError, match="_set_checkpoints first"):
                     opt.minimize(loss)
