@@ -28,6 +28,7 @@ from pullback.lowering.convert_parallel_loops_to_sequential import ConvertParall
 from pullback.lowering.convert_pd_to_linalg import ConvertPdToLinalgPass
 from pullback.lowering.finalize_memref_to_llvm import FinalizeMemRefToLLVMPass
 from pullback.lowering.math_polynomial_approximation import MathPolynomialApproximationPass
+from pullback.lowering.phase_times import PhaseTimes
 
 
 def loop_passes(blas: bool = True) -> list[ModulePass]:
@@ -76,11 +77,15 @@ class LowerToLLVMPass(ModulePass):
         run_passes(op, self.passes(), ctx)
 
 
-def run_passes(module: ModuleOp, passes: Sequence[ModulePass], ctx: Context | None = None) -> None:
-    """Apply passes in order (in place)."""
+def run_passes(
+    module: ModuleOp, passes: Sequence[ModulePass], ctx: Context | None = None, times: PhaseTimes | None = None
+) -> None:
+    """Apply passes in order (in place), timing each under its name into `times`."""
     ctx = ctx or Context(allow_unregistered=True)
+    times = times or PhaseTimes()
     for p in passes:
-        p.apply(ctx, module)
+        with times.phase(p.name):
+            p.apply(ctx, module)
 
 
 def to_llvmlite(module: ModuleOp) -> lir.Module:

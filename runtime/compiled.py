@@ -4,11 +4,14 @@
 
 1. *Compile* once per program content, fetch list and feed dtypes/ranks: lower with
    `lowering.pipeline` (pd -> linalg -> loops -> llvm dialect -> llvmlite IR), verify,
-   optimize at O3 for the host CPU with loop and SLP vectorization, and JIT with
-   MCJIT.  Matrix products call numpy's bundled OpenBLAS when it can be found.
+   optimize at O3 for the host CPU with loop and SLP vectorization, emit an object
+   file and link it into the process's MCJIT engine.  Matrix products call numpy's
+   bundled OpenBLAS when it can be found.  The object code and ABI go to the
+   persistent disk cache (`runtime/compile_cache.py`), so another process running
+   the same program skips all of that.  A compile longer than `NOTICE_AFTER_S`
+   says so on stderr; `PULLBACK_COMPILE_TIMES=1` prints every compile's phase times.
    Compiled programs are cached per backend, least recently used first out beyond
-   `cache_size` (default `DEFAULT_CACHE_SIZE`, 64 programs); an evicted program's
-   LLVM module and context are freed with it.
+   `cache_size` (default `DEFAULT_CACHE_SIZE`, 64 programs).
 2. *Check* the feeds before any native code runs: names, dtypes, ranks and sizes
    (`lowering.shapes.plan_shapes`, cached per concrete feed shapes).  A wrong shape
    raises ValueError; it never reaches compiled code.
@@ -30,10 +33,12 @@ import ctypes
 import glob
 import hashlib
 import os
+import sys
 import threading
+import time
 import warnings
 from collections import OrderedDict
-from collections.abc import Hashable, Mapping, MutableMapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -43,7 +48,9 @@ from pullback.lowering.abi import LoweringError, Program, abi_of, output_values
 from pullback.lowering.convert_pd_to_linalg import build_entry
 from pullback.lowering.core import declare_callees
 from pullback.lowering.memory import MemoryReport, Peak, analyze_function
+from pullback.lowering.phase_times import PhaseTimes
 from pullback.lowering.shapes import ShapeError, plan_shapes
+from pullback.runtime import compile_cache
 from pullback.runtime.interpreter import out_of_range
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import SSAValue
@@ -77,14 +84,13 @@ class NotCompilable(RuntimeError):
 
 
 class _Jit:
-    """One MCJIT engine for the process.  Compiled modules are added to it and taken
-    out again (freed) when the program holding them is dropped from a cache; their
-    machine code stays in the engine's memory manager, a few KB each.  (An engine
-    per program would free that too, but costs a target machine and memory pages
-    per program: more memory in all, measured.)"""
+    """One MCJIT engine for the process.  Programs are optimized and emitted as
+    object files (which the disk cache stores), then linked into the engine; the
+    LLVM module is freed right after emission, the machine code (a few KB to a few
+    MB per program) stays in the engine's memory manager.  (An engine per program
+    would free that too, but costs a target machine and memory pages per program:
+    more memory in all, measured.)"""
 
-    # Re-entrant: a garbage-collected program releases its module, which may happen
-    # inside `compile` while this thread holds the lock.
     _lock = threading.RLock()
     _instance: _Jit | None = None
 
@@ -104,6 +110,8 @@ class _Jit:
         self.blas = _bind_blas(llvm)
         backing = llvm.parse_assembly("")
         self.engine = llvm.create_mcjit_compiler(backing, self.tm)
+        self.loaded: dict[str, int] = {}
+        """Entry symbols linked so far and their addresses."""
 
     @classmethod
     def get(cls) -> _Jit:
@@ -113,47 +121,61 @@ class _Jit:
                 cls._instance = _Jit()
             return cls._instance
 
-    def compile(self, llvm_ir: str, symbol: str) -> tuple[NativeCode, int]:
-        """Verify, optimize at O3 (vectorizers on) and JIT; returns the native code
-        (keep it alive while calling it) and `symbol`'s address."""
+    def fingerprint(self) -> str:
+        """What this engine's code depends on besides the program (for the disk cache)."""
+        return compile_cache.fingerprint(self.llvm.get_host_cpu_name(), self.llvm.get_host_cpu_features().flatten())
+
+    def emit(self, llvm_ir: str, times: PhaseTimes) -> bytes:
+        """Verify, optimize at O3 (vectorizers on) and emit an object file."""
         llvm = self.llvm
         # A context of its own: the global one would keep every program's types and
         # names (they are unique per program) for the life of the process.
         context = llvm.create_context()
-        mod = llvm.parse_assembly(llvm_ir, context=context)
-        mod.triple = self.tm.triple
-        mod.data_layout = str(self.tm.target_data)
-        mod.verify()
-        pto = llvm.create_pipeline_tuning_options(speed_level=3)
-        pto.loop_vectorization = True
-        pto.slp_vectorization = True
-        pto.loop_unrolling = True
-        pb = llvm.create_pass_builder(self.tm, pto)
-        pb.getModulePassManager().run(mod, pb)
-        with self._lock:
-            self.engine.add_module(mod)
-            self.engine.finalize_object()
-            return NativeCode(self, mod, context), self.engine.get_function_address(symbol)
+        try:
+            with times.phase("llvm-parse"):
+                mod = llvm.parse_assembly(llvm_ir, context=context)
+                mod.triple = self.tm.triple
+                mod.data_layout = str(self.tm.target_data)
+                mod.verify()
+            with times.phase("llvm-optimize"):
+                pto = llvm.create_pipeline_tuning_options(speed_level=3)
+                pto.loop_vectorization = True
+                pto.slp_vectorization = True
+                pto.loop_unrolling = True
+                pb = llvm.create_pass_builder(self.tm, pto)
+                pb.getModulePassManager().run(mod, pb)
+            with times.phase("llvm-codegen"):
+                obj = bytes(self.tm.emit_object(mod))
+            mod.close()
+        finally:
+            context.close()
+        return obj
 
-    def release(self, mod: Any) -> None:
-        """Take a module out of the engine and free it (its machine code stays in
-        the engine's memory manager, which frees only with the engine)."""
-        with self._lock:
-            self.engine.remove_module(mod)
-        mod.close()
+    def load(self, obj: bytes, symbol: str, times: PhaseTimes) -> tuple[NativeCode, int]:
+        """Link an object file (from `emit` or the disk cache) into the engine; returns
+        a handle and `symbol`'s address.  An object whose symbol this engine already
+        holds is not linked twice (the same program, compiled again after eviction
+        or by another backend, shares the code)."""
+        with times.phase("jit-link"), self._lock:
+            addr = self.loaded.get(symbol)
+            if addr is None:
+                self.engine.add_object_file(self.llvm.ObjectFileRef.from_data(obj))
+                self.engine.finalize_object()
+                addr = self.engine.get_function_address(symbol)
+                if not addr:
+                    raise RuntimeError(f"compiled backend: the object code has no symbol {symbol!r}")
+                self.loaded[symbol] = addr
+            return NativeCode(symbol, len(obj)), addr
 
 
+@dataclass(eq=False)
 class NativeCode:
-    """A compiled module in the JIT and its LLVM context, freed together."""
+    """A program's machine code in the process-wide JIT.  (MCJIT's memory manager
+    keeps machine code until the engine goes; no LLVM module or context is kept.)"""
 
-    def __init__(self, jit: _Jit, module: Any, context: Any) -> None:
-        self.jit, self.module, self.context = jit, module, context
-
-    def __del__(self) -> None:
-        # At interpreter exit llvmlite may be gone before us; nothing to free then.
-        with contextlib.suppress(Exception):
-            self.jit.release(self.module)
-            self.context.close()
+    symbol: str
+    nbytes: int
+    """Size of the object file it was linked from."""
 
 
 def _bind_blas(llvm: Any) -> bool:
@@ -196,6 +218,8 @@ class CompiledProgram:
     """The module behind `fn`: freed when the last program using it is dropped."""
     memory: MemoryReport | None = None
     """Allocation events of the lowered entry function (`lowering/memory.py`)."""
+    times: PhaseTimes | None = None
+    """Where `compile_seconds` went, per phase (`PULLBACK_COMPILE_TIMES=1` prints it)."""
     shape_plans: OrderedDict[tuple[tuple[int, ...], ...], list[tuple[int, ...]]] = field(
         default_factory=OrderedDict
     )
@@ -234,60 +258,132 @@ class CompiledProgram:
         return plan
 
 
+NOTICE_AFTER_S = 1.0
+"""A compile still running after this many seconds says so on stderr (what is being
+compiled), and again when it is done (the time it took)."""
+
+
+def _times_requested() -> bool:
+    """`PULLBACK_COMPILE_TIMES=1`: print every compile's phase times to stderr."""
+    return os.environ.get("PULLBACK_COMPILE_TIMES", "").strip().lower() not in ("", "0", "false", "off", "no")
+
+
+@contextlib.contextmanager
+def _announced(what: str, times: PhaseTimes) -> Iterator[None]:
+    """Run the body (a compile); if it takes more than `NOTICE_AFTER_S`, tell the user
+    on stderr while it runs and when it ends, so nobody waits in silence."""
+    shown = threading.Event()
+
+    def notice() -> None:
+        shown.set()
+        print(f"pullback: compiling {what} ...", file=sys.stderr, flush=True)
+
+    timer = threading.Timer(NOTICE_AFTER_S, notice)
+    timer.daemon = True
+    t = time.perf_counter()
+    timer.start()
+    ok = False
+    try:
+        yield
+        ok = True
+    finally:
+        timer.cancel()
+        timer.join()
+        elapsed = time.perf_counter() - t
+        verbose = _times_requested()
+        if shown.is_set() or verbose:
+            done = "compiled" if ok else "failed to compile"
+            print(f"pullback: {done} {what} in {elapsed:.2f} s", file=sys.stderr, flush=True)
+        if verbose:
+            print(times.format(), file=sys.stderr, flush=True)
+
+
+def _describe(module: ModuleOp, fetches: Sequence[SSAValue], digest: str) -> str:
+    """`program 1a2b3c4d (412 ops, fetching mean_0)`: how a compile names its program."""
+    n = sum(1 for _ in module.walk()) - 1
+    names = [v.name_hint or "?" for v in fetches[:3]] + (["..."] if len(fetches) > 3 else [])
+    return f"program {digest[:8]} ({n} ops, fetching {', '.join(names) or 'nothing'})"
+
+
+def _bind_collectives(jit: _Jit, module: ModuleOp) -> None:
+    """Native collectives (lowering/distributed.py) call the MPI library itself: bind
+    it, and refuse (NotCompilable) a program built for another job size."""
+    from pullback.lowering.distributed import MPICH, job_size_mismatch
+    from pullback.runtime.communicator import DistributedError, bind_native_mpi, world
+
+    try:
+        bind_native_mpi(jit.llvm, MPICH)
+        # Native collectives trust their buffer sizes: a program built for
+        # another job size runs on the interpreter, which reports it.
+        why = job_size_mismatch(module.walk(), world().size)
+        if why is not None:
+            raise DistributedError(why)
+    except DistributedError as e:
+        raise NotCompilable(str(e)) from None
+
+
+_ENTRY_KEYS = frozenset({"abi", "memory", "object", "symbol", "collectives"})
+
+
 def compile_program(module: ModuleOp, fetches: Sequence[SSAValue], blas: bool | None = None) -> CompiledProgram:
-    """Lower, optimize and JIT `module` for `fetches` (no caching here)."""
-    import time
-
-    from pullback.lowering.pipeline import loop_passes, run_passes, to_llvmlite
-
+    """Lower, optimize and JIT `module` for `fetches`, or load its object code from the
+    disk cache (`runtime/compile_cache.py`); no in-memory caching here."""
     t0 = time.perf_counter()
+    times = PhaseTimes()
     jit = _Jit.get()
     use_blas = jit.blas if blas is None else blas and jit.blas
-    digest = hashlib.sha1(str(module).encode()).hexdigest()[:16]
-    entry = f"pb_{digest}_{next(_COUNTER)}"
+    with times.phase("key"):
+        text = str(module)
+        positions = _value_positions(module, fetches)
+        key = compile_cache.key(text, repr(positions), f"blas={use_blas}", jit.fingerprint())
+    with _announced(_describe(module, fetches, key), times):
+        with times.phase("disk-cache-load"):
+            entry = compile_cache.load(key)
+        if entry is None or not _ENTRY_KEYS <= entry.keys():
+            entry = _lower_and_emit(jit, module, fetches, f"pb_{key[:24]}", use_blas, times)
+            with times.phase("disk-cache-store"):
+                compile_cache.store(key, entry)
+        elif entry["collectives"]:
+            _bind_collectives(jit, module)
+        native, addr = jit.load(entry["object"], entry["symbol"], times)
+    fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(addr)
+    prog = Program.of(module, fetches, use_fetch_ops=False)
+    abi = entry["abi"]
+    return CompiledProgram(
+        prog, output_values(prog, abi, fetches), abi, fn, time.perf_counter() - t0, native, entry["memory"], times
+    )
+
+
+def _lower_and_emit(
+    jit: _Jit, module: ModuleOp, fetches: Sequence[SSAValue], entry: str, use_blas: bool, times: PhaseTimes
+) -> dict[str, Any]:
+    """The compile proper: `pd` -> linalg -> LLVM dialect -> LLVM IR -> object code.
+    Returns the disk cache's entry (object code, ABI, memory report)."""
+    from pullback.lowering.pipeline import loop_passes, run_passes, to_llvmlite
+
     try:
-        fn_op, _ = build_entry(module, fetches, entry=entry, only_given_fetches=True)
+        with times.phase("convert-pd-to-linalg"):
+            fn_op, _ = build_entry(module, fetches, entry=entry, only_given_fetches=True)
     except LoweringError as e:
         raise NotCompilable(str(e)) from None
     lowered = ModuleOp([fn_op])
     declare_callees(lowered)
-    if any(getattr(o, "sym_name", None) and o.sym_name.data.startswith("MPI_") for o in lowered.body.block.ops):
-        # Native collectives (lowering/distributed.py) call the MPI library itself.
-        from pullback.lowering.distributed import MPICH, job_size_mismatch
-        from pullback.runtime.communicator import DistributedError, bind_native_mpi, world
-
-        try:
-            bind_native_mpi(jit.llvm, MPICH)
-            # Native collectives trust their buffer sizes: a program built for
-            # another job size runs on the interpreter, which reports it.
-            why = job_size_mismatch(module.walk(), world().size)
-            if why is not None:
-                raise DistributedError(why)
-        except DistributedError as e:
-            raise NotCompilable(str(e)) from None
+    collectives = any(
+        getattr(o, "sym_name", None) and o.sym_name.data.startswith("MPI_") for o in lowered.body.block.ops
+    )
+    if collectives:
+        _bind_collectives(jit, module)
     abi = abi_of(lowered, entry)
     memory = analyze_function(fn_op)
     abi["dim_names"] = [
         a.name_hint or f"arg{a.index}" for a in fn_op.body.block.args[: len(abi["dims"])]
     ]
-    run_passes(lowered, loop_passes(blas=use_blas))
-    ir = str(to_llvmlite(lowered))
-    native, addr = jit.compile(ir, "_pullback_packed_" + entry)
-    fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(addr)
-    prog = Program.of(module, fetches, use_fetch_ops=False)
-    return CompiledProgram(
-        prog, output_values(prog, abi, fetches), abi, fn, time.perf_counter() - t0, native, memory
-    )
-
-
-def _counter():  # type: ignore[no-untyped-def]
-    n = 0
-    while True:
-        n += 1
-        yield n
-
-
-_COUNTER = _counter()
+    run_passes(lowered, loop_passes(blas=use_blas), times=times)
+    with times.phase("to-llvm-ir"):
+        ir = str(to_llvmlite(lowered))
+    obj = jit.emit(ir, times)
+    return {"abi": abi, "memory": memory, "object": obj, "symbol": "_pullback_packed_" + entry,
+            "collectives": collectives}
 
 
 # ---------------------------------------------------------------------- backend

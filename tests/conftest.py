@@ -3,13 +3,29 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from typing import Any
+
+import pytest
 
 # Most tests check semantics, which the interpreter (the reference) decides; compiling
 # every little test program with LLVM would only make the suite slow.  Tests of the
 # native backends choose it explicitly (`Executor(place, backend="compiled")`), and
 # tests of the default choice clear this variable.
 os.environ.setdefault("PULLBACK_BACKEND", "interpreter")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_compile_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The compiled backend's disk cache goes to a temporary folder of this session
+    (never the user's `~/.cache/pullback`); subprocesses inherit the variable."""
+    old = os.environ.get("PULLBACK_CACHE_DIR")
+    os.environ["PULLBACK_CACHE_DIR"] = str(tmp_path_factory.mktemp("pullback-cache"))
+    yield
+    if old is None:
+        os.environ.pop("PULLBACK_CACHE_DIR", None)
+    else:
+        os.environ["PULLBACK_CACHE_DIR"] = old
 
 
 def pytest_make_parametrize_id(config: Any, val: object, argname: str) -> str | None:

@@ -1,0 +1,40 @@
+"""Wall-clock time per compile phase (xDSL passes by name, LLVM optimize, codegen).
+
+`lowering.pipeline.run_passes` fills one per compile and the compiled backend adds
+its LLVM phases; `PULLBACK_COMPILE_TIMES=1` prints the table for every compile.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+
+@dataclass
+class PhaseTimes:
+    """Wall-clock seconds per compile phase, in the order they ran (a phase run
+    twice is listed twice).  `PULLBACK_COMPILE_TIMES=1` prints them per compile."""
+
+    phases: list[tuple[str, float]] = field(default_factory=list)
+
+    @contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        """Time the body as phase `name`."""
+        t = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.phases.append((name, time.perf_counter() - t))
+
+    @property
+    def total(self) -> float:
+        """Seconds of all phases together."""
+        return sum(s for _, s in self.phases)
+
+    def format(self) -> str:
+        """One line per phase: its name, seconds and share of the total."""
+        total = self.total or 1.0
+        width = max((len(n) for n, _ in self.phases), default=0)
+        return "\n".join(f"  {n:<{width}}  {s:8.3f} s  {100 * s / total:3.0f}%" for n, s in self.phases)
