@@ -28,12 +28,16 @@ from pullback.lowering.convert_parallel_loops_to_sequential import ConvertParall
 from pullback.lowering.convert_pd_to_linalg import ConvertPdToLinalgPass
 from pullback.lowering.finalize_memref_to_llvm import FinalizeMemRefToLLVMPass
 from pullback.lowering.math_polynomial_approximation import MathPolynomialApproximationPass
+from pullback.lowering.outline_segments import SEGMENT_INFIX, OutlineSegmentsPass
 from pullback.lowering.phase_times import PhaseTimes
 
 
-def loop_passes(blas: bool = True) -> list[ModulePass]:
-    """From linalg on memrefs to LLVM-dialect loops."""
+def loop_passes(blas: bool = True, outline: bool = False) -> list[ModulePass]:
+    """From linalg on memrefs to LLVM-dialect loops; with `outline`, the entry's loops
+    first move into functions of their own (`outline-segments`: what the compiled
+    backend runs, so that compile time stays linear in the program)."""
     return [
+        *([OutlineSegmentsPass()] if outline else []),
         *([ConvertLinalgToBlasPass()] if blas else []),
         ConvertLinalgToLoopsPass(),
         ConvertParallelLoopsToSequentialPass(),
@@ -89,7 +93,13 @@ def run_passes(
 
 
 def to_llvmlite(module: ModuleOp) -> lir.Module:
-    """Convert an `llvm`-dialect module to llvmlite IR (xDSL's converter)."""
+    """Convert an `llvm`-dialect module to llvmlite IR (xDSL's converter); outlined
+    segments are marked `noinline` (inlined back, they would rebuild the one huge
+    function that outlining is there to avoid)."""
     from xdsl.backend.llvm.convert import convert_module
 
-    return convert_module(module, fallback_target_triple=None)
+    out = convert_module(module, fallback_target_triple=None)
+    for fn in out.functions:
+        if SEGMENT_INFIX in fn.name and not fn.is_declaration:
+            fn.attributes.add("noinline")
+    return out

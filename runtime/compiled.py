@@ -125,8 +125,9 @@ class _Jit:
         """What this engine's code depends on besides the program (for the disk cache)."""
         return compile_cache.fingerprint(self.llvm.get_host_cpu_name(), self.llvm.get_host_cpu_features().flatten())
 
-    def emit(self, llvm_ir: str, times: PhaseTimes) -> bytes:
-        """Verify, optimize at O3 (vectorizers on) and emit an object file."""
+    def emit(self, llvm_ir: str, times: PhaseTimes, unroll: bool = False) -> bytes:
+        """Verify, optimize at O3 (vectorizers on; loop unrolling only if `unroll`,
+        see `LOOP_UNROLLING`) and emit an object file."""
         llvm = self.llvm
         # A context of its own: the global one would keep every program's types and
         # names (they are unique per program) for the life of the process.
@@ -141,7 +142,7 @@ class _Jit:
                 pto = llvm.create_pipeline_tuning_options(speed_level=3)
                 pto.loop_vectorization = True
                 pto.slp_vectorization = True
-                pto.loop_unrolling = True
+                pto.loop_unrolling = unroll
                 pb = llvm.create_pass_builder(self.tm, pto)
                 pb.getModulePassManager().run(mod, pb)
             with times.phase("llvm-codegen"):
@@ -258,6 +259,16 @@ class CompiledProgram:
         return plan
 
 
+LOOP_UNROLLING = False
+"""LLVM's loop unrolling (full and partial) at O3.  Off: with the static shapes of a
+training step, full unrolling turned small nested loops (a batch-norm reduction over
+2x16x16) into 26,000-instruction functions and took 90% of ResNet compile time
+(measured in benchmarks/RESULTS.md, issue 18); the vectorizer still interleaves."""
+
+OUTLINE_SEGMENTS = True
+"""Outline the entry function's loops into functions of their own
+(`lowering/outline_segments.py`), keeping every pass linear in the program size."""
+
 NOTICE_AFTER_S = 1.0
 """A compile still running after this many seconds says so on stderr (what is being
 compiled), and again when it is done (the time it took)."""
@@ -325,22 +336,33 @@ def _bind_collectives(jit: _Jit, module: ModuleOp) -> None:
 _ENTRY_KEYS = frozenset({"abi", "memory", "object", "symbol", "collectives"})
 
 
-def compile_program(module: ModuleOp, fetches: Sequence[SSAValue], blas: bool | None = None) -> CompiledProgram:
+def compile_program(
+    module: ModuleOp,
+    fetches: Sequence[SSAValue],
+    blas: bool | None = None,
+    *,
+    outline: bool | None = None,
+    unroll: bool | None = None,
+) -> CompiledProgram:
     """Lower, optimize and JIT `module` for `fetches`, or load its object code from the
-    disk cache (`runtime/compile_cache.py`); no in-memory caching here."""
+    disk cache (`runtime/compile_cache.py`); no in-memory caching here.  `outline` and
+    `unroll` default to `OUTLINE_SEGMENTS` and `LOOP_UNROLLING`."""
     t0 = time.perf_counter()
     times = PhaseTimes()
     jit = _Jit.get()
     use_blas = jit.blas if blas is None else blas and jit.blas
+    outline = OUTLINE_SEGMENTS if outline is None else outline
+    unroll = LOOP_UNROLLING if unroll is None else unroll
+    options = f"blas={use_blas} outline={outline} unroll={unroll}"
     with times.phase("key"):
         text = str(module)
         positions = _value_positions(module, fetches)
-        key = compile_cache.key(text, repr(positions), f"blas={use_blas}", jit.fingerprint())
+        key = compile_cache.key(text, repr(positions), options, jit.fingerprint())
     with _announced(_describe(module, fetches, key), times):
         with times.phase("disk-cache-load"):
             entry = compile_cache.load(key)
         if entry is None or not _ENTRY_KEYS <= entry.keys():
-            entry = _lower_and_emit(jit, module, fetches, f"pb_{key[:24]}", use_blas, times)
+            entry = _lower_and_emit(jit, module, fetches, f"pb_{key[:24]}", use_blas, outline, unroll, times)
             with times.phase("disk-cache-store"):
                 compile_cache.store(key, entry)
         elif entry["collectives"]:
@@ -355,7 +377,14 @@ def compile_program(module: ModuleOp, fetches: Sequence[SSAValue], blas: bool | 
 
 
 def _lower_and_emit(
-    jit: _Jit, module: ModuleOp, fetches: Sequence[SSAValue], entry: str, use_blas: bool, times: PhaseTimes
+    jit: _Jit,
+    module: ModuleOp,
+    fetches: Sequence[SSAValue],
+    entry: str,
+    use_blas: bool,
+    outline: bool,
+    unroll: bool,
+    times: PhaseTimes,
 ) -> dict[str, Any]:
     """The compile proper: `pd` -> linalg -> LLVM dialect -> LLVM IR -> object code.
     Returns the disk cache's entry (object code, ABI, memory report)."""
@@ -378,10 +407,10 @@ def _lower_and_emit(
     abi["dim_names"] = [
         a.name_hint or f"arg{a.index}" for a in fn_op.body.block.args[: len(abi["dims"])]
     ]
-    run_passes(lowered, loop_passes(blas=use_blas), times=times)
+    run_passes(lowered, loop_passes(blas=use_blas, outline=outline), times=times)
     with times.phase("to-llvm-ir"):
         ir = str(to_llvmlite(lowered))
-    obj = jit.emit(ir, times)
+    obj = jit.emit(ir, times, unroll)
     return {"abi": abi, "memory": memory, "object": obj, "symbol": "_pullback_packed_" + entry,
             "collectives": collectives}
 

@@ -1,0 +1,140 @@
+"""Compile time and its effect on run time (issue 18): each program compiled with
+the old settings (one entry function, LLVM loop unrolling on) and the new ones
+(`outline-segments`, unrolling off), phase by phase; then both compiled programs
+timed interleaved in one process, so the run-time ratio is a same-run figure.
+
+Run: `python -m pullback.benchmarks.bench_compile [--repeat 20] [--resnet]`.
+The disk cache is off in this process (`PULLBACK_CACHE=0`): every compile is real.
+`--resnet` adds a 4-block residual conv net (batch 2, 16x16); the full ResNet-18
+step is `bench_resnet` (minutes per compile with the old settings).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+os.environ["PULLBACK_CACHE"] = "0"
+
+from pullback.benchmarks.programs import elementwise_chain, mlp_train  # noqa: E402
+from pullback.runtime.compiled import CompiledProgram, compile_program, execute  # noqa: E402
+
+VARIANTS = {"before": {"outline": False, "unroll": True}, "after": {"outline": True, "unroll": False}}
+"""The settings compared: the compile path before issue 18 and the default now."""
+
+XDSL_PHASES_END = "to-llvm-ir"
+
+
+def summary(prog: CompiledProgram) -> dict[str, float]:
+    """Seconds in xDSL (lowering and passes), LLVM optimize, LLVM codegen, in all."""
+    assert prog.times is not None
+    out = {"xdsl": 0.0, "llvm-optimize": 0.0, "llvm-codegen": 0.0, "total": prog.compile_seconds}
+    for name, s in prog.times.phases:
+        if name in ("llvm-optimize", "llvm-codegen"):
+            out[name] += s
+        elif not name.startswith(("llvm-", "jit-", "disk-", "key")):
+            out["xdsl"] += s
+    return out
+
+
+def interleaved(fns: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
+    """Median seconds per call of each function, timed round-robin after warm-ups."""
+    for f in fns.values():
+        f()
+        f()
+    times: dict[str, list[float]] = {k: [] for k in fns}
+    for _ in range(repeat):
+        for k, f in fns.items():
+            t = time.perf_counter()
+            f()
+            times[k].append(time.perf_counter() - t)
+    return {k: float(np.median(v)) for k, v in times.items()}
+
+
+def programs(resnet: bool) -> list[tuple[str, Any, list[Any], dict[str, np.ndarray], dict[str, np.ndarray]]]:
+    """(name, module, fetches, feeds, scope) of each benchmarked program."""
+    from pullback.benchmarks.bench_cpu import cnn_train
+
+    rng = np.random.default_rng(0)
+    out = []
+    mlp = mlp_train((784, 512, 512, 10), 0.01)
+    out.append(("MLP 784-512-512-10 step, batch 128", mlp.module, mlp.fetch,
+                {"x": rng.standard_normal((128, 784)).astype(np.float32),
+                 "label": rng.integers(0, 10, (128, 1)).astype(np.int64)}, mlp.scope))
+    cnn = cnn_train(lr=0.01)
+    out.append(("CNN step (two 3x3 convs), batch 32", cnn.module, cnn.fetch,
+                {"img": rng.standard_normal((32, 1, 28, 28)).astype(np.float32),
+                 "label": rng.integers(0, 10, (32, 1)).astype(np.int64)}, cnn.scope))
+    chain = elementwise_chain(1 << 20, 20)
+    out.append(("elementwise chain fwd+bwd, 1M f32", chain.module, chain.fetch,
+                {"x": rng.standard_normal(1 << 20).astype(np.float32),
+                 "y": rng.standard_normal(1 << 20).astype(np.float32)}, {}))
+    if resnet:
+        out.append(residual_net())
+    return out
+
+
+def residual_net() -> tuple[str, Any, list[Any], dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Conv-BN-ReLU and four ResNet basic blocks (8 channels), batch 2 of 3x16x16,
+    cross-entropy, Momentum: a ResNet-shaped step small enough to compile twice."""
+    import pullback as paddle
+    import pullback.nn.functional as F
+    from pullback.frontend.vision.models.resnet import BasicBlock
+
+    paddle.enable_static()
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    main.random_seed = startup.random_seed = 1
+    with paddle.static.program_guard(main, startup):
+        x = paddle.static.data("image", [2, 3, 16, 16], "float32")
+        y = paddle.static.data("label", [2, 1], "int64")
+        nn = paddle.nn
+        net = nn.Sequential(nn.Conv2D(3, 8, 3, padding=1), nn.BatchNorm2D(8), nn.ReLU(),
+                            *[BasicBlock(8, 8) for _ in range(4)],
+                            nn.AdaptiveAvgPool2D(1), nn.Flatten(), nn.Linear(8, 10))
+        loss = paddle.mean(F.cross_entropy(net(x), y))
+        paddle.optimizer.Momentum(learning_rate=0.01, momentum=0.9).minimize(loss)
+    from pullback.runtime.executor import resolve_fetch
+
+    scope = paddle.static.Scope()
+    exe = paddle.static.Executor(paddle.CPUPlace(), backend="interpreter")
+    with paddle.static.scope_guard(scope):
+        exe.run(startup)
+    entry = exe._prepared(main, [resolve_fetch(main, loss)])
+    paddle.disable_static()
+    rng = np.random.default_rng(0)
+    feeds = {"image": rng.standard_normal((2, 3, 16, 16)).astype(np.float32),
+             "label": rng.integers(0, 10, (2, 1)).astype(np.int64)}
+    return "residual conv net (4 basic blocks), batch 2", entry.module, list(entry.fetches), feeds, dict(scope)
+
+
+def main() -> None:
+    """Compile each program both ways, print phase times and the run-time ratio."""
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--repeat", type=int, default=20)
+    ap.add_argument("--resnet", action="store_true", help="add the residual conv net")
+    args = ap.parse_args()
+    print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cpus, "
+          f"load {os.getloadavg()[0]:.1f}, {time.strftime('%Y-%m-%d %H:%M')}")
+    for name, module, fetches, feeds, scope in programs(args.resnet):
+        compiled = {k: compile_program(module, fetches, **v) for k, v in VARIANTS.items()}
+        print(f"\n{name}")
+        for k, prog in compiled.items():
+            s = summary(prog)
+            print(f"  compile {k:<6}: {s['total']:7.2f} s  (xDSL {s['xdsl']:.2f}, LLVM optimize "
+                  f"{s['llvm-optimize']:.2f}, codegen {s['llvm-codegen']:.2f})")
+        states = {k: {n: np.array(a) for n, a in scope.items()} for k in compiled}
+        run = interleaved({k: (lambda p=p, st=states[k]: execute(p, feeds, st)) for k, p in compiled.items()},
+                          args.repeat)
+        ratio = run["after"] / run["before"]
+        print(f"  run: before {1e3 * run['before']:.3f} ms, after {1e3 * run['after']:.3f} ms, "
+              f"after/before {ratio:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,221 @@
+"""`outline-segments`: the entry function's loops, outlined into functions of their own.
+
+A training step lowers to ONE entry function; for ResNet-18 that was ~4,000 basic
+blocks once the loops became a control-flow graph, and both xDSL (`convert-scf-to-cf`
+looks blocks up by a linear scan: quadratic in the blocks of a region) and LLVM (O3
+and instruction selection are superlinear per function) spent minutes on it.  This
+pass runs on the memref/linalg form, before the loop passes: the entry keeps its
+allocations, frees, views, cheap scalar ops and the order of everything, and each
+run of compute ops between them (linalg ops, `scf` loops and branches, calls) moves
+into a function `<entry>__seg<N>` called in its place.  Every later pass and LLVM then
+see many small functions: compile time grows linearly with the program.
+
+What a segment takes: the values it uses from outside as arguments (memrefs, which
+become bare pointers, and scalars); `arith.constant`s are cloned in instead, so LLVM
+still sees them.  A memref argument with dynamic dimensions also gets its sizes
+(`memref.dim` at the call site, which the memref lowering resolves) and is viewed
+through a `memref.reinterpret_cast` inside, as the entry views its own arguments.
+A segment returns nothing: it writes the buffers it was given.  An op whose results
+are used after its run stays in the entry.  Segments are marked `noinline` in the
+LLVM IR (`lowering.pipeline.to_llvmlite`), else O3 would inline them back.
+
+Runtime cost: one call per segment; pointer arguments are not `noalias` (two
+arguments may be views of one buffer), so LLVM versions vectorized loops with
+run-time overlap checks where it cannot prove independence (measured in
+benchmarks/RESULTS.md, issue 18).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, MemRefType, ModuleOp
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+
+SEGMENT_INFIX = "__seg"
+"""Outlined functions are named `<entry>__seg<N>` (`to_llvmlite` marks them noinline)."""
+
+_ANCHORS = (memref.AllocOp, memref.DeallocOp, memref.ReinterpretCastOp, memref.DimOp, func.ReturnOp)
+"""Ops that stay in the entry: they define or free the buffers segments work on."""
+
+
+def _top_level(op: Operation, block: Block) -> Operation | None:
+    """The ancestor of `op` that is an op of `block` (None outside it)."""
+    while op.parent_block() is not block:
+        parent = op.parent_op()
+        if parent is None:
+            return None
+        op = parent
+    return op
+
+
+def _segments(block: Block, max_ops: int) -> list[list[Operation]]:
+    """Runs of consecutive outlinable ops of `block` (each at most about `max_ops`
+    nested ops, cut only where no result is used further on)."""
+    ops = list(block.ops)
+    index = {op: i for i, op in enumerate(ops)}
+    last_use = [i for i in range(len(ops))]
+    for i, op in enumerate(ops):
+        for r in op.results:
+            for use in r.uses:
+                top = _top_level(use.operation, block)
+                if top is not None:
+                    last_use[i] = max(last_use[i], index[top])
+    size = [sum(1 for _ in op.walk()) for op in ops]
+    anchor = [isinstance(op, (*_ANCHORS, arith.ConstantOp)) for op in ops]
+    changed = True
+    while changed:  # an op used past the end of its run stays in the entry
+        changed = False
+        start = 0
+        for i in range(len(ops) + 1):
+            if i == len(ops) or anchor[i]:
+                for k in range(start, i):
+                    if last_use[k] >= i:
+                        anchor[k] = changed = True
+                start = i + 1
+    out: list[list[Operation]] = []
+    current: list[Operation] = []
+    need = n = 0
+    for i, op in enumerate(ops):
+        if anchor[i]:
+            if current:
+                out.append(current)
+            current, need, n = [], 0, 0
+            continue
+        current.append(op)
+        need, n = max(need, last_use[i]), n + size[i]
+        if n >= max_ops and need <= i:
+            out.append(current)
+            current, need, n = [], 0, 0
+    if current:
+        out.append(current)
+    # A segment without loops or branches is not worth a call.
+    return [s for s in out if any(op.regions for op in s)]
+
+
+def _view(arg: SSAValue, dims: Sequence[SSAValue], block: Block) -> SSAValue:
+    """`arg` (a dynamically shaped memref argument) viewed with sizes `dims`."""
+    t = arg.type
+    assert isinstance(t, MemRefType)
+    shape = t.get_shape()
+    sizes: list[SSAValue | int] = []
+    it = iter(dims)
+    for d in shape:
+        sizes.append(next(it) if d == DYNAMIC_INDEX else d)
+    strides: list[SSAValue | int] = []
+    acc: SSAValue | int = 1
+    for k in range(len(sizes) - 1, -1, -1):
+        strides.insert(0, acc)
+        d = sizes[k]
+        if isinstance(acc, int) and isinstance(d, int):
+            acc = acc * d
+        else:
+            lhs = _index(acc, block)
+            rhs = _index(d, block)
+            mul = arith.MuliOp(lhs, rhs)
+            block.add_op(mul)
+            acc = mul.result
+    cast = memref.ReinterpretCastOp.from_dynamic(arg, [0], sizes, strides, MemRefType(t.element_type, shape))
+    block.add_op(cast)
+    return cast.result
+
+
+def _index(v: SSAValue | int, block: Block) -> SSAValue:
+    if isinstance(v, SSAValue):
+        return v
+    c = arith.ConstantOp.from_int_and_width(v, IndexType())
+    block.add_op(c)
+    return c.result
+
+
+def outline(fn: func.FuncOp, module: ModuleOp, max_ops: int) -> int:
+    """Outline `fn`'s segments (see the module docstring); returns how many."""
+    if len(fn.body.blocks) != 1:
+        return 0
+    block = fn.body.block
+    name = fn.sym_name.data
+    after: Operation = fn
+    segments = _segments(block, max_ops)
+    for n, seg in enumerate(segments):
+        inside = set(seg)
+        outer: list[SSAValue] = []
+        seen: set[SSAValue] = set()
+        for op in seg:
+            for sub in op.walk():
+                for v in sub.operands:
+                    if v in seen:
+                        continue
+                    owner = v.owner
+                    top = _top_level(owner, block) if isinstance(owner, Operation) else None
+                    if isinstance(owner, Operation) and top in inside:
+                        continue
+                    if isinstance(owner, Block) and owner is not block:
+                        # A block argument of a region nested in the segment.
+                        parent = owner.parent_op()
+                        if parent is not None and _top_level(parent, block) in inside:
+                            continue
+                    seen.add(v)
+                    outer.append(v)
+        body = Block()
+        call_args: list[SSAValue] = []
+        arg_types: list[Attribute] = []
+        mapping: dict[SSAValue, SSAValue] = {}
+        dyn: list[tuple[SSAValue, SSAValue, list[SSAValue]]] = []
+        for v in outer:
+            if isinstance(v.owner, arith.ConstantOp):
+                c = v.owner.clone()
+                body.add_op(c)
+                mapping[v] = c.results[0]
+                continue
+            arg = body.insert_arg(v.type, len(body.args))
+            call_args.append(v)
+            arg_types.append(v.type)
+            mapping[v] = arg
+            if isinstance(v.type, MemRefType) and DYNAMIC_INDEX in v.type.get_shape():
+                dims: list[SSAValue] = []
+                for k, d in enumerate(v.type.get_shape()):
+                    if d != DYNAMIC_INDEX:
+                        continue
+                    kc = arith.ConstantOp.from_int_and_width(k, IndexType())
+                    dim = memref.DimOp(v, kc.result)
+                    block.insert_ops_before([kc, dim], seg[0])
+                    darg = body.insert_arg(IndexType(), len(body.args))
+                    call_args.append(dim.result)
+                    arg_types.append(IndexType())
+                    dims.append(darg)
+                dyn.append((v, arg, dims))
+        for v, arg, dims in dyn:
+            mapping[v] = _view(arg, dims, body)
+        callee = f"{name}{SEGMENT_INFIX}{n}"
+        block.insert_op_before(func.CallOp(callee, call_args, []), seg[0])
+        for op in seg:
+            op.detach()
+            body.add_op(op)
+        for v, new in mapping.items():
+            v.replace_uses_with_if(new, lambda use: _top_level(use.operation, body) is not None)
+        body.add_op(func.ReturnOp())
+        seg_fn = func.FuncOp(callee, (arg_types, []), Region(body), visibility="private")
+        module.body.block.insert_op_after(seg_fn, after)
+        after = seg_fn
+    return len(segments)
+
+
+@dataclass(frozen=True)
+class OutlineSegmentsPass(ModulePass):
+    """Outline the loops of each entry (`llvm.emit_c_interface`) function into
+    functions of at most about `max_ops` ops (see the module docstring)."""
+
+    name = "outline-segments"
+
+    max_ops: int = 200
+    """Nested ops per segment before a cut is taken (where one is allowed)."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        """Outline every entry function of `op`."""
+        for fn in [o for o in op.body.block.ops if isinstance(o, func.FuncOp)]:
+            if "llvm.emit_c_interface" in fn.attributes and fn.body.blocks:
+                outline(fn, op, self.max_ops)
