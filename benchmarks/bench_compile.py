@@ -129,7 +129,7 @@ def main() -> None:
             print(f"  compile {k:<6}: {s['total']:7.2f} s  (xDSL {s['xdsl']:.2f}, LLVM optimize "
                   f"{s['llvm-optimize']:.2f}, codegen {s['llvm-codegen']:.2f})")
         states = {k: {n: np.array(a) for n, a in scope.items()} for k in compiled}
-        run = interleaved({k: (lambda p=p, st=states[k]: execute(p, feeds, st)) for k, p in compiled.items()},
+        run = interleaved({k: (lambda p=p, st=states[k], fd=feeds: execute(p, fd, st)) for k, p in compiled.items()},
                           args.repeat)
         ratio = run["after"] / run["before"]
         print(f"  run: before {1e3 * run['before']:.3f} ms, after {1e3 * run['after']:.3f} ms, "

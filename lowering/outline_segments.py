@@ -196,7 +196,7 @@ def outline(fn: func.FuncOp, module: ModuleOp, max_ops: int) -> int:
             op.detach()
             body.add_op(op)
         for v, new in mapping.items():
-            v.replace_uses_with_if(new, lambda use: _top_level(use.operation, body) is not None)
+            v.replace_uses_with_if(new, lambda use, body=body: _top_level(use.operation, body) is not None)
         body.add_op(func.ReturnOp())
         seg_fn = func.FuncOp(callee, (arg_types, []), Region(body), visibility="private")
         module.body.block.insert_op_after(seg_fn, after)
