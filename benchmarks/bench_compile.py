@@ -12,6 +12,7 @@ step is `bench_resnet` (minutes per compile with the old settings).
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import platform
 import time
@@ -57,12 +58,16 @@ def interleaved(fns: dict[str, Callable[[], object]], repeat: int) -> dict[str, 
     return {k: float(np.median(v)) for k, v in times.items()}
 
 
-def programs(resnet: bool) -> list[tuple[str, Any, list[Any], dict[str, np.ndarray], dict[str, np.ndarray]]]:
+Bench = tuple[str, Any, list[Any], dict[str, Any], dict[str, Any]]
+"""(name, module, fetches, feeds, scope) of one benchmarked program."""
+
+
+def programs(resnet: bool) -> list[Bench]:
     """(name, module, fetches, feeds, scope) of each benchmarked program."""
     from pullback.benchmarks.bench_cpu import cnn_train
 
     rng = np.random.default_rng(0)
-    out = []
+    out: list[Bench] = []
     mlp = mlp_train((784, 512, 512, 10), 0.01)
     out.append(("MLP 784-512-512-10 step, batch 128", mlp.module, mlp.fetch,
                 {"x": rng.standard_normal((128, 784)).astype(np.float32),
@@ -80,7 +85,7 @@ def programs(resnet: bool) -> list[tuple[str, Any, list[Any], dict[str, np.ndarr
     return out
 
 
-def residual_net() -> tuple[str, Any, list[Any], dict[str, np.ndarray], dict[str, np.ndarray]]:
+def residual_net() -> Bench:
     """Conv-BN-ReLU and four ResNet basic blocks (8 channels), batch 2 of 3x16x16,
     cross-entropy, Momentum: a ResNet-shaped step small enough to compile twice."""
     import pullback as paddle
@@ -129,8 +134,9 @@ def main() -> None:
             print(f"  compile {k:<6}: {s['total']:7.2f} s  (xDSL {s['xdsl']:.2f}, LLVM optimize "
                   f"{s['llvm-optimize']:.2f}, codegen {s['llvm-codegen']:.2f})")
         states = {k: {n: np.array(a) for n, a in scope.items()} for k in compiled}
-        run = interleaved({k: (lambda p=p, st=states[k], fd=feeds: execute(p, fd, st)) for k, p in compiled.items()},
-                          args.repeat)
+        calls: dict[str, Callable[[], object]] = {
+            k: functools.partial(execute, p, feeds, states[k]) for k, p in compiled.items()}
+        run = interleaved(calls, args.repeat)
         ratio = run["after"] / run["before"]
         print(f"  run: before {1e3 * run['before']:.3f} ms, after {1e3 * run['after']:.3f} ms, "
               f"after/before {ratio:.2f}x")

@@ -27,13 +27,13 @@ benchmarks/RESULTS.md, issue 18).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, MemRefType, ModuleOp
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue, Use
 from xdsl.passes import ModulePass
 
 SEGMENT_INFIX = "__seg"
@@ -97,6 +97,11 @@ def _segments(block: Block, max_ops: int) -> list[list[Operation]]:
     return [s for s in out if any(op.regions for op in s)]
 
 
+def _inside(body: Block) -> Callable[[Use], bool]:
+    """Whether a use lies in `body` (at any depth)."""
+    return lambda use: _top_level(use.operation, body) is not None
+
+
 def _view(arg: SSAValue, dims: Sequence[SSAValue], block: Block) -> SSAValue:
     """`arg` (a dynamically shaped memref argument) viewed with sizes `dims`."""
     t = arg.type
@@ -104,8 +109,8 @@ def _view(arg: SSAValue, dims: Sequence[SSAValue], block: Block) -> SSAValue:
     shape = t.get_shape()
     sizes: list[SSAValue | int] = []
     it = iter(dims)
-    for d in shape:
-        sizes.append(next(it) if d == DYNAMIC_INDEX else d)
+    for n in shape:
+        sizes.append(next(it) if n == DYNAMIC_INDEX else n)
     strides: list[SSAValue | int] = []
     acc: SSAValue | int = 1
     for k in range(len(sizes) - 1, -1, -1):
@@ -171,7 +176,7 @@ def outline(fn: func.FuncOp, module: ModuleOp, max_ops: int) -> int:
                 body.add_op(c)
                 mapping[v] = c.results[0]
                 continue
-            arg = body.insert_arg(v.type, len(body.args))
+            arg: SSAValue = body.insert_arg(v.type, len(body.args))
             call_args.append(v)
             arg_types.append(v.type)
             mapping[v] = arg
@@ -196,7 +201,7 @@ def outline(fn: func.FuncOp, module: ModuleOp, max_ops: int) -> int:
             op.detach()
             body.add_op(op)
         for v, new in mapping.items():
-            v.replace_uses_with_if(new, lambda use, body=body: _top_level(use.operation, body) is not None)
+            v.replace_uses_with_if(new, _inside(body))
         body.add_op(func.ReturnOp())
         seg_fn = func.FuncOp(callee, (arg_types, []), Region(body), visibility="private")
         module.body.block.insert_op_after(seg_fn, after)
