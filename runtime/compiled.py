@@ -63,6 +63,14 @@ DEFAULT_CACHE_SIZE = 64
 A program is specialized to its static shapes, so a workload whose shapes keep
 changing would otherwise grow the cache, and the process, without bound."""
 
+LOOP_UNROLL_THRESHOLD = 100
+"""LLVM's loop-unrolling cost threshold (`-unroll-threshold`; 0 turns unrolling off,
+300 is LLVM's own at O3).  With the static shapes of a training step, LLVM's default
+fully unrolled small nested loops (a batch-norm reduction over 2x16x16 became a
+26,000-instruction function) and took ~75% of a ResNet-style compile; at 100 the
+compile costs about what it does without unrolling while short loops (3x3 kernels)
+still unroll (measured in benchmarks/RESULTS.md, issue 18)."""
+
 SHAPE_PLANS_PER_PROGRAM = 256
 """Concrete feed-shape plans kept per compiled program (same policy: one plan per
 batch size seen, and batch sizes can be unbounded)."""
@@ -125,9 +133,9 @@ class _Jit:
         """What this engine's code depends on besides the program (for the disk cache)."""
         return compile_cache.fingerprint(self.llvm.get_host_cpu_name(), self.llvm.get_host_cpu_features().flatten())
 
-    def emit(self, llvm_ir: str, times: PhaseTimes, unroll: bool = False) -> bytes:
-        """Verify, optimize at O3 (vectorizers on; loop unrolling only if `unroll`,
-        see `LOOP_UNROLLING`) and emit an object file."""
+    def emit(self, llvm_ir: str, times: PhaseTimes, unroll_threshold: int = LOOP_UNROLL_THRESHOLD) -> bytes:
+        """Verify, optimize at O3 (vectorizers on; loops unrolled up to
+        `unroll_threshold`, see `LOOP_UNROLL_THRESHOLD`) and emit an object file."""
         llvm = self.llvm
         # A context of its own: the global one would keep every program's types and
         # names (they are unique per program) for the life of the process.
@@ -138,11 +146,14 @@ class _Jit:
                 mod.triple = self.tm.triple
                 mod.data_layout = str(self.tm.target_data)
                 mod.verify()
-            with times.phase("llvm-optimize"):
+            # The threshold is a process-wide LLVM option: set and used under the lock.
+            with times.phase("llvm-optimize"), self._lock:
                 pto = llvm.create_pipeline_tuning_options(speed_level=3)
                 pto.loop_vectorization = True
                 pto.slp_vectorization = True
-                pto.loop_unrolling = unroll
+                pto.loop_unrolling = unroll_threshold > 0
+                if unroll_threshold > 0:
+                    llvm.set_option("pullback", f"-unroll-threshold={unroll_threshold}")
                 pb = llvm.create_pass_builder(self.tm, pto)
                 pb.getModulePassManager().run(mod, pb)
             with times.phase("llvm-codegen"):
@@ -259,12 +270,6 @@ class CompiledProgram:
         return plan
 
 
-LOOP_UNROLLING = False
-"""LLVM's loop unrolling (full and partial) at O3.  Off: with the static shapes of a
-training step, full unrolling turned small nested loops (a batch-norm reduction over
-2x16x16) into 26,000-instruction functions and took 90% of ResNet compile time
-(measured in benchmarks/RESULTS.md, issue 18); the vectorizer still interleaves."""
-
 OUTLINE_SEGMENTS = True
 """Outline the entry function's loops into functions of their own
 (`lowering/outline_segments.py`), keeping every pass linear in the program size."""
@@ -342,18 +347,18 @@ def compile_program(
     blas: bool | None = None,
     *,
     outline: bool | None = None,
-    unroll: bool | None = None,
+    unroll_threshold: int | None = None,
 ) -> CompiledProgram:
     """Lower, optimize and JIT `module` for `fetches`, or load its object code from the
     disk cache (`runtime/compile_cache.py`); no in-memory caching here.  `outline` and
-    `unroll` default to `OUTLINE_SEGMENTS` and `LOOP_UNROLLING`."""
+    `unroll_threshold` default to `OUTLINE_SEGMENTS` and `LOOP_UNROLL_THRESHOLD`."""
     t0 = time.perf_counter()
     times = PhaseTimes()
     jit = _Jit.get()
     use_blas = jit.blas if blas is None else blas and jit.blas
     outline = OUTLINE_SEGMENTS if outline is None else outline
-    unroll = LOOP_UNROLLING if unroll is None else unroll
-    options = f"blas={use_blas} outline={outline} unroll={unroll}"
+    unroll = LOOP_UNROLL_THRESHOLD if unroll_threshold is None else unroll_threshold
+    options = f"blas={use_blas} outline={outline} unroll-threshold={unroll}"
     with times.phase("key"):
         text = str(module)
         positions = _value_positions(module, fetches)
@@ -383,7 +388,7 @@ def _lower_and_emit(
     entry: str,
     use_blas: bool,
     outline: bool,
-    unroll: bool,
+    unroll: int,
     times: PhaseTimes,
 ) -> dict[str, Any]:
     """The compile proper: `pd` -> linalg -> LLVM dialect -> LLVM IR -> object code.
