@@ -60,7 +60,7 @@ class WhileLowering(RewritePattern):
 
         condition = before_last.last_op
         assert isinstance(condition, scf.ConditionOp)
-        rewriter.replace_op(
+        rewriter.replace(
             condition,
             ConditionalBranchOp(
                 condition.condition, after_first, list(condition.args), exit_block, list(condition.args)
@@ -68,12 +68,12 @@ class WhileLowering(RewritePattern):
         )
         yielded = after_last.last_op
         assert isinstance(yielded, scf.YieldOp)
-        rewriter.replace_op(yielded, BranchOp(before_first, *yielded.arguments))
+        rewriter.replace(yielded, BranchOp(before_first, *yielded.arguments))
 
         rewriter.inline_region(op.before_region, BlockInsertPoint.before(exit_block))
         rewriter.inline_region(op.after_region, BlockInsertPoint.before(exit_block))
         rewriter.insert(BranchOp(before_first, *op.arguments), InsertPoint.at_end(init_block))
-        rewriter.replace_op(op, [], list(exit_block.args))
+        rewriter.replace(op, [], list(exit_block.args))
 
 
 @dataclass(frozen=True)

@@ -64,9 +64,23 @@ def plan_shapes(prog: Program, feed_shapes: Mapping[str, Sequence[int]]) -> dict
             raise ShapeError(f"with these feed shapes, {e}") from None
         for r, t in zip(op.results, results):
             shapes[r] = tuple(t.get_shape())
+        _count_entries(op, shapes, get)
         _check_refines_types(op, shapes)
         _check_dynamic_broadcast(op, shapes, get)
     return shapes
+
+
+def _count_entries(op, shapes, get) -> None:  # type: ignore[no-untyped-def]
+    """A stack's entry count, which its typing rule leaves dynamic (`?`), follows
+    from its operand's outside loops (inside one the loop's planning makes it DYN
+    again where it grows)."""
+    if isinstance(op, pd.StackCreateOp):
+        shapes[op.results[0]] = (0, *get(op.x))
+    elif isinstance(op, (pd.StackPushOp, pd.StackPopOp)):
+        n, *entry = get(op.stack)
+        step = 1 if isinstance(op, pd.StackPushOp) else -1
+        # (an empty stack's pop is reported by the op itself, at run time)
+        shapes[op.results[0]] = (DYN if n == DYN else max(n + step, 0), *entry)
 
 
 def _plan_ops(ops, shapes, get) -> None:  # type: ignore[no-untyped-def]
@@ -84,6 +98,7 @@ def _plan_ops(ops, shapes, get) -> None:  # type: ignore[no-untyped-def]
             raise ShapeError(f"with these feed shapes, {e}") from None
         for r, t in zip(op.results, results):
             shapes[r] = tuple(t.get_shape())
+        _count_entries(op, shapes, get)
         _check_refines_types(op, shapes)
         _check_dynamic_broadcast(op, shapes, get)
 
