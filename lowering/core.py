@@ -307,7 +307,7 @@ def _entry(op_type: type[Operation]) -> OpLowering:
     return LOWERINGS.setdefault(op_type, OpLowering())
 
 
-def lowers(*op_types: type[PdOp], fusible: Fusible | None = None) -> Callable[[Rule], Rule]:
+def lowers(*op_types: type[Operation], fusible: Fusible | None = None) -> Callable[[Rule], Rule]:
     """Register the rule lowering one or more op classes (and which of their
     operands elementwise producers may be fused into)."""
 

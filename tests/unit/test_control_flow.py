@@ -11,6 +11,7 @@ fetched value whose shape only control flow decides).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -42,7 +43,10 @@ def _interp() -> Any:
     return paddle.static.Executor(paddle.CPUPlace(), backend="interpreter")
 
 
+@functools.cache
 def _compiled() -> Any:
+    # One executor for the module: its backend keeps the compiled programs, so the
+    # finite-difference runs of one program compile it once.
     return paddle.static.Executor(paddle.CPUPlace(), backend="compiled")
 
 
