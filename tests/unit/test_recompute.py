@@ -193,7 +193,7 @@ def test_recompute_optimizer_argument_errors() -> None:
     paddle.disable_static()
     try:
         with pytest.raises(Exception, match="In dygraph, don't support RecomputeOptimizer"):
-            RecomputeOptimizer(paddle.optimizer.SGD(learning_rate=0.1))
+            RecomputeOptimizer(paddle.optimizer.SGD(learning_rate=0.1, parameters=paddle.nn.Linear(2, 2).parameters()))
     finally:
         paddle.enable_static()
 
