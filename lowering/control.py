@@ -34,8 +34,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, i64
+from xdsl.dialects import arith, func, llvm, memref, scf
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, UnrealizedConversionCastOp, i64
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from pullback.dialects import pd
@@ -50,6 +50,7 @@ from pullback.lowering.core import (
     lowers,
     result_sizes,
 )
+from pullback.lowering.finalize_memref_to_llvm import element_bytes
 from pullback.lowering.loop_nest import copy_window, if_then, load, store, to_index
 from pullback.lowering.shape import add_sizes, sub_sizes
 
@@ -225,11 +226,12 @@ def _while(low: Lowerer, op: pd.WhileOp) -> None:
     after = Block(arg_types=arg_types)
     body = low.sub(Program.of_block(op.body_block(), low.prog.alias), after)
     bind(body, op.body_block(), after)
+    body.consumable = set(op.body_block().args)
     body.lower_ops()
-    carried = set(after.args[:n])
-    mems, sizes, taken = hand_over(body, body.prog.fetches, set(body.temps) | carried, types)
+    carried = [a for a in after.args[:n] if a not in body.consumed]
+    mems, sizes, taken = hand_over(body, body.prog.fetches, set(body.temps) | set(carried), types)
     body.free_temps(keep=taken)
-    for a in after.args[:n]:
+    for a in carried:
         if a not in taken:  # a carried buffer the next iteration does not reuse
             body.emit(memref.DeallocOp.get(a))
     after.add_op(scf.YieldOp(*mems, *(low.as_value(sizes[j][k]) for j, k in dyn)))
@@ -297,11 +299,47 @@ def _stack_create_size(low: Lowerer, op: pd.StackCreateOp, r: SSAValue, k: int) 
     return low.index(0) if k == 0 else low.sizes_of(op.x)[k - 1]
 
 
+def _dies_here(low: Lowerer, op: pd.StackPushOp) -> bool:
+    """Whether the push may grow its stack's buffer in place: the lowerer owns it
+    (a loop's carried stack) and this push is its only reader."""
+    s = low.prog.resolve(op.stack)
+    return (
+        s in low.consumable and s not in low.prog.fetches
+        and [u for u, _ in low.prog.uses.get(s, [])] == [op]
+        and op.results[0] not in low.dest
+    )
+
+
+def _grow(low: Lowerer, op: pd.StackPushOp) -> SSAValue:
+    """The stack's buffer reallocated one entry longer (`realloc`: in place when the
+    heap can extend it, an O(1) remap for large blocks, a copy otherwise) instead of
+    a fresh buffer and a copy of every entry on each push."""
+    r = op.results[0]
+    mem = low.read(op.stack)
+    low.consumed.add(_root(mem))
+    elem = elem_of_buffer(mem)
+    count = low.as_value(low.mul_sizes(low.sizes[r]))
+    size = low.emit(arith.MuliOp(count, low.index(element_bytes(elem)))).results[0]
+    nbytes = low.emit(arith.IndexCastOp(size, i64)).results[0]
+    ptr = llvm.LLVMPointerType()
+    old = low.emit(UnrealizedConversionCastOp.get([_root(mem)], [ptr])).results[0]
+    new = low.emit(func.CallOp("realloc", [old, nbytes], [ptr])).results[0]
+    t = buffer_type(r)
+    grown = low.emit(UnrealizedConversionCastOp.get([new], [t])).results[0]
+    low.temps[grown] = low.current
+    view = view_as(low, grown, low.sizes[r], t)
+    low.buf[r] = view
+    return view
+
+
 @lowers(pd.StackPushOp)
 def _stack_push(low: Lowerer, op: pd.StackPushOp) -> None:
-    out = low.out(op.results[0])
     count = low.sizes_of(op.stack)[0]
-    copy_window(low, low.read(op.stack), out, low.sizes_of(op.stack))
+    if _dies_here(low, op):
+        out = _grow(low, op)
+    else:
+        out = low.out(op.results[0])
+        copy_window(low, low.read(op.stack), out, low.sizes_of(op.stack))
     copy_window(low, _entry_view(low, op.x), out, [1, *low.sizes_of(op.x)],
                 dst_offsets=_entry_offsets(low, op.stack, count))
 

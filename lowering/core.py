@@ -480,6 +480,13 @@ class Lowerer:
     """Sizes known only once control flow ran (a loop's growing stack, an `if`
     whose branches differ): a fetched value cannot have them, since the caller
     allocates outputs from shapes planned before the call (`lowering/shapes.py`)."""
+    consumable: set[SSAValue] = field(default_factory=set)
+    """`pd` values whose buffers this lowerer owns outright (a loop's carried values
+    in its body): an op that reads one last may reuse its memory (a stack push
+    grows it in place)."""
+    consumed: set[SSAValue] = field(default_factory=set)
+    """Buffers of `consumable` values an op took over (their owner must not free
+    them again)."""
     parent: Lowerer | None = None
     """The lowerer of the enclosing program when this one lowers a region of a
     control-flow op (`sub`): constants and the status buffer are the entry

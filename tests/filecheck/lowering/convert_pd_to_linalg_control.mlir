@@ -4,8 +4,8 @@
 // Control flow: pd.if becomes scf.if yielding buffers the if owns (the branch's
 // own allocation, or a copy of an outer value); pd.while becomes scf.while
 // carrying one owned buffer per value plus an index per dynamic dimension.  A
-// stack push copies into a buffer one entry longer; each iteration frees the
-// carried buffers it does not hand on.  A size the body keeps (the batch, %x_d0)
+// push onto the carried stack grows its buffer with realloc; each iteration frees
+// the carried buffers it does not hand on.  A size the body keeps (the batch, %x_d0)
 // is the initial one after the loop, so the fetched state is planned before the
 // call; the stack's entry count comes out of the loop.
 builtin.module {
@@ -59,15 +59,21 @@ builtin.module {
 // CHECK-NEXT:     scf.condition(%[[C]])
 // CHECK-NEXT:   } do {
 // CHECK-NEXT:   ^bb0(%[[I:.*]]: memref<i64>, %[[H:.*]]: memref<?x3xf32>, %[[S:.*]]: memref<?x?x3xf32>, %[[HD:.*]]: index, %[[N:.*]]: index, %[[SD:.*]]: index):
+// The carried stack is read by the push only: its buffer grows in place
+// (realloc to n + 1 entries of 3 * %SD floats), and the new entry is stored at row n.
 // CHECK:          %[[N1:.*]] = arith.addi %[[N]], %c1 : index
-// CHECK-NEXT:     %[[S1:.*]] = memref.alloc(%[[N1]], %[[SD]]) {{.*}} : memref<?x?x3xf32>
-// CHECK:            memref.store %{{.*}}, %[[S1]]
+// CHECK:          %[[BYTES:.*]] = arith.index_cast %{{.*}} : index to i64
+// CHECK-NEXT:     %[[OLD:.*]] = builtin.unrealized_conversion_cast %[[S]] : memref<?x?x3xf32> to !llvm.ptr
+// CHECK-NEXT:     %[[NEW:.*]] = func.call @realloc(%[[OLD]], %[[BYTES]]) : (!llvm.ptr, i64) -> !llvm.ptr
+// CHECK-NEXT:     %[[GROWN:.*]] = builtin.unrealized_conversion_cast %[[NEW]] : !llvm.ptr to memref<?x?x3xf32>
+// CHECK:          %[[S1:.*]] = memref.reinterpret_cast %[[GROWN]] to offset: [0], sizes: [%[[N1]], %[[SD]], 3]
 // CHECK:            %[[ROW:.*]] = arith.addi %{{.*}}, %[[N]] : index
 // CHECK-NEXT:       memref.store %{{.*}}, %[[S1]][%[[ROW]], %{{.*}}, %{{.*}}]
 // CHECK:          math.tanh
+// The counter and the state are handed on as new buffers, so the old ones are
+// freed; the stack's buffer (reallocated) is not.
 // CHECK:          memref.dealloc %[[I]]
 // CHECK-NEXT:     memref.dealloc %[[H]]
-// CHECK-NEXT:     memref.dealloc %[[S]]
 // CHECK-NEXT:     scf.yield %{{.*}}, %{{.*}}, %{{.*}}, %[[HD]], %[[N1]], %[[SD]]
 // CHECK-NEXT:   }
 // CHECK-NEXT:   %[[H_OUT:.*]] = memref.reinterpret_cast %[[R1]] to offset: [0], sizes: [%x_d0, 3]
