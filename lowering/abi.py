@@ -141,6 +141,14 @@ class Program:
         if term is not None and term.has_trait(IsTerminator):
             prog.fetches.extend(term.operands)
         prog._flatten(block)
+        for op in prog.ops:
+            # Feeds, parameters and persistable updates are bound and written back
+            # by the entry function only.
+            if isinstance(op, (pd.DataOp, pd.ParameterOp)) or op.WRITES_PERSISTABLE:
+                raise LoweringError(
+                    f"cannot lower '{op.name}' inside a control-flow region to native code "
+                    "(feeds, parameters and persistable updates belong at the top level)"
+                )
         prog._index()
         return prog
 

@@ -432,6 +432,37 @@ def test_control_flow_compiles_to_native_loops_and_branches(static_mode):
     assert backend.compiles == 1
 
 
+def test_compiled_loop_serves_every_batch_size(static_mode):
+    """A dynamic batch dimension is carried through the loop (and its stacks) as a
+    size: one compiled program for every batch, gradients included."""
+    x = paddle.static.data("x", [-1, 3], "float32")
+    w = paddle.static.data("w", [3, 3], "float32")
+    x.stop_gradient = w.stop_gradient = False
+    i0 = paddle.full([1], 0, dtype="int64")
+    _, h = paddle.static.nn.while_loop(
+        lambda i, h: i < 3, lambda i, h: [i + 1, paddle.tanh(paddle.matmul(h, w))], [i0, x]
+    )
+    loss = paddle.mean(h * h)
+    dx, dw = paddle.static.gradients([loss], [x, w])
+    rng = np.random.default_rng(0)
+    wv = rng.normal(size=(3, 3)).astype(np.float32)
+    backend = CompiledBackend(fallback=False)
+    module = paddle.static.default_main_program().module
+    fetch = [h, loss, dx, dw]
+    for batch in (2, 5):
+        xv = rng.normal(size=(batch, 3)).astype(np.float32)
+        got = backend.run(module, {"x": xv, "w": wv}, {}, [v.value for v in fetch])
+        want = _interp().run(feed={"x": xv, "w": wv}, fetch_list=fetch)
+        ref = xv
+        for _ in range(3):
+            ref = np.tanh(ref @ wv)
+        np.testing.assert_allclose(got[0], ref, rtol=1e-5, atol=1e-6)
+        for a, b in zip(got, want):
+            assert a.shape == b.shape
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    assert backend.compiles == 1
+
+
 def test_gpu_lowering_rejects_control_flow_by_name(static_mode):
     x = paddle.static.data("x", [2, 2], "float32")
     p = paddle.static.data("p", [], "bool")
