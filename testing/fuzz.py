@@ -1058,8 +1058,10 @@ def _resolve(props: dict[str, Any], dtype: str) -> dict[str, Any]:
     return {k: (dtype if v == FLOAT else v) for k, v in props.items()}
 
 
-def generate(seed: int, n_steps: int | None = None, stats: Stats | None = None) -> Case:
-    """The random program of `seed` (deterministic)."""
+def generate(seed: int, n_steps: int | None = None, stats: Stats | None = None,
+             ops: Sequence[type[pd.PdOp]] | None = None) -> Case:
+    """The random program of `seed` (deterministic), its steps drawn from `ops`
+    (default: every op of `SPECS`)."""
     from pullback.frontend.eager import template_for
 
     g = Gen(seed, "float64")
@@ -1067,7 +1069,7 @@ def generate(seed: int, n_steps: int | None = None, stats: Stats | None = None) 
     for _ in range(g.int(1, 2)):
         shape = g.shape()
         g.add_input(g.floats(shape), dynamic=None, param=bool(shape) and g.coin(0.2))
-    ops = sorted(SPECS, key=lambda t: t.name)
+    ops = sorted(ops or SPECS, key=lambda t: t.name)
     target = n_steps if n_steps is not None else g.int(3, 10)
     made, tries = 0, 0
     while made < target and tries < 10 * target:
@@ -1105,6 +1107,31 @@ def generate(seed: int, n_steps: int | None = None, stats: Stats | None = None) 
     g.case.terms = terms or floats[-1:]
     g.case.projections = {t: g.rng.standard_normal(g.vals[t].array.shape) for t in g.case.terms}
     return g.case
+
+
+def case_from(inputs: Sequence[np.ndarray], steps: Sequence[tuple[type[pd.PdOp], Sequence[int], dict[str, Any]]],
+              terms: Sequence[int] | None = None, dtype: str = "float64", seed: int = 0) -> Case:
+    """A hand-written case (a regression test of a fuzzer finding): `inputs` are
+    values 0.., each step's results are numbered after them; the loss projects
+    `terms` (default: the last value) with seeded random projections."""
+    from pullback.frontend.eager import template_for
+
+    rng = np.random.default_rng(seed)
+    case = Case(seed, dtype)
+    arrays: list[np.ndarray] = []
+    for a in inputs:
+        case.items.append(Input(np.asarray(a), grad=np.asarray(a).dtype.kind == "f"))
+        case.producers.append((len(case.items) - 1, 0))
+        arrays.append(np.asarray(a))
+    for op, args, props in steps:
+        outs = template_for(op, [arrays[a] for a in args], _resolve(props, "float64")).run([arrays[a] for a in args])
+        case.items.append(Step(op, tuple(args), dict(props)))
+        for r, o in enumerate(outs):
+            case.producers.append((len(case.items) - 1, r))
+            arrays.append(o)
+    case.terms = list(terms) if terms is not None else [len(arrays) - 1]
+    case.projections = {t: rng.standard_normal(arrays[t].shape) for t in case.terms}
+    return case
 
 
 # ------------------------------------------------------------------ building
@@ -1388,16 +1415,18 @@ def reproducer(case: Case, error: str) -> str:
 
 
 def run(seeds: Sequence[int] | None = None, seconds: float | None = None, start: int = 0,
-        eager: bool = True, shrink_s: float = 60.0, log: Callable[[str], None] | None = None) -> Stats:
-    """Check `seeds`, or consecutive seeds from `start` until `seconds` have passed;
-    the returned Stats list each failure's reproducer."""
+        eager: bool = True, shrink_s: float = 60.0, log: Callable[[str], None] | None = None,
+        ops: Sequence[type[pd.PdOp]] | None = None) -> Stats:
+    """Check `seeds`, or consecutive seeds from `start` until `seconds` have passed,
+    on programs drawn from `ops` (default all); the returned Stats list each
+    failure's reproducer."""
     stats = Stats()
     t_end = None if seconds is None else time.monotonic() + seconds
     it: Any = iter(seeds) if seeds is not None else itertools.count(start)
     for seed in it:
         if t_end is not None and time.monotonic() > t_end:
             break
-        case = generate(seed, stats=stats)
+        case = generate(seed, stats=stats, ops=ops)
         stats.programs += 1
         stats.ops.update(s.op.name for s in case.steps())
         try:
@@ -1421,6 +1450,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--start", type=int, default=0, help="first seed of a timed run (default 0)")
     p.add_argument("--seed", type=int, action="append", help="replay this seed (repeatable)")
     p.add_argument("--no-eager", action="store_true", help="static programs only")
+    p.add_argument("--ops", help="comma-separated op names to draw from (default: every fuzzed op)")
     p.add_argument("--coverage", action="store_true", help="list ops fuzzed, built and excluded, and exit")
     args = p.parse_args(argv)
     if args.coverage:
@@ -1428,9 +1458,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             why = "fuzzed" if t in SPECS else BUILT.get(t) or EXCLUDED.get(t) or "NOT COVERED"
             print(f"{t.name:32} {why}")
         return 1 if uncovered() else 0
+    by_name = {t.name: t for t in SPECS}
+    ops = None
+    if args.ops:
+        names = [n if n.startswith("pd.") else f"pd.{n}" for n in args.ops.split(",")]
+        bad = [n for n in names if n not in by_name]
+        if bad:
+            p.error(f"not fuzzed: {', '.join(bad)} (see --coverage)")
+        ops = [by_name[n] for n in names]
     t0 = time.monotonic()
     stats = run(args.seed, None if args.seed else args.seconds, args.start, not args.no_eager,
-                log=lambda s: print(s + "\n", file=sys.stderr, flush=True))
+                log=lambda s: print(s + "\n", file=sys.stderr, flush=True), ops=ops)
     dt = time.monotonic() - t0
     print(f"{stats.programs} programs ({sum(stats.ops.values())} ops, {len(stats.ops)} kinds) in {dt:.0f} s; "
           f"{stats.fd_checked} gradient elements checked against finite differences "
