@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from pullback.dialects import pd
@@ -164,7 +164,7 @@ class Gen:
         """True with probability p."""
         return bool(self.rng.random() < p)
 
-    def int(self, lo: int, hi: int) -> int:
+    def randint(self, lo: int, hi: int) -> int:
         """A uniform integer in [lo, hi]."""
         return int(self.rng.integers(lo, hi + 1))
 
@@ -177,7 +177,7 @@ class Gen:
         if rank is None:
             rank = self.choice([0, 1, 1, 2, 2, 2, 3, 3, 4])
         while True:
-            s = tuple(self.int(1, 4) for _ in range(rank))
+            s = tuple(self.randint(1, 4) for _ in range(rank))
             if int(np.prod(s)) <= max_numel:
                 return s
 
@@ -217,7 +217,7 @@ class Gen:
         if not ok:
             return None
         if self.coin(0.6):
-            return ok[-1 - min(self.int(0, 2), len(ok) - 1)]
+            return ok[-1 - min(self.randint(0, 2), len(ok) - 1)]
         return self.choice(ok)
 
     def float_val(self, pred: Callable[[Val], bool] = lambda v: True, *, make: Callable[[], np.ndarray] | None = None,
@@ -294,27 +294,29 @@ def _second_operand(g: Gen, x: int, pred: Callable[[Val], bool], low: float | No
             return y, props, False
         return g.like(x, low=low, high=high), props, False
     if mode == "axis" and len(xs) >= 2:
-        a = g.int(0, len(xs) - 2)
-        n = g.int(1, len(xs) - a - 1)
+        a = g.randint(0, len(xs) - 2)
+        n = g.randint(1, len(xs) - a - 1)
         ys = xs[a:a + n]
         props["axis"] = a
         return g.add_input(g.floats(ys, low, high), dynamic=False), props, False
     if mode == "scalar" or not xs:
         return g.add_input(g.floats((), low, high)), props, False
-    k = g.int(0, len(xs))
+    k = g.randint(0, len(xs))
     ys = tuple(1 if g.coin(0.3) else d for d in xs[k:])
     y = g.add_input(g.floats(ys, low, high), dynamic=False)
     return y, props, mode == "reverse"
 
 
 def _binary(pred_y: Callable[[Val], bool] = lambda v: True, low: float | None = None, high: float | None = None,
-            pred_x: Callable[[Val], bool] = bounded(1e3), x_low: float | None = None,
+            pred_x: Callable[[Val], bool] | None = None, x_low: float | None = None,
             x_high: float | None = None) -> Spec:
+    px = pred_x or bounded(1e3)
+
     def draw(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
-        x = g.float_val(pred_x, make=lambda: g.floats(g.shape(), x_low, x_high))
+        x = g.float_val(px, make=lambda: g.floats(g.shape(), x_low, x_high))
         y, props, swap = _second_operand(g, x, pred_y, low, high)
         if swap and not props:
-            if not (pred_x(g.val(y)) and pred_y(g.val(x))):
+            if not (px(g.val(y)) and pred_y(g.val(x))):
                 raise Rejected("operands swap out of their domains")
             return (y, x), props
         return (x, y), props
@@ -418,9 +420,9 @@ def _reduce_prod(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
 def _scan(limit: float) -> Spec:
     def draw(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
         x = g.float_val(lambda v: v.array.ndim > 0 and bounded(limit)(v),
-                        make=lambda: g.floats(g.shape(g.int(1, 3)), -1.5, 1.5))
+                        make=lambda: g.floats(g.shape(g.randint(1, 3)), -1.5, 1.5))
         r = g.val(x).array.ndim
-        return (x,), {"axis": g.int(-r, r - 1), "exclusive": g.coin(0.3), "reverse": g.coin(0.3)}
+        return (x,), {"axis": g.randint(-r, r - 1), "exclusive": g.coin(0.3), "reverse": g.coin(0.3)}
 
     return draw
 
@@ -434,13 +436,13 @@ spec(pd.MeanOp, pd.SquaredL2NormOp)(_unary(bounded(1e3)))
 def _add_n(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
     x = g.float_val(bounded(1e3))
     xs = g.val(x).array.shape
-    others = [g.pick(lambda v: v.array.shape == xs) or g.like(x) for _ in range(g.int(1, 2))]
+    others = [g.pick(lambda v: v.array.shape == xs) or g.like(x) for _ in range(g.randint(1, 2))]
     return (x, *others), {}
 
 
 def _axis_of(g: Gen, x: int) -> int:
     r = g.val(x).array.ndim
-    return g.int(-r, r - 1) if r else -1
+    return g.randint(-r, r - 1) if r else -1
 
 
 @spec(pd.SoftmaxOp, pd.LogSoftmaxOp)
@@ -463,7 +465,7 @@ def _top_k(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
     x = g.float_val(lambda v: v.array.ndim > 0 and bounded(1e3)(v))
     axis = _axis_of(g, x)
     n = g.val(x).array.shape[axis]
-    return (x,), {"k": g.int(1, n), "axis": axis, "largest": g.coin(0.7), "sorted": g.coin(0.8)}
+    return (x,), {"k": g.randint(1, n), "axis": axis, "largest": g.coin(0.7), "sorted": g.coin(0.8)}
 
 
 # --- losses
@@ -477,8 +479,8 @@ def _labels(g: Gen, shape: Sequence[int], classes: int, dynamic: bool) -> int:
 def _one_hot(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
     ids = g.pick(lambda v: v.array.dtype == np.int64 and v.array.size > 0 and int(v.array.min()) >= 0, kind="i")
     if ids is None or g.coin(0.4):
-        ids = _labels(g, g.shape(g.int(1, 2)), 4, g.coin(0.3))
-    depth = int(g.val(ids).array.max()) + 1 + g.int(0, 2)
+        ids = _labels(g, g.shape(g.randint(1, 2)), 4, g.coin(0.3))
+    depth = int(g.val(ids).array.max()) + 1 + g.randint(0, 2)
     return (ids,), {"depth": depth, "dtype": FLOAT}
 
 
@@ -486,7 +488,7 @@ def _class_loss(probabilities: bool) -> Spec:
     def draw(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
         if probabilities:
             x = g.float_val(lambda v: v.array.ndim > 0 and within(0.02, 1.0)(v),
-                            make=lambda: g.floats(g.shape(g.int(1, 3)), 0.05, 0.95))
+                            make=lambda: g.floats(g.shape(g.randint(1, 3)), 0.05, 0.95))
         else:
             x = g.float_val(lambda v: v.array.ndim > 0 and bounded(50)(v))
         xv = g.val(x)
@@ -523,7 +525,7 @@ def _square_error(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
 
 @spec(pd.AccuracyOp)
 def _accuracy(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
-    n, k, c = g.int(1, 4), g.int(1, 3), 5
+    n, k, c = g.randint(1, 4), g.randint(1, 3), 5
     out = g.add_input(g.floats((n, k)), grad=False)
     idx = g.add_input(np.argsort(g.rng.random((n, c)), axis=1)[:, :k].astype(np.int64))
     return (out, idx, _labels(g, (n, 1), c, False)), {}
@@ -543,7 +545,7 @@ def _factor(g: Gen, n: int) -> list[int]:
     if n > 1:
         dims.append(n)
     while g.coin(0.2):
-        dims.insert(g.int(0, len(dims)), 1)
+        dims.insert(g.randint(0, len(dims)), 1)
     return dims
 
 
@@ -557,7 +559,7 @@ def _reshape(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
     else:
         shape = _factor(g, xv.array.size)
         if shape and g.coin(0.4):
-            shape[g.int(0, len(shape) - 1)] = -1
+            shape[g.randint(0, len(shape) - 1)] = -1
     return (x,), {"shape": shape}
 
 
@@ -574,16 +576,21 @@ def _transpose(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
     return (x,), {"perm": [int(p) for p in g.rng.permutation(g.val(x).array.ndim)]}
 
 
+def _shaped(shape: tuple[int, ...], decl: tuple[int | None, ...]) -> Callable[[Val], bool]:
+    return lambda v: v.array.shape == shape and v.decl == decl
+
+
 @spec(pd.ConcatOp)
 def _concat(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
     x = g.float_val(lambda v: v.array.ndim > 0 and bounded(1e3)(v))
     xv = g.val(x)
     axis = g.choice(g.static_dims(x) or [0])
     parts = [x]
-    for _ in range(g.int(1, 2)):
+    for _ in range(g.randint(1, 2)):
         shape = list(xv.array.shape)
-        shape[axis] = g.int(1, 3)
-        same = g.pick(lambda v, s=tuple(shape): v.array.shape == s and v.decl == xv.decl[:axis] + (s[axis],) + xv.decl[axis + 1:])
+        shape[axis] = g.randint(1, 3)
+        want: tuple[int | None, ...] = (*xv.decl[:axis], shape[axis], *xv.decl[axis + 1:])
+        same = g.pick(_shaped(tuple(shape), want))
         parts.append(same if same is not None else g.like(x, shape) if axis or xv.decl[0] is not None
                      else g.add_input(g.floats(shape), dynamic=True))
     return parts, {"axis": axis - xv.array.ndim if g.coin(0.3) else axis}
@@ -592,7 +599,7 @@ def _concat(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
 def _split_sizes(g: Gen, n: int) -> list[int]:
     sizes = []
     while n > 0:
-        s = g.int(1, n)
+        s = g.randint(1, n)
         sizes.append(s)
         n -= s
     return sizes
@@ -607,15 +614,15 @@ def _split(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
         return (x,), {"num": g.choice([d for d in range(1, n + 1) if n % d == 0]), "axis": axis}
     sizes = _split_sizes(g, n)
     if g.coin(0.4):
-        sizes[g.int(0, len(sizes) - 1)] = -1
+        sizes[g.randint(0, len(sizes) - 1)] = -1
     return (x,), {"sections": sizes, "axis": axis}
 
 
 @spec(pd.SplitAsOp)
 def _split_as(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
-    x = g.float_val(lambda v: v.array.ndim > 0 and not (v.decl[0] is None))
+    x = g.float_val(lambda v: v.array.ndim > 0 and v.decl[0] is not None)
     xv = g.val(x)
-    axis = g.int(0, xv.array.ndim - 1)
+    axis = g.randint(0, xv.array.ndim - 1)
     likes = []
     for s in _split_sizes(g, xv.array.shape[axis]):
         shape = list(xv.array.shape)
@@ -625,7 +632,7 @@ def _split_as(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
 
 
 def _bound(g: Gen, n: int, end: bool) -> int:
-    b = g.int(0, n) if not end else g.int(1, n)
+    b = g.randint(0, n) if not end else g.randint(1, n)
     if g.coin(0.3):
         b -= n  # negative, from the end
     if end and g.coin(0.15):
@@ -640,8 +647,8 @@ def _slice(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
     axes = [a for a in range(len(shape)) if g.coin(0.6)] or [0]
     starts, ends = [], []
     for a in axes:
-        s = g.int(0, shape[a] - 1)
-        e = g.int(s + 1, shape[a])
+        s = g.randint(0, shape[a] - 1)
+        e = g.randint(s + 1, shape[a])
         starts.append(s - shape[a] if g.coin(0.3) else s)
         ends.append(10**6 if e == shape[a] and g.coin(0.3) else e - shape[a] if g.coin(0.2) and e < shape[a] else e)
     return (x,), {"axes": axes, "starts": starts, "ends": ends}
@@ -651,13 +658,13 @@ def _slice(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
 def _pad(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
     x = g.float_val(lambda v: v.array.ndim > 0 and v.array.size <= 16)
     r = g.val(x).array.ndim
-    pads = [0 if g.val(x).decl[i // 2] is None else g.int(0, 2) for i in range(2 * r)]
+    pads = [0 if g.val(x).decl[i // 2] is None else g.randint(0, 2) for i in range(2 * r)]
     return (x,), {"paddings": pads, "value": g.choice([0.0, 0.5, -1.0])}
 
 
 @spec(pd.SqueezeOp)
 def _squeeze(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
-    x = g.float_val(lambda v: 1 in v.decl, make=lambda: g.floats((g.int(1, 3), 1, g.int(1, 3))[: g.int(2, 3)]))
+    x = g.float_val(lambda v: 1 in v.decl, make=lambda: g.floats((g.randint(1, 3), 1, g.randint(1, 3))[: g.randint(2, 3)]))
     decl = g.val(x).decl
     ones = [i for i, d in enumerate(decl) if d == 1]
     if g.coin(0.2):
@@ -672,24 +679,24 @@ def _squeeze(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
 def _unsqueeze(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
     x = g.float_val(lambda v: v.array.ndim < 4)
     r = g.val(x).array.ndim
-    n = g.int(1, 2)
-    return (x,), {"axes": sorted(g.int(0, r + n - 1) for _ in range(n))}
+    n = g.randint(1, 2)
+    return (x,), {"axes": sorted(g.randint(0, r + n - 1) for _ in range(n))}
 
 
 @spec(pd.ExpandOp)
 def _expand(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
     x = g.float_val(lambda v: v.array.size <= 8 and v.array.ndim <= 3)
     decl = g.val(x).decl
-    shape = [-1 if d is None else (g.int(1, 3) if d == 1 else (d if g.coin(0.5) else -1)) for d in decl]
-    lead = [g.int(1, 3) for _ in range(g.int(0 if decl else 1, 1))]
+    shape = [-1 if d is None else (g.randint(1, 3) if d == 1 else (d if g.coin(0.5) else -1)) for d in decl]
+    lead = [g.randint(1, 3) for _ in range(g.randint(0 if decl else 1, 1))]
     return (x,), {"shape": lead + shape}
 
 
 @spec(pd.ExpandAsOp)
 def _expand_as(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
     x = g.float_val(lambda v: v.array.size <= 8 and v.array.ndim <= 3 and None not in v.decl)
-    shape = [g.int(1, 3) if d == 1 else d for d in g.val(x).array.shape]
-    target = [g.int(1, 2) for _ in range(g.int(0, 1))] + shape
+    shape = [g.randint(1, 3) if d == 1 else d for d in g.val(x).array.shape]
+    target = [g.randint(1, 2) for _ in range(g.randint(0, 1))] + shape
     return (x, g.add_input(g.floats(target), grad=False)), {}
 
 
@@ -703,10 +710,10 @@ def _matmul(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
     tx = len(xs) >= 2 and g.coin(0.3)
     ty = g.coin(0.3)
     k = xs[-2] if tx else xs[-1]
-    n = g.int(1, 3)
+    n = g.randint(1, 3)
     batch = list(xs[:-2])
     if batch and g.coin(0.5):
-        batch = batch[g.int(0, len(batch)):]
+        batch = batch[g.randint(0, len(batch)):]
         batch = [1 if g.coin(0.3) else b for b in batch]
     yshape = [k] if g.coin(0.2) else [*batch, *((n, k) if ty else (k, n))]
     if len(yshape) == 1:
@@ -721,29 +728,29 @@ def _matmul(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
 
 @spec(pd.LookupTableOp)
 def _lookup(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
-    w = g.float_val(lambda v: v.array.ndim == 2 and None not in v.decl, make=lambda: g.floats((g.int(2, 5), g.int(1, 3))))
+    w = g.float_val(lambda v: v.array.ndim == 2 and None not in v.decl, make=lambda: g.floats((g.randint(2, 5), g.randint(1, 3))))
     vocab = g.val(w).array.shape[0]
-    ids = g.add_input(g.ints(g.shape(g.int(1, 2), 8), vocab))
+    ids = g.add_input(g.ints(g.shape(g.randint(1, 2), 8), vocab))
     props: dict[str, Any] = {}
     if g.coin(0.3):
-        props["padding_idx"] = g.int(-vocab, vocab - 1)
+        props["padding_idx"] = g.randint(-vocab, vocab - 1)
     return (ids, w), props
 
 
 def _image(g: Gen, channels: int | None = None) -> int:
     def make() -> np.ndarray:
-        return g.floats((g.int(1, 2), channels or g.int(1, 3), g.int(3, 5), g.int(3, 5)))
+        return g.floats((g.randint(1, 2), channels or g.randint(1, 3), g.randint(3, 5), g.randint(3, 5)))
 
     return g.float_val(lambda v: v.array.ndim == 4 and (channels is None or v.decl[1] == channels)
                        and v.decl[1] is not None and v.array.size <= 120 and bounded(1e3)(v), make=make)
 
 
 def _window(g: Gen) -> dict[str, Any]:
-    props: dict[str, Any] = {"strides": [g.int(1, 2), g.int(1, 2)]}
+    props: dict[str, Any] = {"strides": [g.randint(1, 2), g.randint(1, 2)]}
     algo = g.choice(["EXPLICIT", "EXPLICIT", "SAME", "VALID"])
     if algo != "EXPLICIT":
         props["padding_algorithm"] = algo
-    props["paddings"] = [g.int(0, 1) for _ in range(g.choice([2, 4]))]
+    props["paddings"] = [g.randint(0, 1) for _ in range(g.choice([2, 4]))]
     return props
 
 
@@ -752,15 +759,15 @@ def _conv2d(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
     x = _image(g)
     c = g.val(x).array.shape[1]
     groups = g.choice([d for d in (1, 2, 3) if c % d == 0])
-    o = groups * g.int(1, 2)
-    kh, kw = g.int(1, 3), g.int(1, 3)
+    o = groups * g.randint(1, 2)
+    kh, kw = g.randint(1, 3), g.randint(1, 3)
     if max(kh, kw) > min(g.val(x).array.shape[2:]):
         raise Rejected("window larger than the image")
     w = g.add_input(g.floats((o, c // groups, kh, kw)) * 0.5)
     props = _window(g)
     props["groups"] = groups
     if g.coin(0.2):
-        props["dilations"] = [g.int(1, 2), 1]
+        props["dilations"] = [g.randint(1, 2), 1]
     return (x, w), props
 
 
@@ -769,11 +776,11 @@ def _conv2d_transpose(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
     x = _image(g)
     c = g.val(x).array.shape[1]
     groups = g.choice([d for d in (1, 2, 3) if c % d == 0])
-    w = g.add_input(g.floats((c, g.int(1, 2), g.int(1, 3), g.int(1, 3))) * 0.5)
-    props: dict[str, Any] = {"strides": [g.int(1, 2), g.int(1, 2)], "paddings": [g.int(0, 1), g.int(0, 1)],
+    w = g.add_input(g.floats((c, g.randint(1, 2), g.randint(1, 3), g.randint(1, 3))) * 0.5)
+    props: dict[str, Any] = {"strides": [g.randint(1, 2), g.randint(1, 2)], "paddings": [g.randint(0, 1), g.randint(0, 1)],
                              "groups": groups}
     if g.coin(0.3):
-        props["output_padding"] = [g.int(0, props["strides"][0] - 1), g.int(0, props["strides"][1] - 1)]
+        props["output_padding"] = [g.randint(0, props["strides"][0] - 1), g.randint(0, props["strides"][1] - 1)]
     return (x, w), props
 
 
@@ -782,7 +789,7 @@ def _pool2d(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
     x = _image(g)
     props = _window(g)
     props["pooling_type"] = g.choice(["max", "avg"])
-    props["ksize"] = [g.int(1, 3), g.int(1, 3)]
+    props["ksize"] = [g.randint(1, 3), g.randint(1, 3)]
     if props.get("padding_algorithm") != "VALID" and g.coin(0.3):
         props["ceil_mode"] = True
     if g.coin(0.3):
@@ -790,7 +797,7 @@ def _pool2d(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
     if g.coin(0.1):
         props["global_pooling"] = True
     elif g.coin(0.15):
-        props = {"pooling_type": props["pooling_type"], "ksize": [g.int(1, 3), g.int(1, 3)], "adaptive": True}
+        props = {"pooling_type": props["pooling_type"], "ksize": [g.randint(1, 3), g.randint(1, 3)], "adaptive": True}
     return (x,), props
 
 
@@ -798,7 +805,7 @@ def _pool2d(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
 def _layer_norm(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
     x = g.float_val(lambda v: v.array.ndim >= 2 and None not in v.decl[1:] and bounded(1e3)(v))
     shape = g.val(x).array.shape
-    begin = g.int(1, len(shape) - 1)
+    begin = g.randint(1, len(shape) - 1)
     n = int(np.prod(shape[begin:]))
     params = [g.add_input(g.floats((n,), 0.5, 1.5)) for _ in range(g.choice([0, 1, 2, 2]))]
     return (x, *params), {"begin_norm_axis": begin, "epsilon": g.choice([1e-5, 1e-3])}
@@ -807,7 +814,7 @@ def _layer_norm(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
 @spec(pd.BatchNormOp)
 def _batch_norm(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
     x = g.float_val(lambda v: 2 <= v.array.ndim <= 4 and v.decl[1] is not None and v.array.shape[0] * int(
-        np.prod(v.array.shape[2:])) > 1 and bounded(1e3)(v), make=lambda: g.floats((g.int(2, 3), g.int(1, 3), 2)))
+        np.prod(v.array.shape[2:])) > 1 and bounded(1e3)(v), make=lambda: g.floats((g.randint(2, 3), g.randint(1, 3), 2)))
     c = g.val(x).array.shape[1]
     scale, bias = g.add_input(g.floats((c,), 0.5, 1.5)), g.add_input(g.floats((c,)))
     mean = g.add_input(g.floats((c,)), grad=False)
@@ -823,13 +830,13 @@ def _batch_norm(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
 @spec(pd.DropoutOp)
 def _dropout(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
     x = g.float_val(bounded(1e3))
-    props: dict[str, Any] = {"dropout_prob": g.choice([0.0, 0.25, 0.5]), "seed": g.int(1, 1000)}
+    props: dict[str, Any] = {"dropout_prob": g.choice([0.0, 0.25, 0.5]), "seed": g.randint(1, 1000)}
     if g.coin(0.3):
         props["dropout_implementation"] = "downgrade_in_infer"
     if g.coin(0.2):
         props["is_test"] = True
     if g.coin(0.3):
-        return (x, g.add_input(np.array(g.int(1, 1000), dtype=np.int64))), props
+        return (x, g.add_input(np.array(g.randint(1, 1000), dtype=np.int64))), props
     return (x,), props
 
 
@@ -861,12 +868,12 @@ def _arange(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
 
 @spec(pd.LinspaceOp)
 def _linspace(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
-    return (), {"start": -1.0, "stop": g.choice([1.0, 2.5]), "num": g.int(1, 5), "dtype": FLOAT}
+    return (), {"start": -1.0, "stop": g.choice([1.0, 2.5]), "num": g.randint(1, 5), "dtype": FLOAT}
 
 
 @spec(pd.EyeOp)
 def _eye(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
-    return (), {"num_rows": g.int(1, 4), "num_columns": g.int(1, 4), "dtype": FLOAT}
+    return (), {"num_rows": g.randint(1, 4), "num_columns": g.randint(1, 4), "dtype": FLOAT}
 
 
 # --- indexing
@@ -877,16 +884,16 @@ def _gather(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
     x = g.float_val(lambda v: v.array.ndim > 0)
     axis = g.choice(g.static_dims(x) or [0])
     n = g.val(x).array.shape[axis]
-    index = g.add_input(g.ints(() if g.coin(0.2) else (g.int(1, 4),), n), dynamic=False)
+    index = g.add_input(g.ints(() if g.coin(0.2) else (g.randint(1, 4),), n), dynamic=False)
     return (x, index), {"axis": axis}
 
 
 @spec(pd.IndexAddOp)
 def _index_add(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
     x = g.float_val(lambda v: v.array.ndim > 0 and None not in v.decl)
-    axis = g.int(0, g.val(x).array.ndim - 1)
+    axis = g.randint(0, g.val(x).array.ndim - 1)
     shape = list(g.val(x).array.shape)
-    index = g.add_input(g.ints((g.int(1, 4),), shape[axis]), dynamic=False)
+    index = g.add_input(g.ints((g.randint(1, 4),), shape[axis]), dynamic=False)
     shape[axis] = g.val(index).array.shape[0]
     return (x, index, g.add_input(g.floats(shape), dynamic=False)), {"axis": axis}
 
@@ -895,8 +902,8 @@ def _index_add(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
 def _gather_nd(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
     x = g.float_val(lambda v: v.array.ndim > 0 and None not in v.decl)
     shape = g.val(x).array.shape
-    k = g.int(1, len(shape))
-    lead = g.shape(g.int(1, 2), 6)
+    k = g.randint(1, len(shape))
+    lead = g.shape(g.randint(1, 2), 6)
     index = np.stack([g.ints(lead, shape[j]) for j in range(k)], axis=-1)
     return (x, g.add_input(index, dynamic=False)), {}
 
@@ -905,8 +912,8 @@ def _gather_nd(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
 def _scatter_nd_add(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
     x = g.float_val(lambda v: v.array.ndim > 0 and None not in v.decl)
     shape = g.val(x).array.shape
-    k = g.int(1, len(shape))
-    lead = g.shape(g.int(1, 2), 6)
+    k = g.randint(1, len(shape))
+    lead = g.shape(g.randint(1, 2), 6)
     index = np.stack([g.ints(lead, shape[j]) for j in range(k)], axis=-1)
     upd = g.add_input(g.floats((*lead, *shape[k:])), dynamic=False)
     return (x, g.add_input(index, dynamic=False), upd), {}
@@ -917,7 +924,7 @@ def _scatter(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
     x = g.float_val(lambda v: v.array.ndim > 0 and None not in v.decl)
     shape = g.val(x).array.shape
     overwrite = g.coin(0.6)
-    m = g.int(1, shape[0])
+    m = g.randint(1, shape[0])
     # Overwriting with a repeated index has no single answer (Paddle's last writer
     # wins on CPU only): unique indices there.
     rows = g.rng.permutation(shape[0])[:m] if overwrite else g.ints((m,), shape[0])
@@ -930,9 +937,9 @@ def _scatter(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
 def _take_along_axis(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
     x = g.float_val(lambda v: v.array.ndim > 0 and None not in v.decl)
     shape = list(g.val(x).array.shape)
-    axis = g.int(0, len(shape) - 1)
+    axis = g.randint(0, len(shape) - 1)
     n = shape[axis]
-    shape[axis] = g.int(1, 4)
+    shape[axis] = g.randint(1, 4)
     return (x, g.add_input(g.ints(shape, n), dynamic=False)), {"axis": axis - len(shape) if g.coin(0.3) else axis}
 
 
@@ -940,10 +947,10 @@ def _take_along_axis(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
 def _put_along_axis(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
     x = g.float_val(lambda v: v.array.ndim > 0 and None not in v.decl and bounded(10)(v))
     shape = list(g.val(x).array.shape)
-    axis = g.int(0, len(shape) - 1)
+    axis = g.randint(0, len(shape) - 1)
     n = shape[axis]
     reduce = g.choice(["assign", "add", "mul"])
-    m = g.int(1, n)
+    m = g.randint(1, n)
     # Distinct positions along the axis in each line (a permutation prefix): a
     # repeated position has no single gradient for assign and mul.
     perm = np.argsort(g.rng.random([*shape[:axis], n, *shape[axis + 1:]]), axis=axis)
@@ -959,9 +966,9 @@ def _strided(g: Gen, shape: Sequence[int]) -> dict[str, Any]:
         n = shape[a]
         st = g.choice([1, 2, -1, -2])
         if st > 0:
-            s, e = g.int(0, n - 1), g.choice([n, 10**6, g.int(1, n)])
+            s, e = g.randint(0, n - 1), g.choice([n, 10**6, g.randint(1, n)])
         else:
-            s, e = g.choice([n - 1, -1, g.int(0, n - 1)]), g.choice([-(10**6), g.int(-n - 1, n - 1)])
+            s, e = g.choice([n - 1, -1, g.randint(0, n - 1)]), g.choice([-(10**6), g.randint(-n - 1, n - 1)])
         starts.append(s)
         ends.append(e)
         strides.append(st)
@@ -997,11 +1004,11 @@ def _set_value(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
 
 @spec(pd.TrilTriuOp)
 def _tril_triu(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
-    x = g.float_val(lambda v: v.array.ndim >= 2, make=lambda: g.floats((g.int(1, 4), g.int(1, 4))))
-    return (x,), {"diagonal": g.int(-2, 2), "lower": g.coin()}
+    x = g.float_val(lambda v: v.array.ndim >= 2, make=lambda: g.floats((g.randint(1, 4), g.randint(1, 4))))
+    return (x,), {"diagonal": g.randint(-2, 2), "lower": g.coin()}
 
 
-BUILT: dict[type[pd.PdOp], str] = {
+BUILT: dict[type[Operation], str] = {
     pd.DataOp: "every program's feeds",
     pd.ParameterOp: "trainable inputs of static programs (scope values, gradients taken)",
     pd.BackwardOp: "every static program's gradients (filled by the autodiff pass)",
@@ -1009,7 +1016,7 @@ BUILT: dict[type[pd.PdOp], str] = {
 }
 """Ops the fuzzer builds itself in every program, not drawn as steps."""
 
-EXCLUDED: dict[type[pd.PdOp], str] = {
+EXCLUDED: dict[type[Operation], str] = {
     pd.FetchOp: "the executor's fetch marker: backends receive fetch lists (tests/unit/test_executor.py)",
     **{op: "host-only random draw (HOST_ONLY): no native code to compare; seeded draws in tests/unit/test_random.py"
        for op in (pd.UniformRandomOp, pd.GaussianRandomOp, pd.TruncatedGaussianRandomOp, pd.RandintOp,
@@ -1030,7 +1037,8 @@ EXCLUDED: dict[type[pd.PdOp], str] = {
 
 def uncovered() -> list[str]:
     """Names of dialect ops neither fuzzed, built by the fuzzer, nor excluded."""
-    return [t.name for t in pd.ALL_OPS if t not in SPECS and t not in BUILT and t not in EXCLUDED]
+    ops: list[Any] = list(pd.ALL_OPS)
+    return [t.name for t in ops if t not in SPECS and t not in BUILT and t not in EXCLUDED]
 
 
 @dataclass
@@ -1066,11 +1074,11 @@ def generate(seed: int, n_steps: int | None = None, stats: Stats | None = None,
 
     g = Gen(seed, "float64")
     g.case.dtype = "float32" if g.coin(0.25) else "float64"
-    for _ in range(g.int(1, 2)):
+    for _ in range(g.randint(1, 2)):
         shape = g.shape()
         g.add_input(g.floats(shape), dynamic=None, param=bool(shape) and g.coin(0.2))
     ops = sorted(ops or SPECS, key=lambda t: t.name)
-    target = n_steps if n_steps is not None else g.int(3, 10)
+    target = n_steps if n_steps is not None else g.randint(3, 10)
     made, tries = 0, 0
     while made < target and tries < 10 * target:
         tries += 1
@@ -1193,12 +1201,11 @@ def build_static(case: Case) -> Static:
         red = pd.ReduceSumOp.make(mul.out)
         ops += [proj, mul, red]
         terms.append(red.out)
+    loss: SSAValue = terms[0]
     if len(terms) > 1:
         total = pd.SumOp.make(*terms)
         ops.append(total)
         loss = total.out
-    else:
-        loss = terms[0]
     module = ModuleOp(ops)
     grads: dict[int, SSAValue] = {}
     if grad_inputs:
@@ -1327,7 +1334,7 @@ def _check_eager(case: Case, st: Static, ref: list[np.ndarray]) -> None:
 
     tensors: list[Tensor] = []
     leaves: list[tuple[int, Tensor]] = []
-    for k, it in enumerate(case.items):
+    for it in case.items:
         if isinstance(it, Input):
             a = _cast_input(it.array, case.dtype)
             t = to_tensor(a, stop_gradient=not it.grad)
@@ -1337,14 +1344,14 @@ def _check_eager(case: Case, st: Static, ref: list[np.ndarray]) -> None:
         else:
             out = eager_apply(it.op, [tensors[a] for a in it.args], prefix=it.op.name[3:], **_resolve(it.props, case.dtype))
             tensors.extend(out if isinstance(out, list) else [out])
-    total: Tensor | None = None
-    for t in case.terms:
-        term = eager_apply(pd.ReduceSumOp, [eager_apply(pd.ElementwiseMulOp, [tensors[t], to_tensor(
-            case.projections[t].astype(case.dtype))], prefix="mul")], prefix="sum")
-        total = term if total is None else eager_apply(pd.SumOp, [total, term], prefix="sum")  # type: ignore[list-item]
+    total: Any = None
+    for k in case.terms:
+        term = eager_apply(pd.ReduceSumOp, [eager_apply(pd.ElementwiseMulOp, [tensors[k], to_tensor(
+            case.projections[k].astype(case.dtype))], prefix="mul")], prefix="sum")
+        total = term if total is None else eager_apply(pd.SumOp, [total, term], prefix="sum")
     assert isinstance(total, Tensor)
-    for v, t in enumerate(tensors):
-        _compare(f"eager vs interpreter: {_describe(case, v)}", t.numpy(), ref[v], case.dtype)
+    for v, tv in enumerate(tensors):
+        _compare(f"eager vs interpreter: {_describe(case, v)}", tv.numpy(), ref[v], case.dtype)
     if leaves:
         gs = grad([total], [t for _, t in leaves], allow_unused=True)
         for (v, _), gv in zip(leaves, gs):
@@ -1454,7 +1461,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--coverage", action="store_true", help="list ops fuzzed, built and excluded, and exit")
     args = p.parse_args(argv)
     if args.coverage:
-        for t in pd.ALL_OPS:
+        all_ops: list[Any] = list(pd.ALL_OPS)
+        for t in all_ops:
             why = "fuzzed" if t in SPECS else BUILT.get(t) or EXCLUDED.get(t) or "NOT COVERED"
             print(f"{t.name:32} {why}")
         return 1 if uncovered() else 0
