@@ -98,6 +98,12 @@ FOUND = {
     "reduce_prod's gradient at an exact zero was NaN": fuzz.case_from(
         [R.standard_normal((3, 2))],
         [(pd.ReluOp, [0], {}), (pd.ReduceProdOp, [1], {"axis": [0]})]),
+    # LLVM's SLP vectorizer aborted the process (an assertion, llvm/llvm-project#177124)
+    # optimizing this program's code; runtime/compiled.py keeps it off (SLP_VECTORIZE).
+    "the compiled backend's LLVM aborted the process on a strided VALID conv2d program": fuzz.case_from(
+        [R.standard_normal((1, 4)), R.standard_normal((1, 1, 3, 5)), R.standard_normal((2, 1, 1, 3))],
+        [(pd.Conv2DOp, [1, 2], {"strides": [2, 2], "padding_algorithm": "VALID", "paddings": [1, 1, 1, 1]})],
+        terms=[0, 3]),
 }
 
 
