@@ -98,6 +98,8 @@ FOUND = {
     "reduce_prod's gradient at an exact zero was NaN": fuzz.case_from(
         [R.standard_normal((3, 2))],
         [(pd.ReluOp, [0], {}), (pd.ReduceProdOp, [1], {"axis": [0]})]),
+    "softmax's gradient on a 0-d value raised numpy's AxisError (reduce over axis -1 of a 0-d)": fuzz.case_from(
+        [np.array(-1.5)], [(pd.SoftmaxOp, [0], {}), (pd.LogSoftmaxOp, [0], {"axis": 0})], terms=[1, 2]),
     # LLVM's SLP vectorizer aborted the process (an assertion, llvm/llvm-project#177124)
     # optimizing this program's code; runtime/compiled.py keeps it off (SLP_VECTORIZE).
     "the compiled backend's LLVM aborted the process on a strided VALID conv2d program": fuzz.case_from(

@@ -259,3 +259,13 @@ def test_cumprod_gradient_is_exact_at_zeros(zeros, exclusive, reverse):
     check_vjp(pd.CumprodOp, [x], props={"axis": 1, "exclusive": exclusive, "reverse": reverse},
               order=2 if len(zeros) == 1 else 1)
     check_vjp(pd.CumprodOp, [x.T.copy()], props={"axis": 0, "exclusive": exclusive, "reverse": reverse})
+
+
+@pytest.mark.parametrize("op_cls", [pd.ReduceSumOp, pd.ReduceMeanOp, pd.ReduceMaxOp, pd.ReduceMinOp, pd.ReduceProdOp])
+@pytest.mark.parametrize("axis", [[0], [-1]])
+def test_reducing_a_0d_value_over_its_only_axis_is_the_value(op_cls, axis):
+    """Axis 0 / -1 of a 0-d value names the value itself (Paddle), not numpy's AxisError."""
+    x = np.array(2.5)
+    for keepdim in (False, True):
+        got = run_op(op_cls, x, axis=axis, keepdim=keepdim)
+        assert got.shape == () and got == 2.5
