@@ -1246,11 +1246,13 @@ def _compare(what: str, got: np.ndarray, want: np.ndarray, dtype: str) -> None:
         raise Mismatch(f"{what}: NaN at {np.argwhere(nan_g != nan_w)[:3].tolist()} on one side only")
     finite = np.isfinite(want)
     scale = max(1.0, float(np.max(np.abs(want[finite]), initial=0.0)))
-    ok = np.where(finite, np.abs(got - want) <= rtol * np.abs(want) + atol * scale, got == want)
+    with np.errstate(all="ignore"):  # inf - inf where both are inf: compared by ==
+        diff = np.abs(got - want)
+    ok = np.where(finite, diff <= rtol * np.abs(want) + atol * scale, got == want)
     if not np.all(ok | nan_w):
         bad = np.argwhere(~(ok | nan_w))[0]
         raise Mismatch(f"{what}: {got[tuple(bad)]!r} vs reference {want[tuple(bad)]!r} at {bad.tolist()} "
-                       f"(max |diff| {float(np.nanmax(np.abs(got - want))):.3g}, scale {scale:.3g})")
+                       f"(max |diff| {float(np.nanmax(np.where(finite, diff, 0))):.3g}, scale {scale:.3g})")
 
 
 def _describe(case: Case, v: int) -> str:

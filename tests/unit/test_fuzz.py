@@ -100,6 +100,11 @@ FOUND = {
         [(pd.ReluOp, [0], {}), (pd.ReduceProdOp, [1], {"axis": [0]})]),
     "softmax's gradient on a 0-d value raised numpy's AxisError (reduce over axis -1 of a 0-d)": fuzz.case_from(
         [np.array(-1.5)], [(pd.SoftmaxOp, [0], {}), (pd.LogSoftmaxOp, [0], {"axis": 0})], terms=[1, 2]),
+    "max pooling over a window wholly in the padding raised numpy's zero-size error (compiled: -inf)": fuzz.case_from(
+        [R.standard_normal((1, 2, 3, 2))],
+        [(pd.Pool2DOp, [0], {"pooling_type": "max", "ksize": [1, 2], "paddings": [1, 0], "strides": [1, 2]}),
+         (pd.Pool2DOp, [0], {"pooling_type": "avg", "ksize": [1, 2], "paddings": [1, 0], "strides": [1, 2],
+                             "exclusive": False})], terms=[2]),
     # LLVM's SLP vectorizer aborted the process (an assertion, llvm/llvm-project#177124)
     # optimizing this program's code; runtime/compiled.py keeps it off (SLP_VECTORIZE).
     "the compiled backend's LLVM aborted the process on a strided VALID conv2d program": fuzz.case_from(
