@@ -4,7 +4,7 @@
 
 1. *Compile* once per program content, fetch list and feed dtypes/ranks: lower with
    `lowering.pipeline` (pd -> linalg -> loops -> llvm dialect -> llvmlite IR), verify,
-   optimize at O3 for the host CPU with loop and SLP vectorization, emit an object
+   optimize at O3 for the host CPU with loop vectorization (not SLP: `SLP_VECTORIZE`), emit an object
    file and link it into the process's MCJIT engine.  Matrix products call numpy's
    bundled OpenBLAS when it can be found.  The object code and ABI go to the
    persistent disk cache (`runtime/compile_cache.py`), so another process running
@@ -91,6 +91,14 @@ class NotCompilable(RuntimeError):
 # ------------------------------------------------------------------------ LLVM
 
 
+SLP_VECTORIZE = os.environ.get("PULLBACK_SLP", "0") == "1"
+"""LLVM's SLP (straight-line) vectorizer stays off: the LLVM 22.1 that llvmlite 0.50
+ships aborts the whole process on some valid modules with it (an assertion in
+`Value::doRAUW`, llvm/llvm-project#177124; found by the differential fuzzer on a
+conv2d program, tests/unit/test_fuzz.py).  The loop vectorizer does the work that
+matters for our loops (benchmarks/RESULTS.md).  `PULLBACK_SLP=1` turns it back on."""
+
+
 class _Jit:
     """One MCJIT engine for the process.  Programs are optimized and emitted as
     object files (which the disk cache stores), then linked into the engine; the
@@ -134,7 +142,7 @@ class _Jit:
         return compile_cache.fingerprint(self.llvm.get_host_cpu_name(), self.llvm.get_host_cpu_features().flatten())
 
     def emit(self, llvm_ir: str, times: PhaseTimes, unroll_threshold: int = LOOP_UNROLL_THRESHOLD) -> bytes:
-        """Verify, optimize at O3 (vectorizers on; loops unrolled up to
+        """Verify, optimize at O3 (loop vectorizer on; loops unrolled up to
         `unroll_threshold`, see `LOOP_UNROLL_THRESHOLD`) and emit an object file."""
         llvm = self.llvm
         # A context of its own: the global one would keep every program's types and
@@ -150,7 +158,7 @@ class _Jit:
             with times.phase("llvm-optimize"), self._lock:
                 pto = llvm.create_pipeline_tuning_options(speed_level=3)
                 pto.loop_vectorization = True
-                pto.slp_vectorization = True
+                pto.slp_vectorization = SLP_VECTORIZE
                 pto.loop_unrolling = unroll_threshold > 0
                 if unroll_threshold > 0:
                     llvm.set_option("pullback", f"-unroll-threshold={unroll_threshold}")
@@ -358,7 +366,7 @@ def compile_program(
     use_blas = jit.blas if blas is None else blas and jit.blas
     outline = OUTLINE_SEGMENTS if outline is None else outline
     unroll = LOOP_UNROLL_THRESHOLD if unroll_threshold is None else unroll_threshold
-    options = f"blas={use_blas} outline={outline} unroll-threshold={unroll}"
+    options = f"blas={use_blas} outline={outline} unroll-threshold={unroll} slp={SLP_VECTORIZE}"
     with times.phase("key"):
         text = str(module)
         positions = _value_positions(module, fetches)
