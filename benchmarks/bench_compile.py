@@ -118,15 +118,36 @@ def residual_net() -> Bench:
     return "residual conv net (4 basic blocks), batch 2", entry.module, list(entry.fetches), feeds, dict(scope)
 
 
+def resnet18_step(batch: int = 32) -> Bench:
+    """`bench_resnet`'s ResNet-18 training step (batch 32 of 3x32x32, Momentum)."""
+    import pullback as paddle
+    from pullback.benchmarks.bench_resnet import build_ours
+    from pullback.runtime.executor import resolve_fetch
+
+    main, startup, loss, (xn, yn) = build_ours(batch, 0.01)
+    scope = paddle.static.Scope()
+    exe = paddle.static.Executor(paddle.CPUPlace(), backend="interpreter")
+    with paddle.static.scope_guard(scope):
+        exe.run(startup)
+    entry = exe._prepared(main, [resolve_fetch(main, loss)])
+    paddle.disable_static()
+    rng = np.random.default_rng(0)
+    feeds = {xn: rng.standard_normal((batch, 3, 32, 32)).astype(np.float32),
+             yn: rng.integers(0, 10, (batch, 1)).astype(np.int64)}
+    return "ResNet-18 step, batch 32 of 3x32x32", entry.module, list(entry.fetches), feeds, dict(scope)
+
+
 def main() -> None:
     """Compile each program both ways, print phase times and the run-time ratio."""
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--resnet", action="store_true", help="add the residual conv net")
+    ap.add_argument("--resnet18", action="store_true",
+                    help="only the full ResNet-18 step (about 5 minutes of compiling with the old settings)")
     args = ap.parse_args()
     print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cpus, "
           f"load {os.getloadavg()[0]:.1f}, {time.strftime('%Y-%m-%d %H:%M')}")
-    for name, module, fetches, feeds, scope in programs(args.resnet):
+    for name, module, fetches, feeds, scope in [resnet18_step()] if args.resnet18 else programs(args.resnet):
         compiled = {k: compile_program(module, fetches, **v) for k, v in VARIANTS.items()}
         print(f"\n{name}")
         for k, prog in compiled.items():

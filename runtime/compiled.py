@@ -322,11 +322,11 @@ def _announced(what: str, times: PhaseTimes) -> Iterator[None]:
             print(times.format(), file=sys.stderr, flush=True)
 
 
-def _describe(module: ModuleOp, fetches: Sequence[SSAValue], digest: str) -> str:
-    """`program 1a2b3c4d (412 ops, fetching mean_0)`: how a compile names its program."""
+def _describe(module: ModuleOp, fetches: Sequence[SSAValue]) -> str:
+    """`a program of 412 ops fetching mean_0`: how a compile names its program."""
     n = sum(1 for _ in module.walk()) - 1
     names = [v.name_hint or "?" for v in fetches[:3]] + (["..."] if len(fetches) > 3 else [])
-    return f"program {digest[:8]} ({n} ops, fetching {', '.join(names) or 'nothing'})"
+    return f"a program of {n} ops fetching {', '.join(names) or 'nothing'}"
 
 
 def _bind_collectives(jit: _Jit, module: ModuleOp) -> None:
@@ -367,11 +367,11 @@ def compile_program(
     outline = OUTLINE_SEGMENTS if outline is None else outline
     unroll = LOOP_UNROLL_THRESHOLD if unroll_threshold is None else unroll_threshold
     options = f"blas={use_blas} outline={outline} unroll-threshold={unroll} slp={SLP_VECTORIZE}"
-    with times.phase("key"):
-        text = str(module)
-        positions = _value_positions(module, fetches)
-        key = compile_cache.key(text, repr(positions), options, jit.fingerprint())
-    with _announced(_describe(module, fetches, key), times):
+    with _announced(_describe(module, fetches), times):
+        with times.phase("key"):
+            text = str(module)
+            positions = _value_positions(module, fetches)
+            key = compile_cache.key(text, repr(positions), options, jit.fingerprint())
         with times.phase("disk-cache-load"):
             entry = compile_cache.load(key)
         if entry is None or not _ENTRY_KEYS <= entry.keys():
