@@ -1,6 +1,6 @@
 """Compile time and its effect on run time (issue 18): each program compiled with
-the old settings (one entry function, LLVM's own unrolling threshold, 300 at O3) and
-the defaults now (`outline-segments`, `LOOP_UNROLL_THRESHOLD`), phase by phase; then both compiled programs
+the old settings (one entry function, LLVM's unbounded full unrolling) and the
+defaults now (`outline-segments`, `FULL_UNROLL_MAX_COUNT`), phase by phase; then both compiled programs
 timed interleaved in one process, so the run-time ratio is a same-run figure.
 
 Run: `python -m pullback.benchmarks.bench_compile [--repeat 20] [--resnet]`.
@@ -26,7 +26,7 @@ os.environ["PULLBACK_CACHE"] = "0"
 from pullback.benchmarks.programs import elementwise_chain, mlp_train  # noqa: E402
 from pullback.runtime.compiled import CompiledProgram, compile_program, execute  # noqa: E402
 
-VARIANTS = {"before": {"outline": False, "unroll_threshold": 300}, "after": {}}
+VARIANTS = {"before": {"outline": False, "full_unroll_max": 0}, "after": {}}
 """The settings compared: the compile path before issue 18 and the default now."""
 
 XDSL_PHASES_END = "to-llvm-ir"

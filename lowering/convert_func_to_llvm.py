@@ -42,6 +42,9 @@ def _convert_function(fn: func.FuncOp) -> llvm.FuncOp:
         other["arg_attrs"] = ArrayAttr(
             [DictionaryAttr({"llvm.noalias": UnitAttr()} if t == ptr else {}) for t in ftype.inputs]
         )
+    elif fn.arg_attrs is not None:
+        # Outlined segments (outline-segments) say which pointers are `noalias`.
+        other["arg_attrs"] = fn.arg_attrs
     new = llvm.FuncOp(fn.sym_name, ftype, linkage=llvm.LinkageAttr("external"), body=body, other_props=other)
     for op in list(new.body.walk()):
         if isinstance(op, func.ReturnOp):

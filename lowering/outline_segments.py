@@ -19,10 +19,9 @@ A segment returns nothing: it writes the buffers it was given.  An op whose resu
 are used after its run stays in the entry.  Segments are marked `noinline` in the
 LLVM IR (`lowering.pipeline.to_llvmlite`), else O3 would inline them back.
 
-Runtime cost: one call per segment; pointer arguments are not `noalias` (two
-arguments may be views of one buffer), so LLVM versions vectorized loops with
-run-time overlap checks where it cannot prove independence (measured in
-benchmarks/RESULTS.md, issue 18).
+Runtime cost: one call per segment.  A memref argument is `noalias` unless another
+argument of the same call views the same buffer, so LLVM vectorizes segments as it
+did the single entry (measured in benchmarks/RESULTS.md, issue 18).
 """
 
 from __future__ import annotations
@@ -32,7 +31,15 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, MemRefType, ModuleOp
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    ArrayAttr,
+    DictionaryAttr,
+    IndexType,
+    MemRefType,
+    ModuleOp,
+    UnitAttr,
+)
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue, Use
 from xdsl.passes import ModulePass
 
@@ -95,6 +102,13 @@ def _segments(block: Block, max_ops: int) -> list[list[Operation]]:
         out.append(current)
     # A segment without loops or branches is not worth a call.
     return [s for s in out if any(op.regions for op in s)]
+
+
+def _root(mem: SSAValue) -> SSAValue:
+    """The buffer `mem` views (through reinterpret casts)."""
+    while isinstance(mem.owner, memref.ReinterpretCastOp):
+        mem = mem.owner.source
+    return mem
 
 
 def _inside(body: Block) -> Callable[[Use], bool]:
@@ -196,6 +210,14 @@ def outline(fn: func.FuncOp, module: ModuleOp, max_ops: int) -> int:
         for v, arg, dims in dyn:
             mapping[v] = _view(arg, dims, body)
         callee = f"{name}{SEGMENT_INFIX}{n}"
+        # A memref argument no other argument views is `noalias`: the entry's own
+        # arguments are distinct buffers (the runtime's contract, see
+        # convert-func-to-llvm) and allocations are fresh, so only views of one
+        # buffer (reinterpret casts) can overlap.  Without it LLVM vectorizes behind
+        # run-time overlap checks, or not at all past its check budget.
+        roots = [_root(v) if isinstance(v.type, MemRefType) else None for v in call_args]
+        alone = [r is not None and roots.count(r) == 1 for r in roots]
+        arg_attrs = ArrayAttr([DictionaryAttr({"llvm.noalias": UnitAttr()} if a else {}) for a in alone])
         block.insert_op_before(func.CallOp(callee, call_args, []), seg[0])
         for op in seg:
             op.detach()
@@ -203,7 +225,7 @@ def outline(fn: func.FuncOp, module: ModuleOp, max_ops: int) -> int:
         for v, new in mapping.items():
             v.replace_uses_with_if(new, _inside(body))
         body.add_op(func.ReturnOp())
-        seg_fn = func.FuncOp(callee, (arg_types, []), Region(body), visibility="private")
+        seg_fn = func.FuncOp(callee, (arg_types, []), Region(body), visibility="private", arg_attrs=arg_attrs)
         module.body.block.insert_op_after(seg_fn, after)
         after = seg_fn
     return len(segments)

@@ -63,13 +63,18 @@ DEFAULT_CACHE_SIZE = 64
 A program is specialized to its static shapes, so a workload whose shapes keep
 changing would otherwise grow the cache, and the process, without bound."""
 
-LOOP_UNROLL_THRESHOLD = 100
-"""LLVM's loop-unrolling cost threshold (`-unroll-threshold`; 0 turns unrolling off,
-300 is LLVM's own at O3).  With the static shapes of a training step, LLVM's default
-fully unrolled small nested loops (a batch-norm reduction over 2x16x16 became a
-26,000-instruction function) and took ~75% of a ResNet-style compile; at 100 the
-compile costs about what it does without unrolling while short loops (3x3 kernels)
-still unroll (measured in benchmarks/RESULTS.md, issue 18)."""
+LOOP_UNROLL_THRESHOLD = 300
+"""LLVM's loop-unrolling cost threshold (`-unroll-threshold`; 300 is LLVM's own at O3,
+0 turns unrolling off)."""
+
+FULL_UNROLL_MAX_COUNT = 4
+"""Loops are fully unrolled only up to this trip count (`-unroll-full-max-count`;
+0: no bound, LLVM's default).  Unbounded, LLVM fully unrolled the small static nested
+loops of a training step (a batch-norm reduction over 2x16x16 became a
+26,000-instruction function), which took most of a ResNet-style compile; with no
+unrolling at all, the CNN step's 3x3 kernel loops ran 2.3x slower.  Bounded at 4 the
+compile costs about what it does without unrolling and kernel loops still unroll
+(measured in benchmarks/RESULTS.md, issue 18)."""
 
 SHAPE_PLANS_PER_PROGRAM = 256
 """Concrete feed-shape plans kept per compiled program (same policy: one plan per
@@ -141,9 +146,16 @@ class _Jit:
         """What this engine's code depends on besides the program (for the disk cache)."""
         return compile_cache.fingerprint(self.llvm.get_host_cpu_name(), self.llvm.get_host_cpu_features().flatten())
 
-    def emit(self, llvm_ir: str, times: PhaseTimes, unroll_threshold: int = LOOP_UNROLL_THRESHOLD) -> bytes:
-        """Verify, optimize at O3 (loop vectorizer on; loops unrolled up to
-        `unroll_threshold`, see `LOOP_UNROLL_THRESHOLD`) and emit an object file."""
+    def emit(
+        self,
+        llvm_ir: str,
+        times: PhaseTimes,
+        unroll_threshold: int = LOOP_UNROLL_THRESHOLD,
+        full_unroll_max: int = FULL_UNROLL_MAX_COUNT,
+    ) -> bytes:
+        """Verify, optimize at O3 (loop vectorizer on; loop unrolling bounded by
+        `unroll_threshold` and `full_unroll_max`, see `LOOP_UNROLL_THRESHOLD` and
+        `FULL_UNROLL_MAX_COUNT`) and emit an object file."""
         llvm = self.llvm
         # A context of its own: the global one would keep every program's types and
         # names (they are unique per program) for the life of the process.
@@ -154,7 +166,7 @@ class _Jit:
                 mod.triple = self.tm.triple
                 mod.data_layout = str(self.tm.target_data)
                 mod.verify()
-            # The threshold is a process-wide LLVM option: set and used under the lock.
+            # The unrolling bounds are process-wide LLVM options: set and used under the lock.
             with times.phase("llvm-optimize"), self._lock:
                 pto = llvm.create_pipeline_tuning_options(speed_level=3)
                 pto.loop_vectorization = True
@@ -162,6 +174,7 @@ class _Jit:
                 pto.loop_unrolling = unroll_threshold > 0
                 if unroll_threshold > 0:
                     llvm.set_option("pullback", f"-unroll-threshold={unroll_threshold}")
+                    llvm.set_option("pullback", f"-unroll-full-max-count={full_unroll_max or 2**32 - 1}")
                 pb = llvm.create_pass_builder(self.tm, pto)
                 pb.getModulePassManager().run(mod, pb)
             with times.phase("llvm-codegen"):
@@ -356,17 +369,20 @@ def compile_program(
     *,
     outline: bool | None = None,
     unroll_threshold: int | None = None,
+    full_unroll_max: int | None = None,
 ) -> CompiledProgram:
     """Lower, optimize and JIT `module` for `fetches`, or load its object code from the
-    disk cache (`runtime/compile_cache.py`); no in-memory caching here.  `outline` and
-    `unroll_threshold` default to `OUTLINE_SEGMENTS` and `LOOP_UNROLL_THRESHOLD`."""
+    disk cache (`runtime/compile_cache.py`); no in-memory caching here.  `outline`,
+    `unroll_threshold` and `full_unroll_max` default to `OUTLINE_SEGMENTS`,
+    `LOOP_UNROLL_THRESHOLD` and `FULL_UNROLL_MAX_COUNT`."""
     t0 = time.perf_counter()
     times = PhaseTimes()
     jit = _Jit.get()
     use_blas = jit.blas if blas is None else blas and jit.blas
     outline = OUTLINE_SEGMENTS if outline is None else outline
     unroll = LOOP_UNROLL_THRESHOLD if unroll_threshold is None else unroll_threshold
-    options = f"blas={use_blas} outline={outline} unroll-threshold={unroll} slp={SLP_VECTORIZE}"
+    full = FULL_UNROLL_MAX_COUNT if full_unroll_max is None else full_unroll_max
+    options = f"blas={use_blas} outline={outline} unroll={unroll},{full} slp={SLP_VECTORIZE}"
     with _announced(_describe(module, fetches), times):
         with times.phase("key"):
             text = str(module)
@@ -375,7 +391,7 @@ def compile_program(
         with times.phase("disk-cache-load"):
             entry = compile_cache.load(key)
         if entry is None or not _ENTRY_KEYS <= entry.keys():
-            entry = _lower_and_emit(jit, module, fetches, f"pb_{key[:24]}", use_blas, outline, unroll, times)
+            entry = _lower_and_emit(jit, module, fetches, f"pb_{key[:24]}", use_blas, outline, (unroll, full), times)
             with times.phase("disk-cache-store"):
                 compile_cache.store(key, entry)
         elif entry["collectives"]:
@@ -396,7 +412,7 @@ def _lower_and_emit(
     entry: str,
     use_blas: bool,
     outline: bool,
-    unroll: int,
+    unroll: tuple[int, int],
     times: PhaseTimes,
 ) -> dict[str, Any]:
     """The compile proper: `pd` -> linalg -> LLVM dialect -> LLVM IR -> object code.
@@ -423,7 +439,7 @@ def _lower_and_emit(
     run_passes(lowered, loop_passes(blas=use_blas, outline=outline), times=times)
     with times.phase("to-llvm-ir"):
         ir = str(to_llvmlite(lowered))
-    obj = jit.emit(ir, times, unroll)
+    obj = jit.emit(ir, times, *unroll)
     return {"abi": abi, "memory": memory, "object": obj, "symbol": "_pullback_packed_" + entry,
             "collectives": collectives}
 

@@ -43,7 +43,7 @@ def test_the_entry_keeps_buffers_and_calls_segments() -> None:
     assert any(isinstance(op, memref.ReinterpretCastOp) for f in fns.values() for op in f.walk())
 
 
-@pytest.mark.parametrize("outline,unroll", [(True, 100), (False, 300), (True, 0)])
+@pytest.mark.parametrize("outline,unroll", [(True, 300), (False, 300), (True, 0)])
 def test_both_compile_settings_agree_with_the_interpreter(outline: bool, unroll: int) -> None:
     """An MLP step (dynamic batch, in-place SGD) and a reduction with a scalar read
     back: the same numbers outlined or not, for two batch sizes."""
