@@ -23,6 +23,9 @@ from pullback.frontend.framework import Variable, default_main_program
 
 _static_mode = False
 _eager_apply: Callable[..., Any] | None = None
+_capture: Callable[[Any], Any] | None = None
+"""While `paddle.jit.to_static` traces a function: turns an eager Tensor that an op
+of the traced program reads (a parameter, a captured constant) into a Variable."""
 
 
 def in_dynamic_mode() -> bool:
@@ -46,6 +49,15 @@ def set_eager_apply(fn: Callable[..., Any]) -> None:
     """Install eager mode's implementation of `apply`."""
     global _eager_apply
     _eager_apply = fn
+
+
+def set_capture(fn: Callable[[Any], Any] | None) -> Callable[[Any], Any] | None:
+    """Install how static `apply` turns non-Variable inputs (eager Tensors read by
+    a function `paddle.jit.to_static` traces) into Variables; returns the previous
+    hook (None: such inputs are an error)."""
+    global _capture
+    old, _capture = _capture, fn
+    return old
 
 
 def output_names(prefix: str, name: str | None, count: int) -> list[str]:
@@ -74,6 +86,8 @@ def apply(
     if in_dynamic_mode():
         assert _eager_apply is not None, "importing pullback.frontend installs eager mode"
         return _eager_apply(op_cls, inputs, prefix=prefix, name=name, **props)
+    if _capture is not None:
+        inputs = [x if isinstance(x, Variable) else _capture(x) for x in inputs]
     for i, x in enumerate(inputs):
         if not isinstance(x, Variable):
             raise TypeError(

@@ -39,3 +39,15 @@ def truncated_gaussian_random(op: pd.TruncatedGaussianRandomOp) -> np.ndarray:
         out[bad] = rng.normal(0.0, 1.0, size=int(bad.sum()))
         bad = (out < a) | (out > b)
     return mean + std * out
+
+
+@kernel(pd.RunProgramOp)
+def run_program(op: pd.RunProgramOp, *xs: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The called program's results (it runs on its own, compiled, backend)."""
+    return tuple(pd.RUN_PROGRAMS[op.prop("program")].run(xs))
+
+
+@kernel(pd.RunProgramGradOp)
+def run_program_grad(op: pd.RunProgramGradOp, *xs: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The called program's backward: gradients of the operands `wrt` names."""
+    return tuple(pd.RUN_PROGRAMS[op.prop("program")].run_grad(list(op.prop("wrt")), xs))
