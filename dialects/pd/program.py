@@ -559,7 +559,7 @@ def _segments(*sizes: int) -> Attribute:
     return DenseArrayBase.from_list(i32, list(sizes))
 
 
-PROGRAM_OPS = [
+PROGRAM_OPS: list[type[Operation]] = [
     DataOp,
     ParameterOp,
     FetchOp,

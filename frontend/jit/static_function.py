@@ -89,7 +89,7 @@ def _user_line() -> str:
 
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     own = tuple(os.path.join(root, d) + os.sep for d in ("frontend", "dialects", "passes", "runtime", "lowering"))
-    f = sys._getframe(1)
+    f: Any = sys._getframe(1)
     while f is not None and f.f_code.co_filename.startswith(own):
         f = f.f_back
     return "<unknown>" if f is None else f"{f.f_code.co_filename}:{f.f_lineno}"
@@ -257,6 +257,8 @@ class StaticFunction:
     class attribute (`@to_static def forward(self, x)`) it binds to the instance
     like a method; `concrete_program` and `get_concrete_program` expose the trace."""
 
+    _function: Callable[..., Any]
+
     def __init__(self, function: Callable[..., Any], input_spec: Any = None,
                  instance: Any = None, **kwargs: Any) -> None:
         if isinstance(function, StaticFunction):
@@ -326,7 +328,7 @@ class StaticFunction:
             else:
                 shapes.append(tuple(t.shape))
         training = getattr(self._instance, "training", None)
-        key = (_hashable(_strip(struct)), tuple(shapes), tuple(str(t.dtype) for t in tensors), training,
+        key = (_hashable(struct), tuple(shapes), tuple(str(t.dtype) for t in tensors), training,
                tuple(t.stop_gradient for t in tensors))
         return key, shapes
 
@@ -409,10 +411,6 @@ class StaticFunction:
         return self.dygraph_function
 
 
-def _strip(struct: Any) -> Any:
-    return struct
-
-
 def _example(spec: Any) -> Any:
     if isinstance(spec, InputSpec):
         shape = [d if d >= 0 else 1 for d in spec.shape]
@@ -444,7 +442,7 @@ def to_static(function: Any = None, input_spec: Any = None, build_strategy: Any 
         from pullback.frontend.nn_layers import Layer
 
         if isinstance(fn, Layer):
-            forward = type(fn).forward
+            forward: Any = type(fn).forward
             if isinstance(forward, StaticFunction):
                 forward = forward._function
             sf = StaticFunction(forward, input_spec, instance=fn, **kwargs)
