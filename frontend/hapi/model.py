@@ -149,7 +149,7 @@ class Model:
         ins, labs = _to_tensors(_as_list(inputs)), _to_tensors(_as_list(labels))
         outs = self._forward(ins)
         losses = self._loss_of(outs, labs)
-        total = losses[0]
+        total: Any = losses[0]
         for extra in losses[1:]:
             total = total + extra
         total.backward()

@@ -120,9 +120,11 @@ class ConcreteProgram:
             self._full_wrt = wrt_pos
         else:
             self._full_wrt = []
-        for d in seed_index:
-            d.owner.detach()  # type: ignore[union-attr]
-            d.owner.erase()  # type: ignore[union-attr]
+        for seed in seed_index:
+            owner = seed.owner
+            assert isinstance(owner, pd.DataOp)
+            owner.detach()
+            owner.erase()
         self.n_saved = len(saved)
         fetched = [*outs, *saved, *updates.values()]
         self.result_types_: list[Attribute] = [v.type for v in fetched]
