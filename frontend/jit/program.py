@@ -39,6 +39,7 @@ from pullback.frontend.framework import Program
 from pullback.passes.autodiff import AutodiffError, differentiate
 
 _keys = itertools.count()
+_MISSING = object()
 
 
 def _backend() -> Any:
@@ -67,6 +68,7 @@ class ConcreteProgram:
         self.n_inputs = len(inputs)
         self.n_outputs = len(outputs)
         self._backend = _backend()
+        self._compiled: dict[Any, Any] = {}
         self._grad_modules: dict[tuple[int, ...], tuple[ModuleOp, list[SSAValue], list[str]]] = {}
         self._build(inputs, outputs)
         pd.RUN_PROGRAMS[self.key] = self
@@ -234,10 +236,27 @@ class ConcreteProgram:
             scope[n] = np.array(scope[n], copy=True)
         return scope
 
+    def _execute(self, module: ModuleOp, fetches: Sequence[SSAValue], feeds: dict[str, np.ndarray],
+                 scope: dict[str, np.ndarray]) -> list[np.ndarray]:
+        """Run `module` on the backend.  The native program is looked up once per
+        feed signature and then called directly: the backend's own lookup walks
+        the module on every call, which costs as much as a small step."""
+        key = (id(module), tuple((n, a.dtype.str, a.ndim) for n, a in feeds.items()))
+        compiled = self._compiled.get(key, _MISSING)
+        if compiled is _MISSING:
+            program_for = getattr(self._backend, "program_for", None)
+            compiled = None if program_for is None else program_for(module, fetches, feeds)
+            self._compiled[key] = compiled
+        if compiled is None:
+            return list(self._backend.run(module, feeds, scope, fetches))
+        from pullback.runtime.compiled import execute
+
+        return list(execute(compiled, feeds, scope))
+
     def run(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
         """Run the forward module: outputs, saved values, state updates."""
         feeds = dict(zip(self.feed_names, arrays[: self.n_inputs]))
-        return list(self._backend.run(self.forward_module, feeds, self._scope(arrays), self.forward_fetches))
+        return self._execute(self.forward_module, self.forward_fetches, feeds, self._scope(arrays))
 
     def run_grad(self, wrt: Sequence[int], arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
         """Run the backward module for the operands `wrt` (see `ProgramFunction`)."""
@@ -253,7 +272,7 @@ class ConcreteProgram:
                 given[name] = arrays[n_ops + i]
             else:
                 given[name] = arrays[n_ops + n_res + self._seed_position(i)]
-        return list(self._backend.run(module, given, {}, fetches))
+        return self._execute(module, fetches, given, {})
 
     def _seed_position(self, output: int) -> int:
         """The position among the output gradients of output `output`'s gradient
