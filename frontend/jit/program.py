@@ -128,6 +128,12 @@ class ConcreteProgram:
             owner.detach()
             owner.erase()
         self.n_saved = len(saved)
+        # Without gradients (no_grad, eval, frozen inputs) nothing needs saving.
+        infer_map: dict[SSAValue, SSAValue] = {}
+        infer = module.clone(value_mapper=infer_map)
+        infer_fetches = [pd.FetchOp.create(operands=[infer_map[v]]) for v in [*outs, *updates.values()]]
+        infer.body.block.add_ops(infer_fetches)
+        self.inference = _Inference(self, infer, [f.x for f in infer_fetches])
         fetched = [*outs, *saved, *updates.values()]
         self.result_types_: list[Attribute] = [v.type for v in fetched]
         fetch_ops = [pd.FetchOp.create(operands=[v]) for v in fetched]
@@ -282,6 +288,37 @@ class ConcreteProgram:
     def release(self) -> None:
         """Forget the registration (ops naming this program stop verifying)."""
         pd.RUN_PROGRAMS.pop(self.key, None)
+        pd.RUN_PROGRAMS.pop(self.inference.key, None)
+
+
+class _Inference:
+    """The forward of a `ConcreteProgram` without the values its backward reads:
+    what `pd.run_program` calls when no operand needs a gradient.  Results: the
+    outputs, then the state updates."""
+
+    def __init__(self, owner: ConcreteProgram, module: ModuleOp, fetches: list[SSAValue]) -> None:
+        self.owner = owner
+        self.module = module
+        self.fetches = fetches
+        self.key = owner.key + "/inference"
+        self.n_outputs = owner.n_outputs
+        pd.RUN_PROGRAMS[self.key] = self
+
+    def result_types(self, operand_types: Sequence[Attribute]) -> list[Attribute]:
+        """The outputs' and updates' types (operands checked as the owner does)."""
+        types = self.owner.result_types(operand_types)
+        n_out, n_saved = self.owner.n_outputs, self.owner.n_saved
+        return types[:n_out] + types[n_out + n_saved:]
+
+    def run(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """Outputs and state updates."""
+        o = self.owner
+        feeds = dict(zip(o.feed_names, arrays[: o.n_inputs]))
+        return o._execute(self.module, self.fetches, feeds, o._scope(arrays))
+
+    def run_grad(self, wrt: Sequence[int], arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """Never called: the op is only used when nothing needs a gradient."""
+        raise RuntimeError(f"paddle.jit.to_static: {self.owner.where} ran without gradients")
 
 
 __all__ = ["ConcreteProgram"]

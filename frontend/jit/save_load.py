@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from pullback.dialects import pd
 from pullback.frontend import core
-from pullback.frontend.eager import Tensor
+from pullback.frontend.eager import Tensor, is_grad_enabled
 from pullback.frontend.jit.program import ConcreteProgram
 from pullback.frontend.jit.static_function import StaticFunction, _example
 from pullback.frontend.nn_layers import Layer
@@ -147,7 +147,9 @@ class TranslatedLayer(Layer):
             )
         ts = [x if isinstance(x, Tensor) else Tensor(np.asarray(x)) for x in inputs]
         operands = [*ts, *self._concrete.captured]
-        outs = core.apply(pd.RunProgramOp, operands, prefix="run_program", program=self._concrete.key)
+        grads = is_grad_enabled() and any(not t.stop_gradient for t in operands)
+        key = self._concrete.key if grads else self._concrete.inference.key
+        outs = core.apply(pd.RunProgramOp, operands, prefix="run_program", program=key)
         outs = outs if isinstance(outs, list) else [outs]
         outs = outs[: self._concrete.n_outputs]
         return outs[0] if len(outs) == 1 else outs

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 from pullback.frontend import core
-from pullback.frontend.eager import DTYPE_NAMES, Tensor
+from pullback.frontend.eager import DTYPE_NAMES, Tensor, is_grad_enabled
 from pullback.frontend.framework import Program, Variable, program_guard
 from pullback.frontend.input_spec import InputSpec
 from pullback.frontend.jit.program import ConcreteProgram
@@ -306,10 +306,12 @@ class StaticFunction:
         struct = _flatten((args, kwargs), tensors)
         concrete, out_struct, _ = self._concrete_for(struct, tensors)
         operands = [*tensors, *concrete.captured]
-        results = core.apply(pd.RunProgramOp, operands, prefix="run_program", program=concrete.key)
+        grads = is_grad_enabled() and any(not t.stop_gradient for t in operands)
+        key = concrete.key if grads else concrete.inference.key
+        results = core.apply(pd.RunProgramOp, operands, prefix="run_program", program=key)
         results = results if isinstance(results, list) else [results]
         n_out = concrete.n_outputs
-        first_update = n_out + concrete.n_saved
+        first_update = n_out + (concrete.n_saved if grads else 0)
         by_name = dict(zip(concrete.param_names, concrete.captured))
         for name, new in zip(concrete.update_names, results[first_update:]):
             by_name[name].set_value(new._data)

@@ -299,3 +299,18 @@ def test_run_program_op_text_round_trips_without_its_program():
     assert op.prop("program") == "gone#0"
     with pytest.raises(Exception, match="not loaded"):
         pd.RunProgramOp.make(op.operands[0], program="gone#0")
+
+
+def test_no_grad_runs_the_forward_without_saved_values(dynamic_mode, monkeypatch):
+    model = paddle.jit.to_static(_mlp())
+    x = paddle.to_tensor(DATA[0][0])
+    want = model(x).numpy()
+    concrete = model.forward.concrete_program
+    assert concrete.n_saved > 0 and len(concrete.inference.fetches) == 1
+    calls = []
+    run = type(concrete.inference).run
+    monkeypatch.setattr(type(concrete.inference), "run", lambda self, a: calls.append(1) or run(self, a))
+    with paddle.no_grad():
+        y = model(x)
+    assert y.stop_gradient and calls == [1]
+    np.testing.assert_allclose(y.numpy(), want, rtol=1e-6)
