@@ -198,7 +198,7 @@ def main() -> None:
                 steps["compile"] = torch_step(name, True)
         t = measure(steps, args.iters)
 
-        def ms(k: str) -> str:
+        def ms(k: str, t: dict[str, float] = t) -> str:
             return f"{t[k] * 1e3:.2f} ms" if k in t else "n/a"
 
         print(f"| {name} | {ms('eager')} | {ms('to_static')} | {ms('to_static_loss')} | {ms('static')} | "
