@@ -36,6 +36,7 @@ from pullback.frontend import core
 from pullback.frontend.eager import DTYPE_NAMES, Tensor, is_grad_enabled
 from pullback.frontend.framework import Program, Variable, program_guard
 from pullback.frontend.input_spec import InputSpec
+from pullback.frontend.jit.dy2static import convert_function
 from pullback.frontend.jit.program import ConcreteProgram
 from pullback.dialects import pd
 
@@ -269,6 +270,7 @@ class StaticFunction:
         self._cache: dict[Any, tuple[ConcreteProgram, Any, list[int]]] = {}
         self._bound: weakref.WeakKeyDictionary[Any, StaticFunction] = weakref.WeakKeyDictionary()
         self._last: ConcreteProgram | None = None
+        self._converted_fn: Callable[..., Any] | None = None
         self._kwargs = kwargs
         functools.update_wrapper(self, function)  # type: ignore[arg-type]
 
@@ -356,7 +358,7 @@ class StaticFunction:
                 v.stop_gradient = t.stop_gradient
                 feeds.append(v)
             args, kwargs = _unflatten(struct, feeds)
-            out = self.dygraph_function(*args, **kwargs)
+            out = self._converted()(*args, **kwargs)
             out_vars: list[Any] = []
             out_struct = _flatten(out, out_vars)
             out_vars = [capture(v) if isinstance(v, Tensor) else v for v in out_vars]
@@ -365,6 +367,14 @@ class StaticFunction:
             where=self._where,
         )
         return concrete, out_struct, []
+
+    def _converted(self) -> Callable[..., Any]:
+        """The function with tensor-dependent `if`/`while` converted (dy2static),
+        bound to the instance for a method."""
+        if self._converted_fn is None:
+            self._converted_fn = convert_function(self._function)
+        fn = self._converted_fn
+        return functools.partial(fn, self._instance) if self._instance is not None else fn
 
     def _arg_names(self, n: int, specs: list[InputSpec | None]) -> list[str]:
         """Feed names: the InputSpec's name, else the function's parameter name

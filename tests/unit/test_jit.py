@@ -198,12 +198,10 @@ def test_method_decorator_and_python_values(dynamic_mode):
     assert len(Net.forward.__get__(net)._cache) == 2
 
 
-def test_tensor_control_flow_names_the_line(dynamic_mode):
+def test_unconverted_tensor_condition_names_the_line(dynamic_mode):
     @paddle.jit.to_static
     def f(x):
-        if x.mean() > 0:  # the line the error names
-            return x
-        return -x
+        return x if x.mean() > 0 else -x  # a conditional expression is not converted
 
     with pytest.raises(Dy2StaticError, match=r"test_jit\.py:\d+: .*paddle.static.nn.cond"):
         f(paddle.to_tensor([1.0, 2.0]))
@@ -214,6 +212,71 @@ def test_tensor_control_flow_names_the_line(dynamic_mode):
         paddle.jit.enable_to_static(True)
     with pytest.raises(TypeError, match="bool"):
         paddle.jit.enable_to_static(1)
+
+
+def _branchy(x, w, limit=3):
+    y = paddle.matmul(x, w)
+    if y.mean() > 0:
+        z = y * 2.0
+    else:
+        z = -y
+    i = paddle.zeros([1], "int64")
+    s = z
+    while i < limit:
+        s = s + z * 0.5
+        i = i + 1
+    if s.sum() > 0 and not s.mean() > 1e6:
+        return s.tanh()
+    return s * 0.5
+
+
+@pytest.mark.filterwarnings("ignore:compiled backend")
+def test_tensor_if_and_while_are_converted(dynamic_mode):
+    g = paddle.jit.to_static(_branchy)
+    for sign in (1.0, -1.0):
+        xv = RNG.standard_normal((2, 3)) * 0.1 + sign
+        wv = np.abs(RNG.standard_normal((3, 2)))
+        results = []
+        for fn in (g, _branchy):
+            x = paddle.to_tensor(xv, stop_gradient=False)
+            w = paddle.to_tensor(wv, stop_gradient=False)
+            out = fn(x, w)
+            (out * out).sum().backward()
+            results.append((out.numpy(), x.grad.numpy(), w.grad.numpy()))
+        for a, b in zip(*results):
+            np.testing.assert_allclose(a, b, rtol=1e-10)
+    # One traced program for both signs: the branches are in the graph.
+    assert len(g._cache) == 1
+    names = [op.name for op in g.concrete_program.program.module.walk()]
+    assert "pd.if" in names and "pd.while" in names
+
+
+def test_python_conditions_stay_python(dynamic_mode):
+    @paddle.jit.to_static
+    def f(x, flag=True, n=2):
+        if flag:
+            x = x + 1.0
+        k = 0
+        while k < n:
+            x = x * 2.0
+            k += 1
+        return x
+
+    np.testing.assert_allclose(f(paddle.to_tensor([1.0])).numpy(), [8.0])
+    np.testing.assert_allclose(f(paddle.to_tensor([1.0]), False, 1).numpy(), [2.0])
+    names = {op.name for op in f.concrete_program.program.module.walk()}
+    assert "pd.if" not in names and "pd.while" not in names
+
+
+def test_branch_only_variable_is_a_clear_error(dynamic_mode):
+    @paddle.jit.to_static
+    def f(x):
+        if x.sum() > 0:
+            y = x * 2.0
+        return y
+
+    with pytest.raises(Dy2StaticError, match=r"test_jit\.py:\d+: 'y' is a tensor in one branch.*false branch"):
+        f(paddle.to_tensor([1.0]))
 
 
 def test_not_to_static_runs_python(dynamic_mode):
