@@ -213,6 +213,15 @@ def convert_while(cond_fn: Callable[..., Any], body_fn: Callable[..., Any], args
     return tuple(result)
 
 
+def range_cond(i: Any, stop: Any, step: Any) -> Any:
+    """The condition of a converted `for i in range(start, stop, step)`."""
+    if isinstance(step, (int, float)) and step < 0:
+        return i > stop
+    if isinstance(step, (int, float)) and step == 0:
+        raise ValueError("range() arg 3 must not be zero")
+    return i < stop
+
+
 def convert_and(*fns: Callable[[], Any]) -> Any:
     """`a and b and ...` (each operand a thunk): `paddle.logical_and` once a
     tensor is involved, Python's short-circuit otherwise."""
@@ -383,8 +392,51 @@ class _Transformer(ast.NodeTransformer):
             if isinstance(getattr(node, field, None), list):
                 setattr(node, field, self._block(getattr(node, field)))
 
+    def visit_For(self, node: ast.For) -> Any:
+        """`for i in range(...)` (a tensor bound included) as a `while` over a
+        hidden counter; other `for` loops are unrolled by Python as before."""
+        it = node.iter
+        is_range = (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
+                    and 1 <= len(it.args) <= 3 and not it.keywords
+                    and not any(isinstance(a, ast.Starred) for a in it.args))
+        scoped = (ast.Global, ast.Nonlocal, ast.Yield, ast.YieldFrom, ast.Await, ast.Return)
+        if (not is_range or node.orelse or not isinstance(node.target, ast.Name)
+                or _contains(node.body, scoped) or _contains(node.body, (ast.Break, ast.Continue), loops=False)):
+            self._visit_body(node)
+            return node
+        assert isinstance(it, ast.Call)
+        self.count += 1
+        k = self.count
+        counter, stop, step = f"_jst_iter_{k}", f"_jst_stop_{k}", f"_jst_step_{k}"
+        args = list(it.args)
+        start_e = args[0] if len(args) > 1 else ast.Constant(0)
+        stop_e = args[1] if len(args) > 1 else args[0]
+        step_e = args[2] if len(args) > 2 else ast.Constant(1)
+        setup = [
+            ast.Assign(targets=[ast.Name(counter, ast.Store())], value=start_e),
+            ast.Assign(targets=[ast.Name(stop, ast.Store())], value=stop_e),
+            ast.Assign(targets=[ast.Name(step, ast.Store())], value=step_e),
+        ]
+        loop = ast.While(
+            test=_call("range_cond", [ast.Name(counter, ast.Load()), ast.Name(stop, ast.Load()),
+                                      ast.Name(step, ast.Load())]),
+            body=[
+                ast.Assign(targets=[ast.Name(node.target.id, ast.Store())], value=ast.Name(counter, ast.Load())),
+                *node.body,
+                ast.Assign(targets=[ast.Name(counter, ast.Store())],
+                           value=ast.BinOp(ast.Name(counter, ast.Load()), ast.Add(), ast.Name(step, ast.Load()))),
+            ],
+            orelse=[],
+        )
+        out = [*setup, loop]
+        for n in out:
+            ast.copy_location(n, node)
+        ast.fix_missing_locations(loop)
+        converted = self.visit_While(loop)
+        return [*setup, *(converted if isinstance(converted, list) else [converted])]
+
     def generic_visit(self, node: ast.AST) -> ast.AST:
-        if isinstance(node, (ast.For, ast.With, ast.Try, ast.AsyncFor, ast.AsyncWith)):
+        if isinstance(node, (ast.With, ast.Try, ast.AsyncFor, ast.AsyncWith)):
             self._visit_body(node)
             return node
         return super().generic_visit(node)
@@ -530,7 +582,7 @@ def convert_function(fn: Callable[..., Any]) -> Callable[..., Any]:
     except (OSError, TypeError):
         return fn
     source = textwrap.dedent("".join(lines))
-    if fn.__name__ == "<lambda>" or not any(k in source for k in ("if", "while")):
+    if fn.__name__ == "<lambda>" or not any(k in source for k in ("if", "while", "for")):
         return fn
     try:
         code = _convert_code(fn.__code__, source, filename, first)

@@ -15,9 +15,11 @@ A `StaticFunction` wraps the function.  Called in dynamic mode, it
    `backward()` reaches it (`frontend/jit/program.py`).  Gradients land on the
    eager parameters; updated running statistics are written back to their Tensors.
 
-Python control flow runs while tracing, so conditions on Python values are
-unrolled; a condition on a tensor value raises `Dy2StaticError` naming the file and
-line (`paddle.static.nn.cond` / `while_loop` express it in the graph).
+Before tracing, `dy2static.convert_function` rewrites the function's `if`/`while`
+statements and `for ... in range(...)` loops (an AST transformation, as Paddle's
+dy2static): conditions on Python values still run as Python (unrolled), conditions
+on tensors become `pd.if`/`pd.while`.  Any other need for a tensor's Python value
+while tracing raises `Dy2StaticError` naming the file and line.
 `paddle.jit.enable_to_static(False)` makes every StaticFunction call the Python
 function itself (eager), and `not_to_static` marks functions never traced.
 """
@@ -103,9 +105,11 @@ def _value_error(what: str) -> Callable[..., Any]:
         raise Dy2StaticError(
             f"paddle.jit.to_static: {_user_line()}: the Python value of tensor '{self.name}' "
             f"is needed ({what}) while tracing {_tracing[-1]}, but it is only known when the "
-            "program runs. Tensor-dependent `if`/`while` are not converted yet: use "
-            "paddle.static.nn.cond / paddle.static.nn.while_loop (or paddle.where), or run "
-            "this function eagerly (paddle.jit.enable_to_static(False) or @paddle.jit.not_to_static)."
+            "program runs. to_static converts `if`/`while` statements and `for ... in range(...)` "
+            "of the decorated function itself (not conditional expressions, loops with break/continue, "
+            "returns inside loops, or functions it calls): rewrite this with paddle.static.nn.cond / "
+            "paddle.static.nn.while_loop (or paddle.where), or run it eagerly "
+            "(paddle.jit.enable_to_static(False) or @paddle.jit.not_to_static)."
         )
 
     return fail

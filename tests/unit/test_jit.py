@@ -251,6 +251,32 @@ def test_tensor_if_and_while_are_converted(dynamic_mode):
     assert "pd.if" in names and "pd.while" in names
 
 
+@pytest.mark.filterwarnings("ignore:compiled backend")
+def test_for_range_over_a_tensor_bound(dynamic_mode):
+    def f(x, n):
+        s = x
+        for _ in range(n):
+            s = s * 1.5 + 1.0
+        acc = 0
+        for j in range(5, 0, -2):  # a Python range: unrolled, negative step kept
+            acc = acc + j
+        return s * acc
+
+    g = paddle.jit.to_static(f)
+    x = paddle.to_tensor([1.0, 2.0], stop_gradient=False)
+    for n in (3, 1):
+        out = g(x, paddle.to_tensor([n], dtype="int64"))
+        out.sum().backward()
+        got = x.grad.numpy()
+        x.clear_grad(set_to_zero=False)
+        want = f(x, n)
+        want.sum().backward()
+        np.testing.assert_allclose(out.numpy(), want.numpy(), rtol=1e-6)
+        np.testing.assert_allclose(got, x.grad.numpy(), rtol=1e-6)
+        x.clear_grad(set_to_zero=False)
+    assert len(g._cache) == 1
+
+
 def test_python_conditions_stay_python(dynamic_mode):
     @paddle.jit.to_static
     def f(x, flag=True, n=2):
