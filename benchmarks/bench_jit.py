@@ -36,12 +36,13 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 import pullback as paddle  # noqa: E402
+from pullback.frontend.nn_layers import Layer  # noqa: E402
 
 nn = paddle.nn
 F = paddle.nn.functional
 
 
-class MLP(nn.Layer):
+class MLP(Layer):
     """784-256-256-10 with ReLU."""
 
     def __init__(self) -> None:
@@ -52,7 +53,7 @@ class MLP(nn.Layer):
         return self.l3(F.relu(self.l2(F.relu(self.l1(x)))))
 
 
-class CNN(nn.Layer):
+class CNN(Layer):
     """LeNet-like: two 5x5 convolutions with max pooling, one linear layer."""
 
     def __init__(self) -> None:
@@ -66,7 +67,7 @@ class CNN(nn.Layer):
         return self.fc(paddle.flatten(x, 1))
 
 
-WORKLOADS = {"mlp": (MLP, [784], 64), "cnn": (CNN, [1, 28, 28], 32)}
+WORKLOADS: dict[str, tuple[type[Layer], list[int], int]] = {"mlp": (MLP, [784], 64), "cnn": (CNN, [1, 28, 28], 32)}
 
 
 def _data(shape: list[int], batch: int) -> tuple[np.ndarray, np.ndarray]:

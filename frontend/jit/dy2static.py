@@ -520,9 +520,9 @@ def _no_args() -> ast.arguments:
                          defaults=[])
 
 
-def _call(fn: str, args: list[ast.expr]) -> ast.Call:
+def _call(fn: str, args: Sequence[ast.expr]) -> ast.Call:
     return ast.Call(func=ast.Attribute(value=ast.Name(f"{_PREFIX}", ast.Load()), attr=fn, ctx=ast.Load()),
-                    args=args, keywords=[])
+                    args=list(args), keywords=[])
 
 
 def _names_tuple(names: Sequence[str], ctx: ast.expr_context | None = None) -> ast.Tuple:
