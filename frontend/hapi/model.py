@@ -323,7 +323,7 @@ class Model:
 
     def save(self, path: str, training: bool = True) -> None:
         """`training=True`: the parameters to `path.pdparams` and the optimizer
-        state to `path.pdopt`; False: an inference model (`paddle.jit.save` with
+        state (if it has any) to `path.pdopt`; False: an inference model (`paddle.jit.save` with
         the Model's `inputs`)."""
         from pullback.frontend.jit.save_load import save as jit_save
         from pullback.frontend.serialization import save as paddle_save
@@ -333,8 +333,9 @@ class Model:
             if directory:
                 os.makedirs(directory, exist_ok=True)
             paddle_save(self.network.state_dict(), path + ".pdparams")
-            if self._optimizer is not None:
-                paddle_save(self._optimizer.state_dict(), path + ".pdopt")
+            state = self._optimizer.state_dict() if self._optimizer is not None else None
+            if state:  # as Paddle: no .pdopt for a stateless optimizer (plain SGD)
+                paddle_save(state, path + ".pdopt")
             return
         if not self._inputs:
             raise ValueError("paddle.Model.save(training=False) needs the Model's inputs (InputSpecs)")
@@ -352,10 +353,26 @@ class Model:
         if skip_mismatch:
             own = self.network.state_dict()
             state = {k: v for k, v in state.items() if k in own and list(np.shape(v)) == list(own[k].shape)}
+        own = self.network.state_dict()
+        # Accumulators are named after parameter names, which differ between the
+        # saving and the loading network: map them through the structured names.
+        renames = {
+            getattr(v, "name", None): own[k].name for k, v in state.items()
+            if k in own and getattr(v, "name", None) and getattr(own[k], "name", None)
+        }
         self.network.set_state_dict(state)
         opt_path = params[: -len(".pdparams")] + ".pdopt"
         if self._optimizer is not None and not reset_optimizer and os.path.exists(opt_path):
-            self._optimizer.set_state_dict(paddle_load(opt_path))
+            opt_state = paddle_load(opt_path)
+            olds = sorted((n for n in renames if n), key=len, reverse=True)
+            converted: dict[str, Any] = {}
+            for key, value in opt_state.items():
+                for old in olds:
+                    if isinstance(key, str) and key.startswith(old + "_"):
+                        key = renames[old] + key[len(old):]
+                        break
+                converted[key] = value
+            self._optimizer.set_state_dict(converted)
 
     def summary(self, input_size: Any = None, dtype: Any = None) -> dict[str, int]:
         """`paddle.summary` of the network (input sizes default to the Model's inputs)."""

@@ -89,12 +89,20 @@ def test_eval_and_predict_batches(dynamic_mode):
 
 def test_save_and_load(dynamic_mode, tmp_path):
     model = _model()
+    model.prepare(paddle.optimizer.Adam(0.01, parameters=model.parameters()), paddle.nn.CrossEntropyLoss())
     model.fit(Blobs(16), batch_size=8, epochs=1, verbose=0)
     path = str(tmp_path / "ck" / "m")
     model.save(path)
     assert os.path.exists(path + ".pdparams") and os.path.exists(path + ".pdopt")
     other = _model()
+    other.prepare(paddle.optimizer.Adam(0.01, parameters=other.parameters()), paddle.nn.CrossEntropyLoss())
     other.load(path)
+    # Same parameters and Adam moments: the next step agrees too.
+    batch = Blobs(8, 5)
+    for m in (model, other):
+        m.train_batch([batch.x], [batch.y])
+    for p, q in zip(model.parameters(), other.parameters()):
+        np.testing.assert_allclose(q.numpy(), p.numpy(), rtol=1e-6)
     x = Blobs(4).x
     np.testing.assert_allclose(other.predict_batch([x])[0], model.predict_batch([x])[0], rtol=1e-6)
     model.save(str(tmp_path / "infer"), training=False)
