@@ -51,6 +51,24 @@ def set_eager_apply(fn: Callable[..., Any]) -> None:
     _eager_apply = fn
 
 
+_seed_source: Callable[[], Any] | None = None
+
+
+def set_seed_source(fn: Callable[[], Any] | None) -> Callable[[], Any] | None:
+    """While `paddle.jit.to_static` traces: a function giving a fresh seed input
+    (an int64 Variable fed anew at every call of the traced program), so that
+    random ops such as dropout draw a new mask per call as in dynamic mode.
+    Returns the previous source."""
+    global _seed_source
+    old, _seed_source = _seed_source, fn
+    return old
+
+
+def traced_seed() -> Any:
+    """A per-call seed Variable when a to_static trace is running, else None."""
+    return None if _seed_source is None else _seed_source()
+
+
 def set_capture(fn: Callable[[Any], Any] | None) -> Callable[[Any], Any] | None:
     """Install how static `apply` turns non-Variable inputs (eager Tensors read by
     a function `paddle.jit.to_static` traces) into Variables; returns the previous

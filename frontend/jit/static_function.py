@@ -137,13 +137,24 @@ def _install_value_guards() -> None:
 
 class _Capture:
     """Turns each eager Tensor an op of the traced program reads into one
-    `pd.parameter` named after the Tensor (the Layer's parameter names)."""
+    `pd.parameter` named after the Tensor (the Layer's parameter names); makes
+    the per-call seeds of random ops (`seed()`: placeholders in `tensors`,
+    replaced by fresh seeds at every call, their positions in `seeds`)."""
 
     def __init__(self, program: Program) -> None:
         self.program = program
         self.by_id: dict[int, Variable] = {}
         self.tensors: list[Tensor] = []
         self.names: list[str] = []
+        self.seeds: list[int] = []
+
+    def seed(self) -> Variable:
+        """A new int64 seed input, fed a fresh value at every call."""
+        placeholder = Tensor._new(np.array(0, np.int64), None, 0, True)
+        placeholder._name = f"_jst.seed_{len(self.seeds)}"
+        var = self(placeholder)
+        self.seeds.append(len(self.tensors) - 1)
+        return var
 
     def __call__(self, x: Any) -> Any:
         if not isinstance(x, Tensor):
@@ -172,6 +183,7 @@ def _static_trace(program: Program, startup: Program, capture: _Capture, what: s
     was_static = not core.in_dynamic_mode()
     core.enable_static()
     old_capture = core.set_capture(capture)
+    old_seeds = core.set_seed_source(capture.seed)
     _install_value_guards()
     _tracing.append(what)
     try:
@@ -179,6 +191,7 @@ def _static_trace(program: Program, startup: Program, capture: _Capture, what: s
             yield
     finally:
         _tracing.pop()
+        core.set_seed_source(old_seeds)
         core.set_capture(old_capture)
         if not was_static:
             core.disable_static()
@@ -187,17 +200,20 @@ def _static_trace(program: Program, startup: Program, capture: _Capture, what: s
 # ---------------------------------------------------------------- arguments
 
 
-def _flatten(obj: Any, tensors: list[Any]) -> Any:
-    """The structure of `obj` with each Tensor/Variable replaced by its position in
-    `tensors` (appended); other leaves kept as they are."""
+def _flatten(obj: Any, tensors: list[Any], arrays: bool = False) -> Any:
+    """The structure of `obj` with each Tensor/Variable (and, with `arrays`, each
+    numpy array, as a Tensor: Paddle's to_static takes them as inputs) replaced by
+    its position in `tensors` (appended); other leaves kept as they are."""
+    if arrays and isinstance(obj, np.ndarray):
+        obj = Tensor(obj)
     if isinstance(obj, (Tensor, Variable)):
         tensors.append(obj)
         return ("__tensor__", len(tensors) - 1)
     if isinstance(obj, (list, tuple)):
-        items = [_flatten(x, tensors) for x in obj]
+        items = [_flatten(x, tensors, arrays) for x in obj]
         return (type(obj).__name__, tuple(items))
     if isinstance(obj, dict):
-        return ("dict", tuple((k, _flatten(v, tensors)) for k, v in obj.items()))
+        return ("dict", tuple((k, _flatten(v, tensors, arrays)) for k, v in obj.items()))
     return ("const", obj)
 
 
@@ -309,9 +325,15 @@ class StaticFunction:
                 or getattr(self._function, "_not_to_static", False):
             return self.dygraph_function(*args, **kwargs)
         tensors: list[Any] = []
-        struct = _flatten((args, kwargs), tensors)
-        concrete, out_struct, _ = self._concrete_for(struct, tensors)
-        operands = [*tensors, *concrete.captured]
+        struct = _flatten((args, kwargs), tensors, arrays=True)
+        concrete, out_struct, seeds = self._concrete_for(struct, tensors)
+        captured = list(concrete.captured)
+        if seeds:
+            from pullback.frontend.random import default_generator
+
+            for i in seeds:
+                captured[i] = Tensor._new(np.array(default_generator().next_seed(), np.int64), None, 0, True)
+        operands = [*tensors, *captured]
         grads = is_grad_enabled() and any(not t.stop_gradient for t in operands)
         key = concrete.key if grads else concrete.inference.key
         results = core.apply(pd.RunProgramOp, operands, prefix="run_program", program=key)
@@ -370,7 +392,7 @@ class StaticFunction:
             main, [v.value for v in feeds], [v.value for v in out_vars], capture.names, capture.tensors,
             where=self._where,
         )
-        return concrete, out_struct, []
+        return concrete, out_struct, list(capture.seeds)
 
     def _converted(self) -> Callable[..., Any]:
         """The function with tensor-dependent `if`/`while` converted (dy2static),

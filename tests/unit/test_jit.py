@@ -403,3 +403,33 @@ def test_no_grad_runs_the_forward_without_saved_values(dynamic_mode, monkeypatch
         y = model(x)
     assert y.stop_gradient and calls == [1]
     np.testing.assert_allclose(y.numpy(), want, rtol=1e-6)
+
+
+def test_dropout_draws_a_new_mask_per_call_like_eager(dynamic_mode):
+    def run(static: bool) -> list[np.ndarray]:
+        paddle.seed(9)
+        net = paddle.nn.Sequential(paddle.nn.Linear(6, 8), paddle.nn.Dropout(0.5), paddle.nn.Linear(8, 2))
+        if static:
+            net = paddle.jit.to_static(net)
+        outs = []
+        for _ in range(2):
+            y = net(paddle.to_tensor(DATA[0][0]))
+            y.sum().backward()
+            outs += [y.numpy(), net[0].weight.grad.numpy()]
+            net.clear_gradients()
+        return outs
+
+    eager, static = run(False), run(True)
+    for a, b in zip(eager, static):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+    assert not np.allclose(static[0], static[2])  # two calls, two masks
+
+
+def test_numpy_arguments_are_inputs(dynamic_mode):
+    f = paddle.jit.to_static(lambda x, a: (x * a, 3))
+    y, k = f(paddle.to_tensor([1.0, 2.0]), np.array([2.0, 3.0], np.float32))
+    np.testing.assert_allclose(y.numpy(), [2.0, 6.0])
+    assert k == 3
+    y, _ = f(paddle.to_tensor([1.0, 2.0]), np.array([4.0, 5.0], np.float32))
+    np.testing.assert_allclose(y.numpy(), [4.0, 10.0])
+    assert len(f._cache) == 1
