@@ -9,6 +9,8 @@ from pullback.frontend.jit.static_function import (
     StaticFunction,
     enable_to_static,
     not_to_static,
+    set_code_level,
+    set_verbosity,
     to_static,
 )
 
@@ -23,5 +25,7 @@ __all__ = [
     "load",
     "not_to_static",
     "save",
+    "set_code_level",
+    "set_verbosity",
     "to_static",
 ]

@@ -568,7 +568,24 @@ def _convert_code(code: types.CodeType, source: str, filename: str, first_line: 
     )
     module = ast.Module(body=[factory], type_ignores=[])
     ast.fix_missing_locations(module)
+    _SOURCES[code] = ast.unparse(fdef)
     return compile(module, filename, "exec")
+
+
+_SOURCES: dict[types.CodeType, str] = {}
+"""The transformed source of each converted function (`StaticFunction.code`)."""
+
+
+def converted_source(fn: Callable[..., Any]) -> str:
+    """The source of `fn` as to_static runs it (its own source when unchanged)."""
+    code = getattr(fn, "__code__", None)
+    convert_function(fn)
+    if code in _SOURCES:
+        return _SOURCES[code]
+    try:
+        return textwrap.dedent(inspect.getsource(fn))
+    except (OSError, TypeError):
+        return f"<source of {getattr(fn, '__name__', fn)} unavailable>"
 
 
 def convert_function(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -73,6 +73,35 @@ class ConcreteProgram:
         self._build(inputs, outputs)
         pd.RUN_PROGRAMS[self.key] = self
 
+    # -- Paddle's ConcreteProgram attributes ---------------------------------------
+
+    @property
+    def main_program(self) -> Program:
+        """The traced forward Program."""
+        return self.program
+
+    @property
+    def startup_program(self) -> Program:
+        """An empty Program: parameters live in the eager Tensors."""
+        return Program()
+
+    @property
+    def inputs(self) -> list[Any]:
+        """The program's feed Variables (the function's tensor arguments)."""
+        block = self.program.global_block()
+        return [block.wrap(v) for v in self.input_values]
+
+    @property
+    def outputs(self) -> list[Any]:
+        """The program's output Variables."""
+        block = self.program.global_block()
+        return [block.wrap(v) for v in self.output_values]
+
+    @property
+    def parameters(self) -> list[Any]:
+        """The eager Tensors the program reads (parameters, buffers, constants)."""
+        return [t for t in self.captured if not t.name.startswith("_jst.seed_")]
+
     # -- building ------------------------------------------------------------------
 
     def _build(self, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue]) -> None:

@@ -70,6 +70,19 @@ def not_to_static(func: Callable[..., Any] | None = None) -> Any:
     return func
 
 
+def set_code_level(level: int = 100, also_to_stdout: bool = False) -> None:
+    """`paddle.jit.set_code_level`: accepted for Paddle's API (pullback does not
+    log converted code; `StaticFunction.code` shows it)."""
+    if not isinstance(level, int):
+        raise TypeError(f"level must be an int, got {type(level).__name__}")
+
+
+def set_verbosity(level: int = 0, also_to_stdout: bool = False) -> None:
+    """`paddle.jit.set_verbosity`: accepted for Paddle's API (no conversion log)."""
+    if not isinstance(level, int):
+        raise TypeError(f"level must be an int, got {type(level).__name__}")
+
+
 class Dy2StaticError(RuntimeError):
     """A to_static function did something a traced program cannot express."""
 
@@ -438,6 +451,13 @@ class StaticFunction:
         return self._concrete_for(struct, tensors)[0]
 
     @property
+    def code(self) -> str:
+        """The function's source as converted for tracing (dy2static)."""
+        from pullback.frontend.jit.dy2static import converted_source
+
+        return converted_source(self._function)
+
+    @property
     def main_program(self) -> Program:
         """The traced forward Program."""
         return self.concrete_program.program
@@ -495,4 +515,5 @@ def to_static(function: Any = None, input_spec: Any = None, build_strategy: Any 
     return decorate if function is None else decorate(function)
 
 
-__all__ = ["Dy2StaticError", "StaticFunction", "enable_to_static", "not_to_static", "to_static", "tracing"]
+__all__ = ["Dy2StaticError", "StaticFunction", "enable_to_static", "not_to_static", "set_code_level",
+           "set_verbosity", "to_static", "tracing"]

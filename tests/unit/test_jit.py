@@ -433,3 +433,16 @@ def test_numpy_arguments_are_inputs(dynamic_mode):
     y, _ = f(paddle.to_tensor([1.0, 2.0]), np.array([4.0, 5.0], np.float32))
     np.testing.assert_allclose(y.numpy(), [4.0, 10.0])
     assert len(f._cache) == 1
+
+
+def test_concrete_program_and_code(dynamic_mode):
+    model = paddle.jit.to_static(_mlp(), input_spec=[InputSpec([None, 6], "float32", "x")])
+    concrete = model.forward.concrete_program
+    assert [v.name for v in concrete.inputs] == ["x"] and concrete.inputs[0].shape == [-1, 6]
+    assert len(concrete.outputs) == 1 and concrete.outputs[0].shape == [-1, 3]
+    assert [p.name for p in concrete.parameters] == [p.name for p in model.parameters()]
+    assert concrete.main_program is concrete.program
+    g = paddle.jit.to_static(_branchy)
+    assert "__jst.convert_ifelse" in g.code and "__jst.convert_while" in g.code
+    paddle.jit.set_code_level(100)
+    paddle.jit.set_verbosity(3)
