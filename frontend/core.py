@@ -69,6 +69,31 @@ def traced_seed() -> Any:
     return None if _seed_source is None else _seed_source()
 
 
+def _from_other_program(x: Variable, op: str) -> Variable:
+    """A Variable of another program, as the current program names it (Paddle
+    resolves variables by name): a parameter of a Layer built elsewhere becomes a
+    `pd.parameter` of the same name here (its value lives in the scope)."""
+    program = default_main_program()
+    block = program.global_block()
+    value = program._lookup(x.name)
+    if value is not None:
+        return block.wrap(value)
+    owner = x.value.owner
+    if isinstance(owner, pd.ParameterOp):
+        new = pd.ParameterOp.make(x.name, list(pd.shape_of(owner.out.type)), pd.dtype_name(pd.elem_of(owner.out.type)),
+                                  trainable=bool(owner.trainable.value.data))
+        block.append(new)
+        var = block.wrap(new.out)
+        for attr in ("optimize_attr", "regularizer", "need_clip", "do_model_average"):
+            if hasattr(x, attr):
+                setattr(var, attr, getattr(x, attr))
+        return var
+    raise ValueError(
+        f"{op}: input '{x.name}' is a variable of another program, and the current program has no "
+        "variable of that name (build the ops inside the same program_guard)"
+    )
+
+
 def set_capture(fn: Callable[[Any], Any] | None) -> Callable[[Any], Any] | None:
     """Install how static `apply` turns non-Variable inputs (eager Tensors read by
     a function `paddle.jit.to_static` traces) into Variables; returns the previous
@@ -114,6 +139,7 @@ def apply(
             )
     program = default_main_program()
     block = program.global_block()
+    inputs = [x if x.block.program is program else _from_other_program(x, op_cls.name) for x in inputs]
     try:
         op = op_cls.make(*[x.value for x in inputs], **props)
     except VerifyException as e:

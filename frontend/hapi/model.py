@@ -7,7 +7,9 @@ batch; `save`/`load` (`.pdparams` + `.pdopt`, or an inference model) and
 `summary`.  In dynamic mode the network's forward runs through
 `paddle.jit.to_static` when `inputs` are InputSpecs (one compiled program for
 every batch size), falling back to eager with a warning if the forward cannot be
-traced.  Static-graph mode (`paddle.enable_static()`) is not supported yet.
+traced.  In static-graph mode (`paddle.enable_static()`, `inputs` required) each
+of train/eval/test is one static program built from the InputSpecs (the network's
+parameters are shared by name) and run by an Executor.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from pullback.dialects import pd
 from pullback.frontend import core
 from pullback.frontend.autograd import no_grad
 from pullback.frontend.eager import Tensor, to_tensor
@@ -49,20 +52,19 @@ class Model:
     def __init__(self, network: Layer, inputs: Any = None, labels: Any = None) -> None:
         if not isinstance(network, Layer):
             raise TypeError(f"Model: network must be a paddle.nn.Layer, got {type(network).__name__}")
-        if not core.in_dynamic_mode():
-            raise NotImplementedError(
-                "paddle.Model in static-graph mode is not supported by pullback yet; "
-                "call paddle.disable_static() (Model then compiles the network with to_static)"
-            )
         self.network = network
+        self._static_mode = not core.in_dynamic_mode()
         self._inputs = self._specs(inputs, "inputs")
         self._labels = self._specs(labels, "labels")
+        if self._static_mode and not self._inputs:
+            raise ValueError("paddle.Model: 'inputs' (InputSpecs) must be given in static graph mode")
+        self._programs: dict[str, Any] = {}
         self._optimizer: Any = None
         self._loss: Any = None
         self._metrics: list[Metric] = []
         self.stop_training = False
         self._static: StaticFunction | None = None
-        if self._inputs and all(isinstance(s, InputSpec) for s in self._inputs):
+        if not self._static_mode and self._inputs and all(isinstance(s, InputSpec) for s in self._inputs):
             forward = type(network).forward
             if not isinstance(network.__dict__.get("forward"), StaticFunction):
                 fn = forward._function if isinstance(forward, StaticFunction) else forward
@@ -90,6 +92,7 @@ class Model:
             raise TypeError("'loss' must be sub classes of `paddle.nn.Layer` or any callable function.")
         self._optimizer = optimizer
         self._loss = loss
+        self._programs = {}
         metrics = _as_list(metrics)
         for m in metrics:
             if not isinstance(m, Metric):
@@ -145,6 +148,8 @@ class Model:
         """One training step; returns `[loss]` (numpy), or `([loss], metrics)`."""
         if self._optimizer is None:
             raise ValueError("paddle.Model: call prepare(optimizer=...) before training")
+        if self._static_mode:
+            return self._static_batch("train", inputs, labels)
         self.network.train()
         ins, labs = _to_tensors(_as_list(inputs)), _to_tensors(_as_list(labels))
         outs = self._forward(ins)
@@ -162,6 +167,8 @@ class Model:
 
     def eval_batch(self, inputs: Any, labels: Any = None) -> Any:
         """One evaluation step (no gradients); returns like `train_batch`."""
+        if self._static_mode:
+            return self._static_batch("eval", inputs, labels)
         self.network.eval()
         with no_grad():
             ins, labs = _to_tensors(_as_list(inputs)), _to_tensors(_as_list(labels))
@@ -173,10 +180,74 @@ class Model:
 
     def predict_batch(self, inputs: Any) -> list[np.ndarray]:
         """The network's outputs for one batch, as numpy arrays."""
+        if self._static_mode:
+            return self._static_batch("test", inputs, None)
         self.network.eval()
         with no_grad():
             outs = self._forward(_to_tensors(_as_list(inputs)))
         return [_numpy(o) for o in outs]
+
+    # -- static graph mode -----------------------------------------------------------
+
+    def _static_program(self, mode: str) -> tuple[Any, list[str], list[Any], list[Any], list[Any]]:
+        """The program of `mode` ('train', 'eval', 'test'), built once: feeds from
+        the InputSpecs, the network's outputs, the losses, the metrics' `compute`
+        outputs, and for 'train' the optimizer's update (`minimize`)."""
+        hit = self._programs.get(mode)
+        if hit is not None:
+            return hit
+        from pullback.frontend.framework import Program, default_startup_program, program_guard
+        from pullback.frontend.layers import data
+        from pullback.runtime.executor import CPUPlace, Executor
+        from pullback.runtime.scope import global_scope
+
+        main, startup = Program(), Program()
+        specs = list(self._inputs) + (list(self._labels) if mode != "test" else [])
+        names = [s.name or f"{'input' if i < len(self._inputs) else 'label'}_{i}" for i, s in enumerate(specs)]
+        with program_guard(main, startup):
+            feeds = [data(n, [d if d >= 0 else None for d in s.shape], str(s.dtype).replace("paddle.", ""))
+                     for n, s in zip(names, specs)]
+            ins, labs = feeds[: len(self._inputs)], feeds[len(self._inputs):]
+            if mode == "train":
+                self.network.train()
+            else:
+                self.network.eval()
+            outs = _as_list(self.network(*ins))
+            losses = _as_list(self._loss(*outs, *labs)) if mode != "test" and self._loss is not None else []
+            metrics = [_as_list(m.compute(*outs, *labs)) for m in self._metrics] if mode != "test" else []
+            if mode == "train":
+                total = losses[0]
+                for extra in losses[1:]:
+                    total = total + extra
+                self._optimizer.minimize(total)
+        exe = self._executor = getattr(self, "_executor", None) or Executor(CPUPlace())
+        scope = global_scope()
+        params = [op.var_name.data for op in main.module.body.block.ops if isinstance(op, pd.ParameterOp)]
+        if any(n not in scope for n in params):
+            exe.run(default_startup_program())
+        exe.run(startup)
+        if mode != "train":
+            main = main.clone(for_test=True)
+        entry = (main, names, outs, losses, metrics)
+        self._programs[mode] = entry
+        return entry
+
+    def _static_batch(self, mode: str, inputs: Any, labels: Any) -> Any:
+        main, names, outs, losses, metrics = self._static_program(mode)
+        values = [_numpy(x) for x in _as_list(inputs) + (_as_list(labels) if mode != "test" else [])]
+        feed = dict(zip(names, values))
+        flat_metrics = [v for group in metrics for v in group]
+        fetch = (outs if mode == "test" else []) + losses + flat_metrics
+        got = self._executor.run(main, feed=feed, fetch_list=fetch)
+        if mode == "test":
+            return got[: len(outs)]
+        loss_np = got[: len(losses)]
+        rest = got[len(losses):]
+        results = []
+        for m, group in zip(self._metrics, metrics):
+            results.append(m.update(*rest[: len(group)]))
+            rest = rest[len(group):]
+        return (loss_np, results) if self._metrics else loss_np
 
     # -- loops ---------------------------------------------------------------------
 
@@ -328,6 +399,11 @@ class Model:
         from pullback.frontend.jit.save_load import save as jit_save
         from pullback.frontend.serialization import save as paddle_save
 
+        if training and self._static_mode:
+            from pullback.frontend.serialization import static_save
+
+            static_save(self._static_program("train" if self._optimizer is not None else "test")[0], path)
+            return
         if training:
             directory = os.path.dirname(path)
             if directory:
@@ -349,6 +425,12 @@ class Model:
         params = path if path.endswith(".pdparams") else path + ".pdparams"
         if not os.path.exists(params):
             raise ValueError(f"paddle.Model.load: there is no '{params}'")
+        if self._static_mode:
+            from pullback.frontend.serialization import static_load
+
+            program = self._static_program("train" if self._optimizer is not None else "test")[0]
+            static_load(program, params[: -len(".pdparams")])
+            return
         state = paddle_load(params)
         if skip_mismatch:
             own = self.network.state_dict()

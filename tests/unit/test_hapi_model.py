@@ -10,6 +10,7 @@ import os
 import numpy as np
 import pullback as paddle
 import pytest
+from pullback.dialects import pd
 from pullback.static import InputSpec
 
 F = paddle.nn.functional
@@ -166,3 +167,61 @@ def test_untraceable_network_falls_back_to_eager(dynamic_mode):
     with pytest.warns(UserWarning, match="eagerly"):
         (out,) = model.predict_batch([Blobs(3).x])
     assert out.shape == (3, 2) and model._static is None
+
+
+def test_static_graph_mode_matches_dynamic(dynamic_mode, tmp_path):
+    """paddle.enable_static(): one program per mode, parameters shared by name."""
+    data = Blobs(24)
+    dyn = _model(metrics=False)
+    want = [float(dyn.train_batch([data.x[i:i + 8]], [data.y[i:i + 8]])[0]) for i in (0, 8, 16)]
+    weights = [p.numpy() for p in _net().parameters()]
+    paddle.enable_static()
+    try:
+        net = _net()
+        model = paddle.Model(net, inputs=[InputSpec([None, 4], "float32", "x")],
+                             labels=[InputSpec([None, 1], "int64", "label")])
+        model.prepare(paddle.optimizer.SGD(0.05, parameters=model.parameters()), paddle.nn.CrossEntropyLoss(),
+                      paddle.metric.Accuracy())
+        model._static_program("train")
+        scope = paddle.static.global_scope()
+        for p, w in zip(net.parameters(), weights):
+            scope[p.name] = w.copy()
+        got = []
+        for i in (0, 8, 16):
+            loss, (acc,) = model.train_batch([data.x[i:i + 8]], [data.y[i:i + 8]])
+            got.append(float(loss[0]))
+            assert 0.0 <= acc <= 1.0
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+        (out,) = model.predict_batch([data.x[:3]])
+        assert out.shape == (3, 2)
+        result = model.evaluate(data, batch_size=8, verbose=0)
+        assert set(result) == {"loss", "acc"}
+        model.save(str(tmp_path / "static"))
+        assert os.path.exists(tmp_path / "static.pdparams")
+        with pytest.raises(ValueError, match="inputs"):
+            paddle.Model(net)
+    finally:
+        paddle.disable_static()
+
+
+def test_a_layer_built_outside_program_guard_is_shared_by_name(dynamic_mode):
+    paddle.enable_static()
+    try:
+        net = paddle.nn.Linear(3, 2)
+        main, startup = paddle.static.Program(), paddle.static.Program()
+        with paddle.static.program_guard(main, startup):
+            x = paddle.static.data("x", [None, 3])
+            y = net(x)
+            other = paddle.static.default_main_program()
+        assert other is main
+        names = [op.var_name.data for op in main.module.body.block.ops if isinstance(op, pd.ParameterOp)]
+        assert names == [net.weight.name, net.bias.name]
+        main.module.verify()
+        exe = paddle.static.Executor(paddle.CPUPlace())
+        exe.run(paddle.static.default_startup_program())
+        xv = np.ones((2, 3), "float32")
+        scope = paddle.static.global_scope()
+        want = xv @ np.asarray(scope[net.weight.name]) + np.asarray(scope[net.bias.name])
+        np.testing.assert_allclose(exe.run(main, {"x": xv}, [y])[0], want, rtol=1e-6)
+    finally:
+        paddle.disable_static()
