@@ -34,6 +34,10 @@ from pullback.frontend import core
 from pullback.frontend.framework import Variable
 
 
+class Dy2StaticError(RuntimeError):
+    """A to_static function did something a traced program cannot express."""
+
+
 class _Undefined:
     """The value of a local variable that is not assigned yet."""
 
@@ -57,8 +61,6 @@ def ld(scope: dict[str, Any], name: str) -> Any:
 
 
 def _error(where: str, message: str) -> Exception:
-    from pullback.frontend.jit.static_function import Dy2StaticError
-
     return Dy2StaticError(f"paddle.jit.to_static: {where}: {message}")
 
 
@@ -621,5 +623,5 @@ def convert_function(fn: Callable[..., Any]) -> Callable[..., Any]:
     return new
 
 
-__all__ = ["UNDEFINED", "convert_and", "convert_function", "convert_ifelse", "convert_not", "convert_or",
+__all__ = ["UNDEFINED", "Dy2StaticError", "convert_and", "convert_function", "convert_ifelse", "convert_not", "convert_or",
            "convert_while", "ld"]

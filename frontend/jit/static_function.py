@@ -38,7 +38,7 @@ from pullback.frontend import core
 from pullback.frontend.eager import DTYPE_NAMES, Tensor, is_grad_enabled
 from pullback.frontend.framework import Program, Variable, program_guard
 from pullback.frontend.input_spec import InputSpec
-from pullback.frontend.jit.dy2static import convert_function
+from pullback.frontend.jit.dy2static import Dy2StaticError, convert_function
 from pullback.frontend.jit.program import ConcreteProgram
 from pullback.dialects import pd
 
@@ -81,10 +81,6 @@ def set_verbosity(level: int = 0, also_to_stdout: bool = False) -> None:
     """`paddle.jit.set_verbosity`: accepted for Paddle's API (no conversion log)."""
     if not isinstance(level, int):
         raise TypeError(f"level must be an int, got {type(level).__name__}")
-
-
-class Dy2StaticError(RuntimeError):
-    """A to_static function did something a traced program cannot express."""
 
 
 # ------------------------------------------------------------- tracing state
