@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
+import os
 import textwrap
 import types
 from collections.abc import Callable, Sequence
@@ -284,6 +285,9 @@ def _logical(op: type[pd.PdOp], a: Any, b: Any) -> Any:
 # ------------------------------------------------------------ the transformation
 
 _PREFIX = "__jst"
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_OWN_CODE = tuple(os.path.join(_ROOT, d) + os.sep for d in ("frontend", "dialects", "passes", "runtime", "lowering"))
 
 
 def _assigned(stmts: Sequence[ast.stmt]) -> list[str]:
@@ -595,6 +599,8 @@ def convert_function(fn: Callable[..., Any]) -> Callable[..., Any]:
     has none, or when its source is unavailable: a lambda, code typed at a prompt)."""
     if getattr(fn, "_not_to_static", False) or not isinstance(fn, types.FunctionType):
         return fn
+    if fn.__code__.co_filename.startswith(_OWN_CODE):
+        return fn  # pullback's own layers branch on Python values only
     try:
         lines, first = inspect.getsourcelines(fn)
         filename = inspect.getsourcefile(fn) or fn.__code__.co_filename

@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import types
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -38,6 +39,7 @@ from pullback.frontend import core
 from pullback.frontend.eager import DTYPE_NAMES, Tensor, is_grad_enabled
 from pullback.frontend.framework import Program, Variable, program_guard
 from pullback.frontend.input_spec import InputSpec
+from pullback.frontend.nn_layers import FORWARD_CONVERTER
 from pullback.frontend.jit.dy2static import Dy2StaticError, convert_function
 from pullback.frontend.jit.program import ConcreteProgram
 from pullback.dialects import pd
@@ -187,12 +189,28 @@ class _Capture:
         return var
 
 
+def _converted_forward(layer: Any) -> Callable[..., Any]:
+    """The forward of a Layer called while tracing, with its `if`/`while`
+    converted (a `to_static` forward is traced through, not called as a program)."""
+    forward = layer.__dict__.get("forward")
+    if forward is None:
+        forward = getattr(type(layer), "forward")
+    if isinstance(forward, StaticFunction):
+        forward = forward._function
+    elif inspect.ismethod(forward):
+        forward = forward.__func__
+    if not isinstance(forward, types.FunctionType):
+        return layer.forward
+    return functools.partial(convert_function(forward), layer)
+
+
 @contextlib.contextmanager
 def _static_trace(program: Program, startup: Program, capture: _Capture, what: str) -> Iterator[None]:
     was_static = not core.in_dynamic_mode()
     core.enable_static()
     old_capture = core.set_capture(capture)
     old_seeds = core.set_seed_source(capture.seed)
+    old_converter, FORWARD_CONVERTER[0] = FORWARD_CONVERTER[0], _converted_forward
     _install_value_guards()
     _tracing.append(what)
     try:
@@ -200,6 +218,7 @@ def _static_trace(program: Program, startup: Program, capture: _Capture, what: s
             yield
     finally:
         _tracing.pop()
+        FORWARD_CONVERTER[0] = old_converter
         core.set_seed_source(old_seeds)
         core.set_capture(old_capture)
         if not was_static:

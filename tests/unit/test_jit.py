@@ -446,3 +446,33 @@ def test_concrete_program_and_code(dynamic_mode):
     assert "__jst.convert_ifelse" in g.code and "__jst.convert_while" in g.code
     paddle.jit.set_code_level(100)
     paddle.jit.set_verbosity(3)
+
+
+@pytest.mark.filterwarnings("ignore:compiled backend")
+def test_sublayer_control_flow_is_converted(dynamic_mode):
+    class Gate(paddle.nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.fc = paddle.nn.Linear(3, 3)
+
+        def forward(self, x):
+            y = self.fc(x)
+            if y.sum() > 0:
+                y = y * 2.0
+            return y
+
+    class Net(paddle.nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.gate = Gate()
+
+        def forward(self, x):
+            return self.gate(x).mean()
+
+    net = Net()
+    static = paddle.jit.to_static(net)
+    for sign in (1.0, -1.0):
+        x = paddle.to_tensor(np.full((2, 3), sign, "float32"))
+        eager = net.forward.dygraph_function(x)
+        np.testing.assert_allclose(static(x).numpy(), eager.numpy(), rtol=1e-6)
+    assert len(static.forward._cache) == 1
