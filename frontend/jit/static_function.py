@@ -194,7 +194,7 @@ def _converted_forward(layer: Any) -> Callable[..., Any]:
     converted (a `to_static` forward is traced through, not called as a program)."""
     forward = layer.__dict__.get("forward")
     if forward is None:
-        forward = getattr(type(layer), "forward")
+        forward = type(layer).forward
     if isinstance(forward, StaticFunction):
         forward = forward._function
     elif inspect.ismethod(forward):
