@@ -248,6 +248,11 @@ class ConcreteProgram:
 
     # -- pd.run_program's ProgramFunction protocol ---------------------------------
 
+    @property
+    def grad_positions(self) -> list[int]:
+        """The operands the outputs depend on differentiably."""
+        return list(self._full_wrt)
+
     def result_types(self, operand_types: Sequence[Attribute]) -> list[Attribute]:
         """The forward results' types, after checking the operands fit the trace."""
         if len(operand_types) != len(self.operand_types):
@@ -331,6 +336,7 @@ class _Inference:
         self.fetches = fetches
         self.key = owner.key + "/inference"
         self.n_outputs = owner.n_outputs
+        self.grad_positions: list[int] = []
         pd.RUN_PROGRAMS[self.key] = self
 
     def result_types(self, operand_types: Sequence[Attribute]) -> list[Attribute]:

@@ -404,7 +404,7 @@ class StaticFunction:
         specs = _flat_specs(self._input_spec)
         main, startup = Program(), Program()
         capture = _Capture(main)
-        names = self._arg_names(len(tensors), specs)
+        names = self._arg_names(struct, tensors, specs)
         with _static_trace(main, startup, capture, self._where):
             feeds: list[Variable] = []
             for i, t in enumerate(tensors):
@@ -430,17 +430,26 @@ class StaticFunction:
         fn = self._converted_fn
         return functools.partial(fn, self._instance) if self._instance is not None else fn
 
-    def _arg_names(self, n: int, specs: list[InputSpec | None]) -> list[str]:
-        """Feed names: the InputSpec's name, else the function's parameter name
-        (`x`), else `x_<i>`; unique."""
+    def _arg_names(self, struct: Any, tensors: list[Any], specs: list[InputSpec | None]) -> list[str]:
+        """Feed names: the InputSpec's name, else the name of the argument holding
+        the tensor (`x`, `xs_1` inside a list argument), else `x_<i>`; unique."""
+        by_id: dict[int, str] = {}
         try:
-            params = [p for p in inspect.signature(self._function).parameters if p != "self"]
+            args, kwargs = _unflatten(struct, tensors)
+            fn = self._function
+            bound = (inspect.signature(fn).bind(self._instance, *args, **kwargs) if self._instance is not None
+                     else inspect.signature(fn).bind(*args, **kwargs))
+            for arg, value in bound.arguments.items():
+                inner: list[Any] = []
+                _flatten(value, inner)
+                for k, t in enumerate(inner):
+                    by_id.setdefault(id(t), arg if len(inner) == 1 else f"{arg}_{k}")
         except (TypeError, ValueError):
-            params = []
+            pass
         out: list[str] = []
-        for i in range(n):
+        for i, t in enumerate(tensors):
             spec = specs[i] if i < len(specs) else None
-            name = spec.name if spec is not None and spec.name else (params[i] if i < len(params) else f"x_{i}")
+            name = spec.name if spec is not None and spec.name else by_id.get(id(t), f"x_{i}")
             if name in out:
                 name = f"{name}_{i}"
             out.append(name)

@@ -26,13 +26,15 @@ def run_program_vjp(b: VjpBuilder, op: Operation, grads: list[SSAValue | None]) 
     the function was traced).  Outputs that received no gradient are seeded with
     zeros; the hidden results (saved values, state updates) carry none."""
     assert isinstance(op, pd.RunProgramOp)
+    fn = pd.RUN_PROGRAMS[op.prop("program")]
+    reachable = set(fn.grad_positions)
     wrt = [
         i for i, x in enumerate(op.operands)
-        if is_float(elem_of(x.type)) and (b.varied is None or x in b.varied)
+        if i in reachable and is_float(elem_of(x.type)) and (b.varied is None or x in b.varied)
     ]
     if not wrt:
         return [None] * len(op.operands)
-    n_out = pd.RUN_PROGRAMS[op.prop("program")].n_outputs
+    n_out = fn.n_outputs
     seeds = [g if g is not None else b.full_like(r, 0.0) for r, g in zip(op.results[:n_out], grads)]
     outs = b.emit_multi(
         pd.RunProgramGradOp, *op.operands, *op.results, *seeds, program=op.prop("program"), wrt=wrt

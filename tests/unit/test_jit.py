@@ -476,3 +476,19 @@ def test_sublayer_control_flow_is_converted(dynamic_mode):
         eager = net.forward.dygraph_function(x)
         np.testing.assert_allclose(static(x).numpy(), eager.numpy(), rtol=1e-6)
     assert len(static.forward._cache) == 1
+
+
+def test_unused_inputs_get_no_gradient_and_feeds_are_named(dynamic_mode):
+    @paddle.jit.to_static
+    def f(x, scale, ys, unused):
+        return x * scale + ys[1]
+
+    x = paddle.to_tensor([1.0, 2.0], stop_gradient=False)
+    unused = paddle.to_tensor([5.0], stop_gradient=False)
+    ys = [paddle.to_tensor([0.0, 0.0]), paddle.to_tensor([1.0, 1.0], stop_gradient=False)]
+    out = f(x, 3.0, ys, unused)
+    out.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [3.0, 3.0])
+    np.testing.assert_allclose(ys[1].grad.numpy(), [1.0, 1.0])
+    assert unused.grad is None
+    assert [v.name for v in f.concrete_program.inputs] == ["x", "ys_0", "ys_1", "unused"]
