@@ -495,7 +495,7 @@ class _RunProgramBase(PdOp, MultiResultNames):
     result types are then taken as declared)."""
 
     HOST_ONLY: ClassVar[str | None] = (
-        "it calls a separately compiled program (paddle.jit.to_static) through the host"
+        "it calls a separately compiled program (paddle.jit.to_static) from the host interpreter"
     )
 
     def verify_(self) -> None:
