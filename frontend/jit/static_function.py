@@ -416,6 +416,13 @@ class StaticFunction:
             out_vars: list[Any] = []
             out_struct = _flatten(out, out_vars)
             out_vars = [capture(v) if isinstance(v, Tensor) else v for v in out_vars]
+        created = [op.var_name.data for op in main.module.body.block.ops
+                   if isinstance(op, pd.ParameterOp) and op.var_name.data not in capture.names]
+        if created:
+            raise Dy2StaticError(
+                f"paddle.jit.to_static: {self._where} creates parameters while it runs "
+                f"({', '.join(created[:4])}): create the layers in __init__, not in forward"
+            )
         concrete = ConcreteProgram(
             main, [v.value for v in feeds], [v.value for v in out_vars], capture.names, capture.tensors,
             where=self._where,

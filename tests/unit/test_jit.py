@@ -492,3 +492,25 @@ def test_unused_inputs_get_no_gradient_and_feeds_are_named(dynamic_mode):
     np.testing.assert_allclose(ys[1].grad.numpy(), [1.0, 1.0])
     assert unused.grad is None
     assert [v.name for v in f.concrete_program.inputs] == ["x", "ys_0", "ys_1", "unused"]
+
+
+def test_parameters_created_in_forward_are_a_clear_error(dynamic_mode):
+    class Lazy(paddle.nn.Layer):
+        def forward(self, x):
+            return paddle.nn.Linear(2, 2)(x)
+
+    with pytest.raises(Dy2StaticError, match="creates parameters.*__init__"):
+        paddle.jit.to_static(Lazy())(paddle.ones([1, 2]))
+
+
+def test_save_a_plain_function(dynamic_mode, tmp_path):
+    w = paddle.to_tensor(np.arange(6, dtype="float32").reshape(3, 2))
+
+    def f(x):
+        return paddle.matmul(x, w) + 1.0
+
+    path = str(tmp_path / "fn")
+    paddle.jit.save(f, path, input_spec=[InputSpec([None, 3], "float32", "x")])
+    loaded = paddle.jit.load(path)
+    x = np.ones((4, 3), "float32")
+    np.testing.assert_allclose(loaded(paddle.to_tensor(x)).numpy(), x @ w.numpy() + 1.0)
