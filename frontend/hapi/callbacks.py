@@ -1,6 +1,6 @@
 """`paddle.callbacks`: hooks `paddle.Model.fit/evaluate/predict` call around epochs
 and batches (`Callback`, `ProgBarLogger`, `ModelCheckpoint`, `EarlyStopping`,
-`LRScheduler`), and the `CallbackList` that drives them."""
+`LRScheduler`, `ReduceLROnPlateau`), and the `CallbackList` that drives them."""
 
 from __future__ import annotations
 
@@ -305,6 +305,69 @@ class EarlyStopping(Callback):
         self.stopped_epoch += 1
 
 
+class ReduceLROnPlateau(Callback):
+    """Multiplies the learning rate by `factor` when the evaluated `monitor` has
+    not improved by `min_delta` for `patience` evaluations (then waits `cooldown`
+    evaluations), never below `min_lr`.  The optimizer's rate must be a float
+    (a schedule sets its own)."""
+
+    def __init__(self, monitor: str = "loss", factor: float = 0.1, patience: int = 10, verbose: int = 1,
+                 mode: str = "auto", min_delta: float = 1e-4, cooldown: int = 0, min_lr: float = 0) -> None:
+        super().__init__()
+        if factor >= 1.0:
+            raise ValueError("ReduceLROnPlateau does not support a factor >= 1.0.")
+        self.monitor = monitor
+        self.factor = factor
+        self.patience = patience
+        self.verbose = verbose
+        self.min_delta = min_delta
+        self.cooldown = cooldown
+        self.min_lr = min_lr
+        if mode not in ("auto", "min", "max"):
+            warnings.warn(f"Learning rate reduction mode {mode} is unknown, fallback to auto mode.", stacklevel=2)
+            mode = "auto"
+        self.mode = ("max" if "acc" in monitor else "min") if mode == "auto" else mode
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the best value and the counters."""
+        self.best = np.inf if self.mode == "min" else -np.inf
+        self.wait = 0
+        self.cooldown_counter = 0
+
+    def on_train_begin(self, logs: dict[str, Any] | None = None) -> None:
+        self.reset()
+
+    def on_eval_end(self, logs: dict[str, Any] | None = None) -> None:
+        if logs is None or self.monitor not in logs:
+            warnings.warn(f"Monitor of ReduceLROnPlateau should be loss or metric name, got {self.monitor}.",
+                          stacklevel=2)
+            return
+        opt = getattr(self.model, "_optimizer", None)
+        if opt is None or not isinstance(getattr(opt, "_learning_rate", None), (int, float)):
+            warnings.warn("ReduceLROnPlateau needs an optimizer with a float learning rate.", stacklevel=2)
+            return
+        current = float(np.asarray(logs[self.monitor]).ravel()[0])
+        better = current < self.best - self.min_delta if self.mode == "min" else current > self.best + self.min_delta
+        if self.cooldown_counter > 0:
+            self.cooldown_counter -= 1
+            self.wait = 0
+        if better:
+            self.best = current
+            self.wait = 0
+        elif self.cooldown_counter <= 0:
+            self.wait += 1
+            if self.wait >= self.patience:
+                old = float(opt.get_lr())
+                if old > self.min_lr:
+                    new = max(old * self.factor, self.min_lr)
+                    opt.set_lr(new)
+                    if self.verbose > 0:
+                        print(f"Epoch: reducing learning rate from {old} to {new}.")
+                    self.cooldown_counter = self.cooldown
+                    self.wait = 0
+
+
 def config_callbacks(callbacks: Sequence[Callback] | None, model: Any, params: dict[str, Any],
                      log_freq: int, verbose: int) -> CallbackList:
     """The run's callbacks: the user's, plus a `ProgBarLogger` unless one is given."""
@@ -319,4 +382,5 @@ def config_callbacks(callbacks: Sequence[Callback] | None, model: Any, params: d
     return CallbackList(cbks)
 
 
-__all__ = ["Callback", "CallbackList", "EarlyStopping", "LRScheduler", "ModelCheckpoint", "ProgBarLogger"]
+__all__ = ["Callback", "CallbackList", "EarlyStopping", "LRScheduler", "ModelCheckpoint", "ProgBarLogger",
+           "ReduceLROnPlateau"]

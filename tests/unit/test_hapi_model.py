@@ -225,3 +225,15 @@ def test_a_layer_built_outside_program_guard_is_shared_by_name(dynamic_mode):
         np.testing.assert_allclose(exe.run(main, {"x": xv}, [y])[0], want, rtol=1e-6)
     finally:
         paddle.disable_static()
+
+
+def test_reduce_lr_on_plateau(dynamic_mode):
+    net = _net()
+    model = paddle.Model(net, inputs=[InputSpec([None, 4], "float32")])
+    model.prepare(paddle.optimizer.SGD(0.1, parameters=net.parameters()), paddle.nn.CrossEntropyLoss())
+    cb = paddle.callbacks.ReduceLROnPlateau(monitor="loss", factor=0.5, patience=1, min_delta=1e9, verbose=0)
+    model.fit(Blobs(16), Blobs(8), batch_size=8, epochs=3, verbose=0, callbacks=[cb])
+    # Never "improves" by 1e9: the rate halves after each evaluation but the first.
+    assert model._optimizer.get_lr() == pytest.approx(0.1 * 0.5 ** 2)
+    with pytest.raises(ValueError, match="factor"):
+        paddle.callbacks.ReduceLROnPlateau(factor=2.0)
