@@ -456,9 +456,11 @@ class ProgramFunction(Protocol):
     """The leading results that are the function's outputs (they receive gradients);
     the results after them are values its backward reads and state updates."""
 
-    grad_positions: Sequence[int]
-    """The operands the outputs depend on differentiably (the only ones whose
-    gradients `run_grad` can compute; the others get none)."""
+    @property
+    def grad_positions(self) -> Sequence[int]:
+        """The operands the outputs depend on differentiably (the only ones whose
+        gradients `run_grad` can compute; the others get none)."""
+        ...
 
     def result_types(self, operand_types: Sequence[Attribute]) -> list[Attribute]:
         """The op's result types for these operand types (VerifyException if they
