@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import weakref
 from typing import Any
 
 import numpy as np
@@ -137,6 +138,7 @@ class TranslatedLayer(Layer):
             program, [block.var(n).value for n in self._feed_names],
             [block.var(n).value for n in self._fetch_names], names, tensors, where="TranslatedLayer",
         )
+        weakref.finalize(self, self._concrete.release)
 
     def forward(self, *inputs: Any) -> Any:
         """Run the loaded program on `inputs` (Tensors or arrays, in feed order)."""

@@ -314,13 +314,24 @@ class StaticFunction:
             function = function._function
         self._function = function
         self._input_spec = input_spec
-        self._instance = instance
+        # Weakly: a bound method cached per instance must not keep it alive.
+        self._instance_ref: Callable[[], Any] | None = None
+        if instance is not None:
+            try:
+                self._instance_ref = weakref.ref(instance)
+            except TypeError:
+                self._instance_ref = lambda: instance
         self._cache: dict[Any, tuple[ConcreteProgram, Any, list[int]]] = {}
         self._bound: weakref.WeakKeyDictionary[Any, StaticFunction] = weakref.WeakKeyDictionary()
         self._last: ConcreteProgram | None = None
         self._converted_fn: Callable[..., Any] | None = None
         self._kwargs = kwargs
         functools.update_wrapper(self, function)  # type: ignore[arg-type]
+
+    @property
+    def _instance(self) -> Any:
+        """The instance a method is bound to (None for a plain function)."""
+        return None if self._instance_ref is None else self._instance_ref()
 
     def __get__(self, instance: Any, owner: Any = None) -> Any:
         if instance is None:
@@ -395,6 +406,8 @@ class StaticFunction:
         hit = self._cache.get(key)
         if hit is None:
             hit = self._cache[key] = self._trace(struct, tensors, shapes)
+            # The compiled programs live as long as this function.
+            weakref.finalize(self, hit[0].release)
         self._last = hit[0]
         return hit
 

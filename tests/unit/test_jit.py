@@ -514,3 +514,37 @@ def test_save_a_plain_function(dynamic_mode, tmp_path):
     loaded = paddle.jit.load(path)
     x = np.ones((4, 3), "float32")
     np.testing.assert_allclose(loaded(paddle.to_tensor(x)).numpy(), x @ w.numpy() + 1.0)
+
+
+def test_programs_are_released_with_their_function(dynamic_mode):
+    import gc
+
+    f = paddle.jit.to_static(lambda x: x * 2.0)
+    f(paddle.to_tensor([1.0]))
+    key = f.concrete_program.key
+    assert key in pd.RUN_PROGRAMS
+    del f
+    gc.collect()
+    assert key not in pd.RUN_PROGRAMS and key + "/inference" not in pd.RUN_PROGRAMS
+
+
+def test_bound_methods_do_not_keep_layers_alive(dynamic_mode):
+    import gc
+    import weakref
+
+    class Net(paddle.nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.fc = paddle.nn.Linear(2, 2)
+
+        @paddle.jit.to_static
+        def forward(self, x):
+            return self.fc(x)
+
+    net = Net()
+    net(paddle.ones([1, 2]))
+    key = Net.forward.__get__(net).concrete_program.key
+    ref = weakref.ref(net)
+    del net
+    gc.collect()
+    assert ref() is None and key not in pd.RUN_PROGRAMS
