@@ -8,6 +8,7 @@ from pullback.frontend.jit.save_load import TranslatedLayer, load, save
 from pullback.frontend.jit.static_function import (
     StaticFunction,
     enable_to_static,
+    ignore_module,
     not_to_static,
     set_code_level,
     set_verbosity,
@@ -22,6 +23,7 @@ __all__ = [
     "TranslatedLayer",
     "declarative",
     "enable_to_static",
+    "ignore_module",
     "load",
     "not_to_static",
     "save",

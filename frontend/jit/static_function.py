@@ -72,6 +72,14 @@ def not_to_static(func: Callable[..., Any] | None = None) -> Any:
     return func
 
 
+def ignore_module(modules: list[Any]) -> None:
+    """`paddle.jit.ignore_module`: functions of these modules are never converted
+    (pullback converts only the to_static function and the Layers it calls, so
+    this only checks its argument)."""
+    if not isinstance(modules, list):
+        raise TypeError(f"modules must be a list of modules, got {type(modules).__name__}")
+
+
 def set_code_level(level: int = 100, also_to_stdout: bool = False) -> None:
     """`paddle.jit.set_code_level`: accepted for Paddle's API (pullback does not
     log converted code; `StaticFunction.code` shows it)."""
@@ -559,5 +567,5 @@ def to_static(function: Any = None, input_spec: Any = None, build_strategy: Any 
     return decorate if function is None else decorate(function)
 
 
-__all__ = ["Dy2StaticError", "StaticFunction", "enable_to_static", "not_to_static", "set_code_level",
+__all__ = ["Dy2StaticError", "StaticFunction", "enable_to_static", "ignore_module", "not_to_static", "set_code_level",
            "set_verbosity", "to_static", "tracing"]
