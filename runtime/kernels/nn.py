@@ -181,7 +181,10 @@ def _divisor(op, area: int, spans, oy: int, ox: int) -> int:
 
 @kernel(pd.Pool2DOp)
 def pool2d(op, x: np.ndarray) -> np.ndarray:
-    """Max or average over each clipped window."""
+    """Max or average over each clipped window.  A window wholly in the padding
+    (padding >= ksize) is empty: max gives -inf, the max of nothing, as the
+    compiled code does (Paddle's CPU kernel leaves its initial value -FLT_MAX
+    there); average gives 0 / its divisor (NaN when exclusive, as in Paddle)."""
     shape = out_shape(op, x)
     (rows, cols), spans = pool_windows(op, x.shape[2:], shape[2:])
     out = np.empty(shape, x.dtype)
@@ -190,7 +193,7 @@ def pool2d(op, x: np.ndarray) -> np.ndarray:
         for ox, (w0, w1) in enumerate(cols):
             win = x[:, :, h0:h1, w0:w1]
             if is_max:
-                out[:, :, oy, ox] = win.max(axis=(2, 3))
+                out[:, :, oy, ox] = win.max(axis=(2, 3)) if win.size else -np.inf
             else:
                 area = (h1 - h0) * (w1 - w0)
                 out[:, :, oy, ox] = win.sum(axis=(2, 3)) / _divisor(op, area, spans, oy, ox)
@@ -207,6 +210,8 @@ def pool2d_grad(op, x: np.ndarray, grad: np.ndarray) -> np.ndarray:
     for oy, (h0, h1) in enumerate(rows):
         for ox, (w0, w1) in enumerate(cols):
             g = grad[:, :, oy, ox]
+            if h1 <= h0 or w1 <= w0:
+                continue  # an empty window (wholly in the padding) reads nothing
             if is_max:
                 # The first maximum in row-major order takes the whole gradient.
                 arg = x[:, :, h0:h1, w0:w1].reshape(*x.shape[:2], -1).argmax(axis=2)
