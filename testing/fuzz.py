@@ -1031,6 +1031,9 @@ EXCLUDED: dict[type[Operation], str] = {
     **{op: "collective: needs several ranks (tests/unit/test_distributed.py)" for op in pd.DISTRIBUTED_OPS},
     **{op: "control flow: regions run on the interpreter until issue 14 lowers them (tests/unit/test_control_flow.py)"
        for op in pd.CONTROL_OPS},
+    **{op: "host-only call of a paddle.jit.to_static program (HOST_ONLY); its forward and backward are "
+       "checked against eager, finite differences and the interpreter in tests/unit/test_jit.py"
+       for op in (pd.RunProgramOp, pd.RunProgramGradOp)},
 }
 """Ops deliberately not fuzzed, with the reason and where they are tested instead."""
 
