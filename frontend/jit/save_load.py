@@ -94,6 +94,7 @@ def save(layer: Any, path: str, input_spec: Any = None, **configs: Any) -> None:
     feeds = [block.wrap(v) for v in concrete.input_values]
     fetches = [block.wrap(v) for v in concrete.output_values]
     infer = inference_program(concrete.program, feeds, fetches, api)
+    _drop_call_seeds(infer)
     by_name = dict(zip(concrete.param_names, concrete.captured))
     params = {n: np.array(by_name[n]._data) for n in persistable_names(infer)}
     directory = os.path.dirname(path)
@@ -103,6 +104,29 @@ def save(layer: Any, path: str, input_spec: Any = None, **configs: Any) -> None:
         f.write(program_to_text(infer).encode("utf-8"))
     with open(path + PARAMS_SUFFIX, "wb") as f:
         pickle.dump(params, f, protocol=4)
+
+
+def _drop_call_seeds(program: Any) -> None:
+    """Inference dropout draws nothing: drop the per-call seed inputs a training
+    trace gave it (`_jst.seed_k`), so they are not saved as parameters."""
+    block = program.module.body.block
+    for op in list(program.module.walk()):
+        if isinstance(op, pd.DropoutOp) and op.prop("is_test") and len(op.operands) == 2:
+            new = pd.DropoutOp.create(operands=[op.operands[0]], result_types=[r.type for r in op.results],
+                                      properties=dict(op.properties), attributes=dict(op.attributes))
+            parent = op.parent_block()
+            assert parent is not None
+            parent.insert_op_before(new, op)
+            for old_r, new_r in zip(op.results, new.results):
+                old_r.replace_all_uses_with(new_r)
+            op.detach()
+            op.erase()
+    for op in list(block.ops):
+        if (isinstance(op, pd.ParameterOp) and op.var_name.data.startswith("_jst.seed_")
+                and not any(True for _ in op.out.uses)):
+            op.detach()
+            op.erase()
+    program._bump()
 
 
 class TranslatedLayer(Layer):

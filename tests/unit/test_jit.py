@@ -356,6 +356,19 @@ def test_save_load_in_a_fresh_process(dynamic_mode, tmp_path):
     np.testing.assert_allclose(np.load(tmp_path / "y.npy"), want, rtol=1e-5, atol=1e-6)
 
 
+def test_saved_training_dropout_needs_no_seed(dynamic_mode, tmp_path):
+    paddle.seed(1)
+    model = paddle.nn.Sequential(paddle.nn.Linear(6, 4), paddle.nn.Dropout(0.5))
+    spec = [InputSpec([None, 6], "float32")]
+    path = str(tmp_path / "drop")
+    paddle.jit.save(model, path, input_spec=spec)  # traced in training mode
+    loaded = paddle.jit.load(path)
+    assert [p.shape for p in loaded.parameters()] == [[6, 4], [4]]
+    x = paddle.to_tensor(DATA[0][0])
+    model.eval()
+    np.testing.assert_allclose(loaded(x).numpy(), model(x).numpy(), rtol=1e-6)
+
+
 def test_loaded_layer_fine_tunes(dynamic_mode, tmp_path):
     model = _mlp()
     path = str(tmp_path / "mlp")
