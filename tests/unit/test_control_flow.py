@@ -463,6 +463,26 @@ def test_compiled_loop_serves_every_batch_size(static_mode):
     assert backend.compiles == 1
 
 
+def test_compiled_loop_whose_state_grows(static_mode):
+    """A carried value of dynamic length that grows each iteration: its size is
+    carried at run time; a value computed from it is fetched natively, the value
+    itself (whose shape only the run decides) runs on the interpreter, saying why."""
+    x = paddle.static.data("x", [-1], "float64")
+    (r,) = paddle.static.nn.while_loop(
+        lambda v: paddle.sum(v) < 20.0, lambda v: [paddle.concat([v, v[:1] * 2.0])], [x]
+    )
+    total = paddle.sum(r * r) + paddle.mean(r)
+    for xv in (np.array([1.0, 2.0]), np.array([3.0, 1.0, 0.5]), np.array([30.0])):
+        v = xv
+        while v.sum() < 20.0:
+            v = np.concatenate([v, v[:1] * 2.0])
+        (got,) = _run_both(feed={"x": xv}, fetch_list=[total])
+        assert float(got) == pytest.approx(float((v * v).sum() + v.mean()))
+    with pytest.warns(UserWarning, match="cannot lower a fetch of 'while_0.tmp_0'"):
+        (rv,) = _compiled().run(feed={"x": np.array([1.0, 2.0])}, fetch_list=[r])
+    np.testing.assert_array_equal(rv, [1.0] + [2.0] * 10)
+
+
 def test_gpu_lowering_rejects_control_flow_by_name(static_mode):
     x = paddle.static.data("x", [2, 2], "float32")
     p = paddle.static.data("p", [], "bool")
