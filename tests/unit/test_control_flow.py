@@ -284,6 +284,33 @@ def test_nested_while_loops(static_mode):
     _check_first_order(run)
 
 
+def _while_in_cond(x, w, p):
+    def looped():
+        i = paddle.full([1], 0, dtype="int64")
+        _, v = paddle.static.nn.while_loop(
+            lambda i, v: i < 3, lambda i, v: [i + 1, paddle.tanh(v) * w], [i, x]
+        )
+        return v * 2.0
+
+    y = paddle.static.nn.cond(p, looped, lambda: x * w)
+    return paddle.sum(y * y)
+
+
+@pytest.mark.parametrize("pv", [True, False])
+def test_while_inside_cond(static_mode, pv):
+    _, _, run = _static_grads(_while_in_cond, {"p": np.array([pv])}, order=2)
+    v = X
+    for _ in range(3):
+        v = np.tanh(v) * W
+    y = 2.0 * v if pv else X * W
+    assert float(run(X, W)[0]) == pytest.approx(float((y * y).sum()))
+    _check_first_order(run)
+    ddx = run(X, W)[3]
+    np.testing.assert_allclose(
+        ddx, _fd(lambda u: float((run(u, W)[1] ** 2).sum()), X), rtol=1e-5, atol=1e-7
+    )
+
+
 def test_while_second_order(static_mode):
     _, _, run = _static_grads(_counted_loss, {"n": np.array([3], np.int64)}, order=2)
     ddx = run(X, W)[3]
