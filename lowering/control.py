@@ -171,7 +171,10 @@ def _if(low: Lowerer, op: pd.IfOp) -> None:
     (then_mems, then_sizes), (else_mems, else_sizes) = yielded
     # A dynamic size both branches share (an outer value) is used as it is; the
     # others leave the `if` as results.
-    out_sizes: list[list[Size]] = [list(s) for s in then_sizes]
+    out_sizes: list[list[Size]] = [
+        [size if d == DYN else d for size, d in zip(sizes, t.get_shape())]  # static: the type's
+        for sizes, t in zip(then_sizes, types)
+    ]
     extra: list[tuple[int, int]] = []
     for j, t in enumerate(types):
         for k, d in enumerate(t.get_shape()):
