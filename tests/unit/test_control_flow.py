@@ -510,6 +510,41 @@ def test_compiled_loop_whose_state_grows(static_mode):
     np.testing.assert_array_equal(rv, [1.0] + [2.0] * 10)
 
 
+def test_cond_with_layers_in_its_branches_trains_compiled():
+    """Paddle's TestCondBackward pattern: each branch builds its own fc layer; SGD
+    updates the parameters of the branch taken, natively, as the interpreter does."""
+    losses = {}
+    for backend in ("interpreter", "compiled"):
+        paddle.enable_static()
+        main, startup = paddle.static.Program(), paddle.static.Program()
+        scope = paddle.static.Scope()
+        try:
+            with paddle.static.program_guard(main, startup), paddle.utils.unique_name.guard(), \
+                    paddle.static.scope_guard(scope):
+                x = paddle.static.data("x", [4, 3], "float32")
+                i = paddle.static.data("i", [1], "int64")
+                y = paddle.static.nn.cond(
+                    paddle.equal(i, paddle.full([1], 0, "int64")),
+                    lambda x=x: paddle.static.nn.fc(x, 2),
+                    lambda x=x: paddle.static.nn.fc(paddle.tanh(x), 2),
+                )
+                loss = paddle.mean(y * y)
+                paddle.optimizer.SGD(0.1).minimize(loss)
+                exe = _interp() if backend == "interpreter" else _compiled()
+                exe.run(startup)
+                for k, prm in enumerate(sorted(p.name for p in main.all_parameters())):
+                    t = scope.find_var(prm).get_tensor()
+                    t.set(np.random.default_rng(k).normal(size=t.numpy().shape).astype(np.float32))
+                losses[backend] = [
+                    float(exe.run(main, feed={"x": np.full((4, 3), 0.1 * (it + 1), np.float32),
+                                              "i": np.array([it % 2])}, fetch_list=[loss])[0])
+                    for it in range(4)
+                ]
+        finally:
+            paddle.disable_static()
+    np.testing.assert_allclose(losses["compiled"], losses["interpreter"], rtol=1e-5)
+
+
 def test_gpu_lowering_rejects_control_flow_by_name(static_mode):
     x = paddle.static.data("x", [2, 2], "float32")
     p = paddle.static.data("p", [], "bool")
