@@ -376,6 +376,32 @@ def test_out_of_range_ids_raise_the_interpreters_error() -> None:
                                "'pd.lookup_table': id 5 is out of range [0, 3)")
 
 
+def test_out_of_range_indices_of_gathers_and_scatters_raise_the_interpreters_error() -> None:
+    """gather/index_select, index_add, take_along_axis, put_along_axis and scatter
+    check their index at run time like embedding ids; in range, they agree."""
+    b = ProgramBuilder()
+    x = b.param("x", [4, 3])
+    idx = b.data("idx", [-1], "int64")
+    idx2 = b.data("idx2", [-1, 3], "int64")
+    upd = b.data("upd", [-1, 3], "float32")
+    fetch = [
+        b.add(pd.GatherOp, x, idx, axis=0),
+        b.add(pd.IndexAddOp, x, idx, upd, axis=0),
+        b.add(pd.TakeAlongAxisOp, x, idx2, axis=0),
+        b.add(pd.PutAlongAxisOp, x, idx2, upd, axis=0),
+        b.add(pd.ScatterOp, x, idx, upd),
+    ]
+    scope = {"x": np.arange(12, dtype=np.float32).reshape(4, 3)}
+    ok = {"idx": np.array([3, 0]), "idx2": np.array([[1, 2, 3], [0, 0, 1]]), "upd": np.ones((2, 3), np.float32)}
+    env = run_module(b.module, ok, dict(scope))
+    for v, g in zip(fetch, CompiledBackend(fallback=False).run(b.module, ok, dict(scope), fetch)):
+        np.testing.assert_array_equal(g, env[v])
+    _raises_as_the_interpreter(b, fetch, {**ok, "idx": np.array([1, 4])}, scope,
+                               "'pd.gather': index 4 is out of range [0, 4)")
+    _raises_as_the_interpreter(b, fetch, {**ok, "idx2": np.array([[1, 2, 3], [0, -2, 9]])}, scope,
+                               "'pd.take_along_axis': index -2 is out of range [0, 4)")
+
+
 def test_out_of_range_labels_raise_and_ignore_index_is_exempt() -> None:
     b = ProgramBuilder()
     x = b.data("x", [-1, 4], "float64")
