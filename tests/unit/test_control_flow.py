@@ -545,6 +545,15 @@ def test_cond_with_layers_in_its_branches_trains_compiled():
     np.testing.assert_allclose(losses["compiled"], losses["interpreter"], rtol=1e-5)
 
 
+def test_host_only_op_inside_a_branch_is_named_by_the_fallback(static_mode):
+    x = paddle.static.data("x", [3], "float32")
+    p = paddle.static.data("p", [1], "bool")
+    y = paddle.static.nn.cond(p, lambda: x + paddle.rand([3]), lambda: x)
+    with pytest.warns(UserWarning, match="cannot lower 'pd.uniform_random' to native code: random"):
+        (out,) = _compiled().run(feed={"x": np.ones(3, np.float32), "p": np.array([False])}, fetch_list=[y])
+    np.testing.assert_array_equal(out, np.ones(3, np.float32))
+
+
 def test_gpu_lowering_rejects_control_flow_by_name(static_mode):
     x = paddle.static.data("x", [2, 2], "float32")
     p = paddle.static.data("p", [], "bool")
