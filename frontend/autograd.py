@@ -33,6 +33,7 @@ from typing import Any, TypeVar
 import numpy as np
 from pullback.dialects import pd
 from pullback.frontend import hooks
+from pullback.frontend.ops.shape import reshape
 from pullback.frontend.eager import (
     DTYPE_BY_ELEM,
     DTYPE_NAMES,
@@ -449,15 +450,22 @@ def _check_seeds(seeds: Any, n: int, what: str, message: str, length_message: st
 
 
 def _fit_seeds(
-    outputs: list[Tensor], seeds: list[Tensor | None], seed_name: str, target_name: str
+    outputs: list[Tensor],
+    seeds: list[Tensor | None],
+    seed_name: str,
+    target_name: str,
+    create_graph: bool = False,
 ) -> list[Tensor | None]:
     """Check each seed's shape against its target's; a one-element seed of shape
-    `[1]` for a 0-d target is accepted (and reshaped), as Paddle accepts it."""
+    `[1]` for a 0-d target is accepted (and reshaped), as Paddle accepts it.  With
+    `create_graph` the reshape is a recorded op, so the gradients computed from
+    the seed can be differentiated with respect to it (a double backward asking
+    for the seed's gradient)."""
     out: list[Tensor | None] = []
     for i, (t, s) in enumerate(zip(outputs, seeds)):
         if s is not None and s.shape != t.shape:
             if t.shape == [] and s.shape == [1]:
-                s = Tensor._new(s._data.reshape(()), None, 0, True)
+                s = reshape(s, []) if create_graph else Tensor._new(s._data.reshape(()), None, 0, True)
             else:
                 raise ValueError(
                     f"The shape of {seed_name}[{i}] {s.shape} does not match the shape of "
@@ -491,7 +499,7 @@ def _run(
 ) -> list[Any] | None:
     """The shared engine of `backward` (inputs=None: every leaf, accumulated into
     `.grad`) and `grad` (gradients of `inputs`, returned; None where unreached)."""
-    seeds = _fit_seeds(outputs, seeds, seed_name, target_name)
+    seeds = _fit_seeds(outputs, seeds, seed_name, target_name, create_graph)
     # Tensors that need no gradient contribute nothing (as a constant would).
     live = [
         (t, s) for t, s in zip(outputs, seeds)
@@ -621,6 +629,10 @@ def _run_staged(
     leaf_acc: dict[int, tuple[Tensor, Any]] = {}
     n_in = 0 if inputs is None else len(inputs)
     input_acc: list[Any] = [None] * n_in
+    special_inputs: dict[tuple[int, int], list[int]] = {}
+    for i, x in enumerate(inputs or ()):
+        if not x.stop_gradient and _key(x) not in cut and _key(x) in special:
+            special_inputs.setdefault(_key(x), []).append(i)
     traversed: set[int] = set()
     active: dict[int, Node] = {}
 
@@ -647,8 +659,11 @@ def _run_staged(
         if inputs is None:
             front: list[Enc | None] = [("s", k, 0) for k, src in enumerate(g.sources) if src.kind == "leaf"]
         else:
+            # An input that is itself a boundary gets what flows on from it (its
+            # gradient after its hooks), taken when its stage runs.
             front = [
-                None if (x.stop_gradient or _key(x) in cut) else encode(g, _ref(x)) for x in inputs
+                None if (x.stop_gradient or _key(x) in cut or _key(x) in special) else encode(g, _ref(x))
+                for x in inputs
             ]
         wrt = front + [("s", k, 0) for k, _ in bsrc]
         plan = _plan_for(g, targets, [True] * len(targets), wrt)
@@ -687,6 +702,8 @@ def _run_staged(
                     hooks.run_hooks(info.hooks, Tensor._new(zeros, None, 0, True))
             continue
         val = unwrap(hooks.run_hooks(info.hooks, wrap(val)))
+        for i in special_inputs.get(key, ()):
+            input_acc[i] = val
         stage([((info.node, info.index), val)], key)
 
     if not retain_graph:

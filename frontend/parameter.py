@@ -14,6 +14,7 @@ from pullback.frontend.eager import Template, Tensor
 from pullback.frontend.framework import Program, default_main_program
 from pullback.frontend.initializer import Initializer
 from pullback.frontend.param_attr import ParamAttr
+from pullback.frontend.random import default_generator
 
 
 class EagerParamBase(Tensor):
@@ -45,22 +46,25 @@ class _EagerSeeds:
     (s, k): a seeded model is reproducible and its parameters differ from each other
     (static programs derive theirs from the count of random ops instead).
 
-    `paddle.seed` itself does not notify this module, so seeding twice with the SAME
-    value does not restart the sequence; `reset()` does."""
+    The sequence restarts when the seed changes, when `paddle.seed` is called (even
+    with the same value: Paddle's tests seed twice to build the same model twice)
+    and on `reset()`."""
 
     seed: int | None = None
+    epoch = -1
     count = 0
 
     def next_for(self, seed: int) -> int:
         """The seed of the next initializer under global seed `seed` (non-zero)."""
-        if seed != self.seed:
-            self.seed, self.count = seed, 0
+        epoch = default_generator().epoch
+        if seed != self.seed or epoch != self.epoch:
+            self.seed, self.epoch, self.count = seed, epoch, 0
         self.count += 1
         return (seed * _SEED_STRIDE + self.count - 1) % _SEED_MAX or 1
 
     def reset(self) -> None:
         """Restart the sequence (what `paddle.seed` should call)."""
-        self.seed, self.count = None, 0
+        self.seed, self.epoch, self.count = None, -1, 0
 
 
 EAGER_SEEDS = _EagerSeeds()
