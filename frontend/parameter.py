@@ -14,7 +14,6 @@ from pullback.frontend.eager import Template, Tensor
 from pullback.frontend.framework import Program, default_main_program
 from pullback.frontend.initializer import Initializer
 from pullback.frontend.param_attr import ParamAttr
-from pullback.frontend.random import default_generator
 
 
 class EagerParamBase(Tensor):
@@ -36,47 +35,17 @@ class EagerParamBase(Tensor):
     __str__ = __repr__
 
 
-_SEED_STRIDE = 1_000_003
-_SEED_MAX = 2**31 - 1
-
-
-class _EagerSeeds:
-    """Seeds of eager parameter initializers.  With `paddle.seed(s)` set, the k-th
-    parameter initialized since the seed last changed gets a seed derived from
-    (s, k): a seeded model is reproducible and its parameters differ from each other
-    (static programs derive theirs from the count of random ops instead).
-
-    The sequence restarts when the seed changes, when `paddle.seed` is called (even
-    with the same value: Paddle's tests seed twice to build the same model twice)
-    and on `reset()`."""
-
-    seed: int | None = None
-    epoch = -1
-    count = 0
-
-    def next_for(self, seed: int) -> int:
-        """The seed of the next initializer under global seed `seed` (non-zero)."""
-        epoch = default_generator().epoch
-        if seed != self.seed or epoch != self.epoch:
-            self.seed, self.epoch, self.count = seed, epoch, 0
-        self.count += 1
-        return (seed * _SEED_STRIDE + self.count - 1) % _SEED_MAX or 1
-
-    def reset(self) -> None:
-        """Restart the sequence (what `paddle.seed` should call)."""
-        self.seed, self.epoch, self.count = None, -1, 0
-
-
-EAGER_SEEDS = _EagerSeeds()
-
-
 def _eager_init(init: Initializer, name: str, shape: list[int], dtype: str) -> np.ndarray:
     """The initial value of an eager parameter: the initializer's op (the one a
-    startup program would run), computed with its interpreter kernel."""
+    startup program would run), computed with its interpreter kernel.
+
+    As in Paddle, a random initializer takes the main program's `random_seed` when
+    it is set (`paddle.framework.random._manual_program_seed`): every such
+    initializer then draws the same sequence, so same-shaped parameters built by
+    the same initializer start equal (Paddle's tests rely on it to build one model
+    twice); with the seed unset, each draws from the global generator."""
     scratch = Program()
-    seed = int(default_main_program().random_seed)
-    if seed:
-        scratch.random_seed = EAGER_SEEDS.next_for(seed)
+    scratch.random_seed = default_main_program().random_seed
     return Template(init.make_op(name, shape, dtype, scratch)).run([])[0]
 
 
@@ -93,4 +62,4 @@ def eager_parameter(name: str, shape: list[int], dtype: str, attr: ParamAttr, in
     return p
 
 
-__all__ = ["EAGER_SEEDS", "EagerParamBase", "eager_parameter"]
+__all__ = ["EagerParamBase", "eager_parameter"]

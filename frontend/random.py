@@ -42,14 +42,10 @@ class Generator:
     def __init__(self, seed: int | None = None) -> None:
         self._seed = secrets.randbits(63) if seed is None else _check_seed(seed)
         self._draws = 0
-        self.epoch = 0
-        """How many times `manual_seed` restarted the sequence (seeding twice with
-        the same value is a restart too; consumers keyed on the seed watch this)."""
 
     def manual_seed(self, seed: int) -> Generator:
         """Restart the sequence from `seed` (any non-negative int, 0 included)."""
         self._seed, self._draws = _check_seed(seed), 0
-        self.epoch += 1
         return self
 
     def seed(self) -> int:

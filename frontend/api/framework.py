@@ -9,7 +9,6 @@ import types
 from pullback.frontend.core import in_dynamic_mode
 from pullback.frontend.framework import default_main_program, default_startup_program
 from pullback.frontend.param_attr import ParamAttr
-from pullback.frontend.parameter import EAGER_SEEDS
 
 __path__: list[str] = []  # `paddle.framework.random` is registered below
 
@@ -25,11 +24,9 @@ def in_dygraph_mode() -> bool:
 
 
 def _manual_program_seed(seed: int) -> None:
-    """Seed the default main and startup programs' random ops (Paddle's helper);
-    eager parameter initializers restart their seed sequence."""
+    """Seed the default main and startup programs' random ops (Paddle's helper)."""
     default_main_program().random_seed = seed
     default_startup_program().random_seed = seed
-    EAGER_SEEDS.reset()
 
 
 random = sys.modules.get(f"{__name__}.random")
