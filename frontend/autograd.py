@@ -33,6 +33,7 @@ from typing import Any, TypeVar
 import numpy as np
 from pullback.dialects import pd
 from pullback.frontend import hooks
+from pullback.frontend.api import registry
 from pullback.frontend.ops.shape import reshape
 from pullback.frontend.eager import (
     DTYPE_BY_ELEM,
@@ -945,8 +946,15 @@ class set_grad_enabled(_GradModeGuard):
         _set_grad_enabled(self._prev)
 
 
+__path__: list[str] = []  # `paddle.autograd.backward_mode` comes from the alias finder
+
+__getattr__, __dir__ = registry.lazy_attributes(
+    __name__, {"backward_mode": "pullback.frontend.api.backward_mode"}
+)
+
 __all__ = [
     "backward",
+    "backward_mode",  # noqa: F822 - loaded on first use (module __getattr__)
     "cache_info",
     "clear_cache",
     "enable_grad",

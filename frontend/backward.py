@@ -15,7 +15,7 @@ from xdsl.ir import Operation, SSAValue
 
 from pullback.dialects import pd
 from pullback.dialects.pd.base import shape_of, shapes_compatible, value_name
-from pullback.frontend.framework import Block, Program, Variable
+from pullback.frontend.framework import Block, Parameter, Program, Variable
 from pullback.passes.autodiff import AutodiffError, GradOpRecord, differentiate
 
 
@@ -295,3 +295,47 @@ def gradients(
 
 calc_gradient = gradients
 """The old name of `gradients`."""
+
+
+def gradients_with_optimizer(
+    program: Program,
+    optimizer: Any,
+    inputs: Variable | Sequence[Variable] | None = None,
+    outputs: Variable | Sequence[Variable] | None = None,
+) -> tuple[list[Any], list[tuple[Parameter, Variable]]]:
+    """Paddle's `paddle.autograd.backward_mode.gradients_with_optimizer`: the
+    gradients of `outputs` w.r.t. `inputs` and the optimizer's updates for those
+    inputs that are parameters, appended to `program`; returns
+    `(optimize_ops, params_grads)`.
+
+    By default `inputs` are the variables the operators read but none defines
+    (feeds and parameters) and `outputs` those they define but none reads (the
+    loss), as in Paddle."""
+    if not isinstance(program, Program):
+        raise TypeError(
+            "The type of 'program' in gradients_with_optimizer must be Program, "
+            f"but received {type(program).__name__}"
+        )
+    if not callable(getattr(optimizer, "apply_gradients", None)):
+        raise TypeError(
+            "The type of 'optimizer' in gradients_with_optimizer must be an Optimizer, "
+            f"but received {type(optimizer).__name__}"
+        )
+    if inputs is None or outputs is None:
+        block = program.global_block()
+        read: dict[str, None] = {}
+        written: dict[str, None] = {}
+        for op in block.ops:
+            read.update(dict.fromkeys(op.input_arg_names))
+            written.update(dict.fromkeys(op.output_arg_names))
+        if inputs is None:
+            inputs = [block.var(n) for n in read if n not in written]
+        if outputs is None:
+            outputs = [block.var(n) for n in written if n not in read]
+    input_list = _as_list(inputs, "inputs")
+    grads = gradients(outputs, input_list)
+    params_grads = [
+        (p, g) for p, g in zip(input_list, grads) if isinstance(p, Parameter) and g is not None
+    ]
+    optimize_ops = optimizer.apply_gradients(params_grads)
+    return optimize_ops, params_grads

@@ -122,9 +122,10 @@ class Operator:
 
     @property
     def type(self) -> str:
-        """Paddle's operator type: the op name without the `pd.` prefix."""
-        name = self.ir.name
-        return name.removeprefix("pd.")
+        """Paddle's operator type: the one the frontend recorded where it differs
+        from the `pd` op's name (`fc`'s `pd.matmul` is a `mul`, `paddle.mean`'s
+        `pd.mean` a `reduce_mean`), else the op name without the `pd.` prefix."""
+        return self.block.program.op_type(self.ir)
 
     @property
     def desc(self) -> OpDescView:

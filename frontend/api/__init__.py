@@ -65,6 +65,7 @@ ALIASES: dict[str, str] = {
     "optimizer": "pullback.frontend.optimizer",
     "optimizer.lr": "pullback.frontend.lr",
     "autograd": "pullback.frontend.autograd",
+    "autograd.backward_mode": "pullback.frontend.api.backward_mode",
     "device": "pullback.frontend.api.device",
     "device.cuda": "pullback.frontend.api.device_cuda",
     "utils": "pullback.frontend.api.utils",
