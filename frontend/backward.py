@@ -144,7 +144,12 @@ def _run_backward(
     program._bump()
     context: dict[str, Any] = {}
 
+    records: list[GradOpRecord] = []
+
     def callback(record: GradOpRecord) -> None:
+        records.append(record)  # what `block.ops` lists as `<type>_grad` operators
+        if not callbacks:
+            return
         context.update(record.grad_to_var)
         context["__current_op_desc__"] = OpDesc(record, program)
         with program.insertion_point(bw.body.block):
@@ -152,9 +157,10 @@ def _run_backward(
                 cb(block=block, context=context)
 
     try:
-        filled = differentiate(bw, callback if callbacks else None)
+        filled = differentiate(bw, callback)
     except AutodiffError as e:
         raise RuntimeError(str(e)) from None
+    program.grad_records[filled] = records
     if checkpoints:
         from pullback.passes.recompute import RecomputeError, apply_recompute
 

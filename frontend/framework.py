@@ -9,9 +9,10 @@ the flags Paddle keeps per variable (`stop_gradient`, `persistable`).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import weakref
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block as XBlock
@@ -22,7 +23,10 @@ from xdsl.utils.exceptions import VerifyException
 from pullback.dialects import pd
 from pullback.dialects.pd.base import dtype_name, elem_of, shape_of, value_name
 from pullback.frontend.dtype import dtype as as_dtype
-from pullback.frontend.operator import Operator, block_operations
+from pullback.frontend.operator import Operator, block_operators
+
+if TYPE_CHECKING:
+    from pullback.passes.autodiff import GradOpRecord
 
 
 class Variable:
@@ -136,10 +140,7 @@ class Block:
         """The block's operators, in order, as Paddle's `Operator` views: the
         gradient ops of a filled backward region in place of the region op, and no
         feeds or parameters (Paddle's are variables, not operators)."""
-        return [
-            Operator(self, op) for op in block_operations(iter(self.ir.ops))
-            if not isinstance(op, (pd.DataOp, pd.ParameterOp))
-        ]
+        return block_operators(self, iter(self.ir.ops))
 
     @property
     def parent_idx(self) -> int:
@@ -271,6 +272,12 @@ class Program:
         """Paddle's operator type of ops whose `pd` name differs (an `fc`'s `pd.matmul`
         is a `mul`, `paddle.reshape`'s `pd.reshape` a `reshape2`): what `append_backward`
         callbacks report."""
+        self.grad_records: weakref.WeakKeyDictionary[Operation, list[GradOpRecord]] = (
+            weakref.WeakKeyDictionary()
+        )
+        """The gradient operators each filled `pd.backward` op was built from (the
+        autodiff pass's records, in order): `block.ops` lists them as Paddle's
+        `<type>_grad` operators."""
         self._names: dict[str, SSAValue] | None = None
         self._insertion: XBlock | None = None
         """Where new ops go when not at the end of block 0 (see `insertion_point`)."""
@@ -320,9 +327,19 @@ class Program:
         p.module = self.module.clone()
         p.random_seed = self.random_seed
         p.passes = list(self.passes)
-        for old, new in zip(self.module.walk(), p.module.walk()):
+        mapping = dict(zip(self.module.walk(), p.module.walk()))
+        for old, new in mapping.items():
             if old in self.op_types:
                 p.op_types[new] = self.op_types[old]
+            if old in self.grad_records:
+                p.grad_records[new] = [
+                    dataclasses.replace(
+                        rec,
+                        forward_op=None if rec.forward_op is None else mapping.get(rec.forward_op),
+                        ops=[mapping[o] for o in rec.ops if o in mapping],
+                    )
+                    for rec in self.grad_records[old]
+                ]
         if for_test:
             _drop_training_ops(p.module.body.block)
             for op in p.module.walk():

@@ -71,7 +71,18 @@ def test_minimize_lists_gradient_and_update_ops(programs):
     assert "backward" not in types  # the region's gradient ops are listed instead
     assert types.count("sgd") == 4
     first_sgd = types.index("sgd")
-    assert "matmul" in types[types.index("reduce_mean") + 1 : first_sgd]  # gradient matmuls
+    # Paddle's gradient operators, one per forward op in reverse order (the seed
+    # fill first, then the `<type>_grad` ops), whatever pd ops implement them.
+    forward = types[: types.index("reduce_mean") + 1]
+    grads = types[len(forward) + 1 : first_sgd]
+    assert types[len(forward)] == "fill_any_like"
+    assert grads == [t + "_grad" for t in reversed(forward)]
+    last = first_sgd - 1  # the first fc's mul_grad: x is a feed, so only Y@GRAD
+    mul_grad = main.global_block().ops[last]
+    assert mul_grad.input("X") == ["x"] and mul_grad.input("Y") == ["fc_0.w_0"]
+    assert mul_grad.output_names == ["Y@GRAD"] and mul_grad.output("Y@GRAD") == ["fc_0.w_0@GRAD"]
+    assert mul_grad.input_names == ["X", "Y", "Out@GRAD"]
+    assert mul_grad.attr("transpose_y") is False and mul_grad.idx == last
     # Updates in parameter-name order (Paddle sorts them): fc_0.b_0 comes first.
     sgd = next(op for op in main.global_block().ops if op.type == "sgd")
     assert sgd.input("Param") == ["fc_0.b_0"] and sgd.input("Grad") == ["fc_0.b_0@GRAD"]

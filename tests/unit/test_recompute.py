@@ -192,8 +192,10 @@ def test_recompute_optimizer_argument_errors() -> None:
         opt.load({})
     paddle.disable_static()
     try:
+        # An eager optimizer needs its parameters (Paddle raises for None first).
+        sgd = paddle.optimizer.SGD(learning_rate=0.1, parameters=[paddle.create_parameter([1], "float32")])
         with pytest.raises(Exception, match="In dygraph, don't support RecomputeOptimizer"):
-            RecomputeOptimizer(paddle.optimizer.SGD(learning_rate=0.1))
+            RecomputeOptimizer(sgd)
     finally:
         paddle.enable_static()
 
