@@ -25,7 +25,7 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType
@@ -412,6 +412,9 @@ def to_np_dtype(dtype: Any) -> np.dtype:
 # ---------------------------------------------------------------------- tensor
 
 
+_TensorT = TypeVar("_TensorT", bound="Tensor")
+
+
 class Tensor:
     """An eager tensor: a numpy value, and for a recorded op result the node that
     produced it (`_node`, result `_index`).  A tensor with `stop_gradient=False` and
@@ -441,7 +444,7 @@ class Tensor:
         self.persistable = False
 
     @classmethod
-    def _new(cls, data: np.ndarray, node: Node | None, index: int, stop_gradient: bool) -> Tensor:
+    def _new(cls: type[_TensorT], data: np.ndarray, node: Node | None, index: int, stop_gradient: bool) -> _TensorT:
         """Wrap an array the caller owns (no copy, no checks): op results."""
         t = object.__new__(cls)
         t._data = data

@@ -354,45 +354,66 @@ class BatchSampler(Sampler):
 
 
 class DistributedBatchSampler(BatchSampler):
-    """Batches of this process's share of the dataset (`paddle.io.DistributedBatchSampler`).
+    """Batches of this rank's share of the dataset (`paddle.io.DistributedBatchSampler`).
 
-    pullback runs one process: `num_replicas` defaults to 1 and `rank` to 0, so a
-    sampler covers the whole set.  With explicit values it takes Paddle's shard:
-    indices padded to a multiple of `num_replicas`, every `num_replicas`-th from
-    `rank` (after a per-epoch shuffle seeded by `set_epoch`)."""
+    As in Paddle, the indices are padded (repeating the first ones) to a multiple of
+    the number of ranks, optionally shuffled with the epoch as seed (the same order on
+    every rank), and cut into chunks of `batch_size * num_replicas`: rank r takes the
+    r-th `batch_size` indices of each chunk (and its equal part of the last, shorter
+    chunk), so the ranks' batches of one step, concatenated in rank order, are one
+    batch of `batch_size * num_replicas` consecutive samples.  `num_replicas` and
+    `rank` default to the process group's (`paddle.distributed`; 1 and 0 when the
+    program runs as one process)."""
 
     def __init__(self, dataset: Any, batch_size: int, num_replicas: int | None = None,
                  rank: int | None = None, shuffle: bool = False, drop_last: bool = False) -> None:
+        from pullback.distributed.env import get_rank, get_world_size
+
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size <= 0:
-            raise ValueError(f"DistributedBatchSampler: batch_size should be a positive integer, got {batch_size!r}")
-        if not isinstance(shuffle, bool) or not isinstance(drop_last, bool):
-            raise TypeError("DistributedBatchSampler: shuffle and drop_last should be boolean values")
+            raise ValueError(f"batch_size should be a positive integer, got {batch_size!r}")
+        if not isinstance(shuffle, bool):
+            raise TypeError("shuffle should be a boolean value")
+        if not isinstance(drop_last, bool):
+            raise TypeError("drop_last should be a boolean number")
+        if num_replicas is not None and (not isinstance(num_replicas, int) or num_replicas <= 0):
+            raise ValueError("num_replicas should be a positive integer")
+        self.nranks = num_replicas if num_replicas is not None else get_world_size()
+        if rank is not None and (not isinstance(rank, int) or not 0 <= rank < self.nranks):
+            raise ValueError(f"rank should be a non-negative integer below num_replicas ({self.nranks})")
+        self.local_rank = rank if rank is not None else get_rank()
         self.dataset, self.batch_size, self.shuffle, self.drop_last = dataset, batch_size, shuffle, drop_last
-        self.nranks = 1 if num_replicas is None else int(num_replicas)
-        self.local_rank = 0 if rank is None else int(rank)
-        if self.nranks < 1 or not 0 <= self.local_rank < self.nranks:
-            raise ValueError(
-                f"DistributedBatchSampler: rank {self.local_rank} is out of range for {self.nranks} replicas"
-            )
         self.epoch = 0
         self.num_samples = math.ceil(len(dataset) / self.nranks)
         self.total_size = self.num_samples * self.nranks
         self.sampler = None  # type: ignore[assignment]
 
     def set_epoch(self, epoch: int) -> None:
-        """Use `epoch` to seed the next shuffle (each epoch a different order)."""
+        """Seed the next shuffle with `epoch` (call it every epoch, on every rank)."""
         self.epoch = int(epoch)
 
+    def _rank_indices(self, indices: list[int]) -> list[int]:
+        """This rank's share: its `batch_size` slice of each full chunk, then its
+        equal part of the last, shorter chunk."""
+        per_step = self.batch_size * self.nranks
+        last = self.total_size % per_step
+        last_local = last // self.nranks
+        mine: list[int] = []
+        for i in range(self.local_rank * self.batch_size, len(indices) - last, per_step):
+            mine.extend(indices[i : i + self.batch_size])
+        tail = indices[len(indices) - last :]
+        mine.extend(tail[self.local_rank * last_local : (self.local_rank + 1) * last_local])
+        return mine
+
     def __iter__(self) -> Iterator[list[int]]:
-        n = len(self.dataset)
-        indices = np.arange(n).tolist()
+        indices = list(range(len(self.dataset)))
+        indices += indices[: self.total_size - len(indices)]
         if self.shuffle:
             np.random.RandomState(self.epoch).shuffle(indices)
             self.epoch += 1
-        indices += indices[: self.total_size - len(indices)]
-        own = indices[self.local_rank : self.total_size : self.nranks]
+        if self.nranks > 1:
+            indices = self._rank_indices(indices)
         batch: list[int] = []
-        for idx in own:
+        for idx in indices:
             batch.append(idx)
             if len(batch) == self.batch_size:
                 yield batch

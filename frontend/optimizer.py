@@ -28,6 +28,7 @@ before each run.
 
 from __future__ import annotations
 
+import builtins
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -338,7 +339,7 @@ class Optimizer:
         """Updates after all parameters' (Adamax's beta-power scale); returns ops."""
         return []
 
-    def _update(self, op_cls: type[pd.PdOp], inputs: list[Any], outputs: list[Any], **props: Any) -> Any:
+    def _update(self, op_cls: builtins.type[pd.PdOp], inputs: list[Any], outputs: list[Any], **props: Any) -> Any:
         """Append (static) or run (eager) one update: `outputs[i]` is the state that
         result `i` overwrites.  Static results are named after it; eager results
         replace its value (a new array, so graphs recorded earlier keep theirs)."""
@@ -408,12 +409,12 @@ class Optimizer:
             return [(p, p.grad) for p in params if not p.stop_gradient and p.grad is not None]
         from pullback.frontend.backward import append_backward
 
-        params = parameters if parameters is not None else self._static_params()
+        static_params = list(parameters) if parameters is not None else self._static_params()
         if callbacks is None:
             callbacks = [error_clip_callback]
         program = loss.block.program
         with program_guard(program, startup_program or default_startup_program()):
-            return append_backward(loss, params, no_grad_set, callbacks)
+            return append_backward(loss, static_params, no_grad_set, callbacks)
 
     def apply_gradients(self, params_grads: ParamsGrads, startup_program: Program | None = None) -> list[Any]:
         """Static: append clipping, regularization and one update op per

@@ -9,6 +9,8 @@ Shared by the layers (`Layer.create_parameter`) and `paddle.create_parameter`.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from pullback.frontend.eager import Template, Tensor
 from pullback.frontend.framework import Program, default_main_program
@@ -19,6 +21,11 @@ from pullback.frontend.param_attr import ParamAttr
 class EagerParamBase(Tensor):
     """An eager parameter: a leaf tensor with Paddle's parameter attributes
     (`trainable`, `optimize_attr`, `regularizer`, `need_clip`)."""
+
+    optimize_attr: dict[str, Any]
+    regularizer: Any
+    need_clip: bool
+    do_model_average: bool | None
 
     @property
     def trainable(self) -> bool:

@@ -13,6 +13,9 @@ the moment update and the parameter update.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from xdsl.dialects import arith
 from xdsl.dialects import math as xmath
 from xdsl.ir import SSAValue
@@ -120,7 +123,7 @@ def _adam_reads(op: pd.PdOp) -> list[tuple[SSAValue, DimMap, bool]]:
 def _adam(low: Lowerer, op: pd.AdamOp | pd.AdamwOp) -> None:
     p = op.operands[0]
     ident = identity_map(len(shape_of(p.type)))
-    body = _adamw_body if isinstance(op, pd.AdamwOp) else adam_body
+    body: Callable[..., Any] = _adamw_body if isinstance(op, pd.AdamwOp) else adam_body
     outs = [(low.out(r), ident) for r in op.results[:3]]
     low.generic(low.sizes_of(p), _adam_reads(op), outs, lambda s, a, o: body(s, op, *a))
     _advance_pows(low, op, 3)

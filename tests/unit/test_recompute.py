@@ -192,10 +192,8 @@ def test_recompute_optimizer_argument_errors() -> None:
         opt.load({})
     paddle.disable_static()
     try:
-        # An eager optimizer needs its parameters (Paddle raises for None first).
-        sgd = paddle.optimizer.SGD(learning_rate=0.1, parameters=[paddle.create_parameter([1], "float32")])
         with pytest.raises(Exception, match="In dygraph, don't support RecomputeOptimizer"):
-            RecomputeOptimizer(sgd)
+            RecomputeOptimizer(paddle.optimizer.SGD(learning_rate=0.1, parameters=paddle.nn.Linear(2, 2).parameters()))
     finally:
         paddle.enable_static()
 

@@ -48,4 +48,5 @@
 %l = pd.mean %s {name = "loss"} : (tensor<?x2xf32>) -> tensor<f32>
 %gw, %gb, %gv = pd.backward targets(%l : tensor<f32>) wrt(%w, %b, %v : tensor<4x3xf32>, tensor<3xf32>, tensor<3x2xf32>) attributes {no_grad = ["x", "y"]} {
 } -> (tensor<4x3xf32>, tensor<3xf32>, tensor<3x2xf32>)
-%w1 = pd.sgd %w, %gw {learning_rate = 1.000000e-01 : f64, name = "w"} : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+%lr = pd.parameter "learning_rate_0" : tensor<1xf32>
+%w1 = pd.sgd %w, %gw, %lr {name = "w"} : (tensor<4x3xf32>, tensor<4x3xf32>, tensor<1xf32>) -> tensor<4x3xf32>
