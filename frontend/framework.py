@@ -14,6 +14,7 @@ import weakref
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block as XBlock
 from xdsl.ir import Operation, SSAValue
@@ -203,6 +204,33 @@ class Block:
         self.program._bump()
         return op
 
+    def create_var(
+        self,
+        name: str | None = None,
+        shape: Sequence[int] | None = None,
+        dtype: Any = "float32",
+        persistable: bool = False,
+        stop_gradient: bool = False,
+        **kwargs: Any,
+    ) -> Variable:
+        """Paddle's legacy `Block.create_var`: a variable declared by name, shape and
+        dtype before an op defines it (programs built op by op with `append_op`).
+        It stands for the latest definition of its name; read before any, it is a
+        feed (`pd.data`) of the declared shape.  Paddle's other keywords
+        (`lod_level`, `type`, ...) are accepted and have no effect here."""
+        if name is None:
+            from pullback.frontend import unique_name
+
+            name = unique_name.generate("_generated_var")
+        if self.program._lookup(name) is not None:
+            return self.var(name)
+        plain = str.__str__(dtype).replace("paddle.", "") if isinstance(dtype, str) else np.dtype(dtype).name
+        try:
+            pd.dtype_from_name(plain)
+        except ValueError as e:
+            raise TypeError(f"create_var: {e}") from None
+        return DeclaredVariable(self, name, list(shape or []), plain, persistable, stop_gradient)
+
     def append_op(
         self,
         type: str,
@@ -215,16 +243,26 @@ class Block:
         `outputs`.  Writing to an existing name (`outputs={'Out': [g]}` with
         `inputs={'X': [g]}`) redefines that variable, as an in-place update does in
         Paddle; this is how `append_backward` callbacks clip gradients."""
-        op_cls = _op_class(type)
+        attrs = dict(attrs or {})
+        legacy = _LEGACY_OPS.get(type)
+        if legacy is not None:
+            op_cls, fixed = legacy
+            for key, only in fixed.items():
+                if attrs.pop(key, only) != only:
+                    raise ValueError(f"append_op(type={type!r}): only {key}={only} is supported")
+        else:
+            op_cls = _op_class(type)
         values = [self._value_of(v) for vs in (inputs or {}).values() for v in _listify(vs)]
         try:
-            op = op_cls.make(*values, **(attrs or {}))
+            op = op_cls.make(*values, **attrs)
         except (VerifyException, TypeError) as e:
             raise ValueError(f"append_op(type={type!r}): {e}") from None
         names = [_name_of(v) for vs in (outputs or {}).values() for v in _listify(vs)]
         if names:
             pd.set_result_names(op, names[: len(op.results)])
         self.append(op)
+        if legacy is not None:
+            self.program.op_types[op] = type
         return op
 
     def _value_of(self, v: Any) -> SSAValue:
@@ -236,6 +274,64 @@ class Block:
 
     def __repr__(self) -> str:
         return self.program.to_string()
+
+
+class DeclaredVariable(Variable):
+    """A variable `Block.create_var` declared before any op defines it: it stands
+    for the latest definition of its name (the result an `append_op` names after
+    it), and becomes a feed of the declared shape and dtype when read first."""
+
+    def __init__(
+        self, block: Block, name: str, shape: list[int], dtype: Any, persistable: bool, stop_gradient: bool
+    ) -> None:
+        self.block = block
+        self._declared = (name, shape, dtype)
+        self.stop_gradient = stop_gradient
+        self.persistable = persistable
+
+    @property  # type: ignore[override]
+    def value(self) -> SSAValue:
+        """The latest definition of the name (a feed is added if there is none)."""
+        name, shape, dtype = self._declared
+        v = self.block.program._lookup(name)
+        if v is None:
+            dims = [None if d is None or d < 0 else int(d) for d in shape]
+            v = self.block.append(pd.DataOp.make(name, dims, dtype)).results[0]
+        return v
+
+    @value.setter
+    def value(self, new: SSAValue) -> None:
+        raise AttributeError("a declared variable follows its name; define it with append_op")
+
+    @property
+    def name(self) -> str:
+        """The declared name."""
+        return self._declared[0]
+
+    @name.setter
+    def name(self, new: str) -> None:
+        raise AttributeError("a declared variable cannot be renamed")
+
+    @property
+    def shape(self) -> list[int]:
+        """The defining op's shape once defined, else the declared one."""
+        if self.block.program._lookup(self._declared[0]) is None:
+            return [d if d is not None and d >= 0 else -1 for d in self._declared[1]]
+        return super().shape
+
+    @property
+    def dtype(self) -> str:
+        """The defining op's dtype once defined, else the declared one."""
+        if self.block.program._lookup(self._declared[0]) is None:
+            return as_dtype(self._declared[2])
+        return super().dtype
+
+
+_LEGACY_OPS: dict[str, tuple[type[pd.PdOp], dict[str, Any]]] = {
+    "mul": (pd.MatmulOp, {"x_num_col_dims": 1, "y_num_col_dims": 1}),
+}
+"""Paddle 1.x operator types that `append_op` builds from another `pd` op: the op
+class and the attributes accepted only at one value (then dropped)."""
 
 
 def _listify(v: Any) -> list[Any]:

@@ -269,9 +269,12 @@ def block_create_parameter(
 ) -> Parameter:
     """Paddle's `Block.create_parameter`: a parameter of this block's program named
     `name` (initialized by Xavier in the default startup program unless
-    `initializer` is given).  Attached to `Block` by `frontend/install.py`."""
+    `initializer` is given); `optimize_attr={'learning_rate': r}` scales its
+    learning rate by `r`.  Attached to `Block` by `frontend/install.py`."""
+    optimize_attr = kwargs.pop("optimize_attr", None) or {}
     attr = ParamAttr(name=name, initializer=initializer, trainable=trainable,
-                     regularizer=regularizer, need_clip=need_clip)
+                     regularizer=regularizer, need_clip=need_clip,
+                     learning_rate=optimize_attr.get("learning_rate", 1.0))
     dt = normalize_dtype(dtype, "Block.create_parameter")
     with program_guard(self.program):
         return add_parameter(name, shape, dt, attr, initializer or Xavier())

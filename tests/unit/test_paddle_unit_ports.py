@@ -172,25 +172,28 @@ def _clip_programs(clip_fn, dtype="float32"):
     return out, out_clip
 
 
+CLIP_NORM = 0.05
+"""Small enough that the global norm of the test net's gradients exceeds it."""
+
+
 def _set_and_append(params_grads):
-    clip = paddle.nn.ClipGradByGlobalNorm(clip_norm=0.2)
+    clip = paddle.nn.ClipGradByGlobalNorm(clip_norm=CLIP_NORM)
     with pytest.warns(UserWarning, match="set_gradient_clip"):
         paddle.nn.clip.set_gradient_clip(clip)
     return paddle.nn.clip.append_gradient_clip_ops(params_grads)
 
 
 @pytest.mark.parametrize("clip_fn, dtype", [
-    (lambda pg: paddle.nn.ClipGradByGlobalNorm(clip_norm=0.2)(pg), "float32"),
-    (lambda pg: paddle.nn.ClipGradByGlobalNorm(clip_norm=0.2)(pg), "float64"),
+    (lambda pg: paddle.nn.ClipGradByGlobalNorm(clip_norm=CLIP_NORM)(pg), "float32"),
+    (lambda pg: paddle.nn.ClipGradByGlobalNorm(clip_norm=CLIP_NORM)(pg), "float64"),
     (_set_and_append, "float32"),
 ])
 def test_static_clip_by_global_norm(static_mode, clip_fn, dtype):
     out, out_clip = _clip_programs(clip_fn, dtype)
     norm = np.sqrt(sum(np.sum(np.square(v)) for v in out))
-    scale = 0.2 / max(0.2, norm)
-    assert norm > 0.2  # the clip is active
+    assert norm > CLIP_NORM  # the clip is active
     for u, v in zip(out, out_clip):
-        np.testing.assert_allclose(scale * u, v, rtol=1e-5, atol=1e-8)
+        np.testing.assert_allclose(CLIP_NORM / norm * u, v, rtol=1e-5, atol=1e-8)
 
 
 def test_static_clip_by_norm_and_by_value(static_mode):
@@ -349,7 +352,7 @@ def test_auto_prune_with_optimizer_and_unused_layers(dynamic_mode):
 
 def test_auto_prune_no_grad_branches(dynamic_mode):
     linear = paddle.nn.Linear(1, 1)
-    label = paddle.cast(paddle.cast(linear(paddle.ones([1, 1])), "float32"), dtype="int64")
+    label = paddle.cast(paddle.cast(linear(paddle.zeros([1, 1])), "float32"), dtype="int64")  # bias 0: label 0
     paddle.mean(F.one_hot(label, 10)).backward()
     assert linear.weight._grad_ivar() is None
     out = paddle.tensor.random.gaussian(shape=[2, 3])
@@ -735,3 +738,82 @@ def test_backward_through_a_stopped_reshaped_feed(static_mode):
                                      "x": np.array([0.5, 0.5], "float32")}, fetch_list=[loss, gx])
     np.testing.assert_allclose(out, np.log(2.0), rtol=1e-6)
     np.testing.assert_allclose(g, [-1.0, -1.0], rtol=1e-6)  # -1 / (2 * 0.5) each
+
+
+# ------------------------------------------------ test/legacy_test/test_optimizer.py
+
+
+def _legacy_mul_mean(program, lr_scale):
+    """Paddle 1.x's way of building a program op by op: declared variables, raw
+    operator types, a parameter with its own learning-rate scale."""
+    block = program.global_block()
+    mul_x = block.create_parameter(dtype="float32", shape=[5, 10], lod_level=0, name="mul.x",
+                                   optimize_attr={"learning_rate": lr_scale})
+    mul_y = block.create_var(dtype="float32", shape=[10, 8], lod_level=0, name="mul.y")
+    mul_out = block.create_var(dtype="float32", shape=[5, 8], lod_level=0, name="mul.out")
+    mean_out = block.create_var(dtype="float32", shape=[1], lod_level=0, name="mean.out")
+    block.append_op(type="mul", inputs={"X": mul_x, "Y": mul_y}, outputs={"Out": mul_out},
+                    attrs={"x_num_col_dims": 1})
+    block.append_op(type="mean", inputs={"X": mul_out}, outputs={"Out": mean_out})
+    return mul_x, mean_out
+
+
+@pytest.mark.parametrize("lr_scale, want", [(1.1, ["scale", "sgd"]), (1.0, ["sgd"])])
+@pytest.mark.parametrize("via_minimize", [True, False])
+def test_optimizer_returns_every_op_of_its_pass(static_mode, lr_scale, want, via_minimize):
+    init_program, program = base.framework.Program(), base.framework.Program()
+    _, mean_out = _legacy_mul_mean(program, lr_scale)
+    sgd = base.optimizer.SGDOptimizer(learning_rate=0.01)
+    if via_minimize:
+        opts, _ = sgd.minimize(mean_out, init_program)
+    else:
+        with base.framework.program_guard(program, init_program):
+            opts = sgd.apply_gradients(sgd.backward(mean_out))
+    assert [op.type for op in opts] == want
+    assert program.global_block().ops[0].type == "mul"
+
+
+@pytest.mark.parametrize("make, acc_attrs, update, n_init", [
+    (lambda: base.optimizer.MomentumOptimizer(learning_rate=0.01, momentum=0.2), ["_velocity_acc_str"],
+     "momentum", 2),
+    (lambda: base.optimizer.MomentumOptimizer(learning_rate=0.01, momentum=0.2, use_nesterov=True),
+     ["_velocity_acc_str"], "momentum", 2),
+    (lambda: base.optimizer.AdagradOptimizer(learning_rate=0.01, epsilon=1e-6), ["_moment_acc_str"],
+     "adagrad", 2),
+    (lambda: base.optimizer.AdamOptimizer(learning_rate=0.01, beta1=0.9, beta2=0.999),
+     ["_moment1_acc_str", "_moment2_acc_str"], "adam", 5),
+])
+def test_optimizer_accumulators_and_startup_ops(static_mode, make, acc_attrs, update, n_init):
+    init_program, program = base.framework.Program(), base.framework.Program()
+    mul_x, mean_out = _legacy_mul_mean(program, 1.1)
+    opt = make()
+    params_grads = base.backward.append_backward(mean_out)
+    assert len(params_grads) == 1 and len(opt._accumulators) == 0
+    with base.framework.program_guard(program, init_program):
+        opts = opt.apply_gradients(params_grads)
+    assert [op.type for op in opts] == ["scale", update]
+    if update == "momentum":
+        assert opts[-1].attr("use_nesterov") == opt._use_nesterov
+    for attr in acc_attrs:
+        assert list(opt._accumulators[getattr(opt, attr)]) == [mul_x.name]
+    init_ops = init_program.global_block().ops
+    assert len(init_ops) == n_init and all(op.type == "fill_constant" for op in init_ops)
+    assert init_ops[-1].attr("value") == pytest.approx(0.01)  # the learning rate, created last
+    assert init_ops[0].attr("value") == 0.0  # the first accumulator
+
+
+def test_declared_variables_follow_their_definition(static_mode):
+    block = base.default_main_program().global_block()
+    out = block.create_var(name="out", shape=[2], dtype="float32")
+    assert out.name == "out" and out.shape == [2] and out.dtype == "float32"
+    x = block.create_var(name="x", shape=[-1, 2], dtype=paddle.float32)
+    block.append_op(type="scale", inputs={"X": x}, outputs={"Out": out}, attrs={"scale": 3.0})
+    assert out.op.type == "scale" and out.shape == [-1, 2]  # now the scale's result
+    assert block.create_var(name="out") .name == "out"
+    exe = base.Executor(base.CPUPlace())
+    (got,) = exe.run(feed={"x": np.ones([1, 2], "float32")}, fetch_list=[out])
+    np.testing.assert_array_equal(got, [[3.0, 3.0]])
+    with pytest.raises(ValueError, match="x_num_col_dims=1"):
+        block.append_op(type="mul", inputs={"X": x, "Y": x}, outputs={"Out": out}, attrs={"x_num_col_dims": 2})
+    with pytest.raises(TypeError, match="create_var"):
+        block.create_var(name="bad", shape=[1], dtype="complex64")
