@@ -400,9 +400,9 @@ def _region_operators(block: Block, bw: pd.BackwardOp) -> list[Operator]:
     pending: list[GradOpRecord] = []
     first: dict[int, Operation] = {}
     for o in region:
-        rec = owner.get(id(o))
-        if rec is not None and id(rec) not in first:
-            first[id(rec)] = o
+        owning = owner.get(id(o))
+        if owning is not None and id(owning) not in first:
+            first[id(owning)] = o
     for rec in records:
         if not any(id(o) in present for o in rec.ops):
             pending.append(rec)
@@ -412,14 +412,14 @@ def _region_operators(block: Block, bw: pd.BackwardOp) -> list[Operator]:
     out: list[Operator] = []
     seen: set[int] = set()
     for o in region:
-        for rec in anchor.get(id(o), ()):
-            out.append(GradOperator(block, o, rec))
-        rec = owner.get(id(o))
-        if rec is None:
+        for before in anchor.get(id(o), ()):
+            out.append(GradOperator(block, o, before))
+        owning = owner.get(id(o))
+        if owning is None:
             out.append(Operator(block, o))
-        elif id(rec) not in seen:
-            seen.add(id(rec))
-            out.append(GradOperator(block, o, rec))
+        elif id(owning) not in seen:
+            seen.add(id(owning))
+            out.append(GradOperator(block, o, owning))
     anchor_op = region[-1] if region else bw
     out.extend(GradOperator(block, anchor_op, rec) for rec in pending)
     return out
