@@ -420,7 +420,24 @@ def replay_plan(plan: Plan, g: Graph, seeds: Sequence[Tensor | None]) -> list[Te
     for tpl, ins, outs in plan.steps:
         for s, t in zip(outs, execute(tpl, [vals[i] for i in ins])):
             vals[s] = t
-    return [None if s is None else vals[s] for s in plan.results]
+    results = [None if s is None else vals[s] for s in plan.results]
+    # Paddle records one gradient node per forward op, reading all of that op's
+    # inputs: a leaf input of a differentiated op takes part in the recorded
+    # gradients even where their values do not depend on it, and a later backward
+    # through them gives it a zero gradient.
+    leaves: dict[int, Tensor] = {}
+    for p in plan.active:
+        for kind, j, _ in g.inputs[p]:
+            if kind == "s" and g.sources[j].kind == "leaf":
+                leaf = g.sources[j].tensor
+                assert leaf is not None
+                leaves[id(leaf)] = leaf
+    if leaves:
+        for r in results:
+            if isinstance(r, Tensor) and r._node is not None:
+                known = {id(t) for t in r._node.ghosts}
+                r._node.ghosts += tuple(t for k, t in leaves.items() if k not in known)
+    return results
 
 
 # ------------------------------------------------------------------ engine
@@ -514,9 +531,10 @@ def _run(
         from pullback.frontend import eager_dump
 
         eager_dump.write(dump_dir, g, [t for t, _ in live])
+    ghosts = _ghost_leaves(g, cut)
     special = _special_refs(g) if hooks.has_interior() else {}
     if special:
-        return _run_staged(live, inputs, special, retain_graph, create_graph, cut, allow_unused)
+        return _run_staged(live, inputs, special, retain_graph, create_graph, cut, allow_unused, ghosts)
     targets = [encode(g, r) for r in roots]
     assert all(e is not None for e in targets)
     seeded = [s is not None for _, s in live]
@@ -528,7 +546,7 @@ def _run(
         ]
     plan = _plan_for(g, targets, seeded, wrt)  # type: ignore[arg-type]
     if inputs is not None and not allow_unused:
-        _check_used([s is not None for s in plan.results])
+        _check_used([s is not None or id(x) in ghosts for s, x in zip(plan.results, inputs)])
     if create_graph:
         seed_ts = [
             None if s is None else (s if s.dtype == t.dtype else Tensor._new(s._data.astype(t._data.dtype), None, 0, True))
@@ -542,13 +560,47 @@ def _run(
         for p in plan.active:
             g.nodes[p].free()
     if inputs is None:
+        delivered: set[int] = set()
         for e, grad in zip(wrt, grads):
             if grad is not None:
                 leaf = g.sources[e[1]].tensor  # type: ignore[index]
                 assert leaf is not None
                 _deliver_leaf(leaf, grad)
+                delivered.add(id(leaf))
+        _deliver_ghost_zeros(ghosts, delivered)
         return None
-    return grads
+    return _ghost_zero_results(grads, inputs, ghosts, create_graph)
+
+
+def _ghost_leaves(g: Graph, cut: frozenset[Any]) -> dict[int, Tensor]:
+    """The leaves that took part in `g` through recorded gradients (`Node.ghosts`)
+    and may receive a gradient."""
+    out: dict[int, Tensor] = {}
+    for node in g.nodes:
+        for t in node.ghosts:
+            if not t.stop_gradient and id(t) not in cut:
+                out[id(t)] = t
+    return out
+
+
+def _deliver_ghost_zeros(ghosts: dict[int, Tensor], delivered: set[int]) -> None:
+    """Zero gradients for the leaves that took part but received none (Paddle's
+    double-grad nodes fill them with zeros)."""
+    for k, leaf in ghosts.items():
+        if k not in delivered:
+            _deliver_leaf(leaf, np.zeros_like(leaf._data))
+
+
+def _ghost_zero_results(
+    grads: list[Any], inputs: list[Tensor], ghosts: dict[int, Tensor], create_graph: bool
+) -> list[Any]:
+    """`grads` with zeros for the inputs that took part but received none."""
+    out = list(grads)
+    for i, (gr, x) in enumerate(zip(grads, inputs)):
+        if gr is None and id(x) in ghosts:
+            zeros = np.zeros_like(x._data)
+            out[i] = Tensor._new(zeros, None, 0, False) if create_graph else zeros
+    return out
 
 
 def _check_used(used: Sequence[bool]) -> None:
@@ -589,6 +641,7 @@ def _run_staged(
     create_graph: bool,
     cut: frozenset[Any],
     allow_unused: bool,
+    ghosts: dict[int, Tensor],
 ) -> list[Any] | None:
     """Backward through interior tensors with hooks or retained gradients, in stages.
 
@@ -713,10 +766,11 @@ def _run_staged(
     if inputs is None:
         for leaf, grad in leaf_acc.values():
             _deliver_leaf(leaf, grad)
+        _deliver_ghost_zeros(ghosts, set(leaf_acc))
         return None
     if not allow_unused:
-        _check_used([a is not None for a in input_acc])
-    return input_acc
+        _check_used([a is not None or id(x) in ghosts for a, x in zip(input_acc, inputs)])
+    return _ghost_zero_results(input_acc, inputs, ghosts, create_graph)
 
 
 def _key(x: Tensor) -> Any:

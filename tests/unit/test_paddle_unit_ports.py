@@ -555,6 +555,26 @@ def test_grad_equals_backward_for_one_model_built_twice(dynamic_mode):
     np.testing.assert_array_equal(results[0], results[1])
 
 
+def test_backward_of_a_first_gradient_fills_unreached_inputs_with_zeros(dynamic_mode):
+    """Paddle's TestDoubleGradBasics: x@GRAD = dout @ y^T does not depend on x, yet
+    x took part (Paddle's matmul gradient node reads it) and gets a zero gradient."""
+    x = paddle.to_tensor(np.full([3, 3], 2.0), stop_gradient=False, dtype="float32")
+    y = paddle.to_tensor(np.full([3, 3], 2.0), stop_gradient=False, dtype="float32")
+    dout = paddle.to_tensor(np.ones([3, 3]), stop_gradient=False, dtype="float32")
+    out = paddle.matmul(x, y, False, False)
+    new_x_g, new_y_g = paddle.grad([out], [x, y], [dout], retain_graph=True, create_graph=True)
+    new_x_g.backward()
+    np.testing.assert_array_equal(out.numpy(), np.full([3, 3], 12.0))
+    np.testing.assert_array_equal(new_x_g.numpy(), np.full([3, 3], 6.0))
+    np.testing.assert_array_equal(new_y_g.numpy(), np.full([3, 3], 6.0))
+    np.testing.assert_array_equal(x.grad.numpy(), np.zeros([3, 3]))
+    np.testing.assert_array_equal(y.grad.numpy(), np.full([3, 3], 3.0))
+    np.testing.assert_array_equal(dout.grad.numpy(), np.full([3, 3], 6.0))
+    # paddle.grad agrees: zeros, not an "unused input" error.
+    (gx,) = paddle.grad([new_y_g], [y], retain_graph=True)
+    np.testing.assert_array_equal(gx.numpy(), np.zeros([3, 3]))
+
+
 def test_matmul_double_grad(dynamic_mode):
     nx, ny = RNG.random([3, 3]).astype("float32"), RNG.random([3, 3]).astype("float32")
     x = paddle.to_tensor(nx, stop_gradient=False)
