@@ -438,6 +438,11 @@ class Optimizer:
         returns the update operators."""
         pairs = sorted([(p, g) for p, g in params_grads if g is not None], key=lambda pg: pg[0].name)
         if not pairs:
+            if not core.in_dynamic_mode():
+                # As Paddle's optimization pass, the learning-rate variable exists
+                # even with nothing to update: programs fetch it, schedules drive it.
+                with program_guard(default_main_program(), startup_program or default_startup_program()):
+                    self._create_global_learning_rate("float32")
             return []
         program = pairs[0][0].block.program
         with program_guard(program, startup_program or default_startup_program()):
