@@ -15,6 +15,8 @@ import argparse
 import platform
 import time
 
+from typing import Any
+
 import numpy as np
 from xdsl.context import Context
 
@@ -45,8 +47,9 @@ def build(layers: int, width: int, mode: str, every: int, budget: str = "auto"):
     return main, startup, [loss, *(g for _, g in pairs)]
 
 
-def measure(layers: int, width: int, batch: int, mode: str, every: int, repeat: int) -> dict[str, float]:
-    """Compile time, median step time, peak bytes; and the gradients (to compare)."""
+def prepare(layers: int, width: int, batch: int, mode: str, every: int) -> dict[str, Any]:
+    """Build and compile one mode (timing the first run), its peak bytes and the
+    gradients (to compare); `step` runs it once more."""
     main, startup, fetch = build(layers, width, mode, every)
     exe = Executor(paddle.CPUPlace())
     exe.run(startup)
@@ -58,18 +61,14 @@ def measure(layers: int, width: int, batch: int, mode: str, every: int, repeat: 
     t0 = time.perf_counter()
     outs = exe.run(main, feed={"x": x}, fetch_list=fetch)
     first = time.perf_counter() - t0
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        exe.run(main, feed={"x": x}, fetch_list=fetch)
-        times.append(time.perf_counter() - t)
     peak = exe.memory_peak(main, feed={"x": x}, fetch_list=fetch)
     return {
         "compile_s": first,
-        "step_s": float(np.median(times)),
         "peak_bytes": peak.bytes,
         "n_live": len(peak.live),
-        "outs": outs,  # type: ignore[dict-item]
+        "outs": outs,
+        "step": lambda: exe.run(main, feed={"x": x}, fetch_list=fetch),
+        "times": [],
     }
 
 
@@ -87,7 +86,15 @@ def main() -> None:
     print(f"# MLP {args.layers} layers, width {args.width}, batch {args.batch}; fc+relu+dropout")
     rows = {}
     for mode in ("baseline", "manual", "auto"):
-        rows[mode] = measure(args.layers, args.width, args.batch, mode, args.every, args.repeat)
+        rows[mode] = prepare(args.layers, args.width, args.batch, mode, args.every)
+    # Interleaved, so that a change of machine load affects every mode alike.
+    for _ in range(args.repeat):
+        for r in rows.values():
+            t = time.perf_counter()
+            r["step"]()
+            r["times"].append(time.perf_counter() - t)
+    for r in rows.values():
+        r["step_s"] = float(np.median(r["times"]))
     base = rows["baseline"]
     for mode in ("manual", "auto"):
         for a, b in zip(rows[mode]["outs"], base["outs"]):  # type: ignore[arg-type]

@@ -35,6 +35,7 @@ from pullback.dialects import pd
 from pullback.frontend import hooks
 from pullback.frontend.api import registry
 from pullback.frontend.ops.shape import reshape
+from pullback.frontend.pylayer import EagerPyLayer, EagerPyLayerContext, PyLayer, PyLayerContext, PyNode
 from pullback.frontend.eager import (
     DTYPE_BY_ELEM,
     DTYPE_NAMES,
@@ -78,6 +79,7 @@ class Graph:
     inputs: list[tuple[Enc, ...]]  # per node, where each input comes from
     sources: list[Source]
     src_index: dict[Any, int]  # id(leaf tensor), id(constant array) or ("b", id(node), index)
+    pynodes: dict[int, PyNode]  # PyLayer nodes whose outputs are read (boundary sources)
 
 
 def _ref(t: Tensor) -> tuple[Any, int]:
@@ -123,13 +125,19 @@ def collect(
     inputs: list[tuple[Enc, ...]] = []
     sources: list[Source] = []
     src_index: dict[Any, int] = {}
+    pynodes: dict[int, PyNode] = {}
     for node in nodes:
         enc: list[Enc] = []
         for (p, k), arr in zip(node.parents, node.saved_in):  # type: ignore[arg-type]
             if type(p) is Node and (not cut or (id(p), k) not in cut):
                 enc.append(("n", pos[id(p)], k))
                 continue
-            if p is not None and type(p) is not Node and not p.stop_gradient and id(p) not in cut:
+            if type(p) is PyNode:
+                # A PyLayer's output: its gradient is collected here and carried on
+                # by the layer's own backward (`_run_staged`).
+                kind, key, tensor = "boundary", ("b", id(p), k), None
+                pynodes[id(p)] = p
+            elif p is not None and type(p) is not Node and not p.stop_gradient and id(p) not in cut:
                 kind, key, tensor = "leaf", id(p), p
             elif boundary and type(p) is Node and (id(p), k) in boundary:
                 kind, key, tensor = "boundary", ("b", id(p), k), None
@@ -142,10 +150,12 @@ def collect(
             enc.append(("s", j, 0))
         inputs.append(tuple(enc))
     for root, _ in roots:  # leaves that are targets themselves
-        if type(root) is not Node and id(root) not in src_index:
+        if type(root) is PyNode:
+            pynodes[id(root)] = root
+        elif type(root) is not Node and id(root) not in src_index:
             src_index[id(root)] = len(sources)
             sources.append(Source("leaf", root, root._data))
-    return Graph(nodes, pos, inputs, sources, src_index)
+    return Graph(nodes, pos, inputs, sources, src_index, pynodes)
 
 
 _by_seq = operator.attrgetter("seq")
@@ -532,8 +542,12 @@ def _run(
 
         eager_dump.write(dump_dir, g, [t for t, _ in live])
     ghosts = _ghost_leaves(g, cut)
-    special = _special_refs(g) if hooks.has_interior() else {}
-    if special:
+    if g.pynodes:
+        # Hooked tensors behind a PyLayer are not in `g`: look through the layers.
+        special = _special_refs(_nodes_through_pylayers(roots)) if hooks.has_interior() else {}
+    else:
+        special = _special_refs(g.nodes) if hooks.has_interior() else {}
+    if special or g.pynodes:
         return _run_staged(live, inputs, special, retain_graph, create_graph, cut, allow_unused, ghosts)
     targets = [encode(g, r) for r in roots]
     assert all(e is not None for e in targets)
@@ -622,15 +636,30 @@ class _Special:
     retained: bool  # a live tensor keeps this gradient
 
 
-def _special_refs(g: Graph) -> dict[tuple[int, int], _Special]:
-    """The results of `g`'s nodes that have hooks or retain their gradient."""
+def _special_refs(nodes: Sequence[Node]) -> dict[tuple[int, int], _Special]:
+    """The results of `nodes` that have hooks or retain their gradient."""
     out: dict[tuple[int, int], _Special] = {}
-    for node in g.nodes:
+    for node in nodes:
         for i in range(len(node.tpl.dtypes)):
             info = hooks.interior(node, i)
             if info is not None:
                 out[(id(node), i)] = _Special(node, i, *info)
     return out
+
+
+def _nodes_through_pylayers(roots: Sequence[tuple[Any, int]]) -> list[Node]:
+    """Every recorded op `roots` depend on, PyLayer nodes looked through."""
+    seen: dict[int, Any] = {}
+    stack = [r for r, _ in roots if type(r) is Node or type(r) is PyNode]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen[id(node)] = node
+        for p, _ in node.parents:
+            if (type(p) is Node or type(p) is PyNode) and id(p) not in seen:
+                stack.append(p)
+    return [n for n in seen.values() if type(n) is Node]
 
 
 def _run_staged(
@@ -690,17 +719,36 @@ def _run_staged(
     traversed: set[int] = set()
     active: dict[int, Node] = {}
 
+    pynodes: dict[int, PyNode] = {}  # PyLayer nodes a gradient reached
+    done: set[int] = set()
+
+    def route(ref: tuple[Any, int], val: Any, roots: list[tuple[tuple[Any, int], Any]]) -> None:
+        """Send a gradient to where `ref` was produced: a boundary's accumulator
+        (hooked tensor, PyLayer output) or the roots of the next stage."""
+        obj, idx = ref
+        if obj is None:
+            return
+        if type(obj) is PyNode:
+            key = (id(obj), idx)
+            acc[key] = add(acc.get(key), val)
+            pynodes[id(obj)] = obj
+        elif type(obj) is Node:
+            key = (id(obj), idx)
+            if key in cut:
+                return
+            if key in special:
+                acc[key] = add(acc.get(key), val)
+            else:
+                roots.append((ref, val))
+        elif not obj.stop_gradient and id(obj) not in cut:
+            roots.append((ref, val))
+
     roots0: list[tuple[tuple[Any, int], Any]] = []
     for t, s in live:
         seed = ones(t) if s is None else unwrap(
             s if s.dtype == t.dtype else Tensor._new(s._data.astype(t._data.dtype), None, 0, True)
         )
-        ref = _ref(t)
-        key = (id(ref[0]), ref[1])
-        if type(ref[0]) is Node and key in special:
-            acc[key] = add(acc.get(key), seed)
-        else:
-            roots0.append((ref, seed))
+        route(_ref(t), seed, roots0)
 
     def stage(root_seeds: list[tuple[tuple[Any, int], Any]], own: tuple[int, int] | None) -> None:
         g = collect([r for r, _ in root_seeds], cut, boundary - {own} if own else boundary)
@@ -740,10 +788,47 @@ def _run_staged(
             if grad is not None:
                 key = g.sources[k].key  # type: ignore[attr-defined]
                 acc[key] = add(acc.get(key), grad)
+        pynodes.update(g.pynodes)
+
+    def run_pylayer(pn: PyNode) -> None:
+        """Call a PyLayer's backward on its outputs' complete gradients and carry
+        what it returns on to its inputs."""
+        if pn.freed:
+            raise RuntimeError(_TWICE)
+        grads: list[Any] = []
+        for i in range(len(pn.outputs)):
+            val = acc.pop((id(pn), i), None)
+            info = hooks.interior(pn, i)  # type: ignore[arg-type]
+            if val is not None and info is not None:
+                val = unwrap(hooks.run_hooks(info[0], wrap(val)))
+            grads.append(val)
+        if all(v is None for v in grads):
+            return
+        outs = pn.run_backward([None if v is None else wrap(v) for v in grads], create_graph)
+        roots: list[tuple[tuple[Any, int], Any]] = []
+        for ref, grad in zip(pn.parents, outs):
+            if grad is not None:
+                route(ref, unwrap(grad), roots)
+        if not retain_graph:
+            pn.free()
+        if roots:
+            stage(roots, None)
 
     if roots0:
         stage(roots0, None)
-    for info in sorted(special.values(), key=lambda sp: (sp.node.seq, sp.index), reverse=True):
+    pending = sorted(special.values(), key=lambda sp: (sp.node.seq, sp.index))
+    while True:
+        # Latest-created first, hooked tensors and PyLayers alike: every consumer of
+        # a boundary was created after it, so its gradient is complete by then.
+        waiting = [pn for pn in pynodes.values() if id(pn) not in done]
+        pn = max(waiting, key=lambda n: n.seq) if waiting else None
+        if pn is not None and (not pending or pn.seq > pending[-1].node.seq):
+            done.add(id(pn))
+            run_pylayer(pn)
+            continue
+        if not pending:
+            break
+        info = pending.pop()
         key = (id(info.node), info.index)
         val = acc.pop(key, None)
         if val is None:
@@ -1007,6 +1092,10 @@ __getattr__, __dir__ = registry.lazy_attributes(
 )
 
 __all__ = [
+    "EagerPyLayer",
+    "EagerPyLayerContext",
+    "PyLayer",
+    "PyLayerContext",
     "backward",
     "backward_mode",  # noqa: F822 - loaded on first use (module __getattr__)
     "cache_info",

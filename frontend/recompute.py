@@ -6,10 +6,14 @@
   `recompute` pass (`passes/recompute.py`) rewrites the backward region so that only
   the checkpoints are kept, and the wrapped optimizer appends its updates.
 * `recompute(function, *args, preserve_rng_state=True, use_reentrant=True)`: eager
-  (`paddle.distributed.fleet.utils.recompute`).  pullback's eager graph keeps each
-  node's inputs as numpy arrays; this runs `function` recorded as usual, so gradients
-  are exactly those without recompute (same dropout masks: eager dropout draws its
-  seed once, when the op runs).  It does not reduce eager memory yet.
+  (`paddle.distributed.fleet.utils.recompute`), as Paddle builds it: a `PyLayer`
+  (frontend/pylayer.py) whose forward runs `function` with recording off, so none of
+  its intermediate values outlive the call (only the arguments are kept), and whose
+  backward runs it again with recording on, from the generator state of the first
+  run (the same dropout masks), and backpropagates through that replay: the
+  arguments' gradients flow on, and parameters used inside receive theirs directly
+  (accumulated into `.grad`, as in Paddle, so use it with `backward()`, not
+  `paddle.grad`).
 """
 
 from __future__ import annotations
@@ -18,7 +22,11 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from pullback.frontend import core
+from pullback.frontend.autograd import _run, enable_grad
+from pullback.frontend.eager import Tensor
 from pullback.frontend.framework import Program, Variable
+from pullback.frontend.pylayer import PyLayer, PyLayerContext
+from pullback.frontend.random import get_rng_state, set_rng_state
 
 
 class RecomputeOptimizer:
@@ -114,11 +122,62 @@ class RecomputeOptimizer:
         return self.apply_gradients(params_grads, startup_program), params_grads
 
 
+class _RecomputeFunction(PyLayer):
+    """The PyLayer behind eager `recompute` (see the module docstring).  It is
+    recorded even when no argument needs a gradient (Paddle's then skips the
+    block's parameters with a warning): the parameters used inside need theirs."""
+
+    _reads_parameters = True
+
+    @staticmethod
+    def forward(ctx: PyLayerContext, function: Callable[..., Any], preserve: bool, *args: Any, **kwargs: Any) -> Any:
+        ctx.function, ctx.preserve, ctx.kwargs = function, preserve, kwargs
+        ctx.args = [None if isinstance(a, Tensor) else a for a in args]
+        ctx.save_for_backward(*[a for a in args if isinstance(a, Tensor)])
+        ctx.kw_tensors = [k for k, v in kwargs.items() if isinstance(v, Tensor)]
+        ctx.rng = get_rng_state() if preserve else None
+        return function(*args, **kwargs)
+
+    @staticmethod
+    def backward(ctx: PyLayerContext, *grads: Any) -> Any:
+        saved = iter(ctx.saved_tensor() or ())
+        replay_in: list[Tensor] = []
+
+        def fresh(t: Tensor) -> Tensor:
+            d = t.detach()
+            d.stop_gradient = t.stop_gradient
+            replay_in.append(d)
+            return d
+
+        args = [fresh(next(saved)) if a is None else a for a in ctx.args]
+        kwargs = {k: fresh(v) if k in ctx.kw_tensors else v for k, v in ctx.kwargs.items()}
+        now = get_rng_state() if ctx.preserve else None
+        if ctx.rng is not None:
+            set_rng_state(ctx.rng)
+        try:
+            with enable_grad():
+                outs = ctx.function(*args, **kwargs)
+        finally:
+            if now is not None:
+                set_rng_state(now)
+        outs = list(outs) if isinstance(outs, (tuple, list)) else [outs]
+        pairs = [
+            (o, g) for o, g in zip([o for o in outs if isinstance(o, Tensor)], grads)
+            if not o.stop_gradient and g is not None
+        ]
+        if pairs:
+            # The engine itself, not `backward()`: post-backward hooks (data-parallel
+            # all-reduces) belong to the user's backward call, not to this replay.
+            _run([o for o, _ in pairs], [g for _, g in pairs], None, False, False)
+        return tuple(None if d.stop_gradient else d.grad for d in replay_in)
+
+
 def recompute(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """Eager recompute of `function(*args)` (see the module docstring: gradients are
-    those without recompute; eager memory is not reduced yet).  Options:
-    `preserve_rng_state` (bool, default True), `use_reentrant` (bool, default True);
-    any other keyword goes to `function`."""
+    """Eager recompute of `function(*args)`: its intermediate values are not kept;
+    they are computed again during the backward (see the module docstring).
+    Options: `preserve_rng_state` (bool, default True: the replay draws the same
+    random numbers, e.g. dropout masks), `use_reentrant` (bool, default True; keyword
+    arguments for `function` need `use_reentrant=False`)."""
     if not callable(function):
         raise TypeError(f"recompute: function must be callable, got {type(function).__name__}")
     preserve = kwargs.pop("preserve_rng_state", True)
@@ -128,7 +187,12 @@ def recompute(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
             raise TypeError(f"recompute: {name} must be a bool, got {type(v).__name__}")
     if reentrant and kwargs:
         raise ValueError("Error, if you want to send kwargs(dict parameter) to function, please set use_reentrant=False.")
-    return function(*args, **kwargs)
+    if not core.in_dynamic_mode():
+        raise RuntimeError(
+            "recompute(function, *args) is the eager (dygraph) form; in static mode use "
+            "RecomputeOptimizer or append_backward(..., checkpoints=[...])"
+        )
+    return _RecomputeFunction.apply(function, preserve, *args, **kwargs)
 
 
 __all__ = ["RecomputeOptimizer", "recompute"]

@@ -8,7 +8,10 @@ program (loss gradient scaled by 1/nranks, gradients all-reduced in buckets of
 `strategy.fuse_grad_size_in_MB`) and to the start-up program (parameters broadcast
 from rank 0).  The executor applies the pass to the program it runs; the program
 as printed stays the one the user built, `fleet.main_program_with_collectives()`
-shows the rewritten one.
+shows the rewritten one.  With `strategy.recompute` (and
+`strategy.recompute_configs = {"checkpoints": [...]}`) the backward is built by the
+`recompute` pass, as `RecomputeOptimizer` builds it.  `fleet.utils.recompute` is the
+eager form.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from pullback.distributed.env import (
     is_initialized,
 )
 from pullback.distributed.parallel import DataParallel
+from pullback.distributed.fleet import utils  # noqa: F401 - `fleet.utils.recompute`
 from pullback.frontend import core
 from pullback.frontend.framework import Program, default_startup_program
 
@@ -29,13 +33,15 @@ from pullback.frontend.framework import Program, default_startup_program
 class DistributedStrategy:
     """The options of collective training that pullback honours (others are kept,
     as Paddle keeps them, but change nothing): fusion of the gradient all-reduces
-    into buckets (`fuse_all_reduce_ops`, `fuse_grad_size_in_MB`)."""
+    into buckets (`fuse_all_reduce_ops`, `fuse_grad_size_in_MB`) and recomputation
+    between checkpoints (`recompute`, `recompute_configs["checkpoints"]`)."""
 
     def __init__(self) -> None:
         self.fuse_all_reduce_ops = True
         self.fuse_grad_size_in_MB = 32
         self.amp = False
         self.recompute = False
+        self.recompute_configs: dict[str, Any] = {"checkpoints": [], "enable_offload": False, "checkpoint_shape": []}
         self.gradient_merge = False
         self.sharding = False
         self.without_graph_optimization = True
@@ -116,12 +122,26 @@ class _DistributedOptimizer:
                  parameters: Any = None, no_grad_set: Any = None) -> Any:
         """`opt.minimize(loss)`, then the data-parallel rewrite of both programs
         (static mode); in eager mode, the optimizer's own `minimize`."""
-        result = self.inner_opt.minimize(loss, startup_program, parameters, no_grad_set)
+        strategy = self.user_defined_strategy
+        if strategy.recompute and not core.in_dynamic_mode():
+            from pullback.frontend.recompute import RecomputeOptimizer
+
+            configs = strategy.recompute_configs
+            if not isinstance(configs, dict) or not isinstance(configs.get("checkpoints", []), (list, tuple)):
+                raise TypeError(
+                    "DistributedStrategy.recompute_configs must be a dict whose 'checkpoints' is a "
+                    f"list of Variables or names, got {configs!r}"
+                )
+            opt = RecomputeOptimizer(self.inner_opt)
+            opt._set_checkpoints(list(configs.get("checkpoints", [])))
+            opt._set_enable_offload(bool(configs.get("enable_offload", False)))
+            result = opt.minimize(loss, startup_program, parameters, no_grad_set)
+        else:
+            result = self.inner_opt.minimize(loss, startup_program, parameters, no_grad_set)
         if core.in_dynamic_mode():
             return result
         from pullback.passes.data_parallel import DataParallelPass
 
-        strategy = self.user_defined_strategy
         fuse = int(strategy.fuse_grad_size_in_MB) if strategy.fuse_all_reduce_ops else 0
         nranks = get_world_size()
         main = loss.block.program
