@@ -898,9 +898,21 @@ def backward(
     _run(tensors, seeds, None, retain_graph, False, dump_dir=dump_dir)
     for hook in list(_POST_BACKWARD_HOOKS):
         hook()
+    final, _FINAL_HOOKS[:] = list(_FINAL_HOOKS), []
+    for hook in final:
+        hook()
 
 
 _POST_BACKWARD_HOOKS: list[Callable[[], None]] = []
+_FINAL_HOOKS: list[Callable[[], None]] = []
+
+
+def add_backward_final_hook(hook: Callable[[], None]) -> None:
+    """Paddle's `core.eager._add_backward_final_hook`: call `hook()` once, at the
+    end of the next `backward` (Paddle clears these hooks after running them)."""
+    if not callable(hook):
+        raise TypeError(f"_add_backward_final_hook: the hook must be callable, got {type(hook).__name__}")
+    _FINAL_HOOKS.append(hook)
 
 
 def register_post_backward_hook(hook: Callable[[], None]) -> Callable[[], None]:
@@ -1096,6 +1108,7 @@ __all__ = [
     "EagerPyLayerContext",
     "PyLayer",
     "PyLayerContext",
+    "add_backward_final_hook",
     "backward",
     "backward_mode",  # noqa: F822 - loaded on first use (module __getattr__)
     "cache_info",

@@ -981,3 +981,58 @@ def test_linear_lr():
     for kwargs in ({"start_factor": 0.0}, {"end_factor": 1.5}, {"total_steps": 0}):
         with pytest.raises(ValueError):
             L.LinearLR(**{"learning_rate": 0.5, "total_steps": 4, **kwargs})
+
+
+# --------------------------------------- test/legacy_test/test_tensor_register_hook.py
+
+
+def test_backward_final_hook_runs_once_after_the_next_backward(dynamic_mode):
+    from pullback.base import core as base_core
+
+    calls = []
+    base_core.eager._add_backward_final_hook(lambda: calls.append(len(calls)))
+    x = paddle.to_tensor(RNG.random((2, 3)).astype("float32"), stop_gradient=False)
+    paddle.sum(paddle.matmul(x, paddle.ones([3, 2]))).backward()
+    assert calls == [0]
+    paddle.sum(x * 2).backward()
+    assert calls == [0]  # Paddle clears the final hooks once they ran
+    with pytest.raises(TypeError, match="callable"):
+        base_core.eager._add_backward_final_hook(3)
+
+
+def test_backward_hook_registration_errors(dynamic_mode):
+    x = paddle.to_tensor([5.0], stop_gradient=False)
+    with pytest.raises(ValueError, match="leaf"):
+        paddle.pow(x, 4.0)._register_backward_hook(lambda: None)
+    with pytest.raises(ValueError, match="stop gradient"):
+        paddle.to_tensor([5.0])._register_backward_hook(lambda: None)
+
+
+def test_hooks_in_a_to_static_layer_and_around_paddle_grad(dynamic_mode):
+    class Net(paddle.nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.linear1, self.linear2 = paddle.nn.Linear(4, 4), paddle.nn.Linear(4, 3)
+
+        def forward(self, x, hook=False):
+            ret1 = self.linear1(x)
+            if hook:
+                ret1.register_hook(lambda grad: grad * 2)
+            return paddle.mean(self.linear2(ret1), axis=-1)
+
+    jit_net = paddle.jit.to_static(Net(), input_spec=[paddle.static.InputSpec([None, 4])])
+    data = RNG.random((3, 4)).astype("float32")
+    a, b = paddle.to_tensor(data, stop_gradient=False), paddle.to_tensor(data, stop_gradient=False)
+    jit_net(a).backward()
+    jit_net(b, True).backward()
+    np.testing.assert_allclose(b.grad.numpy(), 2 * a.grad.numpy(), rtol=1e-6)
+    # A leaf hook acts in backward only: paddle.grad leaves x.grad alone, and the
+    # backward of y + dx (d/dx = 2x + 2 = 4) goes through the doubling hook.
+    x = paddle.ones(shape=[1], dtype="float32")
+    x.stop_gradient = False
+    x.register_hook(lambda grad: grad * 2)
+    y = x * x
+    (dx,) = paddle.grad(outputs=[y], inputs=[x], create_graph=True, retain_graph=True)
+    assert x.grad is None and dx.numpy()[0] == 2.0
+    (y + dx).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [8.0])
