@@ -368,6 +368,10 @@ class Program:
         """Paddle's operator type of ops whose `pd` name differs (an `fc`'s `pd.matmul`
         is a `mul`, `paddle.reshape`'s `pd.reshape` a `reshape2`): what `append_backward`
         callbacks report."""
+        self.folded_ops: weakref.WeakSet[Operation] = weakref.WeakSet()
+        """Ops that Paddle's operator does inside the op consuming their result (a
+        static fc's flattening reshape is part of Paddle's `mul`): `block.ops` leaves
+        them out and shows their input in the consumer's slots."""
         self.grad_records: weakref.WeakKeyDictionary[Operation, list[GradOpRecord]] = (
             weakref.WeakKeyDictionary()
         )
@@ -427,6 +431,8 @@ class Program:
         for old, new in mapping.items():
             if old in self.op_types:
                 p.op_types[new] = self.op_types[old]
+            if old in self.folded_ops:
+                p.folded_ops.add(new)
             if old in self.grad_records:
                 p.grad_records[new] = [
                     dataclasses.replace(

@@ -370,6 +370,8 @@ def _fc(
                 pd.ReshapeOp, [x], prefix="reshape",
                 out_names=[unique_name.generate(f"{base}.flatten")], shape=[*keep, k],
             )
+            if not core.in_dynamic_mode():
+                x.block.program.folded_ops.add(x.value.owner)  # inside Paddle's `mul`
         products.append(core.apply(pd.MatmulOp, [x, w], prefix="matmul", name=base, op_type="mul"))
     if len(products) > 1:
         out = core.apply(pd.SumOp, products, prefix="sum", name=base)

@@ -58,6 +58,13 @@ def _groups(op: Operation, defs: list[tuple[str, Any]], values: Any) -> dict[str
     return out
 
 
+def _unfold(value: SSAValue, folded: Any) -> SSAValue:
+    """The value an operator reads in Paddle's view: through ops folded into it."""
+    while isinstance(value.owner, Operation) and value.owner in folded and value.owner.operands:
+        value = value.owner.operands[0]
+    return value
+
+
 def _var_name(value: SSAValue) -> str:
     n = value_name(value)
     return n if n is not None else f"_generated_var_{id(value)}"
@@ -155,7 +162,11 @@ class Operator:
         irdl = getattr(type(self.ir), "get_irdl_definition", None)
         if irdl is None:
             return {"X": list(self.ir.operands)} if self.ir.operands else {}
-        return _groups(self.ir, irdl().operands, self.ir.operands)
+        slots = _groups(self.ir, irdl().operands, self.ir.operands)
+        folded = self.block.program.folded_ops
+        if folded:
+            slots = {k: [_unfold(v, folded) for v in vs] for k, vs in slots.items()}
+        return slots
 
     def _outputs(self) -> dict[str, list[SSAValue]]:
         if isinstance(self.ir, pd.BackwardOp):
@@ -375,8 +386,9 @@ def block_operators(block: Block, ops: Iterator[Operation]) -> list[Operator]:
     backward region, the ops of each gradient operator as one `GradOperator`;
     feeds and parameters left out (Paddle's are variables, not operators)."""
     out: list[Operator] = []
+    folded = block.program.folded_ops
     for op in ops:
-        if isinstance(op, (pd.DataOp, pd.ParameterOp)):
+        if isinstance(op, (pd.DataOp, pd.ParameterOp)) or op in folded:
             continue
         if isinstance(op, pd.BackwardOp) and op.is_filled:
             out.extend(_region_operators(block, op))
@@ -389,11 +401,19 @@ def _region_operators(block: Block, bw: pd.BackwardOp) -> list[Operator]:
     """A filled region's operators.  A gradient operator whose ops are all gone (its
     gradients pass through unchanged, or later passes folded its ops away) is
     listed just before the next one that still has ops, as Paddle lists it."""
-    records = block.program.grad_records.get(bw, [])
+    folded = block.program.folded_ops
+    # The gradient of a folded op is part of its consumer's gradient operator
+    # (the one just before it in the reverse sweep).
+    records: list[GradOpRecord] = []
     owner: dict[int, GradOpRecord] = {}
-    for rec in records:
+    for rec in block.program.grad_records.get(bw, []):
+        host = rec
+        if rec.forward_op is not None and rec.forward_op in folded and records:
+            host = records[-1]
+        else:
+            records.append(rec)
         for o in rec.ops:
-            owner[id(o)] = rec
+            owner[id(o)] = host
     region = [o for o in bw.body.block.ops if not isinstance(o, pd.YieldOp)]
     present = {id(o) for o in region}
     anchor: dict[int, list[GradOpRecord]] = {}  # first op of a record -> records listed before it

@@ -698,6 +698,56 @@ def test_param_attr_regularizer_wins_over_the_optimizers(dynamic_mode):
 # --------------------------------------------------- test/legacy_test/test_backward.py
 
 
+def test_backward_helpers_on_a_net_with_shared_and_unused_layers(static_mode):
+    """Paddle's TestSimpleNet: three lookups of one table, a merge, a used and an
+    unused fc sharing a weight; the parameters, stop-gradient set, op path (fc on a
+    3-D input is one `mul`, as in Paddle) and unused outputs of append_backward."""
+    from pullback.base import backward
+
+    shape = [4, 5]
+    main, startup = base.Program(), base.Program()
+    with base.program_guard(main, startup):
+        ids = [paddle.static.data(name=f"x{k}_no_grad", shape=shape, dtype="int64") for k in range(3)]
+        label = paddle.static.data(name="label_no_grad", shape=[shape[0], 1], dtype="float32")
+        embs = [paddle.static.nn.embedding(i, size=[20, 6], param_attr=base.ParamAttr(name="w2v")) for i in ids]
+        x_merge = paddle.add(embs[0], embs[1], name="x_add_x2")
+        x2_merge = paddle.add(embs[1], embs[2], name="x2_add_x3")
+        predict = paddle.static.nn.fc(x=x_merge, size=1, activation="softmax",
+                                      weight_attr=base.ParamAttr(name="fc_w"), name="fc_predict")
+        paddle.static.nn.fc(x=x2_merge, size=1, activation="sigmoid",
+                            weight_attr=base.ParamAttr(name="fc_w"), name="fc_no_use")
+        loss = paddle.mean(F.square_error_cost(input=predict, label=label), name="mean_loss")
+        params_grads = backward.append_backward(loss, None, None)
+        assert {p.name for p, _ in params_grads} == {"w2v", "fc_predict.b_0", "fc_w"}
+        no_grad = backward._get_stop_gradients_(main)
+        assert no_grad[0] == {"x0_no_grad@GRAD", "x1_no_grad@GRAD", "x2_no_grad@GRAD", "label_no_grad@GRAD"}
+        no_grad_set = set(map(backward._strip_grad_suffix_, no_grad[0]))
+        path = backward._find_op_path_(main.block(0), [loss], [], no_grad_set)
+        assert [op.type for op in path] == [
+            "lookup_table_v2", "lookup_table_v2", "elementwise_add", "mul", "elementwise_add",
+            "softmax", "elementwise_sub", "square", "reduce_mean",
+        ]
+        assert path[3].input("X") == [x_merge.name]  # the flattening is inside `mul`
+        assert backward._find_no_grad_vars(main.block(0), path, [loss], no_grad_set) == set()
+        paddle.optimizer.SGD(learning_rate=0.1).minimize(loss)
+        exe = base.Executor(base.CPUPlace())
+        exe.run(startup)
+        feed = {f"x{k}_no_grad": RNG.integers(0, 20, shape).astype("int64") for k in range(3)}
+        feed["label_no_grad"] = RNG.random([shape[0], 1]).astype("float32")
+        (got,) = exe.run(feed=feed, fetch_list=[loss])
+        assert np.isfinite(got)
+
+
+@pytest.mark.parametrize("name, want", [
+    ("x@GRAD", "x"), ("x@GRAD@GRAD", "x"), ("x@GRAD@RENAME@1", "x"),
+    ("x@GRAD_slice_0@GRAD", "x@GRAD_slice_0"), ("grad/grad/x@GRAD@RENAME@block0@1@GRAD", "x"),
+])
+def test_strip_grad_suffix(name, want):
+    from pullback.base import backward
+
+    assert backward._strip_grad_suffix_(name) == want
+
+
 def test_gradients_argument_types(static_mode):
     x = paddle.static.data(name="x", shape=[None, 2, 4, 4], dtype="float32")
     x.stop_gradient = False
