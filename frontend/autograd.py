@@ -1046,7 +1046,7 @@ class _GradModeGuard:
                         _set_grad_enabled(prev)
                     value = yield item
 
-            return gen_wrapper  # type: ignore[return-value]
+            return _same_signature(gen_wrapper, func)  # type: ignore[return-value]
 
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -1056,7 +1056,17 @@ class _GradModeGuard:
             finally:
                 _set_grad_enabled(prev)
 
-        return wrapper  # type: ignore[return-value]
+        return _same_signature(wrapper, func)  # type: ignore[return-value]
+
+
+def _same_signature(wrapper: Callable[..., Any], func: Callable[..., Any]) -> Callable[..., Any]:
+    """`wrapper` reporting `func`'s signature to `inspect` (getfullargspec included,
+    which does not follow `__wrapped__`), as Paddle's decorators do."""
+    try:
+        wrapper.__signature__ = inspect.signature(func)  # type: ignore[attr-defined]
+    except (TypeError, ValueError):  # builtins without a signature
+        pass
+    return wrapper
 
 
 class no_grad(_GradModeGuard):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -22,6 +23,10 @@ def wrap_decorator(decorator_func: Callable[[Callable[..., Any]], Callable[..., 
         def call(*args: Any, **kwargs: Any) -> Any:
             return wrapped(*args, **kwargs)
 
+        try:  # `inspect.getfullargspec` reads this, it does not follow __wrapped__
+            call.__signature__ = inspect.signature(func)  # type: ignore[attr-defined]
+        except (TypeError, ValueError):
+            pass
         return call
 
     return decorator

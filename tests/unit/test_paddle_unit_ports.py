@@ -1086,3 +1086,55 @@ def test_hooks_in_a_to_static_layer_and_around_paddle_grad(dynamic_mode):
     assert x.grad is None and dx.numpy()[0] == 2.0
     (y + dx).backward()
     np.testing.assert_array_equal(x.grad.numpy(), [8.0])
+
+
+# ---------------------------------------- test/legacy_test/test_imperative_decorator.py
+
+
+def test_no_grad_decorator_keeps_the_signature_and_switches_the_tracer(dynamic_mode):
+    import inspect
+
+    from pullback.base import framework
+
+    tracer = framework._dygraph_tracer()
+    tracer._train_mode = True
+    seen = []
+
+    @paddle.no_grad()
+    def no_grad_func(a):
+        seen.append((tracer._has_grad, tracer._train_mode))
+        return a
+
+    assert no_grad_func(1) == 1 and no_grad_func.__name__ == "no_grad_func"
+    assert seen == [(False, True)] and tracer._has_grad
+
+    def need_no_grad_func(a, b=1):
+        return a + b
+
+    decorated = paddle.no_grad()(need_no_grad_func)
+    assert str(inspect.getfullargspec(decorated)) == str(inspect.getfullargspec(need_no_grad_func))
+
+    @paddle.no_grad()
+    def wrapped_gen():
+        for i in range(3):
+            assert not tracer._has_grad
+            yield i
+
+    assert sum(wrapped_gen()) == 3 and tracer._has_grad
+
+
+def test_dygraph_not_support_and_static_tracer(dynamic_mode):
+    from pullback.base import framework
+
+    @framework.dygraph_not_support
+    def static_func():
+        return True
+
+    with pytest.raises(AssertionError, match="static_func"):
+        static_func()
+    assert framework.in_dygraph_mode()
+    paddle.enable_static()
+    try:
+        assert static_func() and framework._dygraph_tracer() is None
+    finally:
+        paddle.disable_static()
