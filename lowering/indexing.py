@@ -8,8 +8,12 @@
   `atomic_add` (duplicates accumulate) or storing;
 * `tril_triu` is pointwise (a select on the last two loop indices).
 
-Out-of-range indices cannot raise in native code: they are clamped into range
-(the interpreter raises an IndexError naming the op).  `nonzero` is `HOST_ONLY`.
+Out-of-range indices are found by a run-time range check before the op (one pass
+over the index, `loop_nest.check_range`), so compiled code raises the interpreter's
+`IndexOutOfRange` naming the op and the first bad index; the loops themselves still
+clamp, so nothing reads or writes out of bounds before the check is reported.  The
+index of `gather_nd`/`scatter_nd_add` has one range per column and is only
+clamped.  `nonzero` is `HOST_ONLY`.
 """
 
 from __future__ import annotations
@@ -30,11 +34,13 @@ from pullback.lowering.core import (
     identity_maps,
     lowers,
     pointwise,
+    range_check,
     result_sizes,
     sizes_of_first,
 )
 from pullback.lowering.loop_nest import (
     atomic_add,
+    check_range,
     clamp,
     load,
     parallel,
@@ -50,6 +56,23 @@ def _idx(s: Scalar, v: SSAValue, size: SSAValue) -> SSAValue:
 
 def _rank(v: SSAValue) -> int:
     return len(shape_of(v.type))
+
+
+# -------------------------------------------------------------------- checks
+
+
+@range_check(pd.GatherOp, pd.IndexAddOp, pd.TakeAlongAxisOp, pd.PutAlongAxisOp, operand=1)
+def _check_axis_index(low: Lowerer, op: pd.PdOp) -> None:
+    """Every index in `[0, x.shape[axis])`, as the interpreter checks."""
+    x = op.operands[0]
+    axis = op.prop("axis") % _rank(x)
+    check_range(low, op, "index", op.operands[1], low.sizes_of(x)[axis])
+
+
+@range_check(pd.ScatterOp, operand=1)
+def _check_rows(low: Lowerer, op: pd.ScatterOp) -> None:
+    """Every row index in `[0, x.shape[0])`."""
+    check_range(low, op, "index", op.operands[1], low.sizes_of(op.operands[0])[0])
 
 
 # -------------------------------------------------------------------- gathers

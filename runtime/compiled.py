@@ -4,7 +4,7 @@
 
 1. *Compile* once per program content, fetch list and feed dtypes/ranks: lower with
    `lowering.pipeline` (pd -> linalg -> loops -> llvm dialect -> llvmlite IR), verify,
-   optimize at O3 for the host CPU with loop and SLP vectorization, and JIT with
+   optimize at O3 for the host CPU with loop vectorization (not SLP: `SLP_VECTORIZE`), and JIT with
    MCJIT.  Matrix products call numpy's bundled OpenBLAS when it can be found.
    Compiled programs are cached per backend, least recently used first out beyond
    `cache_size` (default `DEFAULT_CACHE_SIZE`, 64 programs); an evicted program's
@@ -25,7 +25,6 @@ with a warning, never silently.
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import glob
 import hashlib
@@ -76,6 +75,14 @@ class NotCompilable(RuntimeError):
 # ------------------------------------------------------------------------ LLVM
 
 
+SLP_VECTORIZE = os.environ.get("PULLBACK_SLP", "0") == "1"
+"""LLVM's SLP (straight-line) vectorizer stays off: the LLVM 22.1 that llvmlite 0.50
+ships aborts the whole process on some valid modules with it (an assertion in
+`Value::doRAUW`, llvm/llvm-project#177124; found by the differential fuzzer on a
+conv2d program, tests/unit/test_fuzz.py).  The loop vectorizer does the work that
+matters for our loops (benchmarks/RESULTS.md).  `PULLBACK_SLP=1` turns it back on."""
+
+
 class _Jit:
     """One MCJIT engine for the process.  Compiled modules are added to it and taken
     out again (freed) when the program holding them is dropped from a cache; their
@@ -114,7 +121,7 @@ class _Jit:
             return cls._instance
 
     def compile(self, llvm_ir: str, symbol: str) -> tuple[NativeCode, int]:
-        """Verify, optimize at O3 (vectorizers on) and JIT; returns the native code
+        """Verify, optimize at O3 (loop vectorizer on) and JIT; returns the native code
         (keep it alive while calling it) and `symbol`'s address."""
         llvm = self.llvm
         # A context of its own: the global one would keep every program's types and
@@ -126,7 +133,7 @@ class _Jit:
         mod.verify()
         pto = llvm.create_pipeline_tuning_options(speed_level=3)
         pto.loop_vectorization = True
-        pto.slp_vectorization = True
+        pto.slp_vectorization = SLP_VECTORIZE
         pto.loop_unrolling = True
         pb = llvm.create_pass_builder(self.tm, pto)
         pb.getModulePassManager().run(mod, pb)
@@ -150,10 +157,13 @@ class NativeCode:
         self.jit, self.module, self.context = jit, module, context
 
     def __del__(self) -> None:
-        # At interpreter exit llvmlite may be gone before us; nothing to free then.
-        with contextlib.suppress(Exception):
+        # At interpreter exit llvmlite (and module globals such as `contextlib`) may
+        # be gone before us; nothing to free then.
+        try:
             self.jit.release(self.module)
             self.context.close()
+        except Exception:  # noqa: S110 (nothing to report at exit)
+            pass
 
 
 def _bind_blas(llvm: Any) -> bool:

@@ -180,13 +180,29 @@ def top_k_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue |
     return [dx]
 @vjp(pd.ReduceProdOp)
 def reduce_prod_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
-    """`g * out / x` broadcast back (Paddle's rule; an exact zero in x gives NaN or
-    inf there, as in Paddle)."""
+    """`g * prod(x without x_j)`, exact at zeros: `g * out / x` at non-zero x (out
+    is 0 there when the reduced set has a zero); at the set's only zero, `g` times
+    the product of the others; at one of several zeros, 0.  Exact to first order
+    everywhere, to second order where a set has at most one zero.
+
+    Paddle's `reduce_prod_grad` computes `g * out / x`, NaN at an exact zero (0/0):
+    the limit is finite, so we give the limit (found by the differential fuzzer:
+    `cumprod`/`prod` of `x - x`)."""
     assert isinstance(op, pd.ReduceProdOp)
     (g,) = grads
     assert g is not None
     x, axes, keepdim = _reduce_args(op)
-    return [b.div(expand_reduced(b, b.mul(g, op.out), x, axes, keepdim), x)]
+    zero = b.full_like(x, 0.0)
+    one = b.full_like(x, 1.0)
+    is_zero = b.emit(pd.EqualOp, x, zero)
+    safe = b.emit(pd.WhereOp, is_zero, one, x)
+    zeros = b.emit(pd.ReduceSumOp, b.emit(pd.WhereOp, is_zero, one, zero), axis=axes, keepdim=keepdim)
+    others = b.emit(pd.ReduceProdOp, safe, axis=axes, keepdim=keepdim)  # the product over the non-zeros
+    g_out = expand_reduced(b, b.mul(g, op.out), x, axes, keepdim)
+    g_others = expand_reduced(b, b.mul(g, others), x, axes, keepdim)
+    only = b.emit(pd.EqualOp, expand_reduced(b, zeros, x, axes, keepdim), one)
+    at_zero = b.emit(pd.WhereOp, only, g_others, zero)
+    return [b.emit(pd.WhereOp, is_zero, at_zero, b.div(g_out, safe))]
 
 
 @vjp(pd.CumsumOp)
@@ -201,11 +217,29 @@ def cumsum_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue 
 
 @vjp(pd.CumprodOp)
 def cumprod_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
-    """`cumsum(g * out, other direction, same exclusive) / x`: exact away from zeros
-    (an exact zero in x gives NaN or inf there)."""
+    """`dx_j = sum_{i: j in R(i)} g_i * prod_{k in R(i), k != j} x_k`, exact at zeros.
+
+    At a non-zero x_j this is `cumsum(g * out, other direction, same exclusive) /
+    x_j`; at the first zero `z` of a line (in scan order) it is the same running sum
+    of `g * cumprod(x with x_z = 1)`; at a later zero every product holds `x_z = 0`,
+    so 0.  Exact to first order everywhere, to second order with at most one zero
+    per line.  Paddle's CPU kernel also handles zeros; dividing by x alone gives NaN
+    there (found by the differential fuzzer: `cumprod(x - x)`)."""
     assert isinstance(op, pd.CumprodOp)
     (g,) = grads
     assert g is not None
-    acc = b.emit(pd.CumsumOp, b.mul(g, op.out), axis=op.prop("axis"),
-                 exclusive=op.prop("exclusive"), reverse=not op.prop("reverse"))
-    return [b.div(acc, op.x)]
+    x = op.x
+    axis, exclusive, reverse = op.prop("axis"), op.prop("exclusive"), op.prop("reverse")
+    zero, one = b.full_like(x, 0.0), b.full_like(x, 1.0)
+    is_zero = b.emit(pd.EqualOp, x, zero)
+    seen = b.emit(pd.CumsumOp, b.emit(pd.WhereOp, is_zero, one, zero), axis=axis, reverse=reverse)
+    first = b.emit(pd.WhereOp, is_zero, b.emit(pd.EqualOp, seen, one), is_zero)
+    safe = b.emit(pd.WhereOp, is_zero, one, x)
+
+    def back(out: SSAValue) -> SSAValue:
+        return b.emit(pd.CumsumOp, b.mul(g, out), axis=axis, exclusive=exclusive, reverse=not reverse)
+
+    at_first = back(b.emit(pd.CumprodOp, b.emit(pd.WhereOp, first, one, x), axis=axis,
+                           exclusive=exclusive, reverse=reverse))
+    at_zero = b.emit(pd.WhereOp, first, at_first, zero)
+    return [b.emit(pd.WhereOp, is_zero, at_zero, b.div(back(op.out), safe))]

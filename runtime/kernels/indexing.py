@@ -1,19 +1,21 @@
 """Kernels of the indexing ops (numpy fancy indexing; `np.add.at` where duplicate
-indices accumulate).  Out-of-range indices raise an IndexError naming the op."""
+indices accumulate).  Out-of-range indices raise `IndexOutOfRange` (an IndexError)
+naming the op and the first bad index, as compiled code does."""
 
 from __future__ import annotations
 
 import numpy as np
 from pullback.dialects import pd
-from pullback.runtime.interpreter import kernel
+from pullback.runtime.interpreter import kernel, out_of_range
 
 
 def _check_range(op: pd.PdOp, index: np.ndarray, size: int, what: str = "index") -> np.ndarray:
-    """Negative indices are rejected as Paddle's kernels do; so are those >= size."""
+    """Negative indices are rejected as Paddle's kernels do; so are those >= size.
+    The first bad one in row-major order is reported, as compiled code reports it."""
     if index.size and (index.min() < 0 or index.max() >= size):
-        raise IndexError(
-            f"'{op.name}': {what} values must be in [0, {size}), got min {index.min()} "
-            f"and max {index.max()}")
+        flat = index.reshape(-1)
+        first = flat[np.argmax((flat < 0) | (flat >= size))]
+        raise out_of_range(op.name, what, int(first), size)
     return index.astype(np.int64)
 
 

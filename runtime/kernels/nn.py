@@ -8,6 +8,9 @@ input shapes, window geometry from the ops themselves (`ConvWindowOp.window`,
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+
 import numpy as np
 from pullback.dialects import pd
 from pullback.dialects.pd.nn import DROPOUT_BITS, SPLITMIX_GAMMA, SPLITMIX_LAST_SHIFT, SPLITMIX_MIX
@@ -31,6 +34,11 @@ def matmul(op, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         x = np.swapaxes(x, -1, -2)
     if op.prop("transpose_y") and y.ndim >= 2:
         y = np.swapaxes(y, -1, -2)
+    if x.ndim > 2 and y.ndim == 2:
+        # A batch of rows against one matrix is one 2-D product: numpy's batched
+        # matmul on (transposed) views does not always reach BLAS, this always does.
+        lead = x.shape[:-1]
+        return np.matmul(x.reshape(-1, x.shape[-1]), y).reshape(*lead, y.shape[-1])
     return np.matmul(x, y)
 
 
@@ -173,7 +181,10 @@ def _divisor(op, area: int, spans, oy: int, ox: int) -> int:
 
 @kernel(pd.Pool2DOp)
 def pool2d(op, x: np.ndarray) -> np.ndarray:
-    """Max or average over each clipped window."""
+    """Max or average over each clipped window.  A window wholly in the padding
+    (padding >= ksize) is empty: max gives -inf, the max of nothing, as the
+    compiled code does (Paddle's CPU kernel leaves its initial value -FLT_MAX
+    there); average gives 0 / its divisor (NaN when exclusive, as in Paddle)."""
     shape = out_shape(op, x)
     (rows, cols), spans = pool_windows(op, x.shape[2:], shape[2:])
     out = np.empty(shape, x.dtype)
@@ -182,7 +193,7 @@ def pool2d(op, x: np.ndarray) -> np.ndarray:
         for ox, (w0, w1) in enumerate(cols):
             win = x[:, :, h0:h1, w0:w1]
             if is_max:
-                out[:, :, oy, ox] = win.max(axis=(2, 3))
+                out[:, :, oy, ox] = win.max(axis=(2, 3)) if win.size else -np.inf
             else:
                 area = (h1 - h0) * (w1 - w0)
                 out[:, :, oy, ox] = win.sum(axis=(2, 3)) / _divisor(op, area, spans, oy, ox)
@@ -199,6 +210,8 @@ def pool2d_grad(op, x: np.ndarray, grad: np.ndarray) -> np.ndarray:
     for oy, (h0, h1) in enumerate(rows):
         for ox, (w0, w1) in enumerate(cols):
             g = grad[:, :, oy, ox]
+            if h1 <= h0 or w1 <= w0:
+                continue  # an empty window (wholly in the padding) reads nothing
             if is_max:
                 # The first maximum in row-major order takes the whole gradient.
                 arg = x[:, :, h0:h1, w0:w1].reshape(*x.shape[:2], -1).argmax(axis=2)
@@ -278,10 +291,35 @@ def dropout_uniform(seed: int, n: int) -> np.ndarray:
     return (z >> np.uint64(64 - DROPOUT_BITS)).astype(np.float64) * 2.0**-DROPOUT_BITS
 
 
+_KEEP_CACHE: OrderedDict[tuple[int, tuple[int, ...], float], np.ndarray] = OrderedDict()
+_KEEP_CACHE_BYTES = 32 << 20
+"""Recent keep-masks (at most this many bytes): a dropout's gradient regenerates the
+mask its forward drew (same seed and shape), and the hash costs ~35 ns an element."""
+_keep_cache_size = 0
+_keep_cache_lock = threading.Lock()  # ranks of a data-parallel run share the cache
+
+
 def dropout_keep(seed: int, shape: tuple[int, ...], p: float) -> np.ndarray:
-    """The boolean keep-mask of `pd.dropout` for a tensor of `shape`."""
+    """The boolean keep-mask of `pd.dropout` for a tensor of `shape` (read-only;
+    recent masks are kept, see `_KEEP_CACHE`)."""
+    global _keep_cache_size
+    key = (seed, tuple(shape), p)
+    with _keep_cache_lock:
+        keep = _KEEP_CACHE.get(key)
+        if keep is not None:
+            _KEEP_CACHE.move_to_end(key)
+            return keep
     n = int(np.prod(shape, dtype=np.int64))
-    return (dropout_uniform(seed, n) >= p).reshape(shape)
+    keep = (dropout_uniform(seed, n) >= p).reshape(shape)
+    keep.flags.writeable = False
+    if keep.nbytes <= _KEEP_CACHE_BYTES // 4:
+        with _keep_cache_lock:
+            if key not in _KEEP_CACHE:
+                _KEEP_CACHE[key] = keep
+                _keep_cache_size += keep.nbytes
+            while _keep_cache_size > _KEEP_CACHE_BYTES:
+                _keep_cache_size -= _KEEP_CACHE.popitem(last=False)[1].nbytes
+    return keep
 
 
 @kernel(pd.DropoutOp)

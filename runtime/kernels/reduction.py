@@ -8,9 +8,13 @@ from pullback.runtime.interpreter import kernel
 
 
 def axes_of(op: pd.PdOp, x: np.ndarray) -> tuple[int, ...]:
-    """The reduced axes of a reduction op (all when its `axis` is empty)."""
+    """The reduced axes of a reduction op (all when its `axis` is empty).  A 0-d x
+    has none: axis 0 or -1 names the value itself, as in Paddle (numpy would raise
+    AxisError; softmax's gradient on a 0-d value reduces it so, found by the fuzzer)."""
     axes = op.prop("axis")
-    return tuple(a % max(x.ndim, 1) for a in axes) if axes else tuple(range(x.ndim))
+    if x.ndim == 0:
+        return ()
+    return tuple(a % x.ndim for a in axes) if axes else tuple(range(x.ndim))
 
 
 @kernel(pd.MeanOp)

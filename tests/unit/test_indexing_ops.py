@@ -64,7 +64,7 @@ def test_vjp_first_and_second_order(op_cls, make, props, dynamic):
 
 
 def test_kernels_reject_out_of_range_indices():
-    with pytest.raises(IndexError, match="'pd.gather': index values must be in \\[0, 3\\)"):
+    with pytest.raises(IndexError, match="'pd.gather': index -?[0-9]+ is out of range \\[0, 3\\)"):
         run_op(pd.GatherOp, X, np.array([3]), axis=0)
     with pytest.raises(IndexError, match="'pd.take_along_axis'"):
         run_op(pd.TakeAlongAxisOp, X, np.array([[-1]] * 3), axis=1)

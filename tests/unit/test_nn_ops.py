@@ -713,3 +713,20 @@ def test_frontend_errors(static, call, error, message):
     with pytest.raises(error) as e:
         call(x, i)
     assert message in str(e.value)
+
+
+def test_pool_windows_wholly_in_the_padding_are_empty():
+    """padding >= ksize leaves windows with no input: max gives -inf on both
+    backends (Paddle's CPU kernel leaves its initial -FLT_MAX), non-exclusive average
+    0, and the gradient skips them."""
+    from pullback.testing import run_op
+
+    x = np.arange(6.0).reshape(1, 1, 3, 2)
+    props = {"ksize": [1, 2], "paddings": [1, 0], "strides": [1, 2]}
+    mx = run_op(pd.Pool2DOp, x, pooling_type="max", **props)
+    np.testing.assert_array_equal(mx.ravel(), [-np.inf, 1, 3, 5, -np.inf])
+    avg = run_op(pd.Pool2DOp, x, pooling_type="avg", exclusive=False, **props)
+    np.testing.assert_array_equal(avg.ravel(), [0, 0.5, 2.5, 4.5, 0])
+    g = np.arange(1.0, 6.0).reshape(mx.shape)
+    dx = run_op(pd.Pool2DGradOp, x, g, pooling_type="max", **props)
+    np.testing.assert_array_equal(dx.ravel(), [0, 2, 0, 3, 0, 4])

@@ -230,3 +230,42 @@ def test_frontend_errors(static):
         R.add_n([])
     with pytest.raises(ValueError, match="'pd.sum': operand shapes"):
         R.add_n([x, feed("y", [-1, 4])])
+
+
+# ============================================== products with exact zeros (fuzzer)
+
+
+@pytest.mark.parametrize("zeros", [[], [1], [1, 3], [0, 1, 2, 3]])
+@pytest.mark.parametrize("axis,keepdim", [([], False), ([1], True), ([0], False)])
+def test_reduce_prod_gradient_is_exact_at_zeros(zeros, axis, keepdim):
+    """prod's gradient is the product of the others, also where x has zeros (Paddle
+    gives NaN there, 0/0): one zero in the reduced set, several, all."""
+    x = rand(2, 4) + 1.0
+    x[0, zeros] = 0.0
+    # Second order is exact with at most one zero per reduced set.
+    order = 2 if len(zeros) <= 1 or axis == [0] else 1
+    check_vjp(pd.ReduceProdOp, [x], props={"axis": axis, "keepdim": keepdim}, order=order)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("exclusive", [False, True])
+@pytest.mark.parametrize("zeros", [[0], [2], [1, 3], [0, 1, 2, 3, 4]])
+def test_cumprod_gradient_is_exact_at_zeros(zeros, exclusive, reverse):
+    """cumprod's gradient before, at and after the first zero of a line in scan
+    order (a `cumprod(x - x)` found by the differential fuzzer gave NaN)."""
+    x = rand(2, 5) + 1.0
+    x[1, zeros] = 0.0
+    x[0, zeros[-1]] = 0.0
+    check_vjp(pd.CumprodOp, [x], props={"axis": 1, "exclusive": exclusive, "reverse": reverse},
+              order=2 if len(zeros) == 1 else 1)
+    check_vjp(pd.CumprodOp, [x.T.copy()], props={"axis": 0, "exclusive": exclusive, "reverse": reverse})
+
+
+@pytest.mark.parametrize("op_cls", [pd.ReduceSumOp, pd.ReduceMeanOp, pd.ReduceMaxOp, pd.ReduceMinOp, pd.ReduceProdOp])
+@pytest.mark.parametrize("axis", [[0], [-1]])
+def test_reducing_a_0d_value_over_its_only_axis_is_the_value(op_cls, axis):
+    """Axis 0 / -1 of a 0-d value names the value itself (Paddle), not numpy's AxisError."""
+    x = np.array(2.5)
+    for keepdim in (False, True):
+        got = run_op(op_cls, x, axis=axis, keepdim=keepdim)
+        assert got.shape == () and got == 2.5
