@@ -629,6 +629,30 @@ def test_append_regularization_ops(static_mode, reg, tail):
     assert [op.type for op in block.ops[-len(tail):]] == tail
 
 
+@pytest.mark.parametrize("reg, tail", [
+    (paddle.regularizer.L1Decay(0.5), ["sign", "scale", "sum"]),
+    (paddle.regularizer.L2Decay(0.5), ["scale", "sum"]),
+])
+def test_append_regularization_ops_on_a_program_built_op_by_op(static_mode, reg, tail):
+    """The Paddle 1.x form of the same test: a program that is not the default
+    one, built with create_var/append_op; the decay ops go to the gradient's
+    program."""
+    program = base.Program()
+    block = program.global_block()
+    mul_x = block.create_parameter(dtype="float32", shape=[5, 10], lod_level=0, name="mul.x", regularizer=reg)
+    mul_y = block.create_var(dtype="float32", shape=[10, 8], lod_level=0, name="mul.y")
+    mul_out = block.create_var(dtype="float32", shape=[5, 8], lod_level=0, name="mul.out")
+    block.append_op(type="mul", inputs={"X": mul_x, "Y": mul_y}, outputs={"Out": mul_out},
+                    attrs={"x_num_col_dims": 1})
+    mean_out = block.create_var(dtype="float32", shape=[1], lod_level=0, name="mean.out")
+    block.append_op(type="mean", inputs={"X": mul_out}, outputs={"Out": mean_out})
+    params_grads = base.backward.append_backward(mean_out)
+    count = len(block.ops)
+    params_grads = paddle.optimizer.Adam().append_regularization_ops(params_grads)
+    assert len(params_grads) == 1 and [op.type for op in block.ops[count:]] == tail
+    assert base.default_main_program().global_block().ops == []  # nothing went astray
+
+
 @contextlib.contextmanager
 def _scope_prog_guard(main, startup):
     with base.unique_name.guard(), base.scope_guard(base.core.Scope()), base.program_guard(main, startup):
