@@ -41,7 +41,6 @@ from pullback.frontend.layers import create_parameter_var, normalize_dtype
 from pullback.frontend.ops import composite, elementwise, loss, nn, reduction, shape
 from pullback.frontend.param_attr import ParamAttr
 from pullback.frontend.parameter import (  # noqa: F401 - re-exported
-    EAGER_SEEDS,
     EagerParamBase,
     _eager_init,
     eager_parameter,
@@ -61,6 +60,12 @@ def _is_param(value: Any) -> bool:
 
 
 # ----------------------------------------------------------------------- Layer
+
+
+FORWARD_CONVERTER: list[Callable[[Any], Callable[..., Any]] | None] = [None]
+"""While `paddle.jit.to_static` traces: maps a Layer to the forward to call (its
+`if`/`while` converted, as Paddle's dy2static converts the layers a converted
+function calls); None otherwise."""
 
 
 class Layer:
@@ -86,6 +91,8 @@ class Layer:
         raise NotImplementedError(f"{type(self).__name__} does not define forward()")
 
     def __call__(self, *inputs: Any, **kwargs: Any) -> Any:
+        if FORWARD_CONVERTER[0] is not None:
+            return FORWARD_CONVERTER[0](self)(*inputs, **kwargs)
         return self.forward(*inputs, **kwargs)
 
     def full_name(self) -> str:

@@ -1029,8 +1029,12 @@ EXCLUDED: dict[type[Operation], str] = {
     **{op: "optimizer update (WRITES_PERSISTABLE): stateful, checked compiled vs interpreter in "
        "tests/unit/test_optimizer_ops.py" for op in pd.OPTIMIZER_OPS},
     **{op: "collective: needs several ranks (tests/unit/test_distributed.py)" for op in pd.DISTRIBUTED_OPS},
-    **{op: "control flow: regions run on the interpreter until issue 14 lowers them (tests/unit/test_control_flow.py)"
+    **{op: "control flow: the fuzzer builds no regions; compiled vs interpreter in "
+       "tests/unit/test_control_flow.py (stacks: tests/unit/test_compiled_ops.py)"
        for op in pd.CONTROL_OPS},
+    **{op: "host-only call of a paddle.jit.to_static program (HOST_ONLY); its forward and backward are "
+       "checked against eager, finite differences and the interpreter in tests/unit/test_jit.py"
+       for op in (pd.RunProgramOp, pd.RunProgramGradOp)},
 }
 """Ops deliberately not fuzzed, with the reason and where they are tested instead."""
 
