@@ -26,11 +26,8 @@ os.environ["PULLBACK_CACHE"] = "0"
 from pullback.benchmarks.programs import elementwise_chain, mlp_train  # noqa: E402
 from pullback.runtime.compiled import CompiledProgram, compile_program, execute  # noqa: E402
 
-VARIANTS = {"before": {"outline": False, "full_unroll_max": 0}, "after": {}}
+VARIANTS: dict[str, dict[str, Any]] = {"before": {"outline": False, "full_unroll_max": 0}, "after": {}}
 """The settings compared: the compile path before issue 18 and the default now."""
-
-XDSL_PHASES_END = "to-llvm-ir"
-
 
 def summary(prog: CompiledProgram) -> dict[str, float]:
     """Seconds in xDSL (lowering and passes), LLVM optimize, LLVM codegen, in all."""
