@@ -25,6 +25,7 @@ def _pass(module: str, cls: str) -> Callable[[], type[ModulePass]]:
 
 LOWERING_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "convert-pd-to-linalg": _pass("convert_pd_to_linalg", "ConvertPdToLinalgPass"),
+    "outline-segments": _pass("outline_segments", "OutlineSegmentsPass"),
     "convert-linalg-to-blas": _pass("convert_linalg_to_blas", "ConvertLinalgToBlasPass"),
     "convert-parallel-loops-to-sequential": _pass(
         "convert_parallel_loops_to_sequential", "ConvertParallelLoopsToSequentialPass"
