@@ -129,6 +129,8 @@ def _view(arg: SSAValue, dims: Sequence[SSAValue], block: Block) -> SSAValue:
     acc: SSAValue | int = 1
     for k in range(len(sizes) - 1, -1, -1):
         strides.insert(0, acc)
+        if k == 0:
+            break  # the outermost size scales no stride
         d = sizes[k]
         if isinstance(acc, int) and isinstance(d, int):
             acc = acc * d
