@@ -1118,17 +1118,19 @@ def generate(seed: int, n_steps: int | None = None, stats: Stats | None = None,
 
 
 def case_from(inputs: Sequence[np.ndarray], steps: Sequence[tuple[type[pd.PdOp], Sequence[int], dict[str, Any]]],
-              terms: Sequence[int] | None = None, dtype: str = "float64", seed: int = 0) -> Case:
+              terms: Sequence[int] | None = None, dtype: str = "float64", seed: int = 0,
+              dynamic: Sequence[int] = ()) -> Case:
     """A hand-written case (a regression test of a fuzzer finding): `inputs` are
     values 0.., each step's results are numbered after them; the loss projects
-    `terms` (default: the last value) with seeded random projections."""
+    `terms` (default: the last value) with seeded random projections; the inputs
+    numbered in `dynamic` declare dimension 0 dynamic."""
     from pullback.frontend.eager import template_for
 
     rng = np.random.default_rng(seed)
     case = Case(seed, dtype)
     arrays: list[np.ndarray] = []
-    for a in inputs:
-        case.items.append(Input(np.asarray(a), grad=np.asarray(a).dtype.kind == "f"))
+    for k, a in enumerate(inputs):
+        case.items.append(Input(np.asarray(a), dynamic=k in dynamic, grad=np.asarray(a).dtype.kind == "f"))
         case.producers.append((len(case.items) - 1, 0))
         arrays.append(np.asarray(a))
     for op, args, props in steps:

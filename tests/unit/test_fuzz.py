@@ -105,6 +105,10 @@ FOUND = {
         [(pd.Pool2DOp, [0], {"pooling_type": "max", "ksize": [1, 2], "paddings": [1, 0], "strides": [1, 2]}),
          (pd.Pool2DOp, [0], {"pooling_type": "avg", "ksize": [1, 2], "paddings": [1, 0], "strides": [1, 2],
                              "exclusive": False})], terms=[2]),
+    "cross-entropy gradients refused a class dimension of dynamic size (NotImplementedError)": fuzz.case_from(
+        [R.uniform(0.1, 1, (5,)), np.array([3])],
+        [(pd.SoftmaxWithCrossEntropyOp, [0, 1], {}), (pd.CrossEntropyOp, [0, 1], {"ignore_index": 2})],
+        terms=[3, 4], dynamic=[0]),
     # LLVM's SLP vectorizer aborted the process (an assertion, llvm/llvm-project#177124)
     # optimizing this program's code; runtime/compiled.py keeps it off (SLP_VECTORIZE).
     "the compiled backend's LLVM aborted the process on a strided VALID conv2d program": fuzz.case_from(
