@@ -130,6 +130,30 @@ class Case:
                     {value_map[t]: self.projections[t] for t in terms})
 
 
+    def cut(self, k: int) -> Case | None:
+        """The case with step k's (single) result fed as an input holding its value:
+        the steps only it read become dead weight that deletion removes."""
+        it = self.items[k]
+        if not isinstance(it, Step) or sum(1 for i, _ in self.producers if i == k) != 1:
+            return None
+        from pullback.frontend.eager import template_for
+
+        arrays: list[np.ndarray] = []
+        with np.errstate(all="ignore"):
+            for i, item in enumerate(self.items[:k + 1]):
+                if isinstance(item, Input):
+                    arrays.append(item.array)
+                    continue
+                ins = [arrays[a] for a in item.args]
+                outs = template_for(item.op, ins, _resolve(item.props, "float64")).run(ins)
+                if i == k:
+                    value = outs[0]
+                arrays.extend(outs)
+        items = list(self.items)
+        items[k] = Input(np.asarray(value), grad=value.dtype.kind == "f")
+        return replace(self, items=items)
+
+
 # ------------------------------------------------------------------ generation
 
 
@@ -1389,12 +1413,13 @@ def shrink(case: Case, first: str, budget_s: float = 60.0) -> Case:
         for k in reversed(range(len(case.items))):
             if k >= len(case.items) or time.monotonic() > t_end:
                 continue
-            cand = case.without({k})
-            if cand is None or len(cand.items) >= len(case.items):
-                continue
-            err = _failure(cand)
-            if err is not None and err.split(":", 1)[0] == kind:
-                case, changed = cand, True
+            for cand in (case.without({k}), case.cut(k)):
+                if cand is None:
+                    continue
+                err = _failure(cand)
+                if err is not None and err.split(":", 1)[0] == kind:
+                    case, changed = cand, True
+                    break
         for t in list(case.terms):
             if len(case.terms) > 1 and time.monotonic() < t_end:
                 cand = case.without(set(), {t})
