@@ -30,6 +30,7 @@ LOWERING_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
         "convert_parallel_loops_to_sequential", "ConvertParallelLoopsToSequentialPass"
     ),
     "math-polynomial-approximation": _pass("math_polynomial_approximation", "MathPolynomialApproximationPass"),
+    "convert-scf-while-to-cf": _pass("convert_scf_while_to_cf", "ConvertScfWhileToCfPass"),
     "finalize-memref-to-llvm": _pass("finalize_memref_to_llvm", "FinalizeMemRefToLLVMPass"),
     "convert-math-to-llvm": _pass("convert_math_to_llvm", "ConvertMathToLLVMPass"),
     "convert-arith-to-llvm": _pass("convert_arith_to_llvm", "ConvertArithToLLVMPass"),

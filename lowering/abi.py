@@ -5,7 +5,9 @@ shape checks (`lowering/shapes.py`) read these; they depend only on the dialect,
 on any lowering rule, so importing them never loads the lowering.
 
 * `Program`: a `pd` module flattened into straight-line order (`pd.backward` bodies
-  spliced in place), with the readers of every value.
+  spliced in place), with the readers of every value.  Control-flow ops (`pd.if`,
+  `pd.while`) stay single entries: their regions are programs of their own
+  (`Program.of_block`), and a value their regions capture counts as read by them.
 * `Abi`: the calling convention of the entry function `convert-pd-to-linalg`
   builds, recorded on it as the `pullback.abi` attribute (`abi_of` reads it back).
 """
@@ -19,6 +21,7 @@ from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
 from xdsl.ir import Block, SSAValue
+from xdsl.traits import IsTerminator
 
 from pullback.dialects import pd
 from pullback.dialects.pd.base import PdOp, shape_of
@@ -92,6 +95,13 @@ def abi_of(module: ModuleOp, entry: str = "main") -> dict[str, Any]:
 
 # ---------------------------------------------------------------------- program
 
+FlatOp = PdOp | pd.IfOp | pd.WhileOp
+"""An entry of a flattened program: a `pd` op, or a region op kept whole."""
+
+CAPTURE = -1
+"""The operand position recorded in `Program.uses` for a value a region op's
+regions read (it is no operand of the op itself)."""
+
 
 @dataclass
 class Program:
@@ -101,11 +111,11 @@ class Program:
     `pd.yield` returns (`resolve`).  `uses[v]` lists `(op, operand index)` readers.
     """
 
-    ops: list[PdOp]
+    ops: list[FlatOp]
     fetches: list[SSAValue]
     alias: dict[SSAValue, SSAValue]
-    pos: dict[PdOp, int] = field(default_factory=dict)
-    uses: dict[SSAValue, list[tuple[PdOp, int]]] = field(default_factory=dict)
+    pos: dict[FlatOp, int] = field(default_factory=dict)
+    uses: dict[SSAValue, list[tuple[FlatOp, int]]] = field(default_factory=dict)
 
     @staticmethod
     def of(
@@ -118,12 +128,39 @@ class Program:
         if not use_fetch_ops:
             prog.fetches.clear()
         prog.fetches.extend(extra_fetches)
-        prog.fetches = [prog.resolve(v) for v in prog.fetches]
-        for i, op in enumerate(prog.ops):
-            prog.pos[op] = i
-            for j, v in enumerate(op.operands):
-                prog.uses.setdefault(prog.resolve(v), []).append((op, j))
+        prog._index()
         return prog
+
+    @staticmethod
+    def of_block(block: Block, alias: dict[SSAValue, SSAValue]) -> Program:
+        """The program of one region's block (a `pd.if` branch, a `pd.while` region):
+        its ops but the terminator, whose operands are the outputs.  `alias` is the
+        enclosing program's (regions read outer values)."""
+        prog = Program([], [], alias)
+        term = block.last_op
+        if term is not None and term.has_trait(IsTerminator):
+            prog.fetches.extend(term.operands)
+        prog._flatten(block)
+        for op in prog.ops:
+            # Feeds, parameters and persistable updates are bound and written back
+            # by the entry function only.
+            if isinstance(op, (pd.DataOp, pd.ParameterOp)) or op.WRITES_PERSISTABLE:
+                raise LoweringError(
+                    f"cannot lower '{op.name}' inside a control-flow region to native code "
+                    "(feeds, parameters and persistable updates belong at the top level)"
+                )
+        prog._index()
+        return prog
+
+    def _index(self) -> None:
+        self.fetches = [self.resolve(v) for v in self.fetches]
+        for i, op in enumerate(self.ops):
+            self.pos[op] = i
+            for j, v in enumerate(op.operands):
+                self.uses.setdefault(self.resolve(v), []).append((op, j))
+            if isinstance(op, (pd.IfOp, pd.WhileOp)):
+                for v in pd.captured_values(op):
+                    self.uses.setdefault(self.resolve(v), []).append((op, CAPTURE))
 
     def _flatten(self, block: Block) -> None:
         for op in block.ops:
@@ -137,17 +174,12 @@ class Program:
                 assert isinstance(term, pd.YieldOp)
                 for res, val in zip(op.grads, term.values):
                     self.alias[res] = val
-            elif isinstance(op, pd.YieldOp):
+            elif isinstance(op, (pd.YieldOp, pd.ConditionOp)):
                 continue
             elif isinstance(op, pd.FetchOp):
                 self.fetches.append(op.x)
-            elif isinstance(op, PdOp):
+            elif isinstance(op, (PdOp, pd.IfOp, pd.WhileOp)):
                 self.ops.append(op)
-            elif op.regions:
-                raise LoweringError(
-                    f"cannot lower '{op.name}' to native code: control flow has no "
-                    "native lowering yet"
-                )
             else:
                 raise LoweringError(f"cannot lower '{op.name}': it is not a pd op")
 
@@ -180,4 +212,4 @@ def output_values(
     return [outs[i] for i in range(len(outs))]
 
 
-__all__ = ["Abi", "LoweringError", "Program", "abi_of", "output_values"]
+__all__ = ["CAPTURE", "Abi", "FlatOp", "LoweringError", "Program", "abi_of", "output_values"]

@@ -53,6 +53,7 @@ from pullback.dialects.pd.base import DYN, PdOp, result_names, shape_of
 
 # The op families: importing each registers its lowerings in `core.LOWERINGS`.
 from pullback.lowering import (
+    control,
     creation,
     distributed,
     elementwise,
@@ -67,15 +68,17 @@ from pullback.lowering import (
 from pullback.lowering.abi import Abi, LoweringError, Program
 from pullback.lowering.core import LOWERINGS, Lowerer, declare_callees
 
-FAMILIES = (program, elementwise, reduction, loss, shape, nn, optimizer, creation, indexing, distributed)
+FAMILIES = (
+    program, elementwise, reduction, loss, shape, nn, optimizer, creation, indexing, distributed, control,
+)
 """The lowering modules, one per op family of the dialect."""
 
 
 def lowering_gap(op_type: type[Operation]) -> str | None:
     """Why ops of class `op_type` cannot be lowered to native code, or None when
     they can (structural ops are consumed by `abi.Program`)."""
-    if op_type in pd.STRUCTURAL_OPS:
-        return None
+    if op_type in pd.STRUCTURAL_OPS or op_type is pd.ConditionOp:
+        return None  # (pd.condition: lowered by its loop's rule, lowering/control.py)
     reason = getattr(op_type, "HOST_ONLY", None)
     if reason is not None:
         return reason

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -307,7 +307,7 @@ def _entry(op_type: type[Operation]) -> OpLowering:
     return LOWERINGS.setdefault(op_type, OpLowering())
 
 
-def lowers(*op_types: type[PdOp], fusible: Fusible | None = None) -> Callable[[Rule], Rule]:
+def lowers(*op_types: type[Operation], fusible: Fusible | None = None) -> Callable[[Rule], Rule]:
     """Register the rule lowering one or more op classes (and which of their
     operands elementwise producers may be fused into)."""
 
@@ -476,6 +476,31 @@ class Lowerer:
     """`memref<3xi64>` entry argument `[check code, bad value, limit]` (code 0: no
     error), added by the first range check; the runtime raises from it."""
     _guard: Operation | None = None
+    control_sizes: set[SSAValue] = field(default_factory=set)
+    """Sizes known only once control flow ran (a loop's growing stack, an `if`
+    whose branches differ): a fetched value cannot have them, since the caller
+    allocates outputs from shapes planned before the call (`lowering/shapes.py`)."""
+    consumable: set[SSAValue] = field(default_factory=set)
+    """`pd` values whose buffers this lowerer owns outright (a loop's carried values
+    in its body): an op that reads one last may reuse its memory (a stack push
+    grows it in place)."""
+    consumed: set[SSAValue] = field(default_factory=set)
+    """Buffers of `consumable` values an op took over (their owner must not free
+    them again)."""
+    parent: Lowerer | None = None
+    """The lowerer of the enclosing program when this one lowers a region of a
+    control-flow op (`sub`): constants and the status buffer are the entry
+    function's, kept by the outermost lowerer."""
+
+    def sub(self, prog: Program, block: Block) -> Lowerer:
+        """A lowerer for a region's program (`Program.of_block`) emitting at the end
+        of `block`: it shares the buffers and sizes of outer values and keeps its own
+        temporaries, freed inside the region (`lower_ops`, then `free_temps`)."""
+        return Lowerer(
+            prog, Builder(InsertPoint.at_end(block)), self.abi, buf=self.buf, sizes=self.sizes,
+            range_checks=self.range_checks, status=self.status, parent=self,
+            control_sizes=self.control_sizes,
+        )
 
     @property
     def entry_block(self) -> Block:
@@ -489,6 +514,10 @@ class Lowerer:
         1-based; None when checks are off.  The ABI lists `[op name, what]` per code."""
         if not self.range_checks:
             return None
+        if self.parent is not None:
+            slot = self.parent.check_slot(op, what)
+            self.status = self.parent.status
+            return slot
         if self.status is None:
             block = self.entry_block
             self.status = block.insert_arg(MemRefType(i64, [3]), len(block.args))
@@ -533,6 +562,8 @@ class Lowerer:
 
     def index(self, n: int) -> SSAValue:
         """An `index` constant (one per value, at the start of the function)."""
+        if self.parent is not None:
+            return self.parent.index(n)
         if n not in self._consts:
             c = arith.ConstantOp.from_int_and_width(n, IndexType())
             c.result.name_hint = f"c{n}"
@@ -592,6 +623,7 @@ class Lowerer:
     def out(self, v: SSAValue) -> SSAValue:
         """The buffer an op should write `v` into (its destination, or a temporary)."""
         if v in self.dest:
+            self._check_planned(v)
             mem = self.dest[v]
             if DYN in buffer_shape(mem) and isinstance(mem, BlockArgument):
                 mem = self.dest[v] = self.shape_view(mem, self.sizes[v])
@@ -599,6 +631,24 @@ class Lowerer:
             mem = self.alloc(v)
         self.buf[v] = mem
         return mem
+
+    def _check_planned(self, v: SSAValue) -> None:
+        """An output's sizes must not depend on control flow (`control_sizes`)."""
+        todo = [s for s in self.sizes.get(v, []) if isinstance(s, SSAValue)]
+        seen: set[SSAValue] = set()
+        while todo:
+            s = todo.pop()
+            if s in seen:
+                continue
+            seen.add(s)
+            if s in self.control_sizes:
+                raise LoweringError(
+                    f"cannot lower a fetch of '{_hint(v) or v.type}' to native code: its "
+                    "shape is known only once control flow ran (a loop-grown stack, or "
+                    "branches of different shapes), and the caller allocates outputs first"
+                )
+            if isinstance(s, OpResult):
+                todo += list(s.op.operands)
 
     def read(self, v: SSAValue) -> SSAValue:
         """The buffer holding `v`, noting that it is read here."""
@@ -779,6 +829,11 @@ class Lowerer:
 
     def lower(self) -> None:
         """Plan fusion and buffers, then emit every op, then free temporaries."""
+        self.lower_ops()
+        self._finish()
+
+    def lower_ops(self) -> None:
+        """Plan fusion and buffers and emit every op (temporaries stay allocated)."""
         self._plan()
         for i, op in enumerate(self.prog.ops):
             self.current = i
@@ -802,12 +857,14 @@ class Lowerer:
                     self.pointwise_generic(op)
             self.anchors.append(self.b.insertion_point.block.last_op)
         self.current = len(self.prog.ops)
-        self._finish()
 
     def needed(self, v: SSAValue) -> bool:
         """Whether `v` is read later, fetched or persisted (else it need not be computed)."""
         v = self.prog.resolve(v)
-        return bool(self.prog.uses.get(v)) or v in self.dest or any(v is c for c, _ in self.copy_back)
+        return (
+            bool(self.prog.uses.get(v)) or v in self.dest or v in self.prog.fetches
+            or any(v is c for c, _ in self.copy_back)
+        )
 
     def _plan(self) -> None:
         """Decide which pointwise values are inlined into their readers."""
@@ -840,7 +897,11 @@ class Lowerer:
                 self.inline.add(v)
 
     def _sizes_for(self, op: Operation) -> None:
-        """Compute the sizes of `op`'s results (static or derived from operands)."""
+        """Compute the sizes of `op`'s results (static or derived from operands).
+        A control-flow op's rule sets its results' sizes itself (they come out of
+        its regions)."""
+        if op.regions:
+            return
         for r in op.results:
             if r in self.sizes:
                 continue
@@ -873,7 +934,15 @@ class Lowerer:
             with self.unless_failed():
                 for v, dst in self.copy_back:
                     self.copy_value(v, dst)
+        self.free_temps()
+        self.emit(func.ReturnOp())
+
+    def free_temps(self, keep: Collection[SSAValue] = ()) -> None:
+        """Free every temporary but those in `keep` right after its last reader (at
+        the insertion point when it is read there or never)."""
         for mem, _ in list(self.temps.items()):
+            if mem in keep:
+                continue
             last = self.last_read.get(mem, self.temps[mem])
             anchor = self.anchors[min(last, len(self.anchors) - 1)] if last >= 0 else None
             dealloc = memref.DeallocOp.get(mem)
@@ -882,7 +951,6 @@ class Lowerer:
                 self.emit(dealloc)
             else:
                 parent.insert_op_after(dealloc, anchor)
-        self.emit(func.ReturnOp())
 
     def copy_buffer(self, src: SSAValue, dst: SSAValue) -> None:
         """Copy one buffer into another of the same shape."""

@@ -26,6 +26,7 @@ from pullback.lowering.convert_linalg_to_blas import ConvertLinalgToBlasPass
 from pullback.lowering.convert_math_to_llvm import ConvertMathToLLVMPass
 from pullback.lowering.convert_parallel_loops_to_sequential import ConvertParallelLoopsToSequentialPass
 from pullback.lowering.convert_pd_to_linalg import ConvertPdToLinalgPass
+from pullback.lowering.convert_scf_while_to_cf import ConvertScfWhileToCfPass
 from pullback.lowering.finalize_memref_to_llvm import FinalizeMemRefToLLVMPass
 from pullback.lowering.math_polynomial_approximation import MathPolynomialApproximationPass
 
@@ -38,6 +39,7 @@ def loop_passes(blas: bool = True) -> list[ModulePass]:
         ConvertParallelLoopsToSequentialPass(),
         LowerAffinePass(),
         MathPolynomialApproximationPass(),
+        ConvertScfWhileToCfPass(),
         ConvertScfToCf(),
         FinalizeMemRefToLLVMPass(),
         ConvertMathToLLVMPass(),

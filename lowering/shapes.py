@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import SSAValue
+from xdsl.traits import IsTerminator
 from xdsl.utils.exceptions import VerifyException
 
 from pullback.dialects import pd
@@ -36,6 +37,9 @@ def plan_shapes(prog: Program, feed_shapes: Mapping[str, Sequence[int]]) -> dict
         return shapes[prog.resolve(v)]
 
     for op in prog.ops:
+        if isinstance(op, (pd.IfOp, pd.WhileOp)):
+            _plan_control(op, shapes, get)
+            continue
         if isinstance(op, pd.DataOp):
             name = op.var_name.data
             declared = shape_of(op.out.type)
@@ -60,9 +64,69 @@ def plan_shapes(prog: Program, feed_shapes: Mapping[str, Sequence[int]]) -> dict
             raise ShapeError(f"with these feed shapes, {e}") from None
         for r, t in zip(op.results, results):
             shapes[r] = tuple(t.get_shape())
+        _count_entries(op, shapes, get)
         _check_refines_types(op, shapes)
         _check_dynamic_broadcast(op, shapes, get)
     return shapes
+
+
+def _count_entries(op, shapes, get) -> None:  # type: ignore[no-untyped-def]
+    """A stack's entry count, which its typing rule leaves dynamic (`?`), follows
+    from its operand's outside loops (inside one the loop's planning makes it DYN
+    again where it grows)."""
+    if isinstance(op, pd.StackCreateOp):
+        shapes[op.results[0]] = (0, *get(op.x))
+    elif isinstance(op, (pd.StackPushOp, pd.StackPopOp)):
+        n, *entry = get(op.stack)
+        step = 1 if isinstance(op, pd.StackPushOp) else -1
+        # (an empty stack's pop is reported by the op itself, at run time)
+        shapes[op.results[0]] = (DYN if n == DYN else max(n + step, 0), *entry)
+
+
+def _plan_ops(ops, shapes, get) -> None:  # type: ignore[no-untyped-def]
+    """Plan ops of a region (no feeds or parameters there)."""
+    for op in ops:
+        if isinstance(op, (pd.IfOp, pd.WhileOp)):
+            _plan_control(op, shapes, get)
+            continue
+        if op.has_trait(IsTerminator):
+            continue
+        types = [TensorType(v.type.get_element_type(), get(v)) for v in op.operands]
+        try:
+            results = op.infer(types, op.py_props())
+        except VerifyException as e:
+            raise ShapeError(f"with these feed shapes, {e}") from None
+        for r, t in zip(op.results, results):
+            shapes[r] = tuple(t.get_shape())
+        _count_entries(op, shapes, get)
+        _check_refines_types(op, shapes)
+        _check_dynamic_broadcast(op, shapes, get)
+
+
+def _yielded(block, shapes, get) -> list[tuple[int, ...]]:  # type: ignore[no-untyped-def]
+    _plan_ops(block.ops, shapes, get)
+    return [get(v) for v in block.last_op.operands]
+
+
+def _plan_control(op, shapes, get) -> None:  # type: ignore[no-untyped-def]
+    """Shapes of a region op's results, as far as they are known before it runs:
+    the same in both branches of an `if`, or left unchanged by one iteration of a
+    `while` (hence by all: an iteration's shapes follow from the previous ones).  A
+    dimension known only at run time is DYN; the lowering refuses to fetch such a
+    value (`Lowerer.control_sizes`), so the caller never allocates one."""
+    if isinstance(op, pd.IfOp):
+        branches = [_yielded(r.block, shapes, get) for r in (op.then_region, op.else_region)]
+        for r, a, b in zip(op.results, *branches):
+            shapes[r] = tuple(x if x == y else DYN for x, y in zip(a, b))
+        return
+    inits = [get(v) for v in op.inits]
+    for block in (op.cond_block(), op.body_block()):
+        for a, s in zip(block.args, inits):
+            shapes[a] = s
+    _yielded(op.cond_block(), shapes, get)
+    nxt = _yielded(op.body_block(), shapes, get)
+    for r, a, b in zip(op.results, inits, nxt):
+        shapes[r] = tuple(x if x == y else DYN for x, y in zip(a, b))
 
 
 def _check_refines_types(op, shapes) -> None:  # type: ignore[no-untyped-def]

@@ -25,7 +25,6 @@ with a warning, never silently.
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import glob
 import hashlib
@@ -158,10 +157,13 @@ class NativeCode:
         self.jit, self.module, self.context = jit, module, context
 
     def __del__(self) -> None:
-        # At interpreter exit llvmlite may be gone before us; nothing to free then.
-        with contextlib.suppress(Exception):
+        # At interpreter exit llvmlite (and module globals such as `contextlib`) may
+        # be gone before us; nothing to free then.
+        try:
             self.jit.release(self.module)
             self.context.close()
+        except Exception:  # noqa: S110 (nothing to report at exit)
+            pass
 
 
 def _bind_blas(llvm: Any) -> bool:

@@ -88,10 +88,12 @@ def compile_for_gpu(module: ModuleOp, fetches: Sequence[SSAValue], device: cuda.
     from pullback.lowering.abi import Program, abi_of, output_values
     from pullback.lowering.convert_pd_to_linalg import build_entry
     from pullback.lowering.gpu import GPU_PASSES
+    from pullback.lowering.gpu.pipeline import reject_control_flow
     from pullback.lowering.gpu.ptx import gpu_modules, module_to_ptx
 
     # No run-time range checks: host code cannot read a status buffer the kernels
     # write on the device (out-of-range ids read a clamped row there instead).
+    reject_control_flow(module)
     fn, _ = build_entry(module, fetches, entry="main", only_given_fetches=True, range_checks=False)
     lowered = ModuleOp([fn])
     abi = abi_of(lowered, "main")

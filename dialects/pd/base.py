@@ -407,17 +407,10 @@ _REQUIRED = object()
 _NAME_PROPS = ("name", "names")
 
 
-class PdOp(IRDLOperation):
-    """Base of every `pd` op: one typing rule serves verifier and builders.
-
-    Subclasses declare their properties with `prop_def`/`opt_prop_def` (defaults via
-    `default_value`) and implement `infer`.  `make(*operands, name=..., **props)`
-    takes Python property values and makes a fully typed op.
-
-    Facts about an op that passes and backends need beyond its typing rule are class
-    attributes, declared here with the value of an ordinary pure tensor op and set
-    by the family modules on the ops they concern (`HOST_ONLY`, `EXPENSIVE`, `VIEW`,
-    `WRITES_PERSISTABLE`).
+class OpFacts:
+    """Facts about an op class that passes and backends need beyond its typing rule,
+    declared with the value of an ordinary pure tensor op (`PdOp` and the region ops
+    of `control.py` carry them; the family modules set them on the ops they concern).
     """
 
     HOST_ONLY: ClassVar[str | None] = None
@@ -436,6 +429,19 @@ class PdOp(IRDLOperation):
     WRITES_PERSISTABLE: ClassVar[bool] = False
     """The results overwrite persistables (optimizer updates): the op is kept even
     when nothing reads its results, and its results are never fused into readers."""
+
+
+class PdOp(IRDLOperation, OpFacts):
+    """Base of every `pd` op: one typing rule serves verifier and builders.
+
+    Subclasses declare their properties with `prop_def`/`opt_prop_def` (defaults via
+    `default_value`) and implement `infer`.  `make(*operands, name=..., **props)`
+    takes Python property values and makes a fully typed op.
+
+    Facts about an op that passes and backends need beyond its typing rule are the
+    class attributes of `OpFacts` (`HOST_ONLY`, `EXPENSIVE`, `VIEW`,
+    `WRITES_PERSISTABLE`), set by the family modules on the ops they concern.
+    """
 
     @classmethod
     def infer(
@@ -588,6 +594,7 @@ __all__ = [
     "INT_TYPES",
     "DTypeInfo",
     "MultiResultNames",
+    "OpFacts",
     "PdOp",
     "PureOp",
     "Shape",

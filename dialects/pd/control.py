@@ -69,6 +69,7 @@ from xdsl.utils.exceptions import VerifyException
 from .base import (
     DYN,
     MultiResultNames,
+    OpFacts,
     PdOp,
     PureOp,
     dtype_name,
@@ -140,7 +141,7 @@ def _check_region_yield(op: str, what: str, region: Region, want: Sequence[Attri
 
 
 @irdl_op_definition
-class IfOp(IRDLOperation, MultiResultNames):
+class IfOp(IRDLOperation, MultiResultNames, OpFacts):
     """`paddle.static.nn.cond`: runs the `then` or the `else` region on a one-element
     boolean predicate; the results are what the region run yields.
 
@@ -192,7 +193,7 @@ class IfOp(IRDLOperation, MultiResultNames):
 
 
 @irdl_op_definition
-class WhileOp(IRDLOperation, MultiResultNames):
+class WhileOp(IRDLOperation, MultiResultNames, OpFacts):
     """`paddle.static.nn.while_loop`: loop-carried values start at `inits`; the `cond`
     region (ending in `pd.condition`) decides on the current values whether the `do`
     region (ending in `pd.yield`) runs again.  Both regions receive the current values

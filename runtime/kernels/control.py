@@ -11,6 +11,7 @@ from pullback.dialects import pd
 from pullback.runtime.interpreter import (
     InterpreterError,
     kernel,
+    out_of_range,
     region_kernel,
     run_block,
 )
@@ -80,14 +81,15 @@ def stack_push(op: pd.StackPushOp, stack: np.ndarray, x: np.ndarray) -> np.ndarr
 @kernel(pd.StackPopOp)
 def stack_pop(op: pd.StackPopOp, stack: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if stack.shape[0] == 0:
-        raise InterpreterError("'pd.stack_pop': the stack is empty")
+        # (as the compiled code reports it: the top entry, -1, of an empty stack)
+        raise out_of_range(op.name, "index", -1, 0)
     return stack[:-1], stack[-1]
 
 
 def _index(op_name: str, stack: np.ndarray, index: np.ndarray) -> int:
     i = int(index.reshape(()))
     if not 0 <= i < stack.shape[0]:
-        raise InterpreterError(f"'{op_name}': index {i} out of range for {stack.shape[0]} entries")
+        raise out_of_range(op_name, "index", i, stack.shape[0])
     return i
 
 

@@ -8,6 +8,9 @@ input shapes, window geometry from the ops themselves (`ConvWindowOp.window`,
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+
 import numpy as np
 from pullback.dialects import pd
 from pullback.dialects.pd.nn import DROPOUT_BITS, SPLITMIX_GAMMA, SPLITMIX_LAST_SHIFT, SPLITMIX_MIX
@@ -288,10 +291,35 @@ def dropout_uniform(seed: int, n: int) -> np.ndarray:
     return (z >> np.uint64(64 - DROPOUT_BITS)).astype(np.float64) * 2.0**-DROPOUT_BITS
 
 
+_KEEP_CACHE: OrderedDict[tuple[int, tuple[int, ...], float], np.ndarray] = OrderedDict()
+_KEEP_CACHE_BYTES = 32 << 20
+"""Recent keep-masks (at most this many bytes): a dropout's gradient regenerates the
+mask its forward drew (same seed and shape), and the hash costs ~35 ns an element."""
+_keep_cache_size = 0
+_keep_cache_lock = threading.Lock()  # ranks of a data-parallel run share the cache
+
+
 def dropout_keep(seed: int, shape: tuple[int, ...], p: float) -> np.ndarray:
-    """The boolean keep-mask of `pd.dropout` for a tensor of `shape`."""
+    """The boolean keep-mask of `pd.dropout` for a tensor of `shape` (read-only;
+    recent masks are kept, see `_KEEP_CACHE`)."""
+    global _keep_cache_size
+    key = (seed, tuple(shape), p)
+    with _keep_cache_lock:
+        keep = _KEEP_CACHE.get(key)
+        if keep is not None:
+            _KEEP_CACHE.move_to_end(key)
+            return keep
     n = int(np.prod(shape, dtype=np.int64))
-    return (dropout_uniform(seed, n) >= p).reshape(shape)
+    keep = (dropout_uniform(seed, n) >= p).reshape(shape)
+    keep.flags.writeable = False
+    if keep.nbytes <= _KEEP_CACHE_BYTES // 4:
+        with _keep_cache_lock:
+            if key not in _KEEP_CACHE:
+                _KEEP_CACHE[key] = keep
+                _keep_cache_size += keep.nbytes
+            while _keep_cache_size > _KEEP_CACHE_BYTES:
+                _keep_cache_size -= _KEEP_CACHE.popitem(last=False)[1].nbytes
+    return keep
 
 
 @kernel(pd.DropoutOp)

@@ -6,6 +6,7 @@ the dialect is left without a lowering (but the documented host-side ones)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -89,10 +90,7 @@ def test_no_pd_op_is_left_without_a_lowering() -> None:
                          "pd.bernoulli", "pd.nonzero",
                          "pd.truncated_gaussian_random"}
     gaps = {t.name: lowering_gap(t) for t in pd.ALL_OPS if lowering_gap(t) is not None}
-    # Control flow (pd.if/pd.while, stacks) runs on the interpreter, with a warning,
-    # until it has a native (scf) lowering (issue 14).
-    pending = {t.name for t in pd.CONTROL_OPS}
-    missing = set(gaps) - host_side - pending
+    missing = set(gaps) - host_side
     assert not missing, f"pd ops without a native lowering: {sorted(missing)}"
     assert all("host interpreter" in gaps[n] for n in host_side)
 
@@ -166,6 +164,55 @@ def test_squeeze_of_a_dynamic_dimension_is_checked_before_running() -> None:
     assert out.shape == (3,)
     with pytest.raises(ValueError, match="pd.squeeze.*compiled for"):
         backend.run(b.module, {"y": np.ones((3, 2), np.float32)}, {}, [sq])
+
+
+# ---------------------------------------------------------------------- stacks
+
+
+def _stack_program(b: ProgramBuilder, dtype: str) -> tuple[list[SSAValue], list[SSAValue]]:
+    x = b.data("x", [-1, 3], dtype)
+    y = b.data("y", [-1, 3], dtype)
+    one = b.add(pd.FillConstantOp, shape=[], value=1.0, dtype="int64")
+    zero = b.add(pd.FillConstantOp, shape=[1], value=0.0, dtype="int32")
+    s = b.add(pd.StackPushOp, b.add(pd.StackPushOp, b.add(pd.StackCreateOp, x), x), b.add(pd.TanhOp, y))
+    s3 = b.add(pd.StackPushOp, s, b.add(pd.ScaleOp, x, scale=3.0))
+    pop = pd.StackPopOp.make(s3)
+    b.op(pop)
+    written = b.add(pd.StackWriteOp, pop.rest, zero, y)
+    outs = [
+        s3,  # entries counted from the pushes: a fetchable shape
+        b.add(pd.StackReadOp, s3, one),
+        pop.top,
+        b.add(pd.ScaleOp, pop.rest, scale=2.0),
+        written,
+        b.add(pd.StackSizeOp, written),
+    ]
+    return [x, y], outs
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_stack_ops_and_their_gradients_agree(dtype: str) -> None:
+    agree(_stack_program, normal(x=[-1, 3], y=[-1, 3]), dtype)
+
+
+def test_stack_index_out_of_range_is_reported_like_the_interpreter() -> None:
+    b = ProgramBuilder()
+    x = b.data("x", [2], "float32")
+    i = b.data("i", [], "int64")
+    s = b.add(pd.StackPushOp, b.add(pd.StackCreateOp, x), x)
+    read = b.add(pd.StackReadOp, s, i)
+    empty = pd.StackPopOp.make(b.add(pd.StackCreateOp, x))
+    b.op(empty)
+    backend = CompiledBackend(fallback=False)
+    feed = {"x": np.ones(2, np.float32), "i": np.array(0)}
+    np.testing.assert_array_equal(backend.run(b.module, feed, {}, [read])[0], np.ones(2, np.float32))
+    for fetch, index, msg in ((read, 3, "index 3 is out of range [0, 1)"), (read, -1, "index -1 is out"),
+                              (empty.top, 0, "'pd.stack_pop': index -1 is out of range [0, 0)")):
+        feed["i"] = np.array(index)
+        with pytest.raises(IndexOutOfRange, match=re.escape(msg)):
+            run_module(b.module, feed, {})
+        with pytest.raises(IndexOutOfRange, match=re.escape(msg)):
+            backend.run(b.module, feed, {}, [fetch])
 
 
 # ---------------------------------------------------------------- convolutions

@@ -95,8 +95,9 @@ def test_every_compute_op_has_a_spec() -> None:
     in_backward = {"pd.lookup_table_grad", "pd.conv2d_transpose", "pd.conv2d_filter_grad",
                    "pd.pool2d_grad", "pd.reshape_as", "pd.split_as", "pd.expand_as"}
     structural = {"pd.data", "pd.fetch", "pd.backward", "pd.yield"}
-    # Control flow is rejected by the GPU lowering with an error naming the op
-    # (tests/unit/test_control_flow.py) until it has a native lowering (issue 14).
+    # Control flow is lowered for the CPU only (host loops reading device buffers
+    # would be needed): the GPU lowering rejects it naming the op
+    # (`gpu.pipeline.reject_control_flow`, tests/unit/test_control_flow.py).
     control = {o.name for o in pd.CONTROL_OPS}
     # Collectives call MPI on host buffers (docs/distributed.md): data-parallel
     # jobs run on CPUPlace; there is no GPU-aware path to test here.

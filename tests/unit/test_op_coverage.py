@@ -49,10 +49,7 @@ def coverage_gaps(op_types: Iterable[type]) -> list[str]:
                 f"'{t.name}' has no VJP rule: add one to passes/vjp/{fam}.py with "
                 f"@vjp(pd.{cls}), or declare non_differentiable(pd.{cls}) there"
             )
-        # Control flow runs on the interpreter (with a warning) until it has a native
-        # lowering (issue 14): the compiled backend falls back, the GPU one refuses.
-        pending = t in pd.CONTROL_OPS
-        if getattr(t, "HOST_ONLY", None) is None and lowering_gap(t) is not None and not pending:
+        if getattr(t, "HOST_ONLY", None) is None and lowering_gap(t) is not None:
             gaps.append(
                 f"'{t.name}' has no CPU lowering: add one to lowering/{fam}.py with "
                 f"@lowers(pd.{cls}) or @pointwise(pd.{cls}), or declare HOST_ONLY on the op"
