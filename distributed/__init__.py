@@ -27,7 +27,7 @@ from pullback.distributed.collective import (
     reduce,
     reduce_scatter,
 )
-from pullback.distributed.env import (
+from pullback.runtime.process_group import (
     Group,
     ParallelEnv,
     get_group,

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from pullback.distributed.env import Group, get_world_size
+from pullback.runtime.process_group import Group, get_world_size
 from pullback.frontend import core
 from pullback.frontend.framework import Variable
 from pullback.frontend.ops import distributed as ops

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
-from pullback.distributed.env import (
+from pullback.runtime.process_group import (
     Group,
     get_world_size,
     init_parallel_env,

@@ -33,6 +33,8 @@ from typing import Any, TypeVar
 import numpy as np
 from pullback.dialects import pd
 from pullback.frontend import hooks
+from pullback.frontend.api import registry
+from pullback.frontend.ops.shape import reshape
 from pullback.frontend.pylayer import EagerPyLayer, EagerPyLayerContext, PyLayer, PyLayerContext, PyNode
 from pullback.frontend.eager import (
     DTYPE_BY_ELEM,
@@ -428,7 +430,24 @@ def replay_plan(plan: Plan, g: Graph, seeds: Sequence[Tensor | None]) -> list[Te
     for tpl, ins, outs in plan.steps:
         for s, t in zip(outs, execute(tpl, [vals[i] for i in ins])):
             vals[s] = t
-    return [None if s is None else vals[s] for s in plan.results]
+    results = [None if s is None else vals[s] for s in plan.results]
+    # Paddle records one gradient node per forward op, reading all of that op's
+    # inputs: a leaf input of a differentiated op takes part in the recorded
+    # gradients even where their values do not depend on it, and a later backward
+    # through them gives it a zero gradient.
+    leaves: dict[int, Tensor] = {}
+    for p in plan.active:
+        for kind, j, _ in g.inputs[p]:
+            if kind == "s" and g.sources[j].kind == "leaf":
+                leaf = g.sources[j].tensor
+                assert leaf is not None
+                leaves[id(leaf)] = leaf
+    if leaves:
+        for r in results:
+            if isinstance(r, Tensor) and r._node is not None:
+                known = {id(t) for t in r._node.ghosts}
+                r._node.ghosts += tuple(t for k, t in leaves.items() if k not in known)
+    return results
 
 
 # ------------------------------------------------------------------ engine
@@ -459,15 +478,22 @@ def _check_seeds(seeds: Any, n: int, what: str, message: str, length_message: st
 
 
 def _fit_seeds(
-    outputs: list[Tensor], seeds: list[Tensor | None], seed_name: str, target_name: str
+    outputs: list[Tensor],
+    seeds: list[Tensor | None],
+    seed_name: str,
+    target_name: str,
+    create_graph: bool = False,
 ) -> list[Tensor | None]:
     """Check each seed's shape against its target's; a one-element seed of shape
-    `[1]` for a 0-d target is accepted (and reshaped), as Paddle accepts it."""
+    `[1]` for a 0-d target is accepted (and reshaped), as Paddle accepts it.  With
+    `create_graph` the reshape is a recorded op, so the gradients computed from
+    the seed can be differentiated with respect to it (a double backward asking
+    for the seed's gradient)."""
     out: list[Tensor | None] = []
     for i, (t, s) in enumerate(zip(outputs, seeds)):
         if s is not None and s.shape != t.shape:
             if t.shape == [] and s.shape == [1]:
-                s = Tensor._new(s._data.reshape(()), None, 0, True)
+                s = reshape(s, []) if create_graph else Tensor._new(s._data.reshape(()), None, 0, True)
             else:
                 raise ValueError(
                     f"The shape of {seed_name}[{i}] {s.shape} does not match the shape of "
@@ -501,7 +527,7 @@ def _run(
 ) -> list[Any] | None:
     """The shared engine of `backward` (inputs=None: every leaf, accumulated into
     `.grad`) and `grad` (gradients of `inputs`, returned; None where unreached)."""
-    seeds = _fit_seeds(outputs, seeds, seed_name, target_name)
+    seeds = _fit_seeds(outputs, seeds, seed_name, target_name, create_graph)
     # Tensors that need no gradient contribute nothing (as a constant would).
     live = [
         (t, s) for t, s in zip(outputs, seeds)
@@ -515,13 +541,14 @@ def _run(
         from pullback.frontend import eager_dump
 
         eager_dump.write(dump_dir, g, [t for t, _ in live])
+    ghosts = _ghost_leaves(g, cut)
     if g.pynodes:
         # Hooked tensors behind a PyLayer are not in `g`: look through the layers.
         special = _special_refs(_nodes_through_pylayers(roots)) if hooks.has_interior() else {}
     else:
         special = _special_refs(g.nodes) if hooks.has_interior() else {}
     if special or g.pynodes:
-        return _run_staged(live, inputs, special, retain_graph, create_graph, cut, allow_unused)
+        return _run_staged(live, inputs, special, retain_graph, create_graph, cut, allow_unused, ghosts)
     targets = [encode(g, r) for r in roots]
     assert all(e is not None for e in targets)
     seeded = [s is not None for _, s in live]
@@ -533,7 +560,7 @@ def _run(
         ]
     plan = _plan_for(g, targets, seeded, wrt)  # type: ignore[arg-type]
     if inputs is not None and not allow_unused:
-        _check_used([s is not None for s in plan.results])
+        _check_used([s is not None or id(x) in ghosts for s, x in zip(plan.results, inputs)])
     if create_graph:
         seed_ts = [
             None if s is None else (s if s.dtype == t.dtype else Tensor._new(s._data.astype(t._data.dtype), None, 0, True))
@@ -547,13 +574,47 @@ def _run(
         for p in plan.active:
             g.nodes[p].free()
     if inputs is None:
+        delivered: set[int] = set()
         for e, grad in zip(wrt, grads):
             if grad is not None:
                 leaf = g.sources[e[1]].tensor  # type: ignore[index]
                 assert leaf is not None
                 _deliver_leaf(leaf, grad)
+                delivered.add(id(leaf))
+        _deliver_ghost_zeros(ghosts, delivered)
         return None
-    return grads
+    return _ghost_zero_results(grads, inputs, ghosts, create_graph)
+
+
+def _ghost_leaves(g: Graph, cut: frozenset[Any]) -> dict[int, Tensor]:
+    """The leaves that took part in `g` through recorded gradients (`Node.ghosts`)
+    and may receive a gradient."""
+    out: dict[int, Tensor] = {}
+    for node in g.nodes:
+        for t in node.ghosts:
+            if not t.stop_gradient and id(t) not in cut:
+                out[id(t)] = t
+    return out
+
+
+def _deliver_ghost_zeros(ghosts: dict[int, Tensor], delivered: set[int]) -> None:
+    """Zero gradients for the leaves that took part but received none (Paddle's
+    double-grad nodes fill them with zeros)."""
+    for k, leaf in ghosts.items():
+        if k not in delivered:
+            _deliver_leaf(leaf, np.zeros_like(leaf._data))
+
+
+def _ghost_zero_results(
+    grads: list[Any], inputs: list[Tensor], ghosts: dict[int, Tensor], create_graph: bool
+) -> list[Any]:
+    """`grads` with zeros for the inputs that took part but received none."""
+    out = list(grads)
+    for i, (gr, x) in enumerate(zip(grads, inputs)):
+        if gr is None and id(x) in ghosts:
+            zeros = np.zeros_like(x._data)
+            out[i] = Tensor._new(zeros, None, 0, False) if create_graph else zeros
+    return out
 
 
 def _check_used(used: Sequence[bool]) -> None:
@@ -609,6 +670,7 @@ def _run_staged(
     create_graph: bool,
     cut: frozenset[Any],
     allow_unused: bool,
+    ghosts: dict[int, Tensor],
 ) -> list[Any] | None:
     """Backward through interior tensors with hooks or retained gradients, in stages.
 
@@ -650,6 +712,10 @@ def _run_staged(
     leaf_acc: dict[int, tuple[Tensor, Any]] = {}
     n_in = 0 if inputs is None else len(inputs)
     input_acc: list[Any] = [None] * n_in
+    special_inputs: dict[tuple[int, int], list[int]] = {}
+    for i, x in enumerate(inputs or ()):
+        if not x.stop_gradient and _key(x) not in cut and _key(x) in special:
+            special_inputs.setdefault(_key(x), []).append(i)
     traversed: set[int] = set()
     active: dict[int, Node] = {}
 
@@ -695,8 +761,11 @@ def _run_staged(
         if inputs is None:
             front: list[Enc | None] = [("s", k, 0) for k, src in enumerate(g.sources) if src.kind == "leaf"]
         else:
+            # An input that is itself a boundary gets what flows on from it (its
+            # gradient after its hooks), taken when its stage runs.
             front = [
-                None if (x.stop_gradient or _key(x) in cut) else encode(g, _ref(x)) for x in inputs
+                None if (x.stop_gradient or _key(x) in cut or _key(x) in special) else encode(g, _ref(x))
+                for x in inputs
             ]
         wrt = front + [("s", k, 0) for k, _ in bsrc]
         plan = _plan_for(g, targets, [True] * len(targets), wrt)
@@ -772,6 +841,8 @@ def _run_staged(
                     hooks.run_hooks(info.hooks, Tensor._new(zeros, None, 0, True))
             continue
         val = unwrap(hooks.run_hooks(info.hooks, wrap(val)))
+        for i in special_inputs.get(key, ()):
+            input_acc[i] = val
         stage([((info.node, info.index), val)], key)
 
     if not retain_graph:
@@ -780,10 +851,11 @@ def _run_staged(
     if inputs is None:
         for leaf, grad in leaf_acc.values():
             _deliver_leaf(leaf, grad)
+        _deliver_ghost_zeros(ghosts, set(leaf_acc))
         return None
     if not allow_unused:
-        _check_used([a is not None for a in input_acc])
-    return input_acc
+        _check_used([a is not None or id(x) in ghosts for a, x in zip(input_acc, inputs)])
+    return _ghost_zero_results(input_acc, inputs, ghosts, create_graph)
 
 
 def _key(x: Tensor) -> Any:
@@ -826,9 +898,21 @@ def backward(
     _run(tensors, seeds, None, retain_graph, False, dump_dir=dump_dir)
     for hook in list(_POST_BACKWARD_HOOKS):
         hook()
+    final, _FINAL_HOOKS[:] = list(_FINAL_HOOKS), []
+    for hook in final:
+        hook()
 
 
 _POST_BACKWARD_HOOKS: list[Callable[[], None]] = []
+_FINAL_HOOKS: list[Callable[[], None]] = []
+
+
+def add_backward_final_hook(hook: Callable[[], None]) -> None:
+    """Paddle's `core.eager._add_backward_final_hook`: call `hook()` once, at the
+    end of the next `backward` (Paddle clears these hooks after running them)."""
+    if not callable(hook):
+        raise TypeError(f"_add_backward_final_hook: the hook must be callable, got {type(hook).__name__}")
+    _FINAL_HOOKS.append(hook)
 
 
 def register_post_backward_hook(hook: Callable[[], None]) -> Callable[[], None]:
@@ -962,7 +1046,7 @@ class _GradModeGuard:
                         _set_grad_enabled(prev)
                     value = yield item
 
-            return gen_wrapper  # type: ignore[return-value]
+            return _same_signature(gen_wrapper, func)  # type: ignore[return-value]
 
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -972,7 +1056,17 @@ class _GradModeGuard:
             finally:
                 _set_grad_enabled(prev)
 
-        return wrapper  # type: ignore[return-value]
+        return _same_signature(wrapper, func)  # type: ignore[return-value]
+
+
+def _same_signature(wrapper: Callable[..., Any], func: Callable[..., Any]) -> Callable[..., Any]:
+    """`wrapper` reporting `func`'s signature to `inspect` (getfullargspec included,
+    which does not follow `__wrapped__`), as Paddle's decorators do."""
+    try:
+        wrapper.__signature__ = inspect.signature(func)  # type: ignore[attr-defined]
+    except (TypeError, ValueError):  # builtins without a signature
+        pass
+    return wrapper
 
 
 class no_grad(_GradModeGuard):
@@ -1013,12 +1107,20 @@ class set_grad_enabled(_GradModeGuard):
         _set_grad_enabled(self._prev)
 
 
+__path__: list[str] = []  # `paddle.autograd.backward_mode` comes from the alias finder
+
+__getattr__, __dir__ = registry.lazy_attributes(
+    __name__, {"backward_mode": "pullback.frontend.api.backward_mode"}
+)
+
 __all__ = [
     "EagerPyLayer",
     "EagerPyLayerContext",
     "PyLayer",
     "PyLayerContext",
+    "add_backward_final_hook",
     "backward",
+    "backward_mode",  # noqa: F822 - loaded on first use (module __getattr__)
     "cache_info",
     "clear_cache",
     "enable_grad",

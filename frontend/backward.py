@@ -8,6 +8,7 @@ mapping between Paddle's Python conventions and the IR.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -15,7 +16,7 @@ from xdsl.ir import Operation, SSAValue
 
 from pullback.dialects import pd
 from pullback.dialects.pd.base import shape_of, shapes_compatible, value_name
-from pullback.frontend.framework import Block, Program, Variable
+from pullback.frontend.framework import Block, Parameter, Program, Variable
 from pullback.passes.autodiff import AutodiffError, GradOpRecord, differentiate
 
 
@@ -144,7 +145,12 @@ def _run_backward(
     program._bump()
     context: dict[str, Any] = {}
 
+    records: list[GradOpRecord] = []
+
     def callback(record: GradOpRecord) -> None:
+        records.append(record)  # what `block.ops` lists as `<type>_grad` operators
+        if not callbacks:
+            return
         context.update(record.grad_to_var)
         context["__current_op_desc__"] = OpDesc(record, program)
         with program.insertion_point(bw.body.block):
@@ -152,9 +158,10 @@ def _run_backward(
                 cb(block=block, context=context)
 
     try:
-        filled = differentiate(bw, callback if callbacks else None)
+        filled = differentiate(bw, callback)
     except AutodiffError as e:
         raise RuntimeError(str(e)) from None
+    program.grad_records[filled] = records
     if checkpoints:
         from pullback.passes.recompute import RecomputeError, apply_recompute
 
@@ -295,3 +302,128 @@ def gradients(
 
 calc_gradient = gradients
 """The old name of `gradients`."""
+
+
+def gradients_with_optimizer(
+    program: Program,
+    optimizer: Any,
+    inputs: Variable | Sequence[Variable] | None = None,
+    outputs: Variable | Sequence[Variable] | None = None,
+) -> tuple[list[Any], list[tuple[Parameter, Variable]]]:
+    """Paddle's `paddle.autograd.backward_mode.gradients_with_optimizer`: the
+    gradients of `outputs` w.r.t. `inputs` and the optimizer's updates for those
+    inputs that are parameters, appended to `program`; returns
+    `(optimize_ops, params_grads)`.
+
+    By default `inputs` are the variables the operators read but none defines
+    (feeds and parameters) and `outputs` those they define but none reads (the
+    loss), as in Paddle."""
+    if not isinstance(program, Program):
+        raise TypeError(
+            "The type of 'program' in gradients_with_optimizer must be Program, "
+            f"but received {type(program).__name__}"
+        )
+    if not callable(getattr(optimizer, "apply_gradients", None)):
+        raise TypeError(
+            "The type of 'optimizer' in gradients_with_optimizer must be an Optimizer, "
+            f"but received {type(optimizer).__name__}"
+        )
+    if inputs is None or outputs is None:
+        block = program.global_block()
+        read: dict[str, None] = {}
+        written: dict[str, None] = {}
+        for op in block.ops:
+            read.update(dict.fromkeys(op.input_arg_names))
+            written.update(dict.fromkeys(op.output_arg_names))
+        if inputs is None:
+            inputs = [block.var(n) for n in read if n not in written]
+        if outputs is None:
+            outputs = [block.var(n) for n in written if n not in read]
+    input_list = _as_list(inputs, "inputs")
+    grads = gradients(outputs, input_list)
+    params_grads = [
+        (p, g) for p, g in zip(input_list, grads) if isinstance(p, Parameter) and g is not None
+    ]
+    optimize_ops = optimizer.apply_gradients(params_grads)
+    return optimize_ops, params_grads
+
+
+# ------------------------------------------------- Paddle's backward helpers
+# `paddle.base.backward`'s underscore helpers, which Paddle's own tests of
+# `append_backward` call to inspect a program: on pullback's operator views.
+
+GRAD_SUFFIX = "@GRAD"
+
+
+def _append_grad_suffix_(name: str) -> str:
+    """`x` -> `x@GRAD`."""
+    return name + GRAD_SUFFIX
+
+
+def _strip_grad_suffix_(name: str) -> str:
+    """The forward variable a gradient name belongs to: `x@GRAD`, `x@GRAD@GRAD`,
+    `x@GRAD@RENAME@1` and `grad/x@GRAD` -> `x`; `x@GRAD_slice_0@GRAD` ->
+    `x@GRAD_slice_0` (only a whole `@GRAD` component is a suffix)."""
+    pos = re.search(f"{GRAD_SUFFIX}+@", name) or re.search(f"{GRAD_SUFFIX}$", name)
+    stripped = name[: pos.start()] if pos is not None else name
+    scope = name.rfind("grad/")
+    return stripped[scope + 5 :] if scope != -1 else stripped
+
+
+def _get_stop_gradients_(program: Program) -> dict[int, set[str]]:
+    """Per block index, the gradient names of the variables with stop_gradient."""
+    out: dict[int, set[str]] = {}
+    for block in program.blocks:
+        out[block.idx] = {_append_grad_suffix_(n) for n, v in block.vars.items() if v.stop_gradient}
+    return out
+
+
+def _find_op_path_(
+    block: Block,
+    targets: Sequence[Variable],
+    inputs: Sequence[Variable],
+    no_grad_set: set[str] | None,
+) -> list[Any]:
+    """The operators of `block` on a path from `inputs` (every variable when empty)
+    to `targets`, in program order; with `inputs`, the stop_gradient variables
+    those operators read that are not reached from `inputs` join `no_grad_set`."""
+    no_grad = no_grad_set if no_grad_set is not None else set()
+    ops = block.ops
+    relevant = [True] * len(ops)
+    input_names = {x.name for x in inputs}
+    if inputs:
+        for i, op in enumerate(ops):
+            if input_names.intersection(op.input_arg_names):
+                input_names.update(n for n in op.output_arg_names if n not in no_grad)
+            else:
+                relevant[i] = False
+    output_names = {t.name for t in targets}
+    for i in reversed(range(len(ops))):
+        if output_names.intersection(ops[i].output_arg_names):
+            output_names.update(n for n in ops[i].input_arg_names if n not in no_grad)
+        else:
+            relevant[i] = False
+    path = [op for op, keep in zip(ops, relevant) if keep]
+    if inputs:
+        variables = block.vars
+        for op in path:
+            for n in op.input_arg_names:
+                if n not in input_names and n in variables and variables[n].stop_gradient:
+                    no_grad.add(n)
+    return path
+
+
+def _find_no_grad_vars(
+    block: Block, op_path: Sequence[Any], targets: Sequence[Variable], no_grad_set: set[str]
+) -> set[str]:
+    """Outputs of the path's operators that nothing downstream reads (so they
+    need no gradient), other than the targets and stop_gradient variables."""
+    used = {t.name for t in targets}
+    variables = block.vars
+    unused: set[str] = set()
+    for op in reversed(list(op_path)):
+        for n in op.output_arg_names:
+            if n not in used and n not in op.input_arg_names and not (n in variables and variables[n].stop_gradient):
+                unused.add(n)
+        used.update(n for n in op.input_arg_names if n not in no_grad_set)
+    return unused

@@ -258,10 +258,13 @@ class Node:
     recorded op, `(tensor, -1)` for a leaf that required a gradient when the op ran,
     `(None, -1)` for a constant.  `saved_in`/`saved_out` are the arrays the op read and
     produced: what the backward region needs from the forward pass, and what
-    `retain_graph=False` releases (`freed` then becomes True).
+    `retain_graph=False` releases (`freed` then becomes True).  `ghosts` are leaves
+    that took part in computing this node's results without being read by it: the
+    inputs of the forward ops whose gradient a `create_graph` backward recorded this
+    node for (Paddle's double-grad nodes read them, and give them zero gradients).
     """
 
-    __slots__ = ("tpl", "parents", "saved_in", "saved_out", "where", "freed", "seq", "__weakref__")
+    __slots__ = ("tpl", "parents", "saved_in", "saved_out", "where", "freed", "seq", "ghosts", "__weakref__")
 
     _seq = itertools.count()
 
@@ -279,6 +282,7 @@ class Node:
         self.saved_out: list[np.ndarray] | None = saved_out
         self.where = where
         self.freed = False
+        self.ghosts: tuple[Tensor, ...] = ()
         # Creation order is a topological order (inputs exist before their
         # consumers): backward sorts the nodes it collects by it.
         self.seq = next(Node._seq)

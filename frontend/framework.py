@@ -9,10 +9,12 @@ the flags Paddle keeps per variable (`stop_gradient`, `persistable`).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import weakref
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block as XBlock
 from xdsl.ir import Operation, SSAValue
@@ -22,7 +24,10 @@ from xdsl.utils.exceptions import VerifyException
 from pullback.dialects import pd
 from pullback.dialects.pd.base import dtype_name, elem_of, shape_of, value_name
 from pullback.frontend.dtype import dtype as as_dtype
-from pullback.frontend.operator import Operator, block_operations
+from pullback.frontend.operator import Operator, block_operators
+
+if TYPE_CHECKING:
+    from pullback.passes.autodiff import GradOpRecord
 
 
 class Variable:
@@ -136,10 +141,7 @@ class Block:
         """The block's operators, in order, as Paddle's `Operator` views: the
         gradient ops of a filled backward region in place of the region op, and no
         feeds or parameters (Paddle's are variables, not operators)."""
-        return [
-            Operator(self, op) for op in block_operations(iter(self.ir.ops))
-            if not isinstance(op, (pd.DataOp, pd.ParameterOp))
-        ]
+        return block_operators(self, iter(self.ir.ops))
 
     @property
     def parent_idx(self) -> int:
@@ -202,6 +204,33 @@ class Block:
         self.program._bump()
         return op
 
+    def create_var(
+        self,
+        name: str | None = None,
+        shape: Sequence[int] | None = None,
+        dtype: Any = "float32",
+        persistable: bool = False,
+        stop_gradient: bool = False,
+        **kwargs: Any,
+    ) -> Variable:
+        """Paddle's legacy `Block.create_var`: a variable declared by name, shape and
+        dtype before an op defines it (programs built op by op with `append_op`).
+        It stands for the latest definition of its name; read before any, it is a
+        feed (`pd.data`) of the declared shape.  Paddle's other keywords
+        (`lod_level`, `type`, ...) are accepted and have no effect here."""
+        if name is None:
+            from pullback.frontend import unique_name
+
+            name = unique_name.generate("_generated_var")
+        if self.program._lookup(name) is not None:
+            return self.var(name)
+        plain = str.__str__(dtype).replace("paddle.", "") if isinstance(dtype, str) else np.dtype(dtype).name
+        try:
+            pd.dtype_from_name(plain)
+        except ValueError as e:
+            raise TypeError(f"create_var: {e}") from None
+        return DeclaredVariable(self, name, list(shape or []), plain, persistable, stop_gradient)
+
     def append_op(
         self,
         type: str,
@@ -214,16 +243,26 @@ class Block:
         `outputs`.  Writing to an existing name (`outputs={'Out': [g]}` with
         `inputs={'X': [g]}`) redefines that variable, as an in-place update does in
         Paddle; this is how `append_backward` callbacks clip gradients."""
-        op_cls = _op_class(type)
+        attrs = dict(attrs or {})
+        legacy = _LEGACY_OPS.get(type)
+        if legacy is not None:
+            op_cls, fixed = legacy
+            for key, only in fixed.items():
+                if attrs.pop(key, only) != only:
+                    raise ValueError(f"append_op(type={type!r}): only {key}={only} is supported")
+        else:
+            op_cls = _op_class(type)
         values = [self._value_of(v) for vs in (inputs or {}).values() for v in _listify(vs)]
         try:
-            op = op_cls.make(*values, **(attrs or {}))
+            op = op_cls.make(*values, **attrs)
         except (VerifyException, TypeError) as e:
             raise ValueError(f"append_op(type={type!r}): {e}") from None
         names = [_name_of(v) for vs in (outputs or {}).values() for v in _listify(vs)]
         if names:
             pd.set_result_names(op, names[: len(op.results)])
         self.append(op)
+        if legacy is not None:
+            self.program.op_types[op] = type
         return op
 
     def _value_of(self, v: Any) -> SSAValue:
@@ -235,6 +274,64 @@ class Block:
 
     def __repr__(self) -> str:
         return self.program.to_string()
+
+
+class DeclaredVariable(Variable):
+    """A variable `Block.create_var` declared before any op defines it: it stands
+    for the latest definition of its name (the result an `append_op` names after
+    it), and becomes a feed of the declared shape and dtype when read first."""
+
+    def __init__(
+        self, block: Block, name: str, shape: list[int], dtype: Any, persistable: bool, stop_gradient: bool
+    ) -> None:
+        self.block = block
+        self._declared = (name, shape, dtype)
+        self.stop_gradient = stop_gradient
+        self.persistable = persistable
+
+    @property  # type: ignore[override]
+    def value(self) -> SSAValue:
+        """The latest definition of the name (a feed is added if there is none)."""
+        name, shape, dtype = self._declared
+        v = self.block.program._lookup(name)
+        if v is None:
+            dims = [None if d is None or d < 0 else int(d) for d in shape]
+            v = self.block.append(pd.DataOp.make(name, dims, dtype)).results[0]
+        return v
+
+    @value.setter
+    def value(self, new: SSAValue) -> None:
+        raise AttributeError("a declared variable follows its name; define it with append_op")
+
+    @property
+    def name(self) -> str:
+        """The declared name."""
+        return self._declared[0]
+
+    @name.setter
+    def name(self, new: str) -> None:
+        raise AttributeError("a declared variable cannot be renamed")
+
+    @property
+    def shape(self) -> list[int]:
+        """The defining op's shape once defined, else the declared one."""
+        if self.block.program._lookup(self._declared[0]) is None:
+            return [d if d is not None and d >= 0 else -1 for d in self._declared[1]]
+        return super().shape
+
+    @property
+    def dtype(self) -> str:
+        """The defining op's dtype once defined, else the declared one."""
+        if self.block.program._lookup(self._declared[0]) is None:
+            return as_dtype(self._declared[2])
+        return super().dtype
+
+
+_LEGACY_OPS: dict[str, tuple[type[pd.PdOp], dict[str, Any]]] = {
+    "mul": (pd.MatmulOp, {"x_num_col_dims": 1, "y_num_col_dims": 1}),
+}
+"""Paddle 1.x operator types that `append_op` builds from another `pd` op: the op
+class and the attributes accepted only at one value (then dropped)."""
 
 
 def _listify(v: Any) -> list[Any]:
@@ -271,6 +368,16 @@ class Program:
         """Paddle's operator type of ops whose `pd` name differs (an `fc`'s `pd.matmul`
         is a `mul`, `paddle.reshape`'s `pd.reshape` a `reshape2`): what `append_backward`
         callbacks report."""
+        self.folded_ops: weakref.WeakSet[Operation] = weakref.WeakSet()
+        """Ops that Paddle's operator does inside the op consuming their result (a
+        static fc's flattening reshape is part of Paddle's `mul`): `block.ops` leaves
+        them out and shows their input in the consumer's slots."""
+        self.grad_records: weakref.WeakKeyDictionary[Operation, list[GradOpRecord]] = (
+            weakref.WeakKeyDictionary()
+        )
+        """The gradient operators each filled `pd.backward` op was built from (the
+        autodiff pass's records, in order): `block.ops` lists them as Paddle's
+        `<type>_grad` operators."""
         self._names: dict[str, SSAValue] | None = None
         self._insertion: XBlock | None = None
         """Where new ops go when not at the end of block 0 (see `insertion_point`)."""
@@ -320,9 +427,21 @@ class Program:
         p.module = self.module.clone()
         p.random_seed = self.random_seed
         p.passes = list(self.passes)
-        for old, new in zip(self.module.walk(), p.module.walk()):
+        mapping = dict(zip(self.module.walk(), p.module.walk()))
+        for old, new in mapping.items():
             if old in self.op_types:
                 p.op_types[new] = self.op_types[old]
+            if old in self.folded_ops:
+                p.folded_ops.add(new)
+            if old in self.grad_records:
+                p.grad_records[new] = [
+                    dataclasses.replace(
+                        rec,
+                        forward_op=None if rec.forward_op is None else mapping.get(rec.forward_op),
+                        ops=[mapping[o] for o in rec.ops if o in mapping],
+                    )
+                    for rec in self.grad_records[old]
+                ]
         if for_test:
             _drop_training_ops(p.module.body.block)
             for op in p.module.walk():

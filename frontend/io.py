@@ -367,7 +367,7 @@ class DistributedBatchSampler(BatchSampler):
 
     def __init__(self, dataset: Any, batch_size: int, num_replicas: int | None = None,
                  rank: int | None = None, shuffle: bool = False, drop_last: bool = False) -> None:
-        from pullback.distributed.env import get_rank, get_world_size
+        from pullback.runtime.process_group import get_rank, get_world_size
 
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size <= 0:
             raise ValueError(f"batch_size should be a positive integer, got {batch_size!r}")

@@ -269,9 +269,12 @@ def block_create_parameter(
 ) -> Parameter:
     """Paddle's `Block.create_parameter`: a parameter of this block's program named
     `name` (initialized by Xavier in the default startup program unless
-    `initializer` is given).  Attached to `Block` by `frontend/install.py`."""
+    `initializer` is given); `optimize_attr={'learning_rate': r}` scales its
+    learning rate by `r`.  Attached to `Block` by `frontend/install.py`."""
+    optimize_attr = kwargs.pop("optimize_attr", None) or {}
     attr = ParamAttr(name=name, initializer=initializer, trainable=trainable,
-                     regularizer=regularizer, need_clip=need_clip)
+                     regularizer=regularizer, need_clip=need_clip,
+                     learning_rate=optimize_attr.get("learning_rate", 1.0))
     dt = normalize_dtype(dtype, "Block.create_parameter")
     with program_guard(self.program):
         return add_parameter(name, shape, dt, attr, initializer or Xavier())
@@ -367,6 +370,8 @@ def _fc(
                 pd.ReshapeOp, [x], prefix="reshape",
                 out_names=[unique_name.generate(f"{base}.flatten")], shape=[*keep, k],
             )
+            if not core.in_dynamic_mode():
+                x.block.program.folded_ops.add(x.value.owner)  # inside Paddle's `mul`
         products.append(core.apply(pd.MatmulOp, [x, w], prefix="matmul", name=base, op_type="mul"))
     if len(products) > 1:
         out = core.apply(pd.SumOp, products, prefix="sum", name=base)
@@ -698,6 +703,48 @@ def batch_norm(
     return _activation(out, act, base, api)
 
 
+def layer_norm(
+    input: Variable,
+    scale: bool = True,
+    shift: bool = True,
+    begin_norm_axis: int = 1,
+    epsilon: float = 1e-05,
+    param_attr: Any = None,
+    bias_attr: Any = None,
+    act: str | None = None,
+    name: str | None = None,
+) -> Variable:
+    """Layer normalization (`paddle.static.nn.layer_norm`) over the dimensions from
+    `begin_norm_axis` on (`pd.layer_norm`), with a learned scale `<name>.w_0` (ones)
+    and shift `<name>.b_0` (zeros) of `prod(input.shape[begin_norm_axis:])` elements
+    unless `scale` / `shift` are False."""
+    api = "layer_norm"
+    require_static(api)
+    _check_variable(api, "input", input)
+    norm.check_float_tensor(api, "input", input)
+    rank = len(input.shape)
+    if not isinstance(begin_norm_axis, int) or not 0 < begin_norm_axis < rank:
+        raise ValueError(f"{api}: begin_norm_axis must be in [1, {rank - 1}], got {begin_norm_axis!r}")
+    dims = list(input.shape[begin_norm_axis:])
+    if any(d < 0 for d in dims):
+        raise ValueError(f"{api}: the normalized dimensions {dims} of input must be static")
+    size = math.prod(dims)
+    base = name or unique_name.generate("layer_norm")
+    weight = bias = None
+    if scale:
+        attr = ParamAttr._to_attr(param_attr)
+        if attr is False:
+            raise ValueError(f"{api}: param_attr should not be False when using scale")
+        weight = create_parameter_var(base, "w", [size], input.dtype, attr, Constant(1.0))
+    if shift:
+        battr = ParamAttr._to_attr(bias_attr)
+        if battr is False:
+            raise ValueError(f"{api}: bias_attr should not be False when using shift")
+        bias = create_parameter_var(base, "b", [size], input.dtype, battr, Constant(0.0))
+    out = nn_ops.layer_norm(input, dims, weight, bias, epsilon=float(epsilon), name=base)
+    return _activation(out, act, base, api)
+
+
 __all__ = [
     "add_parameter",
     "batch_norm",
@@ -711,6 +758,7 @@ __all__ = [
     "fluid_data",
     "fluid_embedding",
     "fluid_fc",
+    "layer_norm",
     "legacy_data",
 ]
 

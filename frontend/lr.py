@@ -582,13 +582,95 @@ class CyclicLR(LRScheduler):
         return self.base_lr + self.amplitude * factor * self.scale_fn(x)
 
 
+class LinearLR(LRScheduler):
+    """The rate starts at `start_factor * learning_rate` and grows (or shrinks)
+    linearly to `end_factor * learning_rate` over `total_steps` steps, then stays;
+    computed recursively from the previous rate, as Paddle does."""
+
+    def __init__(self, learning_rate: float, total_steps: int, start_factor: float = 1.0 / 3,
+                 end_factor: float = 1.0, last_epoch: int = -1, verbose: bool = False) -> None:
+        if start_factor > 1.0 or start_factor <= 0:
+            raise ValueError(
+                f"`start_factor` must be greater than 0 and less or equal to 1, but got {start_factor}"
+            )
+        if end_factor > 1.0 or end_factor < 0:
+            raise ValueError(f"`end_factor` must be greater than 0 and less than 1, but got {end_factor}")
+        if total_steps <= 0:
+            raise ValueError(f"`total_steps` must be greater than 0, but got {total_steps}")
+        self.start_factor = start_factor
+        self.end_factor = end_factor
+        self.total_steps = total_steps
+        super().__init__(learning_rate, last_epoch, verbose)
+
+    def get_lr(self) -> float:
+        if self.last_epoch == 0:
+            return self.base_lr * self.start_factor
+        if self.last_epoch > self.total_steps:
+            return self.last_lr
+        start = self.total_steps * self.start_factor
+        slope = self.end_factor - self.start_factor
+        return self.last_lr * (1.0 + slope / (start + (self.last_epoch - 1) * slope))
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """SGDR: `eta_min + (lr - eta_min) * (1 + cos(pi * T_cur / T_i)) / 2`, where
+    `T_cur` counts the epochs since the last restart and the period `T_i` starts
+    at `T_0` and is multiplied by `T_mult` at each restart."""
+
+    def __init__(self, learning_rate: float, T_0: int, T_mult: int = 1, eta_min: float = 0,
+                 last_epoch: int = -1, verbose: bool = False) -> None:
+        if T_0 <= 0 or not isinstance(T_0, int):
+            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
+        if T_mult < 1 or not isinstance(T_mult, int):
+            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
+        self.T_0 = T_0
+        self.T_i = T_0
+        self.T_mult = T_mult
+        self.eta_min = eta_min
+        self.T_cur: float = last_epoch
+        super().__init__(learning_rate, last_epoch, verbose)
+
+    def get_lr(self) -> float:
+        return self.eta_min + (self.base_lr - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
+
+    def step(self, epoch: float | None = None) -> None:  # type: ignore[override]
+        """Advance one epoch, or jump to `epoch` (fractional epochs allowed), and
+        recompute the rate; a restart happens when `T_cur` reaches `T_i`."""
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur = self.T_cur + 1
+            if self.T_cur >= self.T_i:
+                self.T_cur -= self.T_i
+                self.T_i *= self.T_mult
+        elif epoch < 0:
+            raise ValueError(f"Expected non-negative epoch, but got {epoch}")
+        elif epoch >= self.T_0:
+            if self.T_mult == 1:
+                self.T_cur = epoch % self.T_0
+            else:
+                n = int(math.log(epoch / self.T_0 * (self.T_mult - 1) + 1, self.T_mult))
+                self.T_cur = epoch - self.T_0 * (self.T_mult**n - 1) / (self.T_mult - 1)
+                self.T_i = self.T_0 * self.T_mult**n
+        else:
+            self.T_i = self.T_0
+            self.T_cur = epoch
+        self.last_epoch = math.floor(epoch)
+        self.last_lr = self.get_lr()
+        if self.verbose:
+            print(f"Epoch {self.last_epoch}: {type(self).__name__} set learning rate to {self.last_lr}.")
+
+
 __all__ = [
     "CosineAnnealingDecay",
+    "CosineAnnealingWarmRestarts",
     "CyclicLR",
     "ExponentialDecay",
     "InverseTimeDecay",
     "LRScheduler",
     "LambdaDecay",
+    "LinearLR",
     "LinearWarmup",
     "MultiStepDecay",
     "MultiplicativeDecay",

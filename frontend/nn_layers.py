@@ -41,7 +41,6 @@ from pullback.frontend.layers import create_parameter_var, normalize_dtype
 from pullback.frontend.ops import composite, elementwise, loss, nn, reduction, shape
 from pullback.frontend.param_attr import ParamAttr
 from pullback.frontend.parameter import (  # noqa: F401 - re-exported
-    EAGER_SEEDS,
     EagerParamBase,
     _eager_init,
     eager_parameter,

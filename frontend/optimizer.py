@@ -153,6 +153,15 @@ class Optimizer:
         )
         self.clear_gradients = self.clear_grad
 
+    def __getattr__(self, name: str) -> Any:
+        # Paddle keeps each hyperparameter as `_<name>` (`_momentum`, `_use_nesterov`,
+        # `_beta1`, `_epsilon`) and its tests read them; here they live in the
+        # defaults parameter groups start from.
+        defaults = self.__dict__.get("_default_dict")
+        if name.startswith("_") and not name.startswith("__") and defaults and name[1:] in defaults:
+            return defaults[name[1:]]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
     def _set_defaults(self, **hyper: Any) -> None:
         """Record the hyperparameters parameter groups may override, then register
         the groups (subclasses call this at the end of `__init__`)."""
@@ -369,12 +378,18 @@ class Optimizer:
                 pairs = append_gradient_clip_ops(pairs)  # `set_gradient_clip` strategies
             _log_shadowed_regularization(pairs, regularization)
             pairs = [(p, self._regularize(p, g, regularization)) for p, g in pairs]
+            block = None if core.in_dynamic_mode() else default_main_program().global_block()
+            start = 0 if block is None else len(block.ops)
+            updates: list[Any] = []
             for p, g in pairs:
                 if g is None or p.stop_gradient:
                     continue
                 self._create_accumulators(p)
-                ops.append(self._append_optimize_op(p, g, self._param_lr(p)))
-            ops.extend(self._finish_update(pairs))
+                updates.append(self._append_optimize_op(p, g, self._param_lr(p)))
+            updates.extend(self._finish_update(pairs))
+            # Static: as Paddle's optimization pass, every op the updates appended
+            # (a parameter's learning-rate `scale` included), not only the updates.
+            ops.extend(updates if block is None else block.ops[start:])
         return [op for op in ops if op is not None]
 
     def _regularize(self, param: Any, grad: Any, regularization: WeightDecayRegularizer | None) -> Any:
@@ -423,6 +438,11 @@ class Optimizer:
         returns the update operators."""
         pairs = sorted([(p, g) for p, g in params_grads if g is not None], key=lambda pg: pg[0].name)
         if not pairs:
+            if not core.in_dynamic_mode():
+                # As Paddle's optimization pass, the learning-rate variable exists
+                # even with nothing to update: programs fetch it, schedules drive it.
+                with program_guard(default_main_program(), startup_program or default_startup_program()):
+                    self._create_global_learning_rate("float32")
             return []
         program = pairs[0][0].block.program
         with program_guard(program, startup_program or default_startup_program()):

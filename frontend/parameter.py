@@ -42,44 +42,17 @@ class EagerParamBase(Tensor):
     __str__ = __repr__
 
 
-_SEED_STRIDE = 1_000_003
-_SEED_MAX = 2**31 - 1
-
-
-class _EagerSeeds:
-    """Seeds of eager parameter initializers.  With `paddle.seed(s)` set, the k-th
-    parameter initialized since the seed last changed gets a seed derived from
-    (s, k): a seeded model is reproducible and its parameters differ from each other
-    (static programs derive theirs from the count of random ops instead).
-
-    `paddle.seed` itself does not notify this module, so seeding twice with the SAME
-    value does not restart the sequence; `reset()` does."""
-
-    seed: int | None = None
-    count = 0
-
-    def next_for(self, seed: int) -> int:
-        """The seed of the next initializer under global seed `seed` (non-zero)."""
-        if seed != self.seed:
-            self.seed, self.count = seed, 0
-        self.count += 1
-        return (seed * _SEED_STRIDE + self.count - 1) % _SEED_MAX or 1
-
-    def reset(self) -> None:
-        """Restart the sequence (what `paddle.seed` should call)."""
-        self.seed, self.count = None, 0
-
-
-EAGER_SEEDS = _EagerSeeds()
-
-
 def _eager_init(init: Initializer, name: str, shape: list[int], dtype: str) -> np.ndarray:
     """The initial value of an eager parameter: the initializer's op (the one a
-    startup program would run), computed with its interpreter kernel."""
+    startup program would run), computed with its interpreter kernel.
+
+    As in Paddle, a random initializer takes the main program's `random_seed` when
+    it is set (`paddle.framework.random._manual_program_seed`): every such
+    initializer then draws the same sequence, so same-shaped parameters built by
+    the same initializer start equal (Paddle's tests rely on it to build one model
+    twice); with the seed unset, each draws from the global generator."""
     scratch = Program()
-    seed = int(default_main_program().random_seed)
-    if seed:
-        scratch.random_seed = EAGER_SEEDS.next_for(seed)
+    scratch.random_seed = default_main_program().random_seed
     return Template(init.make_op(name, shape, dtype, scratch)).run([])[0]
 
 
@@ -96,4 +69,4 @@ def eager_parameter(name: str, shape: list[int], dtype: str, attr: ParamAttr, in
     return p
 
 
-__all__ = ["EAGER_SEEDS", "EagerParamBase", "eager_parameter"]
+__all__ = ["EagerParamBase", "eager_parameter"]

@@ -14,7 +14,7 @@ This is also how eager recompute (`frontend/recompute.py`) keeps no activations.
 from __future__ import annotations
 
 import itertools
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -30,6 +30,12 @@ class PyLayerContext:
         self.not_inplace_tensors: tuple[Any, ...] = ()
         self.non_differentiable: tuple[Any, ...] = ()
         self.materialize_grads = True
+
+    if TYPE_CHECKING:
+        # Users (and eager recompute) keep any attribute on the ctx.
+        def __getattr__(self, name: str) -> Any: ...
+
+        def __setattr__(self, name: str, value: Any) -> None: ...
 
     def save_for_backward(self, *tensors: Any) -> None:
         """Keep `tensors` for `backward` (read them with `saved_tensor()`)."""

@@ -25,7 +25,7 @@ from pullback.frontend import core
 from pullback.frontend.autograd import _run, enable_grad
 from pullback.frontend.eager import Tensor
 from pullback.frontend.framework import Program, Variable
-from pullback.frontend.pylayer import PyLayer, PyLayerContext
+from pullback.frontend.pylayer import PyLayer
 from pullback.frontend.random import get_rng_state, set_rng_state
 
 
@@ -130,7 +130,7 @@ class _RecomputeFunction(PyLayer):
     _reads_parameters = True
 
     @staticmethod
-    def forward(ctx: PyLayerContext, function: Callable[..., Any], preserve: bool, *args: Any, **kwargs: Any) -> Any:
+    def forward(ctx: Any, function: Callable[..., Any], preserve: bool, *args: Any, **kwargs: Any) -> Any:
         ctx.function, ctx.preserve, ctx.kwargs = function, preserve, kwargs
         ctx.args = [None if isinstance(a, Tensor) else a for a in args]
         ctx.save_for_backward(*[a for a in args if isinstance(a, Tensor)])
@@ -139,7 +139,7 @@ class _RecomputeFunction(PyLayer):
         return function(*args, **kwargs)
 
     @staticmethod
-    def backward(ctx: PyLayerContext, *grads: Any) -> Any:
+    def backward(ctx: Any, *grads: Any) -> Any:
         saved = iter(ctx.saved_tensor() or ())
         replay_in: list[Tensor] = []
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from pullback.dialects import pd
 from pullback.frontend import core
+from pullback.frontend.framework import program_guard
 from pullback.frontend.ops.elementwise import scale, sign
 
 
@@ -111,10 +112,13 @@ def regularized_grad(param: Any, grad: Any, regularization: WeightDecayRegulariz
             f"the regularizer of parameter '{param.name}' must be a paddle.regularizer "
             f"L1Decay or L2Decay, got {type(reg).__name__}"
         )
-    term = reg(param, grad)
-    out_names = None if core.in_dynamic_mode() else [grad.name]
-    # Paddle's `sum` op, written to the gradient's own name in static programs.
-    return core.apply(pd.SumOp, [grad, term], prefix="sum", out_names=out_names)
+    if core.in_dynamic_mode():
+        return core.apply(pd.SumOp, [grad, reg(param, grad)], prefix="sum")
+    # As Paddle, the decay ops go to the gradient's program (not necessarily the
+    # default one), the `sum` written to the gradient's own name.
+    with program_guard(grad.block.program):
+        term = reg(param, grad)
+        return core.apply(pd.SumOp, [grad, term], prefix="sum", out_names=[grad.name])
 
 
 def append_regularization_ops(

@@ -45,10 +45,10 @@ from pullback.lowering.core import (
     Lowerer,
     Scalar,
     Size,
-    _root,
     elem_of_buffer,
     lowers,
     result_sizes,
+    root_buffer,
 )
 from pullback.lowering.finalize_memref_to_llvm import element_bytes
 from pullback.lowering.loop_nest import copy_window, if_then, load, store, to_index
@@ -107,7 +107,7 @@ def hand_over(
     sizes: list[list[Size]] = []
     for v, t in zip(values, types):
         mem, vs = sub.read(v), list(sub.sizes_of(v))
-        root = _root(mem)
+        root = root_buffer(mem)
         if root not in owned or root in taken:
             copy = owned_alloc(sub, MemRefType(t.get_element_type(), [s if isinstance(s, int) else DYN for s in vs]), vs)
             sub.copy_buffer(mem, copy)
@@ -171,7 +171,10 @@ def _if(low: Lowerer, op: pd.IfOp) -> None:
     (then_mems, then_sizes), (else_mems, else_sizes) = yielded
     # A dynamic size both branches share (an outer value) is used as it is; the
     # others leave the `if` as results.
-    out_sizes: list[list[Size]] = [list(s) for s in then_sizes]
+    out_sizes: list[list[Size]] = [
+        [size if d == DYN else d for size, d in zip(sizes, t.get_shape())]  # static: the type's
+        for sizes, t in zip(then_sizes, types)
+    ]
     extra: list[tuple[int, int]] = []
     for j, t in enumerate(types):
         for k, d in enumerate(t.get_shape()):
@@ -316,13 +319,13 @@ def _grow(low: Lowerer, op: pd.StackPushOp) -> SSAValue:
     a fresh buffer and a copy of every entry on each push."""
     r = op.results[0]
     mem = low.read(op.stack)
-    low.consumed.add(_root(mem))
+    low.consumed.add(root_buffer(mem))
     elem = elem_of_buffer(mem)
     count = low.as_value(low.mul_sizes(low.sizes[r]))
     size = low.emit(arith.MuliOp(count, low.index(element_bytes(elem)))).results[0]
     nbytes = low.emit(arith.IndexCastOp(size, i64)).results[0]
     ptr = llvm.LLVMPointerType()
-    old = low.emit(UnrealizedConversionCastOp.get([_root(mem)], [ptr])).results[0]
+    old = low.emit(UnrealizedConversionCastOp.get([root_buffer(mem)], [ptr])).results[0]
     new = low.emit(func.CallOp("realloc", [old, nbytes], [ptr])).results[0]
     t = buffer_type(r)
     grown = low.emit(UnrealizedConversionCastOp.get([new], [t])).results[0]

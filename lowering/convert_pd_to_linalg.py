@@ -124,7 +124,8 @@ def build_entry(
     """
     prog = Program.of(module, extra_fetches, use_fetch_ops=not only_given_fetches)
     for op in prog.ops:
-        check_lowerable(op)
+        for inner in op.walk():  # (the ops of control-flow regions too)
+            check_lowerable(inner)
 
     abi = Abi()
     feeds: dict[str, SSAValue] = {}

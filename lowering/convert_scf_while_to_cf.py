@@ -15,7 +15,8 @@ loop, and the `after` region's `scf.yield` a branch back to the header.
 }
 ```
 becomes `cf.br ^before(%init)`, `^before(%a): ... cf.cond_br %c, ^after(%a),
-^exit(%a)`, `^after(%a): ... cf.br ^before(%next)`, `^exit(%r): ...`.
+^exit(%a)`, `^after(%a): ... cf.br ^before(%next)`, `^exit(%r):` and what followed
+the loop.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ from xdsl.context import Context
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.cf import BranchOp, ConditionalBranchOp
-from xdsl.ir import Block
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -47,11 +47,10 @@ class WhileLowering(RewritePattern):
         parent = init_block.parent_region() if init_block is not None else None
         if init_block is None or parent is None:
             return
-        remaining = init_block.split_before(op)
-        # The exit block receives the loop's results, then continues after the loop.
-        exit_block = Block(arg_types=op.result_types)
-        parent.insert_block_before(exit_block, remaining)
-        rewriter.insert(BranchOp(remaining), InsertPoint.at_end(exit_block))
+        # The ops after the loop move to the exit block, which receives its results.
+        exit_block = init_block.split_before(op)
+        for i, t in enumerate(op.result_types):
+            exit_block.insert_arg(t, i)
 
         before_first, before_last = op.before_region.first_block, op.before_region.last_block
         after_first, after_last = op.after_region.first_block, op.after_region.last_block

@@ -430,6 +430,12 @@ def _dims_of(m: AffineMap) -> set[int]:
     return {e.position for e in m.results if isinstance(e, AffineDimExpr)}
 
 
+def root_buffer(mem: SSAValue) -> SSAValue:
+    """The allocation (or argument, or region boundary value) a buffer views, through
+    reinterpret casts: what is freed, and what liveness is tracked on."""
+    return _root(mem)
+
+
 def _root(mem: SSAValue) -> SSAValue:
     """The allocation a buffer views (through reinterpret casts)."""
     while isinstance(mem.owner, memref.ReinterpretCastOp):
@@ -1011,5 +1017,6 @@ __all__ = [
     "pointwise",
     "range_check",
     "result_sizes",
+    "root_buffer",
     "sizes_of_first",
 ]

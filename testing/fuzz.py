@@ -1053,8 +1053,8 @@ EXCLUDED: dict[type[Operation], str] = {
     **{op: "optimizer update (WRITES_PERSISTABLE): stateful, checked compiled vs interpreter in "
        "tests/unit/test_optimizer_ops.py" for op in pd.OPTIMIZER_OPS},
     **{op: "collective: needs several ranks (tests/unit/test_distributed.py)" for op in pd.DISTRIBUTED_OPS},
-    **{op: "control flow: the generator builds flat programs, not regions yet (pd.if/pd.while and the "
-       "stacks of their gradients are checked compiled vs interpreter in tests/unit/test_control_flow.py)"
+    **{op: "control flow: the fuzzer builds no regions; compiled vs interpreter in "
+       "tests/unit/test_control_flow.py (stacks: tests/unit/test_compiled_ops.py)"
        for op in pd.CONTROL_OPS},
 }
 """Ops deliberately not fuzzed, with the reason and where they are tested instead."""

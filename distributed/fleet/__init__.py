@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pullback.distributed.env import (
+from pullback.runtime.process_group import (
     get_rank,
     get_world_size,
     init_parallel_env,

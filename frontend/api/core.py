@@ -61,6 +61,13 @@ class _EagerNamespace:
 
         return Tensor
 
+    @staticmethod
+    def _add_backward_final_hook(hook: Any) -> None:
+        """Call `hook()` once, at the end of the next eager backward."""
+        from pullback.frontend.autograd import add_backward_final_hook
+
+        add_backward_final_hook(hook)
+
 
 eager = _EagerNamespace()
 

@@ -5,7 +5,8 @@
 
 from __future__ import annotations
 
-from pullback.frontend import clip, framework, initializer, optimizer, param_attr, regularizer, unique_name
+from pullback.frontend import clip, initializer, optimizer, param_attr, regularizer, unique_name
+from pullback.frontend.api import base_framework as framework
 from pullback.frontend.api import core, dygraph, registry
 from pullback.frontend.api import fluid_layers as layers
 from pullback.frontend.api.device import is_compiled_with_cuda

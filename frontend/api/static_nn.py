@@ -4,8 +4,19 @@ op families' `STATIC_NN` exports."""
 from __future__ import annotations
 
 from pullback.frontend.api import registry
-from pullback.frontend.layers import batch_norm, conv2d, conv2d_transpose, create_parameter, embedding, fc
+from pullback.frontend.layers import (
+    batch_norm,
+    conv2d,
+    conv2d_transpose,
+    create_parameter,
+    embedding,
+    fc,
+    layer_norm,
+)
 
 globals().update({k: v for k, v in registry.static_nn().items() if k not in globals()})
 
-__all__ = ["batch_norm", "conv2d", "conv2d_transpose", "create_parameter", "embedding", "fc", *registry.static_nn()]
+__all__ = [
+    "batch_norm", "conv2d", "conv2d_transpose", "create_parameter", "embedding", "fc", "layer_norm",
+    *registry.static_nn(),
+]

@@ -392,10 +392,22 @@ OPERATORS: dict[str, Callable[..., Any]] = {
     "__ge__": lambda self, other: greater_equal(self, other),
     "__lt__": lambda self, other: less_than(self, other),
     "__le__": lambda self, other: less_equal(self, other),
+    "__eq__": lambda self, other: _compare(equal, self, other),
+    "__ne__": lambda self, other: _compare(not_equal, self, other),
 }
-"""Python operators of Variables/Tensors.  `__eq__`/`__ne__`/`__hash__` are left
-alone on purpose: Variables live in sets and dicts (use `paddle.equal`); `@` belongs
-to the nn family."""
+"""Python operators of Variables/Tensors.  `==`/`!=` compare elementwise as in Paddle
+(`(pred == label).astype("float32").mean()`, `cond(i == 0, ...)`), against a
+Tensor/Variable, a number or an array; anything else (None, a string) compares by
+identity.  `__hash__` stays identity-based, so Variables still live in sets and dicts;
+inside pullback, membership tests on lists of tensors must use identity.  `@`
+belongs to the nn family."""
+
+
+def _compare(fn: Callable[..., Any], x: Any, y: Any) -> Any:
+    """`fn(x, y)` for operands Paddle compares elementwise, else NotImplemented."""
+    if y is None or not (is_scalar(y) or hasattr(y, "shape")):
+        return NotImplemented
+    return fn(x, y)
 
 
 def install_operators(cls: type) -> None:

@@ -34,14 +34,12 @@ def static(request: pytest.FixtureRequest) -> Iterator[tuple[Program, Callable[.
 def dynamic_mode() -> Iterator[None]:
     """Eager mode, fresh names, and `paddle.seed` undone afterwards."""
     from pullback.frontend.framework import default_main_program, default_startup_program
-    from pullback.frontend.nn_layers import EAGER_SEEDS
     from pullback.frontend.random import default_generator
 
     programs = [default_main_program(), default_startup_program()]
     seeds = [p.random_seed for p in programs]
     state = default_generator().get_state()
     core.disable_static()
-    EAGER_SEEDS.reset()
     with unique_name.guard():
         yield
     core.disable_static()

@@ -477,3 +477,33 @@ def test_seed_seeds_the_generator_not_the_programs():
     assert paddle.static.default_main_program().random_seed == before
     with pytest.raises(ValueError, match="non-negative int"):
         paddle.seed(-1)
+
+
+def test_equality_operators_compare_elementwise_as_in_paddle() -> None:
+    """`==`/`!=` give bool tensors (static Variables and eager Tensors), so Paddle's
+    accuracy idiom and `cond(i == 0, ...)` work; None and other objects compare by
+    identity, and hashing stays by identity."""
+    paddle.disable_static()
+    try:
+        pred = paddle.to_tensor([[0.1, 0.9], [0.8, 0.2], [0.3, 0.7]]).argmax(-1)
+        label = paddle.to_tensor([1, 1, 1])
+        eq = pred == label
+        assert eq.dtype == paddle.bool
+        np.testing.assert_array_equal(eq.numpy(), [True, False, True])
+        np.testing.assert_array_equal((pred != 1).numpy(), [False, True, False])
+        assert float((pred == label).astype("float32").mean()) == pytest.approx(2 / 3)
+        assert (label == None) is False and (label != "x") is True  # noqa: E711
+        assert {label: 1}[label] == 1 and label in [label]
+    finally:
+        paddle.enable_static()
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        i = paddle.static.data("i", [1], "int64")
+        out = paddle.static.nn.cond(
+            i == 0, lambda: paddle.full([1], 1.0, "float32"), lambda: paddle.full([1], 2.0, "float32")
+        )
+        ne = i != 0
+    exe = paddle.static.Executor(paddle.CPUPlace())
+    for v, want in ((0, 1.0), (3, 2.0)):
+        got, flag = exe.run(main, feed={"i": np.array([v])}, fetch_list=[out, ne])
+        assert got[0] == want and bool(flag[0]) == (v != 0)

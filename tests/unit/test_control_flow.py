@@ -284,6 +284,33 @@ def test_nested_while_loops(static_mode):
     _check_first_order(run)
 
 
+def _while_in_cond(x, w, p):
+    def looped():
+        i = paddle.full([1], 0, dtype="int64")
+        _, v = paddle.static.nn.while_loop(
+            lambda i, v: i < 3, lambda i, v: [i + 1, paddle.tanh(v) * w], [i, x]
+        )
+        return v * 2.0
+
+    y = paddle.static.nn.cond(p, looped, lambda: x * w)
+    return paddle.sum(y * y)
+
+
+@pytest.mark.parametrize("pv", [True, False])
+def test_while_inside_cond(static_mode, pv):
+    _, _, run = _static_grads(_while_in_cond, {"p": np.array([pv])}, order=2)
+    v = X
+    for _ in range(3):
+        v = np.tanh(v) * W
+    y = 2.0 * v if pv else X * W
+    assert float(run(X, W)[0]) == pytest.approx(float((y * y).sum()))
+    _check_first_order(run)
+    ddx = run(X, W)[3]
+    np.testing.assert_allclose(
+        ddx, _fd(lambda u: float((run(u, W)[1] ** 2).sum()), X), rtol=1e-5, atol=1e-7
+    )
+
+
 def test_while_second_order(static_mode):
     _, _, run = _static_grads(_counted_loss, {"n": np.array([3], np.int64)}, order=2)
     ddx = run(X, W)[3]
@@ -461,6 +488,70 @@ def test_compiled_loop_serves_every_batch_size(static_mode):
             assert a.shape == b.shape
             np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
     assert backend.compiles == 1
+
+
+def test_compiled_loop_whose_state_grows(static_mode):
+    """A carried value of dynamic length that grows each iteration: its size is
+    carried at run time; a value computed from it is fetched natively, the value
+    itself (whose shape only the run decides) runs on the interpreter, saying why."""
+    x = paddle.static.data("x", [-1], "float64")
+    (r,) = paddle.static.nn.while_loop(
+        lambda v: paddle.sum(v) < 20.0, lambda v: [paddle.concat([v, v[:1] * 2.0])], [x]
+    )
+    total = paddle.sum(r * r) + paddle.mean(r)
+    for xv in (np.array([1.0, 2.0]), np.array([3.0, 1.0, 0.5]), np.array([30.0])):
+        v = xv
+        while v.sum() < 20.0:
+            v = np.concatenate([v, v[:1] * 2.0])
+        (got,) = _run_both(feed={"x": xv}, fetch_list=[total])
+        assert float(got) == pytest.approx(float((v * v).sum() + v.mean()))
+    with pytest.warns(UserWarning, match="cannot lower a fetch of 'while_0.tmp_0'"):
+        (rv,) = _compiled().run(feed={"x": np.array([1.0, 2.0])}, fetch_list=[r])
+    np.testing.assert_array_equal(rv, [1.0] + [2.0] * 10)
+
+
+def test_cond_with_layers_in_its_branches_trains_compiled():
+    """Paddle's TestCondBackward pattern: each branch builds its own fc layer; SGD
+    updates the parameters of the branch taken, natively, as the interpreter does."""
+    losses = {}
+    for backend in ("interpreter", "compiled"):
+        paddle.enable_static()
+        main, startup = paddle.static.Program(), paddle.static.Program()
+        scope = paddle.static.Scope()
+        try:
+            with paddle.static.program_guard(main, startup), paddle.utils.unique_name.guard(), \
+                    paddle.static.scope_guard(scope):
+                x = paddle.static.data("x", [4, 3], "float32")
+                i = paddle.static.data("i", [1], "int64")
+                y = paddle.static.nn.cond(
+                    paddle.equal(i, paddle.full([1], 0, "int64")),
+                    lambda x=x: paddle.static.nn.fc(x, 2),
+                    lambda x=x: paddle.static.nn.fc(paddle.tanh(x), 2),
+                )
+                loss = paddle.mean(y * y)
+                paddle.optimizer.SGD(0.1).minimize(loss)
+                exe = _interp() if backend == "interpreter" else _compiled()
+                exe.run(startup)
+                for k, prm in enumerate(sorted(p.name for p in main.all_parameters())):
+                    t = scope.find_var(prm).get_tensor()
+                    t.set(np.random.default_rng(k).normal(size=t.numpy().shape).astype(np.float32))
+                losses[backend] = [
+                    float(exe.run(main, feed={"x": np.full((4, 3), 0.1 * (it + 1), np.float32),
+                                              "i": np.array([it % 2])}, fetch_list=[loss])[0])
+                    for it in range(4)
+                ]
+        finally:
+            paddle.disable_static()
+    np.testing.assert_allclose(losses["compiled"], losses["interpreter"], rtol=1e-5)
+
+
+def test_host_only_op_inside_a_branch_is_named_by_the_fallback(static_mode):
+    x = paddle.static.data("x", [3], "float32")
+    p = paddle.static.data("p", [1], "bool")
+    y = paddle.static.nn.cond(p, lambda: x + paddle.rand([3]), lambda: x)
+    with pytest.warns(UserWarning, match="cannot lower 'pd.uniform_random' to native code: random"):
+        (out,) = _compiled().run(feed={"x": np.ones(3, np.float32), "p": np.array([False])}, fetch_list=[y])
+    np.testing.assert_array_equal(out, np.ones(3, np.float32))
 
 
 def test_gpu_lowering_rejects_control_flow_by_name(static_mode):

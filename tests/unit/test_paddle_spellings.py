@@ -156,3 +156,31 @@ def test_compiled_program_and_device_guard_run_the_program():
         assert float(out) == 12.0
     finally:
         paddle.disable_static() if was_dynamic else paddle.enable_static()
+
+
+def test_static_nn_layer_norm():
+    was_dynamic = fcore.in_dynamic_mode()
+    paddle.enable_static()
+    try:
+        main, start = paddle.static.Program(), paddle.static.Program()
+        with paddle.static.program_guard(main, start), paddle.utils.unique_name.guard(), \
+                paddle.static.scope_guard(paddle.static.Scope()):
+            x = paddle.static.data("x", [4, 3, 5], "float64")
+            y = paddle.static.nn.layer_norm(x, begin_norm_axis=2, act="relu")
+            z = paddle.static.nn.layer_norm(x, scale=False, epsilon=0.5)
+            assert [p.name for p in main.all_parameters()] == [
+                "layer_norm_0.w_0", "layer_norm_0.b_0", "layer_norm_1.b_0"]
+            assert [p.shape for p in main.all_parameters()] == [[5], [5], [15]]
+            with pytest.raises(ValueError, match="begin_norm_axis"):
+                paddle.static.nn.layer_norm(x, begin_norm_axis=3)
+            exe = paddle.static.Executor(paddle.CPUPlace())
+            exe.run(start)
+            xv = np.random.default_rng(0).random((4, 3, 5))
+            got_y, got_z = exe.run(main, feed={"x": xv}, fetch_list=[y, z])
+        m, v = xv.mean(-1, keepdims=True), xv.var(-1, keepdims=True)
+        np.testing.assert_allclose(got_y, np.maximum((xv - m) / np.sqrt(v + 1e-5), 0), rtol=1e-10)
+        flat = xv.reshape(4, -1)
+        want_z = (flat - flat.mean(1, keepdims=True)) / np.sqrt(flat.var(1, keepdims=True) + 0.5)
+        np.testing.assert_allclose(got_z, want_z.reshape(4, 3, 5), rtol=1e-10)
+    finally:
+        paddle.disable_static() if was_dynamic else paddle.enable_static()

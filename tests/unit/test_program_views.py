@@ -46,15 +46,16 @@ def test_forward_ops_have_paddle_types_slots_and_attrs(programs):
     ops = main.global_block().ops
     types = [op.type for op in ops]
     assert "data" not in types and "parameter" not in types  # variables, not operators
-    assert types[:2] == ["matmul", "elementwise_add"]
-    assert "matmul" in types and "relu" in types and types[-1] == "mean"
+    # Paddle's types: static fc multiplies with `mul`, paddle.mean is `reduce_mean`.
+    assert types[:2] == ["mul", "elementwise_add"]
+    assert "relu" in types and types[-1] == "reduce_mean"
     add = next(op for op in ops if op.type == "elementwise_add")
     assert add.input_names == ["X", "Y"] and add.output_names == ["Out"]
     assert add.input("Y") == ["fc_0.b_0"] and add.output("Out") == ["fc_0.tmp_1"]
     assert add.input_arg_names == ["fc_0.tmp_0", "fc_0.b_0"]
     assert add.has_attr("axis") and add.attr("axis") == 1 and not add.has_attr("scale")
     assert add.desc.type() == "elementwise_add" and add.desc.input("X") == ["fc_0.tmp_0"]
-    assert loss.op.type == "mean" and loss.op.output("Out") == [loss.name]
+    assert loss.op.type == "reduce_mean" and loss.op.output("Out") == [loss.name]
     assert main.global_block().ops[add.idx] == add
     with pytest.raises(ValueError, match="no input slot 'Z'"):
         add.input("Z")
@@ -70,7 +71,18 @@ def test_minimize_lists_gradient_and_update_ops(programs):
     assert "backward" not in types  # the region's gradient ops are listed instead
     assert types.count("sgd") == 4
     first_sgd = types.index("sgd")
-    assert "matmul" in types[types.index("mean") + 1 : first_sgd]  # gradient matmuls
+    # Paddle's gradient operators, one per forward op in reverse order (the seed
+    # fill first, then the `<type>_grad` ops), whatever pd ops implement them.
+    forward = types[: types.index("reduce_mean") + 1]
+    grads = types[len(forward) + 1 : first_sgd]
+    assert types[len(forward)] == "fill_any_like"
+    assert grads == [t + "_grad" for t in reversed(forward)]
+    last = first_sgd - 1  # the first fc's mul_grad: x is a feed, so only Y@GRAD
+    mul_grad = main.global_block().ops[last]
+    assert mul_grad.input("X") == ["x"] and mul_grad.input("Y") == ["fc_0.w_0"]
+    assert mul_grad.output_names == ["Y@GRAD"] and mul_grad.output("Y@GRAD") == ["fc_0.w_0@GRAD"]
+    assert mul_grad.input_names == ["X", "Y", "Out@GRAD"]
+    assert mul_grad.attr("transpose_y") is False and mul_grad.idx == last
     # Updates in parameter-name order (Paddle sorts them): fc_0.b_0 comes first.
     sgd = next(op for op in main.global_block().ops if op.type == "sgd")
     assert sgd.input("Param") == ["fc_0.b_0"] and sgd.input("Grad") == ["fc_0.b_0@GRAD"]

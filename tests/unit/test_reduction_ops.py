@@ -208,7 +208,7 @@ def test_frontend_reductions(static):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6, err_msg=f"output #{k}")
     assert got[7].dtype == np.int64 and got[8].dtype == np.int64  # Paddle sums bool/int32 in int64
     assert got[5].dtype == np.float64 and got[18].dtype == np.float64
-    assert outs[0].op.type == "mean" and outs[0].shape == []
+    assert outs[0].op.type == "reduce_mean" and outs[0].shape == []  # Paddle's type for paddle.mean
     assert outs[0].name == "mean_0.tmp_0"
 
 
