@@ -1511,7 +1511,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"{stats.programs} programs ({sum(stats.ops.values())} ops, {len(stats.ops)} kinds) in {dt:.0f} s; "
           f"{stats.fd_checked} gradient elements checked against finite differences "
           f"({stats.fd_skipped} at kinks skipped); {len(stats.failures)} failures")
-    never = sorted(t.name for t in SPECS if t.name not in stats.ops)
+    never = sorted(t.name for t in (ops or SPECS) if t.name not in stats.ops)
     if never and not args.seed:
         print(f"ops not drawn in this run: {', '.join(never)}")
     return 1 if stats.failures else 0
