@@ -23,6 +23,9 @@ from pullback.frontend.framework import Variable, default_main_program
 
 _static_mode = False
 _eager_apply: Callable[..., Any] | None = None
+_capture: Callable[[Any], Any] | None = None
+"""While `paddle.jit.to_static` traces a function: turns an eager Tensor that an op
+of the traced program reads (a parameter, a captured constant) into a Variable."""
 
 
 def in_dynamic_mode() -> bool:
@@ -46,6 +49,58 @@ def set_eager_apply(fn: Callable[..., Any]) -> None:
     """Install eager mode's implementation of `apply`."""
     global _eager_apply
     _eager_apply = fn
+
+
+_seed_source: Callable[[], Any] | None = None
+
+
+def set_seed_source(fn: Callable[[], Any] | None) -> Callable[[], Any] | None:
+    """While `paddle.jit.to_static` traces: a function giving a fresh seed input
+    (an int64 Variable fed anew at every call of the traced program), so that
+    random ops such as dropout draw a new mask per call as in dynamic mode.
+    Returns the previous source."""
+    global _seed_source
+    old, _seed_source = _seed_source, fn
+    return old
+
+
+def traced_seed() -> Any:
+    """A per-call seed Variable when a to_static trace is running, else None."""
+    return None if _seed_source is None else _seed_source()
+
+
+def _from_other_program(x: Variable, op: str) -> Variable:
+    """A Variable of another program, as the current program names it (Paddle
+    resolves variables by name): a parameter of a Layer built elsewhere becomes a
+    `pd.parameter` of the same name here (its value lives in the scope)."""
+    program = default_main_program()
+    block = program.global_block()
+    value = program._lookup(x.name)
+    if value is not None:
+        return block.wrap(value)
+    owner = x.value.owner
+    if isinstance(owner, pd.ParameterOp):
+        new = pd.ParameterOp.make(x.name, list(pd.shape_of(owner.out.type)), pd.dtype_name(pd.elem_of(owner.out.type)),
+                                  trainable=bool(owner.trainable.value.data))
+        block.append(new)
+        var = block.wrap(new.out)
+        for attr in ("optimize_attr", "regularizer", "need_clip", "do_model_average"):
+            if hasattr(x, attr):
+                setattr(var, attr, getattr(x, attr))
+        return var
+    raise ValueError(
+        f"{op}: input '{x.name}' is a variable of another program, and the current program has no "
+        "variable of that name (build the ops inside the same program_guard)"
+    )
+
+
+def set_capture(fn: Callable[[Any], Any] | None) -> Callable[[Any], Any] | None:
+    """Install how static `apply` turns non-Variable inputs (eager Tensors read by
+    a function `paddle.jit.to_static` traces) into Variables; returns the previous
+    hook (None: such inputs are an error)."""
+    global _capture
+    old, _capture = _capture, fn
+    return old
 
 
 def output_names(prefix: str, name: str | None, count: int) -> list[str]:
@@ -74,6 +129,8 @@ def apply(
     if in_dynamic_mode():
         assert _eager_apply is not None, "importing pullback.frontend installs eager mode"
         return _eager_apply(op_cls, inputs, prefix=prefix, name=name, **props)
+    if _capture is not None:
+        inputs = [x if isinstance(x, Variable) else _capture(x) for x in inputs]
     for i, x in enumerate(inputs):
         if not isinstance(x, Variable):
             raise TypeError(
@@ -82,6 +139,7 @@ def apply(
             )
     program = default_main_program()
     block = program.global_block()
+    inputs = [x if x.block.program is program else _from_other_program(x, op_cls.name) for x in inputs]
     try:
         op = op_cls.make(*[x.value for x in inputs], **props)
     except VerifyException as e:

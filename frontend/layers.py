@@ -745,8 +745,114 @@ def layer_norm(
     return _activation(out, act, base, api)
 
 
+
+def _channel_params(api: str, base: str, channels: int, dtype: str, param_attr: Any, bias_attr: Any) -> tuple[Any, Any]:
+    """A normalization's per-channel scale `<base>.w_0` (ones) and shift `<base>.b_0`
+    (zeros); an attr of False leaves that one out, as in Paddle."""
+    if channels < 0:
+        raise ValueError(f"{api}: the channel dimension of input must be static")
+    attr, battr = ParamAttr._to_attr(param_attr), ParamAttr._to_attr(bias_attr)
+    scale = None if attr is False else create_parameter_var(base, "w", [channels], dtype, attr, Constant(1.0))
+    shift = None if battr is False else create_parameter_var(base, "b", [channels], dtype, battr, Constant(0.0))
+    return scale, shift
+
+
+def group_norm(
+    input: Variable,
+    groups: int,
+    epsilon: float = 1e-05,
+    param_attr: Any = None,
+    bias_attr: Any = None,
+    act: str | None = None,
+    data_layout: str = "NCHW",
+    name: str | None = None,
+) -> Variable:
+    """Group normalization (`paddle.static.nn.group_norm`): the channels split into
+    `groups`, each normalized over its channels and spatial positions, then a learned
+    per-channel scale (ones) and shift (zeros); `act` applied last."""
+    api = "group_norm"
+    require_static(api)
+    _check_variable(api, "input", input)
+    norm.check_float_tensor(api, "input", input)
+    if data_layout not in ("NCHW", "NHWC"):
+        raise ValueError(f"{api}: data_layout must be 'NCHW' or 'NHWC', got {data_layout!r}")
+    base = name or unique_name.generate("group_norm")
+    channels = input.shape[1] if data_layout == "NCHW" else input.shape[-1]
+    scale, shift = _channel_params(api, base, channels, input.dtype, param_attr, bias_attr)
+    out = norm.group_norm(input, groups, float(epsilon), scale, shift, data_format=data_layout)
+    return _activation(out, act, base, api)
+
+
+def instance_norm(
+    input: Variable,
+    epsilon: float = 1e-05,
+    param_attr: Any = None,
+    bias_attr: Any = None,
+    name: str | None = None,
+) -> Variable:
+    """Instance normalization (`paddle.static.nn.instance_norm`) of an NC* input: each
+    channel of each sample over its spatial positions, then a learned per-channel
+    scale (ones) and shift (zeros)."""
+    api = "instance_norm"
+    require_static(api)
+    _check_variable(api, "input", input)
+    norm.check_float_tensor(api, "input", input)
+    if len(input.shape) < 3:
+        raise ValueError(f"{api}: input must have at least 3 dimensions (N, C, ...), got shape {list(input.shape)}")
+    base = name or unique_name.generate("instance_norm")
+    scale, shift = _channel_params(api, base, input.shape[1], input.dtype, param_attr, bias_attr)
+    return norm.instance_norm(input, weight=scale, bias=shift, eps=float(epsilon))
+
+
+def prelu(
+    x: Variable,
+    mode: str,
+    param_attr: Any = None,
+    data_format: str = "NCHW",
+    name: str | None = None,
+) -> Variable:
+    """PReLU (`paddle.static.nn.prelu`) with a learned slope `alpha` (0.25): one for
+    `mode='all'`, one per channel for `'channel'`, one per element of a sample for
+    `'element'`."""
+    from pullback.frontend.ops.activation import prelu as prelu_op
+
+    api = "prelu"
+    require_static(api)
+    _check_variable(api, "x", x)
+    norm.check_float_tensor(api, "x", x)
+    if mode not in ("all", "channel", "element"):
+        raise ValueError(f"{api}: mode should be one of all, channel, element, got {mode!r}")
+    if data_format not in ("NC", "NCL", "NCHW", "NCDHW", "NLC", "NHWC", "NDHWC"):
+        raise ValueError(f"{api}: unknown data_format {data_format!r}")
+    base = name or unique_name.generate("prelu")
+    if mode == "all":
+        shape = [1]
+    elif mode == "channel":
+        if len(x.shape) < 2:
+            raise ValueError(f"{api}: mode='channel' needs an input with a channel dimension, got {list(x.shape)}")
+        shape = [x.shape[1] if data_format.startswith("NC") else x.shape[-1]]
+    else:
+        shape = list(x.shape[1:])
+    if any(d < 0 for d in shape):
+        raise ValueError(f"{api}: the parameter shape {shape} must be static")
+    alpha = create_parameter_var(base, "w", shape, x.dtype, ParamAttr._to_attr(param_attr), Constant(0.25))
+    if mode == "element":
+        # One slope per element of a sample: broadcast against the batch.
+        return _prelu_elementwise(x, alpha)
+    return prelu_op(x, alpha, data_format=data_format if len(x.shape) > 2 or mode == "all" else "NCHW")
+
+
+def _prelu_elementwise(x: Variable, alpha: Variable) -> Variable:
+    """`x` where positive, else `alpha * x` (alpha broadcast over the batch)."""
+    from pullback.frontend.ops import elementwise as E
+
+    return E.maximum(x, E.scale(x, 0.0)) + alpha * E.minimum(x, E.scale(x, 0.0))
+
 __all__ = [
     "add_parameter",
+    "group_norm",
+    "instance_norm",
+    "prelu",
     "batch_norm",
     "conv2d",
     "conv2d_transpose",

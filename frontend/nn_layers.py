@@ -62,6 +62,12 @@ def _is_param(value: Any) -> bool:
 # ----------------------------------------------------------------------- Layer
 
 
+FORWARD_CONVERTER: list[Callable[[Any], Callable[..., Any]] | None] = [None]
+"""While `paddle.jit.to_static` traces: maps a Layer to the forward to call (its
+`if`/`while` converted, as Paddle's dy2static converts the layers a converted
+function calls); None otherwise."""
+
+
 class Layer:
     """Base class of layers (`paddle.nn.Layer`): override `forward`; assign
     parameters (`self.create_parameter(...)`) and sublayers as attributes."""
@@ -85,6 +91,8 @@ class Layer:
         raise NotImplementedError(f"{type(self).__name__} does not define forward()")
 
     def __call__(self, *inputs: Any, **kwargs: Any) -> Any:
+        if FORWARD_CONVERTER[0] is not None:
+            return FORWARD_CONVERTER[0](self)(*inputs, **kwargs)
         return self.forward(*inputs, **kwargs)
 
     def full_name(self) -> str:

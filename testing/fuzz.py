@@ -1056,6 +1056,9 @@ EXCLUDED: dict[type[Operation], str] = {
     **{op: "control flow: the fuzzer builds no regions; compiled vs interpreter in "
        "tests/unit/test_control_flow.py (stacks: tests/unit/test_compiled_ops.py)"
        for op in pd.CONTROL_OPS},
+    **{op: "host-only call of a paddle.jit.to_static program (HOST_ONLY); its forward and backward are "
+       "checked against eager, finite differences and the interpreter in tests/unit/test_jit.py"
+       for op in (pd.RunProgramOp, pd.RunProgramGradOp)},
 }
 """Ops deliberately not fuzzed, with the reason and where they are tested instead."""
 

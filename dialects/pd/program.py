@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -444,13 +444,128 @@ class YieldOp(IRDLOperation):
     assembly_format = "($values^ `:` type($values))? attr-dict"
 
 
+# ------------------------------------------------------------ compiled sub-programs
+
+
+class ProgramFunction(Protocol):
+    """A traced and compiled program that `pd.run_program` calls (what
+    `paddle.jit.to_static` makes of a Python function).  Registered in
+    `RUN_PROGRAMS` under the key the op's `program` property names."""
+
+    n_outputs: int
+    """The leading results that are the function's outputs (they receive gradients);
+    the results after them are values its backward reads and state updates."""
+
+    @property
+    def grad_positions(self) -> Sequence[int]:
+        """The operands the outputs depend on differentiably (the only ones whose
+        gradients `run_grad` can compute; the others get none)."""
+        ...
+
+    def result_types(self, operand_types: Sequence[Attribute]) -> list[Attribute]:
+        """The op's result types for these operand types (VerifyException if they
+        do not fit the traced signature)."""
+        ...
+
+    def run(self, arrays: Sequence[Any]) -> list[Any]:
+        """The results for these operand arrays."""
+        ...
+
+    def run_grad(self, wrt: Sequence[int], arrays: Sequence[Any]) -> list[Any]:
+        """Gradients of the operands at positions `wrt`, from the operands, the
+        results and the output gradients (in that order)."""
+        ...
+
+
+RUN_PROGRAMS: dict[str, ProgramFunction] = {}
+"""Programs `pd.run_program` can call, by key (registered by `paddle.jit`)."""
+
+
+def _program(op: str, props: Mapping[str, Any]) -> ProgramFunction:
+    key = props["program"]
+    fn = RUN_PROGRAMS.get(key)
+    if fn is None:
+        raise VerifyException(
+            f"'{op}': program '{key}' is not loaded in this process (it is made by "
+            "paddle.jit.to_static)"
+        )
+    return fn
+
+
+class _RunProgramBase(PdOp, MultiResultNames):
+    """Shared checks: the op's text round-trips without its program loaded (the
+    result types are then taken as declared)."""
+
+    HOST_ONLY: ClassVar[str | None] = (
+        "it calls a separately compiled program (paddle.jit.to_static) from the host interpreter"
+    )
+
+    def verify_(self) -> None:
+        if self.prop("program") in RUN_PROGRAMS:
+            super().verify_()
+
+
+@irdl_op_definition
+class RunProgramOp(_RunProgramBase):
+    """Call a traced, compiled program (Paddle's `run_program`, what
+    `paddle.jit.to_static` runs in dynamic mode): the operands are the function's
+    tensor inputs and the parameters it reads; the results are its outputs, then
+    the forward values its backward reads and the new values of state it updates.
+
+    ```mlir
+    %y, %h = pd.run_program %x, %w {program = "forward_0"} : (tensor<4x3xf32>, tensor<3x2xf32>) -> (tensor<4x2xf32>, tensor<4x2xf32>)
+    ```
+    """
+
+    name = "pd.run_program"
+    xs = var_operand_def(TensorType)
+    outs = var_result_def(TensorType)
+    program = prop_def(StringAttr)
+    names = opt_prop_def(ArrayAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$xs attr-dict `:` functional-type($xs, $outs)"
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        return _program(cls.name, props).result_types(operand_types)
+
+
+@irdl_op_definition
+class RunProgramGradOp(_RunProgramBase):
+    """The backward of a `pd.run_program`: the gradients of the operands at
+    positions `wrt`, from the forward operands, the forward results and the
+    gradients of the function's outputs (in that order).
+
+    ```mlir
+    %dw = pd.run_program_grad %x, %w, %y, %h, %dy {program = "forward_0", wrt = array<i64: 1>} : (...) -> tensor<3x2xf32>
+    ```
+    """
+
+    name = "pd.run_program_grad"
+    xs = var_operand_def(TensorType)
+    outs = var_result_def(TensorType)
+    program = prop_def(StringAttr)
+    wrt = prop_def(DenseArrayBase)
+    names = opt_prop_def(ArrayAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$xs attr-dict `:` functional-type($xs, $outs)"
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        _program(cls.name, props)
+        wrt = list(props["wrt"])
+        if any(not 0 <= i < len(operand_types) for i in wrt):
+            raise VerifyException(f"'{cls.name}': wrt {wrt} out of range")
+        return [operand_types[i] for i in wrt]
+
+
 def _segments(*sizes: int) -> Attribute:
     from xdsl.dialects.builtin import DenseArrayBase, i32
 
     return DenseArrayBase.from_list(i32, list(sizes))
 
 
-PROGRAM_OPS = [
+PROGRAM_OPS: list[type[Operation]] = [
     DataOp,
     ParameterOp,
     FetchOp,
@@ -461,6 +576,8 @@ PROGRAM_OPS = [
     TruncatedGaussianRandomOp,
     BackwardOp,
     YieldOp,
+    RunProgramOp,
+    RunProgramGradOp,
 ]
 
 STRUCTURAL_OPS: tuple[type[Operation], ...] = (DataOp, ParameterOp, FetchOp, BackwardOp, YieldOp)

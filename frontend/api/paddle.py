@@ -45,6 +45,7 @@ __getattr__, __dir__ = registry.lazy_attributes(
         "save": "pullback.frontend.serialization:save",
         "load": "pullback.frontend.serialization:load",
         "summary": "pullback.frontend.summary:summary",
+        "Model": "pullback.frontend.hapi.model:Model",
         "DataParallel": "pullback.distributed.parallel:DataParallel",
     },
 )

@@ -11,12 +11,16 @@ from pullback.frontend.layers import (
     create_parameter,
     embedding,
     fc,
+    group_norm,
+    instance_norm,
     layer_norm,
+    prelu,
 )
 
 globals().update({k: v for k, v in registry.static_nn().items() if k not in globals()})
 
 __all__ = [
-    "batch_norm", "conv2d", "conv2d_transpose", "create_parameter", "embedding", "fc", "layer_norm",
+    "batch_norm", "conv2d", "conv2d_transpose", "create_parameter", "embedding", "fc", "group_norm",
+    "instance_norm", "layer_norm", "prelu",
     *registry.static_nn(),
 ]

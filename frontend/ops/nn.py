@@ -22,7 +22,7 @@ import numpy as np
 from pullback.dialects import pd
 from pullback.dialects.pd.nn import DROPOUT_IMPLEMENTATIONS
 from pullback.frontend import unique_name
-from pullback.frontend.core import apply, in_dynamic_mode
+from pullback.frontend.core import apply, in_dynamic_mode, traced_seed
 from pullback.frontend.framework import default_main_program
 from pullback.frontend.ops.elementwise import check_float_tensor, check_tensor, is_scalar
 from pullback.frontend.ops.shape import squeeze, transpose, unsqueeze
@@ -604,6 +604,10 @@ def _dropout(fn: str, x: Any, p: Any, is_test: bool, seed: int | None, mode: str
         seed_t = Tensor._new(np.array(value, np.int64), None, 0, True)
         return apply(pd.DropoutOp, [x, seed_t], prefix="dropout", name=name, **props)
     base = name or unique_name.generate("dropout")
+    per_call = traced_seed() if seed is None and not is_test else None
+    if per_call is not None:
+        # A paddle.jit.to_static trace: a new mask per call, as in dynamic mode.
+        return apply(pd.DropoutOp, [x, per_call], prefix="dropout", name=base, **props)
     return apply(pd.DropoutOp, [x], prefix="dropout", name=base, seed=_static_dropout_seed(base, seed),
                  **props)
 

@@ -4,10 +4,54 @@
 (this is what lets rules build runtime-shaped constants from forward values).
 """
 
+from collections.abc import Sequence
+
 from pullback.dialects import pd
-from pullback.passes.vjp import non_differentiable
+from pullback.dialects.pd.base import elem_of, is_float
+from pullback.passes.autodiff import AutodiffError
+from pullback.passes.vjp import non_differentiable, vjp
+from pullback.passes.vjp.builder import VjpBuilder
+from xdsl.ir import Operation, SSAValue
 
 non_differentiable(
     pd.FillConstantOp, pd.FillAnyLikeOp, pd.UniformRandomOp, pd.GaussianRandomOp,
     pd.TruncatedGaussianRandomOp,
 )
+
+
+@vjp(pd.RunProgramOp)
+def run_program_vjp(b: VjpBuilder, op: Operation, grads: list[SSAValue | None]) -> Sequence[SSAValue | None]:
+    """One `pd.run_program_grad` computing the gradients of the varied float
+    operands (the called program's own backward, built by the autodiff pass when
+    the function was traced).  Outputs that received no gradient are seeded with
+    zeros; the hidden results (saved values, state updates) carry none."""
+    assert isinstance(op, pd.RunProgramOp)
+    fn = pd.RUN_PROGRAMS[op.prop("program")]
+    reachable = set(fn.grad_positions)
+    wrt = [
+        i for i, x in enumerate(op.operands)
+        if i in reachable and is_float(elem_of(x.type)) and (b.varied is None or x in b.varied)
+    ]
+    if not wrt:
+        return [None] * len(op.operands)
+    n_out = fn.n_outputs
+    seeds = [g if g is not None else b.full_like(r, 0.0) for r, g in zip(op.results[:n_out], grads)]
+    outs = b.emit_multi(
+        pd.RunProgramGradOp, *op.operands, *op.results, *seeds, program=op.prop("program"), wrt=wrt
+    )
+    by_pos = dict(zip(wrt, outs))
+    return [by_pos.get(i) for i in range(len(op.operands))]
+
+
+# Gradients of gradients through a compiled function are not available yet: the
+# autodiff pass reports the op by name instead of computing a wrong value.
+
+
+@vjp(pd.RunProgramGradOp)
+def run_program_grad_vjp(b: VjpBuilder, op: Operation, grads: list[SSAValue | None]) -> Sequence[SSAValue | None]:
+    """Second derivatives through a `to_static` function are not supported yet:
+    an error naming the op rather than a silently wrong (zero) gradient."""
+    raise AutodiffError(
+        "'pd.run_program_grad': second derivatives through a paddle.jit.to_static "
+        "function are not supported; differentiate the dygraph function instead", op
+    )

@@ -3,7 +3,7 @@
 import numpy as np
 
 from pullback.dialects import pd
-from pullback.runtime.interpreter import kernel, np_dtype
+from pullback.runtime.interpreter import InterpreterError, kernel, np_dtype
 
 
 @kernel(pd.FillConstantOp)
@@ -39,3 +39,26 @@ def truncated_gaussian_random(op: pd.TruncatedGaussianRandomOp) -> np.ndarray:
         out[bad] = rng.normal(0.0, 1.0, size=int(bad.sum()))
         bad = (out < a) | (out > b)
     return mean + std * out
+
+
+def _called(op: pd.RunProgramOp | pd.RunProgramGradOp) -> pd.ProgramFunction:
+    key = op.prop("program")
+    fn = pd.RUN_PROGRAMS.get(key)
+    if fn is None:
+        raise InterpreterError(
+            f"'{op.name}': program '{key}' is not loaded (the paddle.jit.to_static function or "
+            "jit.load layer that made it was deleted, or this IR comes from another process)"
+        )
+    return fn
+
+
+@kernel(pd.RunProgramOp)
+def run_program(op: pd.RunProgramOp, *xs: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The called program's results (it runs on its own, compiled, backend)."""
+    return tuple(_called(op).run(xs))
+
+
+@kernel(pd.RunProgramGradOp)
+def run_program_grad(op: pd.RunProgramGradOp, *xs: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The called program's backward: gradients of the operands `wrt` names."""
+    return tuple(_called(op).run_grad(list(op.prop("wrt")), xs))

@@ -31,6 +31,20 @@ def static(request: pytest.FixtureRequest) -> Iterator[tuple[Program, Callable[.
 
 
 @pytest.fixture
+def static_programs() -> Iterator[tuple[Program, Program]]:
+    """Static mode with fresh main/start-up programs (made current), names and global
+    scope; yields (main, startup) and restores the previous mode afterwards."""
+    from pullback.runtime.scope import Scope, scope_guard
+
+    was_dynamic = core.in_dynamic_mode()
+    core.enable_static()
+    main, startup = Program(), Program()
+    with program_guard(main, startup), unique_name.guard(), scope_guard(Scope()):
+        yield main, startup
+    core.disable_static() if was_dynamic else core.enable_static()
+
+
+@pytest.fixture
 def dynamic_mode() -> Iterator[None]:
     """Eager mode, fresh names, and `paddle.seed` undone afterwards."""
     from pullback.frontend.framework import default_main_program, default_startup_program

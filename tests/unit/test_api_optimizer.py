@@ -12,19 +12,12 @@ import pytest
 
 import pullback as paddle
 from pullback import fluid
-from pullback.frontend import core
 
 
 @pytest.fixture(autouse=True)
-def programs():
-    """Fresh static programs, names and global scope; the previous mode restored."""
-    was_dynamic = core.in_dynamic_mode()
-    paddle.enable_static()
-    main, startup = paddle.static.Program(), paddle.static.Program()
-    with paddle.static.program_guard(main, startup), paddle.utils.unique_name.guard(), \
-            paddle.static.scope_guard(paddle.static.Scope()):
-        yield main, startup
-    paddle.disable_static() if was_dynamic else paddle.enable_static()
+def programs(static_programs):
+    """Fresh static programs, names and scope (`conftest.static_programs`)."""
+    return static_programs
 
 
 def _regression(lr_mult: float = 1.0):

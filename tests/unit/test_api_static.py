@@ -18,20 +18,13 @@ import pytest
 
 import pullback as paddle
 from pullback import fluid
-from pullback.frontend import core
 from pullback.frontend.api import registry
 
 
 @pytest.fixture(autouse=True)
-def static_programs():
-    """Fresh main/startup programs, names and scope; the previous mode restored."""
-    was_dynamic = core.in_dynamic_mode()
-    paddle.enable_static()
-    main, startup = paddle.static.Program(), paddle.static.Program()
-    with paddle.static.program_guard(main, startup), paddle.utils.unique_name.guard(), \
-            paddle.static.scope_guard(paddle.static.Scope()):
-        yield main, startup
-    paddle.disable_static() if was_dynamic else paddle.enable_static()
+def static_programs(static_programs):
+    """Fresh static programs, names and scope (`conftest.static_programs`)."""
+    return static_programs
 
 
 def _ops(program) -> list[str]:
@@ -507,3 +500,30 @@ def test_equality_operators_compare_elementwise_as_in_paddle() -> None:
     for v, want in ((0, 1.0), (3, 2.0)):
         got, flag = exe.run(main, feed={"i": np.array([v])}, fetch_list=[out, ne])
         assert got[0] == want and bool(flag[0]) == (v != 0)
+
+
+def test_static_nn_group_norm_instance_norm_prelu() -> None:
+    """The static layers create Paddle's parameters (shapes, initial values, names)
+    and compute the reference formulas."""
+    x = paddle.static.data("x", [None, 4, 3, 3], "float32")
+    g = paddle.static.nn.group_norm(x, groups=2, act="relu")
+    i = paddle.static.nn.instance_norm(x, param_attr=False)
+    pa, pc, pe = (paddle.static.nn.prelu(x, m) for m in ("all", "channel", "element"))
+    params = {p.name: p.shape for p in paddle.static.default_main_program().all_parameters()}
+    assert params == {"group_norm_0.w_0": [4], "group_norm_0.b_0": [4], "instance_norm_0.b_0": [4],
+                      "prelu_0.w_0": [1], "prelu_1.w_0": [4], "prelu_2.w_0": [4, 3, 3]}
+    with pytest.raises(ValueError, match="mode should be one of all, channel, element"):
+        paddle.static.nn.prelu(x, "rows")
+    exe = paddle.static.Executor(paddle.CPUPlace())
+    exe.run(paddle.static.default_startup_program())
+    xv = np.random.default_rng(0).standard_normal((2, 4, 3, 3)).astype("float32")
+    outs = exe.run(feed={"x": xv}, fetch_list=[g, i, pa, pc, pe])
+
+    def normalized(groups: int) -> np.ndarray:
+        m = xv.reshape(2, groups, -1)
+        return ((m - m.mean(-1, keepdims=True)) / np.sqrt(m.var(-1, keepdims=True) + 1e-5)).reshape(xv.shape)
+
+    np.testing.assert_allclose(outs[0], np.maximum(normalized(2), 0), atol=1e-5)
+    np.testing.assert_allclose(outs[1], normalized(4), atol=1e-5)
+    for o in outs[2:]:
+        np.testing.assert_allclose(o, np.where(xv > 0, xv, 0.25 * xv), rtol=1e-6)

@@ -7,20 +7,13 @@ from __future__ import annotations
 import numpy as np
 import pullback as paddle
 import pytest
-from pullback.frontend import core
 from pullback.frontend.operator import slot_name
 
 
 @pytest.fixture(autouse=True)
-def programs():
-    """Fresh static programs, names and scope; the previous mode restored."""
-    was_dynamic = core.in_dynamic_mode()
-    paddle.enable_static()
-    main, startup = paddle.static.Program(), paddle.static.Program()
-    with paddle.static.program_guard(main, startup), paddle.utils.unique_name.guard(), \
-            paddle.static.scope_guard(paddle.static.Scope()):
-        yield main, startup
-    paddle.disable_static() if was_dynamic else paddle.enable_static()
+def programs(static_programs):
+    """Fresh static programs, names and scope (`conftest.static_programs`)."""
+    return static_programs
 
 
 def _net(dropout: bool = False):

@@ -10,21 +10,11 @@ import pullback as paddle
 import pytest
 from pullback import base
 from pullback.dialects import pd
-from pullback.frontend import core
 from pullback.testing import check_vjp, run_op
 
 RNG = np.random.default_rng(3)
 
 
-@pytest.fixture
-def static_programs():
-    was_dynamic = core.in_dynamic_mode()
-    paddle.enable_static()
-    main, startup = paddle.static.Program(), paddle.static.Program()
-    with paddle.static.program_guard(main, startup), paddle.utils.unique_name.guard(), \
-            paddle.static.scope_guard(paddle.static.Scope()):
-        yield main, startup
-    paddle.disable_static() if was_dynamic else paddle.enable_static()
 
 
 # ------------------------------------------------------------ squared_l2_norm

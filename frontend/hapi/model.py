@@ -1,0 +1,471 @@
+"""`paddle.Model`: Paddle's high-level training API over a Layer.
+
+`Model(network, inputs, labels)`; `prepare(optimizer, loss, metrics)`; then
+`fit`/`evaluate`/`predict` over Datasets or DataLoaders (with callbacks and
+Paddle's progress lines), or `train_batch`/`eval_batch`/`predict_batch` on one
+batch; `save`/`load` (`.pdparams` + `.pdopt`, or an inference model) and
+`summary`.  In dynamic mode the network's forward runs through
+`paddle.jit.to_static` when `inputs` are InputSpecs (one compiled program for
+every batch size), falling back to eager with a warning if the forward cannot be
+traced.  In static-graph mode (`paddle.enable_static()`, `inputs` required) each
+of train/eval/test is one static program built from the InputSpecs (the network's
+parameters are shared by name) and run by an Executor.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from pullback.dialects import pd
+from pullback.frontend import core
+from pullback.frontend.autograd import no_grad
+from pullback.frontend.eager import Tensor, to_tensor
+from pullback.frontend.hapi.callbacks import config_callbacks
+from pullback.frontend.input_spec import InputSpec
+from pullback.frontend.io import DataLoader, Dataset
+from pullback.frontend.jit.static_function import Dy2StaticError, StaticFunction
+from pullback.frontend.metric import Metric
+from pullback.frontend.nn_layers import Layer
+
+
+def _as_list(x: Any) -> list[Any]:
+    if x is None:
+        return []
+    return list(x) if isinstance(x, (list, tuple)) else [x]
+
+
+def _to_tensors(xs: Sequence[Any]) -> list[Tensor]:
+    return [x if isinstance(x, Tensor) else to_tensor(np.asarray(x)) for x in xs]
+
+
+def _numpy(x: Any) -> np.ndarray:
+    return x.numpy() if isinstance(x, Tensor) else np.asarray(x)
+
+
+class Model:
+    """A Layer with its training setup (see the module docstring)."""
+
+    def __init__(self, network: Layer, inputs: Any = None, labels: Any = None) -> None:
+        if not isinstance(network, Layer):
+            raise TypeError(f"Model: network must be a paddle.nn.Layer, got {type(network).__name__}")
+        self.network = network
+        self._static_mode = not core.in_dynamic_mode()
+        self._inputs = self._specs(inputs, "inputs")
+        self._labels = self._specs(labels, "labels")
+        if self._static_mode and not self._inputs:
+            raise ValueError("paddle.Model: 'inputs' (InputSpecs) must be given in static graph mode")
+        self._programs: dict[str, Any] = {}
+        self._optimizer: Any = None
+        self._loss: Any = None
+        self._metrics: list[Metric] = []
+        self.stop_training = False
+        self._static: StaticFunction | None = None
+        if not self._static_mode and self._inputs and all(isinstance(s, InputSpec) for s in self._inputs):
+            forward = type(network).forward
+            if not isinstance(network.__dict__.get("forward"), StaticFunction):
+                fn = forward._function if isinstance(forward, StaticFunction) else forward
+                self._static = StaticFunction(fn, list(self._inputs), network)
+
+    @staticmethod
+    def _specs(specs: Any, what: str) -> list[Any]:
+        if specs is None:
+            return []
+        if isinstance(specs, dict):
+            specs = list(specs.values())
+        out = _as_list(specs)
+        for s in out:
+            if not isinstance(s, (InputSpec, Tensor)):
+                raise TypeError(f"Model: {what} must be paddle.static.InputSpec objects, got {type(s).__name__}")
+        return out
+
+    # -- setup ---------------------------------------------------------------------
+
+    def prepare(self, optimizer: Any = None, loss: Any = None, metrics: Any = None,
+                amp_configs: Any = None) -> None:
+        """Set the optimizer, the loss (a Layer or function of outputs and labels)
+        and the metrics (`paddle.metric.Metric`s)."""
+        if loss is not None and not callable(loss):
+            raise TypeError("'loss' must be sub classes of `paddle.nn.Layer` or any callable function.")
+        self._optimizer = optimizer
+        self._loss = loss
+        self._programs = {}
+        metrics = _as_list(metrics)
+        for m in metrics:
+            if not isinstance(m, Metric):
+                raise TypeError(f"{type(m).__name__} is not sub class of Metric")
+        self._metrics = metrics
+
+    def parameters(self, *args: Any, **kwargs: Any) -> list[Any]:
+        """The network's parameters."""
+        return self.network.parameters(*args, **kwargs)
+
+    def _metric_names(self) -> list[str]:
+        names: list[str] = []
+        for m in self._metrics:
+            n = m.name()
+            names.extend(n if isinstance(n, (list, tuple)) else [n])
+        return names
+
+    # -- one batch -----------------------------------------------------------------
+
+    def _forward(self, inputs: list[Tensor]) -> list[Tensor]:
+        if self._static is not None:
+            try:
+                outs = self._static(*inputs)
+            except Dy2StaticError as e:
+                warnings.warn(f"paddle.Model: running the network eagerly: {e}", stacklevel=3)
+                self._static = None
+                outs = self.network(*inputs)
+        else:
+            outs = self.network(*inputs)
+        return _as_list(outs)
+
+    def _split(self, data: Any) -> tuple[list[Any], list[Any]]:
+        data = _as_list(data)
+        n_in = len(self._inputs) if self._inputs else (len(data) - len(self._labels or [1]) if
+                                                        self._loss is not None or self._labels else len(data))
+        n_in = max(1, min(n_in, len(data)))
+        return data[:n_in], data[n_in:]
+
+    def _update_metrics(self, outs: list[Tensor], labels: list[Tensor]) -> list[Any]:
+        results = []
+        for m in self._metrics:
+            r = m.compute(*outs, *labels)
+            r = m.update(*[_numpy(x) for x in _as_list(r)])
+            results.append(r)
+        return results
+
+    def _loss_of(self, outs: list[Tensor], labels: list[Tensor]) -> list[Tensor]:
+        if self._loss is None:
+            raise ValueError("paddle.Model: call prepare(loss=...) before training or evaluating")
+        return _as_list(self._loss(*outs, *labels))
+
+    def train_batch(self, inputs: Any, labels: Any = None, update: bool = True) -> Any:
+        """One training step; returns `[loss]` (numpy), or `([loss], metrics)`."""
+        if self._optimizer is None:
+            raise ValueError("paddle.Model: call prepare(optimizer=...) before training")
+        if self._static_mode:
+            return self._static_batch("train", inputs, labels)
+        self.network.train()
+        ins, labs = _to_tensors(_as_list(inputs)), _to_tensors(_as_list(labels))
+        outs = self._forward(ins)
+        losses = self._loss_of(outs, labs)
+        total: Any = losses[0]
+        for extra in losses[1:]:
+            total = total + extra
+        total.backward()
+        if update:
+            self._optimizer.step()
+            self._optimizer.clear_grad()
+        metrics = self._update_metrics(outs, labs)
+        loss_np = [_numpy(x) for x in losses]
+        return (loss_np, metrics) if self._metrics else loss_np
+
+    def eval_batch(self, inputs: Any, labels: Any = None) -> Any:
+        """One evaluation step (no gradients); returns like `train_batch`."""
+        if self._static_mode:
+            return self._static_batch("eval", inputs, labels)
+        self.network.eval()
+        with no_grad():
+            ins, labs = _to_tensors(_as_list(inputs)), _to_tensors(_as_list(labels))
+            outs = self._forward(ins)
+            losses = self._loss_of(outs, labs) if self._loss is not None else []
+            metrics = self._update_metrics(outs, labs)
+        loss_np = [_numpy(x) for x in losses]
+        return (loss_np, metrics) if self._metrics else loss_np
+
+    def predict_batch(self, inputs: Any) -> list[np.ndarray]:
+        """The network's outputs for one batch, as numpy arrays."""
+        if self._static_mode:
+            return self._static_batch("test", inputs, None)
+        self.network.eval()
+        with no_grad():
+            outs = self._forward(_to_tensors(_as_list(inputs)))
+        return [_numpy(o) for o in outs]
+
+    # -- static graph mode -----------------------------------------------------------
+
+    def _static_program(self, mode: str) -> tuple[Any, list[str], list[Any], list[Any], list[Any]]:
+        """The program of `mode` ('train', 'eval', 'test'), built once: feeds from
+        the InputSpecs, the network's outputs, the losses, the metrics' `compute`
+        outputs, and for 'train' the optimizer's update (`minimize`)."""
+        hit = self._programs.get(mode)
+        if hit is not None:
+            return hit
+        from pullback.frontend.framework import Program, default_startup_program, program_guard
+        from pullback.frontend.layers import data
+        from pullback.runtime.executor import CPUPlace, Executor
+        from pullback.runtime.scope import global_scope
+
+        main, startup = Program(), Program()
+        specs = list(self._inputs) + (list(self._labels) if mode != "test" else [])
+        names = [s.name or f"{'input' if i < len(self._inputs) else 'label'}_{i}" for i, s in enumerate(specs)]
+        with program_guard(main, startup):
+            feeds = [data(n, [d if d >= 0 else None for d in s.shape], str(s.dtype).replace("paddle.", ""))
+                     for n, s in zip(names, specs)]
+            ins, labs = feeds[: len(self._inputs)], feeds[len(self._inputs):]
+            if mode == "train":
+                self.network.train()
+            else:
+                self.network.eval()
+            outs = _as_list(self.network(*ins))
+            losses = _as_list(self._loss(*outs, *labs)) if mode != "test" and self._loss is not None else []
+            metrics = [_as_list(m.compute(*outs, *labs)) for m in self._metrics] if mode != "test" else []
+            if mode == "train":
+                total = losses[0]
+                for extra in losses[1:]:
+                    total = total + extra
+                self._optimizer.minimize(total)
+        exe = self._executor = getattr(self, "_executor", None) or Executor(CPUPlace())
+        scope = global_scope()
+        params = [op.var_name.data for op in main.module.body.block.ops if isinstance(op, pd.ParameterOp)]
+        if any(n not in scope for n in params):
+            exe.run(default_startup_program())
+        exe.run(startup)
+        if mode != "train":
+            main = main.clone(for_test=True)
+        entry = (main, names, outs, losses, metrics)
+        self._programs[mode] = entry
+        return entry
+
+    def _static_batch(self, mode: str, inputs: Any, labels: Any) -> Any:
+        main, names, outs, losses, metrics = self._static_program(mode)
+        values = [_numpy(x) for x in _as_list(inputs) + (_as_list(labels) if mode != "test" else [])]
+        feed = dict(zip(names, values))
+        flat_metrics = [v for group in metrics for v in group]
+        fetch = (outs if mode == "test" else []) + losses + flat_metrics
+        got = self._executor.run(main, feed=feed, fetch_list=fetch)
+        if mode == "test":
+            return got[: len(outs)]
+        loss_np = got[: len(losses)]
+        rest = got[len(losses):]
+        results = []
+        for m, group in zip(self._metrics, metrics):
+            results.append(m.update(*rest[: len(group)]))
+            rest = rest[len(group):]
+        return (loss_np, results) if self._metrics else loss_np
+
+    # -- loops ---------------------------------------------------------------------
+
+    @staticmethod
+    def _loader(data: Any, batch_size: int, shuffle: bool, drop_last: bool, num_workers: int) -> Any:
+        if data is None:
+            return None
+        if isinstance(data, Dataset):
+            return DataLoader(data, batch_size=batch_size, shuffle=shuffle, drop_last=drop_last,
+                              num_workers=num_workers)
+        return data
+
+    @staticmethod
+    def _steps(loader: Any) -> int | None:
+        try:
+            return len(loader)
+        except TypeError:
+            return None
+
+    def _logs(self, losses: list[np.ndarray], batch_size: int) -> dict[str, Any]:
+        logs: dict[str, Any] = {}
+        if losses:
+            logs["loss"] = [float(np.asarray(x).ravel()[0]) for x in losses]
+        for m in self._metrics:
+            names, values = m.name(), m.accumulate()
+            names = names if isinstance(names, (list, tuple)) else [names]
+            values = values if isinstance(values, (list, tuple)) else [values]
+            for n, v in zip(names, values):
+                logs[n] = v
+        logs["batch_size"] = batch_size
+        return logs
+
+    def fit(self, train_data: Any = None, eval_data: Any = None, batch_size: int = 1, epochs: int = 1,
+            eval_freq: int = 1, log_freq: int = 10, save_dir: str | None = None, save_freq: int = 1,
+            verbose: int = 2, drop_last: bool = False, shuffle: bool = True, num_workers: int = 0,
+            callbacks: Any = None, accumulate_grad_batches: int = 1, num_iters: int | None = None) -> None:
+        """Train for `epochs` over `train_data` (a Dataset or DataLoader),
+        evaluating on `eval_data` every `eval_freq` epochs and saving to
+        `save_dir` every `save_freq` epochs."""
+        if train_data is None:
+            raise AssertionError("train_data must be given!")
+        loader = self._loader(train_data, batch_size, shuffle, drop_last, num_workers)
+        eval_loader = self._loader(eval_data, batch_size, False, False, num_workers)
+        steps = self._steps(loader)
+        cbks = config_callbacks(
+            _as_list(callbacks) + self._checkpoint(save_dir, save_freq), self,
+            {"batch_size": batch_size, "epochs": epochs, "steps": steps, "verbose": verbose,
+             "metrics": self._metric_names(), "save_dir": save_dir},
+            log_freq, verbose)
+        self.stop_training = False
+        cbks.on_begin("train")
+        it = 0
+        for epoch in range(epochs):
+            cbks.on_epoch_begin(epoch)
+            for m in self._metrics:
+                m.reset()
+            logs: dict[str, Any] = {}
+            for step, data in enumerate(loader):
+                cbks.on_batch_begin("train", step, logs)
+                ins, labs = self._split(data)
+                update = (step + 1) % accumulate_grad_batches == 0 or step + 1 == steps
+                res = self.train_batch(ins, labs, update=update)
+                losses = res[0] if self._metrics else res
+                logs = self._logs(losses, int(_as_list(ins)[0].shape[0]))
+                cbks.on_batch_end("train", step, logs)
+                it += 1
+                if num_iters is not None and it >= num_iters:
+                    self.stop_training = True
+                    break
+            cbks.on_epoch_end(epoch, logs)
+            if eval_loader is not None and (epoch + 1) % eval_freq == 0:
+                self._run_eval(eval_loader, cbks)
+            if self.stop_training:
+                break
+        cbks.on_end("train", {})
+
+    @staticmethod
+    def _checkpoint(save_dir: str | None, save_freq: int) -> list[Any]:
+        from pullback.frontend.hapi.callbacks import ModelCheckpoint
+
+        return [ModelCheckpoint(save_freq, save_dir)] if save_dir else []
+
+    def _run_eval(self, loader: Any, cbks: Any) -> dict[str, Any]:
+        for m in self._metrics:
+            m.reset()
+        cbks.on_begin("eval", {"steps": self._steps(loader), "metrics": self._metric_names()})
+        losses_all: list[list[float]] = []
+        samples = 0
+        logs: dict[str, Any] = {}
+        for step, data in enumerate(loader):
+            cbks.on_batch_begin("eval", step, logs)
+            ins, labs = self._split(data)
+            res = self.eval_batch(ins, labs)
+            losses = res[0] if self._metrics else res
+            n = int(_as_list(ins)[0].shape[0])
+            samples += n
+            logs = self._logs(losses, n)
+            if losses:
+                losses_all.append([float(np.asarray(x).ravel()[0]) for x in losses])
+            cbks.on_batch_end("eval", step, logs)
+        result = self._logs([], samples)
+        result.pop("batch_size")
+        if losses_all:
+            result = {"loss": [float(v) for v in np.mean(np.array(losses_all), axis=0)], **result}
+        cbks.on_end("eval", {**result, "samples": samples})
+        return result
+
+    def evaluate(self, eval_data: Any, batch_size: int = 1, log_freq: int = 10, verbose: int = 2,
+                 num_workers: int = 0, callbacks: Any = None, num_iters: int | None = None) -> dict[str, Any]:
+        """Evaluate on `eval_data`; returns `{'loss': [mean loss], <metric>: value}`."""
+        loader = self._loader(eval_data, batch_size, False, False, num_workers)
+        cbks = config_callbacks(_as_list(callbacks), self,
+                                {"batch_size": batch_size, "verbose": verbose,
+                                 "metrics": self._metric_names()}, log_freq, verbose)
+        return self._run_eval(loader, cbks)
+
+    def predict(self, test_data: Any, batch_size: int = 1, num_workers: int = 0, stack_outputs: bool = False,
+                verbose: int = 1, callbacks: Any = None) -> list[Any]:
+        """The network's outputs over `test_data`: per output, the list of batch
+        arrays (or one array, `stack_outputs=True`)."""
+        loader = self._loader(test_data, batch_size, False, False, num_workers)
+        cbks = config_callbacks(_as_list(callbacks), self, {"batch_size": batch_size, "verbose": verbose},
+                                10, verbose)
+        cbks.on_begin("predict", {})
+        outputs: list[list[np.ndarray]] = []
+        samples = 0
+        for step, data in enumerate(loader):
+            cbks.on_batch_begin("predict", step, {})
+            ins = _as_list(data)
+            n_in = len(self._inputs) if self._inputs else len(ins)
+            outs = self.predict_batch(ins[:n_in])
+            samples += int(outs[0].shape[0]) if outs and outs[0].ndim else 1
+            if not outputs:
+                outputs = [[] for _ in outs]
+            for acc, o in zip(outputs, outs):
+                acc.append(o)
+            cbks.on_batch_end("predict", step, {"batch_size": batch_size})
+        cbks.on_end("predict", {"samples": samples})
+        if stack_outputs:
+            return [np.concatenate(o, axis=0) for o in outputs]
+        return outputs
+
+    # -- saving --------------------------------------------------------------------
+
+    def save(self, path: str, training: bool = True) -> None:
+        """`training=True`: the parameters to `path.pdparams` and the optimizer
+        state (if it has any) to `path.pdopt`; False: an inference model (`paddle.jit.save` with
+        the Model's `inputs`)."""
+        from pullback.frontend.jit.save_load import save as jit_save
+        from pullback.frontend.serialization import save as paddle_save
+
+        if training and self._static_mode:
+            from pullback.frontend.serialization import static_save
+
+            static_save(self._static_program("train" if self._optimizer is not None else "test")[0], path)
+            return
+        if training:
+            directory = os.path.dirname(path)
+            if directory:
+                os.makedirs(directory, exist_ok=True)
+            paddle_save(self.network.state_dict(), path + ".pdparams")
+            state = self._optimizer.state_dict() if self._optimizer is not None else None
+            if state:  # as Paddle: no .pdopt for a stateless optimizer (plain SGD)
+                paddle_save(state, path + ".pdopt")
+            return
+        if not self._inputs:
+            raise ValueError("paddle.Model.save(training=False) needs the Model's inputs (InputSpecs)")
+        jit_save(self.network, path, input_spec=list(self._inputs))
+
+    def load(self, path: str, skip_mismatch: bool = False, reset_optimizer: bool = False) -> None:
+        """Load what `save(path)` wrote (the optimizer state too, unless
+        `reset_optimizer` or there is no `.pdopt`)."""
+        from pullback.frontend.serialization import load as paddle_load
+
+        params = path if path.endswith(".pdparams") else path + ".pdparams"
+        if not os.path.exists(params):
+            raise ValueError(f"paddle.Model.load: there is no '{params}'")
+        if self._static_mode:
+            from pullback.frontend.serialization import static_load
+
+            program = self._static_program("train" if self._optimizer is not None else "test")[0]
+            static_load(program, params[: -len(".pdparams")])
+            return
+        state = paddle_load(params)
+        if skip_mismatch:
+            own = self.network.state_dict()
+            state = {k: v for k, v in state.items() if k in own and list(np.shape(v)) == list(own[k].shape)}
+        own = self.network.state_dict()
+        # Accumulators are named after parameter names, which differ between the
+        # saving and the loading network: map them through the structured names.
+        renames = {
+            getattr(v, "name", None): own[k].name for k, v in state.items()
+            if k in own and getattr(v, "name", None) and getattr(own[k], "name", None)
+        }
+        self.network.set_state_dict(state)
+        opt_path = params[: -len(".pdparams")] + ".pdopt"
+        if self._optimizer is not None and not reset_optimizer and os.path.exists(opt_path):
+            opt_state = paddle_load(opt_path)
+            olds = sorted((n for n in renames if n), key=len, reverse=True)
+            converted: dict[str, Any] = {}
+            for key, value in opt_state.items():
+                for old in olds:
+                    if isinstance(key, str) and key.startswith(old + "_"):
+                        key = renames[old] + key[len(old):]
+                        break
+                converted[key] = value
+            self._optimizer.set_state_dict(converted)
+
+    def summary(self, input_size: Any = None, dtype: Any = None) -> dict[str, int]:
+        """`paddle.summary` of the network (input sizes default to the Model's inputs)."""
+        from pullback.frontend.summary import summary
+
+        if input_size is None and self._inputs:
+            input_size = [tuple(s.shape) for s in self._inputs]
+            input_size = input_size[0] if len(input_size) == 1 else input_size
+        if input_size is None:
+            raise ValueError("paddle.Model.summary: input_size is required when the Model has no inputs")
+        return summary(self.network, input_size, dtypes=dtype)
+
+
+__all__ = ["Model"]

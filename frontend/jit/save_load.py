@@ -1,0 +1,206 @@
+"""`paddle.jit.save` / `paddle.jit.load`: a converted model as an inference model.
+
+`save(layer, path, input_spec)` traces the layer's forward (the `to_static` trace
+for that input signature), keeps the test-mode forward program its outputs need
+(`serialization.inference_program`, as `static.save_inference_model` does) and
+writes `path.pdmodel` (the `pd` IR text, feed and fetch names recorded on the
+module) and `path.pdiparams` (the parameters it reads, by name).
+
+`load(path)` returns a `TranslatedLayer`: a Layer holding the parameters as eager
+parameters and calling the program as one `pd.run_program` op, so it needs no
+Python class of the original model, runs compiled, and can be fine-tuned.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import weakref
+from typing import Any
+
+import numpy as np
+from pullback.dialects import pd
+from pullback.frontend import core
+from pullback.frontend.eager import Tensor, is_grad_enabled
+from pullback.frontend.jit.program import ConcreteProgram
+from pullback.frontend.jit.static_function import StaticFunction, _example
+from pullback.frontend.nn_layers import Layer
+from pullback.frontend.parameter import EagerParamBase
+from pullback.frontend.serialization import (
+    FEED_ATTR,
+    FETCH_ATTR,
+    inference_program,
+    persistable_names,
+    program_from_text,
+    program_to_text,
+)
+
+MODEL_SUFFIX = ".pdmodel"
+PARAMS_SUFFIX = ".pdiparams"
+
+
+def _static_function(layer: Any, input_spec: Any) -> StaticFunction:
+    if isinstance(layer, StaticFunction):
+        return layer if input_spec is None else StaticFunction(layer._function, input_spec, layer._instance)
+    if isinstance(layer, Layer):
+        forward = layer.__dict__.get("forward")
+        if isinstance(forward, StaticFunction):
+            if input_spec is None:
+                return forward
+            return StaticFunction(forward._function, input_spec, layer)
+        cls_forward = type(layer).forward
+        if isinstance(cls_forward, StaticFunction):
+            bound = cls_forward.__get__(layer)
+            if input_spec is None:
+                return bound
+            cls_forward = cls_forward._function
+        return StaticFunction(cls_forward, input_spec, layer)
+    if callable(layer):
+        return StaticFunction(layer, input_spec)
+    raise TypeError(
+        "The input of paddle.jit.save should be 'Layer' or 'Function', but received input type "
+        f"is {type(layer).__name__}."
+    )
+
+
+def save(layer: Any, path: str, input_spec: Any = None, **configs: Any) -> None:
+    """`paddle.jit.save`: write the inference program of `layer` (a Layer, a
+    `to_static` function or a plain function) to `path.pdmodel` and the
+    parameters it reads to `path.pdiparams`.  `input_spec` (InputSpecs or example
+    Tensors) is required unless the layer was converted with one or called."""
+    api = "paddle.jit.save"
+    if not core.in_dynamic_mode():
+        raise RuntimeError(f"{api} is only supported in dynamic mode (call paddle.disable_static())")
+    if not isinstance(path, str) or not path or os.path.basename(path) == "":
+        raise ValueError(
+            f"The input path MUST be format of dirname/file_prefix [dirname\\file_prefix in Windows "
+            f"system], but received file_prefix is empty string: {path!r}."
+        )
+    if input_spec is not None and not isinstance(input_spec, (list, tuple)):
+        raise TypeError(
+            f"The input input_spec should be 'list', but received input_spec's type is {type(input_spec).__name__}."
+        )
+    fn = _static_function(layer, input_spec)
+    if fn._input_spec is not None:
+        concrete = fn.get_concrete_program(*[_example(s) for s in fn._input_spec])
+    elif fn._last is not None:
+        concrete = fn._last
+    else:
+        raise ValueError(
+            f"{api}: the input shapes are unknown: pass input_spec=[paddle.static.InputSpec(...)] "
+            "or call the layer once before saving"
+        )
+    block = concrete.program.global_block()
+    feeds = [block.wrap(v) for v in concrete.input_values]
+    fetches = [block.wrap(v) for v in concrete.output_values]
+    infer = inference_program(concrete.program, feeds, fetches, api)
+    _drop_call_seeds(infer)
+    by_name = dict(zip(concrete.param_names, concrete.captured))
+    params = {n: np.array(by_name[n]._data) for n in persistable_names(infer)}
+    directory = os.path.dirname(path)
+    if directory:
+        os.makedirs(directory, exist_ok=True)
+    with open(path + MODEL_SUFFIX, "wb") as f:
+        f.write(program_to_text(infer).encode("utf-8"))
+    with open(path + PARAMS_SUFFIX, "wb") as f:
+        pickle.dump(params, f, protocol=4)
+
+
+def _drop_call_seeds(program: Any) -> None:
+    """Inference dropout draws nothing: drop the per-call seed inputs a training
+    trace gave it (`_jst.seed_k`), so they are not saved as parameters."""
+    block = program.module.body.block
+    for op in list(program.module.walk()):
+        if isinstance(op, pd.DropoutOp) and op.prop("is_test") and len(op.operands) == 2:
+            new = pd.DropoutOp.create(operands=[op.operands[0]], result_types=[r.type for r in op.results],
+                                      properties=dict(op.properties), attributes=dict(op.attributes))
+            parent = op.parent_block()
+            assert parent is not None
+            parent.insert_op_before(new, op)
+            for old_r, new_r in zip(op.results, new.results):
+                old_r.replace_all_uses_with(new_r)
+            op.detach()
+            op.erase()
+    for op in list(block.ops):
+        if (isinstance(op, pd.ParameterOp) and op.var_name.data.startswith("_jst.seed_")
+                and not any(True for _ in op.out.uses)):
+            op.detach()
+            op.erase()
+    program._bump()
+
+
+class TranslatedLayer(Layer):
+    """A model loaded by `paddle.jit.load`: its parameters (eager, trainable) and
+    its program, called as one compiled op."""
+
+    def __init__(self, program: Any, params: dict[str, np.ndarray]) -> None:
+        super().__init__()
+        attrs = program.module.attributes
+        self._program = program
+        self._feed_names = [a.data for a in attrs[FEED_ATTR].data]
+        self._fetch_names = [a.data for a in attrs[FETCH_ATTR].data]
+        trainable = {
+            op.var_name.data: bool(op.trainable.value.data)
+            for op in program.module.body.block.ops if isinstance(op, pd.ParameterOp)
+        }
+        names = persistable_names(program)
+        tensors = []
+        for i, n in enumerate(names):
+            if n not in params:
+                raise ValueError(f"paddle.jit.load: parameter '{n}' is missing from the parameter file")
+            p = EagerParamBase._new(np.array(params[n]), None, 0, not trainable.get(n, True))
+            p._name = n
+            p.persistable = True
+            p.optimize_attr = {"learning_rate": 1.0}
+            p.regularizer = None
+            p.need_clip = True
+            p.do_model_average = None
+            self.add_parameter(f"param_{i}", p)
+            tensors.append(p)
+        block = program.global_block()
+        self._concrete = ConcreteProgram(
+            program, [block.var(n).value for n in self._feed_names],
+            [block.var(n).value for n in self._fetch_names], names, tensors, where="TranslatedLayer",
+        )
+        weakref.finalize(self, self._concrete.release)
+
+    def forward(self, *inputs: Any) -> Any:
+        """Run the loaded program on `inputs` (Tensors or arrays, in feed order)."""
+        if len(inputs) != len(self._feed_names):
+            raise ValueError(
+                f"TranslatedLayer: expected {len(self._feed_names)} inputs ({', '.join(self._feed_names)}), "
+                f"got {len(inputs)}"
+            )
+        ts = [x if isinstance(x, Tensor) else Tensor(np.asarray(x)) for x in inputs]
+        operands = [*ts, *self._concrete.captured]
+        grads = is_grad_enabled() and any(not t.stop_gradient for t in operands)
+        key = self._concrete.key if grads else self._concrete.inference.key
+        outs = core.apply(pd.RunProgramOp, operands, prefix="run_program", program=key)
+        outs = outs if isinstance(outs, list) else [outs]
+        outs = outs[: self._concrete.n_outputs]
+        return outs[0] if len(outs) == 1 else outs
+
+    def program(self, method_name: str = "forward") -> Any:
+        """The loaded inference Program."""
+        return self._program
+
+
+def load(path: str, **configs: Any) -> TranslatedLayer:
+    """`paddle.jit.load`: the model `paddle.jit.save` wrote to `path` as a
+    `TranslatedLayer` (no Python class of the original model needed)."""
+    model = path + MODEL_SUFFIX
+    if not os.path.exists(model):
+        raise ValueError(f"The ``path`` ({path}) to load model not exists: there is no '{model}'.")
+    with open(model, "rb") as f:
+        program = program_from_text(f.read())
+    attrs = program.module.attributes
+    if FEED_ATTR not in attrs or FETCH_ATTR not in attrs:
+        raise ValueError(f"paddle.jit.load: '{model}' is not an inference model (no feed/fetch names)")
+    params: dict[str, np.ndarray] = {}
+    if persistable_names(program):
+        with open(path + PARAMS_SUFFIX, "rb") as f:
+            params = pickle.load(f)
+    return TranslatedLayer(program, params)
+
+
+__all__ = ["TranslatedLayer", "load", "save"]
