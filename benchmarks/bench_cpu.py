@@ -94,7 +94,9 @@ def bench_mlp(repeat: int) -> list[tuple[str, float | None, str]]:
     ours = timeit(lambda: backend.run(built.module, {"x": x, "label": y}, built.scope, built.fetch), repeat)
     rows.append(("pullback compiled", ours, f"first run (compile) {compile_s:.2f} s"))
 
-    params = [built.scope[k].copy() for k in sorted(built.scope, key=lambda k: (k.split(".")[0], k.split(".")[1][0] == "b"))]
+    # The layers' weights and biases (the scope also holds the learning rate).
+    layer_params = [k for k in built.scope if "." in k]
+    params = [built.scope[k].copy() for k in sorted(layer_params, key=lambda k: (k.split(".")[0], k.split(".")[1][0] == "b"))]
     rows.append(("numpy", timeit(lambda: numpy_mlp_step(params, x, y, lr), repeat), ""))
 
     torch = _try_import("torch")

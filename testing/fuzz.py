@@ -130,6 +130,30 @@ class Case:
                     {value_map[t]: self.projections[t] for t in terms})
 
 
+    def cut(self, k: int) -> Case | None:
+        """The case with step k's (single) result fed as an input holding its value:
+        the steps only it read become dead weight that deletion removes."""
+        it = self.items[k]
+        if not isinstance(it, Step) or sum(1 for i, _ in self.producers if i == k) != 1:
+            return None
+        from pullback.frontend.eager import template_for
+
+        arrays: list[np.ndarray] = []
+        with np.errstate(all="ignore"):
+            for i, item in enumerate(self.items[:k + 1]):
+                if isinstance(item, Input):
+                    arrays.append(item.array)
+                    continue
+                ins = [arrays[a] for a in item.args]
+                outs = template_for(item.op, ins, _resolve(item.props, "float64")).run(ins)
+                if i == k:
+                    value = outs[0]
+                arrays.extend(outs)
+        items = list(self.items)
+        items[k] = Input(np.asarray(value), grad=value.dtype.kind == "f")
+        return replace(self, items=items)
+
+
 # ------------------------------------------------------------------ generation
 
 
@@ -1122,17 +1146,19 @@ def generate(seed: int, n_steps: int | None = None, stats: Stats | None = None,
 
 
 def case_from(inputs: Sequence[np.ndarray], steps: Sequence[tuple[type[pd.PdOp], Sequence[int], dict[str, Any]]],
-              terms: Sequence[int] | None = None, dtype: str = "float64", seed: int = 0) -> Case:
+              terms: Sequence[int] | None = None, dtype: str = "float64", seed: int = 0,
+              dynamic: Sequence[int] = ()) -> Case:
     """A hand-written case (a regression test of a fuzzer finding): `inputs` are
     values 0.., each step's results are numbered after them; the loss projects
-    `terms` (default: the last value) with seeded random projections."""
+    `terms` (default: the last value) with seeded random projections; the inputs
+    numbered in `dynamic` declare dimension 0 dynamic."""
     from pullback.frontend.eager import template_for
 
     rng = np.random.default_rng(seed)
     case = Case(seed, dtype)
     arrays: list[np.ndarray] = []
-    for a in inputs:
-        case.items.append(Input(np.asarray(a), grad=np.asarray(a).dtype.kind == "f"))
+    for k, a in enumerate(inputs):
+        case.items.append(Input(np.asarray(a), dynamic=k in dynamic, grad=np.asarray(a).dtype.kind == "f"))
         case.producers.append((len(case.items) - 1, 0))
         arrays.append(np.asarray(a))
     for op, args, props in steps:
@@ -1391,12 +1417,13 @@ def shrink(case: Case, first: str, budget_s: float = 60.0) -> Case:
         for k in reversed(range(len(case.items))):
             if k >= len(case.items) or time.monotonic() > t_end:
                 continue
-            cand = case.without({k})
-            if cand is None or len(cand.items) >= len(case.items):
-                continue
-            err = _failure(cand)
-            if err is not None and err.split(":", 1)[0] == kind:
-                case, changed = cand, True
+            for cand in (case.without({k}), case.cut(k)):
+                if cand is None:
+                    continue
+                err = _failure(cand)
+                if err is not None and err.split(":", 1)[0] == kind:
+                    case, changed = cand, True
+                    break
         for t in list(case.terms):
             if len(case.terms) > 1 and time.monotonic() < t_end:
                 cand = case.without(set(), {t})
@@ -1487,7 +1514,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"{stats.programs} programs ({sum(stats.ops.values())} ops, {len(stats.ops)} kinds) in {dt:.0f} s; "
           f"{stats.fd_checked} gradient elements checked against finite differences "
           f"({stats.fd_skipped} at kinks skipped); {len(stats.failures)} failures")
-    never = sorted(t.name for t in SPECS if t.name not in stats.ops)
+    never = sorted(t.name for t in (ops or SPECS) if t.name not in stats.ops)
     if never and not args.seed:
         print(f"ops not drawn in this run: {', '.join(never)}")
     return 1 if stats.failures else 0

@@ -33,9 +33,7 @@ def target_of(b: VjpBuilder, op: Operation, x: SSAValue, label: SSAValue) -> SSA
     a = _class_axis(op, x)
     classes = shape_of(x.type)[a]
     if classes == DYN:
-        raise NotImplementedError(
-            f"'{op.name}': the gradient needs a static class dimension, got {x.type}"
-        )
+        return _dynamic_target(b, op, x, label, a)
     ignore = op.prop("ignore_index")  # type: ignore[attr-defined]
     ids = label
     if 0 <= ignore < classes:
@@ -52,6 +50,24 @@ def target_of(b: VjpBuilder, op: Operation, x: SSAValue, label: SSAValue) -> SSA
         perm = [*range(a), rank - 1, *range(a, rank - 1)]
         onehot = b.emit(pd.TransposeOp, onehot, perm=perm)
     return onehot
+
+
+def _dynamic_target(b: VjpBuilder, op: Operation, x: SSAValue, label: SSAValue, a: int) -> SSAValue:
+    """`target_of` for a class dimension known only at run time (one_hot needs a
+    static depth): `iota == label` along the class axis, where `iota` (0, 1, ...)
+    is a running sum of ones shaped like x (found by the fuzzer: 1-D logits of
+    dynamic length had no gradient)."""
+    dt = dtype_name(elem_of(x.type))
+    iota = b.scale(b.emit(pd.CumsumOp, b.full_like(x, 1.0), axis=a), 1.0, -1.0)
+    if len(shape_of(label.type)) < len(shape_of(x.type)):
+        label = b.emit(pd.UnsqueezeOp, label, axes=[a])
+    ids = b.emit(pd.CastOp, label, dtype=dt)
+    target = b.emit(pd.CastOp, b.emit(pd.EqualOp, iota, ids), dtype=dt)
+    ignore = op.prop("ignore_index")  # type: ignore[attr-defined]
+    if ignore >= 0:
+        kept = b.emit(pd.NotEqualOp, ids, b.full_like(ids, float(ignore)))
+        target = b.mul(target, b.emit(pd.CastOp, kept, dtype=dt))
+    return target
 
 
 def _row_sum(b: VjpBuilder, t: SSAValue, axis: int) -> SSAValue:

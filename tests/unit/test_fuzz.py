@@ -69,11 +69,14 @@ def test_a_wrong_gradient_is_found_and_shrunk_to_one_op(monkeypatch) -> None:
         return [b.mul(grads[0], b.emit(pd.SinOp, op.x))]
 
     monkeypatch.setitem(VJP_RULES, pd.SinOp, wrong)
-    stats = fuzz.run(seeds=range(3), ops=[pd.SinOp, pd.ElementwiseAddOp, pd.ReduceSumOp], eager=False, shrink_s=60)
-    assert stats.failures, "the injected bug went unnoticed"
-    report = stats.failures[0]
-    assert "finite differences" in report and "pd.sin" in report
-    assert "minimal program (1 ops)" in report
+    ops = [pd.SinOp, pd.ElementwiseAddOp, pd.ReduceSumOp]
+    case = next(c for c in (fuzz.generate(s, n_steps=4, ops=ops) for s in range(50))
+                if pd.SinOp in [st.op for st in c.steps()] and len(c.steps()) >= 3)
+    with pytest.raises(fuzz.Mismatch, match="finite differences") as info:
+        fuzz.check_case(case, eager=False)
+    small = fuzz.shrink(case, f"Mismatch: {info.value}", budget_s=60)
+    report = fuzz.reproducer(small, str(info.value))
+    assert "pd.sin" in report and "minimal program (1 ops)" in report, report
     assert "replay: python -m pullback.testing.fuzz --seed" in report
 
 
@@ -105,6 +108,10 @@ FOUND = {
         [(pd.Pool2DOp, [0], {"pooling_type": "max", "ksize": [1, 2], "paddings": [1, 0], "strides": [1, 2]}),
          (pd.Pool2DOp, [0], {"pooling_type": "avg", "ksize": [1, 2], "paddings": [1, 0], "strides": [1, 2],
                              "exclusive": False})], terms=[2]),
+    "cross-entropy gradients refused a class dimension of dynamic size (NotImplementedError)": fuzz.case_from(
+        [R.uniform(0.1, 1, (5,)), np.array([3])],
+        [(pd.SoftmaxWithCrossEntropyOp, [0, 1], {}), (pd.CrossEntropyOp, [0, 1], {"ignore_index": 2})],
+        terms=[3, 4], dynamic=[0]),
     # LLVM's SLP vectorizer aborted the process (an assertion, llvm/llvm-project#177124)
     # optimizing this program's code; runtime/compiled.py keeps it off (SLP_VECTORIZE).
     "the compiled backend's LLVM aborted the process on a strided VALID conv2d program": fuzz.case_from(
