@@ -370,11 +370,13 @@ def compile_program(
     outline: bool | None = None,
     unroll_threshold: int | None = None,
     full_unroll_max: int | None = None,
+    text: str | None = None,
 ) -> CompiledProgram:
     """Lower, optimize and JIT `module` for `fetches`, or load its object code from the
     disk cache (`runtime/compile_cache.py`); no in-memory caching here.  `outline`,
     `unroll_threshold` and `full_unroll_max` default to `OUTLINE_SEGMENTS`,
-    `LOOP_UNROLL_THRESHOLD` and `FULL_UNROLL_MAX_COUNT`."""
+    `LOOP_UNROLL_THRESHOLD` and `FULL_UNROLL_MAX_COUNT`; `text` is `str(module)` when
+    the caller has printed it already (printing a ResNet takes most of a cache hit)."""
     t0 = time.perf_counter()
     times = PhaseTimes()
     jit = _Jit.get()
@@ -385,7 +387,7 @@ def compile_program(
     options = f"blas={use_blas} outline={outline} unroll={unroll},{full} slp={SLP_VECTORIZE}"
     with _announced(_describe(module, fetches), times):
         with times.phase("key"):
-            text = str(module)
+            text = str(module) if text is None else text
             positions = _value_positions(module, fetches)
             key = compile_cache.key(text, repr(positions), options, jit.fingerprint())
         with times.phase("disk-cache-load"):
@@ -487,7 +489,8 @@ class CompiledBackend:
                 self._by_content.move_to_end(hit[2])
             return hit[1]
         positions = _value_positions(module, fetches)
-        content = (hashlib.sha1(str(module).encode()).hexdigest(), positions, sig)
+        text = str(module)  # printed once: the disk cache's key reuses it
+        content = (hashlib.sha1(text.encode()).hexdigest(), positions, sig)
         compiled = self._by_content.get(content)
         if compiled is None and _initializers_only(module):
             # Startup programs: random initializers stay on the host by design
@@ -496,7 +499,7 @@ class CompiledBackend:
             return None
         if compiled is None:
             try:
-                compiled = compile_program(module, fetches, self.blas)
+                compiled = compile_program(module, fetches, self.blas, text=text)
                 self.compiles += 1
             except NotCompilable as e:
                 if not self.fallback:
