@@ -332,8 +332,12 @@ def test_comparison_operators_and_identity_equality(static):
     got = run_fetch(main, {"x": xv}, gt, lt, ge, le)
     for g, ref in zip(got, [xv > 0.5, xv < 0.5, xv >= 1, xv <= 1]):
         np.testing.assert_array_equal(g, ref)
-    # `==` stays Python identity: Variables live in sets and dicts.
-    assert (x == x) is True and len({x, x}) == 1
+    # `==`/`!=` compare elementwise as in Paddle; hashing stays identity-based, so
+    # Variables still live in sets and dicts.
+    eq, ne = x == 1.0, x != 1.0
+    np.testing.assert_array_equal(run_fetch(main, {"x": xv}, eq)[0], xv == 1)
+    np.testing.assert_array_equal(run_fetch(main, {"x": xv}, ne)[0], xv != 1)
+    assert (x == None) is False and len({x, x}) == 1  # noqa: E711
     assert "__matmul__" not in E.OPERATORS
 
 
