@@ -41,14 +41,21 @@ def build(layers: int, width: int, mode: str, every: int, budget: str = "auto"):
             h = F.dropout(paddle.static.nn.fc(h, width, activation="relu"), p=0.1)
             acts.append(h)
         loss = paddle.mean(h * h)
-        if mode == "manual":
-            pairs, _ = paddle.static.append_backward(loss, checkpoints=acts[every - 1 :: every])
-        else:
-            pairs = paddle.static.append_backward(loss)
-            if mode == "auto":
-                RecomputePass(budget=budget).apply(Context(), main.module)
-                main._bump()
+        pairs = _backward(main, loss, mode, acts[every - 1 :: every], budget)
     return main, startup, [loss, *(g for _, g in pairs)]
+
+
+def _backward(main: Any, loss: Any, mode: str, checkpoints: list[Any], budget: str) -> list[Any]:
+    """`append_backward` as the mode asks: plain, with manual checkpoints, or plain
+    followed by the automatic `recompute` pass; returns the (param, grad) pairs."""
+    if mode == "manual":
+        pairs, _ = paddle.static.append_backward(loss, checkpoints=checkpoints)
+        return pairs
+    pairs = paddle.static.append_backward(loss)
+    if mode == "auto":
+        RecomputePass(budget=budget).apply(Context(), main.module)
+        main._bump()
+    return pairs
 
 
 def build_resnet(mode: str, every: int, budget: str = "auto"):
@@ -67,13 +74,7 @@ def build_resnet(mode: str, every: int, budget: str = "auto"):
                 blocks.append(h)
         logits = net.fc(paddle.flatten(net.avgpool(h), 1))
         loss = paddle.mean(F.cross_entropy(logits, label))
-        if mode == "manual":
-            pairs, _ = paddle.static.append_backward(loss, checkpoints=blocks[every - 1 :: every])
-        else:
-            pairs = paddle.static.append_backward(loss)
-            if mode == "auto":
-                RecomputePass(budget=budget).apply(Context(), main.module)
-                main._bump()
+        pairs = _backward(main, loss, mode, blocks[every - 1 :: every], budget)
     return main, startup, [loss, *(g for _, g in pairs)]
 
 
