@@ -10,10 +10,10 @@
 
 Out-of-range indices are found by a run-time range check before the op (one pass
 over the index, `loop_nest.check_range`), so compiled code raises the interpreter's
-`IndexOutOfRange` naming the op and the first bad index; the loops themselves still
-clamp, so nothing reads or writes out of bounds before the check is reported.  The
-index of `gather_nd`/`scatter_nd_add` has one range per column and is only
-clamped.  `nonzero` is `HOST_ONLY`.
+`IndexOutOfRange` naming the op and the first bad index (for `gather_nd` and
+`scatter_nd_add`, one check per coordinate column); the loops themselves still
+clamp, so nothing reads or writes out of bounds before the check is reported.
+`nonzero` is `HOST_ONLY`.
 """
 
 from __future__ import annotations
@@ -67,6 +67,16 @@ def _check_axis_index(low: Lowerer, op: pd.PdOp) -> None:
     x = op.operands[0]
     axis = op.prop("axis") % _rank(x)
     check_range(low, op, "index", op.operands[1], low.sizes_of(x)[axis])
+
+
+@range_check(pd.GatherNdOp, pd.ScatterNdAddOp, operand=1)
+def _check_coordinates(low: Lowerer, op: pd.PdOp) -> None:
+    """Column j of the coordinates in `[0, x.shape[j])`, one check per column, in
+    the interpreter's order."""
+    x, index = op.operands[:2]
+    sizes = low.sizes_of(x)
+    for j in range(shape_of(index.type)[-1]):
+        check_range(low, op, f"index[..., {j}]", index, sizes[j], column=j)
 
 
 @range_check(pd.ScatterOp, operand=1)

@@ -167,14 +167,17 @@ def copy_window(
 
 
 def check_range(
-    low: Lowerer, op: PdOp, what: str, ids: SSAValue, limit: Size, skip: int | None = None
+    low: Lowerer, op: PdOp, what: str, ids: SSAValue, limit: Size, skip: int | None = None,
+    column: int | None = None,
 ) -> None:
     """Check at run time that every element of the integer value `ids` (a buffer) lies
     in `[0, limit)`, elements equal to `skip` excepted (`ignore_index`).  The first
     one that does not, in row-major order, is stored in the status buffer
     (`Lowerer.check_slot`) as `[code, value, limit]`; the runtime then raises what
     the interpreter raises.  One pass over the ids, a compare per element: nothing
-    next to the gather or the loss it guards."""
+    next to the gather or the loss it guards.  With `column`, only the elements whose
+    last index is `column` are checked (`gather_nd`'s coordinates: one range per
+    column, one check each)."""
     slot = low.check_slot(op, what)
     if slot is None:
         return
@@ -190,6 +193,8 @@ def check_range(
         bad = s.emit(arith.OrIOp(s.cmp("lt", v, zero), s.cmp("ge", v, lim)))
         if skip is not None:
             bad = s.emit(arith.AndIOp(bad, s.cmp("ne", v, s.const(skip, i64))))
+        if column is not None:
+            bad = s.emit(arith.AndIOp(bad, s.cmp("eq", ivs[-1], s.const(column, IndexType()))))
         c0 = s.const(0, IndexType())
 
         def report(s1: Scalar) -> None:

@@ -404,6 +404,26 @@ def test_out_of_range_indices_of_gathers_and_scatters_raise_the_interpreters_err
                                "'pd.take_along_axis': index -2 is out of range [0, 4)")
 
 
+def test_out_of_range_coordinates_of_gather_nd_and_scatter_nd_add_raise_per_column() -> None:
+    """gather_nd/scatter_nd_add coordinates: column j in [0, x.shape[j]), checked
+    column by column as the interpreter does."""
+    b = ProgramBuilder()
+    x = b.param("x", [4, 3])
+    idx = b.data("idx", [-1, 2], "int64")
+    upd = b.data("upd", [-1], "float32")
+    fetch = [b.add(pd.GatherNdOp, x, idx), b.add(pd.ScatterNdAddOp, x, idx, upd)]
+    scope = {"x": np.arange(12, dtype=np.float32).reshape(4, 3)}
+    ok = {"idx": np.array([[3, 2], [0, 0]]), "upd": np.ones(2, np.float32)}
+    env = run_module(b.module, ok, dict(scope))
+    for v, g in zip(fetch, CompiledBackend(fallback=False).run(b.module, ok, dict(scope), fetch)):
+        np.testing.assert_array_equal(g, env[v])
+    # Row 0 is fine in column 0 (3 < 4) and out in column 1 (3 >= 3).
+    _raises_as_the_interpreter(b, fetch, {**ok, "idx": np.array([[3, 3], [0, 0]])}, scope,
+                               "'pd.gather_nd': index[..., 1] 3 is out of range [0, 3)")
+    _raises_as_the_interpreter(b, fetch, {**ok, "idx": np.array([[0, 5], [4, 0]])}, scope,
+                               "'pd.gather_nd': index[..., 0] 4 is out of range [0, 4)")
+
+
 def test_out_of_range_labels_raise_and_ignore_index_is_exempt() -> None:
     b = ProgramBuilder()
     x = b.data("x", [-1, 4], "float64")
