@@ -560,6 +560,13 @@ def conv2d(
         dilations=_int_pair(api, "dilation", dilation), groups=groups,
         padding_algorithm=algorithm,
     )
+    return _conv_epilogue(out, bias_attr, num_filters, channel_last, act, base, api)
+
+
+def _conv_epilogue(out: Variable, bias_attr: Any, num_filters: int, channel_last: bool,
+                   act: str | None, base: str, api: str) -> Variable:
+    """What conv2d and conv2d_transpose do after the convolution (NCHW): add the bias
+    `<base>.b_0` (unless `bias_attr` is False), go back to NHWC if asked, activate."""
     battr = ParamAttr._to_attr(bias_attr)
     if battr is not False:
         b = create_parameter_var(base, "b", [num_filters], out.dtype, battr, Constant(0.0))
@@ -632,13 +639,7 @@ def conv2d_transpose(
     out = core.apply(pd.Conv2DTransposeOp, [x, w], prefix="conv2d_transpose", name=base,
                      strides=strides, paddings=paddings, dilations=dilations, groups=groups,
                      padding_algorithm=algorithm, **props)
-    battr = ParamAttr._to_attr(bias_attr)
-    if battr is not False:
-        b = create_parameter_var(base, "b", [num_filters], out.dtype, battr, Constant(0.0))
-        out = _add_bias(out, b, 1, base)
-    if channel_last:
-        out = nn_ops.to_channel_last(out)
-    return _activation(out, act, base, api)
+    return _conv_epilogue(out, bias_attr, num_filters, channel_last, act, base, api)
 
 
 # ----------------------------------------------------------------------- batch norm
@@ -837,16 +838,13 @@ def prelu(
         raise ValueError(f"{api}: the parameter shape {shape} must be static")
     alpha = create_parameter_var(base, "w", shape, x.dtype, ParamAttr._to_attr(param_attr), Constant(0.25))
     if mode == "element":
-        # One slope per element of a sample: broadcast against the batch.
-        return _prelu_elementwise(x, alpha)
-    return prelu_op(x, alpha, data_format=data_format if len(x.shape) > 2 or mode == "all" else "NCHW")
+        # One slope per element of a sample, broadcast over the batch: the formula of
+        # `F.prelu`, which itself takes one slope or one per channel.
+        from pullback.frontend.ops import elementwise as E
 
+        return E.where(E.greater_than(x, 0.0), x, x * alpha)
+    return prelu_op(x, alpha, data_format=data_format)
 
-def _prelu_elementwise(x: Variable, alpha: Variable) -> Variable:
-    """`x` where positive, else `alpha * x` (alpha broadcast over the batch)."""
-    from pullback.frontend.ops import elementwise as E
-
-    return E.maximum(x, E.scale(x, 0.0)) + alpha * E.minimum(x, E.scale(x, 0.0))
 
 __all__ = [
     "add_parameter",

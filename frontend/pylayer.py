@@ -64,15 +64,16 @@ class PyNode:
     Tensor argument came from (`parents`, as `Node.parents`) and its Tensor
     outputs' shapes and dtypes (for zero gradients)."""
 
-    __slots__ = ("layer", "ctx", "parents", "outputs", "seq", "freed", "__weakref__")
+    __slots__ = ("layer", "ctx", "parents", "inputs", "outputs", "seq", "freed", "__weakref__")
 
     def __init__(
         self, layer: type[PyLayer], ctx: PyLayerContext, parents: tuple[tuple[Any, int], ...],
-        outputs: list[np.ndarray],
+        inputs: list[np.ndarray], outputs: list[np.ndarray],
     ) -> None:
         self.layer = layer
         self.ctx = ctx
         self.parents = parents
+        self.inputs = [(a.shape, a.dtype) for a in inputs]
         self.outputs = [(a.shape, a.dtype) for a in outputs]
         self.freed = False
         # The same numbering as recorded ops: creation order is a topological order.
@@ -103,10 +104,17 @@ class PyNode:
                 f"{name}.backward returned {len(out)} gradient(s), but forward received "
                 f"{len(self.parents)} Tensor input(s): return one gradient (or None) per Tensor input"
             )
-        for i, g in enumerate(out):
-            if g is not None and not isinstance(g, Tensor):
+        for i, (g, (shape, _)) in enumerate(zip(out, self.inputs)):
+            if g is None:
+                continue
+            if not isinstance(g, Tensor):
                 raise TypeError(
                     f"{name}.backward: gradient #{i} must be a Tensor or None, got {type(g).__name__}"
+                )
+            if tuple(g.shape) != shape:
+                raise ValueError(
+                    f"{name}.backward: gradient #{i} has shape {list(g.shape)}, but Tensor input "
+                    f"#{i} of forward has shape {list(shape)}"
                 )
         return out
 
@@ -153,7 +161,8 @@ class PyLayer:
         positions = [i for i, o in enumerate(items) if isinstance(o, Tensor)]
         if not record:
             return outs
-        node = PyNode(cls, ctx, tuple(_parent_of(t) for t in tensors), [items[i]._data for i in positions])
+        node = PyNode(cls, ctx, tuple(_parent_of(t) for t in tensors), [t._data for t in tensors],
+                      [items[i]._data for i in positions])
         skip = {id(t) for t in ctx.non_differentiable}
         given = {id(t) for t in tensors}
         for k, i in enumerate(positions):

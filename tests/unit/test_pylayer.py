@@ -169,3 +169,19 @@ def test_no_record_without_a_gradient_and_names() -> None:
     assert paddle.autograd.PyLayerContext is PyLayerContext
     with pytest.raises(NotImplementedError, match="forward"):
         PyLayer.apply(x)
+
+
+def test_a_gradient_of_the_wrong_shape_is_named() -> None:
+    class Bad(PyLayer):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return paddle.ones([5], dtype="float64")
+
+    x = _leaf(np.ones((2, 3)))
+    y = Bad.apply(paddle.matmul(x, _leaf(np.ones((3, 3)))))
+    with pytest.raises(ValueError, match=r"Bad.backward: gradient #0 has shape \[5\], but Tensor input #0 of forward has shape \[2, 3\]"):
+        paddle.sum(y).backward()
