@@ -404,9 +404,22 @@ belongs to the nn family."""
 
 
 def _compare(fn: Callable[..., Any], x: Any, y: Any) -> Any:
-    """`fn(x, y)` for operands Paddle compares elementwise, else NotImplemented."""
+    """`fn(x, y)` for operands Paddle compares elementwise, else NotImplemented.
+    A numpy array becomes a Tensor of x's dtype (eager); a static program cannot
+    hold one, which is said."""
     if y is None or not (is_scalar(y) or hasattr(y, "shape")):
         return NotImplemented
+    if type(y).__module__ == "numpy":
+        from pullback.frontend.core import in_dynamic_mode
+
+        if not in_dynamic_mode():
+            raise TypeError(
+                f"{fn.__name__}: a static Variable compares with a Variable or a number, "
+                f"not a numpy array (make it a Variable with paddle.assign)"
+            )
+        from pullback.frontend.eager import to_tensor
+
+        y = to_tensor(y, dtype=x.dtype)
     return fn(x, y)
 
 

@@ -486,6 +486,7 @@ def test_equality_operators_compare_elementwise_as_in_paddle() -> None:
         np.testing.assert_array_equal((pred != 1).numpy(), [False, True, False])
         assert float((pred == label).astype("float32").mean()) == pytest.approx(2 / 3)
         assert (label == None) is False and (label != "x") is True  # noqa: E711
+        np.testing.assert_array_equal((label == np.array([1, 0, 1])).numpy(), [True, False, True])
         assert {label: 1}[label] == 1 and label in [label]
     finally:
         paddle.enable_static()
@@ -496,6 +497,8 @@ def test_equality_operators_compare_elementwise_as_in_paddle() -> None:
             i == 0, lambda: paddle.full([1], 1.0, "float32"), lambda: paddle.full([1], 2.0, "float32")
         )
         ne = i != 0
+        with pytest.raises(TypeError, match="not a numpy array"):
+            i == np.array([0])  # noqa: B015
     exe = paddle.static.Executor(paddle.CPUPlace())
     for v, want in ((0, 1.0), (3, 2.0)):
         got, flag = exe.run(main, feed={"i": np.array([v])}, fetch_list=[out, ne])
