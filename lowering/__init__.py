@@ -39,6 +39,7 @@ LOWERING_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "convert-func-to-llvm": _pass("convert_func_to_llvm", "ConvertFuncToLLVMPass"),
     "lower-to-llvm": _pass("pipeline", "LowerToLLVMPass"),
     "memory-report": _pass("memory", "MemoryReportPass"),
+    "parallelize-loops": _pass("parallelize_loops", "ParallelizeLoopsPass"),
 }
 """Our passes by command-line name (xDSL provides convert-linalg-to-loops,
 convert-scf-to-cf and reconcile-unrealized-casts).  `lower-to-llvm` is the named

@@ -30,16 +30,19 @@ from pullback.lowering.convert_scf_while_to_cf import ConvertScfWhileToCfPass
 from pullback.lowering.finalize_memref_to_llvm import FinalizeMemRefToLLVMPass
 from pullback.lowering.math_polynomial_approximation import MathPolynomialApproximationPass
 from pullback.lowering.outline_segments import SEGMENT_INFIX, OutlineSegmentsPass
+from pullback.lowering.parallelize_loops import ParallelizeLoopsPass, lower_forks
 from pullback.lowering.phase_times import PhaseTimes
 
 
-def loop_passes(blas: bool = True, outline: bool = False) -> list[ModulePass]:
+def loop_passes(blas: bool = True, outline: bool = False, threads: bool = False) -> list[ModulePass]:
     """From linalg on memrefs to LLVM-dialect loops; with `outline`, the entry's loops
     first move into functions of their own (`outline-segments`: what the compiled
-    backend runs, so that compile time stays linear in the program)."""
+    backend runs, so that compile time stays linear in the program); with `threads`,
+    large loops run on the thread pool (`parallelize-loops`)."""
     return [
         *([OutlineSegmentsPass()] if outline else []),
         *([ConvertLinalgToBlasPass()] if blas else []),
+        *([ParallelizeLoopsPass()] if threads else []),
         ConvertLinalgToLoopsPass(),
         ConvertParallelLoopsToSequentialPass(),
         LowerAffinePass(),
@@ -97,11 +100,13 @@ def run_passes(
 def to_llvmlite(module: ModuleOp) -> lir.Module:
     """Convert an `llvm`-dialect module to llvmlite IR (xDSL's converter); outlined
     segments are marked `noinline` (inlined back, they would rebuild the one huge
-    function that outlining is there to avoid)."""
+    function that outlining is there to avoid), and the thread pool's forks are
+    defined (`parallelize_loops.lower_forks`)."""
     from xdsl.backend.llvm.convert import convert_module
 
     out = convert_module(module, fallback_target_triple=None)
     for fn in out.functions:
         if SEGMENT_INFIX in fn.name and not fn.is_declaration:
             fn.attributes.add("noinline")
+    lower_forks(out)
     return out

@@ -50,7 +50,7 @@ from pullback.lowering.core import declare_callees
 from pullback.lowering.memory import MemoryReport, Peak, analyze_function
 from pullback.lowering.phase_times import PhaseTimes
 from pullback.lowering.shapes import ShapeError, plan_shapes
-from pullback.runtime import compile_cache
+from pullback.runtime import compile_cache, threadpool
 from pullback.runtime.interpreter import out_of_range
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import SSAValue
@@ -129,6 +129,8 @@ class _Jit:
             jit=True,
         )
         self.blas = _bind_blas(llvm)
+        # Before any program links: they may call the pool (`pb_parallel_for`).
+        threadpool.ensure()
         backing = llvm.parse_assembly("")
         self.engine = llvm.create_mcjit_compiler(backing, self.tm)
         self.loaded: dict[str, int] = {}
@@ -295,6 +297,11 @@ OUTLINE_SEGMENTS = True
 """Outline the entry function's loops into functions of their own
 (`lowering/outline_segments.py`), keeping every pass linear in the program size."""
 
+PARALLEL_LOOPS = os.environ.get("PULLBACK_PARALLEL_LOOPS", "1").strip().lower() not in ("0", "false", "off", "no")
+"""Large loops and reductions run on the thread pool (`lowering/parallelize_loops.py`,
+`runtime/threadpool.py`); `PULLBACK_PARALLEL_LOOPS=0` compiles them single-threaded
+(the thread count itself is a run-time setting: `threadpool.set_num_threads`)."""
+
 NOTICE_AFTER_S = 1.0
 """A compile still running after this many seconds says so on stderr (what is being
 compiled), and again when it is done (the time it took)."""
@@ -371,12 +378,14 @@ def compile_program(
     unroll_threshold: int | None = None,
     full_unroll_max: int | None = None,
     text: str | None = None,
+    threads: bool | None = None,
 ) -> CompiledProgram:
     """Lower, optimize and JIT `module` for `fetches`, or load its object code from the
     disk cache (`runtime/compile_cache.py`); no in-memory caching here.  `outline`,
     `unroll_threshold` and `full_unroll_max` default to `OUTLINE_SEGMENTS`,
     `LOOP_UNROLL_THRESHOLD` and `FULL_UNROLL_MAX_COUNT`; `text` is `str(module)` when
-    the caller has printed it already (printing a ResNet takes most of a cache hit)."""
+    the caller has printed it already (printing a ResNet takes most of a cache hit);
+    `threads` (default `PARALLEL_LOOPS`): split large loops over the thread pool."""
     t0 = time.perf_counter()
     times = PhaseTimes()
     jit = _Jit.get()
@@ -384,7 +393,8 @@ def compile_program(
     outline = OUTLINE_SEGMENTS if outline is None else outline
     unroll = LOOP_UNROLL_THRESHOLD if unroll_threshold is None else unroll_threshold
     full = FULL_UNROLL_MAX_COUNT if full_unroll_max is None else full_unroll_max
-    options = f"blas={use_blas} outline={outline} unroll={unroll},{full} slp={SLP_VECTORIZE}"
+    threads = PARALLEL_LOOPS if threads is None else threads
+    options = f"blas={use_blas} outline={outline} unroll={unroll},{full} slp={SLP_VECTORIZE} threads={threads}"
     with _announced(_describe(module, fetches), times):
         with times.phase("key"):
             text = str(module) if text is None else text
@@ -393,7 +403,9 @@ def compile_program(
         with times.phase("disk-cache-load"):
             entry = compile_cache.load(key)
         if entry is None or not _ENTRY_KEYS <= entry.keys():
-            entry = _lower_and_emit(jit, module, fetches, f"pb_{key[:24]}", use_blas, outline, (unroll, full), times)
+            entry = _lower_and_emit(
+                jit, module, fetches, f"pb_{key[:24]}", use_blas, outline, (unroll, full), times, threads
+            )
             with times.phase("disk-cache-store"):
                 compile_cache.store(key, entry)
         elif entry["collectives"]:
@@ -416,6 +428,7 @@ def _lower_and_emit(
     outline: bool,
     unroll: tuple[int, int],
     times: PhaseTimes,
+    threads: bool = False,
 ) -> dict[str, Any]:
     """The compile proper: `pd` -> linalg -> LLVM dialect -> LLVM IR -> object code.
     Returns the disk cache's entry (object code, ABI, memory report)."""
@@ -438,7 +451,7 @@ def _lower_and_emit(
     abi["dim_names"] = [
         a.name_hint or f"arg{a.index}" for a in fn_op.body.block.args[: len(abi["dims"])]
     ]
-    run_passes(lowered, loop_passes(blas=use_blas, outline=outline), times=times)
+    run_passes(lowered, loop_passes(blas=use_blas, outline=outline, threads=threads), times=times)
     with times.phase("to-llvm-ir"):
         ir = str(to_llvmlite(lowered))
     obj = jit.emit(ir, times, *unroll)
