@@ -260,7 +260,7 @@ class _B:
         assert isinstance(t, MemRefType)
         if t.get_shape()[k] != DYNAMIC_INDEX:
             return t.get_shape()[k]
-        return self.op(memref.DimOp.from_source_and_index(mem, self.idx(k)))
+        return self.op(memref.DimOp(mem, self.idx(k)))
 
 
 def _loop_size(b: _B, p: _Plan, d: int) -> SSAValue | int:
@@ -319,7 +319,7 @@ def _clone_generic(
     for sub in list(new.body.walk()):
         if isinstance(sub, linalg.IndexOp) and sub.dim.value.data == 0:
             add = arith.AddiOp(sub.result, row0)
-            sub.result.replace_uses_with_if(add.result, lambda u: u.operation is not add)
+            sub.result.replace_uses_with_if(add.result, lambda u, add=add: u.operation is not add)
             Rewriter.insert_op(add, InsertPoint.after(sub))
 
 

@@ -34,15 +34,16 @@ from pullback.lowering.parallelize_loops import ParallelizeLoopsPass, lower_fork
 from pullback.lowering.phase_times import PhaseTimes
 
 
-def loop_passes(blas: bool = True, outline: bool = False, threads: bool = False) -> list[ModulePass]:
+def loop_passes(blas: bool = True, outline: bool = False, threads: int | None = None) -> list[ModulePass]:
     """From linalg on memrefs to LLVM-dialect loops; with `outline`, the entry's loops
     first move into functions of their own (`outline-segments`: what the compiled
-    backend runs, so that compile time stays linear in the program); with `threads`,
-    large loops run on the thread pool (`parallelize-loops`)."""
+    backend runs, so that compile time stays linear in the program); with `threads`
+    (a work per chunk, `parallelize_loops.MIN_CHUNK_WORK`), large loops run on the
+    thread pool (`parallelize-loops`)."""
     return [
         *([OutlineSegmentsPass()] if outline else []),
         *([ConvertLinalgToBlasPass()] if blas else []),
-        *([ParallelizeLoopsPass()] if threads else []),
+        *([ParallelizeLoopsPass(threads)] if threads is not None else []),
         ConvertLinalgToLoopsPass(),
         ConvertParallelLoopsToSequentialPass(),
         LowerAffinePass(),

@@ -48,6 +48,7 @@ from pullback.lowering.abi import LoweringError, Program, abi_of, output_values
 from pullback.lowering.convert_pd_to_linalg import build_entry
 from pullback.lowering.core import declare_callees
 from pullback.lowering.memory import MemoryReport, Peak, analyze_function
+from pullback.lowering.parallelize_loops import MIN_CHUNK_WORK
 from pullback.lowering.phase_times import PhaseTimes
 from pullback.lowering.shapes import ShapeError, plan_shapes
 from pullback.runtime import compile_cache, threadpool
@@ -379,13 +380,15 @@ def compile_program(
     full_unroll_max: int | None = None,
     text: str | None = None,
     threads: bool | None = None,
+    min_chunk_work: int | None = None,
 ) -> CompiledProgram:
     """Lower, optimize and JIT `module` for `fetches`, or load its object code from the
     disk cache (`runtime/compile_cache.py`); no in-memory caching here.  `outline`,
     `unroll_threshold` and `full_unroll_max` default to `OUTLINE_SEGMENTS`,
     `LOOP_UNROLL_THRESHOLD` and `FULL_UNROLL_MAX_COUNT`; `text` is `str(module)` when
     the caller has printed it already (printing a ResNet takes most of a cache hit);
-    `threads` (default `PARALLEL_LOOPS`): split large loops over the thread pool."""
+    `threads` (default `PARALLEL_LOOPS`): split large loops over the thread pool, in
+    chunks of at least `min_chunk_work` (default `parallelize_loops.MIN_CHUNK_WORK`)."""
     t0 = time.perf_counter()
     times = PhaseTimes()
     jit = _Jit.get()
@@ -394,7 +397,8 @@ def compile_program(
     unroll = LOOP_UNROLL_THRESHOLD if unroll_threshold is None else unroll_threshold
     full = FULL_UNROLL_MAX_COUNT if full_unroll_max is None else full_unroll_max
     threads = PARALLEL_LOOPS if threads is None else threads
-    options = f"blas={use_blas} outline={outline} unroll={unroll},{full} slp={SLP_VECTORIZE} threads={threads}"
+    work = MIN_CHUNK_WORK if min_chunk_work is None else min_chunk_work
+    options = f"blas={use_blas} outline={outline} unroll={unroll},{full} slp={SLP_VECTORIZE} threads={threads},{work}"
     with _announced(_describe(module, fetches), times):
         with times.phase("key"):
             text = str(module) if text is None else text
@@ -404,7 +408,8 @@ def compile_program(
             entry = compile_cache.load(key)
         if entry is None or not _ENTRY_KEYS <= entry.keys():
             entry = _lower_and_emit(
-                jit, module, fetches, f"pb_{key[:24]}", use_blas, outline, (unroll, full), times, threads
+                jit, module, fetches, f"pb_{key[:24]}", use_blas, outline, (unroll, full), times,
+                work if threads else None,
             )
             with times.phase("disk-cache-store"):
                 compile_cache.store(key, entry)
@@ -428,10 +433,11 @@ def _lower_and_emit(
     outline: bool,
     unroll: tuple[int, int],
     times: PhaseTimes,
-    threads: bool = False,
+    threads: int | None = None,
 ) -> dict[str, Any]:
-    """The compile proper: `pd` -> linalg -> LLVM dialect -> LLVM IR -> object code.
-    Returns the disk cache's entry (object code, ABI, memory report)."""
+    """The compile proper: `pd` -> linalg -> LLVM dialect -> LLVM IR -> object code;
+    `threads`: the work per chunk of `parallelize-loops` (None: not run).  Returns the
+    disk cache's entry (object code, ABI, memory report)."""
     from pullback.lowering.pipeline import loop_passes, run_passes, to_llvmlite
 
     try:
