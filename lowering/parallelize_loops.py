@@ -293,7 +293,7 @@ def _row_view(b: _B, arg: SSAValue, dims: list[SSAValue], lo: SSAValue | None, r
             acc = b.mul(acc, sizes[k])
     offset: SSAValue | int = 0
     out_shape = shape
-    layout: Attribute | None = None
+    layout: StridedLayoutAttr | None = None
     if lo is not None and rows is not None:
         offset = b.mul(lo, strides[0])
         sizes[0] = rows
@@ -318,9 +318,11 @@ def _clone_generic(
         return
     for sub in list(new.body.walk()):
         if isinstance(sub, linalg.IndexOp) and sub.dim.value.data == 0:
-            add = arith.AddiOp(sub.result, row0)
-            sub.result.replace_uses_with_if(add.result, lambda u, add=add: u.operation is not add)
-            Rewriter.insert_op(add, InsertPoint.after(sub))
+            shifted = arith.AddiOp(sub.result, row0)
+            Rewriter.insert_op(shifted, InsertPoint.after(sub))
+            for use in list(sub.result.uses):
+                if use.operation is not shifted:
+                    use.operation.operands[use.index] = shifted.result
 
 
 class _Outliner:

@@ -274,3 +274,25 @@ def test_threaded_program_from_the_disk_cache_in_a_fresh_process(tmp_path: objec
     first, second = (r.stdout.split() for r in runs)
     assert first[0] == "True" and second[0] == "False"  # compiled, then loaded
     assert first[1:] == second[1:]
+
+
+def test_iteration_indices_are_shifted_per_chunk(threads: None) -> None:
+    """Ops computing from their position (`linalg.index 0`: arange, eye) give the
+    same values when their rows are split over chunks."""
+    b = ProgramBuilder()
+    x = b.data("x", [500, 3], "float32")
+    r = b.add(pd.ArangeOp, start=0.0, end=500.0, step=1.0, dtype="float32")
+    e = b.add(pd.EyeOp, num_rows=500, num_columns=3, dtype="float32")
+    out = b.add(pd.ElementwiseAddOp, b.add(pd.ElementwiseAddOp, x, e), b.add(pd.ReshapeOp, r, shape=[500, 1]))
+    b.fetch(out)
+
+    class Built:
+        module = b.module
+        fetch = [out]
+
+    assert _chunks(Built) >= 2
+    feeds = {"x": np.random.default_rng(5).standard_normal((500, 3)).astype(np.float32)}
+    want, _ = _interpret(Built, feeds, {})
+    for t in (1, 2):
+        got, _ = _run_threads(Built, feeds, {}, t)
+        np.testing.assert_array_equal(got[0], want[0])
