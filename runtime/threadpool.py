@@ -1,13 +1,15 @@
 """The native thread pool compiled programs run their large loops on (issue 18).
 
-`pb_parallel_for(fn, ctx, n, grain)` calls `fn(ctx, lo, hi)` over `[0, n)` split
-into `chunks = min(threads, n // grain)` contiguous, nearly equal ranges: chunk 0 on
-the calling thread, chunk `i` on worker `i`.  It runs `fn(ctx, 0, n)` inline when
-that is one chunk (one thread, or less than two grains of work), when the pool is
-already running a loop (a program called from another Python thread, or a nested
-call), or in a forked child before it has its own workers.  The split depends only
-on `n`, `grain` and the thread count, so a program gives the same results on every
-run with the same settings; elementwise loops give the same results with any.
+`pb_parallel_for(fn, ctx, n, grain)` calls `fn(ctx, lo, hi)` over `[0, n)` split into
+contiguous, nearly equal chunks.  With `t = min(threads, n // grain)` participants,
+the range is cut into `min(n // grain, OVERSPLIT * t)` chunks that the calling
+thread and `t - 1` workers claim one at a time (a generation-tagged atomic counter):
+a participant the OS does not run at once delays the loop by one small chunk, not by
+its share.  It runs `fn(ctx, 0, n)` inline when `t` is 1 (one thread, or less than
+two grains of work), when the pool is already running a loop (a program called from
+another Python thread, or a nested call), or in a forked child that has not
+re-initialized the pool.  Chunk boundaries depend only on `n`, `grain` and the thread
+count, never on which thread runs a chunk.
 
 Why a pool of our own, built from LLVM IR here (no C compiler at run time): the
 generated code must call it directly (one indirect call per chunk, no Python, no
@@ -36,15 +38,20 @@ from typing import Any
 MAX_THREADS = 256
 """Workers the pool can have (more requested threads are capped here)."""
 
+OVERSPLIT = 4
+"""Chunks per thread a loop is split into (when it has that many grains): threads
+claim chunks as they come, so a thread the OS does not run at once (cores shared
+with BLAS, Python and other processes) delays a loop by one small chunk."""
+
 SYMBOLS = ("pb_parallel_for", "pb_num_threads")
 """What generated code may call (bound for every object file linked after `ensure`)."""
 
 _IR = r"""
-%fn_t = type void (ptr, i64, i64)
-
 @mutex = internal global [256 x i8] zeroinitializer, align 64
 @work_cv = internal global [256 x i8] zeroinitializer, align 64
 @done_cv = internal global [256 x i8] zeroinitializer, align 64
+@claim = internal global i64 0, align 64
+@completed = internal global i64 0, align 64
 @owner_pid = internal global i32 0
 @nthreads = internal global i64 1
 @nworkers = internal global i64 0
@@ -54,7 +61,7 @@ _IR = r"""
 @job_ctx = internal global ptr null
 @job_n = internal global i64 0
 @job_chunks = internal global i64 0
-@remaining = internal global i64 0
+@job_threads = internal global i64 0
 @start_gen = internal global [MAXW x i64] zeroinitializer
 
 declare i32 @pthread_create(ptr, ptr, ptr, ptr)
@@ -108,6 +115,56 @@ define internal void @run_chunk(ptr %fn, ptr %ctx, i64 %n, i64 %c, i64 %i) {
   ret void
 }
 
+; Claim the next chunk of job `g` (its generation): the claim word holds the job's
+; generation (high 32 bits) and the next chunk (low 32), so a participant that
+; still holds an older job never takes a chunk of a newer one.  -1: none left.
+define internal i64 @claim_chunk(i64 %g, i64 %c) {
+entry:
+  %tag = shl i64 %g, 32
+  br label %try
+try:
+  %w = load atomic i64, ptr @claim acquire, align 8
+  %wtag = and i64 %w, -4294967296
+  %mine = icmp eq i64 %wtag, %tag
+  br i1 %mine, label %index, label %none
+index:
+  %i = and i64 %w, 4294967295
+  %left = icmp ult i64 %i, %c
+  br i1 %left, label %cas, label %none
+cas:
+  %w1 = add i64 %w, 1
+  %res = cmpxchg ptr @claim, i64 %w, i64 %w1 acq_rel acquire
+  %ok = extractvalue { i64, i1 } %res, 1
+  br i1 %ok, label %got, label %try
+got:
+  ret i64 %i
+none:
+  ret i64 -1
+}
+
+; Run chunks of the current job until none is left; returns after the last one.
+define internal void @participate(ptr %fn, ptr %ctx, i64 %n, i64 %c, i64 %g) {
+entry:
+  br label %next
+next:
+  %i = call i64 @claim_chunk(i64 %g, i64 %c)
+  %none = icmp slt i64 %i, 0
+  br i1 %none, label %out, label %run
+run:
+  call void @run_chunk(ptr %fn, ptr %ctx, i64 %n, i64 %c, i64 %i)
+  %before = atomicrmw add ptr @completed, i64 1 acq_rel
+  %done = add i64 %before, 1
+  %last = icmp eq i64 %done, %c
+  br i1 %last, label %signal, label %next
+signal:
+  call i32 @pthread_mutex_lock(ptr @mutex)
+  call i32 @pthread_cond_broadcast(ptr @done_cv)
+  call i32 @pthread_mutex_unlock(ptr @mutex)
+  br label %next
+out:
+  ret void
+}
+
 define internal ptr @worker(ptr %arg) {
 entry:
   %idx = ptrtoint ptr %arg to i64
@@ -116,7 +173,7 @@ entry:
   call i32 @pthread_mutex_lock(ptr @mutex)
   br label %wait
 wait:
-  %seen = phi i64 [ %g0, %entry ], [ %g, %sleep ], [ %g, %skip ], [ %g, %done ]
+  %seen = phi i64 [ %g0, %entry ], [ %g, %sleep ], [ %g, %skip ], [ %g, %relock ]
   %g = load i64, ptr @gen
   %same = icmp eq i64 %g, %seen
   br i1 %same, label %sleep, label %woke
@@ -124,27 +181,21 @@ sleep:
   call i32 @pthread_cond_wait(ptr @work_cv, ptr @mutex)
   br label %wait
 woke:
-  %c = load i64, ptr @job_chunks
-  %mine = icmp ult i64 %idx, %c
-  br i1 %mine, label %work, label %skip
+  %t = load i64, ptr @job_threads
+  %wanted = icmp ult i64 %idx, %t
+  br i1 %wanted, label %work, label %skip
 skip:
   br label %wait
 work:
   %fn = load ptr, ptr @job_fn
   %ctx = load ptr, ptr @job_ctx
   %n = load i64, ptr @job_n
+  %c = load i64, ptr @job_chunks
   call i32 @pthread_mutex_unlock(ptr @mutex)
-  call void @run_chunk(ptr %fn, ptr %ctx, i64 %n, i64 %c, i64 %idx)
+  call void @participate(ptr %fn, ptr %ctx, i64 %n, i64 %c, i64 %g)
+  br label %relock
+relock:
   call i32 @pthread_mutex_lock(ptr @mutex)
-  %left = load i64, ptr @remaining
-  %left1 = sub i64 %left, 1
-  store i64 %left1, ptr @remaining
-  %last = icmp eq i64 %left1, 0
-  br i1 %last, label %signal, label %done
-signal:
-  call i32 @pthread_cond_broadcast(ptr @done_cv)
-  br label %done
-done:
   br label %wait
 }
 
@@ -159,8 +210,8 @@ size:
   %g = select i1 %g0, i64 1, i64 %grain
   %most = sdiv i64 %n, %g
   %fewer = icmp slt i64 %most, %t
-  %c0 = select i1 %fewer, i64 %most, i64 %t
-  %one = icmp sle i64 %c0, 1
+  %t0 = select i1 %fewer, i64 %most, i64 %t
+  %one = icmp sle i64 %t0, 1
   br i1 %one, label %inline, label %pid
 pid:
   %me = call i32 @getpid()
@@ -181,7 +232,7 @@ claim:
   br label %spawn
 spawn:
   %w = load i64, ptr @nworkers
-  %need = sub i64 %c0, 1
+  %need = sub i64 %t0, 1
   %enough = icmp sge i64 %w, %need
   br i1 %enough, label %publish, label %create
 create:
@@ -197,34 +248,42 @@ created:
   br label %spawn
 publish:
   %have = load i64, ptr @nworkers
-  %most_c = add i64 %have, 1
-  %cap = icmp slt i64 %most_c, %c0
-  %c = select i1 %cap, i64 %most_c, i64 %c0
-  %solo = icmp sle i64 %c, 1
+  %most_t = add i64 %have, 1
+  %cap = icmp slt i64 %most_t, %t0
+  %threads = select i1 %cap, i64 %most_t, i64 %t0
+  %solo = icmp sle i64 %threads, 1
   br i1 %solo, label %release_inline, label %go
 release_inline:
   store i32 0, ptr @busy
   call i32 @pthread_mutex_unlock(ptr @mutex)
   br label %inline
 go:
+  ; OVERSPLIT chunks per thread (at least a grain each): a thread the OS does not
+  ; run at once (shared cores) delays the loop by one small chunk, not a share.
+  %over = mul i64 %threads, OVERSPLIT
+  %more = icmp slt i64 %most, %over
+  %c = select i1 %more, i64 %most, i64 %over
+  %gen1 = add i64 %gen0, 1
+  %gen32 = and i64 %gen1, 4294967295
+  %tag = shl i64 %gen32, 32
   store ptr %fn, ptr @job_fn
   store ptr %ctx, ptr @job_ctx
   store i64 %n, ptr @job_n
   store i64 %c, ptr @job_chunks
-  %others = sub i64 %c, 1
-  store i64 %others, ptr @remaining
-  %gen1 = add i64 %gen0, 1
-  store i64 %gen1, ptr @gen
+  store i64 %threads, ptr @job_threads
+  store atomic i64 0, ptr @completed release, align 8
+  store atomic i64 %tag, ptr @claim release, align 8
+  store i64 %gen32, ptr @gen
   call i32 @pthread_cond_broadcast(ptr @work_cv)
   call i32 @pthread_mutex_unlock(ptr @mutex)
-  call void @run_chunk(ptr %fn, ptr %ctx, i64 %n, i64 %c, i64 0)
+  call void @participate(ptr %fn, ptr %ctx, i64 %n, i64 %c, i64 %gen32)
   call i32 @pthread_mutex_lock(ptr @mutex)
   br label %join
 join:
-  %left = load i64, ptr @remaining
-  %finished = icmp eq i64 %left, 0
-  br i1 %finished, label %end, label %sleep
-sleep:
+  %finished_n = load atomic i64, ptr @completed acquire, align 8
+  %finished = icmp eq i64 %finished_n, %c
+  br i1 %finished, label %end, label %wait
+wait:
   call i32 @pthread_cond_wait(ptr @done_cv, ptr @mutex)
   br label %join
 end:
@@ -237,7 +296,7 @@ inline:
 ret:
   ret void
 }
-""".replace("MAXW", str(MAX_THREADS + 1)).replace("MAXT", str(MAX_THREADS))
+""".replace("MAXW", str(MAX_THREADS + 1)).replace("MAXT", str(MAX_THREADS)).replace("OVERSPLIT", str(OVERSPLIT))
 
 
 class _Pool:
