@@ -12,10 +12,10 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import time
 from collections.abc import Callable
 
 import numpy as np
-from pullback.benchmarks.bench_cpu import timeit
 from pullback.benchmarks.programs import Built, ProgramBuilder, elementwise_chain, mlp_train
 from pullback.dialects import pd
 from pullback.runtime import threadpool
@@ -51,22 +51,30 @@ def reduce_sum(n: int = 1 << 22) -> Built:
 
 
 def bench(name: str, built: Built, feeds: dict[str, np.ndarray], counts: list[int], repeat: int) -> None:
-    """Print one program's times: unthreaded compile, then threaded on each count."""
+    """Print one program's times: unthreaded compile, then threaded on each count.
+    The variants run round-robin (one call each per round, after a warm-up), so a
+    change in the machine's load hits them alike; median and best of `repeat`."""
     plain = compile_program(built.module, built.fetch, threads=False)
     par = compile_program(built.module, built.fetch, threads=True)
-
-    def runner(cp: object) -> Callable[[], object]:
+    variants: list[tuple[str, Callable[[], object], int]] = []
+    for label, cp, t in [("no parallelize-loops", plain, 1)] + [
+        (f"parallelize-loops, {t} thread(s)", par, t) for t in counts
+    ]:
         scope = {k: v.copy() for k, v in built.scope.items()}
-        return lambda: execute(cp, feeds, scope)  # type: ignore[arg-type]
-
-    threadpool.set_num_threads(1)
-    base = timeit(runner(plain), repeat)
+        variants.append((label, lambda cp=cp, scope=scope: execute(cp, feeds, scope), t))
+    times: dict[str, list[float]] = {label: [] for label, _, _ in variants}
+    for r in range(repeat + 2):
+        for label, run, t in variants:
+            threadpool.set_num_threads(t)
+            t0 = time.perf_counter()
+            run()
+            if r >= 2:
+                times[label].append(time.perf_counter() - t0)
+    base = float(np.median(times[variants[0][0]]))
     print(f"\n## {name}")
-    print(f"  {'no parallelize-loops':28s} {base * 1e3:9.3f} ms  1.00x")
-    for t in counts:
-        threadpool.set_num_threads(t)
-        ms = timeit(runner(par), repeat)
-        print(f"  {f'parallelize-loops, {t} thread(s)':28s} {ms * 1e3:9.3f} ms  {base / ms:4.2f}x")
+    for label, _, _ in variants:
+        med, best = float(np.median(times[label])), min(times[label])
+        print(f"  {label:34s} median {med * 1e3:9.3f} ms  best {best * 1e3:9.3f} ms  {base / med:4.2f}x")
 
 
 def main() -> None:
