@@ -67,10 +67,12 @@ from xdsl.ir.affine import AffineDimExpr, AffineMap
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-MIN_CHUNK_WORK = 1 << 16
+MIN_CHUNK_WORK = 1 << 19
 """Cost units (about one simple operation on one element each) a chunk must have to
-be worth handing to another thread: waking a sleeping worker costs a few
-microseconds, about this much work (benchmarks/RESULTS.md, "Threads")."""
+be worth handing to another thread: a vectorized simple op takes 0.1-0.3 ns per
+element, so this is 50-150 us of work, several times what waking a sleeping worker
+costs on an idle machine.  At 1 << 16 the MLP step's 128x512 elementwise loops were
+split and the step ran slower on 2 threads (benchmarks/RESULTS.md, "Threads")."""
 
 MAX_SLOTS = 16
 """Most partials a reduction is split into (a power of two: even loads on 2, 4, 8, 16

@@ -13,9 +13,9 @@ builtin.module {
 
 // A parallel loop whose size the run decides: its rows move into a chunk function
 // called through a fork (declared; `lower_forks` defines it on the LLVM module) with
-// the row count and a grain of ceil(65536 / (3 elements * cost 14: two operands, tanh 12)) rows.
+// the row count and a grain of ceil(524288 / (3 elements * cost 14: two operands, tanh 12)) rows.
 // CHECK:      func.func private @main__seg0(
-// CHECK:      %[[GRAIN:[0-9]+]] = arith.constant 1561 : index
+// CHECK:      %[[GRAIN:[0-9]+]] = arith.constant 12484 : index
 // CHECK-NEXT: func.call @main__seg0__par0__fork(%{{.*}}, %[[GRAIN]],
 // CHECK:      func.func private @main__seg0__par0(%[[LO:[0-9]+]]: index, %[[HI:[0-9]+]]: index,
 // CHECK:      %[[ROWS:[0-9]+]] = arith.subi %[[HI]], %[[LO]] : index
