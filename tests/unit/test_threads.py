@@ -299,3 +299,30 @@ def test_iteration_indices_are_shifted_per_chunk(threads: None) -> None:
     for t in (1, 2):
         got, _ = _run_threads(Built, feeds, {}, t)
         np.testing.assert_array_equal(got[0], want[0])
+
+
+def test_batch_norm_statistics_and_gradients_on_threads(threads: None) -> None:
+    """Batch-norm's per-channel statistics (reductions over N, H, W with the channel
+    parallel inside) and the gradients through them, split into partials."""
+    b = ProgramBuilder()
+    x = b.data("x", [-1, 4, 5, 5], "float64")
+    names = ("bn.s", "bn.b", "bn.mean", "bn.var")
+    ps = [b.param(n, [4], "float64") for n in names]
+    bn = b.op(pd.BatchNormOp.make(x, *ps))
+    loss = b.add(pd.MeanOp, b.add(pd.TanhOp, bn.results[0]))
+    gx, gs = b.backward(loss, [x, ps[0]])
+    for v in (loss, gx, gs):
+        b.fetch(v)
+
+    class Built:
+        module = b.module
+        fetch = [loss, gx, gs]
+        scope = {"bn.s": np.linspace(0.5, 2, 4), "bn.b": np.zeros(4), "bn.mean": np.zeros(4), "bn.var": np.ones(4)}
+
+    assert _chunks(Built) >= 4
+    feeds = {"x": np.random.default_rng(6).standard_normal((9, 4, 5, 5))}
+    want, _ = _interpret(Built, feeds, Built.scope)
+    (one, _), (two, _) = (_run_threads(Built, feeds, Built.scope, t) for t in (1, 2))
+    for w, g1, g2 in zip(want, one, two):
+        np.testing.assert_array_equal(g1, g2)
+        np.testing.assert_allclose(g2, w, rtol=1e-10, atol=1e-12)
