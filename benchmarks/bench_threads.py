@@ -19,7 +19,7 @@ import numpy as np
 from pullback.benchmarks.programs import Built, ProgramBuilder, elementwise_chain, mlp_train
 from pullback.dialects import pd
 from pullback.runtime import threadpool
-from pullback.runtime.compiled import compile_program, execute
+from pullback.runtime.compiled import CompiledProgram, compile_program, execute
 
 
 def fan_out(n: int = 1 << 20, width: int = 8) -> Built:
@@ -50,6 +50,11 @@ def reduce_sum(n: int = 1 << 22) -> Built:
     return Built(b.module, [s], {})
 
 
+def _runner(cp: CompiledProgram, feeds: dict[str, np.ndarray], scope: dict[str, np.ndarray]) -> Callable[[], object]:
+    """One call of `cp` on these feeds and its own scope."""
+    return lambda: execute(cp, feeds, scope)
+
+
 def bench(name: str, built: Built, feeds: dict[str, np.ndarray], counts: list[int], repeat: int) -> None:
     """Print one program's times: unthreaded compile, then threaded on each count.
     The variants run round-robin (one call each per round, after a warm-up), so a
@@ -60,8 +65,7 @@ def bench(name: str, built: Built, feeds: dict[str, np.ndarray], counts: list[in
     for label, cp, t in [("no parallelize-loops", plain, 1)] + [
         (f"parallelize-loops, {t} thread(s)", par, t) for t in counts
     ]:
-        scope = {k: v.copy() for k, v in built.scope.items()}
-        variants.append((label, lambda cp=cp, scope=scope: execute(cp, feeds, scope), t))
+        variants.append((label, _runner(cp, feeds, {k: v.copy() for k, v in built.scope.items()}), t))
     times: dict[str, list[float]] = {label: [] for label, _, _ in variants}
     for r in range(repeat + 2):
         for label, run, t in variants:
@@ -99,7 +103,7 @@ def main() -> None:
     bench("reduce_sum of 4M float32", reduce_sum(4 * n),
           {"x": rng.standard_normal(4 * n).astype(np.float32)}, counts, repeat)
     mlp = mlp_train((784, 512, 512, 10), 0.01)
-    feeds = {"x": rng.standard_normal((128, 784)).astype(np.float32),
+    feeds: dict[str, np.ndarray] = {"x": rng.standard_normal((128, 784)).astype(np.float32),
              "label": rng.integers(0, 10, (128, 1)).astype(np.int64)}
     bench("MLP train step 784-512-512-10, batch 128, SGD", mlp, feeds, counts, repeat)
 
