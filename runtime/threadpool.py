@@ -25,7 +25,8 @@ with BLAS (which keeps its own threads), Python and other processes.
 
 The thread count: `set_num_threads(n)` (also `paddle.base.core.set_num_threads`),
 else `PULLBACK_NUM_THREADS`, else `OMP_NUM_THREADS`, else the CPUs this process may
-run on.  It can change at any time; extra workers then just stay asleep.
+run on, divided among the ranks a launcher started on this machine (`MPI_LOCALNRANKS`
+and the like).  It can change at any time; extra workers then just stay asleep.
 """
 
 from __future__ import annotations
@@ -341,9 +342,26 @@ def _cpus() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+_LOCAL_RANKS = ("MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE", "LOCAL_WORLD_SIZE")
+"""Where launchers say how many ranks share this machine (MPICH's Hydra, which
+`pullback.distributed.launch` uses; Open MPI; torchrun-style launchers)."""
+
+
+def _local_ranks() -> int:
+    """Processes of this job on this machine (1 outside a multi-process launch)."""
+    for var in _LOCAL_RANKS:
+        try:
+            return max(1, int(os.environ.get(var, "")))
+        except ValueError:
+            continue
+    return 1
+
+
 def default_num_threads() -> int:
     """`PULLBACK_NUM_THREADS`, else `OMP_NUM_THREADS` (its first number), else the
-    CPUs available; a value that is not a positive integer is an error naming it."""
+    CPUs available shared among the ranks a launcher started on this machine (so
+    data-parallel ranks do not oversubscribe the cores); a value that is not a
+    positive integer is an error naming it."""
     for var in ("PULLBACK_NUM_THREADS", "OMP_NUM_THREADS"):
         raw = os.environ.get(var, "").strip()
         if not raw:
@@ -356,7 +374,7 @@ def default_num_threads() -> int:
         if value < 1:
             raise ValueError(f"{var} must be a positive number of threads, got {raw!r}")
         return min(value, MAX_THREADS)
-    return min(_cpus(), MAX_THREADS)
+    return max(1, min(_cpus() // _local_ranks(), MAX_THREADS))
 
 
 def ensure() -> _Pool:

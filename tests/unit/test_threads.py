@@ -100,6 +100,15 @@ def test_thread_count_settings(threads: None, monkeypatch: pytest.MonkeyPatch) -
     assert threadpool.default_num_threads() == 5
     monkeypatch.setenv("OMP_NUM_THREADS", "4,2")  # nested levels: the outer one
     assert threadpool.default_num_threads() == 4
+    monkeypatch.delenv("OMP_NUM_THREADS")
+    monkeypatch.setattr(threadpool, "_cpus", lambda: 8)
+    for var in threadpool._LOCAL_RANKS:
+        monkeypatch.delenv(var, raising=False)
+    assert threadpool.default_num_threads() == 8
+    monkeypatch.setenv("MPI_LOCALNRANKS", "3")  # ranks on this machine share its CPUs
+    assert threadpool.default_num_threads() == 2
+    monkeypatch.setenv("MPI_LOCALNRANKS", "16")
+    assert threadpool.default_num_threads() == 1
     monkeypatch.setenv("OMP_NUM_THREADS", "many")
     with pytest.raises(ValueError, match="OMP_NUM_THREADS"):
         threadpool.default_num_threads()
