@@ -346,7 +346,7 @@ class _Outliner:
         # The chunk function's arguments: each distinct operand (then the dynamic
         # sizes of memrefs), values the body reads from outside, then the extras.
         distinct: list[SSAValue] = []
-        for v in operands:
+        for v in operands if not p.reduction else op.inputs:  # a reduction writes partials
             if v not in distinct:
                 distinct.append(v)
         for sub in op.body.walk():
