@@ -303,6 +303,22 @@ PARALLEL_LOOPS = os.environ.get("PULLBACK_PARALLEL_LOOPS", "1").strip().lower() 
 `runtime/threadpool.py`); `PULLBACK_PARALLEL_LOOPS=0` compiles them single-threaded
 (the thread count itself is a run-time setting: `threadpool.set_num_threads`)."""
 
+
+def _min_chunk_work() -> int:
+    """`PULLBACK_PARALLEL_MIN_WORK`: the work per chunk (cost units) of
+    `parallelize-loops`, default `MIN_CHUNK_WORK` (small values split every loop:
+    how the test suite can run everything through the threaded path)."""
+    raw = os.environ.get("PULLBACK_PARALLEL_MIN_WORK", "").strip()
+    if not raw:
+        return MIN_CHUNK_WORK
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError(f"PULLBACK_PARALLEL_MIN_WORK must be a positive integer, got {raw!r}") from None
+    if value < 1:
+        raise ValueError(f"PULLBACK_PARALLEL_MIN_WORK must be a positive integer, got {raw!r}")
+    return value
+
 NOTICE_AFTER_S = 1.0
 """A compile still running after this many seconds says so on stderr (what is being
 compiled), and again when it is done (the time it took)."""
@@ -388,7 +404,8 @@ def compile_program(
     `LOOP_UNROLL_THRESHOLD` and `FULL_UNROLL_MAX_COUNT`; `text` is `str(module)` when
     the caller has printed it already (printing a ResNet takes most of a cache hit);
     `threads` (default `PARALLEL_LOOPS`): split large loops over the thread pool, in
-    chunks of at least `min_chunk_work` (default `parallelize_loops.MIN_CHUNK_WORK`)."""
+    chunks of at least `min_chunk_work` (default `PULLBACK_PARALLEL_MIN_WORK`, else
+    `parallelize_loops.MIN_CHUNK_WORK`)."""
     t0 = time.perf_counter()
     times = PhaseTimes()
     jit = _Jit.get()
@@ -397,7 +414,7 @@ def compile_program(
     unroll = LOOP_UNROLL_THRESHOLD if unroll_threshold is None else unroll_threshold
     full = FULL_UNROLL_MAX_COUNT if full_unroll_max is None else full_unroll_max
     threads = PARALLEL_LOOPS if threads is None else threads
-    work = MIN_CHUNK_WORK if min_chunk_work is None else min_chunk_work
+    work = _min_chunk_work() if min_chunk_work is None else min_chunk_work
     options = f"blas={use_blas} outline={outline} unroll={unroll},{full} slp={SLP_VECTORIZE} threads={threads},{work}"
     with _announced(_describe(module, fetches), times):
         with times.phase("key"):
