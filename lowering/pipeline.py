@@ -33,10 +33,11 @@ from pullback.lowering.outline_segments import SEGMENT_INFIX, OutlineSegmentsPas
 from pullback.lowering.phase_times import PhaseTimes
 
 
-def loop_passes(blas: bool = True, outline: bool = False) -> list[ModulePass]:
-    """From linalg on memrefs to LLVM-dialect loops; with `outline`, the entry's loops
-    first move into functions of their own (`outline-segments`: what the compiled
-    backend runs, so that compile time stays linear in the program)."""
+def translate_passes(blas: bool = True, outline: bool = False) -> list[ModulePass]:
+    """From linalg on memrefs to the loop level `translate-to-llvmlite` takes (`scf`,
+    `memref`, `arith`, `math`); with `outline`, the entry's loops first move into
+    functions of their own (`outline-segments`: what the compiled backend runs, so
+    that compile time stays linear in the program)."""
     return [
         *([OutlineSegmentsPass()] if outline else []),
         *([ConvertLinalgToBlasPass()] if blas else []),
@@ -44,6 +45,14 @@ def loop_passes(blas: bool = True, outline: bool = False) -> list[ModulePass]:
         ConvertParallelLoopsToSequentialPass(),
         LowerAffinePass(),
         MathPolynomialApproximationPass(),
+    ]
+
+
+def loop_passes(blas: bool = True, outline: bool = False) -> list[ModulePass]:
+    """From linalg on memrefs to LLVM-dialect loops (the xDSL route: `translate_passes`
+    then the `convert-*-to-llvm` passes; `to_llvmlite` converts the result)."""
+    return [
+        *translate_passes(blas, outline),
         ConvertScfWhileToCfPass(),
         ConvertScfToCf(),
         FinalizeMemRefToLLVMPass(),
@@ -92,6 +101,14 @@ def run_passes(
     for p in passes:
         with times.phase(p.name):
             p.apply(ctx, module)
+
+
+def translate(module: ModuleOp) -> lir.Module:
+    """An llvmlite module of a module at the level `translate_passes` leaves it
+    (`lowering/translate_to_llvmlite.py`: one walk, no `llvm`-dialect detour)."""
+    from pullback.lowering.translate_to_llvmlite import translate_module
+
+    return translate_module(module)
 
 
 def to_llvmlite(module: ModuleOp) -> lir.Module:
