@@ -242,7 +242,9 @@ class Translator:
         if SEGMENT_INFIX in name:
             lf.attributes.add("noinline")
         vals: Vals = {}
-        for arg, v in zip(fn.body.block.args, lf.args):
+        first = fn.body.blocks.first
+        assert first is not None
+        for arg, v in zip(first.args, lf.args):
             t = arg.type
             vals[arg] = MemRef(v, _elem(t), _static_sizes(t)) if isinstance(t, MemRefType) else v
         self.region_blocks(list(fn.body.blocks), lf, vals)
@@ -772,10 +774,12 @@ def _for(tr: Translator, op: scf.ForOp, b: ir.IRBuilder, vals: Vals) -> None:
 
 
 def _rewrap(t: Attribute, v: ir.Value) -> Any:
-    """A value carried through a phi: memrefs (statically shaped) are rewrapped."""
+    """A value carried through a phi (loop or branch): a memref keeps its static
+    sizes; a dynamic one is unknown until a `reinterpret_cast` views it (as the
+    lowering does for buffers crossing region boundaries)."""
     if isinstance(t, MemRefType):
-        if any(d == DYNAMIC_INDEX for d in t.get_shape()):
-            raise LoweringError(f"translate-to-llvmlite: a dynamically shaped {t} carried through a loop or branch")
+        if _has_strided_layout(t):
+            raise LoweringError(f"translate-to-llvmlite: a strided {t} carried through a loop or branch")
         return MemRef(v, _elem(t), _static_sizes(t))
     return v
 
@@ -847,7 +851,7 @@ def _while(tr: Translator, op: scf.WhileOp, b: ir.IRBuilder, vals: Vals) -> None
         phi = b.phi(x.type)
         phi.add_incoming(x, pre)
         phis.append(phi)
-        vals[a] = _rewrap(a.type, phi) if not isinstance(vals[init], MemRef) else _carried(vals[init], phi)
+        vals[a] = _rewrap(a.type, phi)
     cond, *passed = tr.block(before, b, vals)
     b.cbranch(cond, body, exit_)
     b.position_at_end(body)
@@ -861,13 +865,6 @@ def _while(tr: Translator, op: scf.WhileOp, b: ir.IRBuilder, vals: Vals) -> None
     b.position_at_end(exit_)
     for r, v in zip(op.results, passed):
         vals[r] = v
-
-
-def _carried(init: MemRef, phi: ir.Value) -> MemRef:
-    """A memref carried by a loop: its static sizes stay, dynamic ones must not change."""
-    if any(s is not None and not isinstance(s, ir.Constant) for s in init.sizes) or init.strides is not None:
-        raise LoweringError("translate-to-llvmlite: a dynamically shaped memref carried through scf.while")
-    return MemRef(phi, init.elem, init.sizes)
 
 
 @handles(scf.IndexSwitchOp)
