@@ -34,10 +34,21 @@ from pullback.lowering.phase_times import PhaseTimes
 
 
 def translate_passes(blas: bool = True, outline: bool = False) -> list[ModulePass]:
-    """From linalg on memrefs to the loop level `translate-to-llvmlite` takes (`scf`,
-    `memref`, `arith`, `math`); with `outline`, the entry's loops first move into
-    functions of their own (`outline-segments`: what the compiled backend runs, so
-    that compile time stays linear in the program)."""
+    """What runs before `translate-to-llvmlite` (`translate`), which takes linalg,
+    `scf` (parallel loops included), `memref`, `arith` and `math` itself: with
+    `outline`, the entry's loops first move into functions of their own
+    (`outline-segments`: what the compiled backend runs, so that compile time stays
+    linear in the program)."""
+    return [
+        *([OutlineSegmentsPass()] if outline else []),
+        *([ConvertLinalgToBlasPass()] if blas else []),
+        MathPolynomialApproximationPass(),
+    ]
+
+
+def loop_passes(blas: bool = True, outline: bool = False) -> list[ModulePass]:
+    """From linalg on memrefs to LLVM-dialect loops (the xDSL route, which
+    `to_llvmlite` converts: `PULLBACK_TRANSLATE=xdsl`, `-p lower-to-llvm`)."""
     return [
         *([OutlineSegmentsPass()] if outline else []),
         *([ConvertLinalgToBlasPass()] if blas else []),
@@ -45,14 +56,6 @@ def translate_passes(blas: bool = True, outline: bool = False) -> list[ModulePas
         ConvertParallelLoopsToSequentialPass(),
         LowerAffinePass(),
         MathPolynomialApproximationPass(),
-    ]
-
-
-def loop_passes(blas: bool = True, outline: bool = False) -> list[ModulePass]:
-    """From linalg on memrefs to LLVM-dialect loops (the xDSL route: `translate_passes`
-    then the `convert-*-to-llvm` passes; `to_llvmlite` converts the result)."""
-    return [
-        *translate_passes(blas, outline),
         ConvertScfWhileToCfPass(),
         ConvertScfToCf(),
         FinalizeMemRefToLLVMPass(),

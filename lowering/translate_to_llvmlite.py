@@ -40,7 +40,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import llvmlite.ir as ir
-from xdsl.dialects import arith, cf, func, memref, scf
+from xdsl.dialects import affine, arith, cf, func, memref, scf
+from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
+from xdsl.dialects.linalg.ops import IndexOp as LinalgIndexOp
+from xdsl.dialects.linalg.ops import YieldOp as LinalgYieldOp
 from xdsl.dialects import llvm as xllvm
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -60,6 +63,14 @@ from xdsl.dialects.builtin import (
     UnrealizedConversionCastOp,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir.affine import (
+    AffineBinaryOpExpr,
+    AffineBinaryOpKind,
+    AffineConstantExpr,
+    AffineDimExpr,
+    AffineExpr,
+    AffineMap,
+)
 
 from pullback.lowering.abi import LoweringError
 from pullback.lowering.convert_func_to_llvm import PACKED_PREFIX
@@ -299,6 +310,8 @@ class Translator:
         handler = _HANDLERS.get(t)
         if handler is not None:
             handler(self, op, b, vals)
+        elif isinstance(op, LinalgStructuredOperation):
+            _structured(self, op, b, vals)
         elif t in FLOAT_BINARY:
             lhs, rhs = (vals[v] for v in op.operands)
             vals[op.results[0]] = _emit(b, FLOAT_BINARY[t])(lhs, rhs, flags=_fastmath(op))
@@ -908,6 +921,112 @@ def _cond_br(tr: Translator, op: cf.ConditionalBranchOp, b: ir.IRBuilder, vals: 
 def _pass_args(tr: Translator, target: Block, args: Sequence[SSAValue], b: ir.IRBuilder, vals: Vals) -> None:
     for a, v in zip(target.args, args):
         _ptr(vals[a]).add_incoming(_ptr(vals[v]), b.block)
+
+
+# -- linalg and affine ------------------------------------------------------------
+
+
+def affine_value(b: ir.IRBuilder, expr: AffineExpr, dims: Sequence[ir.Value]) -> ir.Value:
+    """An affine expression of the loop indices `dims` (`lower-affine`'s semantics:
+    `floordiv`/`ceildiv` round toward minus/plus infinity, `mod` is never negative)."""
+    if isinstance(expr, AffineDimExpr):
+        return dims[expr.position]
+    if isinstance(expr, AffineConstantExpr):
+        return ir.Constant(I64, expr.value)
+    if not isinstance(expr, AffineBinaryOpExpr):
+        raise LoweringError(f"translate-to-llvmlite: affine expression {expr} (symbols are not supported)")
+    lhs, rhs = affine_value(b, expr.lhs, dims), affine_value(b, expr.rhs, dims)
+    if expr.kind == AffineBinaryOpKind.Add:
+        return _add(b, lhs, rhs)
+    if expr.kind == AffineBinaryOpKind.Mul:
+        return _mul(b, lhs, rhs)
+    zero, one = ir.Constant(I64, 0), ir.Constant(I64, 1)
+    q, r = b.sdiv(lhs, rhs), b.srem(lhs, rhs)
+    if expr.kind == AffineBinaryOpKind.Mod:
+        return b.select(b.icmp_signed("<", r, zero), b.add(r, rhs), r)
+    inexact = b.icmp_signed("!=", r, zero)
+    opposite = b.icmp_signed("<", b.xor(r, rhs), zero)
+    if expr.kind == AffineBinaryOpKind.FloorDiv:
+        return b.select(b.and_(inexact, opposite), b.sub(q, one), q)
+    return b.select(b.and_(inexact, b.not_(opposite)), b.add(q, one), q)
+
+
+def _map_indices(b: ir.IRBuilder, amap: AffineMap, dims: Sequence[ir.Value]) -> list[ir.Value]:
+    if amap.num_symbols:
+        raise LoweringError(f"translate-to-llvmlite: affine map {amap} with symbols")
+    return [affine_value(b, e, dims) for e in amap.results]
+
+
+@handles(affine.ApplyOp)
+def _affine_apply(tr: Translator, op: affine.ApplyOp, b: ir.IRBuilder, vals: Vals) -> None:
+    amap = op.map.data
+    operands = [vals[v] for v in op.mapOperands]
+    if amap.num_symbols:
+        raise LoweringError(f"translate-to-llvmlite: affine.apply of {amap} with symbols")
+    (vals[op.result],) = _map_indices(b, amap, operands)
+
+
+def _structured(tr: Translator, op: LinalgStructuredOperation, b: ir.IRBuilder, vals: Vals) -> None:
+    """A linalg structured op (`linalg.generic`, `linalg.fill`, ...) on memrefs as a
+    perfect loop nest over its iteration dimensions in order, loading the operands
+    its body reads and storing what it yields (what `convert-linalg-to-loops` and
+    `lower-affine` would build, without the detour through `scf`/`affine` ops)."""
+    if op.results:
+        raise LoweringError(f"translate-to-llvmlite: {op.name} on tensors (bufferize first)")
+    maps = [m.data for m in op.get_indexing_maps().data]
+    bounds: list[ir.Value] = []
+    for operand, k, size in op.get_loop_bound_sources():
+        if size != DYNAMIC_INDEX:
+            bounds.append(ir.Constant(I64, size))
+            continue
+        known = _memref(vals, operand, op.name).sizes[k]
+        if known is None:
+            raise LoweringError(
+                f"translate-to-llvmlite: {op.name}: the size of dimension {k} of {operand.type} is not known"
+            )
+        bounds.append(known)
+    fn = b.function
+    ivs: list[ir.Value] = []
+    loops = []
+    for ub in bounds:
+        pre = b.block
+        header = fn.append_basic_block("linalg.header")
+        body = fn.append_basic_block("linalg.body")
+        exit_ = fn.append_basic_block("linalg.exit")
+        b.branch(header)
+        b.position_at_end(header)
+        iv = b.phi(I64)
+        iv.add_incoming(ir.Constant(I64, 0), pre)
+        b.cbranch(b.icmp_signed("<", iv, ub), body, exit_)
+        b.position_at_end(body)
+        ivs.append(iv)
+        loops.append((header, exit_, iv))
+    block = op.body.block
+    n_in = len(op.inputs)
+    for i, (arg, operand) in enumerate(zip(block.args, op.operands)):
+        if not arg.uses:
+            continue
+        x = vals[operand]
+        if isinstance(x, MemRef):
+            ptr = tr.address(b, x, _map_indices(b, maps[i], ivs), op.name)
+            vals[arg] = b.load(ptr, typ=x.elem)
+        else:
+            vals[arg] = x
+    for inner in block.ops:
+        if isinstance(inner, LinalgYieldOp):
+            for k, v in enumerate(inner.operands):
+                out = _memref(vals, op.outputs[k], op.name)
+                ptr = tr.address(b, out, _map_indices(b, maps[n_in + k], ivs), op.name)
+                b.store(vals[v], ptr)
+            break
+        if isinstance(inner, LinalgIndexOp):
+            vals[inner.result] = ivs[inner.dim.value.data]
+            continue
+        tr.op(inner, b, vals)
+    for header, exit_, iv in reversed(loops):
+        iv.add_incoming(b.add(iv, ir.Constant(I64, 1), flags=["nsw"]), b.block)
+        b.branch(header)
+        b.position_at_end(exit_)
 
 
 def translate_module(module: ModuleOp, name: str = "pullback") -> ir.Module:
