@@ -33,24 +33,25 @@ from pullback.lowering.outline_segments import SEGMENT_INFIX, OutlineSegmentsPas
 from pullback.lowering.phase_times import PhaseTimes
 
 
-def translate_passes(blas: bool = True, outline: bool = False) -> list[ModulePass]:
+def translate_passes(blas: bool = True, outline: bool = False, dedupe: bool = True) -> list[ModulePass]:
     """What runs before `translate-to-llvmlite` (`translate`), which takes linalg,
     `scf` (parallel loops included), `memref`, `arith` and `math` itself: with
     `outline`, the entry's loops first move into functions of their own
     (`outline-segments`: what the compiled backend runs, so that compile time stays
-    linear in the program)."""
+    linear in the program; with `dedupe`, structurally equal segments are one
+    function)."""
     return [
-        *([OutlineSegmentsPass()] if outline else []),
+        *([OutlineSegmentsPass(dedupe=dedupe)] if outline else []),
         *([ConvertLinalgToBlasPass()] if blas else []),
         MathPolynomialApproximationPass(),
     ]
 
 
-def loop_passes(blas: bool = True, outline: bool = False) -> list[ModulePass]:
+def loop_passes(blas: bool = True, outline: bool = False, dedupe: bool = True) -> list[ModulePass]:
     """From linalg on memrefs to LLVM-dialect loops (the xDSL route, which
     `to_llvmlite` converts: `PULLBACK_TRANSLATE=xdsl`, `-p lower-to-llvm`)."""
     return [
-        *([OutlineSegmentsPass()] if outline else []),
+        *([OutlineSegmentsPass(dedupe=dedupe)] if outline else []),
         *([ConvertLinalgToBlasPass()] if blas else []),
         ConvertLinalgToLoopsPass(),
         ConvertParallelLoopsToSequentialPass(),

@@ -300,6 +300,10 @@ OUTLINE_SEGMENTS = True
 """Outline the entry function's loops into functions of their own
 (`lowering/outline_segments.py`), keeping every pass linear in the program size."""
 
+DEDUPE_SEGMENTS = True
+"""Structurally equal outlined segments become one function (`outline-segments`'
+`dedupe`): a ResNet's repeated blocks are optimized and emitted once."""
+
 NOTICE_AFTER_S = 1.0
 """A compile still running after this many seconds says so on stderr (what is being
 compiled), and again when it is done (the time it took)."""
@@ -389,12 +393,14 @@ def compile_program(
     full_unroll_max: int | None = None,
     text: str | None = None,
     translate: str | None = None,
+    dedupe: bool | None = None,
 ) -> CompiledProgram:
     """Lower, optimize and JIT `module` for `fetches`, or load its object code from the
     disk cache (`runtime/compile_cache.py`); no in-memory caching here.  `outline`,
-    `unroll_threshold` and `full_unroll_max` default to `OUTLINE_SEGMENTS`,
-    `LOOP_UNROLL_THRESHOLD` and `FULL_UNROLL_MAX_COUNT`; `text` is `str(module)` when
-    the caller has printed it already (printing a ResNet takes most of a cache hit)."""
+    `dedupe`, `unroll_threshold`, `full_unroll_max` and `translate` default to
+    `OUTLINE_SEGMENTS`, `DEDUPE_SEGMENTS`, `LOOP_UNROLL_THRESHOLD`,
+    `FULL_UNROLL_MAX_COUNT` and `TRANSLATE`; `text` is `str(module)` when the caller
+    has printed it already (printing a ResNet takes most of a cache hit)."""
     t0 = time.perf_counter()
     times = PhaseTimes()
     jit = _Jit.get()
@@ -403,7 +409,9 @@ def compile_program(
     unroll = LOOP_UNROLL_THRESHOLD if unroll_threshold is None else unroll_threshold
     full = FULL_UNROLL_MAX_COUNT if full_unroll_max is None else full_unroll_max
     route = _route(TRANSLATE if translate is None else translate)
-    options = f"blas={use_blas} outline={outline} unroll={unroll},{full} slp={SLP_VECTORIZE} translate={route}"
+    dedupe = DEDUPE_SEGMENTS if dedupe is None else dedupe
+    options = (f"blas={use_blas} outline={outline} dedupe={dedupe} unroll={unroll},{full} "
+               f"slp={SLP_VECTORIZE} translate={route}")
     with _announced(_describe(module, fetches), times):
         with times.phase("key"):
             text = str(module) if text is None else text
@@ -413,7 +421,7 @@ def compile_program(
             entry = compile_cache.load(key)
         if entry is None or not _ENTRY_KEYS <= entry.keys():
             entry = _lower_and_emit(
-                jit, module, fetches, f"pb_{key[:24]}", use_blas, outline, (unroll, full), times, route
+                jit, module, fetches, f"pb_{key[:24]}", use_blas, outline, (unroll, full), times, route, dedupe
             )
             with times.phase("disk-cache-store"):
                 compile_cache.store(key, entry)
@@ -438,6 +446,7 @@ def _lower_and_emit(
     unroll: tuple[int, int],
     times: PhaseTimes,
     route: str = "direct",
+    dedupe: bool = True,
 ) -> dict[str, Any]:
     """The compile proper: `pd` -> linalg -> loops -> LLVM IR (translated directly,
     or through the `llvm` dialect with `route` `xdsl`) -> object code.  Returns the
@@ -462,11 +471,11 @@ def _lower_and_emit(
         a.name_hint or f"arg{a.index}" for a in fn_op.body.block.args[: len(abi["dims"])]
     ]
     if route.startswith("xdsl"):
-        run_passes(lowered, loop_passes(blas=use_blas, outline=outline), times=times)
+        run_passes(lowered, loop_passes(blas=use_blas, outline=outline, dedupe=dedupe), times=times)
         with times.phase("to-llvm-ir"):
             ir = str(to_llvmlite(lowered))
     else:
-        run_passes(lowered, translate_passes(blas=use_blas, outline=outline), times=times)
+        run_passes(lowered, translate_passes(blas=use_blas, outline=outline, dedupe=dedupe), times=times)
         try:
             with times.phase("translate-to-llvmlite"):
                 ir = str(translate(lowered))
