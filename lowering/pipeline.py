@@ -1,8 +1,12 @@
 """The CPU lowering pipeline, from a `pd` program to LLVM IR.
 
-`cpu_passes` is the pass list; `pullback-opt -p lower-to-llvm -t llvm` (the named
-pipeline `LowerToLLVMPass`) runs it and prints LLVM IR, and `CPU_PIPELINE` spells
-the same list for `-p`.
+The compiled backend runs `convert-pd-to-linalg` and `translate_passes`, then
+`translate` (`translate-to-llvmlite`: one walk to llvmlite IR); `pullback-opt -p
+lower-to-loops -t llvm` (`LowerToLoopsPass`) does the same.  The xDSL route,
+`cpu_passes` (`-p lower-to-llvm -t llvm`, `LowerToLLVMPass`; `CPU_PIPELINE` spells
+it for `-p`), lowers to the `llvm` dialect with `convert-*-to-llvm` passes and prints
+it with xDSL's converter (`to_llvmlite`); `PULLBACK_TRANSLATE=xdsl` makes the
+compiled backend use it.
 """
 
 from __future__ import annotations
@@ -90,6 +94,28 @@ class LowerToLLVMPass(ModulePass):
     def passes(self) -> list[ModulePass]:
         """The passes this pipeline runs, in order."""
         return cpu_passes(self.blas)
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        """Run every pass of the pipeline on `op`."""
+        run_passes(op, self.passes(), ctx)
+
+
+@dataclass(frozen=True)
+class LowerToLoopsPass(ModulePass):
+    """The compiled backend's pipeline: a `pd` program to the loop level that
+    `translate-to-llvmlite` takes (`-t llvm` prints it as LLVM IR)."""
+
+    name = "lower-to-loops"
+
+    blas: bool = True
+    """Matrix products as calls to the BLAS kernels (`convert-linalg-to-blas`)."""
+
+    outline: bool = False
+    """Outline the entry's loops into functions (`outline-segments`, deduplicated)."""
+
+    def passes(self) -> list[ModulePass]:
+        """The passes this pipeline runs, in order."""
+        return [ConvertPdToLinalgPass(), *translate_passes(self.blas, self.outline)]
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         """Run every pass of the pipeline on `op`."""
