@@ -680,9 +680,9 @@ def _atomic(tr: Translator, op: memref.AtomicRMWOp, b: ir.IRBuilder, vals: Vals)
 @handles(memref.DimOp)
 def _dim(tr: Translator, op: memref.DimOp, b: ir.IRBuilder, vals: Vals) -> None:
     idx = op.index.owner
-    if not isinstance(idx, arith.ConstantOp):
+    if not (isinstance(idx, arith.ConstantOp) and isinstance(idx.value, IntegerAttr)):
         raise LoweringError("translate-to-llvmlite: memref.dim needs a constant index")
-    k = idx.value.value.data  # type: ignore[attr-defined]
+    k = int(idx.value.value.data)
     size = _memref(vals, op.source, "memref.dim").sizes[k]
     if size is None:
         raise LoweringError(
