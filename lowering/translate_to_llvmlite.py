@@ -58,7 +58,6 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     ModuleOp,
-    NoneAttr,
     StridedLayoutAttr,
     UnrealizedConversionCastOp,
 )
@@ -1034,5 +1033,4 @@ def translate_module(module: ModuleOp, name: str = "pullback") -> ir.Module:
     return Translator(name).translate(module)
 
 
-_ = NoneAttr
-__all__ = ["TRANSLATOR_VERSION", "LoweringError", "MemRef", "Translator", "llvm_type", "translate_module"]
+__all__ = ["TRANSLATOR_VERSION", "MemRef", "Translator", "affine_value", "llvm_type", "translate_module"]
