@@ -974,7 +974,14 @@ def _structured(tr: Translator, op: LinalgStructuredOperation, b: ir.IRBuilder, 
         raise LoweringError(f"translate-to-llvmlite: {op.name} on tensors (bufferize first)")
     maps = [m.data for m in op.get_indexing_maps().data]
     bounds: list[ir.Value] = []
-    for operand, k, size in op.get_loop_bound_sources():
+    try:
+        sources = op.get_loop_bound_sources()
+    except NotImplementedError:
+        raise LoweringError(
+            f"translate-to-llvmlite: {op.name}: its loop bounds cannot be read off its operands' "
+            "shapes (the indexing maps are not invertible)"
+        ) from None
+    for operand, k, size in sources:
         if size != DYNAMIC_INDEX:
             bounds.append(ir.Constant(I64, size))
             continue

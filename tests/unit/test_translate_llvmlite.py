@@ -261,3 +261,51 @@ func.func @f(%a: memref<?x4xf32>, %i: index) -> f32 {
 """)
     with pytest.raises(LoweringError, match="memref.dim"):
         translate_module(module)
+
+
+_LINALG = """
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#shift = affine_map<(d0, d1) -> (d0, d1 + 1)>
+#pick = affine_map<(d0, d1) -> ((d0 * 7 + 2) floordiv 4, (d1 + 4) mod 3)>
+func.func @fanout(%a: memref<4x4xf32>, %sq: memref<4x3xf32>, %rows: memref<4xf32>, %q: memref<2x3xf32>) attributes {llvm.emit_c_interface} {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%rows : memref<4xf32>)
+  linalg.generic {indexing_maps = [#shift, #id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%a : memref<4x4xf32>) outs(%sq, %rows : memref<4x3xf32>, memref<4xf32>) {
+  ^bb0(%x: f32, %s: f32, %acc: f32):
+    %i = linalg.index 1 : index
+    %ii = arith.index_cast %i : index to i64
+    %fi = arith.sitofp %ii : i64 to f32
+    %y = arith.mulf %x, %fi : f32
+    %n = arith.addf %acc, %y : f32
+    linalg.yield %y, %n : f32, f32
+  }
+  linalg.generic {indexing_maps = [#pick, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%sq : memref<4x3xf32>) outs(%q : memref<2x3xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    linalg.yield %x : f32
+  }
+  func.return
+}
+"""
+
+
+def test_multi_output_generics_fill_index_and_affine_maps() -> None:
+    """What the fusion planner emits (several outputs, a reduction into one of them)
+    and affine index maps (`floordiv`, `mod`, offsets) translate as loop nests."""
+    ctx = Context(allow_unregistered=False)
+    from xdsl.dialects import linalg
+
+    for d in (builtin.Builtin, func.Func, arith.Arith, memref.MemRef, linalg.Linalg):
+        ctx.load_dialect(d)
+    addr = _jit(Parser(ctx, _LINALG).parse_module(), "_pullback_packed_fanout")
+    a = np.arange(16, dtype=np.float32).reshape(4, 4) - 5
+    sq, rows, q = np.zeros((4, 3), np.float32), np.full(4, 7, np.float32), np.zeros((2, 3), np.float32)
+    slots = np.array([a.ctypes.data, sq.ctypes.data, rows.ctypes.data, q.ctypes.data], dtype=np.int64)
+    ctypes.CFUNCTYPE(None, ctypes.c_void_p)(addr)(slots.ctypes.data)
+    want_sq = a[:, 1:] * np.arange(3, dtype=np.float32)
+    np.testing.assert_array_equal(sq, want_sq)
+    np.testing.assert_array_equal(rows, want_sq.sum(axis=1))
+    # q[i, j] = sq[(7i + 2) // 4, (j + 4) % 3]
+    np.testing.assert_array_equal(q, want_sq[[0, 2]][:, [1, 2, 0]])
