@@ -188,6 +188,9 @@ class Translator:
     def __init__(self, name: str = "pullback") -> None:
         self.module = ir.Module(name)
         self.functions: dict[str, ir.Function] = {}
+        self.bbs: dict[Block, ir.Block] = {}
+        """The basic block of each block of the function being translated (`cf`
+        branch targets)."""
 
     # -- declarations -----------------------------------------------------------
 
@@ -264,8 +267,7 @@ class Translator:
     def region_blocks(self, blocks: list[Block], lf: ir.Function, vals: Vals) -> None:
         """A function body of one or more blocks (`cf` branches between them: block
         arguments become phis)."""
-        bbs = {blk: lf.append_basic_block() for blk in blocks}
-        self.bbs = bbs
+        self.bbs = bbs = {blk: lf.append_basic_block() for blk in blocks}
         for blk in blocks[1:]:
             b = ir.IRBuilder(bbs[blk])
             for a in blk.args:
@@ -776,7 +778,7 @@ def _for(tr: Translator, op: scf.ForOp, b: ir.IRBuilder, vals: Vals) -> None:
         vals[a] = _rewrap(a.type, phi)
     nxt = tr.block(inner, b, vals)
     latch = b.block
-    iv.add_incoming(b.add(iv, step, flags=["nsw"]), latch)
+    iv.add_incoming(b.add(iv, step), latch)
     for phi, v in zip(carried, nxt):
         phi.add_incoming(_ptr(v), latch)
     b.branch(header)
@@ -818,7 +820,7 @@ def _parallel(tr: Translator, op: scf.ParallelOp, b: ir.IRBuilder, vals: Vals) -
         exits.append((header, exit_, iv, vals[st]))
     tr.block(inner, b, vals)
     for header, exit_, iv, st in reversed(exits):
-        iv.add_incoming(b.add(iv, st, flags=["nsw"]), b.block)
+        iv.add_incoming(b.add(iv, st), b.block)
         b.branch(header)
         b.position_at_end(exit_)
 
@@ -1030,7 +1032,7 @@ def _structured(tr: Translator, op: LinalgStructuredOperation, b: ir.IRBuilder, 
             continue
         tr.op(inner, b, vals)
     for header, exit_, iv in reversed(loops):
-        iv.add_incoming(b.add(iv, ir.Constant(I64, 1), flags=["nsw"]), b.block)
+        iv.add_incoming(b.add(iv, ir.Constant(I64, 1)), b.block)
         b.branch(header)
         b.position_at_end(exit_)
 
