@@ -3,7 +3,9 @@
 `CompiledBackend().run(module, feeds, scope, fetches)` (the executor's backend seam):
 
 1. *Compile* once per program content, fetch list and feed dtypes/ranks: lower with
-   `lowering.pipeline` (pd -> linalg -> loops -> llvm dialect -> llvmlite IR), verify,
+   `lowering.pipeline` (pd -> linalg, outlined and deduplicated segments, then
+   `translate-to-llvmlite` straight to llvmlite IR; `PULLBACK_TRANSLATE=xdsl` goes
+   through the llvm dialect instead, see `TRANSLATE`), verify,
    optimize at O3 for the host CPU with loop vectorization (not SLP: `SLP_VECTORIZE`), emit an object
    file and link it into the process's MCJIT engine.  Matrix products call numpy's
    bundled OpenBLAS when it can be found.  The object code and ABI go to the
