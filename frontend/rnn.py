@@ -15,12 +15,17 @@ Cells follow Paddle's equations, gate order and parameter shapes (`weight_ih`
                r = sigmoid(x_r + h_r), z = sigmoid(x_z + h_z), c = tanh(x_c + r h_c)
                h = (h - c) z + c
 
-The time loop is unrolled over the (static) sequence length: each step adds a few
-ops, so a program grows linearly with the length and gradients flow through time
-by the ordinary VJP rules.  The multi-layer layers project the whole input sequence
-with one matmul per layer and direction before the loop.  With `sequence_length`,
-steps at or past a sequence's length keep its state and output zeros (a reverse
-direction starts at each sequence's own last step), as Paddle does.
+The multi-layer layers append ONE `pd.rnn` op (Paddle's `rnn` operator, as
+RNNBase's `_cudnn_impl` does), in static and eager mode: the program does not grow
+with the sequence length and the gradient is one `pd.rnn_grad` (not differentiable
+again, as in Paddle).  Without biases, or with inter-layer dropout in eager mode or a
+to_static trace, they unroll like `nn.RNN`.
+
+`nn.RNN(cell)` and `nn.BiRNN` unroll the time loop over the (static) sequence
+length: each step adds a few ops, so a program grows linearly with the length and
+gradients flow through time by the ordinary VJP rules (twice differentiable).  With
+`sequence_length`, steps at or past a sequence's length keep its state and output
+zeros (a reverse direction starts at each sequence's own last step), as Paddle does.
 """
 
 from __future__ import annotations
@@ -29,12 +34,16 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from pullback.dialects import pd
+from pullback.frontend import unique_name
+from pullback.frontend.core import apply, in_dynamic_mode, traced_seed
 from pullback.frontend.initializer import Uniform
 from pullback.frontend.nn_layers import Layer, LayerList
 from pullback.frontend.ops import elementwise as E
 from pullback.frontend.ops import nn as N
 from pullback.frontend.ops import shape as S
 from pullback.frontend.ops.indexing import stack
+from pullback.frontend.ops.nn import _static_dropout_seed
 
 
 def _zeros_state(x_t: Any, hidden: int) -> Any:
@@ -321,9 +330,79 @@ class RNNBase(LayerList):
             return tuple(stack([f[k] for f in finals], 0) for k in range(self.STATES))
         return stack(finals, 0)
 
+    MODE = "LSTM"
+
+    def _mode(self) -> str:
+        """The `mode` of Paddle's `rnn` op for this layer."""
+        return self.MODE
+
+    def _cells(self) -> list[RNNCellBase]:
+        """The cells, layer by layer, forward direction first."""
+        cells: list[RNNCellBase] = []
+        for wrapper in self:
+            cells += [wrapper.cell] if self.num_directions == 1 else [wrapper.cell_fw, wrapper.cell_bw]
+        return cells
+
+    def _weight_list(self) -> list[Any] | None:
+        """The parameters in the order of Paddle's `rnn` op `WeightList` (per layer and
+        direction `weight_ih`, `weight_hh`, then per layer and direction `bias_ih`,
+        `bias_hh`), or None when a bias is disabled (the op needs all four)."""
+        cells = self._cells()
+        if any(c.bias_ih is None or c.bias_hh is None for c in cells):
+            return None
+        return ([w for c in cells for w in (c.weight_ih, c.weight_hh)]
+                + [b for c in cells for b in (c.bias_ih, c.bias_hh)])
+
+    def _fused(self) -> bool:
+        """Whether this call appends Paddle's single `rnn` op (`pd.rnn`) rather than
+        the unrolled steps: always, except without a bias (the op needs all four
+        parameters) and with inter-layer dropout in eager mode or a to_static trace
+        (the op's mask comes from its `seed` property, fixed per static op)."""
+        if self._weight_list() is None:
+            return False
+        if self.dropout and self.training and self.num_layers > 1:
+            return not in_dynamic_mode() and traced_seed() is None
+        return True
+
     def forward(self, inputs: Any, initial_states: Any = None, sequence_length: Any = None) -> tuple[Any, Any]:
         """`(outputs, final_states)`: outputs `[batch, time, hidden * num_directions]`
         (time-major if asked); final states as Paddle stacks them."""
+        if self._fused():
+            return self._fused_forward(inputs, initial_states, sequence_length)
+        return self._unrolled_forward(inputs, initial_states, sequence_length)
+
+    def _fused_forward(self, inputs: Any, initial_states: Any, sequence_length: Any) -> tuple[Any, Any]:
+        """One `pd.rnn` (Paddle's `rnn` op, as RNNBase's `_cudnn_impl` appends it)."""
+        fn = type(self).__name__
+        if len(inputs.shape) != 3:
+            raise ValueError(f"{fn}: inputs must be 3-D, got shape {list(inputs.shape)}")
+        x = inputs if self.time_major else S.transpose(inputs, [1, 0, 2])
+        n = self.num_layers * self.num_directions
+        if initial_states is None:
+            step0 = S.squeeze(S.slice(x, [0], [0], [1]), [0])  # [batch, input]
+            zero = S.unsqueeze(_zeros_state(step0, self.hidden_size), [0])
+            zeros = S.expand(zero, [n, -1, self.hidden_size]) if n > 1 else zero
+            states = [zeros] * self.STATES
+        else:
+            states = list(initial_states) if self.STATES > 1 else [initial_states]
+            if len(states) != self.STATES:
+                raise ValueError(f"{fn}: initial_states must hold {self.STATES} tensors, got {len(states)}")
+        weights = self._weight_list()
+        assert weights is not None
+        seq = [sequence_length] if sequence_length is not None else []
+        dropout = float(self.dropout or 0.0)
+        active = dropout > 0 and self.training and self.num_layers > 1
+        seed = _static_dropout_seed(unique_name.generate("rnn_dropout"), None) if active else 0
+        outs = apply(pd.RnnOp, [x, *states, *weights, *seq], prefix="rnn", mode=self._mode(),
+                     input_size=self.input_size, hidden_size=self.hidden_size,
+                     num_layers=self.num_layers, is_bidirec=self.num_directions == 2,
+                     dropout_prob=dropout, is_test=not self.training, seed=seed)
+        y = outs[0] if self.time_major else S.transpose(outs[0], [1, 0, 2])
+        finals = outs[1:1 + self.STATES]
+        return y, (tuple(finals) if self.STATES > 1 else finals[0])
+
+    def _unrolled_forward(self, inputs: Any, initial_states: Any, sequence_length: Any) -> tuple[Any, Any]:
+        """The time loop unrolled into per-step ops (biasless layers, eager dropout)."""
         fn = type(self).__name__
         x, steps = _steps(fn, inputs, self.time_major)
         init = self._split_states(initial_states)
@@ -357,6 +436,9 @@ class SimpleRNN(RNNBase):
 
     CELL = SimpleRNNCell
 
+    def _mode(self) -> str:
+        return "RNN_RELU" if self.activation == "relu" else "RNN_TANH"
+
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
                  direction: str = "forward", time_major: bool = False, dropout: float = 0.0,
                  activation: str = "tanh", weight_ih_attr: Any = None, weight_hh_attr: Any = None,
@@ -364,6 +446,7 @@ class SimpleRNN(RNNBase):
         super().__init__(input_size, hidden_size, num_layers, direction, time_major, dropout,
                          weight_ih_attr, weight_hh_attr, bias_ih_attr, bias_hh_attr, name,
                          activation=activation)
+        self.activation = activation
 
 
 class LSTM(RNNBase):
@@ -377,6 +460,7 @@ class GRU(RNNBase):
     """`paddle.nn.GRU`."""
 
     CELL = GRUCell
+    MODE = "GRU"
 
 
 __all__ = [
