@@ -173,10 +173,6 @@ class _RnnBase(PdOp, MultiResultNames):
     assembly_format = _FORMAT
 
     EXPENSIVE: ClassVar[bool] = True
-    HOST_ONLY: ClassVar[str | None] = (
-        "not yet: the fused recurrence has no native lowering (lowering/rnn.py is to "
-        "come); programs with nn.LSTM/nn.GRU/nn.SimpleRNN run on the interpreter"
-    )
 
     def layout(self) -> RnnLayout:
         """This op's operand and reserve layout."""
