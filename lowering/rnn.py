@@ -334,7 +334,7 @@ def _rnn_grad(low: Lowerer, op: pd.RnnGradOp) -> None:
             assert xin_t is not None
             xin = xin_t
 
-            def gather_input(s: Scalar, ivs: list[SSAValue], layer: int = layer) -> None:
+            def gather_input(s: Scalar, ivs: list[SSAValue], layer: int = layer, xin: SSAValue = xin) -> None:
                 t, b, j = ivs
                 zero = s.const(0.0, elem)
                 m = _mask(s, seq, t, b)
@@ -377,7 +377,7 @@ def _rnn_grad(low: Lowerer, op: pd.RnnGradOp) -> None:
             loop_nest.parallel(low, [B, H], init)
 
             def step(s: Scalar, k: SSAValue, d: int = d, off: int = off, rev: bool = rev,
-                     w_hh: SSAValue = w_hh) -> None:
+                     w_hh: SSAValue = w_hh, d_out: SSAValue = d_out) -> None:
                 # Reverse processing order: the forward direction walks t = T-1 .. 0.
                 t = _step_time(s, k, steps, not rev)
 
