@@ -300,6 +300,7 @@ def _rnn_grad(low: Lowerer, op: pd.RnnGradOp) -> None:
     T, B, _ = low.sizes_of(x)
     H, D, G, S = lay.hidden_size, lay.directions, lay.gates * lay.hidden_size, lay.states
     res = list(op.results)
+    want_dx = low.needed(res[0])
     d_x = low.out(res[0])
     d_pre = [low.out(r) for r in res[1:1 + S]]
     d_w = [low.out(r) for r in res[1 + S:]]
@@ -453,8 +454,9 @@ def _rnn_grad(low: Lowerer, op: pd.RnnGradOp) -> None:
                     _raw(low, low.shape_view(h_prev, [TB, H]), (2, 1)), d_w[2 * blk + 1])
             _column_sum(low, TB, G, dgx2, d_w[2 * nb + 2 * blk])
             _column_sum(low, TB, G, dgh2, d_w[2 * nb + 2 * blk + 1])
-            _matmul(low, [TB, width, G], _raw(low, dgx2, (0, 2)), _raw(low, w_ih, (2, 1)),
-                    low.shape_view(d_xin, [TB, width]), accumulate=d == 1)
+            if layer > 0 or want_dx:  # (an input that needs no gradient: no product)
+                _matmul(low, [TB, width, G], _raw(low, dgx2, (0, 2)), _raw(low, w_ih, (2, 1)),
+                        low.shape_view(d_xin, [TB, width]), accumulate=d == 1)
         d_out = d_xin
 
 
