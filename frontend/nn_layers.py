@@ -38,7 +38,7 @@ from pullback.frontend.initializer import (
     global_initializer,
 )
 from pullback.frontend.layers import create_parameter_var, normalize_dtype
-from pullback.frontend.ops import composite, elementwise, loss, nn, reduction, shape
+from pullback.frontend.ops import attention, composite, elementwise, loss, nn, reduction, shape
 from pullback.frontend.param_attr import ParamAttr
 from pullback.frontend.parameter import (  # noqa: F401 - re-exported
     EagerParamBase,
@@ -680,6 +680,54 @@ class Dropout(Layer):
         return f"p={self.p}, axis={self.axis}, mode={self.mode}"
 
 
+class Dropout2D(Layer):
+    """`paddle.nn.Dropout2D(p=0.5, data_format='NCHW')`: `F.dropout2d` while training
+    (whole channels of a 4-D input), the identity after `eval()`."""
+
+    def __init__(self, p: float = 0.5, data_format: str = "NCHW", name: str | None = None) -> None:
+        super().__init__()
+        self.p, self.data_format, self._name = p, data_format, name
+
+    def forward(self, x: Any) -> Any:
+        """`F.dropout2d(x, p, training=self.training, data_format)`."""
+        return attention.dropout2d(x, self.p, self.training, self.data_format, name=self._name)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, data_format={self.data_format}"
+
+
+class Dropout3D(Layer):
+    """`paddle.nn.Dropout3D(p=0.5, data_format='NCDHW')`: `F.dropout3d` while
+    training (whole channels of a 5-D input), the identity after `eval()`."""
+
+    def __init__(self, p: float = 0.5, data_format: str = "NCDHW", name: str | None = None) -> None:
+        super().__init__()
+        self.p, self.data_format, self._name = p, data_format, name
+
+    def forward(self, x: Any) -> Any:
+        """`F.dropout3d(x, p, training=self.training, data_format)`."""
+        return attention.dropout3d(x, self.p, self.training, self.data_format, name=self._name)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, data_format={self.data_format}"
+
+
+class AlphaDropout(Layer):
+    """`paddle.nn.AlphaDropout(p=0.5)`: `F.alpha_dropout` while training (keeps
+    SELU's self-normalization), the identity after `eval()`."""
+
+    def __init__(self, p: float = 0.5, name: str | None = None) -> None:
+        super().__init__()
+        self.p, self._name = p, name
+
+    def forward(self, x: Any) -> Any:
+        """`F.alpha_dropout(x, p, training=self.training)`."""
+        return attention.alpha_dropout(x, self.p, self.training, name=self._name)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}"
+
+
 # ---------------------------------------------------------------------- losses
 
 
@@ -746,7 +794,10 @@ __all__ = [
     "BCEWithLogitsLoss",
     "Conv2D",
     "CrossEntropyLoss",
+    "AlphaDropout",
     "Dropout",
+    "Dropout2D",
+    "Dropout3D",
     "EagerParamBase",
     "Embedding",
     "Flatten",
