@@ -181,10 +181,10 @@ class _RnnBase(PdOp, MultiResultNames):
     def has_sequence_length(self) -> bool:
         """Whether the optional `sequence_length` operand is present."""
         lay = self.layout()
-        return len(self.args) == 1 + lay.states + lay.weight_count + 1 + self.TAIL_COUNT(lay)
+        return len(self.args) == 1 + lay.states + lay.weight_count + 1 + self.tail_count(lay)
 
     @classmethod
-    def TAIL_COUNT(cls, lay: RnnLayout) -> int:  # noqa: N802 - a per-class constant
+    def tail_count(cls, lay: RnnLayout) -> int:
         """Operands after the optional sequence length."""
         return 0
 
@@ -316,13 +316,14 @@ class RnnGradOp(_RnnBase):
     name = "pd.rnn_grad"
 
     @classmethod
-    def TAIL_COUNT(cls, lay: RnnLayout) -> int:  # noqa: N802
+    def tail_count(cls, lay: RnnLayout) -> int:
+        """out, reserve, the gradient of out and of each final state."""
         return 3 + lay.states
 
     @classmethod
     def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
         lay = rnn_layout(props) if props["mode"] in RNN_GATES else None
-        tail = cls.TAIL_COUNT(lay) if lay is not None else 0
+        tail = cls.tail_count(lay) if lay is not None else 0
         lay, states, _, rest, batch = cls.check_forward_operands(operand_types, props, tail)
         fwd = RnnOp.infer(list(operand_types[: len(operand_types) - tail]), props)
         want = [fwd[0], fwd[1 + lay.states], fwd[0], *fwd[1:1 + lay.states]]
