@@ -310,6 +310,21 @@ class RNNBase(LayerList):
                      for _ in range(self.num_directions)]
             self.append(RNN(cells[0], False, time_major) if len(cells) == 1
                         else BiRNN(cells[0], cells[1], time_major))
+        self.could_use_cudnn = len(self.parameters()) == num_layers * 4 * self.num_directions
+        # As Paddle, each parameter is also an attribute of this layer (`weight_ih_l0`,
+        # `bias_hh_l1_reverse`, ...): the names of `named_parameters()` and `jit.save`.
+        for k, cell in enumerate(self._cells()):
+            layer, d = divmod(k, self.num_directions)
+            for kind in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+                p = getattr(cell, kind)
+                if p is not None:
+                    setattr(self, f"{kind}_l{layer}{'_reverse' if d else ''}", p)
+        self.flatten_parameters()
+
+    def flatten_parameters(self) -> None:
+        """Paddle's hook for cuDNN's contiguous weights: here it only refreshes
+        `_all_weights`, the parameters in the order of the `rnn` op's `WeightList`."""
+        self._all_weights = self._weight_list() or []
 
     def _split_states(self, initial_states: Any) -> list[Any]:
         """Per (layer, direction), the initial state, from Paddle's stacked

@@ -214,3 +214,16 @@ def test_typing_rule_errors_name_the_problem() -> None:
             core.apply(pd.RnnOp, [x, h, w_ih, w_hh, b, b], prefix="rnn", **props)
         with pytest.raises(ValueError, match=r"pd.rnn.*mode must be one of"):
             core.apply(pd.RnnOp, [x, h, w_ih, w_hh, b, b], prefix="rnn", **{**props, "mode": "LSTMX"})
+
+
+def test_parameters_carry_paddles_names_and_weight_list_order() -> None:
+    m = nn.LSTM(2, 3, num_layers=2, direction="bidirect")
+    assert m.weight_hh_l1_reverse is m[1].cell_bw.weight_hh
+    assert m.bias_ih_l0 is m[0].cell_fw.bias_ih
+    names = [n for n, _ in m.named_parameters()]
+    assert names[:5] == ["weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0", "weight_ih_l0_reverse"]
+    assert len(names) == 16 and m.could_use_cudnn
+    # WeightList: per (layer, direction) weight_ih, weight_hh; then the biases likewise.
+    assert m._all_weights[2] is m[0].cell_bw.weight_ih and m._all_weights[3] is m[0].cell_bw.weight_hh
+    assert m._all_weights[8] is m[0].cell_fw.bias_ih and m._all_weights[15] is m[1].cell_bw.bias_hh
+    assert not nn.GRU(2, 3, bias_hh_attr=False).could_use_cudnn
