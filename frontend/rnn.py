@@ -18,8 +18,10 @@ Cells follow Paddle's equations, gate order and parameter shapes (`weight_ih`
 The multi-layer layers append ONE `pd.rnn` op (Paddle's `rnn` operator, as
 RNNBase's `_cudnn_impl` does), in static and eager mode: the program does not grow
 with the sequence length and the gradient is one `pd.rnn_grad` (not differentiable
-again, as in Paddle).  Without biases, or with inter-layer dropout in eager mode or a
-to_static trace, they unroll like `nn.RNN`.
+again, as in Paddle).  With an LSTM projection (`proj_size`), or with inter-layer
+dropout in eager mode or a to_static trace, they unroll like `nn.RNN`.  A weight or
+bias disabled with `attr=False` is, as in Paddle 3.x, a frozen parameter of ones
+(weights) or zeros (biases), so such layers still use the fused op.
 
 `nn.RNN(cell)` and `nn.BiRNN` unroll the time loop over the (static) sequence
 length: each step adds a few ops, so a program grows linearly with the length and
@@ -37,7 +39,7 @@ from typing import Any
 from pullback.dialects import pd
 from pullback.frontend import unique_name
 from pullback.frontend.core import apply, in_dynamic_mode, traced_seed
-from pullback.frontend.initializer import Uniform
+from pullback.frontend.initializer import Constant, Uniform
 from pullback.frontend.nn_layers import Layer, LayerList
 from pullback.frontend.ops import elementwise as E
 from pullback.frontend.ops import nn as N
@@ -78,10 +80,26 @@ class RNNCellBase(Layer):
         g = self.GATES * hidden_size
         std = 1.0 / math.sqrt(hidden_size)
         init = Uniform(-std, std)
-        self.weight_ih = self.create_parameter([g, input_size], weight_ih_attr, default_initializer=init)
-        self.weight_hh = self.create_parameter([g, hidden_size], weight_hh_attr, default_initializer=init)
-        self.bias_ih = self.create_parameter([g], bias_ih_attr, is_bias=True, default_initializer=init)
-        self.bias_hh = self.create_parameter([g], bias_hh_attr, is_bias=True, default_initializer=init)
+
+        def param(shape: list[int], attr: Any, is_bias: bool) -> Any:
+            if attr is False:
+                # Paddle 3.x: a disabled weight or bias is still a parameter, frozen at
+                # ones (weights) or zeros (biases), so the layer keeps its four.
+                p = self.create_parameter(shape, None, is_bias=is_bias,
+                                          default_initializer=Constant(0.0 if is_bias else 1.0))
+                p.stop_gradient = True
+                return p
+            return self.create_parameter(shape, attr, is_bias=is_bias, default_initializer=init)
+
+        self.weight_ih = param([g, input_size], weight_ih_attr, False)
+        self.weight_hh = param([g, self.recurrent_size], weight_hh_attr, False)
+        self.bias_ih = param([g], bias_ih_attr, True)
+        self.bias_hh = param([g], bias_hh_attr, True)
+
+    @property
+    def recurrent_size(self) -> int:
+        """The width of the state `h` fed back into `weight_hh`."""
+        return self.hidden_size
 
     # -- pieces shared with the multi-layer layers -----------------------------------
 
@@ -146,13 +164,37 @@ class SimpleRNNCell(RNNCellBase):
 
 
 class LSTMCell(RNNCellBase):
-    """`paddle.nn.LSTMCell`: states `(h, c)`, gates in Paddle's order i, f, g, o."""
+    """`paddle.nn.LSTMCell`: states `(h, c)`, gates in Paddle's order i, f, g, o.
+
+    With `proj_size > 0` the output is projected, `h = (o * tanh(c)) @ weight_ho`
+    (`weight_ho` `[hidden_size, proj_size]`, made with `weight_hh_attr`), and
+    `weight_hh` is `[4 * hidden_size, proj_size]`.  `state_shape` is then
+    `((proj_size,), (hidden_size,))`, the shapes of h and c (Paddle's property
+    returns them swapped)."""
 
     GATES = 4
 
+    def __init__(self, input_size: int, hidden_size: int, weight_ih_attr: Any = None,
+                 weight_hh_attr: Any = None, bias_ih_attr: Any = None, bias_hh_attr: Any = None,
+                 proj_size: int = 0, name: str | None = None) -> None:
+        if isinstance(proj_size, bool) or not isinstance(proj_size, int) or proj_size < 0:
+            raise ValueError(f"LSTMCell: proj_size must be a non-negative int, got {proj_size!r}")
+        if proj_size >= hidden_size:
+            raise ValueError(f"LSTMCell: proj_size must be smaller than hidden_size, got {proj_size} >= {hidden_size}")
+        self.proj_size = proj_size
+        super().__init__(input_size, hidden_size, weight_ih_attr, weight_hh_attr, bias_ih_attr,
+                         bias_hh_attr, name)
+        if proj_size > 0:
+            std = 1.0 / math.sqrt(hidden_size)
+            self.weight_ho = self.create_parameter([hidden_size, proj_size], weight_hh_attr,
+                                                   default_initializer=Uniform(-std, std))
+
+    @property
+    def recurrent_size(self) -> int:
+        return self.proj_size or self.hidden_size
+
     def initial_states(self, x_t: Any) -> Any:
-        z = _zeros_state(x_t, self.hidden_size)
-        return (z, z)
+        return (_zeros_state(x_t, self.recurrent_size), _zeros_state(x_t, self.hidden_size))
 
     def step(self, xw: Any, states: Any) -> tuple[Any, Any]:
         """One LSTM step; returns `(h, (h, c))`."""
@@ -160,11 +202,13 @@ class LSTMCell(RNNCellBase):
         i, f, g, o = S.split(xw + self.project_hidden(h), 4, axis=-1)
         c = E.sigmoid(f) * c + E.sigmoid(i) * E.tanh(g)
         h = E.sigmoid(o) * E.tanh(c)
+        if self.proj_size > 0:
+            h = N.matmul(h, self.weight_ho)
         return h, (h, c)
 
     @property
     def state_shape(self) -> Any:
-        return ((self.hidden_size,), (self.hidden_size,))
+        return ((self.recurrent_size,), (self.hidden_size,))
 
 
 class GRUCell(RNNCellBase):
@@ -304,8 +348,9 @@ class RNNBase(LayerList):
         self.direction, self.time_major, self.dropout = direction, time_major, dropout
         attrs = {"weight_ih_attr": weight_ih_attr, "weight_hh_attr": weight_hh_attr,
                  "bias_ih_attr": bias_ih_attr, "bias_hh_attr": bias_hh_attr}
+        out_size = cell_kwargs.get("proj_size", 0) or hidden_size  # a layer's output width
         for layer in range(num_layers):
-            size = input_size if layer == 0 else hidden_size * self.num_directions
+            size = input_size if layer == 0 else out_size * self.num_directions
             cells = [self.CELL(size, hidden_size, **cell_kwargs, **attrs)
                      for _ in range(self.num_directions)]
             self.append(RNN(cells[0], False, time_major) if len(cells) == 1
@@ -361,7 +406,7 @@ class RNNBase(LayerList):
     def _weight_list(self) -> list[Any] | None:
         """The parameters in the order of Paddle's `rnn` op `WeightList` (per layer and
         direction `weight_ih`, `weight_hh`, then per layer and direction `bias_ih`,
-        `bias_hh`), or None when a bias is disabled (the op needs all four)."""
+        `bias_hh`), or None when a cell lacks one (the op needs all four)."""
         cells = self._cells()
         if any(c.bias_ih is None or c.bias_hh is None for c in cells):
             return None
@@ -370,10 +415,11 @@ class RNNBase(LayerList):
 
     def _fused(self) -> bool:
         """Whether this call appends Paddle's single `rnn` op (`pd.rnn`) rather than
-        the unrolled steps: always, except without a bias (the op needs all four
-        parameters) and with inter-layer dropout in eager mode or a to_static trace
-        (the op's mask comes from its `seed` property, fixed per static op)."""
-        if self._weight_list() is None:
+        the unrolled steps: when the cells have exactly their four parameters
+        (`could_use_cudnn`, as Paddle decides; not with an LSTM projection), except
+        with inter-layer dropout in eager mode or a to_static trace (the op's mask
+        comes from its `seed` property, fixed per static op)."""
+        if not self.could_use_cudnn or self._weight_list() is None:
             return False
         if self.dropout and self.training and self.num_layers > 1:
             return not in_dynamic_mode() and traced_seed() is None
@@ -417,7 +463,7 @@ class RNNBase(LayerList):
         return y, (tuple(finals) if self.STATES > 1 else finals[0])
 
     def _unrolled_forward(self, inputs: Any, initial_states: Any, sequence_length: Any) -> tuple[Any, Any]:
-        """The time loop unrolled into per-step ops (biasless layers, eager dropout)."""
+        """The time loop unrolled into per-step ops (LSTM projection, eager dropout)."""
         fn = type(self).__name__
         x, steps = _steps(fn, inputs, self.time_major)
         init = self._split_states(initial_states)
@@ -465,10 +511,20 @@ class SimpleRNN(RNNBase):
 
 
 class LSTM(RNNBase):
-    """`paddle.nn.LSTM`: final states `(h, c)`."""
+    """`paddle.nn.LSTM`: final states `(h, c)`; with `proj_size > 0` every layer's
+    output (and h) is projected to `proj_size` (see `LSTMCell`), unrolled."""
 
     CELL = LSTMCell
     STATES = 2
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 direction: str = "forward", time_major: bool = False, dropout: float = 0.0,
+                 weight_ih_attr: Any = None, weight_hh_attr: Any = None, bias_ih_attr: Any = None,
+                 bias_hh_attr: Any = None, proj_size: int = 0, name: str | None = None) -> None:
+        self.proj_size = proj_size
+        super().__init__(input_size, hidden_size, num_layers, direction, time_major, dropout,
+                         weight_ih_attr, weight_hh_attr, bias_ih_attr, bias_hh_attr, name,
+                         proj_size=proj_size)
 
 
 class GRU(RNNBase):

@@ -226,4 +226,36 @@ def test_parameters_carry_paddles_names_and_weight_list_order() -> None:
     # WeightList: per (layer, direction) weight_ih, weight_hh; then the biases likewise.
     assert m._all_weights[2] is m[0].cell_bw.weight_ih and m._all_weights[3] is m[0].cell_bw.weight_hh
     assert m._all_weights[8] is m[0].cell_fw.bias_ih and m._all_weights[15] is m[1].cell_bw.bias_hh
-    assert not nn.GRU(2, 3, bias_hh_attr=False).could_use_cudnn
+    assert nn.GRU(2, 3, bias_hh_attr=False).could_use_cudnn  # (a frozen zero bias, see below)
+
+
+def test_lstm_projection_matches_numpy_and_stays_unrolled() -> None:
+    m = nn.LSTM(3, 5, proj_size=2)
+    assert not m.could_use_cudnn  # five parameters per cell: Paddle unrolls too
+    cell = m[0].cell
+    assert cell.state_shape == ((2,), (5,)) and list(cell.weight_hh.shape) == [20, 2]
+    x = np.random.default_rng(8).standard_normal((2, 4, 3)).astype("float32")
+    y, (h, c) = m(paddle.to_tensor(x))
+    w_ih, w_hh, b_ih, b_hh, w_ho = (p.numpy() for p in (cell.weight_ih, cell.weight_hh, cell.bias_ih,
+                                                        cell.bias_hh, cell.weight_ho))
+    hv, cv = np.zeros((2, 2)), np.zeros((2, 5))
+    sig = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
+    for t in range(4):
+        i, f, g, o = np.split(x[:, t] @ w_ih.T + b_ih + hv @ w_hh.T + b_hh, 4, -1)
+        cv = sig(f) * cv + sig(i) * np.tanh(g)
+        hv = (sig(o) * np.tanh(cv)) @ w_ho
+        np.testing.assert_allclose(y.numpy()[:, t], hv, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(h.numpy()[0], hv, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(c.numpy()[0], cv, rtol=1e-5, atol=1e-6)
+
+
+def test_a_disabled_bias_is_a_frozen_zero_parameter_and_the_op_is_still_fused() -> None:
+    m = nn.GRU(3, 4, bias_ih_attr=False)
+    assert len(m.parameters()) == 4 and m.could_use_cudnn
+    assert m.bias_ih_l0.stop_gradient and not m.bias_ih_l0.numpy().any()
+    x = paddle.to_tensor(np.random.default_rng(9).standard_normal((2, 3, 3)).astype("float32"))
+    y, _ = m(x)
+    y2, _ = m._unrolled_forward(x, None, None)
+    np.testing.assert_allclose(y.numpy(), y2.numpy(), rtol=1e-5, atol=1e-6)
+    y.sum().backward()
+    assert m.bias_ih_l0.grad is None and m.bias_hh_l0.grad is not None
