@@ -259,3 +259,27 @@ def test_a_disabled_bias_is_a_frozen_zero_parameter_and_the_op_is_still_fused() 
     np.testing.assert_allclose(y.numpy(), y2.numpy(), rtol=1e-5, atol=1e-6)
     y.sum().backward()
     assert m.bias_ih_l0.grad is None and m.bias_hh_l0.grad is not None
+
+
+def test_a_dynamic_sequence_length_compiles_once_and_matches_the_interpreter() -> None:
+    paddle.enable_static()
+    main, start = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, start):
+        x = paddle.static.data("x", [None, None, 3], "float32")  # batch and time dynamic
+        x.stop_gradient = False
+        m = nn.LSTM(3, 4, direction="bidirect")
+        y, (h, c) = m(x)
+        grads = paddle.static.gradients([(y * y).mean() + (h * h).mean()], [x, *m.parameters()])
+    assert list(y.shape) == [-1, -1, 8]
+    runs = []
+    for kw in ({"backend": "interpreter"}, {}):
+        exe = paddle.static.Executor(paddle.CPUPlace(), **kw)
+        if kw:
+            exe.run(start)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("error", message="compiled backend")
+            runs.append([exe.run(main, feed={"x": np.random.default_rng(t).standard_normal((2, t, 3)).astype("float32")},
+                                 fetch_list=[y, h, c, *grads]) for t in (3, 6)])
+    for interp, comp in zip(*runs):
+        for a, b in zip(interp, comp):
+            np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-5)
