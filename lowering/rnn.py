@@ -84,7 +84,8 @@ def _column_sum(low: Lowerer, rows: Size, cols: int, src: SSAValue, out: SSAValu
     def body(s: Scalar, r: list[SSAValue], o: list[SSAValue]) -> list[SSAValue]:
         return [s.add(o[0], r[0])]
 
-    low.generic([cols, rows], [_raw(low, src, (1, 0))], [(out, (0,))], body, reductions=[1])
+    # Rows outer, columns inner: the inner loop runs along contiguous memory.
+    low.generic([rows, cols], [_raw(low, src, (0, 1))], [(out, (1,))], body, reductions=[0])
 
 
 def _time_loop(low: Lowerer, steps: Size, body: Callable[[Scalar, SSAValue], None]) -> None:
