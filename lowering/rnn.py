@@ -22,8 +22,9 @@ Backward (BPTT), per layer (top first) and direction:
 
 The memory model has no offset views, so per-step slices are never views: step `t`
 is read and written by computed indices inside the pointwise loops, and the
-recurrent products use whole `[B, ...]` step buffers.  Inter-layer dropout is not
-lowered (a `LoweringError`: such programs run on the interpreter).
+recurrent products use whole `[B, ...]` step buffers.  Inter-layer dropout draws
+`pd.dropout`'s hash (`lowering.nn.dropout_keep`, seed `seed + layer`) as the kernel
+does, keeps the scales in the reserve and reads them back in the backward pass.
 """
 
 from __future__ import annotations
@@ -33,12 +34,11 @@ from collections.abc import Callable, Sequence
 from xdsl.dialects import arith
 from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import IndexType, IntegerAttr, i64
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 
 from pullback.dialects import pd
 from pullback.dialects.pd.rnn import RnnLayout
 from pullback.lowering import loop_nest
-from pullback.lowering.abi import LoweringError
 from pullback.lowering.core import (
     DimMap,
     Lowerer,
@@ -49,7 +49,7 @@ from pullback.lowering.core import (
     result_sizes,
 )
 from pullback.lowering.elementwise import sigmoid
-from pullback.lowering.nn import blas_tag, contract
+from pullback.lowering.nn import blas_tag, contract, dropout_keep
 
 Read = tuple[SSAValue, DimMap, bool]
 
@@ -143,13 +143,22 @@ def _tanh(s: Scalar, x: SSAValue) -> SSAValue:
     return s.math(xmath.TanhOp, x)
 
 
-def _check(op: pd.PdOp, lay: RnnLayout) -> None:
-    """What native code does not do: inter-layer dropout."""
-    if lay.dropout:
-        raise LoweringError(
-            f"cannot lower '{op.name}' to native code: inter-layer dropout (dropout_prob "
-            f"{op.prop('dropout_prob')} in training) is computed by the interpreter only"
-        )
+def _dropout_scales(low: Lowerer, op: pd.PdOp, layer: int, sizes: Sequence[Size], elem: Attribute,
+                    body: Callable[[Scalar, list[SSAValue], SSAValue], None]) -> None:
+    """Over `[T, B, D*H]`, the inter-layer dropout scale of `layer`'s input (0 or
+    `1/(1-p)`: `pd.dropout`'s hash with seed `seed + layer` over the row-major flat
+    index, as the kernel draws it), handed to `body(s, ivs, scale)`."""
+    _, B, DH = sizes
+    p = op.prop("dropout_prob")
+    seed = op.prop("seed") + layer
+
+    def run(s: Scalar, ivs: list[SSAValue]) -> None:
+        t, b, k = ivs
+        flat = s.add(s.mul(s.add(s.mul(t, low.as_value(B)), b), s.const(DH, IndexType())), k)
+        factor = s.const(0.0 if p >= 1.0 else 1.0 / (1.0 - p), elem)
+        body(s, ivs, s.select(dropout_keep(s, flat, seed, p), factor, s.const(0.0, elem)))
+
+    loop_nest.parallel(low, sizes, run)
 
 
 def _weights(lay: RnnLayout, weights: Sequence[SSAValue], blk: int) -> tuple[SSAValue, ...]:
@@ -164,7 +173,6 @@ def _weights(lay: RnnLayout, weights: Sequence[SSAValue], blk: int) -> tuple[SSA
 @lowers(pd.RnnOp)
 def _rnn(low: Lowerer, op: pd.RnnOp) -> None:
     lay = op.layout()
-    _check(op, lay)
     x, pre, weights, seq_v, _ = op.parts()
     T, B, _ = low.sizes_of(x)
     H, D, G, S = lay.hidden_size, lay.directions, lay.gates * lay.hidden_size, lay.states
@@ -189,11 +197,24 @@ def _rnn(low: Lowerer, op: pd.RnnOp) -> None:
     h = low.temp(elem, [B, H])
     c = low.temp(elem, [B, H]) if lay.mode == "LSTM" else None
     xin = low.read(x)
+    dropped = low.temp(elem, [T, B, D * H]) if lay.dropout else None
     steps = low.as_value(T)
     for layer in range(lay.num_layers):
         last = layer == lay.num_layers - 1
         y = out_mem if last else low.temp(elem, [T, B, D * H])
         width = lay.layer_input(layer)
+        if layer > 0 and lay.dropout:
+            assert dropped is not None
+            off_d = lay.dropout_offset(layer)
+
+            def drop(s: Scalar, ivs: list[SSAValue], scale: SSAValue, xin: SSAValue = xin,
+                     off_d: int = off_d) -> None:
+                t, b, k = ivs
+                _st(s, scale, reserve, t, b, _at(s, k, off_d))
+                _st(s, s.mul(_ld(s, xin, t, b, k), scale), dropped, t, b, k)
+
+            _dropout_scales(low, op, layer, [T, B, D * H], elem, drop)
+            xin = dropped
         for d in range(D):
             blk = layer * D + d
             w_ih, w_hh, b_ih, b_hh = _weights(lay, w_m, blk)
@@ -295,7 +316,6 @@ def _rnn_sizes(low: Lowerer, op: pd.RnnOp, r: SSAValue, k: int) -> Size | None:
 @lowers(pd.RnnGradOp)
 def _rnn_grad(low: Lowerer, op: pd.RnnGradOp) -> None:
     lay = op.layout()
-    _check(op, lay)
     x, pre, weights, seq_v, tail = op.parts()
     _, reserve_v, g_out_v, *g_states_v = tail
     T, B, _ = low.sizes_of(x)
@@ -341,8 +361,12 @@ def _rnn_grad(low: Lowerer, op: pd.RnnGradOp) -> None:
                 zero = s.const(0.0, elem)
                 m = _mask(s, seq, t, b)
                 for dd in range(D):
-                    hv = _ld(s, reserve, t, b, _at(s, j, lay.block_offset(layer - 1, dd) + HI * H))
-                    _st(s, _pick(s, m, hv, zero), xin, t, b, _at(s, j, dd * H))
+                    hv = _pick(s, m, _ld(s, reserve, t, b, _at(s, j, lay.block_offset(layer - 1, dd) + HI * H)),
+                               zero)
+                    col = _at(s, j, dd * H)
+                    if lay.dropout:  # the scale the forward pass drew, from the reserve
+                        hv = s.mul(hv, _ld(s, reserve, t, b, _at(s, col, lay.dropout_offset(layer))))
+                    _st(s, hv, xin, t, b, col)
 
             loop_nest.parallel(low, [T, B, H], gather_input)
         d_xin = d_x if layer == 0 else low.temp(elem, [T, B, D * H])
@@ -458,6 +482,14 @@ def _rnn_grad(low: Lowerer, op: pd.RnnGradOp) -> None:
             if layer > 0 or want_dx:  # (an input that needs no gradient: no product)
                 _matmul(low, [TB, width, G], _raw(low, dgx2, (0, 2)), _raw(low, w_ih, (2, 1)),
                         low.shape_view(d_xin, [TB, width]), accumulate=d == 1)
+        if layer > 0 and lay.dropout:
+            # Back through the dropout of this layer's input: the same scales.
+            def undrop(s: Scalar, ivs: list[SSAValue], layer: int = layer, d_xin: SSAValue = d_xin) -> None:
+                t, b, k = ivs
+                scale = _ld(s, reserve, t, b, _at(s, k, lay.dropout_offset(layer)))
+                _st(s, s.mul(_ld(s, d_xin, t, b, k), scale), d_xin, t, b, k)
+
+            loop_nest.parallel(low, [T, B, D * H], undrop)
         d_out = d_xin
 
 

@@ -27,7 +27,9 @@ activated gates i, f, g, o, the cell c and the output h; GRU: r, z, the candidat
 the recurrent candidate projection `h W_hc^T + b_hc` and h; RNN: h), then, when
 inter-layer dropout is active, for each layer above the first its `D*H` dropout
 scales (0 or `1/(1-p)`).  `dropout_state` `[1]` int64 holds the dropout seed (Paddle's
-is an opaque uint8 cuDNN state).
+is an opaque uint8 cuDNN state).  The input of layer `l >= 1` keeps element `i`
+(row-major over `[T, B, D*H]`) by `pd.dropout`'s hash with seed `seed + l` (training
+only; `is_test` applies no dropout, Paddle's `upscale_in_train`).
 
 Steps at or past a row's `sequence_length` keep the state and output zeros; the
 reverse direction starts at each row's own last step (Paddle's CPU kernel).

@@ -127,7 +127,7 @@ def test_layers_append_one_rnn_op_in_static_mode() -> None:
 
 
 def _static_run(mode: str, direction: str, num_layers: int, use_lens: bool, dtype: str,
-                batch: int) -> list[list[np.ndarray]]:
+                batch: int, dropout: float = 0.0) -> list[list[np.ndarray]]:
     """Forward and gradients of a small static program on both backends."""
     paddle.enable_static()
     main, start = paddle.static.Program(), paddle.static.Program()
@@ -135,7 +135,7 @@ def _static_run(mode: str, direction: str, num_layers: int, use_lens: bool, dtyp
         x = paddle.static.data("x", [None, 5, 3], dtype)
         x.stop_gradient = False
         lens = paddle.static.data("lens", [None], "int64")
-        m = _layer(mode, num_layers=num_layers, direction=direction)
+        m = _layer(mode, num_layers=num_layers, direction=direction, dropout=dropout)
         y, s = m(x, sequence_length=lens if use_lens else None)
         loss = (y * y).mean() + sum((a * a).mean() for a in _flat(s))
         grads = paddle.static.gradients([loss], [x, *m.parameters()])
@@ -151,16 +151,16 @@ def _static_run(mode: str, direction: str, num_layers: int, use_lens: bool, dtyp
     return outs
 
 
-@pytest.mark.parametrize("mode,direction,num_layers,use_lens,dtype", [
-    ("LSTM", "bidirect", 2, True, "float32"),
-    ("GRU", "forward", 2, False, "float32"),
-    ("RNN_RELU", "bidirect", 1, True, "float32"),
+@pytest.mark.parametrize("mode,direction,num_layers,use_lens,dtype,dropout", [
+    ("LSTM", "bidirect", 2, True, "float32", 0.0),
+    ("GRU", "forward", 3, False, "float32", 0.4),  # inter-layer dropout: the same masks
+    ("RNN_RELU", "bidirect", 1, True, "float32", 0.0),
 ])
 def test_compiled_matches_the_interpreter(mode: str, direction: str, num_layers: int, use_lens: bool,
-                                          dtype: str) -> None:
+                                          dtype: str, dropout: float) -> None:
     with warnings.catch_warnings():
         warnings.filterwarnings("error", message="compiled backend")  # no interpreter fallback
-        interp, comp = _static_run(mode, direction, num_layers, use_lens, dtype, batch=3)
+        interp, comp = _static_run(mode, direction, num_layers, use_lens, dtype, batch=3, dropout=dropout)
     tol = dict(rtol=1e-4, atol=1e-5) if dtype == "float32" else dict(rtol=1e-10, atol=1e-12)
     for a, b in zip(interp, comp):
         np.testing.assert_allclose(b, a, **tol)
