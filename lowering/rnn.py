@@ -154,7 +154,7 @@ def _dropout_scales(low: Lowerer, op: pd.PdOp, layer: int, sizes: Sequence[Size]
 
     def run(s: Scalar, ivs: list[SSAValue]) -> None:
         t, b, k = ivs
-        flat = s.add(s.mul(s.add(s.mul(t, low.as_value(B)), b), s.const(DH, IndexType())), k)
+        flat = s.add(s.mul(s.add(s.mul(t, low.as_value(B)), b), low.as_value(DH)), k)
         factor = s.const(0.0 if p >= 1.0 else 1.0 / (1.0 - p), elem)
         body(s, ivs, s.select(dropout_keep(s, flat, seed, p), factor, s.const(0.0, elem)))
 
