@@ -27,7 +27,7 @@ from typing import Any
 from pullback.frontend import core
 from pullback.frontend.ops import shape as S
 from pullback.frontend.ops.elementwise import zeros_like
-from pullback.frontend.ops.indexing import stack
+from pullback.frontend.ops.indexing import assign, stack
 
 Index = int | slice
 
@@ -62,11 +62,18 @@ def _row_grads(y: Any, xs: Any) -> Any:
 class _Rows:
     """The lazily evaluated matrix behind a `Jacobian` (see the module docstring)."""
 
-    def __init__(self, ys: Any, xs: Any, batched: bool) -> None:
-        if isinstance(ys, Jacobian):  # hessian: the Jacobian of a Jacobian
+    def __init__(self, ys: Any, xs: Any, batched: bool, flat: bool = False) -> None:
+        """`flat`: `paddle.incubate.autograd`'s layout, where every side is
+        flattened (and several tensors concatenated) whatever its rank, so the
+        matrix is always `[M, N]` (`[B, M, N]`)."""
+        if isinstance(ys, (Jacobian, FunctionalJacobian)):  # hessians: a Jacobian's Jacobian
             ys = ys._evaluate_all()
+        if flat:
+            ys = self._flatten_with(ys, batched)
         self.batched = batched
-        self.ys_shape, self.xs_shape = list(ys.shape), list(xs.shape)
+        # (flat: these only size the inner matrix; tuples are concatenated)
+        self.ys_shape = list(ys.shape)
+        self.xs_shape = [] if _is_tuple(xs) else list(xs.shape)
         self.xs = xs
         if not batched and len(ys.shape) == 0:
             ys = S.reshape(ys, [-1])
@@ -86,13 +93,19 @@ class _Rows:
             self.shape = [*self.ys_shape[0:1], *self.xs_shape[0:1]]
             self.dropped = {0} if len(self.ys_shape) == 0 else set()
             self.dropped |= {1} if len(self.xs_shape) == 0 else set()
+        if flat:
+            self.shape, self.dropped = list(self.inner_shape), set()
         self.cache: dict[int, Any] = {}
 
-    def _flatten(self, xs: Any) -> Any:
+    @staticmethod
+    def _flatten_with(xs: Any, batched: bool) -> Any:
         """Flatten to `[N]` (batch: `[B, N]`); several tensors are concatenated."""
         parts = list(xs) if _is_tuple(xs) else [xs]
-        flat = [S.reshape(x, [x.shape[0], -1] if self.batched else [-1]) for x in parts]
-        return flat[0] if len(flat) == 1 else S.concat(flat, axis=1 if self.batched else 0)
+        flat = [S.reshape(x, [x.shape[0], -1] if batched else [-1]) for x in parts]
+        return flat[0] if len(flat) == 1 else S.concat(flat, axis=1 if batched else 0)
+
+    def _flatten(self, xs: Any) -> Any:
+        return self._flatten_with(xs, self.batched)
 
     def row(self, i: int) -> Any:
         """Row `i` along the lazy axis (computed once)."""
@@ -260,6 +273,135 @@ def hessian(ys: Any, xs: Any, batch_axis: int | None = None) -> Any:
     return blocks
 
 
+# ------------------------------------------------ paddle.incubate.autograd (functional)
+
+
+def _separate(xs: Any) -> Any:
+    """Fresh leaves with the values of `xs`, so that derivatives are taken with
+    respect to them and nothing flows into what produced `xs` (Paddle's `_separate`)."""
+    if xs is None:
+        return None
+    if _is_tuple(xs):
+        return tuple(_separate(x) for x in xs)
+    if not core.in_dynamic_mode():
+        return xs
+    if not xs.stop_gradient:
+        # Already differentiable (an outer Jacobian's input, in Hessian): stay
+        # connected through a copy, so the outer derivative sees this one.
+        return assign(xs)
+    y = xs.detach()
+    y.stop_gradient = False
+    return y
+
+
+def _call(func: Any, xs: Any) -> Any:
+    if not callable(func):
+        raise TypeError(f"Expected 'func' is Callable, but got {type(func).__name__}.")
+    return func(*xs) if _is_tuple(xs) else func(xs)
+
+
+def _check_v(v: Any, like: Any, what: str) -> None:
+    """`v` matches `like` tensor for tensor, shape for shape (None: ones)."""
+    if v is None:
+        return
+    vs, ls = (list(v) if _is_tuple(v) else [v]), (list(like) if _is_tuple(like) else [like])
+    if len(vs) != len(ls):
+        raise RuntimeError(f"The argument v is a tuple of invalid length: should be {len(ls)} but got {len(vs)}.")
+    for k, (a, b) in enumerate(zip(vs, ls)):
+        if list(a.shape) != list(b.shape):
+            raise RuntimeError(f"The v[{k}] has invalid shape: should be {list(b.shape)} ({what}) but got "
+                               f"{list(a.shape)}.")
+
+
+def _grads(ys: Any, xs: Any, v: Any) -> Any:
+    """`paddle.grad` (dynamic, graph kept) or `gradients` (static) of `ys` seeded by
+    `v`, zeros for inputs `ys` does not depend on, shaped like `xs` (tensor or tuple)."""
+    outs = list(ys) if _is_tuple(ys) else [ys]
+    ins = list(xs) if _is_tuple(xs) else [xs]
+    seeds = None if v is None else (list(v) if _is_tuple(v) else [v])
+    grads: list[Any]
+    if core.in_dynamic_mode():
+        from pullback.frontend.autograd import grad
+
+        grads = grad(outs, ins, seeds, create_graph=True, allow_unused=True)
+    else:
+        from pullback.frontend.backward import gradients
+
+        grads = gradients(outs, ins, seeds)
+    grads = [zeros_like(x) if g is None else g for g, x in zip(grads, ins)]
+    return tuple(grads) if _is_tuple(xs) else grads[0]
+
+
+def vjp(func: Any, xs: Any, v: Any = None) -> tuple[Any, Any]:
+    """`paddle.incubate.autograd.vjp(func, xs, v=None)`: `(func(xs), v^T J)`, the
+    vector-Jacobian product (reverse mode); `v` is shaped like func's output(s),
+    ones when None."""
+    xs, v = _separate(xs), _separate(v)
+    ys = _call(func, xs)
+    _check_v(v, ys, "the output of func")
+    return ys, _grads(ys, xs, v)
+
+
+def jvp(func: Any, xs: Any, v: Any = None) -> tuple[Any, Any]:
+    """`paddle.incubate.autograd.jvp(func, xs, v=None)`: `(func(xs), J v)`, the
+    Jacobian-vector product; `v` is shaped like `xs`, ones when None.  Computed by
+    the double-backward trick: `u -> J^T u` is linear in `u`, and its gradient
+    seeded by `v` is `J v`."""
+    xs, v = _separate(xs), _separate(v)
+    ys = _call(func, xs)
+    _check_v(v, xs, "the input xs")
+    if _is_tuple(ys):
+        u: Any = tuple(_separate(zeros_like(y)) for y in ys)
+    else:
+        u = _separate(zeros_like(ys))
+    return ys, _grads(_grads(ys, xs, u), u, v)
+
+
+class FunctionalJacobian:
+    """`paddle.incubate.autograd.Jacobian(func, xs, is_batched=False)`: the Jacobian
+    of `func` at `xs`, every input and output flattened and concatenated: shape
+    `[M, N]` (`is_batched`: `[B, M, N]`), rows evaluated lazily like `Jacobian`'s."""
+
+    def __init__(self, func: Any, xs: Any, is_batched: bool = False) -> None:
+        xs = _separate(xs)
+        self._jacobian = _Rows(_call(func, xs), xs, bool(is_batched), flat=True)
+
+    @property
+    def shape(self) -> list[int]:
+        """The shape of the flattened Jacobian matrix."""
+        return list(self._jacobian.shape)
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._jacobian[index]
+
+    def _evaluate_all(self) -> Any:
+        return self._jacobian.evaluate_all()
+
+
+class FunctionalHessian:
+    """`paddle.incubate.autograd.Hessian(func, xs, is_batched=False)`: the Hessian of
+    a `func` returning one element (`[1]`; batched `[B, 1]`), inputs flattened and
+    concatenated: shape `[N, N]` (`[B, N, N]`)."""
+
+    def __init__(self, func: Any, xs: Any, is_batched: bool = False) -> None:
+        def gradient(*args: Any) -> Any:
+            jac = FunctionalJacobian(func, args if len(args) > 1 or _is_tuple(xs) else args[0], is_batched)
+            if jac.shape[1 if is_batched else 0] != 1:
+                raise RuntimeError("The function given to Hessian should return as single element Tensor "
+                                   "or batched single element Tensor.")
+            return jac[:, 0, :] if is_batched else jac[0, :]
+
+        self.symbolic = FunctionalJacobian(gradient, xs, is_batched)
+
+    @property
+    def shape(self) -> list[int]:
+        """The shape of the flattened Hessian matrix."""
+        return self.symbolic.shape
+
+    def __getitem__(self, index: Any) -> Any:
+        return self.symbolic[index]
+
+
 def _numel(x: Any) -> int:
     n = 1
     for d in x.shape:
@@ -267,4 +409,4 @@ def _numel(x: Any) -> int:
     return n
 
 
-__all__ = ["Hessian", "Jacobian", "hessian", "jacobian"]
+__all__ = ["FunctionalHessian", "FunctionalJacobian", "Hessian", "Jacobian", "hessian", "jacobian", "jvp", "vjp"]

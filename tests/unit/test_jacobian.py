@@ -155,3 +155,64 @@ def test_static_mode_on_both_backends():
         j, h = exe.run(main, feed={"x": xv}, fetch_list=[full, hess])
         np.testing.assert_allclose(j, np.diag(t + xv * (1 - t * t)), rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(h, np.diag(2 * (1 - t * t) * (1 - xv * t)), rtol=1e-10, atol=1e-12)
+
+
+# ------------------------------------------------ paddle.incubate.autograd
+
+
+def test_incubate_vjp_jvp_match_paddles_documented_values_and_finite_differences():
+    ia = paddle.incubate.autograd
+    x = paddle.ones([2, 2], dtype="float32")
+    v = paddle.to_tensor([[1.0, 0.0], [0.0, 0.0]])
+    # Paddle's docstring examples (func(x) = x @ x).
+    np.testing.assert_allclose(ia.vjp(lambda a: paddle.matmul(a, a), x)[1].numpy(), np.full((2, 2), 4.0))
+    np.testing.assert_allclose(ia.vjp(lambda a: paddle.matmul(a, a), x, v)[1].numpy(), [[2, 1], [1, 0]])
+    np.testing.assert_allclose(ia.jvp(lambda a: paddle.matmul(a, a), x, v)[1].numpy(), [[2, 1], [1, 0]])
+    xv, tv = R.standard_normal(4), R.standard_normal(4)
+    J = fd_jacobian(f_np, xv)
+    ys, jv = ia.jvp(f_pd, paddle.to_tensor(xv), paddle.to_tensor(tv))
+    np.testing.assert_allclose(ys.numpy(), f_np(xv), rtol=1e-12)
+    np.testing.assert_allclose(jv.numpy(), J @ tv, rtol=1e-6, atol=1e-8)
+    _, vj = ia.vjp(f_pd, paddle.to_tensor(xv), paddle.to_tensor(tv))
+    np.testing.assert_allclose(vj.numpy(), tv @ J, rtol=1e-6, atol=1e-8)
+    with pytest.raises(RuntimeError, match="invalid shape"):
+        ia.vjp(f_pd, paddle.to_tensor(xv), paddle.ones([3], dtype="float64"))
+
+
+def test_incubate_jacobian_and_hessian_flatten_and_concatenate():
+    ia = paddle.incubate.autograd
+    x = paddle.to_tensor([[1.0, 2.0], [3.0, 4.0]])
+    J = ia.Jacobian(lambda a, b: paddle.matmul(a, b), [x, x])
+    assert J.shape == [4, 8]
+    # Paddle's docstring example.
+    np.testing.assert_allclose(J[:, :].numpy(), [[1, 3, 0, 0, 1, 0, 2, 0], [2, 4, 0, 0, 0, 1, 0, 2],
+                                                 [0, 0, 1, 3, 3, 0, 4, 0], [0, 0, 2, 4, 0, 3, 0, 4]])
+    np.testing.assert_allclose(J[:, 0].numpy(), [1, 2, 0, 0])
+    H = ia.Hessian(lambda a, b: paddle.sum(a * b * b), [paddle.ones([2]), paddle.full([2], 2.0)])
+    assert H.shape == [4, 4]
+    np.testing.assert_allclose(H[:].numpy(), [[0, 0, 4, 0], [0, 0, 0, 4], [4, 0, 2, 0], [0, 4, 0, 2]])
+    xb = paddle.to_tensor(R.standard_normal((2, 3)))
+    Hb = ia.Hessian(lambda a: paddle.sum(a**3, axis=1, keepdim=True), xb, is_batched=True)
+    assert Hb.shape == [2, 3, 3]
+    np.testing.assert_allclose(Hb[:].numpy(), np.stack([np.diag(6 * r) for r in xb.numpy()]), rtol=1e-10)
+    with pytest.raises(RuntimeError, match="single element"):
+        ia.Hessian(lambda a: a * 2, paddle.ones([3]))[:]
+
+
+def test_incubate_api_in_static_mode_on_both_backends():
+    ia = paddle.incubate.autograd
+    core.enable_static()
+    main, start = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, start):
+        a = paddle.static.data("a", [3], "float64")
+        a.stop_gradient = False
+        _, vj = ia.vjp(lambda t: t * t * t, a)
+        _, jv = ia.jvp(lambda t: t * t * t, a)
+        hess = ia.Hessian(lambda t: paddle.sum(t**3), a)[:]
+    av = np.array([1.0, 2.0, 3.0])
+    for exe in (paddle.static.Executor(paddle.CPUPlace()),
+                paddle.static.Executor(paddle.CPUPlace(), backend="interpreter")):
+        got = exe.run(main, feed={"a": av}, fetch_list=[vj, jv, hess])
+        np.testing.assert_allclose(got[0], 3 * av**2)
+        np.testing.assert_allclose(got[1], 3 * av**2)
+        np.testing.assert_allclose(got[2], np.diag(6 * av))
