@@ -377,7 +377,7 @@ class RNNBase(LayerList):
         n = self.num_layers * self.num_directions
         if initial_states is None:
             return [None] * n
-        parts = initial_states if self.STATES > 1 else (initial_states,)
+        parts = tuple(initial_states) if isinstance(initial_states, (list, tuple)) else (initial_states,)
         per = [S.split(p, n, axis=0) if n > 1 else [p] for p in parts]
         per = [[S.squeeze(s, [0]) for s in group] for group in per]
         if self.STATES > 1:
@@ -445,7 +445,8 @@ class RNNBase(LayerList):
             zeros = S.expand(zero, [n, -1, self.hidden_size]) if n > 1 else zero
             states = [zeros] * self.STATES
         else:
-            states = list(initial_states) if self.STATES > 1 else [initial_states]
+            # (Paddle takes a single state as a tensor or as a one-element list.)
+            states = list(initial_states) if isinstance(initial_states, (list, tuple)) else [initial_states]
             if len(states) != self.STATES:
                 raise ValueError(f"{fn}: initial_states must hold {self.STATES} tensors, got {len(states)}")
         weights = self._weight_list()

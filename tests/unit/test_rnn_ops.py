@@ -283,3 +283,18 @@ def test_a_dynamic_sequence_length_compiles_once_and_matches_the_interpreter() -
     for interp, comp in zip(*runs):
         for a, b in zip(interp, comp):
             np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-5)
+
+
+def test_a_single_initial_state_may_come_as_a_one_element_list() -> None:
+    m = nn.GRU(3, 4, num_layers=2, dropout=0.5)  # training with dropout: the unrolled path too
+    x = paddle.to_tensor(np.random.default_rng(10).standard_normal((2, 5, 3)).astype("float32"))
+    h0 = paddle.to_tensor(np.random.default_rng(11).standard_normal((2, 2, 4)).astype("float32"))
+    m.eval()
+    np.testing.assert_allclose(m(x, [h0])[0].numpy(), m(x, h0)[0].numpy(), rtol=0, atol=0)
+    m.train()
+    paddle.seed(1)
+    a = m(x, [h0])[0].numpy()
+    paddle.seed(1)
+    np.testing.assert_allclose(a, m(x, h0)[0].numpy(), rtol=0, atol=0)
+    with pytest.raises(ValueError, match="LSTM: initial_states must hold 2 tensors"):
+        nn.LSTM(3, 4)(x, (h0[:1],))
