@@ -308,7 +308,9 @@ class RnnGradOp(_RnnBase):
     and one gradient per final state.  Results: the gradients of the input, of each
     pre-state and of each weight (Paddle's `Input@GRAD`, `PreState@GRAD`,
     `WeightList@GRAD`).  It has no VJP (as Paddle's): a second derivative of a
-    recurrent layer needs the unrolled `nn.RNN(nn.LSTMCell(...))`.
+    recurrent layer needs the unrolled `nn.RNN(nn.LSTMCell(...))`.  The input
+    gradient is computed only when something reads it (Paddle's kernel likewise
+    skips `Input@GRAD` when it is not requested); unread, its value is unspecified.
 
     ```mlir
     %dx, %dh0, %dw, %du, %db, %dc = pd.rnn_grad %x, %h0, %w, %u, %b, %c, %out, %res, %gout, %gh {mode = "RNN_TANH", input_size = 4 : i64, hidden_size = 3 : i64} : (tensor<5x2x4xf32>, tensor<1x2x3xf32>, tensor<3x4xf32>, tensor<3x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<5x2x3xf32>, tensor<5x2x3xf32>, tensor<5x2x3xf32>, tensor<1x2x3xf32>) -> (tensor<5x2x4xf32>, tensor<1x2x3xf32>, tensor<3x4xf32>, tensor<3x3xf32>, tensor<3xf32>, tensor<3xf32>)

@@ -125,9 +125,10 @@ def rnn_forward(lay: RnnLayout, x: np.ndarray, pre: Sequence[np.ndarray],
 
 def rnn_backward(lay: RnnLayout, x: np.ndarray, pre: Sequence[np.ndarray],
                  weights: Sequence[np.ndarray], seq: np.ndarray | None, reserve: np.ndarray,
-                 g_out: np.ndarray, g_states: Sequence[np.ndarray]
+                 g_out: np.ndarray, g_states: Sequence[np.ndarray], input_grad: bool = True,
                  ) -> tuple[np.ndarray, list[np.ndarray], list[np.ndarray]]:
-    """`(d input, d pre_states, d weights)` by backpropagation through time."""
+    """`(d input, d pre_states, d weights)` by backpropagation through time (the input
+    gradient left zero unless `input_grad`)."""
     T, B, _ = x.shape
     H, D, dt = lay.hidden_size, lay.directions, x.dtype
     G = lay.gates * H
@@ -226,7 +227,8 @@ def rnn_backward(lay: RnnLayout, x: np.ndarray, pre: Sequence[np.ndarray],
             d_w[2 * blk + 1] = dg_h.reshape(T * B, G).T @ h_prev.reshape(T * B, H)
             d_w[2 * nb + 2 * blk] = dg_x.sum(axis=(0, 1))
             d_w[2 * nb + 2 * blk + 1] = dg_h.sum(axis=(0, 1))
-            d_xin += (dg_x.reshape(T * B, G) @ w_ih).reshape(d_xin.shape)
+            if layer > 0 or input_grad:
+                d_xin += (dg_x.reshape(T * B, G) @ w_ih).reshape(d_xin.shape)
         if layer == 0:
             d_x = d_xin
         else:
@@ -260,7 +262,10 @@ def rnn_grad(op, *arrays: np.ndarray) -> tuple[np.ndarray, ...]:
     x, pre, weights = arrays[0], arrays[1:1 + lay.states], arrays[1 + lay.states:n]
     seq = arrays[n] if len(arrays) > n + tail else None
     _, reserve, g_out, *g_states = arrays[len(arrays) - tail:]
-    d_x, d_pre, d_w = rnn_backward(lay, x, pre, weights, seq, reserve, g_out, g_states)
+    # As Paddle's kernel skips Input@GRAD when no one asks for it (and the lowering
+    # when nothing reads it), the input gradient is computed only when it is read.
+    wanted = bool(op.results[0].uses)
+    d_x, d_pre, d_w = rnn_backward(lay, x, pre, weights, seq, reserve, g_out, g_states, wanted)
     return (d_x, *d_pre, *d_w)
 
 
