@@ -37,7 +37,7 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, i64
 from xdsl.ir import Attribute, SSAValue
 
 from pullback.dialects import pd
-from pullback.dialects.pd.rnn import RnnLayout
+from pullback.dialects.pd.rnn import RESERVE_GATES, RnnLayout
 from pullback.lowering import loop_nest
 from pullback.lowering.core import (
     DimMap,
@@ -161,6 +161,11 @@ def _dropout_scales(low: Lowerer, op: pd.PdOp, layer: int, sizes: Sequence[Size]
     loop_nest.parallel(low, sizes, run)
 
 
+def _h_slot(lay: RnnLayout) -> int:
+    """Where a reserve block keeps the (masked) state h, in units of H: its last slot."""
+    return RESERVE_GATES[lay.mode] - 1
+
+
 def _weights(lay: RnnLayout, weights: Sequence[SSAValue], blk: int) -> tuple[SSAValue, ...]:
     """(W_ih, W_hh, b_ih, b_hh) of block `blk` (pd values or buffers, in list order)."""
     nb = lay.blocks
@@ -279,7 +284,7 @@ def _rnn(low: Lowerer, op: pd.RnnOp) -> None:
                         a = s.add(xg(0), hg(0))
                         h_new = _tanh(s, a) if lay.mode == "RNN_TANH" else s.max(a, zero)
                     h_keep = _pick(s, m, h_new, h_old)
-                    keep(RESERVE_H[lay.mode], h_keep)
+                    keep(_h_slot(lay), h_keep)
                     _st(s, h_keep, h, b, j)
                     _st(s, _pick(s, m, h_new, zero), y, t, b, _at(s, j, d * H))
 
@@ -296,10 +301,6 @@ def _rnn(low: Lowerer, op: pd.RnnOp) -> None:
 
             loop_nest.parallel(low, [B, H], final)
         xin = y
-
-
-RESERVE_H: dict[str, int] = {"LSTM": 5, "GRU": 4, "RNN_TANH": 0, "RNN_RELU": 0}
-"""Where a reserve block keeps the (masked) state h, in units of H."""
 
 
 @result_sizes(pd.RnnOp)
@@ -335,7 +336,7 @@ def _rnn_grad(low: Lowerer, op: pd.RnnGradOp) -> None:
     g_states = [low.read(g) for g in g_states_v]
     TB = low.mul_sizes([T, B])
     steps = low.as_value(T)
-    HI = RESERVE_H[lay.mode]
+    HI = _h_slot(lay)
 
     dgx = low.temp(elem, [T, B, G])
     dgh = low.temp(elem, [T, B, G]) if lay.mode == "GRU" else dgx
