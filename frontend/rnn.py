@@ -489,8 +489,15 @@ class RNNBase(LayerList):
         return y, self._stack_states(finals)
 
     def extra_repr(self) -> str:
-        return (f"{self.input_size}, {self.hidden_size}, num_layers={self.num_layers}, "
-                f"direction={self.direction}")
+        """Paddle's: the sizes, then `num_layers`, `time_major`, `dropout` where not default."""
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.num_layers != 1:
+            s += f", num_layers={self.num_layers}"
+        if self.time_major is not False:
+            s += f", time_major={self.time_major}"
+        if self.dropout != 0:
+            s += f", dropout={self.dropout}"
+        return s
 
 
 class SimpleRNN(RNNBase):

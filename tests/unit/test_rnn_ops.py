@@ -298,3 +298,9 @@ def test_a_single_initial_state_may_come_as_a_one_element_list() -> None:
     np.testing.assert_allclose(a, m(x, h0)[0].numpy(), rtol=0, atol=0)
     with pytest.raises(ValueError, match="LSTM: initial_states must hold 2 tensors"):
         nn.LSTM(3, 4)(x, (h0[:1],))
+
+
+def test_extra_repr_follows_paddle() -> None:
+    assert nn.LSTM(3, 4).extra_repr() == "3, 4"
+    assert nn.GRU(3, 4, num_layers=2, time_major=True, dropout=0.1).extra_repr() == \
+        "3, 4, num_layers=2, time_major=True, dropout=0.1"
