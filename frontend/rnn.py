@@ -19,7 +19,7 @@ The multi-layer layers append ONE `pd.rnn` op (Paddle's `rnn` operator, as
 RNNBase's `_cudnn_impl` does), in static and eager mode: the program does not grow
 with the sequence length and the gradient is one `pd.rnn_grad` (not differentiable
 again, as in Paddle).  With an LSTM projection (`proj_size`), or with inter-layer
-dropout in eager mode or a to_static trace, they unroll like `nn.RNN`.  A weight or
+dropout in a to_static trace, they unroll like `nn.RNN`.  A weight or
 bias disabled with `attr=False` is, as in Paddle 3.x, a frozen parameter of ones
 (weights) or zeros (biases), so such layers still use the fused op.
 
@@ -46,6 +46,7 @@ from pullback.frontend.ops import nn as N
 from pullback.frontend.ops import shape as S
 from pullback.frontend.ops.indexing import stack
 from pullback.frontend.ops.nn import _static_dropout_seed
+from pullback.frontend.random import default_generator
 
 
 def _zeros_state(x_t: Any, hidden: int) -> Any:
@@ -417,12 +418,12 @@ class RNNBase(LayerList):
         """Whether this call appends Paddle's single `rnn` op (`pd.rnn`) rather than
         the unrolled steps: when the cells have exactly their four parameters
         (`could_use_cudnn`, as Paddle decides; not with an LSTM projection), except
-        with inter-layer dropout in eager mode or a to_static trace (the op's mask
-        comes from its `seed` property, fixed per static op)."""
+        with inter-layer dropout in a to_static trace (the op's mask comes from its
+        `seed` property, which a traced program would fix for every call)."""
         if not self.could_use_cudnn or self._weight_list() is None:
             return False
         if self.dropout and self.training and self.num_layers > 1:
-            return not in_dynamic_mode() and traced_seed() is None
+            return in_dynamic_mode() or traced_seed() is None
         return True
 
     def forward(self, inputs: Any, initial_states: Any = None, sequence_length: Any = None) -> tuple[Any, Any]:
@@ -454,7 +455,14 @@ class RNNBase(LayerList):
         seq = [sequence_length] if sequence_length is not None else []
         dropout = float(self.dropout or 0.0)
         active = dropout > 0 and self.training and self.num_layers > 1
-        seed = _static_dropout_seed(unique_name.generate("rnn_dropout"), None) if active else 0
+        seed = 0
+        if active and in_dynamic_mode():
+            # A new mask per call, as Paddle's: the seed is a property, so each call
+            # is a new op and eager's backward plan is rebuilt (still ~3x faster than
+            # the unrolled steps with per-call seed operands).
+            seed = default_generator().next_seed()
+        elif active:
+            seed = _static_dropout_seed(unique_name.generate("rnn_dropout"), None)
         outs = apply(pd.RnnOp, [x, *states, *weights, *seq], prefix="rnn", mode=self._mode(),
                      input_size=self.input_size, hidden_size=self.hidden_size,
                      num_layers=self.num_layers, is_bidirec=self.num_directions == 2,
@@ -464,7 +472,7 @@ class RNNBase(LayerList):
         return y, (tuple(finals) if self.STATES > 1 else finals[0])
 
     def _unrolled_forward(self, inputs: Any, initial_states: Any, sequence_length: Any) -> tuple[Any, Any]:
-        """The time loop unrolled into per-step ops (LSTM projection, eager dropout)."""
+        """The time loop unrolled into per-step ops (LSTM projection, traced dropout)."""
         fn = type(self).__name__
         x, steps = _steps(fn, inputs, self.time_major)
         init = self._split_states(initial_states)

@@ -304,3 +304,27 @@ def test_extra_repr_follows_paddle() -> None:
     assert nn.LSTM(3, 4).extra_repr() == "3, 4"
     assert nn.GRU(3, 4, num_layers=2, time_major=True, dropout=0.1).extra_repr() == \
         "3, 4, num_layers=2, time_major=True, dropout=0.1"
+
+
+def test_eager_inter_layer_dropout_is_fused_redrawn_per_call_and_differentiated() -> None:
+    m = nn.LSTM(2, 3, num_layers=2, dropout=0.5)
+    for p in m.parameters():
+        p._data = p._data.astype(np.float64)
+    x = np.random.default_rng(12).standard_normal((2, 4, 2))
+
+    def run(xv: Any) -> Any:
+        paddle.seed(21)  # the same mask for every evaluation of the check
+        return m(xv)[0]
+
+    with paddle.no_grad():
+        assert not np.allclose(m(paddle.to_tensor(x))[0].numpy(), m(paddle.to_tensor(x))[0].numpy())
+    xt = paddle.to_tensor(x, stop_gradient=False)
+    (gx,) = paddle.grad(run(xt).sum(), [xt])
+    num = np.zeros_like(x)
+    for idx in np.ndindex(x.shape):
+        hi, lo = x.copy(), x.copy()
+        hi[idx] += 1e-6
+        lo[idx] -= 1e-6
+        with paddle.no_grad():
+            num[idx] = (run(paddle.to_tensor(hi)).numpy().sum() - run(paddle.to_tensor(lo)).numpy().sum()) / 2e-6
+    np.testing.assert_allclose(gx.numpy(), num, rtol=1e-6, atol=1e-8)
