@@ -137,6 +137,39 @@ def elementwise_chain(n: int = 1 << 20, ops: int = 20, dtype: str = "float32") -
     return Built(b.module, [loss, gx], {})
 
 
+def fanout_chain(n: int = 1 << 20, ops: int = 20, every: int = 4, dtype: str = "float32") -> Built:
+    """`loss = sum(h)` of a chain of elementwise ops over `x` (and a second feed `y`)
+    that adds the differentiated input back every `every` ops (`h = f(h) + x`, a
+    residual connection), with the gradient with respect to `x`: `x`'s gradient sums
+    one contribution per reuse (fan-out), and the backward reads forward values of
+    several points of the chain."""
+    b = ProgramBuilder()
+    x = b.data("x", [n], dtype)
+    y = b.data("y", [n], dtype)
+    h = x
+    kinds = FANOUT_KINDS
+    for i in range(ops):
+        k = kinds[i % len(kinds)]
+        if k is pd.ElementwiseMulOp:
+            h = b.add(k, h, y)
+        elif k is pd.ScaleOp:
+            h = b.add(k, h, scale=0.5, bias=0.1)
+        else:
+            h = b.add(k, h)
+        if (i + 1) % every == 0:
+            h = b.add(pd.ElementwiseAddOp, h, x)
+    loss = b.add(pd.ReduceSumOp, h, name="loss")
+    (gx,) = b.backward(loss, [x])
+    b.fetch(loss)
+    b.fetch(gx)
+    return Built(b.module, [loss, gx], {})
+
+
+FANOUT_KINDS: tuple[type[pd.PdOp], ...] = (pd.TanhOp, pd.ElementwiseMulOp, pd.SigmoidOp, pd.ScaleOp)
+"""The op cycle of `fanout_chain` (mul by `y`, scale by 0.5 plus 0.1); the
+benchmark's JAX and PyTorch peers spell the same cycle."""
+
+
 def torch_mlp_step(params: Sequence[object], x: object, labels: object, lr: float):  # type: ignore[no-untyped-def]
     """A PyTorch eager SGD step of the same 3-layer MLP as `mlp_train` (the peer in
     the CPU and GPU benchmarks): relu hidden layers, softmax cross-entropy.

@@ -57,6 +57,7 @@ from pullback.lowering import (
     creation,
     distributed,
     elementwise,
+    fusion,
     indexing,
     loss,
     nn,
@@ -72,6 +73,10 @@ FAMILIES = (
     program, elementwise, reduction, loss, shape, nn, optimizer, creation, indexing, distributed, control,
 )
 """The lowering modules, one per op family of the dialect."""
+
+PLANNERS = (fusion,)
+"""Program-wide planners the pass runs besides the op rules: `fusion` groups the
+pointwise ops left materialized into multi-output loops (`core.MULTI_OUTPUT`)."""
 
 
 def lowering_gap(op_type: type[Operation]) -> str | None:

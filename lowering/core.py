@@ -456,6 +456,37 @@ def _hint(v: SSAValue) -> str | None:
 
 
 @dataclass
+class BodyReads:
+    """How a lazily built `linalg.generic` body reads `pd` values
+    (`Lowerer.generic(lazy=...)`): `load` expands inlined values (each computed
+    once per body and map) and reads the others from their buffers; `define` makes
+    a value computed in the body a register for the later reads of the body."""
+
+    scalar: Scalar
+    """The body's scalar builder."""
+    load: Callable[[SSAValue, DimMap, bool], SSAValue]
+    """`load(v, map, fusible)`: the scalar of `v` at `map`."""
+    define: Callable[[SSAValue, DimMap, SSAValue], None]
+    """`define(v, map, scalar)`: later loads of `v` at `map` give `scalar`."""
+
+
+@dataclass
+class MultiOutputFusion:
+    """The multi-output fusion planner (`lowering/fusion.py` registers it): `plan`
+    maps each grouped op's result to its group; `emit` lowers a group at its last
+    member; `last` names that member."""
+
+    plan: Callable[[Lowerer], dict[SSAValue, Any]]
+    emit: Callable[[Lowerer, Any], None]
+    last: Callable[[Any], Operation]
+
+
+MULTI_OUTPUT: list[MultiOutputFusion] = []
+"""The registered multi-output fusion (empty: every materialized pointwise op is a
+loop of its own).  One home for the planner, outside the op-rule registry."""
+
+
+@dataclass
 class Lowerer:
     """State of one lowering: the entry function under construction and the
     buffer, size and fusion bookkeeping of every `pd` value."""
@@ -493,6 +524,9 @@ class Lowerer:
     consumed: set[SSAValue] = field(default_factory=set)
     """Buffers of `consumable` values an op took over (their owner must not free
     them again)."""
+    groups: dict[SSAValue, Any] = field(default_factory=dict)
+    """Results of pointwise ops fused into multi-output loops -> their group
+    (`MULTI_OUTPUT`); a group is emitted at its last member."""
     parent: Lowerer | None = None
     """The lowerer of the enclosing program when this one lowers a region of a
     control-flow op (`sub`): constants and the status buffer are the entry
@@ -700,6 +734,7 @@ class Lowerer:
         reductions: Sequence[int] = (),
         library_call: str | None = None,
         scalars: Sequence[SSAValue] = (),
+        lazy: Callable[[BodyReads], list[SSAValue]] | None = None,
     ) -> linalg.GenericOp:
         """Emit a `linalg.generic` over `domain`.
 
@@ -707,7 +742,9 @@ class Lowerer:
         expands into its scalar expression, its leaves read from buffers.  `outs` are
         `(memref, map)`.  `scalars` are loop-invariant scalar inputs.  `body(s, reads,
         outs)` gets the read scalars and the current output values and returns the
-        values to store.
+        values to store.  With `lazy`, `reads` and `body` are unused: `lazy(reads)`
+        loads what it needs as it goes (`BodyReads`) and returns the values to store
+        (a multi-output fused loop, `lowering/fusion.py`).
         """
         rank = len(domain)
         block = Block()
@@ -728,6 +765,8 @@ class Lowerer:
 
         def load(v: SSAValue, m: DimMap, fuse: bool, memo: dict[SSAValue, SSAValue]) -> SSAValue:
             v = self.prog.resolve(v)
+            if fuse and v in memo:  # computed earlier in this body (inlined or grouped)
+                return memo[v]
             if fuse and v in self.inline:
                 if v not in memo:
                     producer = v.owner
@@ -741,8 +780,16 @@ class Lowerer:
             return leaf[key]
 
         memo_by_map: dict[DimMap, dict[SSAValue, SSAValue]] = {}
-        args = [load(v, m, fuse, memo_by_map.setdefault(m, {})) for v, m, fuse in reads]
-        results = body(s, scalar_args + args, list(out_args))
+        if lazy is not None:
+            reader = BodyReads(
+                s,
+                lambda v, m, fuse: load(v, m, fuse, memo_by_map.setdefault(m, {})),
+                lambda v, m, x: memo_by_map.setdefault(m, {}).__setitem__(self.prog.resolve(v), x),
+            )
+            results = lazy(reader)
+        else:
+            args = [load(v, m, fuse, memo_by_map.setdefault(m, {})) for v, m, fuse in reads]
+            results = body(s, scalar_args + args, list(out_args))
         s.b.insert(linalg.YieldOp(*results))
         covered = {d for m in in_maps for d in _dims_of(m)} | {
             d for _, m in outs for d in m if d is not None
@@ -841,6 +888,8 @@ class Lowerer:
     def lower_ops(self) -> None:
         """Plan fusion and buffers and emit every op (temporaries stay allocated)."""
         self._plan()
+        if MULTI_OUTPUT:
+            self.groups = MULTI_OUTPUT[0].plan(self)
         for i, op in enumerate(self.prog.ops):
             self.current = i
             self._sizes_for(op)
@@ -859,8 +908,14 @@ class Lowerer:
                     with self.unless_failed() if op.WRITES_PERSISTABLE else contextlib.nullcontext():
                         entry.rule(self, op)
             elif not all(self.prog.resolve(r) in self.inline or not self.needed(r) for r in op.results):
-                with self.unless_failed() if op.WRITES_PERSISTABLE else contextlib.nullcontext():
-                    self.pointwise_generic(op)
+                group = self.groups.get(op.results[0])
+                if group is not None:
+                    fusion = MULTI_OUTPUT[0]
+                    if fusion.last(group) is op:
+                        fusion.emit(self, group)
+                else:
+                    with self.unless_failed() if op.WRITES_PERSISTABLE else contextlib.nullcontext():
+                        self.pointwise_generic(op)
             self.anchors.append(self.b.insertion_point.block.last_op)
         self.current = len(self.prog.ops)
 
@@ -996,11 +1051,14 @@ def declare_callees(module: Any) -> None:
 __all__ = [
     "FAST",
     "LOWERINGS",
+    "MULTI_OUTPUT",
     "REASSOC",
     "RECOMPUTE_BUDGET",
+    "BodyReads",
     "DimMap",
     "Lowerer",
     "LoweringError",
+    "MultiOutputFusion",
     "OpLowering",
     "Scalar",
     "Size",
