@@ -1,0 +1,136 @@
+"""Multi-output loop fusion (`lowering/fusion.py`): programs with fan-out lower to
+fewer loops and buffers, and compute what the interpreter computes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+from xdsl.dialects import memref
+from xdsl.dialects.linalg import ops as linalg
+
+from pullback.benchmarks.programs import ProgramBuilder, fanout_chain
+from pullback.dialects import pd
+from pullback.lowering import core, fusion
+from pullback.lowering.convert_pd_to_linalg import build_entry
+from pullback.runtime.compiled import CompiledBackend
+from pullback.runtime.interpreter import run_module
+
+TOL = {"float32": dict(rtol=2e-4, atol=2e-5), "float64": dict(rtol=1e-10, atol=1e-12)}
+
+
+def loops_and_buffers(module, monkeypatch, enabled: bool) -> tuple[int, int, int]:  # type: ignore[no-untyped-def]
+    """`(linalg.generic count, memref.alloc count, generics writing a full-size
+    buffer)` of the lowered entry, with multi-output fusion on or off."""
+    monkeypatch.setattr(fusion, "ENABLED", enabled)
+    fn, _ = build_entry(module)
+    ops = list(fn.walk())
+    generics = [o for o in ops if isinstance(o, linalg.GenericOp)]
+    big = [g for g in generics if any(len(o.type.get_shape()) == 1 for o in g.outputs)]  # type: ignore[attr-defined]
+    return len(generics), sum(isinstance(o, memref.AllocOp) for o in ops), len(big)
+
+
+@pytest.mark.parametrize("ops,every", [(20, 4), (40, 2)])
+def test_fanout_chain_backward_is_one_loop(monkeypatch, ops: int, every: int) -> None:
+    built = fanout_chain(256, ops, every)
+    before = loops_and_buffers(built.module, monkeypatch, False)
+    after = loops_and_buffers(built.module, monkeypatch, True)
+    # Unfused: one loop per materialized gradient contribution, plus the sum.
+    assert before[2] >= 2
+    assert after[0] < before[0] and after[1] < before[1]
+    # Fused: the loss loop (a reduction to a scalar) and ONE loop for x's gradient,
+    # whose contributions accumulate in registers (no buffer but the output).
+    assert after[2] == 1
+    assert after[1] <= 1  # (the scalar seed of the backward)
+
+
+def run_both(b: ProgramBuilder, fetch, feeds, scope=None):  # type: ignore[no-untyped-def]
+    """(interpreter, compiled) values of `fetch`, and the scope the compiled run
+    updated in place."""
+    scope = scope or {}
+    env = run_module(b.module, feeds, {k: v.copy() for k, v in scope.items()})
+    s_cmp = {k: v.copy() for k, v in scope.items()}
+    got = CompiledBackend().run(b.module, feeds, s_cmp, fetch)
+    return [env[v] for v in fetch], got, s_cmp
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_fanout_chain_agrees_with_interpreter(dtype: str) -> None:
+    built = fanout_chain(1000, 20, 3, dtype)
+    rng = np.random.default_rng(0)
+    feeds = {"x": rng.standard_normal(1000).astype(dtype), "y": rng.uniform(0.5, 1, 1000).astype(dtype)}
+    env = run_module(built.module, feeds, {})
+    got = CompiledBackend().run(built.module, feeds, {}, built.fetch)
+    for v, g in zip(built.fetch, got):
+        np.testing.assert_allclose(g, env[v], **TOL[dtype])
+
+
+def test_residual_gradient_known_value() -> None:
+    """`loss = sum(tanh(tanh(x) + x) + x)`: x reaches the loss three ways, and
+    dx = (1 - t2^2) * (1 - t1^2 + 1) + 1 with t1 = tanh(x), t2 = tanh(t1 + x)."""
+    b = ProgramBuilder()
+    x = b.data("x", [-1, 3], "float64")
+    h = b.add(pd.ElementwiseAddOp, b.add(pd.TanhOp, x), x)
+    h = b.add(pd.ElementwiseAddOp, b.add(pd.TanhOp, h), x)
+    loss = b.add(pd.ReduceSumOp, h)
+    (gx,) = b.backward(loss, [x])
+    xv = np.random.default_rng(3).standard_normal((4, 3))
+    t1 = np.tanh(xv)
+    t2 = np.tanh(t1 + xv)
+    want = (1 - t2**2) * (1 - t1**2 + 1) + 1
+    (got,) = CompiledBackend().run(b.module, {"x": xv}, {}, [gx])
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+STEP = st.tuples(
+    st.sampled_from(["tanh", "sigmoid", "square", "scale", "add", "mul", "sub", "bias", "matmul", "rowsum"]),
+    st.integers(0, 20),
+    st.integers(0, 20),
+)
+
+
+# Each example compiles a program (about a second): few examples, and no shrinking
+# (it would compile hundreds); a failure prints the unshrunk example.
+@settings(max_examples=8, deadline=None, phases=[Phase.explicit, Phase.reuse, Phase.generate],
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(steps=st.lists(STEP, min_size=2, max_size=10), budget=st.sampled_from([0, 4, 256]),
+       fetch_mid=st.booleans(), seed=st.integers(0, 2**16))
+def test_random_fanout_programs_agree(monkeypatch, steps, budget: int, fetch_mid: bool, seed: int) -> None:
+    """Random DAGs with fan-out (values reused), broadcasts, matmuls and row sums
+    between pointwise ops, their gradients and an SGD update; a small recompute
+    budget materializes many values, so many multi-output groups form."""
+    monkeypatch.setattr(core, "RECOMPUTE_BUDGET", budget)
+    b = ProgramBuilder()
+    a = b.data("a", [-1, 4], "float64")
+    v = b.data("v", [4], "float64")
+    w = b.param("w", [4, 4], "float64")
+    values = [a, b.add(pd.TanhOp, b.add(pd.MatmulOp, a, w))]  # w always reaches the loss
+    for kind, i, j in steps:
+        u, t = values[i % len(values)], values[j % len(values)]
+        if kind in ("tanh", "sigmoid", "square"):
+            cls = {"tanh": pd.TanhOp, "sigmoid": pd.SigmoidOp, "square": pd.SquareOp}[kind]
+            r = b.add(cls, u)
+        elif kind == "scale":
+            r = b.add(pd.ScaleOp, u, scale=0.5, bias=0.25)
+        elif kind in ("add", "mul", "sub"):
+            cls = {"add": pd.ElementwiseAddOp, "mul": pd.ElementwiseMulOp, "sub": pd.ElementwiseSubOp}[kind]
+            r = b.add(cls, u, t)
+        elif kind == "bias":
+            r = b.add(pd.ElementwiseMulOp, u, v)  # a broadcast read
+        elif kind == "matmul":
+            r = b.add(pd.TanhOp, b.add(pd.MatmulOp, u, w))
+        else:
+            r = b.add(pd.ElementwiseAddOp, u, b.add(pd.ReduceSumOp, u, axis=[1], keepdim=True))
+        values.append(r)
+    loss = b.add(pd.MeanOp, b.add(pd.ElementwiseAddOp, values[-1], values[1]))
+    ga, gw = b.backward(loss, [a, w])
+    new_w = b.add(pd.SgdOp, w, gw, b.param("lr", [1], "float64"), name="w")
+    fetch = [loss, ga, gw] + ([values[len(values) // 2]] if fetch_mid else [])
+    rng = np.random.default_rng(seed)
+    feeds = {"a": rng.standard_normal((3, 4)) * 0.5, "v": rng.standard_normal(4)}
+    scope = {"w": rng.standard_normal((4, 4)) * 0.5, "lr": np.array([0.1])}
+    want, got, s_cmp = run_both(b, [*fetch, new_w], feeds, scope)
+    for x, y in zip(want, got):
+        np.testing.assert_allclose(y, x, **TOL["float64"])
+    np.testing.assert_allclose(s_cmp["w"], want[-1], **TOL["float64"])  # updated in place
