@@ -137,6 +137,43 @@ def elementwise_chain(n: int = 1 << 20, ops: int = 20, dtype: str = "float32") -
     return Built(b.module, [loss, gx], {})
 
 
+def residual_mlp_train(
+    n_in: int = 784, width: int = 256, depth: int = 4, classes: int = 10, lr: float = 0.01,
+    dtype: str = "float32", seed: int = 0,
+) -> Built:
+    """A residual MLP classifier's training step: `h = x @ W_in + b_in`, then `depth`
+    residual blocks `h = h + relu(h @ W_i + b_i)` (each block's input fans out to
+    its matmul and to the skip connection, so its gradient is a sum of two), a
+    linear classifier, softmax cross-entropy, mean loss, backward and SGD."""
+    b = ProgramBuilder()
+    rng = np.random.default_rng(seed)
+    scope: dict[str, np.ndarray] = {}
+    x = b.data("x", [-1, n_in], dtype)
+    label = b.data("label", [-1, 1], "int64")
+    params: list[SSAValue] = []
+
+    def linear(h: SSAValue, name: str, n: int, m: int) -> SSAValue:
+        limit = np.sqrt(6.0 / (n + m))
+        scope[f"{name}.w_0"] = rng.uniform(-limit, limit, (n, m)).astype(dtype)
+        scope[f"{name}.b_0"] = np.zeros(m, dtype)
+        w, bias = b.param(f"{name}.w_0", [n, m], dtype), b.param(f"{name}.b_0", [m], dtype)
+        params.extend([w, bias])
+        return b.add(pd.ElementwiseAddOp, b.add(pd.MatmulOp, h, w), bias, axis=1)
+
+    h = linear(x, "fc_in", n_in, width)
+    for i in range(depth):
+        h = b.add(pd.ElementwiseAddOp, h, b.add(pd.ReluOp, linear(h, f"res_{i}", width, width)))
+    logits = linear(h, "fc_out", width, classes)
+    swce = b.op(pd.SoftmaxWithCrossEntropyOp.make(logits, label, name=["softmax_0", "ce_0"]))
+    loss = b.add(pd.MeanOp, swce.results[1], name="mean_0")
+    grads = b.backward(loss, params)
+    rate = learning_rate(b, scope, lr, dtype)
+    for p, g in zip(params, grads):
+        b.add(pd.SgdOp, p, g, rate, name=pd.value_name(p))
+    b.fetch(loss)
+    return Built(b.module, [loss], scope)
+
+
 def fanout_chain(n: int = 1 << 20, ops: int = 20, every: int = 4, dtype: str = "float32") -> Built:
     """`loss = sum(h)` of a chain of elementwise ops over `x` (and a second feed `y`)
     that adds the differentiated input back every `every` ops (`h = f(h) + x`, a
