@@ -280,6 +280,23 @@ Check = Callable[["Lowerer", Any], None]
 
 
 @dataclass
+class Fold:
+    """A reduction of every element of one operand into one value, as a step of a
+    loop that may compute other things too (`lowering/fusion.py`): the result
+    buffer is filled with `init`, each element is combined in with `combine(s, acc,
+    x)`, then `finish(low, op, out)` (if any) runs on the result (a mean's division)."""
+
+    operand: int
+    init: float
+    combine: Callable[[Scalar, SSAValue, SSAValue], SSAValue]
+    finish: Callable[[Lowerer, Any, SSAValue], None] | None = None
+
+
+FoldRule = Callable[[Any], "Fold | None"]
+"""`fold(op)`: the `Fold` of an op that reduces a whole operand (None: this one does not)."""
+
+
+@dataclass
 class OpLowering:
     """Everything the lowering knows about one op class (one entry of `LOWERINGS`)."""
 
@@ -292,6 +309,9 @@ class OpLowering:
     """Run before the op (inlined or not): checks the ids/labels it indexes with."""
     checked_operand: int = -1
     """The operand `check` reads: it always gets a buffer of its own."""
+    fold: FoldRule | None = None
+    """When the op reduces every element of an operand into one value (a loss):
+    how, so that multi-output fusion may compute it in a loop with others."""
 
     @property
     def is_pointwise(self) -> bool:
@@ -330,6 +350,18 @@ def pointwise(*op_types: type[PdOp], maps: Maps = numpy_maps) -> Callable[[Body]
             entry = _entry(t)
             entry.body = fn
             entry.maps = maps
+        return fn
+
+    return register
+
+
+def folds(*op_types: type[PdOp]) -> Callable[[FoldRule], FoldRule]:
+    """Register how one or more reduction op classes reduce a whole operand (`Fold`),
+    for multi-output fusion; the op keeps its own rule for every other case."""
+
+    def register(fn: FoldRule) -> FoldRule:
+        for t in op_types:
+            _entry(t).fold = fn
         return fn
 
     return register
@@ -464,6 +496,8 @@ class BodyReads:
 
     scalar: Scalar
     """The body's scalar builder."""
+    outs: list[SSAValue]
+    """The outputs' current values (block arguments), in `outs` order."""
     load: Callable[[SSAValue, DimMap, bool], SSAValue]
     """`load(v, map, fusible)`: the scalar of `v` at `map`."""
     define: Callable[[SSAValue, DimMap, SSAValue], None]
@@ -524,6 +558,10 @@ class Lowerer:
     consumed: set[SSAValue] = field(default_factory=set)
     """Buffers of `consumable` values an op took over (their owner must not free
     them again)."""
+    fold_reductions: bool = True
+    """Whether multi-output fusion may compute a whole-operand reduction (a loss) in
+    the loop of the elementwise work reading the same values: its loop then
+    iterates as a reduction (off for the GPU, whose reductions run sequentially)."""
     groups: dict[SSAValue, Any] = field(default_factory=dict)
     """Results of pointwise ops fused into multi-output loops -> their group
     (`MULTI_OUTPUT`); a group is emitted at its last member."""
@@ -539,7 +577,7 @@ class Lowerer:
         return Lowerer(
             prog, Builder(InsertPoint.at_end(block)), self.abi, buf=self.buf, sizes=self.sizes,
             range_checks=self.range_checks, status=self.status, parent=self,
-            control_sizes=self.control_sizes,
+            control_sizes=self.control_sizes, fold_reductions=self.fold_reductions,
         )
 
     @property
@@ -783,6 +821,7 @@ class Lowerer:
         if lazy is not None:
             reader = BodyReads(
                 s,
+                list(out_args),
                 lambda v, m, fuse: load(v, m, fuse, memo_by_map.setdefault(m, {})),
                 lambda v, m, x: memo_by_map.setdefault(m, {}).__setitem__(self.prog.resolve(v), x),
             )
@@ -903,19 +942,18 @@ class Lowerer:
                     f"cannot lower '{op.name}' to native code yet "
                     "(no rule in convert-pd-to-linalg)"
                 )
+            elif op.results and op.results[0] in self.groups:
+                fusion = MULTI_OUTPUT[0]
+                group = self.groups[op.results[0]]
+                if fusion.last(group) is op:
+                    fusion.emit(self, group)
             elif entry.rule is not None:
                 if any(self.needed(r) for r in op.results) or op.WRITES_PERSISTABLE:
                     with self.unless_failed() if op.WRITES_PERSISTABLE else contextlib.nullcontext():
                         entry.rule(self, op)
             elif not all(self.prog.resolve(r) in self.inline or not self.needed(r) for r in op.results):
-                group = self.groups.get(op.results[0])
-                if group is not None:
-                    fusion = MULTI_OUTPUT[0]
-                    if fusion.last(group) is op:
-                        fusion.emit(self, group)
-                else:
-                    with self.unless_failed() if op.WRITES_PERSISTABLE else contextlib.nullcontext():
-                        self.pointwise_generic(op)
+                with self.unless_failed() if op.WRITES_PERSISTABLE else contextlib.nullcontext():
+                    self.pointwise_generic(op)
             self.anchors.append(self.b.insertion_point.block.last_op)
         self.current = len(self.prog.ops)
 
@@ -1056,6 +1094,8 @@ __all__ = [
     "RECOMPUTE_BUDGET",
     "BodyReads",
     "DimMap",
+    "Fold",
+    "FoldRule",
     "Lowerer",
     "LoweringError",
     "MultiOutputFusion",
@@ -1065,6 +1105,7 @@ __all__ = [
     "aligned_map",
     "declare_callees",
     "elem_of_result",
+    "folds",
     "fuse_first_operand",
     "fusible_operands",
     "identity_map",

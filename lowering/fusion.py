@@ -54,6 +54,8 @@ from pullback.lowering.core import (
     LOWERINGS,
     MULTI_OUTPUT,
     BodyReads,
+    DimMap,
+    Fold,
     Lowerer,
     MultiOutputFusion,
     Scalar,
@@ -67,6 +69,8 @@ from pullback.lowering.core import (
 class Group:
     """Pointwise ops emitted as one multi-output `linalg.generic` (program order)."""
 
+    domain: SSAValue
+    """A value whose shape is the loop's iteration space."""
     members: list[Operation] = field(default_factory=list)
     internal: set[SSAValue] = field(default_factory=set)
     """Member results computed in registers only (no buffer: nothing else reads them)."""
@@ -148,6 +152,15 @@ class _Planner:
         identity maps only (through its inlined operands' expressions too)."""
         out: list[tuple[SSAValue, bool]] = []
 
+        fold = self.fold_of(op)
+        if fold is not None:
+            x = self.prog.resolve(op.operands[fold.operand])
+            if x not in self.low.inline:
+                return [(x, True)]
+            owner = x.owner
+            assert isinstance(owner, Operation)
+            op = owner
+
         def walk(o: Operation, identity: bool) -> None:
             fus = set(fusible_operands(o))
             entry = LOWERINGS[type(o)]
@@ -169,11 +182,26 @@ class _Planner:
 
     # ---------------------------------------------------------- candidates
 
+    def fold_of(self, op: Operation) -> Fold | None:
+        """How `op` reduces a whole operand, when it does and may join a group."""
+        entry = LOWERINGS.get(type(op))
+        if entry is None or entry.fold is None or not self.low.fold_reductions:
+            return None
+        return entry.fold(op)
+
+    def domain_of(self, op: Operation) -> SSAValue:
+        """The value whose shape is `op`'s iteration space."""
+        fold = self.fold_of(op)
+        return op.results[0] if fold is None else self.prog.resolve(op.operands[fold.operand])
+
     def candidate(self, op: Operation) -> bool:
-        """Whether a pointwise op the lowering materializes may join a group."""
+        """Whether a pointwise op the lowering materializes, or a whole-operand
+        reduction, may join a group."""
         low = self.low
         entry = LOWERINGS.get(type(op))
-        if entry is None or not entry.is_pointwise or len(op.results) != 1:
+        if entry is None or len(op.results) != 1:
+            return False
+        if not entry.is_pointwise and self.fold_of(op) is None:
             return False
         if entry.check is not None or is_barrier(op):
             return False
@@ -225,7 +253,7 @@ class _Planner:
                         target = g
                         break
             if target is None:
-                target = Group()
+                target = Group(self.domain_of(op))
                 groups.append(target)
             target.members.append(op)
             self.group_of[v] = target
@@ -240,7 +268,9 @@ class _Planner:
         self, g: Group, v: SSAValue, pos: int, reads: list[tuple[SSAValue, bool]], members: set[SSAValue]
     ) -> bool:
         """Whether `v` (at `pos`) may join `g`, moving its emission to `pos`."""
-        if g.closed or not self.same_domain(v, g.last.results[0]):
+        owner = v.owner
+        assert isinstance(owner, Operation)
+        if g.closed or not self.same_domain(self.domain_of(owner), g.domain):
             return False
         if any(r in members and not ident for r, ident in reads):
             return False
@@ -263,7 +293,7 @@ class _Planner:
         low = self.low
         for m in g.members[:-1]:
             v = m.results[0]
-            if v in low.dest or v in self.prog.fetches:
+            if v in low.dest or v in self.prog.fetches or self.fold_of(m) is not None:
                 continue
             rs = self.readers(v)
             if rs and all(self.group_of.get(self._result(r)) is g for r in rs):  # type: ignore[arg-type]
@@ -285,16 +315,36 @@ def plan_groups(low: Lowerer) -> dict[SSAValue, Group]:
 def emit_group(low: Lowerer, g: Group) -> None:
     """Emit group `g` as one `linalg.generic` (at the current insertion point, the
     position of its last member): members computed in order, each a register for
-    the members after it; results not internal stored to their buffers."""
-    last = g.last.results[0]
-    idm = identity_map(len(shape_of(last.type)))
+    the members after it; results not internal stored to their buffers, whole-operand
+    reductions accumulated into theirs (the loop then iterates as a reduction)."""
+    rank = len(shape_of(g.domain.type))
+    idm = identity_map(rank)
+    folds: dict[Operation, Fold] = {}
+    for m in g.members:
+        entry = LOWERINGS[type(m)]
+        fold = entry.fold(m) if entry.fold is not None and not entry.is_pointwise else None
+        if fold is not None:
+            folds[m] = fold
     stored = [m for m in g.members if m.results[0] not in g.internal]
-    outs = [(low.out(m.results[0]), idm) for m in stored]
+    outs: list[tuple[SSAValue, DimMap]] = []
+    for m in stored:
+        mem = low.out(m.results[0])
+        if m in folds:
+            low.fill(mem, folds[m].init)
+            outs.append((mem, tuple(None for _ in shape_of(m.results[0].type))))
+        else:
+            outs.append((mem, idm))
 
     def body(reads: BodyReads) -> list[SSAValue]:
         scalars: dict[SSAValue, SSAValue] = {}
         for m in g.members:
             entry = LOWERINGS[type(m)]
+            if m in folds:
+                fold = folds[m]
+                x = reads.load(m.operands[fold.operand], idm, True)
+                acc = reads.outs[stored.index(m)]
+                scalars[m.results[0]] = fold.combine(reads.scalar, acc, x)
+                continue
             assert entry.body is not None and entry.maps is not None
             fus = set(fusible_operands(m))
             args = [
@@ -306,7 +356,11 @@ def emit_group(low: Lowerer, g: Group) -> None:
             scalars[m.results[0]] = r
         return [scalars[m.results[0]] for m in stored]
 
-    low.generic(low.sizes[last], [], outs, _no_body, lazy=body)
+    low.generic(low.sizes_of(g.domain), [], outs, _no_body, lazy=body,
+                reductions=list(range(rank)) if folds else ())
+    for m, fold in folds.items():
+        if fold.finish is not None:
+            fold.finish(low, m, low.buf[m.results[0]])
 
 
 def _no_body(s: Scalar, reads: list[SSAValue], outs: list[SSAValue]) -> list[SSAValue]:
