@@ -216,21 +216,16 @@ def bench_chain(repeat: int) -> list[tuple[str, float | None, str]]:
 
 @contextlib.contextmanager
 def multi_output_fusion(enabled: bool) -> Iterator[None]:
-    """Compile with multi-output fusion on or off (`lowering/fusion.py`); the disk
-    cache is bypassed, since its key does not say which."""
+    """Compile with multi-output fusion on or off (`lowering/fusion.py`; the
+    compile cache's key says which)."""
     from pullback.lowering import fusion
 
-    saved, cache = fusion.ENABLED, os.environ.get("PULLBACK_CACHE")
+    saved = fusion.ENABLED
     fusion.ENABLED = enabled
-    os.environ["PULLBACK_CACHE"] = "0"
     try:
         yield
     finally:
         fusion.ENABLED = saved
-        if cache is None:
-            del os.environ["PULLBACK_CACHE"]
-        else:
-            os.environ["PULLBACK_CACHE"] = cache
 
 
 def _ours_before_after(built: Built, feeds: dict[str, np.ndarray], scope: dict[str, np.ndarray], repeat: int
