@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 from pullback.dialects.pd.base import DTYPES, PdOp
 from pullback.lowering.abi import LoweringError, Program, abi_of, output_values
-from pullback.lowering import fusion
+from pullback.lowering import core, fusion
 from pullback.lowering.convert_pd_to_linalg import build_entry
 from pullback.lowering.core import declare_callees
 from pullback.lowering.memory import MemoryReport, Peak, analyze_function
@@ -385,9 +385,9 @@ def compile_program(
     outline = OUTLINE_SEGMENTS if outline is None else outline
     unroll = LOOP_UNROLL_THRESHOLD if unroll_threshold is None else unroll_threshold
     full = FULL_UNROLL_MAX_COUNT if full_unroll_max is None else full_unroll_max
-    # (Multi-output fusion can be switched off to compare: the code differs.)
+    # (The fusion settings can be changed to compare: the code differs.)
     options = (f"blas={use_blas} outline={outline} unroll={unroll},{full} slp={SLP_VECTORIZE}"
-               f" mofusion={fusion.ENABLED}")
+               f" mofusion={fusion.ENABLED} budget={core.RECOMPUTE_BUDGET}")
     with _announced(_describe(module, fetches), times):
         with times.phase("key"):
             text = str(module) if text is None else text

@@ -20,29 +20,39 @@ from pullback.runtime.interpreter import run_module
 TOL = {"float32": dict(rtol=2e-4, atol=2e-5), "float64": dict(rtol=1e-10, atol=1e-12)}
 
 
-def loops_and_buffers(module, monkeypatch, enabled: bool) -> tuple[int, int, int]:  # type: ignore[no-untyped-def]
-    """`(linalg.generic count, memref.alloc count, generics writing a full-size
-    buffer)` of the lowered entry, with multi-output fusion on or off."""
+def loops_and_buffers(module, monkeypatch, enabled: bool, fold: bool = True) -> tuple[int, int, int]:  # type: ignore[no-untyped-def]
+    """`(linalg.generic count, memref.alloc count, loops over the data)` of the
+    lowered entry (a loop over the data reads or writes a 1-d buffer), with
+    multi-output fusion on or off."""
     monkeypatch.setattr(fusion, "ENABLED", enabled)
-    fn, _ = build_entry(module)
+    fn, _ = build_entry(module, fold_reductions=fold)
     ops = list(fn.walk())
     generics = [o for o in ops if isinstance(o, linalg.GenericOp)]
-    big = [g for g in generics if any(len(o.type.get_shape()) == 1 for o in g.outputs)]  # type: ignore[attr-defined]
+    big = [g for g in generics if any(len(v.type.get_shape()) == 1 for v in g.operands)]  # type: ignore[attr-defined]
     return len(generics), sum(isinstance(o, memref.AllocOp) for o in ops), len(big)
 
 
 @pytest.mark.parametrize("ops,every", [(20, 4), (40, 2)])
-def test_fanout_chain_backward_is_one_loop(monkeypatch, ops: int, every: int) -> None:
+def test_fanout_chain_is_one_loop(monkeypatch, ops: int, every: int) -> None:
     built = fanout_chain(256, ops, every)
     before = loops_and_buffers(built.module, monkeypatch, False)
     after = loops_and_buffers(built.module, monkeypatch, True)
-    # Unfused: one loop per materialized gradient contribution, plus the sum.
-    assert before[2] >= 2
+    # Unfused: the loss loop, one loop per materialized gradient contribution, and
+    # one for their sum, each recomputing the forward values it reads.
+    assert before[2] >= 3
     assert after[0] < before[0] and after[1] < before[1]
-    # Fused: the loss loop (a reduction to a scalar) and ONE loop for x's gradient,
-    # whose contributions accumulate in registers (no buffer but the output).
+    # Fused: ONE loop over the data computes the forward values once, sums the
+    # loss and accumulates x's gradient contributions in registers (no buffer but
+    # the outputs and the scalar seed of the backward).
     assert after[2] == 1
-    assert after[1] <= 1  # (the scalar seed of the backward)
+    assert after[1] <= 1
+
+
+def test_without_folded_reductions_the_loss_keeps_its_loop(monkeypatch) -> None:
+    """The GPU backend lowers with `fold_reductions=False` (its reductions run
+    sequentially): the loss is its own loop, the gradient still one loop."""
+    built = fanout_chain(256, 20, 4)
+    assert loops_and_buffers(built.module, monkeypatch, True, fold=False)[2] == 2
 
 
 def run_both(b: ProgramBuilder, fetch, feeds, scope=None):  # type: ignore[no-untyped-def]
@@ -57,7 +67,7 @@ def run_both(b: ProgramBuilder, fetch, feeds, scope=None):  # type: ignore[no-un
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_fanout_chain_agrees_with_interpreter(dtype: str) -> None:
-    built = fanout_chain(1000, 20, 3, dtype)
+    built = fanout_chain(1000, 20, 3, dtype)  # (1000: not a multiple of the vector width)
     rng = np.random.default_rng(0)
     feeds = {"x": rng.standard_normal(1000).astype(dtype), "y": rng.uniform(0.5, 1, 1000).astype(dtype)}
     env = run_module(built.module, feeds, {})
@@ -81,6 +91,29 @@ def test_residual_gradient_known_value() -> None:
     want = (1 - t2**2) * (1 - t1**2 + 1) + 1
     (got,) = CompiledBackend().run(b.module, {"x": xv}, {}, [gx])
     np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("loss", ["mean", "reduce_mean_keepdim", "reduce_sum_axes"])
+def test_folded_losses_agree(loss: str) -> None:
+    """Means and keepdim sums folded into the gradient's loop; a partial sum
+    (over one axis) is not folded but must still agree."""
+    b = ProgramBuilder()
+    x = b.data("x", [-1, 5], "float64")
+    h = b.add(pd.ElementwiseAddOp, b.add(pd.TanhOp, b.add(pd.SigmoidOp, x)), x)
+    h = b.add(pd.ElementwiseMulOp, b.add(pd.TanhOp, h), x)
+    if loss == "mean":
+        out = b.add(pd.MeanOp, h)
+    elif loss == "reduce_mean_keepdim":
+        out = b.add(pd.ReduceMeanOp, h, axis=[0, 1], keepdim=True)
+    else:
+        out = b.add(pd.ReduceSumOp, b.add(pd.ReduceSumOp, h, axis=[1]))
+    (gx,) = b.backward(out, [x])
+    rng = np.random.default_rng(5)
+    for batch in (1, 7):
+        want, got, _ = run_both(b, [out, gx], {"x": rng.standard_normal((batch, 5))})
+        for w, g in zip(want, got):
+            assert g.shape == np.shape(w)
+            np.testing.assert_allclose(g, w, **TOL["float64"])
 
 
 STEP = st.tuples(
