@@ -509,7 +509,11 @@ def main() -> None:
         # Before jax and torch are imported: XLA reads its flags once.
         os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_eigen=false"
                                    " intra_op_parallelism_threads=1").strip()
-        os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = "1"
+        if os.environ.get("OPENBLAS_NUM_THREADS") != "1":
+            # numpy's OpenBLAS (which our matmuls call) read it when numpy loaded.
+            print("warning: --single-thread without OPENBLAS_NUM_THREADS=1 in the environment: "
+                  "BLAS keeps its threads")
+        os.environ["OMP_NUM_THREADS"] = "1"
         torch = _try_import("torch")
         if torch is not None:
             torch.set_num_threads(1)

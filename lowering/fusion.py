@@ -274,6 +274,9 @@ class _Planner:
             return False
         if any(r in members and not ident for r, ident in reads):
             return False
+        # A reduction's result is complete only after the loop: its readers come after.
+        if any(r in members and self.fold_of(r.owner) is not None for r, _ in reads):  # type: ignore[arg-type]
+            return False
         for m in g.members:
             for reader in self.readers(m.results[0]):
                 if reader is v.owner or self.group_of.get(self._result(reader)) is g:

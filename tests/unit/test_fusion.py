@@ -116,6 +116,24 @@ def test_folded_losses_agree(loss: str) -> None:
             np.testing.assert_allclose(g, w, **TOL["float64"])
 
 
+@pytest.mark.parametrize("shape", [[], [1]])
+def test_a_reduction_is_read_only_after_its_loop(shape: list[int]) -> None:
+    """Over a one-element domain a reduction's result has the domain's shape, yet
+    a reader of it must not join its loop (the sum is complete only after it);
+    found by the differential fuzzer (seed 0)."""
+    b = ProgramBuilder()
+    x = b.data("x", [2], "float64")
+    s = b.data("s", shape, "float64")
+    sx = b.add(pd.ReduceSumOp, b.add(pd.ElementwiseMulOp, x, x))
+    ss = b.add(pd.ReduceSumOp, b.add(pd.ElementwiseMulOp, s, s), keepdim=True)
+    total = b.add(pd.SumOp, b.add(pd.ReshapeOp, sx, shape=shape), ss)
+    gx, gs = b.backward(total, [x, s])
+    feeds = {"x": np.array([0.3, -0.7]), "s": np.full(shape, 0.9)}
+    want, got, _ = run_both(b, [total, gx, gs], feeds)
+    for w, g in zip(want, got):
+        np.testing.assert_allclose(g, w, **TOL["float64"])
+
+
 STEP = st.tuples(
     st.sampled_from(["tanh", "sigmoid", "square", "scale", "add", "mul", "sub", "bias", "matmul", "rowsum"]),
     st.integers(0, 20),
