@@ -50,6 +50,7 @@ from xdsl.traits import Pure
 
 from pullback.dialects.pd.base import DYN, PdOp, shape_of
 from pullback.dialects.pd.program import STRUCTURAL_OPS, ParameterOp
+from pullback.lowering.abi import FlatOp
 from pullback.lowering.core import (
     LOWERINGS,
     MULTI_OUTPUT,
@@ -102,7 +103,7 @@ class _Planner:
         self.low = low
         self.prog = low.prog
         self.group_of: dict[SSAValue, Group] = {}
-        self._readers: dict[SSAValue, set[Operation]] = {}
+        self._readers: dict[SSAValue, set[FlatOp]] = {}
         self._domain: dict[SSAValue, SSAValue] = {}
         self.param_buffers = {
             low.buf[op.results[0]] for op in self.prog.ops
@@ -130,13 +131,13 @@ class _Planner:
             return False
         return DYN not in sa or self._root(a) is self._root(b)
 
-    def readers(self, v: SSAValue) -> set[Operation]:
+    def readers(self, v: SSAValue) -> set[FlatOp]:
         """The ops that read `v`'s buffer: its readers, through inlined readers to
         where their expressions are emitted (shape-only readers do not count)."""
         v = self.prog.resolve(v)
         if v in self._readers:
             return self._readers[v]
-        out: set[Operation] = set()
+        out: set[FlatOp] = set()
         self._readers[v] = out
         for u, j in self.prog.uses.get(v, []):
             if j >= 0 and shape_only(u, j):
@@ -237,7 +238,7 @@ class _Planner:
             # Producers in other open groups are emitted first: close them.
             target: Group | None = None
             for g in open_groups:
-                members = {m.results[0] for m in g.members}
+                members: set[SSAValue] = {m.results[0] for m in g.members}
                 if not any(r in members for r, _ in reads):
                     continue
                 if self._can_join(g, v, pos, reads, members) and target is None:
@@ -279,15 +280,15 @@ class _Planner:
             return False
         for m in g.members:
             for reader in self.readers(m.results[0]):
-                if reader is v.owner or self.group_of.get(self._result(reader)) is g:
+                if reader is v.owner or self._group(reader) is g:
                     continue
                 if self.prog.pos[reader] < pos:
                     return False
         return True
 
-    @staticmethod
-    def _result(op: Operation) -> SSAValue | None:
-        return op.results[0] if len(op.results) == 1 else None
+    def _group(self, op: Operation) -> Group | None:
+        """The group of `op` (None: in none)."""
+        return self.group_of.get(op.results[0]) if len(op.results) == 1 else None
 
     def _mark_internal(self, g: Group) -> None:
         """Members nothing outside the group reads, and not kept, need no buffer."""
@@ -299,7 +300,7 @@ class _Planner:
             if v in low.dest or v in self.prog.fetches or self.fold_of(m) is not None:
                 continue
             rs = self.readers(v)
-            if rs and all(self.group_of.get(self._result(r)) is g for r in rs):  # type: ignore[arg-type]
+            if rs and all(self._group(r) is g for r in rs):
                 g.internal.add(v)
 
 
