@@ -79,8 +79,14 @@ def install(root: str) -> None:
     )
 
 
+_TOP_ALIASES: set[str] | None = None
+
+
 def _top_aliases() -> set[str]:
-    return {a for a in _api().ALIASES if "." not in a}
+    global _TOP_ALIASES
+    if _TOP_ALIASES is None:  # ALIASES is a constant table: build the set once
+        _TOP_ALIASES = {a for a in _api().ALIASES if "." not in a}
+    return _TOP_ALIASES
 
 
 def _root_getattr(root: str, real: set[str]) -> Callable[[str], Any]:
@@ -95,8 +101,14 @@ def _root_getattr(root: str, real: set[str]) -> Callable[[str], Any]:
         if name in _top_aliases():
             return importlib.import_module(f"{root}.{name}")
         try:
-            return getattr(importlib.import_module(_api().ROOT_NAMESPACE), name)
+            value = getattr(importlib.import_module(_api().ROOT_NAMESPACE), name)
         except AttributeError:
             raise AttributeError(f"module '{root}' has no attribute '{name}'") from None
+        if callable(value) or isinstance(value, ModuleType):
+            # Functions, classes and modules never change: keep them on the root so
+            # the next `paddle.mean` is a plain attribute read, not this hook
+            # (~10-30 us, paid on every op call of a training loop).
+            setattr(sys.modules[root], name, value)
+        return value
 
     return __getattr__

@@ -4,7 +4,9 @@
 
 Workloads (the issue's): the `paddle.autograd.backward` seed example (two 2x2
 matmuls, backward with two seed tensors, clear_grad) and a 3-layer MLP (64-128-128-10,
-ReLU, mean squared error, batch 32) forward + backward + clear_grad.  Both frameworks
+ReLU, mean squared error, batch 32) forward + backward + clear_grad, written with
+`paddle.matmul`; and issue 18's 3-layer MLP with dropout written with `nn` layers
+(`Linear`, `ReLU`, `Dropout(0.1)`, `F.mse_loss`), as a Paddle user writes it.  Both frameworks
 run single-threaded (BLAS threads only add noise at these sizes), in interleaved
 rounds; the median round is reported.  PyTorch is only imported here: it is never a
 dependency of pullback.
@@ -82,6 +84,30 @@ def pb_mlp(rng: np.random.Generator) -> Callable[[], None]:
     return step
 
 
+def pb_mlp_dropout(rng: np.random.Generator) -> Callable[[], None]:
+    """Issue 18's workload as a Paddle user writes it: `nn.Sequential` of Linear, ReLU
+    and Dropout(0.1), mean squared error, forward + backward + `clear_grad`."""
+    nn = paddle.nn
+    paddle.seed(0)
+    model = nn.Sequential(
+        nn.Linear(DIMS[0], DIMS[1]), nn.ReLU(), nn.Dropout(0.1),
+        nn.Linear(DIMS[1], DIMS[2]), nn.ReLU(), nn.Dropout(0.1),
+        nn.Linear(DIMS[2], DIMS[3]),
+    )
+    x = paddle.to_tensor(rng.standard_normal((BATCH, DIMS[0])).astype(np.float32))
+    t = paddle.to_tensor(rng.standard_normal((BATCH, DIMS[-1])).astype(np.float32))
+    params = model.parameters()
+    mse = F.mse_loss
+
+    def step() -> None:
+        loss = mse(model(x), t)
+        loss.backward()
+        for p in params:
+            p.clear_grad()
+
+    return step
+
+
 # -------------------------------------------------------------------- torch
 
 
@@ -118,6 +144,29 @@ def torch_mlp(torch, rng: np.random.Generator) -> Callable[[], None]:
                 h = torch.relu(h)
         d = h - t
         loss = torch.mean(d * d)
+        loss.backward()
+        for p in params:
+            p.grad.zero_()
+
+    return step
+
+
+def torch_mlp_dropout(torch, rng: np.random.Generator) -> Callable[[], None]:
+    """The same model in PyTorch (`torch.nn`, `F.mse_loss`, `p.grad.zero_()`)."""
+    nn = torch.nn
+    torch.manual_seed(0)
+    model = nn.Sequential(
+        nn.Linear(DIMS[0], DIMS[1]), nn.ReLU(), nn.Dropout(0.1),
+        nn.Linear(DIMS[1], DIMS[2]), nn.ReLU(), nn.Dropout(0.1),
+        nn.Linear(DIMS[2], DIMS[3]),
+    )
+    x = torch.tensor(rng.standard_normal((BATCH, DIMS[0])).astype(np.float32))
+    t = torch.tensor(rng.standard_normal((BATCH, DIMS[-1])).astype(np.float32))
+    params = list(model.parameters())
+    mse = torch.nn.functional.mse_loss
+
+    def step() -> None:
+        loss = mse(model(x), t)
         loss.backward()
         for p in params:
             p.grad.zero_()
@@ -199,6 +248,8 @@ def main() -> None:
     rng = np.random.default_rng(0)
     compare("seed example fwd+bwd", pb_seed(), torch_seed(torch) if torch else None, args.iters, args.rounds)
     compare("MLP 64-128-128-10 b=32", pb_mlp(rng), torch_mlp(torch, rng) if torch else None,
+            args.iters, args.rounds)
+    compare("MLP+dropout nn layers", pb_mlp_dropout(rng), torch_mlp_dropout(torch, rng) if torch else None,
             args.iters, args.rounds)
     print(f"plan cache: {autograd.cache_info()}")
     print(f"seed example with the plan rebuilt each step: {uncached_backward_us(50):.1f} us")

@@ -1110,12 +1110,21 @@ class set_grad_enabled(_GradModeGuard):
 __path__: list[str] = []  # `paddle.autograd.backward_mode` comes from the alias finder
 
 __getattr__, __dir__ = registry.lazy_attributes(
-    __name__, {"backward_mode": "pullback.frontend.api.backward_mode"}
+    __name__,
+    {
+        "backward_mode": "pullback.frontend.api.backward_mode",
+        "jacobian": "pullback.frontend.jacobian:jacobian",
+        "hessian": "pullback.frontend.jacobian:hessian",
+        "Jacobian": "pullback.frontend.jacobian:Jacobian",
+        "Hessian": "pullback.frontend.jacobian:Hessian",
+    },
 )
 
 __all__ = [
     "EagerPyLayer",
     "EagerPyLayerContext",
+    "Hessian",  # noqa: F822 - loaded on first use (module __getattr__)
+    "Jacobian",  # noqa: F822 - loaded on first use (module __getattr__)
     "PyLayer",
     "PyLayerContext",
     "add_backward_final_hook",
@@ -1125,7 +1134,9 @@ __all__ = [
     "clear_cache",
     "enable_grad",
     "grad",
+    "hessian",  # noqa: F822 - loaded on first use (module __getattr__)
     "is_grad_enabled",
+    "jacobian",  # noqa: F822 - loaded on first use (module __getattr__)
     "no_grad",
     "recorded_program",
     "set_grad_enabled",

@@ -89,6 +89,8 @@ DTYPE_BY_ELEM = {d.short: d.numpy for d in pd.DTYPES}
 _FLOATS = tuple(d.numpy for d in pd.DTYPES if d.elem in pd.FLOAT_TYPES)
 DTYPE_NAMES = {d.numpy: d.name for d in pd.DTYPES}
 """Supported dtypes and their Paddle names."""
+_DTYPE_OBJECTS = {d.numpy: as_dtype(d.name) for d in pd.DTYPES}
+"""`Tensor.dtype`'s answers by numpy dtype (read on every op's argument checks)."""
 
 
 class Template:
@@ -543,7 +545,7 @@ class Tensor:
     def dtype(self) -> str:
         """Paddle's dtype (equals `'float32'`, ...; prints as `paddle.float32`), as
         static Variables report it."""
-        return as_dtype(DTYPE_NAMES[self._data.dtype])
+        return _DTYPE_OBJECTS[self._data.dtype]
 
     @property
     def place(self) -> Place:

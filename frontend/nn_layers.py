@@ -21,6 +21,7 @@ keys are attribute paths (`0.weight`, `fc1.bias`).
 from __future__ import annotations
 
 import collections
+import itertools
 import re
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -28,7 +29,8 @@ from typing import Any
 
 import numpy as np
 from pullback.frontend import core, unique_name
-from pullback.frontend.eager import Tensor
+from pullback.frontend.eager import Tensor, _check_place, to_np_dtype
+from pullback.frontend.hooks import HookRemoveHelper
 from pullback.frontend.framework import Parameter
 from pullback.frontend.initializer import (
     Constant,
@@ -38,7 +40,7 @@ from pullback.frontend.initializer import (
     global_initializer,
 )
 from pullback.frontend.layers import create_parameter_var, normalize_dtype
-from pullback.frontend.ops import composite, elementwise, loss, nn, reduction, shape
+from pullback.frontend.ops import attention, composite, elementwise, loss, nn, reduction, shape
 from pullback.frontend.param_attr import ParamAttr
 from pullback.frontend.parameter import (  # noqa: F401 - re-exported
     EagerParamBase,
@@ -61,6 +63,9 @@ def _is_param(value: Any) -> bool:
 
 # ----------------------------------------------------------------------- Layer
 
+
+_HOOK_IDS = itertools.count()
+"""Ids of registered layer hooks (process-unique, never reused)."""
 
 FORWARD_CONVERTER: list[Callable[[Any], Callable[..., Any]] | None] = [None]
 """While `paddle.jit.to_static` traces: maps a Layer to the forward to call (its
@@ -91,9 +96,79 @@ class Layer:
         raise NotImplementedError(f"{type(self).__name__} does not define forward()")
 
     def __call__(self, *inputs: Any, **kwargs: Any) -> Any:
+        d = self.__dict__
+        if d.get("_forward_pre_hooks") or d.get("_forward_post_hooks"):
+            return self._call_with_hooks(inputs, kwargs)
         if FORWARD_CONVERTER[0] is not None:
             return FORWARD_CONVERTER[0](self)(*inputs, **kwargs)
         return self.forward(*inputs, **kwargs)
+
+    def _call_with_hooks(self, inputs: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """`__call__` with forward hooks, as Paddle runs them: each pre-hook may
+        replace the inputs (a non-tuple result becomes a 1-tuple; `with_kwargs`
+        hooks see and return `(args, kwargs)`), each post-hook may replace the
+        output; `always_call` post-hooks run even when forward raised."""
+        for hook, with_kwargs, _ in list(self.__dict__.get("_forward_pre_hooks", {}).values()):
+            if with_kwargs:
+                result = hook(self, inputs, kwargs)
+                if result is not None:
+                    if not (isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], dict)):
+                        raise RuntimeError(
+                            "forward pre-hook must return None or a tuple of (new_args, new_kwargs), "
+                            f"but got {result!r}."
+                        )
+                    inputs, kwargs = result
+                    inputs = inputs if isinstance(inputs, tuple) else (inputs,)
+            else:
+                result = hook(self, inputs)
+                if result is not None:
+                    inputs = result if isinstance(result, tuple) else (result,)
+        post = list(self.__dict__.get("_forward_post_hooks", {}).values())
+        try:
+            if FORWARD_CONVERTER[0] is not None:
+                outputs = FORWARD_CONVERTER[0](self)(*inputs, **kwargs)
+            else:
+                outputs = self.forward(*inputs, **kwargs)
+        except Exception:
+            for hook, with_kwargs, always in post:
+                if always:
+                    try:
+                        hook(self, inputs, kwargs, None) if with_kwargs else hook(self, inputs, None)
+                    except Exception:
+                        pass  # the forward's error is the one to report
+            raise
+        for hook, with_kwargs, _ in post:
+            result = hook(self, inputs, kwargs, outputs) if with_kwargs else hook(self, inputs, outputs)
+            if result is not None:
+                outputs = result
+        return outputs
+
+    def _add_hook(self, table: str, entry: tuple[Any, ...]) -> HookRemoveHelper:
+        if not callable(entry[0]):
+            raise TypeError(f"the hook must be callable, got {type(entry[0]).__name__}")
+        hooks = self.__dict__.setdefault(table, collections.OrderedDict())
+        hook_id = next(_HOOK_IDS)
+        hooks[hook_id] = entry
+        return HookRemoveHelper(hooks, hook_id)
+
+    def register_forward_pre_hook(self, hook: Callable[..., Any], *, with_kwargs: bool = False) -> HookRemoveHelper:
+        """`hook(layer, inputs)` (with_kwargs: `hook(layer, args, kwargs)`) runs before
+        every forward and may return replacement inputs; returns a handle whose
+        `remove()` unregisters it."""
+        return self._add_hook("_forward_pre_hooks", (hook, bool(with_kwargs), False))
+
+    def register_forward_post_hook(self, hook: Callable[..., Any], *, with_kwargs: bool = False,
+                                   always_call: bool = False) -> HookRemoveHelper:
+        """`hook(layer, inputs, output)` (with_kwargs: `hook(layer, args, kwargs,
+        output)`) runs after every forward and may return a replacement output
+        (`always_call`: also when forward raised, with output None); returns a
+        handle whose `remove()` unregisters it."""
+        return self._add_hook("_forward_post_hooks", (hook, bool(with_kwargs), bool(always_call)))
+
+    def register_state_dict_hook(self, hook: Callable[[Any], Any]) -> HookRemoveHelper:
+        """`hook(state_dict)` runs on every `state_dict()` result (sublayers' hooks
+        first) and may return a replacement dict; returns a removable handle."""
+        return self._add_hook("_state_dict_hooks", (hook,))
 
     def full_name(self) -> str:
         """The layer's unique name (`linear_0`), the prefix of its parameters' names."""
@@ -284,6 +359,56 @@ class Layer:
             layer.__dict__["training"] = False
         return self
 
+    # -- dtypes and devices -------------------------------------------------------
+
+    def to(self, device: Any = None, dtype: Any = None, blocking: bool | None = None) -> Layer:
+        """`Layer.to(device=None, dtype=None, blocking=None)`: cast the floating
+        parameters and buffers to `dtype` (their gradients are dropped); the
+        device must be the CPU, where eager tensors live."""
+        if device is not None:
+            try:
+                _check_place(device)
+            except ValueError:
+                raise ValueError(f"Layer.to: this build runs on the CPU only; device must be 'cpu' or "
+                                 f"CPUPlace, got {device!r}") from None
+        if dtype is not None:
+            self._cast_floats(dtype, "to")
+        return self
+
+    def astype(self, dtype: Any = None) -> Layer:
+        """`Layer.astype(dtype)`: cast the floating parameters and buffers."""
+        if dtype is None:
+            return self
+        return self._cast_floats(dtype, "astype")
+
+    def float(self, excluded_layers: Any = None) -> Layer:
+        """`Layer.float()`: floating parameters and buffers to float32 (layers of
+        the classes in `excluded_layers` keep theirs)."""
+        return self._cast_floats("float32", "float", excluded_layers)
+
+    def _cast_floats(self, dtype: Any, api: str, excluded_layers: Any = None) -> Layer:
+        target = to_np_dtype(dtype)
+        if target.kind != "f":
+            raise ValueError(f"{api}: dtype must be a floating type, got {dtype!r}")
+        excluded = tuple(excluded_layers) if isinstance(excluded_layers, (list, tuple)) else \
+            ((excluded_layers,) if excluded_layers is not None else ())
+        for layer in self.sublayers(include_self=True):
+            if excluded and isinstance(layer, excluded):
+                continue
+            for table in (layer._parameters, layer._buffers):
+                for t in table.values():
+                    if t is None:
+                        continue
+                    if not isinstance(t, Tensor):
+                        raise NotImplementedError(
+                            f"{api}: static-mode parameters are Variables of the program; cast in dynamic mode"
+                        )
+                    if t._data.dtype.kind == "f" and t._data.dtype != target:
+                        t._data = t._data.astype(target)
+                        t.clear_gradient(set_to_zero=False)
+        self.__dict__["_dtype"] = normalize_dtype(target.name, api)
+        return self
+
     def clear_gradients(self, set_to_zero: bool = True) -> None:
         """Reset the gradients of every trainable parameter (to zeros, or to None)."""
         for p in self.parameters():
@@ -297,12 +422,18 @@ class Layer:
         out = collections.OrderedDict() if destination is None else destination
         for key, p in self.named_parameters(structured_name_prefix, include_sublayers):
             out[key] = p
-        layers = (self.named_sublayers(structured_name_prefix, include_self=True)
+        layers = (list(self.named_sublayers(structured_name_prefix, include_self=True))
                   if include_sublayers else [(structured_name_prefix, self)])
         for path, layer in layers:
             for key, b in layer._buffers.items():
                 if b is not None and key not in layer._non_persistable:
                     out[f"{path}.{key}" if path else key] = b
+        hooked = [layer for _, layer in layers if layer.__dict__.get("_state_dict_hooks")]
+        for layer in reversed(hooked):  # sublayers' hooks before their parents'
+            for (hook,) in list(layer.__dict__["_state_dict_hooks"].values()):
+                result = hook(out)
+                if result is not None:
+                    out = result
         return out
 
     def set_state_dict(self, state_dict: dict[str, Any], use_structured_name: bool = True) -> tuple[list[str], list[str]]:
@@ -680,6 +811,54 @@ class Dropout(Layer):
         return f"p={self.p}, axis={self.axis}, mode={self.mode}"
 
 
+class Dropout2D(Layer):
+    """`paddle.nn.Dropout2D(p=0.5, data_format='NCHW')`: `F.dropout2d` while training
+    (whole channels of a 4-D input), the identity after `eval()`."""
+
+    def __init__(self, p: float = 0.5, data_format: str = "NCHW", name: str | None = None) -> None:
+        super().__init__()
+        self.p, self.data_format, self._name = p, data_format, name
+
+    def forward(self, x: Any) -> Any:
+        """`F.dropout2d(x, p, training=self.training, data_format)`."""
+        return attention.dropout2d(x, self.p, self.training, self.data_format, name=self._name)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, data_format={self.data_format}"
+
+
+class Dropout3D(Layer):
+    """`paddle.nn.Dropout3D(p=0.5, data_format='NCDHW')`: `F.dropout3d` while
+    training (whole channels of a 5-D input), the identity after `eval()`."""
+
+    def __init__(self, p: float = 0.5, data_format: str = "NCDHW", name: str | None = None) -> None:
+        super().__init__()
+        self.p, self.data_format, self._name = p, data_format, name
+
+    def forward(self, x: Any) -> Any:
+        """`F.dropout3d(x, p, training=self.training, data_format)`."""
+        return attention.dropout3d(x, self.p, self.training, self.data_format, name=self._name)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, data_format={self.data_format}"
+
+
+class AlphaDropout(Layer):
+    """`paddle.nn.AlphaDropout(p=0.5)`: `F.alpha_dropout` while training (keeps
+    SELU's self-normalization), the identity after `eval()`."""
+
+    def __init__(self, p: float = 0.5, name: str | None = None) -> None:
+        super().__init__()
+        self.p, self._name = p, name
+
+    def forward(self, x: Any) -> Any:
+        """`F.alpha_dropout(x, p, training=self.training)`."""
+        return attention.alpha_dropout(x, self.p, self.training, name=self._name)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}"
+
+
 # ---------------------------------------------------------------------- losses
 
 
@@ -746,7 +925,10 @@ __all__ = [
     "BCEWithLogitsLoss",
     "Conv2D",
     "CrossEntropyLoss",
+    "AlphaDropout",
     "Dropout",
+    "Dropout2D",
+    "Dropout3D",
     "EagerParamBase",
     "Embedding",
     "Flatten",

@@ -82,6 +82,7 @@ ALIASES: dict[str, str] = {
     "vision.datasets": "pullback.frontend.vision.datasets",
     "incubate": "pullback.frontend.api.incubate",
     "incubate.optimizer": "pullback.frontend.api.incubate_optimizer",
+    "incubate.autograd": "pullback.frontend.api.incubate_autograd",
 }
 """Public namespace (relative to the package root) -> implementing module."""
 

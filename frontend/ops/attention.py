@@ -185,37 +185,30 @@ def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: An
     return transpose(matmul(p, v), [0, 2, 1, 3], name=name)
 
 
-def _channel_dropout(fn: str, x: Any, p: float, training: bool, channel_axis: int, name: str | None) -> Any:
-    """Zero whole channels with probability p, scaling the rest by `1 / (1 - p)`."""
+def _channel_dropout(fn: str, x: Any, p: float, training: bool, data_format: str, formats: tuple[str, str],
+                     name: str | None) -> Any:
+    """Zero whole channels with probability p, scaling the rest by `1 / (1 - p)`:
+    Paddle's `dropout(x, p, axis=[batch, channel], training, 'upscale_in_train')`."""
     check_float_tensor(fn, "x", x)
-    if not is_scalar(p) or not 0.0 <= float(p) <= 1.0:
-        raise ValueError(f"{fn}: p must be in [0, 1], got {p!r}")
-    if not training or p == 0:
-        return x
-    if p == 1:
-        return x * 0.0
-    dims = list(x.shape)
-    mask_shape = [d if i in (0, channel_axis) else 1 for i, d in enumerate(dims)]
-    if any(d < 0 for d in mask_shape):
-        raise ValueError(f"{fn}: the batch and channel dimensions must be static, got {dims}")
-    keep = bernoulli(full(mask_shape, 1.0 - float(p), dtype=x.dtype))
-    return scale(x * keep, 1.0 / (1.0 - float(p)))
+    rank = len(formats[0])
+    if len(x.shape) != rank:
+        raise ValueError(f"{fn}: x must be {rank}-D, got {list(x.shape)}")
+    if data_format not in formats:
+        raise ValueError(f"{fn}: Attr(data_format) should be {formats[0]!r} or {formats[1]!r}, got {data_format!r}")
+    channel = 1 if data_format == formats[0] else rank - 1
+    return dropout(x, p, axis=[0, channel], training=training, mode="upscale_in_train", name=name)
 
 
 def dropout2d(x: Any, p: float = 0.5, training: bool = True, data_format: str = "NCHW",
               name: str | None = None) -> Any:
     """`paddle.nn.functional.dropout2d`: drop whole channels of a 4-D x."""
-    if len(x.shape) != 4:
-        raise ValueError(f"dropout2d: x must be 4-D, got {list(x.shape)}")
-    return _channel_dropout("dropout2d", x, p, training, 1 if data_format == "NCHW" else 3, name)
+    return _channel_dropout("dropout2d", x, p, training, data_format, ("NCHW", "NHWC"), name)
 
 
 def dropout3d(x: Any, p: float = 0.5, training: bool = True, data_format: str = "NCDHW",
               name: str | None = None) -> Any:
     """`paddle.nn.functional.dropout3d`: drop whole channels of a 5-D x."""
-    if len(x.shape) != 5:
-        raise ValueError(f"dropout3d: x must be 5-D, got {list(x.shape)}")
-    return _channel_dropout("dropout3d", x, p, training, 1 if data_format == "NCDHW" else 4, name)
+    return _channel_dropout("dropout3d", x, p, training, data_format, ("NCDHW", "NDHWC"), name)
 
 
 def alpha_dropout(x: Any, p: float = 0.5, training: bool = True, name: str | None = None) -> Any:

@@ -14,6 +14,7 @@ from typing import Any
 
 from pullback.dialects import pd
 from pullback.frontend.core import apply
+from pullback.frontend.eager import Tensor
 
 Scalar = int | float
 _FLOAT_MAX = sys.float_info.max
@@ -22,8 +23,13 @@ _FLOAT_MAX = sys.float_info.max
 # --------------------------------------------------------------------- helpers
 
 
+_FLOAT_NAMES = ("float32", "float64")
+
+
 def is_scalar(v: Any) -> bool:
     """True for a Python (or numpy) number, the operands Paddle turns into constants."""
+    if isinstance(v, Tensor):  # the common case in eager mode, checked first
+        return False
     if isinstance(v, bool):
         return False
     if isinstance(v, (int, float)):
@@ -43,7 +49,7 @@ def check_tensor(fn: str, arg: str, x: Any) -> None:
 def check_float_tensor(fn: str, arg: str, x: Any) -> None:
     """Raise TypeError unless `x` is a float32/float64 Variable/Tensor."""
     check_tensor(fn, arg, x)
-    if x.dtype not in ("float32", "float64"):
+    if x.dtype not in _FLOAT_NAMES:
         raise TypeError(f"{fn}: '{arg}' must be float32 or float64, got {x.dtype}")
 
 
@@ -140,16 +146,19 @@ def _binary(
 ) -> Any:
     """Add one broadcasting binary op; a scalar operand becomes a constant shaped
     like the other one."""
-    if is_scalar(x) and is_scalar(y):
-        raise TypeError(f"{prefix}: at least one of x and y must be a Tensor/Variable")
-    for arg, v in (("x", x), ("y", y)):
-        if not is_scalar(v):
-            check_tensor(prefix, arg, v)
-    if is_scalar(y):
-        y = constant_like(x, y)
-    if is_scalar(x):
-        x = constant_like(y, x)
-    if not isinstance(axis, int) or isinstance(axis, bool):
+    if type(x) is not Tensor or type(y) is not Tensor:  # two eager Tensors need no checks
+        sx, sy = is_scalar(x), is_scalar(y)
+        if sx and sy:
+            raise TypeError(f"{prefix}: at least one of x and y must be a Tensor/Variable")
+        if not sx:
+            check_tensor(prefix, "x", x)
+        if not sy:
+            check_tensor(prefix, "y", y)
+        if sy:
+            y = constant_like(x, y)
+        if sx:
+            x = constant_like(y, x)
+    if type(axis) is not int:
         raise TypeError(f"{prefix}: axis must be an int, got {axis!r}")
     return apply(op_cls, [x, y], prefix=prefix, name=name, axis=axis)
 

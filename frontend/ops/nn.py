@@ -24,7 +24,14 @@ from pullback.dialects.pd.nn import DROPOUT_IMPLEMENTATIONS
 from pullback.frontend import unique_name
 from pullback.frontend.core import apply, in_dynamic_mode, traced_seed
 from pullback.frontend.framework import default_main_program
-from pullback.frontend.ops.elementwise import check_float_tensor, check_tensor, is_scalar
+from pullback.frontend.ops.elementwise import (
+    check_float_tensor,
+    check_tensor,
+    full,
+    full_like,
+    is_scalar,
+    multiply,
+)
 from pullback.frontend.ops.shape import squeeze, transpose, unsqueeze
 from pullback.frontend.random import default_generator
 
@@ -612,15 +619,62 @@ def _dropout(fn: str, x: Any, p: Any, is_test: bool, seed: int | None, mode: str
                  **props)
 
 
+def _dropout_axes(fn: str, x: Any, axis: Any) -> list[int]:
+    """Paddle's checks of dropout's `axis` (an int or a list of ints, each in
+    `[0, x.ndim)`, no longer than x's rank)."""
+    axes = [axis] if _is_int(axis) else axis
+    if not isinstance(axes, (list, tuple)) or not all(_is_int(a) for a in axes):
+        raise TypeError(f"{fn}: datatype of axis argument should be int or list, got {axis!r}")
+    axes = [int(a) for a in axes]
+    rank = len(x.shape)
+    if len(axes) > rank:
+        raise ValueError(f"{fn}: length of axis is expected to be less than or equal to the "
+                         f"dimension size of x ({rank}), got {axis!r}")
+    if axes and (max(axes) > rank - 1 or min(axes) < 0):
+        raise ValueError(f"{fn}: axis value should be in [0, {rank}) for x of rank {rank}, got {axis!r}")
+    return axes
+
+
+def _axis_dropout(fn: str, x: Any, p: float, axis: Any, training: bool, mode: str,
+                  name: str | None) -> Any:
+    """Dropout of whole slices: one mask entry per index of the `axis` dimensions,
+    broadcast over the others (`paddle.nn.functional.dropout(axis=...)`, and
+    `dropout2d`/`dropout3d`, which are this with the batch and channel axes).
+
+    The mask is `pd.dropout` applied to ones of the mask's shape, so it carries the
+    op's seeding (a new mask per eager call, a fixed one per static op) and scaling
+    (`1/(1-p)` for `upscale_in_train`); the product with x broadcasts it."""
+    axes = _dropout_axes(fn, x, axis)
+    if not training:
+        return x if mode == "upscale_in_train" else x * (1.0 - float(p))
+    dims = list(x.shape)
+    mask_shape = [d if i in axes else 1 for i, d in enumerate(dims)]
+    if all(d >= 0 for d in mask_shape):
+        ones = full(mask_shape, 1.0, dtype=x.dtype)
+    else:  # a dynamic kept dimension: ones shaped like x's slice along it
+        from pullback.frontend.ops.reduction import mean
+
+        others = [i for i in range(len(dims)) if i not in axes]
+        ones = full_like(mean(x, axis=others, keepdim=True) if others else x, 1.0)
+    mask = _dropout(fn, ones, p, False, None, mode, None)
+    return multiply(x, mask, name=name)
+
+
 def dropout(x: Any, p: float = 0.5, axis: Any = None, training: bool = True,
             mode: str = "upscale_in_train", name: str | None = None) -> Any:
     """`paddle.nn.functional.dropout`: zero elements with probability p (eager: a new
     mask per call; static: one fixed per op, see `pd.dropout`), scaled by `1/(1-p)` in training
-    (`upscale_in_train`) or by `1-p` at inference (`downscale_in_infer`)."""
-    if axis is not None:
-        raise NotImplementedError("dropout: axis is not supported (elementwise dropout only)")
+    (`upscale_in_train`) or by `1-p` at inference (`downscale_in_infer`).  With `axis`
+    (an int or a list), whole slices are dropped: one draw per index of those axes."""
     if mode == "downscale_in_infer":  # Paddle 2.x's name for the legacy behaviour
         mode = "downgrade_in_infer"
+    if axis is not None:
+        check_float_tensor("dropout", "x", x)
+        if not is_scalar(p) or not 0.0 <= float(p) <= 1.0:
+            raise ValueError(f"dropout: the dropout probability must be in [0, 1], got {p!r}")
+        if mode not in DROPOUT_IMPLEMENTATIONS:
+            raise ValueError(f"dropout: mode must be one of {list(DROPOUT_IMPLEMENTATIONS)}, got {mode!r}")
+        return _axis_dropout("dropout", x, p, axis, training, mode, name)
     return _dropout("dropout", x, p, not training, None, mode, name)
 
 

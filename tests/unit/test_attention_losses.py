@@ -190,6 +190,58 @@ def test_structured_dropouts():
     assert abs(a.mean()) < 0.1 and abs(a.std() - 1) < 0.1
 
 
+def test_dropout_axis_drops_whole_slices_with_the_gradient_of_the_mask():
+    """`F.dropout(axis=...)` as Paddle defines it: one draw per index of the axes,
+    broadcast; `downscale_in_infer` does not rescale in training and scales by 1-p
+    at inference; the gradient is the applied mask."""
+    paddle.seed(5)
+    x = paddle.to_tensor(R.uniform(1.0, 2.0, (8, 6, 3)), stop_gradient=False)
+    y = F.dropout(x, 0.5, axis=[0, 1])
+    ratio = y.numpy() / x.numpy()
+    assert set(np.unique(ratio)) == {0.0, 2.0}
+    assert (ratio.min(-1) == ratio.max(-1)).all()
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), ratio)
+    down = F.dropout(x, 0.5, axis=1, mode="downscale_in_infer").numpy() / x.numpy()
+    assert set(np.unique(down)) <= {0.0, 1.0} and (down == down[:1]).all()  # one draw per column
+    np.testing.assert_allclose(F.dropout(x, 0.5, axis=1, training=False, mode="downscale_in_infer").numpy(),
+                               x.numpy() * 0.5)
+    np.testing.assert_array_equal(F.dropout(x, 0.5, axis=1, training=False).numpy(), x.numpy())
+    for axis, err in [(3, ValueError), ([0, 1, 2, 2], ValueError), (-1, ValueError), ("a", TypeError)]:
+        with pytest.raises(err, match="dropout: "):
+            F.dropout(x, 0.5, axis=axis)
+
+
+def test_structured_dropout_layers_and_static_dynamic_batch():
+    paddle.seed(2)
+    x = paddle.ones([4, 6, 3, 3])
+    m = paddle.nn.Dropout2D(0.5)
+    assert set(np.unique(m(x).numpy())) <= {0.0, 2.0}
+    m.eval()
+    np.testing.assert_array_equal(m(x).numpy(), x.numpy())
+    nhwc = paddle.nn.Dropout2D(0.5, data_format="NHWC")(paddle.ones([2, 3, 3, 6])).numpy()
+    assert (nhwc.min((1, 2)) == nhwc.max((1, 2))).all()
+    assert paddle.nn.Dropout3D(0.3)(paddle.ones([2, 3, 2, 2, 2])).shape == [2, 3, 2, 2, 2]
+    a = paddle.nn.AlphaDropout(0.2)
+    z = paddle.to_tensor(R.standard_normal((20, 5)))
+    assert not np.array_equal(a(z).numpy(), z.numpy())
+    a.eval()
+    np.testing.assert_array_equal(a(z).numpy(), z.numpy())
+    with pytest.raises(ValueError, match="dropout2d: Attr\\(data_format\\)"):
+        F.dropout2d(x, data_format="NCWH")
+    core.enable_static()
+    main, start = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, start):
+        v = paddle.static.data("v", [None, 6, 3], "float32")
+        out = F.dropout(v, 0.5, axis=[0, 1])
+    feed = {"v": np.ones((5, 6, 3), np.float32)}
+    for backend in ("compiled", "interpreter"):
+        exe = paddle.static.Executor(paddle.CPUPlace()) if backend == "compiled" else \
+            paddle.static.Executor(paddle.CPUPlace(), backend="interpreter")
+        got = exe.run(main, feed=feed, fetch_list=[out])[0]
+        assert set(np.unique(got)) <= {0.0, 2.0} and (got.min(-1) == got.max(-1)).all()
+
+
 def test_errors():
     with pytest.raises(ValueError, match="kl_div: reduction must be"):
         F.kl_div(paddle.to_tensor(X), paddle.to_tensor(X), reduction="avg")
