@@ -42,6 +42,7 @@ stored instead.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -371,8 +372,9 @@ def _no_body(s: Scalar, reads: list[SSAValue], outs: list[SSAValue]) -> list[SSA
     raise AssertionError("a lazily built body is built by `lazy`")
 
 
-ENABLED = True
-"""Multi-output fusion on (tests turn it off to compare loop counts)."""
+ENABLED = os.environ.get("PULLBACK_MO_FUSION", "1").strip().lower() not in ("0", "false", "off", "no")
+"""Multi-output fusion on; `PULLBACK_MO_FUSION=0` turns it off (to compare: the
+compile cache's key records the setting; tests switch it to count loops)."""
 
 
 def _plan(low: Lowerer) -> dict[SSAValue, Any]:
