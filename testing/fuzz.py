@@ -1059,6 +1059,10 @@ EXCLUDED: dict[type[Operation], str] = {
     **{op: "host-only call of a paddle.jit.to_static program (HOST_ONLY); its forward and backward are "
        "checked against eager, finite differences and the interpreter in tests/unit/test_jit.py"
        for op in (pd.RunProgramOp, pd.RunProgramGradOp)},
+    pd.PyFuncOp: "host-only call of a registered Python function (HOST_ONLY); its values and Python "
+                 "backward are checked against built-in ops in tests/unit/test_host_calls.py",
+    pd.PrintOp: "host-only printing (HOST_ONLY): the identity with a side effect; output and gradient "
+                "printing in tests/unit/test_host_calls.py",
 }
 """Ops deliberately not fuzzed, with the reason and where they are tested instead."""
 

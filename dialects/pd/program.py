@@ -559,6 +559,107 @@ class RunProgramGradOp(_RunProgramBase):
         return [operand_types[i] for i in wrt]
 
 
+# ------------------------------------------------------------------ host callbacks
+
+
+@dataclass
+class PyFunction:
+    """A Python function a `pd.py_func` op calls (`paddle.static.py_func`),
+    registered in `PY_FUNCS`: its declared result types, and the key of the
+    function computing its operands' gradients (None: no gradient)."""
+
+    func: Any
+    result_types: list[Attribute]
+    backward: str | None = None
+    skip: tuple[int, ...] = ()
+    """Positions among (operands, results) not passed to the backward function."""
+
+
+PY_FUNCS: dict[str, PyFunction] = {}
+"""Functions `pd.py_func` can call, by key (registered by `paddle.static.py_func`)."""
+
+
+@irdl_op_definition
+class PyFuncOp(PdOp, MultiResultNames):
+    """Call a registered Python function on the host (Paddle's `py_func`): it
+    receives the operands as numpy arrays and returns the results, which must have
+    the declared types.  The op has a side effect (it is not `Pure`): it stays in
+    the program even when nothing reads its results.
+
+    ```mlir
+    %y = pd.py_func %x {func = "py_func_0"} : (tensor<4xf32>) -> tensor<4xf32>
+    ```
+    """
+
+    HOST_ONLY: ClassVar[str | None] = (
+        "it calls a Python function (paddle.static.py_func): the program runs on the host interpreter"
+    )
+
+    name = "pd.py_func"
+    xs = var_operand_def(TensorType)
+    outs = var_result_def(TensorType)
+    func = prop_def(StringAttr)
+    names = opt_prop_def(ArrayAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$xs attr-dict `:` functional-type($xs, $outs)"
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        fn = PY_FUNCS.get(props["func"])
+        if fn is None:
+            raise VerifyException(f"'{cls.name}': function '{props['func']}' is not registered in this process")
+        return list(fn.result_types)
+
+    def verify_(self) -> None:
+        if self.prop("func") in PY_FUNCS:  # the text round-trips without its function
+            super().verify_()
+
+
+PRINT_PHASES = ("forward", "backward", "both")
+
+
+@irdl_op_definition
+class PrintOp(PdOp):
+    """Print a tensor when the program runs and pass it through (Paddle's `print`
+    op, `paddle.static.Print`): name, message, place, shape, layout, dtype and the
+    first `summarize` values (-1: all), at most `first_n` times (-1: always).  The
+    gradient passes through too, printed when `print_phase` is `backward` or
+    `both`.  It has a side effect, so it is kept when its result is unused.
+
+    ```mlir
+    %y = pd.print %x {message = "x:", var = "x"} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+    ```
+    """
+
+    HOST_ONLY: ClassVar[str | None] = (
+        "it prints (paddle.static.Print, a debugging aid): the program runs on the host interpreter"
+    )
+
+    name = "pd.print"
+    x = operand_def(TensorType)
+    out = result_def(TensorType)
+    message = prop_def(StringAttr, default_value=StringAttr(""))
+    var = prop_def(StringAttr, default_value=StringAttr(""))
+    first_n = prop_def(IntegerAttr, default_value=i64_attr(-1))
+    summarize = prop_def(IntegerAttr, default_value=i64_attr(20))
+    print_tensor_name = prop_def(BoolAttr, default_value=BoolAttr.from_bool(True))
+    print_tensor_type = prop_def(BoolAttr, default_value=BoolAttr.from_bool(True))
+    print_tensor_shape = prop_def(BoolAttr, default_value=BoolAttr.from_bool(True))
+    print_tensor_lod = prop_def(BoolAttr, default_value=BoolAttr.from_bool(True))
+    print_phase = prop_def(StringAttr, default_value=StringAttr("both"))
+    is_forward = prop_def(BoolAttr, default_value=BoolAttr.from_bool(True))
+    var_name = opt_prop_def(StringAttr, prop_name="name")
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$x attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        if props["print_phase"] not in PRINT_PHASES:
+            raise VerifyException(f"'{cls.name}': print_phase must be one of {list(PRINT_PHASES)}, "
+                                  f"got {props['print_phase']!r}")
+        return [operand_types[0]]
+
+
 def _segments(*sizes: int) -> Attribute:
     from xdsl.dialects.builtin import DenseArrayBase, i32
 
@@ -578,6 +679,8 @@ PROGRAM_OPS: list[type[Operation]] = [
     YieldOp,
     RunProgramOp,
     RunProgramGradOp,
+    PyFuncOp,
+    PrintOp,
 ]
 
 STRUCTURAL_OPS: tuple[type[Operation], ...] = (DataOp, ParameterOp, FetchOp, BackwardOp, YieldOp)

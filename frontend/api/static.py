@@ -16,6 +16,7 @@ from pullback.frontend.framework import (
     default_startup_program,
     program_guard,
 )
+from pullback.frontend.host_calls import Print, py_func
 from pullback.frontend.input_spec import InputSpec
 from pullback.frontend.layers import create_global_var, create_parameter, data
 from pullback.runtime.executor import (
@@ -114,6 +115,7 @@ __all__ = [
     "Executor",
     "InputSpec",
     "Parameter",
+    "Print",
     "Program",
     "Scope",
     "Variable",
@@ -136,6 +138,7 @@ __all__ = [
     "nn",
     "normalize_program",
     "program_guard",
+    "py_func",
     "save",
     "save_inference_model",
     "scope_guard",

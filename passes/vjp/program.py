@@ -55,3 +55,32 @@ def run_program_grad_vjp(b: VjpBuilder, op: Operation, grads: list[SSAValue | No
         "'pd.run_program_grad': second derivatives through a paddle.jit.to_static "
         "function are not supported; differentiate the dygraph function instead", op
     )
+
+
+@vjp(pd.PyFuncOp)
+def py_func_vjp(b: VjpBuilder, op: Operation, grads: list[SSAValue | None]) -> Sequence[SSAValue | None]:
+    """One `pd.py_func` calling the registered backward function on the forward
+    operands, the forward results and the results' gradients (in that order, less
+    the skipped positions); it returns one gradient per operand.  Without a
+    backward function the op passes no gradient (as Paddle's)."""
+    assert isinstance(op, pd.PyFuncOp)
+    fn = pd.PY_FUNCS[op.prop("func")]
+    if fn.backward is None:
+        return [None] * len(op.operands)
+    seeds = [g if g is not None else b.full_like(r, 0.0) for r, g in zip(op.results, grads)]
+    fwd = [v for k, v in enumerate([*op.operands, *op.results]) if k not in fn.skip]
+    outs = b.emit_multi(pd.PyFuncOp, *fwd, *seeds, func=fn.backward)
+    return [g if is_float(elem_of(x.type)) else None for x, g in zip(op.operands, outs)]
+
+
+@vjp(pd.PrintOp)
+def print_vjp(b: VjpBuilder, op: Operation, grads: list[SSAValue | None]) -> Sequence[SSAValue | None]:
+    """The gradient passes through, printed (`name@GRAD`) unless the phase is
+    `forward`."""
+    assert isinstance(op, pd.PrintOp)
+    (g,) = grads
+    if g is None or op.prop("print_phase") == "forward":
+        return [g]
+    props = {k: op.prop(k) for k in ("message", "first_n", "summarize", "print_tensor_name", "print_tensor_type",
+                                     "print_tensor_shape", "print_tensor_lod", "print_phase")}
+    return [b.emit(pd.PrintOp, g, var=f"{op.prop('var')}@GRAD", is_forward=False, **props)]

@@ -62,3 +62,85 @@ def run_program(op: pd.RunProgramOp, *xs: np.ndarray) -> tuple[np.ndarray, ...]:
 def run_program_grad(op: pd.RunProgramGradOp, *xs: np.ndarray) -> tuple[np.ndarray, ...]:
     """The called program's backward: gradients of the operands `wrt` names."""
     return tuple(_called(op).run_grad(list(op.prop("wrt")), xs))
+
+
+# ------------------------------------------------------------------ host callbacks
+
+
+def _declared(t: object) -> tuple[np.dtype, list[int]]:
+    return np_dtype(t), list(pd.shape_of(t))  # type: ignore[arg-type]
+
+
+@kernel(pd.PyFuncOp)
+def py_func(op: pd.PyFuncOp, *xs: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Call the registered function on the operand arrays; its results must match
+    the declared result types (a dynamic dimension matches any size)."""
+    key = op.prop("func")
+    fn = pd.PY_FUNCS.get(key)
+    if fn is None:
+        raise InterpreterError(f"'pd.py_func': function '{key}' is not registered in this process")
+    got = fn.func(*xs)
+    outs = [] if got is None else list(got) if isinstance(got, (list, tuple)) else [got]
+    want = [r.type for r in op.results]
+    name = getattr(fn.func, "__name__", key)
+    if len(outs) != len(want):
+        raise InterpreterError(f"py_func: '{name}' returned {len(outs)} values for {len(want)} outputs")
+    results = []
+    for k, (value, t) in enumerate(zip(outs, want)):
+        if value is None:
+            raise InterpreterError(f"py_func: '{name}' returned None for output #{k}")
+        dtype, shape = _declared(t)
+        arr = np.asarray(value).astype(dtype, copy=False)
+        if arr.ndim != len(shape) or any(d >= 0 and d != a for d, a in zip(shape, arr.shape)):
+            raise InterpreterError(
+                f"py_func: '{name}' returned shape {list(arr.shape)} for output #{k}, declared {shape}"
+            )
+        results.append(arr)
+    return tuple(results)
+
+
+_PRINTED: dict[int, int] = {}
+"""How many times each `pd.print` op (by id, while it lives) has printed."""
+
+
+def format_tensor(op: pd.PrintOp, x: np.ndarray) -> str:
+    """Paddle's print layout: the variable's name, the message, lod, place, shape,
+    layout, dtype and the first `summarize` values (-1: all)."""
+    lines = []
+    if op.prop("print_tensor_name") and op.prop("var"):
+        lines.append(f"Variable: {op.prop('var')}")
+    if op.prop("message"):
+        lines.append(f"  - message: {op.prop('message')}")
+    if op.prop("print_tensor_lod"):
+        lines.append("  - lod: {}")
+    lines.append("  - place: Place(cpu)")
+    if op.prop("print_tensor_shape"):
+        lines.append(f"  - shape: {list(x.shape)}")
+    lines.append("  - layout: NCHW")
+    if op.prop("print_tensor_type"):
+        lines.append(f"  - dtype: {x.dtype.name}")
+    n = op.prop("summarize")
+    flat = x.reshape(-1)
+    shown = flat if n == -1 else flat[: max(n, 0)]
+    # C++ stream formatting, as Paddle's: 6 significant digits, bools as 1/0.
+    text = (f"{v:g}" if isinstance(v, float) else str(int(v)) for v in shown.tolist())
+    lines.append("  - data: [" + " ".join(text) + "]")
+    return "\n".join(lines)
+
+
+@kernel(pd.PrintOp)
+def print_(op: pd.PrintOp, x: np.ndarray) -> np.ndarray:
+    """Print x (in its phase, at most `first_n` times) and pass it through."""
+    phase = op.prop("print_phase")
+    active = phase != "backward" if op.prop("is_forward") else phase != "forward"
+    first_n = op.prop("first_n")
+    if active:
+        count = _PRINTED.get(id(op), 0)
+        if first_n < 0 or count < first_n:
+            if count == 0:
+                import weakref
+
+                weakref.finalize(op, _PRINTED.pop, id(op), None)
+            _PRINTED[id(op)] = count + 1
+            print(format_tensor(op, x), flush=True)
+    return x
