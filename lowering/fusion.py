@@ -16,12 +16,19 @@ in program order, so that
   gets no buffer at all (gradient contributions accumulate in registers);
 * the inlined expressions several members read (forward values the backward needs)
   are computed once per element (one memo per body, `Lowerer.generic`), not once
-  per reader.
+  per reader;
+* a sum or mean of every element of a value over the same iteration space (a loss;
+  the reduction registers its `Fold` with `core.folds`) may be a member too: it
+  accumulates into its scalar output in the same loop, so the forward values it and
+  the backward read are computed once (`Lowerer.fold_reductions`; off for the GPU).
 
-The output stays ordinary `linalg.generic` on memrefs (parallel iterators, identity
-output maps), so later passes (loops, threads, translation) see nothing new.
+The output stays ordinary `linalg.generic` on memrefs: parallel iterators and
+identity output maps, except that a group holding a folded reduction iterates as a
+reduction (its scalar output is indexed by no loop dimension), so a parallelizing
+pass must split it into partial sums or leave it sequential.
 
-Legality (`plan_groups`), in program order over the materialized pointwise ops:
+Legality (`plan_groups`), in program order over the materialized pointwise ops
+(and foldable reductions):
 
 * members have the same iteration space: the same static shape, or one reads the
   other through an identity map (dynamic dimensions then agree at run time);
@@ -31,13 +38,15 @@ Legality (`plan_groups`), in program order over the materialized pointwise ops:
   or through an inlined expression) may come before that point, and no barrier
   (an op with regions, an in-place persistable update, an op with side effects)
   may lie between members;
+* a folded reduction's result is read only after its loop (never by a member);
 * ops with a run-time range check, several results, or a destination that is a
-  persistable updated in place stay alone.
+  persistable updated in place stay alone; so do the ops of a loop body whose
+  carried buffers an op may take over in place.
 
-What stays recomputed: the forward expression that a reduction (a loss) reads
-inline and the backward group reads again is computed in both loops, since the
-reduction is a loop of its own; `core.RECOMPUTE_BUDGET` documents when a value is
-stored instead.
+What stays recomputed: a value read in loops that cannot be one (across a matmul,
+a partial reduction, a softmax) is recomputed in each while within
+`core.RECOMPUTE_BUDGET`, stored otherwise (measured in benchmarks/RESULTS.md,
+"Fan-out fusion").
 """
 
 from __future__ import annotations
