@@ -64,6 +64,7 @@ from pullback.lowering import (
     optimizer,
     program,
     reduction,
+    rnn,
     shape,
 )
 from pullback.lowering.abi import Abi, LoweringError, Program
@@ -71,6 +72,7 @@ from pullback.lowering.core import LOWERINGS, Lowerer, declare_callees
 
 FAMILIES = (
     program, elementwise, reduction, loss, shape, nn, optimizer, creation, indexing, distributed, control,
+    rnn,
 )
 """The lowering modules, one per op family of the dialect."""
 
