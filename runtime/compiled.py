@@ -47,6 +47,7 @@ from typing import Any
 import numpy as np
 from pullback.dialects.pd.base import DTYPES, PdOp
 from pullback.lowering.abi import LoweringError, Program, abi_of, output_values
+from pullback.lowering import core, fusion
 from pullback.lowering.convert_pd_to_linalg import build_entry
 from pullback.lowering.core import declare_callees
 from pullback.lowering.memory import MemoryReport, Peak, analyze_function
@@ -443,8 +444,10 @@ def compile_program(
     dedupe = DEDUPE_SEGMENTS if dedupe is None else dedupe
     threads = PARALLEL_LOOPS if threads is None else threads
     work = _min_chunk_work() if min_chunk_work is None else min_chunk_work
+    # (The fusion settings can be changed to compare: the code differs.)
     options = (f"blas={use_blas} outline={outline} dedupe={dedupe} unroll={unroll},{full} "
-               f"slp={SLP_VECTORIZE} translate={route} threads={threads},{work}")
+               f"slp={SLP_VECTORIZE} translate={route} mofusion={fusion.ENABLED} budget={core.RECOMPUTE_BUDGET} "
+               f"threads={threads},{work}")
     with _announced(_describe(module, fetches), times):
         with times.phase("key"):
             text = str(module) if text is None else text
