@@ -152,7 +152,10 @@ class _Plan:
     sizes: list[int | None]
     """Static trip count per loop (None: dynamic)."""
     combiners: list[tuple[Operation, str, float | None]]
-    """Reductions: per output, the body op combining, the fold op and the identity."""
+    """Reductions: per reduced output, the body op combining, the fold op and the identity."""
+    reduced: list[int]
+    """Reductions: the outputs `d0` does not index (split into partials); the others
+    (elementwise results fused into the reduction's loop) are cut into rows."""
 
 
 def plan(op: linalg.GenericOp, min_work: int) -> _Plan | None:
@@ -176,7 +179,7 @@ def plan(op: linalg.GenericOp, min_work: int) -> _Plan | None:
     n_in = len(op.inputs)
     reduction = iters[0].data == linalg_attrs.IteratorType.REDUCTION
     out_cuts = cuts[n_in:]
-    if reduction and any(out_cuts):
+    if reduction and all(out_cuts):
         return None
     if not reduction and not all(out_cuts):
         return None
@@ -196,6 +199,8 @@ def plan(op: linalg.GenericOp, min_work: int) -> _Plan | None:
         yielded = block.last_op
         assert yielded is not None
         for k, acc in enumerate(block.args[n_in:]):
+            if out_cuts[k]:
+                continue  # written row by row (a fused elementwise result): cut like inputs
             value = yielded.operands[k]
             owner = value.owner
             if not isinstance(owner, Operation) or owner.name not in _COMBINERS:
@@ -210,7 +215,8 @@ def plan(op: linalg.GenericOp, min_work: int) -> _Plan | None:
     work_static = math.prod(s for s in sizes if s is not None) * cost
     if all(s is not None for s in sizes) and work_static < 2 * min_work:
         return None
-    return _Plan(op, maps, cuts, reduction, cost, sizes, combiners)
+    reduced = [k for k, c in enumerate(out_cuts) if not c] if reduction else []
+    return _Plan(op, maps, cuts, reduction, cost, sizes, combiners, reduced)
 
 
 def _static_sizes(op: linalg.GenericOp, maps: list[AffineMap]) -> list[int | None]:
@@ -346,7 +352,8 @@ class _Outliner:
         # The chunk function's arguments: each distinct operand (then the dynamic
         # sizes of memrefs), values the body reads from outside, then the extras.
         distinct: list[SSAValue] = []
-        for v in operands if not p.reduction else op.inputs:  # a reduction writes partials
+        written = [o for k, o in enumerate(op.outputs) if k not in p.reduced]
+        for v in operands if not p.reduction else [*op.inputs, *written]:  # reduced: partials
             if v not in distinct:
                 distinct.append(v)
         for sub in op.body.walk():
@@ -434,7 +441,7 @@ class _Outliner:
                 k *= 2
         # Partial buffers [K, *output] in the caller, folded after the fork.
         partials: list[SSAValue] = []
-        for o in op.outputs:
+        for o in [op.outputs[k] for k in p.reduced]:
             t = o.type
             assert isinstance(t, MemRefType)
             dyn = [caller.dim(o, k) for k, s in enumerate(t.get_shape()) if s == DYNAMIC_INDEX]
@@ -472,8 +479,9 @@ class _Outliner:
         row0 = lb.add(lb.op(arith.MuliOp(c, q)), lb.op(arith.MinUIOp(c, r)))
         extra = lb.op(arith.SelectOp(lb.op(arith.CmpiOp(c, r, "ult")), lb.idx(1), lb.idx(0)))
         rows = lb.add(q, extra)
-        outs = []
-        for (pa, dims), o, (_, _, identity) in zip(p_args, op.outputs, p.combiners):
+        slots_of: dict[int, SSAValue] = {}
+        for k_out, (pa, dims), (_, _, identity) in zip(p.reduced, p_args, p.combiners):
+            o = op.outputs[k_out]
             # The slot's own row, with the output's shape.
             t = o.type
             assert isinstance(t, MemRefType)
@@ -495,7 +503,11 @@ class _Outliner:
                 FloatAttr(identity, elem)  # type: ignore[arg-type]
             )
             lb.op(linalg.FillOp([lb.op(init)], [slot], []))
-            outs.append(slot)
+            slots_of[k_out] = slot
+        outs = [
+            slots_of[k] if k in slots_of else _row_view(lb, mapped[o][0], mapped[o][1], row0, rows)
+            for k, o in enumerate(op.outputs)
+        ]
         views = self._views(p, lb, mapped, row0, rows, outs=outs)
         _clone_generic(op, views[: len(op.inputs)], outs, row0, lb)
         lb.op(scf.YieldOp())
@@ -503,7 +515,7 @@ class _Outliner:
         inner.op(func.ReturnOp())
         self._emit(fn, chunk_name, body, arg_types, call_args, slots, caller.idx(1), caller)
         # Fold the partials into the outputs, slot by slot.
-        for pbuf, o, (_, fold, _) in zip(partials, op.outputs, p.combiners):
+        for pbuf, o, (_, fold, _) in zip(partials, [op.outputs[k] for k in p.reduced], p.combiners):
             rank = len(o.type.get_shape())  # type: ignore[attr-defined]
             fb = Block(arg_types=[o.type.element_type, o.type.element_type])  # type: ignore[attr-defined]
             x, a = fb.args

@@ -144,7 +144,7 @@ def _chunks(built) -> int:  # type: ignore[no-untyped-def]
 def test_elementwise_chain_identical_on_1_and_2_threads(threads: None) -> None:
     n = 3000
     built = elementwise_chain(n, 10)
-    assert _chunks(built) >= 2  # the forward reduction and the backward chain
+    assert _chunks(built) >= 1  # the forward reduction and the backward chain (one fused loop or two)
     rng = np.random.default_rng(0)
     feeds = {"x": rng.standard_normal(n).astype(np.float32), "y": rng.uniform(0.5, 1, n).astype(np.float32)}
     (one, _), (two, _) = (_run_threads(built, feeds, {}, t) for t in (1, 2))
