@@ -18,9 +18,11 @@ is split along its outermost loop `d0`:
   `MAX_SLOTS`, from the work only, never from the thread count, so a program's result
   does not depend on it).  Each slot reduces its rows into its own partial (a fresh
   buffer `[K, *output]`, set to the combiner's identity), slots run through the pool,
-  then one generic folds the partials into the output in slot order.  Only outputs
-  whose combiner is recognized (`_COMBINERS`: sums, differences, products, max, min)
-  are split.  Float results differ from the sequential order by rounding only.
+  then one generic folds the partials into the output in slot order.  Outputs that
+  `d0` does index (elementwise results fused into the reduction's loop by
+  multi-output fusion) are cut into rows as in the parallel case.  Every reduced
+  output's combiner must be recognized (`_COMBINERS`: sums, differences, products,
+  max, min).  Float results differ from the sequential order by rounding only.
 
 Left alone: generics whose body has anything but `arith`/`math` ops and
 `linalg.index` (no memory effects, so no shared temporaries and no range-check status
