@@ -158,7 +158,8 @@ def cholesky_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Out:
     `S = L^-T Phi(L^T gL) L^-1` and the gradient `(S + S^T) / 2` (symmetric)."""
     (g,) = grads
     assert g is not None and isinstance(op, pd.CholeskyOp)
-    low, gl = op.results[0], g
+    low: SSAValue = op.results[0]
+    gl = g
     if op.prop("upper"):
         low, gl = _t(b, low), _t(b, g)
     p = _mm(b, low, gl, tx=True)

@@ -4,6 +4,9 @@ raises `LinalgError` naming the op, rather than returning infinities."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, Literal
+
 import numpy as np
 
 from pullback.dialects import pd
@@ -14,10 +17,10 @@ class LinalgError(InterpreterError, ValueError):
     """A matrix the op cannot handle (singular, not positive definite), naming the op."""
 
 
-def _lapack(op: pd.PdOp, what: str, fn: object, *args: object, **kw: object) -> object:
+def _lapack(op: pd.PdOp, what: str, fn: Callable[..., Any], *args: Any, **kw: Any) -> Any:
     """`fn(*args, **kw)` with numpy's LinAlgError turned into one naming the op."""
     try:
-        return fn(*args, **kw)  # type: ignore[operator]
+        return fn(*args, **kw)
     except np.linalg.LinAlgError as e:
         raise LinalgError(f"'{op.name}': {what} ({e})") from None
 
@@ -70,7 +73,7 @@ def triangular_solve(op: pd.TriangularSolveOp, x: np.ndarray, y: np.ndarray) -> 
 @kernel(pd.QrOp)
 def qr(op: pd.QrOp, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """`numpy.linalg.qr` (mode `r` computes the reduced Q as well)."""
-    mode = "complete" if op.prop("mode") == "complete" else "reduced"
+    mode: Literal["complete", "reduced"] = "complete" if op.prop("mode") == "complete" else "reduced"
     q, r = np.linalg.qr(x, mode=mode)
     return q.astype(x.dtype), r.astype(x.dtype)
 
@@ -78,7 +81,7 @@ def qr(op: pd.QrOp, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 @kernel(pd.SvdOp)
 def svd(op: pd.SvdOp, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """`numpy.linalg.svd`: U, S (descending), VH."""
-    u, s, vh = _lapack(op, "the SVD did not converge", np.linalg.svd, x,  # type: ignore[misc]
+    u, s, vh = _lapack(op, "the SVD did not converge", np.linalg.svd, x,
                        full_matrices=op.prop("full_matrices"))
     return u.astype(x.dtype), s.astype(x.dtype), vh.astype(x.dtype)
 
@@ -86,6 +89,6 @@ def svd(op: pd.SvdOp, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray
 @kernel(pd.EighOp)
 def eigh(op: pd.EighOp, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """`numpy.linalg.eigh` reading the `UPLO` triangle."""
-    w, v = _lapack(op, "eigh did not converge", np.linalg.eigh, x,  # type: ignore[misc]
+    w, v = _lapack(op, "eigh did not converge", np.linalg.eigh, x,
                    UPLO=op.prop("UPLO"))
     return w.astype(x.dtype), v.astype(x.dtype)
