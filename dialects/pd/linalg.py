@@ -36,6 +36,7 @@ from .base import (
     expect_float,
     expect_same_elem,
     fmt_shape,
+    i32,
     shape_of,
     tensor_type,
 )
@@ -313,7 +314,75 @@ class EighOp(_DecompositionOp):
         return [tensor_type(elem, s[:-1]), tx]
 
 
+@irdl_op_definition
+class LuOp(_DecompositionOp):
+    """The LU factorization with partial pivoting of `[*, M, N]` matrices
+    (`paddle.linalg.lu`, LAPACK's getrf), K = min(M, N): `lu [*, M, N]` holds the unit
+    lower factor below the diagonal and the upper factor on and above it,
+    `pivots [*, K]` the 1-based row swaps (int32), `infos [*]` 0, or `i` when
+    `U[i-1, i-1]` is exactly zero (int32).
+
+    ```mlir
+    %lu, %p, %info = pd.lu %a : (tensor<3x3xf64>) -> (tensor<3x3xf64>, tensor<3xi32>, tensor<i32>)
+    ```
+    """
+
+    name = "pd.lu"
+    lu = result_def(TensorType)
+    pivots = result_def(TensorType)
+    infos = result_def(TensorType)
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        (tx,) = operand_types
+        *batch, m, n = matrix_shape(cls.name, "x", tx)
+        return [tx, tensor_type(i32, (*batch, _dim_min(m, n))), tensor_type(i32, tuple(batch))]
+
+
+@irdl_op_definition
+class LuUnpackOp(PdOp, MultiResultNames):
+    """Unpacks `pd.lu`'s results (`paddle.linalg.lu_unpack`): the permutation `P
+    [*, M, M]`, the unit lower `L [*, M, K]` and the upper `U [*, K, N]` with
+    `x = P L U`, from the packed `lu [*, M, N]` and the 1-based `pivots [*, K]`.
+
+    ```mlir
+    %p, %l, %u = pd.lu_unpack %lu, %piv : (tensor<3x3xf64>, tensor<3xi32>)
+        -> (tensor<3x3xf64>, tensor<3x3xf64>, tensor<3x3xf64>)
+    ```
+    """
+
+    HOST_ONLY: ClassVar[str | None] = (
+        "the permutation is built from the pivots by sequential swaps; a program using it "
+        "runs on the host interpreter"
+    )
+    name = "pd.lu_unpack"
+    x = operand_def(TensorType)
+    y = operand_def(TensorType)
+    names = opt_prop_def(ArrayAttr)
+    p = result_def(TensorType)
+    l = result_def(TensorType)  # noqa: E741 (Paddle's name for the factor)
+    u = result_def(TensorType)
+    assembly_format = _BINARY_FORMAT
+    irdl_options = (ParsePropInAttrDict(),)
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        tx, ty = operand_types
+        *batch, m, n = matrix_shape(cls.name, "x", tx)
+        k = _dim_min(m, n)
+        ys = shape_of(ty)
+        if elem_of(ty) not in (i32,) or len(ys) != len(batch) + 1:
+            raise VerifyException(
+                f"'{cls.name}': y (the pivots) must be int32 of shape [*, K], got {ty}"
+            )
+        if ys[-1] != DYN and k != DYN and ys[-1] != k:
+            raise VerifyException(f"'{cls.name}': y has {ys[-1]} pivots, x {fmt_shape((m, n))} needs {k}")
+        elem = elem_of(tx)
+        return [tensor_type(elem, (*batch, m, m)), tensor_type(elem, (*batch, m, k)),
+                tensor_type(elem, (*batch, k, n))]
+
+
 LINALG_OPS = [
     InverseOp, DeterminantOp, SlogdetOp, CholeskyOp, SolveOp, TriangularSolveOp, QrOp, SvdOp,
-    EighOp,
+    EighOp, LuOp, LuUnpackOp,
 ]

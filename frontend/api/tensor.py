@@ -36,7 +36,7 @@ SUBMODULES: dict[str, list[str]] = {
                      "reshape", "slice", "split", "squeeze", "transpose", "unsqueeze"],
     "linalg": ["matmul", "bmm", "dot", "cov", "corrcoef", "norm", "cond", "cross", "cholesky",
                "eig", "eigvals", "eigvalsh", "eigh", "matrix_power", "qr", "svd", "multi_dot",
-               "pinv", "solve", "cholesky_solve", "triangular_solve", "lstsq"],
+               "pinv", "solve", "cholesky_solve", "triangular_solve", "lstsq", "lu", "lu_unpack"],
     "logic": ["equal", "greater_equal", "greater_than", "less_equal", "less_than", "not_equal"],
     "search": ["where"],
     "stat": ["mean"],

@@ -432,6 +432,33 @@ def multi_dot(x: Sequence[Any], name: str | None = None) -> Any:
     return out
 
 
+def lu(x: Any, pivot: bool = True, get_infos: bool = False, name: str | None = None) -> Any:
+    """`paddle.linalg.lu`: the LU factorization with partial pivoting, `(LU, Pivots)`
+    (and `Infos` when `get_infos`): LU packs the unit lower and the upper factor,
+    Pivots are 1-based int32 row swaps.  `pivot=False` is not supported (as on
+    Paddle's CPU).  Gradients: square matrices with a non-singular U."""
+    fn = "lu"
+    _matrix(fn, "x", x)
+    if not pivot:
+        raise NotImplementedError(f"{fn}: LU without pivoting is not supported (pivot=False)")
+    packed, pivots, infos = apply(pd.LuOp, [x], prefix=fn, name=name)
+    return (packed, pivots, infos) if get_infos else (packed, pivots)
+
+
+def lu_unpack(x: Any, y: Any, unpack_ludata: bool = True, unpack_pivots: bool = True,
+              name: str | None = None) -> Any:
+    """`paddle.linalg.lu_unpack`: `(P, L, U)` with `A = P L U` from `lu`'s packed
+    factors `x` and pivots `y`.  The flags are accepted; P, L and U are always
+    computed (Paddle leaves the unrequested ones empty)."""
+    fn = "lu_unpack"
+    _matrix(fn, "x", x)
+    check_tensor(fn, "y", y)
+    if y.dtype != "int32":
+        raise TypeError(f"{fn}: 'y' (the pivots) must be int32, got {y.dtype}")
+    p, low, up = apply(pd.LuUnpackOp, [x, y], prefix=fn, name=name)
+    return p, low, up
+
+
 # ------------------------------------------------------------------------ norms
 
 _INF = float("inf")
@@ -715,14 +742,14 @@ def corrcoef(x: Any, rowvar: bool = True, name: str | None = None) -> Any:
 LINALG: list[Callable[..., Any]] = [
     cholesky, norm, matrix_norm, vector_norm, cond, cov, corrcoef, inv, eig, eigvals, multi_dot,
     matrix_rank, svd, svdvals, qr, matrix_power, det, slogdet, eigh, eigvalsh, pinv, solve,
-    cholesky_solve, triangular_solve, lstsq,
+    cholesky_solve, triangular_solve, lstsq, lu, lu_unpack,
 ]
 """`paddle.linalg` (`inv` is `paddle.inverse` there)."""
 
 PADDLE: list[Callable[..., Any]] = [
     mm, bmm, dot, outer, kron, einsum, inverse, cholesky, cross, cov, corrcoef, norm, cond, lstsq,
     eig, eigvals, eigvalsh, eigh, matrix_power, qr, svd, multi_dot, pinv, solve, cholesky_solve,
-    triangular_solve,
+    triangular_solve, lu, lu_unpack,
 ]
 FUNCTIONAL: list[Callable[..., Any]] = []
 STATIC_NN: list[Callable[..., Any]] = []
@@ -731,5 +758,5 @@ TENSOR_METHODS: dict[str, Callable[..., Any]] = {
     "mm": mm, "bmm": bmm, "dot": dot, "outer": outer, "kron": kron,
     **{f.__name__: f for f in (inverse, cholesky, cross, cov, corrcoef, norm, cond, lstsq, eig,
                                eigvals, eigvalsh, matrix_power, qr, multi_dot, solve,
-                               cholesky_solve, triangular_solve)},
+                               cholesky_solve, triangular_solve, lu, lu_unpack)},
 }

@@ -15,7 +15,9 @@ Notation: `g` the incoming gradient, `^T` the transpose of the last two dimensio
   non-square matrix the extra columns of U (rows of VH) are not unique, so only
   gradients through `S` are defined there;
 * `qr`: defined for `M >= N` (reduced mode, or complete mode of a square matrix) with
-  a full-rank input.
+  a full-rank input;
+* `lu`, `lu_unpack`: square matrices with a non-singular U (the pivots and the
+  permutation are piecewise constant and get no gradient).
 """
 
 from __future__ import annotations
@@ -253,3 +255,44 @@ def qr_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Out:
     first = _mm(b, q, b.add(gr, _right_solve_upper_t(b, low, r)))
     second = _right_solve_upper_t(b, b.sub(gq, _mm(b, q, qdq)), r)
     return [b.add(first, second)]
+
+
+def _square(op: Operation) -> None:
+    *_, m, n = shape_of(op.operands[0].type)
+    if m == DYN or n == DYN or m != n:
+        raise AutodiffError(
+            f"'{op.name}': the gradient is defined for square matrices of static size, got {m}x{n}"
+        )
+
+
+@vjp(pd.LuOp)
+def lu_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Out:
+    """With `x = P L U` and the packed gradient split into `gL` (strictly lower) and
+    `gU` (upper): `P L^-T [tril(L^T gL, -1) + triu(gU U^T)] U^-T`."""
+    _square(op)
+    g = grads[0]
+    assert g is not None
+    lu_, piv = op.results[0], op.results[1]
+    p, low, up = b.emit_multi(pd.LuUnpackOp, lu_, piv)
+    g_low = b.emit(pd.TrilTriuOp, g, lower=True, diagonal=-1)
+    g_up = b.emit(pd.TrilTriuOp, g, lower=False)
+    phi = b.add(b.emit(pd.TrilTriuOp, _mm(b, low, g_low, tx=True), lower=True, diagonal=-1),
+                b.emit(pd.TrilTriuOp, _mm(b, g_up, up, ty=True), lower=False))
+    left = b.emit(pd.TriangularSolveOp, low, phi, upper=False, transpose=True, unitriangular=True)
+    return [_mm(b, p, _right_solve_upper_t(b, left, up))]
+
+
+@vjp(pd.LuUnpackOp)
+def lu_unpack_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Out:
+    """L and U are masks of the packed factors: `gx = tril(gL, -1) + triu(gU)`; the
+    permutation and the pivots get none."""
+    _square(op)
+    _, gl, gu = grads
+    parts = []
+    if gl is not None:
+        parts.append(b.emit(pd.TrilTriuOp, gl, lower=True, diagonal=-1))
+    if gu is not None:
+        parts.append(b.emit(pd.TrilTriuOp, gu, lower=False))
+    if not parts:
+        return [None, None]
+    return [parts[0] if len(parts) == 1 else b.add(parts[0], parts[1]), None]

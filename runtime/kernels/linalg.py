@@ -92,3 +92,48 @@ def eigh(op: pd.EighOp, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     w, v = _lapack(op, "eigh did not converge", np.linalg.eigh, x,
                    UPLO=op.prop("UPLO"))
     return w.astype(x.dtype), v.astype(x.dtype)
+
+
+@kernel(pd.LuOp)
+def lu(op: pd.LuOp, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Doolittle elimination with partial pivoting (LAPACK getrf's choices: the first
+    row of largest magnitude), one matrix of the batch at a time."""
+    *batch, m, n = x.shape
+    k = min(m, n)
+    a = x.reshape(-1, m, n).astype(x.dtype, copy=True)
+    piv = np.zeros((a.shape[0], k), np.int32)
+    info = np.zeros(a.shape[0], np.int32)
+    for b in range(a.shape[0]):
+        ab = a[b]
+        for j in range(k):
+            p = j + int(np.argmax(np.abs(ab[j:, j])))
+            piv[b, j] = p + 1
+            if p != j:
+                ab[[j, p]] = ab[[p, j]]
+            if ab[j, j] == 0:
+                info[b] = info[b] or j + 1
+                continue
+            ab[j + 1:, j] /= ab[j, j]
+            ab[j + 1:, j + 1:] -= np.outer(ab[j + 1:, j], ab[j, j + 1:])
+    return a.reshape(x.shape), piv.reshape(*batch, k), info.reshape(batch)
+
+
+@kernel(pd.LuUnpackOp)
+def lu_unpack(op: pd.LuUnpackOp, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """P from the sequential row swaps (`A[perm[i]] = (L U)[i]`), L and U from the
+    packed factors."""
+    *batch, m, n = x.shape
+    k = min(m, n)
+    low = np.tril(x[..., :, :k], -1) + np.eye(m, k, dtype=x.dtype)
+    up = np.triu(x[..., :k, :])
+    flat = y.reshape(-1, k)
+    perm = np.zeros((flat.shape[0], m, m), x.dtype)
+    for b in range(flat.shape[0]):
+        order = np.arange(m)
+        for j in range(k):
+            p = int(flat[b, j]) - 1
+            if not 0 <= p < m:
+                raise LinalgError(f"'{op.name}': pivot {p + 1} is out of range [1, {m}]")
+            order[[j, p]] = order[[p, j]]
+        perm[b, order, np.arange(m)] = 1
+    return perm.reshape(*batch, m, m), low, up

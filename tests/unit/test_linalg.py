@@ -81,6 +81,34 @@ def test_kernels_match_numpy(dtype: str) -> None:
     np.testing.assert_allclose((v * w[:, None, :]) @ np.swapaxes(v, -1, -2), spd, rtol=tol * 10, atol=tol * 10)
 
 
+@pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4), (4, 3), (3, 5)])
+def test_lu_and_lu_unpack_rebuild_the_matrix(shape: tuple[int, ...]) -> None:
+    a = R.standard_normal(shape)
+    packed, piv, info = run_op(pd.LuOp, a)
+    p, low, up = run_op(pd.LuUnpackOp, packed, piv)
+    k = min(shape[-2:])
+    np.testing.assert_allclose(p @ low @ up, a, atol=1e-12)
+    assert np.all(np.abs(np.tril(low, -1)) <= 1 + 1e-12)  # partial pivoting bounds the multipliers
+    assert piv.shape == (*shape[:-2], k) and piv.dtype == np.int32 and np.all(info == 0)
+    # LAPACK's determinant identity: det = prod(diag U) * (-1)^(number of swaps).
+    if shape[-1] == shape[-2]:
+        swaps = (piv != np.arange(1, k + 1)).sum(-1)
+        np.testing.assert_allclose(np.prod(np.diagonal(up, axis1=-2, axis2=-1), -1) * (-1.0) ** swaps,
+                                   np.linalg.det(a))
+
+
+def test_lu_frontend_and_singular_info() -> None:
+    lu_, piv, info = paddle.linalg.lu(t(A), get_infos=True)
+    p, low, up = paddle.linalg.lu_unpack(lu_, piv)
+    np.testing.assert_allclose((p @ low @ up).numpy(), A)
+    assert len(paddle.linalg.lu(t(A))) == 2 and info.dtype == paddle.int32
+    _, _, info = paddle.linalg.lu(t(np.array([[1.0, 2.0], [2.0, 4.0]])), get_infos=True)
+    assert int(info.numpy()) == 2  # U[1, 1] is exactly zero
+    with pytest.raises(NotImplementedError, match="pivot=False"):
+        paddle.linalg.lu(t(A), pivot=False)
+    check_eager_grad(lambda x: paddle.linalg.lu_unpack(*paddle.linalg.lu(x))[2], [A])
+
+
 def test_singular_and_indefinite_matrices_raise_naming_the_op() -> None:
     singular = np.ones((3, 3))
     with pytest.raises(LinalgError, match="'pd.inverse': x is singular"):
@@ -110,6 +138,8 @@ VJP_CASES: list[tuple[type[pd.PdOp], Callable[[], list[np.ndarray]], dict[str, A
     (pd.SvdOp, lambda: [TALL], {}, 1),
     (pd.SvdOp, lambda: [WIDE], {}, 1),
     (pd.SvdOp, lambda: [A], {"full_matrices": True}, 1),
+    (pd.LuOp, lambda: [A], {}, 1),
+    (pd.LuUnpackOp, lambda: list(run_op(pd.LuOp, A)[:2]), {}, 1),
 ]
 
 

@@ -55,3 +55,10 @@
 %a = pd.data "a" : tensor<3x3xf32>
 %w, %v = pd.eigh %a {UPLO = "X"} : (tensor<3x3xf32>) -> (tensor<3xf32>, tensor<3x3xf32>)
 // CHECK: 'pd.eigh': UPLO must be 'L' or 'U', got 'X'
+
+// -----
+
+%a = pd.data "a" : tensor<3x3xf32>
+%piv = pd.data "piv" : tensor<3xi64>
+%p, %l, %u = pd.lu_unpack %a, %piv : (tensor<3x3xf32>, tensor<3xi64>) -> (tensor<3x3xf32>, tensor<3x3xf32>, tensor<3x3xf32>)
+// CHECK: 'pd.lu_unpack': y (the pivots) must be int32 of shape [*, K], got tensor<3xi64>

@@ -18,6 +18,8 @@ builtin.module {
   %u, %s, %vh = pd.svd %m {names = ["u", "s", "vh"]} : (tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<3xf32>, tensor<3x3xf32>)
   %uf, %sf, %vhf = pd.svd %m {full_matrices = true} : (tensor<4x3xf32>) -> (tensor<4x4xf32>, tensor<3xf32>, tensor<3x3xf32>)
   %w, %v = pd.eigh %a {UPLO = "U"} : (tensor<?x3x3xf64>) -> (tensor<?x3xf64>, tensor<?x3x3xf64>)
+  %lu, %piv, %info = pd.lu %m : (tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<3xi32>, tensor<i32>)
+  %pp, %ll, %uu = pd.lu_unpack %lu, %piv : (tensor<4x3xf32>, tensor<3xi32>) -> (tensor<4x4xf32>, tensor<4x3xf32>, tensor<3x3xf32>)
 }
 
 // CHECK:      %inv = pd.inverse %a : (tensor<?x3x3xf64>) -> tensor<?x3x3xf64>
@@ -31,3 +33,5 @@ builtin.module {
 // CHECK-NEXT: %u, %s, %vh = pd.svd %m {names = ["u", "s", "vh"]} : (tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<3xf32>, tensor<3x3xf32>)
 // CHECK-NEXT: %uf, %sf, %vhf = pd.svd %m {full_matrices = true} : (tensor<4x3xf32>) -> (tensor<4x4xf32>, tensor<3xf32>, tensor<3x3xf32>)
 // CHECK-NEXT: %w, %v = pd.eigh %a {UPLO = "U"} : (tensor<?x3x3xf64>) -> (tensor<?x3xf64>, tensor<?x3x3xf64>)
+// CHECK-NEXT: pd.lu %m : (tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<3xi32>, tensor<i32>)
+// CHECK-NEXT: pd.lu_unpack %lu, %piv : (tensor<4x3xf32>, tensor<3xi32>) -> (tensor<4x4xf32>, tensor<4x3xf32>, tensor<3x3xf32>)
