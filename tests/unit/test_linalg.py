@@ -373,3 +373,29 @@ def test_static_program_values_and_gradients(backend: str) -> None:
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-10)
 
+
+
+def test_composites_compile_natively_and_agree_with_the_interpreter() -> None:
+    """cross, cov, corrcoef, multi_dot, matrix_power (n > 0) and the vector norms use
+    no host-only op: the compiled backend runs them and must match the interpreter."""
+    paddle.enable_static()
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        x = paddle.static.data("x", [3, 3], "float64")
+        x.stop_gradient = False
+        outs = [paddle.cross(x, x * 2.0 + 1.0), paddle.linalg.cov(x), paddle.linalg.corrcoef(x),
+                paddle.linalg.multi_dot([x, x, x]), paddle.linalg.matrix_power(x, 3),
+                paddle.linalg.vector_norm(x, p=3, axis=1), paddle.linalg.matrix_norm(x, p=1)]
+        loss = paddle.add_n([paddle.sum(o) for o in outs])
+        (gx,) = paddle.static.gradients([loss], [x])
+    feed = {"x": A[0]}
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no fallback to the interpreter
+        compiled = paddle.static.Executor(paddle.CPUPlace()).run(main, feed=feed, fetch_list=[*outs, gx])
+    reference = paddle.static.Executor(paddle.CPUPlace(), backend="interpreter").run(
+        main, feed=feed, fetch_list=[*outs, gx])
+    for c, r in zip(compiled, reference):
+        np.testing.assert_allclose(c, r, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(reference[1], np.cov(A[0]))
