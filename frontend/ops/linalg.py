@@ -288,15 +288,21 @@ def _vector_rhs(fn: str, x: Any, y: Any) -> bool:
     return len(y.shape) == 1
 
 
-def solve(x: Any, y: Any, name: str | None = None) -> Any:
-    """`paddle.linalg.solve`: `X` with `x @ X = y`, x `[*, M, M]`, y `[*, M, K]` or a
-    vector `[M]` (batch dimensions broadcast)."""
+def solve(x: Any, y: Any, left: bool = True, name: str | None = None) -> Any:
+    """`paddle.linalg.solve`: `Out` with `x @ Out = y` (or `Out @ x = y` when not
+    `left`), x `[*, M, M]`, y `[*, M, K]` (`[*, K, M]` when not left) or a vector
+    `[M]`; batch dimensions broadcast."""
     _matrix("solve", "x", x, square=True)
     vec = _vector_rhs("solve", x, y)
+    if not left:
+        # Out x = y  <=>  x^T Out^T = y^T (a vector is its own transpose here).
+        if vec:
+            return solve(_mT(x), y, name=name)
+        return _mT(solve(_mT(x), _mT(y)))
     rhs = unsqueeze(y, [-1]) if vec else y
     _matrix("solve", "y", rhs)
     out = apply(pd.SolveOp, [x, rhs], prefix="solve", name=None if vec else name)
-    return squeeze(out, [-1]) if vec else out
+    return squeeze(out, [-1], name=name) if vec else out
 
 
 def triangular_solve(x: Any, y: Any, upper: bool = True, transpose: bool = False,

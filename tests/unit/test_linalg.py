@@ -241,6 +241,9 @@ def test_inverse_det_slogdet_solve_frontend() -> None:
     np.testing.assert_allclose(paddle.linalg.solve(x, t(B)).numpy(), np.linalg.solve(A, B))
     vec = R.standard_normal(3)
     np.testing.assert_allclose(paddle.linalg.solve(t(A[0]), t(vec)).numpy(), np.linalg.solve(A[0], vec))
+    np.testing.assert_allclose(paddle.linalg.solve(x, t(np.swapaxes(B, -1, -2)), left=False).numpy(),
+                               np.swapaxes(B, -1, -2) @ np.linalg.inv(A))
+    np.testing.assert_allclose(paddle.linalg.solve(t(A[0]), t(vec), left=False).numpy(), vec @ np.linalg.inv(A[0]))
     low = np.linalg.cholesky(SPD)
     np.testing.assert_allclose(paddle.linalg.cholesky_solve(t(B), t(low)).numpy(), np.linalg.solve(SPD, B))
     np.testing.assert_allclose(
