@@ -619,7 +619,7 @@ def matrix_rank(x: Any, tol: Any = None, hermitian: bool = False, atol: Any = No
     if tol is not None:
         if atol is not None or rtol is not None:
             raise ValueError(f"{fn}: tol cannot be given together with atol or rtol")
-        thresh: Any = tol if not isinstance(tol, (int, float)) else full_like(big, float(tol))
+        thresh: Any = full_like(big, float(tol)) if isinstance(tol, (int, float)) else unsqueeze(tol, [-1])
     else:
         m, n = x.shape[-2], x.shape[-1]
         if rtol is None:

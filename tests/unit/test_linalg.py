@@ -274,6 +274,10 @@ def test_pinv_rank_cond_lstsq() -> None:
     assert paddle.linalg.matrix_rank(t(rank2)).numpy() == 2
     assert paddle.linalg.matrix_rank(t(rank2)).dtype == paddle.int64
     np.testing.assert_array_equal(paddle.linalg.matrix_rank(t(A), tol=1e9).numpy(), [0, 0])
+    s = np.linalg.svd(A, compute_uv=False)  # a per-matrix tolerance between two singular values
+    np.testing.assert_array_equal(
+        paddle.linalg.matrix_rank(t(A), tol=t(np.array([s[0, 1] + 1e-9, s[1, 2] + 1e-9]))).numpy(), [1, 2])
+    np.testing.assert_array_equal(paddle.linalg.matrix_rank(t(A), atol=s[0, 0] + 1.0, rtol=0.0).numpy(), [0, 0])
     np.testing.assert_array_equal(paddle.linalg.matrix_rank(t(SPD), hermitian=True).numpy(), [3, 3])
     for p in [None, 2, -2, "fro", "nuc", 1, -1, INF, -INF]:
         np.testing.assert_allclose(paddle.linalg.cond(t(A), p=p).numpy(), np.linalg.cond(A, p), rtol=1e-8)
