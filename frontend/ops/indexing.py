@@ -788,6 +788,6 @@ TENSOR_METHODS: dict[str, Any] = {
     "put_along_axis": put_along_axis, "nonzero": nonzero, "masked_select": masked_select,
     "masked_fill": masked_fill, "tril": tril, "triu": triu, "diag": diag, "flip": flip,
     "roll": roll, "unstack": unstack, "chunk": chunk, "tile": tile,
-    "repeat_interleave": repeat_interleave, "clone": clone, "numel": numel,
+    "repeat_interleave": repeat_interleave, "clone": clone, "numel": numel, "stack": stack,
     "strided_slice": strided_slice, "T": property(_t), "detach": detach,
 }
