@@ -178,7 +178,7 @@ def is_tensor(x: Any) -> bool:
 def is_floating_point(x: Any) -> bool:
     """`paddle.is_floating_point`: whether x has a floating-point dtype."""
     check_tensor("is_floating_point", "x", x)
-    return str(x.dtype) in FLOAT_DTYPES
+    return x.dtype in FLOAT_DTYPES
 
 
 _ALL: list[Callable[..., Any]] = [

@@ -146,8 +146,12 @@ def unflatten(x: Any, axis: int, shape: Sequence[int], name: str | None = None) 
             dims[dims.index(-1)] = n // known
         elif known != n:
             raise ValueError(f"unflatten: shape {dims} does not multiply to dimension {a} of size {n}")
-    # Other dimensions keep their (possibly dynamic) size through reshape's `0`.
-    target = [0] * a + dims + [0] * (rank - a - 1)
+    # Leading dimensions keep their (possibly dynamic) size through reshape's `0`
+    # (which copies the input dimension at the same index); trailing ones are given.
+    tail = list(x.shape[a + 1:])
+    if builtins.sum(d < 0 for d in tail) + (-1 in dims) > 1:
+        raise ValueError(f"unflatten: x of shape {list(x.shape)} has too many dynamic dimensions")
+    target = [0] * a + dims + tail
     return reshape(x, target, name=name)
 
 
