@@ -327,9 +327,9 @@ def install_operators(cls: type) -> None:
         setattr(cls, dunder, fn)
 
 
-_ALL = [sin, cos, tan, asin, acos, atan, sinh, cosh, log1p, expm1, floor, ceil, round,
-        log2, log10, rsqrt, reciprocal]
-_NEW = [floor_divide, remainder, mod, floor_mod, trunc, frac, neg, atan2, hypot, logit,
+_ALL: list[Callable[..., Any]] = [sin, cos, tan, asin, acos, atan, sinh, cosh, log1p, expm1, floor, ceil, round,
+                               log2, log10, rsqrt, reciprocal]
+_NEW: list[Callable[..., Any]] = [floor_divide, remainder, mod, floor_mod, trunc, frac, neg, atan2, hypot, logit,
         signbit, heaviside, nan_to_num, nansum, nanmean, count_nonzero]
 
 PADDLE: list[Callable[..., Any]] = [*_ALL, *_NEW]
