@@ -186,6 +186,50 @@ def trace(x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, name: str | N
     return reduce_sum(diagonal(x, offset, axis1, axis2), axis=-1, name=name)
 
 
+def diag_embed(input: Any, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Any:  # noqa: A002
+    """`paddle.diag_embed`: matrices (in result dimensions `dim1`, `dim2`) whose
+    diagonal `offset` holds the last dimension of `input`, zeros elsewhere.  Built
+    without multiplying by zero (so inf/NaN stay on the diagonal): a row of n values
+    followed by n zeros, reshaped, puts value i at (i, i)."""
+    check_tensor("diag_embed", "input", input)
+    rank = len(input.shape)
+    if rank < 1:
+        raise ValueError("diag_embed: input must be at least 1-D")
+    k = _int("diag_embed", "offset", offset)
+    d1, d2 = _axis("diag_embed", "dim1", dim1, rank + 1), _axis("diag_embed", "dim2", dim2, rank + 1)
+    if d1 == d2:
+        raise ValueError(f"diag_embed: dim1 ({dim1}) and dim2 ({dim2}) must differ")
+    n = _static_dim("diag_embed", input, rank - 1)
+    lead = list(input.shape[:-1])
+    m = n + builtins.abs(k)
+    x = input
+    if m != n:  # pad the values to length m with zeros
+        x = concat([x, zeros_of(x, [*lead, m - n])], axis=rank - 1)
+    col = unsqueeze_last(x)  # [..., m, 1]
+    grid = concat([col, zeros_of(x, [*lead, m, m])], axis=rank)  # [..., m, m + 1]
+    flat = reshape(grid, [0] * len(lead) + [m * (m + 1)])
+    square = reshape(strided_slice(flat, [rank - 1], [0], [m * m], [1]), [0] * len(lead) + [m, m])
+    if k > 0:  # shift right: (i, i) -> (i, i + k)
+        square = strided_slice(concat([zeros_of(x, [*lead, m, k]), square], axis=rank), [rank], [0], [m], [1])
+    elif k < 0:  # shift down: (i, i) -> (i - k, i)
+        square = strided_slice(concat([zeros_of(x, [*lead, -k, m]), square], axis=rank - 1),
+                               [rank - 1], [0], [m], [1])
+    # the matrix dimensions are last; move them to dim1, dim2
+    return moveaxis(square, [rank - 1, rank], [d1, d2])
+
+
+def zeros_of(x: Any, dims: list[int]) -> Any:
+    """Zeros of x's dtype with shape `dims` (dynamic leading dimensions taken from x)."""
+    if builtins.any(d < 0 for d in dims):
+        raise ValueError(f"diag_embed: input must have a static shape, got {list(x.shape)}")
+    return full(dims, 0.0, dtype=x.dtype)
+
+
+def unsqueeze_last(x: Any) -> Any:
+    """x with a new trailing dimension of size 1."""
+    return reshape(x, [0] * len(x.shape) + [1])
+
+
 # ------------------------------------------------------------------ generation
 
 
@@ -423,7 +467,7 @@ def tolist(x: Any) -> Any:
 
 
 _ALL: list[Callable[..., Any]] = [
-    moveaxis, swapaxes, swapdims, t, unbind, unflatten, diagonal, trace, meshgrid, tril_indices,
+    moveaxis, swapaxes, swapdims, t, unbind, unflatten, diagonal, diag_embed, trace, meshgrid, tril_indices,
     triu_indices, vander, tensor_split, hsplit, vsplit, dsplit, rot90, diff, take, multiplex,
     shape, rank, tolist,
 ]
