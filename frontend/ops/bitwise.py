@@ -1,0 +1,124 @@
+"""Paddle's bitwise functions (`bitwise_and`, `bitwise_or`, `bitwise_xor`,
+`bitwise_not`) and the Python operators `&`, `|`, `^`, `~` of Tensors/Variables.
+
+pullback has no bit-level op, so these are exact composites: on bool tensors the
+logical functions; on integers `~x` is `-x - 1` (two's complement), and the binary
+ones rebuild the result bit by bit (bit k of x is `floor(x / 2**k) mod 2`, which is
+right for negative numbers too; the top bit weighs `-2**(w-1)` for signed types).
+That is O(width) elementwise ops per call: correct everywhere, not fast.
+No gradients (integer results).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pullback.frontend.ops.elementwise import (
+    add,
+    cast,
+    check_tensor,
+    constant_like,
+    is_scalar,
+    multiply,
+    scale,
+    subtract,
+)
+from pullback.frontend.ops.logic import logical_and, logical_not, logical_or, logical_xor
+from pullback.frontend.ops.math import floor_divide, remainder
+
+_WIDTH = {"int32": 32, "int64": 64}
+"""Bit widths of the integer dtypes pullback has (all signed)."""
+_SIGNED = ("int32", "int64")
+
+
+def _operands(fn: str, x: Any, y: Any) -> tuple[Any, Any]:
+    if is_scalar(y) or isinstance(y, bool):
+        check_tensor(fn, "x", x)
+        y = constant_like(x, int(y))
+    check_tensor(fn, "x", x)
+    check_tensor(fn, "y", y)
+    if x.dtype != y.dtype:
+        raise TypeError(f"{fn}: x ({x.dtype}) and y ({y.dtype}) must have the same dtype")
+    if x.dtype != "bool" and x.dtype not in _WIDTH:
+        raise TypeError(f"{fn}: x must be bool or an integer type, got {x.dtype}")
+    return x, y
+
+
+def _bits(x: Any, y: Any, combine: Callable[[Any, Any], Any]) -> Any:
+    """Rebuild an integer result from `combine(bit_k(x), bit_k(y))` (0/1 ints):
+    bit k is the remainder by 2 after k floor divisions by 2 (right for negative
+    numbers: floor division is an arithmetic shift)."""
+    dtype = next(name for name in _WIDTH if x.dtype == name)
+    width = _WIDTH[dtype]
+    out = None
+    cx, cy = x, y
+    for k in range(width):
+        bit = combine(remainder(cx, 2), remainder(cy, 2))
+        top = k == width - 1 and dtype in _SIGNED
+        term = bit if k == 0 else scale(bit, -float(2 ** k) if top else float(2 ** k))
+        out = term if out is None else add(out, term)
+        if k + 1 < width:
+            cx, cy = floor_divide(cx, 2), floor_divide(cy, 2)
+    return out if out.dtype == dtype else cast(out, dtype)
+
+
+def bitwise_and(x: Any, y: Any, out: Any = None, name: str | None = None) -> Any:
+    """`paddle.bitwise_and`: elementwise `x & y` (bool or integer tensors)."""
+    x, y = _operands("bitwise_and", x, y)
+    if x.dtype == "bool":
+        return logical_and(x, y)
+    return _bits(x, y, multiply)
+
+
+def bitwise_or(x: Any, y: Any, out: Any = None, name: str | None = None) -> Any:
+    """`paddle.bitwise_or`: elementwise `x | y` (bool or integer tensors)."""
+    x, y = _operands("bitwise_or", x, y)
+    if x.dtype == "bool":
+        return logical_or(x, y)
+    return _bits(x, y, lambda a, b: subtract(add(a, b), multiply(a, b)))
+
+
+def bitwise_xor(x: Any, y: Any, out: Any = None, name: str | None = None) -> Any:
+    """`paddle.bitwise_xor`: elementwise `x ^ y` (bool or integer tensors)."""
+    x, y = _operands("bitwise_xor", x, y)
+    if x.dtype == "bool":
+        return logical_xor(x, y)
+    return _bits(x, y, lambda a, b: remainder(add(a, b), 2))
+
+
+def bitwise_not(x: Any, out: Any = None, name: str | None = None) -> Any:
+    """`paddle.bitwise_not`: elementwise `~x` (bool: not; integers: `-x - 1`)."""
+    check_tensor("bitwise_not", "x", x)
+    if x.dtype == "bool":
+        return logical_not(x)
+    if x.dtype not in _WIDTH:
+        raise TypeError(f"bitwise_not: x must be bool or an integer type, got {x.dtype}")
+    return subtract(scale(x, -1.0), constant_like(x, 1))
+
+
+OPERATORS: dict[str, Callable[..., Any]] = {
+    "__and__": lambda self, other: bitwise_and(self, other),
+    "__rand__": lambda self, other: bitwise_and(self, other),
+    "__or__": lambda self, other: bitwise_or(self, other),
+    "__ror__": lambda self, other: bitwise_or(self, other),
+    "__xor__": lambda self, other: bitwise_xor(self, other),
+    "__rxor__": lambda self, other: bitwise_xor(self, other),
+    "__invert__": lambda self: bitwise_not(self),
+}
+"""`&`, `|`, `^` (and reflected) and `~` of Variables/Tensors."""
+
+
+def install_operators(cls: type) -> None:
+    """Attach `&`, `|`, `^`, `~` (`OPERATORS`) to a Variable/Tensor class."""
+    for dunder, fn in OPERATORS.items():
+        setattr(cls, dunder, fn)
+
+
+_ALL: list[Callable[..., Any]] = [bitwise_and, bitwise_or, bitwise_xor, bitwise_not]
+
+PADDLE: list[Callable[..., Any]] = list(_ALL)
+FUNCTIONAL: list[Callable[..., Any]] = []
+STATIC_NN: list[Callable[..., Any]] = []
+FLUID_LAYERS: dict[str, Callable[..., Any]] = {}
+TENSOR_METHODS: dict[str, Callable[..., Any]] = {f.__name__: f for f in _ALL}
