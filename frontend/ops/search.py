@@ -20,11 +20,16 @@ from typing import Any
 import numpy as np
 
 from pullback.dialects import pd
-from pullback.frontend.core import apply
+from pullback.frontend.core import apply, in_dynamic_mode
+from pullback.frontend.ops.creation import uniform
 from pullback.frontend.ops.elementwise import (
     add,
     cast,
     check_tensor,
+    constant_like,
+    divide,
+    log,
+    minimum,
     is_scalar,
     less_equal,
     less_than,
@@ -33,6 +38,7 @@ from pullback.frontend.ops.elementwise import (
 )
 from pullback.frontend.ops.indexing import stack, strided_slice
 from pullback.frontend.ops.reduction import sum as reduce_sum
+from pullback.frontend.ops.statistics import cumsum
 from pullback.frontend.ops.shape import flatten, reshape, squeeze, unsqueeze
 
 
@@ -229,6 +235,52 @@ def bucketize(x: Any, sorted_sequence: Any, out_int32: bool = False, right: bool
     return searchsorted(sorted_sequence, x, out_int32=out_int32, right=right, name=name)
 
 
+def multinomial(x: Any, num_samples: int = 1, replacement: bool = False,
+                name: str | None = None) -> Any:
+    """`paddle.multinomial`: int64 category indices drawn from the (unnormalized)
+    probabilities in the last dimension of a 1-D or 2-D x.  With `replacement`, each
+    draw is the `searchsorted` of a uniform sample in the cumulative distribution;
+    without, the `num_samples` largest `log(p) + Gumbel noise` (the Gumbel top-k
+    trick: the same distribution as drawing one by one without replacement)."""
+    check_tensor("multinomial", "x", x)
+    if x.dtype not in ("float32", "float64"):
+        raise TypeError(f"multinomial: x must be float32 or float64, got {x.dtype}")
+    if len(x.shape) not in (1, 2):
+        raise ValueError(f"multinomial: x must be 1-D or 2-D, got shape {list(x.shape)}")
+    if any(d < 0 for d in x.shape):
+        raise ValueError(f"multinomial: x must have a static shape, got {list(x.shape)}")
+    if isinstance(num_samples, bool) or not isinstance(num_samples, (int, np.integer)) or num_samples < 1:
+        raise ValueError(f"multinomial: num_samples must be a positive int, got {num_samples!r}")
+    n = x.shape[-1]
+    if not replacement and num_samples > n:
+        raise ValueError(
+            f"multinomial: num_samples ({num_samples}) must not exceed the number of categories "
+            f"({n}) without replacement")
+    if in_dynamic_mode():
+        p = x.numpy()
+        if (p < 0).any() or not np.isfinite(p).all():
+            raise ValueError("multinomial: the probabilities must be finite and non-negative")
+        if (p.sum(axis=-1) <= 0).any():
+            raise ValueError("multinomial: the probabilities of a row must not all be zero")
+        if not replacement and ((p > 0).sum(axis=-1) < num_samples).any():
+            raise ValueError(
+                f"multinomial: without replacement, every row needs at least num_samples "
+                f"({num_samples}) categories of nonzero probability")
+    lead = list(x.shape[:-1])
+    if replacement:
+        u = uniform([*lead, int(num_samples)], x.dtype, 0.0, 1.0)
+        cdf = cumsum(x, axis=-1)
+        total = strided_slice(cdf, [len(lead)], [n - 1], [n], [1])
+        idx = searchsorted(divide(cdf, total), u, right=True)
+        return minimum(idx, constant_like(idx, n - 1))
+    # Gumbel noise -log(-log(u)), u moved off 0 and 1 so that both logs stay finite
+    tiny = 1e-7 if x.dtype == "float32" else 1e-16
+    noise = scale(uniform([*lead, n], x.dtype, 0.0, 1.0), 1.0 - 2 * tiny, tiny)
+    keys = subtract(log(x), log(scale(log(noise), -1.0)))
+    return apply(pd.TopKOp, [keys], prefix="top_k_v2", k=int(num_samples), axis=-1,
+                 largest=True, sorted=True)[1]
+
+
 def fluid_argsort(input: Any, axis: int = -1, descending: bool = False,  # noqa: A002
                   name: str | None = None) -> tuple[Any, Any]:
     """`fluid.layers.argsort`: `(sorted values, indices)`."""
@@ -237,7 +289,7 @@ def fluid_argsort(input: Any, axis: int = -1, descending: bool = False,  # noqa:
 
 
 _ALL: list[Callable[..., Any]] = [sort, argsort, kthvalue, median, quantile, searchsorted,
-                                  bucketize]
+                                  bucketize, multinomial]
 
 PADDLE: list[Callable[..., Any]] = list(_ALL)
 FUNCTIONAL: list[Callable[..., Any]] = []
