@@ -94,7 +94,7 @@ def bitwise_not(x: Any, out: Any = None, name: str | None = None) -> Any:
         return logical_not(x)
     if x.dtype not in _WIDTH:
         raise TypeError(f"bitwise_not: x must be bool or an integer type, got {x.dtype}")
-    return subtract(scale(x, -1.0), constant_like(x, 1))
+    return subtract(constant_like(x, -1), x)  # exact in integer arithmetic
 
 
 OPERATORS: dict[str, Callable[..., Any]] = {

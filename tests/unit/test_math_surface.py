@@ -404,3 +404,119 @@ def test_inplace_in_static_mode_renames_the_variable():
     x = np.array([1.0, -2.0])
     for outs in run_static(build, x):
         np.testing.assert_array_equal(outs[0], 4 * x)
+
+
+# ---------------------------------------------------------- cumulative, diag
+
+
+def test_logcumsumexp_cummax_cummin():
+    a = RNG.standard_normal((3, 5))
+    check_everywhere(lambda t: paddle.logcumsumexp(t, axis=1),
+                     lambda v: np.logaddexp.accumulate(v, axis=1), a, rtol=1e-12)
+    check_everywhere(paddle.logcumsumexp, lambda v: np.logaddexp.accumulate(v.ravel()), a, rtol=1e-12)
+    big = np.array([1000.0, 1000.0, -np.inf])
+    np.testing.assert_allclose(paddle.logcumsumexp(paddle.to_tensor(big)).numpy(),
+                               np.logaddexp.accumulate(big))
+    check_eager_grad(lambda t: paddle.logcumsumexp(t, axis=0), [a], order=2)
+    ties = RNG.integers(0, 3, (3, 6)).astype(np.float64)
+
+    def last_index(v: np.ndarray, op: Callable[..., Any]) -> np.ndarray:
+        out = np.zeros(v.shape, np.int64)
+        for r in range(v.shape[0]):
+            best = 0
+            for i in range(v.shape[1]):
+                if op(v[r, i], v[r, best]):
+                    best = i
+                out[r, i] = best
+        return out
+
+    check_everywhere(lambda t: paddle.cummax(t, axis=1),
+                     lambda v: (np.maximum.accumulate(v, 1), last_index(v, np.greater_equal)), ties)
+    check_everywhere(lambda t: t.cummin(axis=-1),
+                     lambda v: (np.minimum.accumulate(v, 1), last_index(v, np.less_equal)), ties)
+    check_eager_grad(lambda t: paddle.cummax(t, axis=1)[0], [a])
+
+
+def test_diag_embed():
+    a = RNG.standard_normal((2, 3))
+
+    def ref(v: np.ndarray, off: int, d1: int, d2: int) -> np.ndarray:
+        n = v.shape[-1]
+        m = n + abs(off)
+        out = np.zeros(v.shape[:-1] + (m, m))
+        for i in range(n):
+            r, c = (i, i + off) if off >= 0 else (i - off, i)
+            out[..., r, c] = v[..., i]
+        return np.moveaxis(out, [-2, -1], [d1, d2])
+
+    for off, d1, d2 in ((0, -2, -1), (1, 0, 2), (-2, 2, 0), (2, 1, 0)):
+        check_everywhere(lambda t, o=off, p=d1, q=d2: paddle.diag_embed(t, o, p, q),
+                         lambda v, o=off, p=d1, q=d2: ref(v, o, p, q), a)
+    check_eager_grad(lambda t: paddle.diag_embed(t, 1), [a])
+
+
+# ------------------------------------------------------------------- bitwise
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_bitwise_ops_on_integers(dtype):
+    info = np.iinfo(dtype)
+    a = np.array([0, 5, -5, 12, -1, info.min, info.max], dtype)
+    b = np.array([3, -6, 9, 10, 7, -1, 1], dtype)
+    check_everywhere(paddle.bitwise_and, np.bitwise_and, a, b)
+    check_everywhere(paddle.bitwise_or, np.bitwise_or, a, b)
+    check_everywhere(paddle.bitwise_xor, np.bitwise_xor, a, b)
+    check_everywhere(paddle.bitwise_not, np.invert, a)
+    check_everywhere(lambda x, y: (x & y) | (~x ^ y), lambda x, y: (x & y) | (~x ^ y), a, b)
+
+
+def test_bitwise_ops_on_bools_and_errors():
+    a, b = np.array([True, False, True]), np.array([True, True, False])
+    check_everywhere(lambda x, y: x & y, np.logical_and, a, b)
+    check_everywhere(lambda x, y: x | y, np.logical_or, a, b)
+    check_everywhere(lambda x, y: x ^ y, np.logical_xor, a, b)
+    check_everywhere(lambda x: ~x, np.logical_not, a)
+    with pytest.raises(TypeError, match="bitwise_and: x must be bool or an integer type"):
+        paddle.bitwise_and(paddle.to_tensor([1.0]), paddle.to_tensor([1.0]))
+
+
+# ------------------------------------------------------------------ counting
+
+
+def test_histogram():
+    a = RNG.standard_normal(40)
+    check_everywhere(lambda t: paddle.histogram(t, bins=7), lambda v: np.histogram(v, 7)[0].astype(np.int64), a)
+    check_everywhere(lambda t: paddle.histogram(t, bins=4, min=-1, max=1),
+                     lambda v: np.histogram(v, 4, (-1, 1))[0].astype(np.int64), a)
+    check_everywhere(lambda t: paddle.histogram(t, bins=4, min=-1, max=1, density=True),
+                     lambda v: np.histogram(v, 4, (-1, 1), density=True)[0], a, rtol=1e-12)
+    np.testing.assert_array_equal(paddle.histogram(paddle.to_tensor([1, 2, 1]), bins=4, min=0, max=3).numpy(),
+                                  [0, 2, 1, 0])  # Paddle's documented example
+
+
+def test_bincount_and_unique_eager_and_static_error():
+    x = np.array([1, 1, 3, 0, 3, 3])
+    np.testing.assert_array_equal(paddle.bincount(paddle.to_tensor(x)).numpy(), np.bincount(x))
+    w = np.array([0.5, 1.0, 2.0, 0.1, 0.2, 0.3])
+    np.testing.assert_allclose(paddle.bincount(paddle.to_tensor(x), paddle.to_tensor(w), minlength=6).numpy(),
+                               np.bincount(x, w, 6))
+    vals, index, inverse, counts = paddle.unique(paddle.to_tensor(x), return_index=True,
+                                                 return_inverse=True, return_counts=True)
+    ref = np.unique(x, return_index=True, return_inverse=True, return_counts=True)
+    for got, want in zip((vals, index, inverse, counts), ref, strict=True):
+        np.testing.assert_array_equal(got.numpy(), want)
+    m = np.array([[1, 2], [0, 1], [1, 2]])
+    np.testing.assert_array_equal(paddle.unique(paddle.to_tensor(m), axis=0).numpy(), np.unique(m, axis=0))
+    with pytest.raises(NotImplementedError, match="bincount: the result's shape depends on the values"):
+        run_static(paddle.bincount, x)
+
+
+def test_multinomial_frequencies_and_errors():
+    paddle.seed(5)
+    p = paddle.to_tensor([0.1, 0.2, 0.7])
+    draws = paddle.multinomial(p, 4000, replacement=True).numpy()
+    np.testing.assert_allclose(np.bincount(draws, minlength=3) / 4000, [0.1, 0.2, 0.7], atol=0.03)
+    rows = paddle.multinomial(paddle.to_tensor([[0.0, 1.0, 1.0, 0.0], [1.0, 1.0, 1.0, 1.0]]), 2).numpy()
+    assert set(rows[0]) == {1, 2} and len(set(rows[1])) == 2
+    with pytest.raises(ValueError, match="multinomial: num_samples"):
+        paddle.multinomial(p, 4)
