@@ -51,15 +51,13 @@ def _bits(x: Any, y: Any, combine: Callable[[Any, Any], Any]) -> Any:
     numbers: floor division is an arithmetic shift)."""
     dtype = next(name for name in _WIDTH if x.dtype == name)
     width = _WIDTH[dtype]
-    out = None
+    out = combine(remainder(x, 2), remainder(y, 2))
     cx, cy = x, y
-    for k in range(width):
+    for k in range(1, width):
+        cx, cy = floor_divide(cx, 2), floor_divide(cy, 2)
         bit = combine(remainder(cx, 2), remainder(cy, 2))
         top = k == width - 1 and dtype in _SIGNED
-        term = bit if k == 0 else scale(bit, -float(2 ** k) if top else float(2 ** k))
-        out = term if out is None else add(out, term)
-        if k + 1 < width:
-            cx, cy = floor_divide(cx, 2), floor_divide(cy, 2)
+        out = add(out, scale(bit, -float(2 ** k) if top else float(2 ** k)))
     return out if out.dtype == dtype else cast(out, dtype)
 
 
