@@ -2,8 +2,8 @@
 elementwise ops (so static mode and the compiled backend work).
 
 * `lgamma(x)`: for x >= 1/2, shift up by 8 (`lgamma(x) = lgamma(x + 8) -
-  log(x (x+1) ... (x+7))`) and apply Stirling's series to 4 correction terms (relative
-  error below 1e-13 at x + 8 >= 8); for x < 1/2 the reflection formula
+  log(x (x+1) ... (x+7))`) and apply Stirling's series to 4 correction terms (error about
+  1e-12 in float64); for x < 1/2 the reflection formula
   `lgamma(x) = log(pi / |sin(pi x)|) - lgamma(1 - x)`.  Its gradient, digamma, comes
   from differentiating the composite (accurate to the same order).
 * `digamma(x)`: the same shift (`digamma(x) = digamma(x + 8) - sum 1 / (x + k)`), the

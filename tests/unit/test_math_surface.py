@@ -520,3 +520,38 @@ def test_multinomial_frequencies_and_errors():
     assert set(rows[0]) == {1, 2} and len(set(rows[1])) == 2
     with pytest.raises(ValueError, match="multinomial: num_samples"):
         paddle.multinomial(p, 4)
+
+
+# ------------------------------------------------------------------- special
+
+
+def test_lgamma_digamma_values_and_gradients():
+    import math
+
+    x = np.array([0.1, 0.5, 1.0, 1.5, 2.0, 3.7, 10.0, 55.5, -0.5, -1.5, -2.3, 1e-3])
+    check_everywhere(paddle.lgamma, lambda v: np.array([math.lgamma(e) for e in v]), x, rtol=1e-11, atol=5e-12)
+    poles = paddle.lgamma(paddle.to_tensor([0.0, -1.0, -4.0])).numpy()
+    assert np.isposinf(poles).all()
+    euler = 0.5772156649015329
+    known = np.array([1.0, 0.5, 4.0])  # digamma(1) = -g, digamma(1/2) = -g - 2 ln 2, digamma(4) = -g + 11/6
+    check_everywhere(paddle.digamma, lambda v: np.array([-euler, -euler - 2 * math.log(2), -euler + 11 / 6]),
+                     known, rtol=1e-11)
+    # digamma is lgamma's derivative; its own derivative (trigamma) by finite differences
+    y = RNG.uniform(0.2, 6.0, (2, 3))
+    t = paddle.to_tensor(y, stop_gradient=False)
+    (g,) = paddle.grad(paddle.lgamma(t).sum(), [t])
+    np.testing.assert_allclose(g.numpy(), paddle.digamma(paddle.to_tensor(y)).numpy(), rtol=1e-10)
+    check_eager_grad(paddle.digamma, [y], rtol=1e-5)
+    check_eager_grad(paddle.lgamma, [-y + 0.05], rtol=1e-5)
+
+
+def test_erfinv_values_edges_and_gradient():
+    import math
+
+    y = np.array([-0.999, -0.9, -0.3, 0.0, 0.2, 0.7, 0.99999])
+    got = paddle.erfinv(paddle.to_tensor(y)).numpy()
+    np.testing.assert_allclose([math.erf(v) for v in got], y, rtol=1e-14, atol=1e-15)
+    check_everywhere(paddle.erfinv, lambda v: paddle.erfinv(paddle.to_tensor(v)).numpy(), y, rtol=1e-12)
+    edges = paddle.erfinv(paddle.to_tensor([1.0, -1.0, 1.5])).numpy()
+    assert edges[0] == np.inf and edges[1] == -np.inf and np.isnan(edges[2])
+    check_eager_grad(paddle.erfinv, [RNG.uniform(-0.95, 0.95, (2, 3))], rtol=1e-6)
