@@ -1,5 +1,5 @@
 """Paddle's bitwise functions (`bitwise_and`, `bitwise_or`, `bitwise_xor`,
-`bitwise_not`) and the Python operators `&`, `|`, `^`, `~` of Tensors/Variables.
+`bitwise_not`), the integer `gcd`/`lcm`, and the Python operators `&`, `|`, `^`, `~` of Tensors/Variables.
 
 pullback has no bit-level op, so these are exact composites: on bool tensors the
 logical functions; on integers `~x` is `-x - 1` (two's complement), and the binary
@@ -19,11 +19,17 @@ from pullback.frontend.ops.elementwise import (
     cast,
     check_tensor,
     constant_like,
+    equal,
     is_scalar,
+    less_than,
     multiply,
+    not_equal,
     scale,
     subtract,
+    where,
 )
+from pullback.frontend.ops.control import while_loop
+from pullback.frontend.ops.logic import any as logical_any
 from pullback.frontend.ops.logic import logical_and, logical_not, logical_or, logical_xor
 from pullback.frontend.ops.math import floor_divide, remainder
 
@@ -95,6 +101,52 @@ def bitwise_not(x: Any, out: Any = None, name: str | None = None) -> Any:
     return subtract(constant_like(x, -1), x)  # exact in integer arithmetic
 
 
+def _int_pair(fn: str, x: Any, y: Any) -> tuple[Any, Any]:
+    x, y = _operands(fn, x, y)
+    if x.dtype == "bool":
+        raise TypeError(f"{fn}: x must be an integer type, got bool")
+    return x, y
+
+
+def gcd(x: Any, y: Any, name: str | None = None) -> Any:
+    """`paddle.gcd`: the elementwise greatest common divisor of |x| and |y|
+    (`gcd(0, 0) = 0`), by Euclid's algorithm in a `while_loop` that runs until every
+    element is done (one `pd.while` in static mode)."""
+    x, y = _int_pair("gcd", x, y)
+    a, b = abs_int(x), abs_int(y)
+    a, b = add(a, subtract(b, b)), add(b, subtract(a, a))  # broadcast both to one shape
+
+    def cond(a: Any, b: Any) -> Any:
+        return any_nonzero(b)
+
+    def body(a: Any, b: Any) -> list[Any]:
+        nonzero = not_equal(b, constant_like(b, 0))
+        safe = where(nonzero, b, constant_like(b, 1))
+        return [where(nonzero, b, a), where(nonzero, remainder(a, safe), b)]
+
+    return while_loop(cond, body, [a, b])[0]
+
+
+def lcm(x: Any, y: Any, name: str | None = None) -> Any:
+    """`paddle.lcm`: the elementwise least common multiple of |x| and |y| (0 when
+    either is 0)."""
+    x, y = _int_pair("lcm", x, y)
+    g = gcd(x, y)
+    zero = equal(g, constant_like(g, 0))
+    safe = where(zero, constant_like(g, 1), g)
+    return where(zero, constant_like(g, 0), abs_int(multiply(floor_divide(x, safe), y)))
+
+
+def abs_int(x: Any) -> Any:
+    """|x| for an integer tensor (exact)."""
+    return where(less_than(x, constant_like(x, 0)), subtract(constant_like(x, 0), x), x)
+
+
+def any_nonzero(x: Any) -> Any:
+    """A 0-D bool: whether any element of the integer tensor x is nonzero."""
+    return logical_any(not_equal(x, constant_like(x, 0)))
+
+
 OPERATORS: dict[str, Callable[..., Any]] = {
     "__and__": lambda self, other: bitwise_and(self, other),
     "__rand__": lambda self, other: bitwise_and(self, other),
@@ -113,7 +165,7 @@ def install_operators(cls: type) -> None:
         setattr(cls, dunder, fn)
 
 
-_ALL: list[Callable[..., Any]] = [bitwise_and, bitwise_or, bitwise_xor, bitwise_not]
+_ALL: list[Callable[..., Any]] = [bitwise_and, bitwise_or, bitwise_xor, bitwise_not, gcd, lcm]
 
 PADDLE: list[Callable[..., Any]] = list(_ALL)
 FUNCTIONAL: list[Callable[..., Any]] = []

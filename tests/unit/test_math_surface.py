@@ -555,3 +555,13 @@ def test_erfinv_values_edges_and_gradient():
     edges = paddle.erfinv(paddle.to_tensor([1.0, -1.0, 1.5])).numpy()
     assert edges[0] == np.inf and edges[1] == -np.inf and np.isnan(edges[2])
     check_eager_grad(paddle.erfinv, [RNG.uniform(-0.95, 0.95, (2, 3))], rtol=1e-6)
+
+
+def test_gcd_lcm():
+    a = np.array([0, 0, 12, -18, 7, 100, -21])
+    b = np.array([0, 5, 8, 24, -13, 75, -14])
+    check_everywhere(paddle.gcd, np.gcd, a, b)
+    check_everywhere(paddle.lcm, np.lcm, a, b)
+    np.testing.assert_array_equal(paddle.to_tensor(a).gcd(paddle.to_tensor(6)).numpy(), np.gcd(a, 6))
+    with pytest.raises(TypeError, match="gcd: x must be an integer type"):
+        paddle.gcd(paddle.to_tensor([True]), paddle.to_tensor([False]))
