@@ -26,6 +26,7 @@ from pullback.frontend.ops.elementwise import (
     add,
     cast,
     check_tensor,
+    equal,
     constant_like,
     divide,
     log,
@@ -35,11 +36,15 @@ from pullback.frontend.ops.elementwise import (
     less_than,
     scale,
     subtract,
+    where,
 )
-from pullback.frontend.ops.indexing import stack, strided_slice
+from pullback.frontend.ops.indexing import flip, stack, strided_slice, take_along_axis
+from pullback.frontend.ops.reduction import argmax
+from pullback.frontend.ops.reduction import max as reduce_max
 from pullback.frontend.ops.reduction import sum as reduce_sum
 from pullback.frontend.ops.statistics import cumsum
-from pullback.frontend.ops.shape import flatten, reshape, squeeze, unsqueeze
+from pullback.frontend.ops.statistics import min as reduce_min
+from pullback.frontend.ops.shape import expand, flatten, reshape, squeeze, transpose, unsqueeze
 
 
 def _axis(fn: str, x: Any, axis: Any) -> int:
@@ -281,6 +286,41 @@ def multinomial(x: Any, num_samples: int = 1, replacement: bool = False,
                  largest=True, sorted=True)[1]
 
 
+def mode(x: Any, axis: int = -1, keepdim: bool = False, name: str | None = None) -> tuple[Any, Any]:
+    """`paddle.mode`: `(values, indices)` of the most frequent value along `axis`
+    (the smallest of equally frequent ones) and the last index holding it, as
+    Paddle's kernel; the gradient reaches that element.  Each element is compared
+    with every other one of its row (O(n^2), static length)."""
+    check_tensor("mode", "x", x)
+    if not x.shape:
+        return x, cast(scale(cast(x, "float32"), 0.0), "int64")
+    a = _axis("mode", x, axis)
+    rank = len(x.shape)
+    n = x.shape[a]
+    if n <= 0:
+        raise ValueError(f"mode: dimension {a} of x (shape {list(x.shape)}) must be static and non-empty")
+    perm = [d for d in range(rank) if d != a] + [a]
+    moved = x if a == rank - 1 else transpose(x, perm)
+    lead = list(moved.shape[:-1])
+    rows = expand(unsqueeze(moved, [rank]), [*lead, n, n])  # [..., j, i] = x[..., j]
+    cols = expand(unsqueeze(moved, [rank - 1]), [*lead, n, n])  # [..., j, i] = x[..., i]
+    counts = reduce_sum(cast(equal(rows, cols), "int64"), axis=-1)  # occurrences of x[..., j]
+    best = equal(counts, reduce_max(counts, axis=-1, keepdim=True))
+    top = reduce_max(moved, axis=-1, keepdim=True)
+    value = reduce_min(where(best, moved, expand(top, [*lead, n])), axis=-1, keepdim=True)
+    hits = cast(equal(moved, expand(value, [*lead, n])), "int32")
+    last = subtract(constant_like(reduce_sum(hits, axis=-1, keepdim=True), n - 1),
+                    argmax(flip(hits, [rank - 1]), axis=-1, keepdim=True))
+    # read the value at that index, so that its gradient reaches that element only
+    value = take_along_axis(moved, last, axis=rank - 1)
+    if a != rank - 1:
+        back = [perm.index(d) for d in range(rank)]
+        value, last = transpose(value, back), transpose(last, back)
+    if not keepdim:
+        value, last = squeeze(value, [a]), squeeze(last, [a])
+    return value, last
+
+
 def fluid_argsort(input: Any, axis: int = -1, descending: bool = False,  # noqa: A002
                   name: str | None = None) -> tuple[Any, Any]:
     """`fluid.layers.argsort`: `(sorted values, indices)`."""
@@ -289,7 +329,7 @@ def fluid_argsort(input: Any, axis: int = -1, descending: bool = False,  # noqa:
 
 
 _ALL: list[Callable[..., Any]] = [sort, argsort, kthvalue, median, quantile, searchsorted,
-                                  bucketize, multinomial]
+                                  bucketize, multinomial, mode]
 
 PADDLE: list[Callable[..., Any]] = list(_ALL)
 FUNCTIONAL: list[Callable[..., Any]] = []

@@ -565,3 +565,25 @@ def test_gcd_lcm():
     np.testing.assert_array_equal(paddle.to_tensor(a).gcd(paddle.to_tensor(6)).numpy(), np.gcd(a, 6))
     with pytest.raises(TypeError, match="gcd: x must be an integer type"):
         paddle.gcd(paddle.to_tensor([True]), paddle.to_tensor([False]))
+
+
+def test_mode_values_indices_and_gradient():
+    x = np.array([[2.0, 1.0, 2.0, 1.0, 3.0], [5.0, 5.0, 4.0, 4.0, 4.0], [7.0, 6.0, 6.0, 7.0, 6.0]])
+
+    def ref(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        vals, idx = [], []
+        for row in v:
+            uniq, counts = np.unique(row, return_counts=True)
+            m = uniq[np.argmax(counts)]  # the smallest of the most frequent
+            vals.append(m)
+            idx.append(np.nonzero(row == m)[0][-1])
+        return np.array(vals), np.array(idx, np.int64)
+
+    check_everywhere(paddle.mode, ref, x)
+    check_everywhere(lambda t: paddle.mode(t, axis=0, keepdim=True),
+                     lambda v: tuple(r[None] for r in ref(v.T)), x)
+    t = paddle.to_tensor(x, stop_gradient=False)
+    (g,) = paddle.grad(paddle.mode(t)[0].sum(), [t])
+    want = np.zeros_like(x)
+    want[np.arange(3), ref(x)[1]] = 1.0
+    np.testing.assert_array_equal(g.numpy(), want)
