@@ -34,11 +34,13 @@ from pullback.frontend.ops.elementwise import (
     is_scalar,
     less_equal,
     less_than,
+    not_equal,
     scale,
     subtract,
     where,
 )
 from pullback.frontend.ops.indexing import flip, stack, strided_slice, take_along_axis
+from pullback.frontend.ops.logic import any as logical_any
 from pullback.frontend.ops.reduction import argmax
 from pullback.frontend.ops.reduction import max as reduce_max
 from pullback.frontend.ops.reduction import sum as reduce_sum
@@ -130,12 +132,21 @@ def _restore(fn: str, out: Any, x: Any, axis: Any, a: int, keepdim: bool) -> Any
     return squeeze(out, [a]) if axis is not None else squeeze(out, [0])
 
 
+def _nan_if_any(out: Any, xs: Any, a: int) -> Any:
+    """`out` (axis `a` kept) made NaN where its row of xs holds a NaN, as Paddle's
+    median and quantile propagate NaN (`nanmedian`/`nanquantile` skip them)."""
+    if xs.dtype not in ("float32", "float64"):
+        return out
+    has_nan = logical_any(not_equal(xs, xs), axis=a, keepdim=True)
+    return where(has_nan, constant_like(out, math.nan), out)
+
+
 def median(x: Any, axis: int | None = None, keepdim: bool = False, mode: str = "avg",
            name: str | None = None) -> Any:
     """`paddle.median`: the median along `axis` (of all elements when None).  With
     an even count, `mode='avg'` averages the two middle elements (integers give
     float32); `mode='min'` takes the lower one and, for an int `axis`, also returns
-    its int64 index.  NaN entries sort last (they are not propagated)."""
+    its int64 index.  A row holding NaN gives NaN."""
     if mode not in ("avg", "min"):
         raise ValueError(f"median: mode must be 'avg' or 'min', got {mode!r}")
     xs, a = _along("median", x, axis)
@@ -145,7 +156,7 @@ def median(x: Any, axis: int | None = None, keepdim: bool = False, mode: str = "
     values, indices = _sorted("median", xs, a, False)
     lo = (n - 1) // 2
     if mode == "min" or n % 2:
-        out = _restore("median", _take(values, a, lo), x, axis, a, keepdim)
+        out = _restore("median", _nan_if_any(_take(values, a, lo), xs, a), x, axis, a, keepdim)
         if mode == "min" and axis is not None:
             return out, _restore("median", _take(indices, a, lo), x, axis, a, keepdim)
         if x.dtype not in ("float32", "float64") and mode == "avg":
@@ -154,7 +165,7 @@ def median(x: Any, axis: int | None = None, keepdim: bool = False, mode: str = "
     pair = _take(values, a, lo), _take(values, a, lo + 1)
     if x.dtype not in ("float32", "float64"):
         pair = cast(pair[0], "float32"), cast(pair[1], "float32")
-    return _restore("median", scale(add(*pair), 0.5), x, axis, a, keepdim)
+    return _restore("median", _nan_if_any(scale(add(*pair), 0.5), xs, a), x, axis, a, keepdim)
 
 
 _INTERPOLATIONS = ("linear", "lower", "higher", "nearest", "midpoint")
@@ -200,7 +211,7 @@ def quantile(x: Any, q: Any, axis: Any = None, keepdim: bool = False,
             vhi = _take(values, a, hi)
             w = 0.5 if interpolation == "midpoint" else pos - lo
             out = add(vlo, scale(subtract(vhi, vlo), w))
-        outs.append(_restore("quantile", out, x, axis, a, keepdim))
+        outs.append(_restore("quantile", _nan_if_any(out, xs, a), x, axis, a, keepdim))
     if isinstance(q, (list, tuple)):
         return stack(outs, axis=0)
     return outs[0]

@@ -587,3 +587,10 @@ def test_mode_values_indices_and_gradient():
     want = np.zeros_like(x)
     want[np.arange(3), ref(x)[1]] = 1.0
     np.testing.assert_array_equal(g.numpy(), want)
+
+
+def test_median_and_quantile_propagate_nan():
+    a = np.array([[1.0, np.nan, 3.0, 2.0], [4.0, 1.0, 2.0, 3.0]])
+    check_everywhere(lambda t: paddle.median(t, axis=1), lambda v: np.median(v, axis=1), a)
+    check_everywhere(lambda t: paddle.quantile(t, 0.4, axis=1), lambda v: np.quantile(v, 0.4, axis=1), a)
+    assert np.isnan(paddle.median(paddle.to_tensor(a)).numpy())
