@@ -87,7 +87,7 @@ def _running(fn: str, x: Any, axis: Any, dtype: Any, largest: bool) -> tuple[Any
     later = to_constant(np.triu(np.ones((n, n), bool), 1))  # i > j
     # Masked entries take the row's opposite extreme, which never beats a real one.
     fill = (reduce_min if largest else reduce_max)(grid, axis=-1, keepdim=True)
-    masked = where(expand(later, [*lead, n, n]), expand(fill, [*lead, n, n]), grid)
+    masked = where(later, fill, grid)  # where broadcasts (dynamic leading dimensions too)
     values = (reduce_max if largest else reduce_min)(masked, axis=-1)
     # the last index attaining it: search the reversed row, then map back
     pick = argmax if largest else argmin
@@ -95,7 +95,8 @@ def _running(fn: str, x: Any, axis: Any, dtype: Any, largest: bool) -> tuple[Any
     idx = subtract(constant_like(rev, n - 1), rev)
     # In row j a masked entry can only tie when the running extreme equals the
     # row's opposite one; then x[0..j] are all equal and the answer is j.
-    idx = where(idx > _row_index(idx, n), _row_index(idx, n), idx)
+    pos = to_constant(np.arange(n, dtype=np.int64))
+    idx = where(idx > pos, expand_like(pos, idx), idx)
     if a != rank - 1:
         back = [0] * rank
         for k, p in enumerate(perm):
@@ -106,10 +107,9 @@ def _running(fn: str, x: Any, axis: Any, dtype: Any, largest: bool) -> tuple[Any
     return values, cast(idx, out_dtype)
 
 
-def _row_index(like: Any, n: int) -> Any:
-    """The position along the last axis, shaped like `like` (int64)."""
-    pos = to_constant(np.arange(n, dtype=np.int64))
-    return expand(pos, list(like.shape))
+def expand_like(pos: Any, like: Any) -> Any:
+    """The 1-D `pos` broadcast to `like`'s shape (dynamic dimensions included)."""
+    return add(pos, subtract(like, like))
 
 
 def cummax(x: Any, axis: int | None = None, dtype: Any = "int64", name: str | None = None) -> tuple[Any, Any]:

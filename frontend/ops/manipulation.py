@@ -25,6 +25,7 @@ from pullback.frontend.ops.elementwise import (
     check_tensor,
     constant_like,
     full,
+    full_like,
     less_than,
     multiply,
     not_equal,
@@ -204,25 +205,27 @@ def diag_embed(input: Any, offset: int = 0, dim1: int = -2, dim2: int = -1) -> A
     m = n + builtins.abs(k)
     x = input
     if m != n:  # pad the values to length m with zeros
-        x = concat([x, zeros_of(x, [*lead, m - n])], axis=rank - 1)
+        x = concat([x, zeros_of(x, [m - n])], axis=rank - 1)
     col = unsqueeze_last(x)  # [..., m, 1]
-    grid = concat([col, zeros_of(x, [*lead, m, m])], axis=rank)  # [..., m, m + 1]
+    grid = concat([col, zeros_of(x, [m, m])], axis=rank)  # [..., m, m + 1]
     flat = reshape(grid, [0] * len(lead) + [m * (m + 1)])
     square = reshape(strided_slice(flat, [rank - 1], [0], [m * m], [1]), [0] * len(lead) + [m, m])
     if k > 0:  # shift right: (i, i) -> (i, i + k)
-        square = strided_slice(concat([zeros_of(x, [*lead, m, k]), square], axis=rank), [rank], [0], [m], [1])
+        square = strided_slice(concat([zeros_of(x, [m, k]), square], axis=rank), [rank], [0], [m], [1])
     elif k < 0:  # shift down: (i, i) -> (i - k, i)
-        square = strided_slice(concat([zeros_of(x, [*lead, -k, m]), square], axis=rank - 1),
+        square = strided_slice(concat([zeros_of(x, [-k, m]), square], axis=rank - 1),
                                [rank - 1], [0], [m], [1])
     # the matrix dimensions are last; move them to dim1, dim2
     return moveaxis(square, [rank - 1, rank], [d1, d2])
 
 
-def zeros_of(x: Any, dims: list[int]) -> Any:
-    """Zeros of x's dtype with shape `dims` (dynamic leading dimensions taken from x)."""
-    if builtins.any(d < 0 for d in dims):
-        raise ValueError(f"diag_embed: input must have a static shape, got {list(x.shape)}")
-    return full(dims, 0.0, dtype=x.dtype)
+def zeros_of(x: Any, tail: list[int]) -> Any:
+    """Zeros of x's dtype shaped `[*lead, *tail]` for x of shape `[*lead, n]` (its
+    leading dimensions may be dynamic)."""
+    r = len(x.shape)
+    base = full_like(strided_slice(x, [r - 1], [0], [1], [1]), 0.0)  # [*lead, 1]
+    base = reshape(base, [0] * (r - 1) + [1] * len(tail))
+    return expand(base, [-1] * (r - 1) + list(tail))
 
 
 def unsqueeze_last(x: Any) -> Any:

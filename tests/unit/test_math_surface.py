@@ -594,3 +594,31 @@ def test_median_and_quantile_propagate_nan():
     check_everywhere(lambda t: paddle.median(t, axis=1), lambda v: np.median(v, axis=1), a)
     check_everywhere(lambda t: paddle.quantile(t, 0.4, axis=1), lambda v: np.quantile(v, 0.4, axis=1), a)
     assert np.isnan(paddle.median(paddle.to_tensor(a)).numpy())
+
+
+DYNAMIC_BATCH = {
+    "mod": (lambda v: v % 1.5, lambda x: np.mod(x, 1.5)),
+    "isnan_any": (lambda v: paddle.any(paddle.isnan(v), axis=1), lambda x: np.isnan(x).any(1)),
+    "sort": (lambda v: paddle.sort(v, axis=-1), lambda x: np.sort(x, -1)),
+    "trace": (lambda v: paddle.trace(v, 1, 1, 2), lambda x: np.trace(x, 1, 1, 2)),
+    "cummax": (lambda v: paddle.cummax(v, axis=2)[0], lambda x: np.maximum.accumulate(x, 2)),
+    "median": (lambda v: paddle.median(v, axis=2), lambda x: np.median(x, 2)),
+    "diag_embed": (lambda v: paddle.diag_embed(v[:, 0], 1),
+                   lambda x: np.stack([np.diag(r, 1) for r in x[:, 0]])),
+    "unflatten": (lambda v: paddle.unflatten(v, 2, [2, 2]), lambda x: x.reshape(-1, 4, 2, 2)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DYNAMIC_BATCH))
+def test_static_programs_with_a_dynamic_batch(case):
+    fn, ref = DYNAMIC_BATCH[case]
+    a = RNG.standard_normal((3, 4, 4))
+    paddle.enable_static()
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        v = paddle.static.data("x", [None, 4, 4], "float64")
+        out = fn(v)
+    for exe in (paddle.static.Executor(paddle.CPUPlace()),
+                paddle.static.Executor(paddle.CPUPlace(), backend="interpreter")):
+        (got,) = exe.run(main, feed={"x": a}, fetch_list=[out])
+        np.testing.assert_allclose(got, ref(a), rtol=1e-12)
