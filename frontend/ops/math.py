@@ -106,6 +106,13 @@ def _binary_operands(fn: str, x: Any, y: Any) -> tuple[Any, Any]:
     shaped like the other operand."""
     if is_scalar(x) and is_scalar(y):
         raise TypeError(f"{fn}: at least one of x and y must be a Tensor")
+    # Paddle's rule for a Python float with an integer tensor: compute in float32.
+    if isinstance(y, float) and not is_scalar(x) and getattr(x, "dtype", None) not in FLOAT_DTYPES:
+        check_tensor(fn, "x", x)
+        x = cast(x, "float32")
+    if isinstance(x, float) and not is_scalar(y) and getattr(y, "dtype", None) not in FLOAT_DTYPES:
+        check_tensor(fn, "y", y)
+        y = cast(y, "float32")
     if is_scalar(y):
         check_tensor(fn, "x", x)
         y = constant_like(x, y)

@@ -90,6 +90,16 @@ def test_mod_and_floordiv_follow_python_signs(dtype):
     np.testing.assert_array_equal((10 // paddle.to_tensor(y)).numpy(), np.floor_divide(y.dtype.type(10), y))
 
 
+def test_int_tensor_with_python_float_computes_in_float32():
+    x = paddle.to_tensor([7, -7])
+    out = x % 1.5
+    assert out.dtype == "float32"
+    np.testing.assert_allclose(out.numpy(), np.mod([7.0, -7.0], 1.5))
+    np.testing.assert_allclose((x // 2.0).numpy(), [3.0, -4.0])
+    np.testing.assert_allclose((7.5 % x).numpy(), np.mod(7.5, [7.0, -7.0]))
+    assert (x % 2).dtype == "int64"
+
+
 def test_remainder_gradient_matches_finite_differences():
     x = RNG.uniform(-5, 5, (3, 4))
     y = RNG.uniform(0.7, 2.0, (3, 4)) * np.where(RNG.uniform(size=(3, 4)) < 0.5, -1, 1)
