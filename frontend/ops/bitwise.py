@@ -1,12 +1,11 @@
 """Paddle's bitwise functions (`bitwise_and`, `bitwise_or`, `bitwise_xor`,
-`bitwise_not`), the integer `gcd`/`lcm`, and the Python operators `&`, `|`, `^`, `~` of Tensors/Variables.
+`bitwise_not`), the integer `gcd`/`lcm`, and the Python operators `&`, `|`, `^`, `~`
+of Tensors/Variables.
 
-pullback has no bit-level op, so these are exact composites: on bool tensors the
-logical functions; on integers `~x` is `-x - 1` (two's complement), and the binary
-ones rebuild the result bit by bit (bit k of x is `floor(x / 2**k) mod 2`, which is
-right for negative numbers too; the top bit weighs `-2**(w-1)` for signed types).
-That is O(width) elementwise ops per call: correct everywhere, not fast.
-No gradients (integer results).
+`&`, `|`, `^` are the `pd.bitwise_*` ops (integer and bool tensors; on bool they
+are the logical operations); `~x` is `logical_not` on bool and the exact composite
+`-1 - x` (two's complement) on integers.  `gcd` runs Euclid's algorithm in a
+`while_loop` until every element is done.  No gradients (integer results).
 """
 
 from __future__ import annotations
@@ -14,9 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from pullback.dialects import pd
+from pullback.frontend.ops.control import while_loop
 from pullback.frontend.ops.elementwise import (
+    _binary,
     add,
-    cast,
     check_tensor,
     constant_like,
     equal,
@@ -24,18 +25,14 @@ from pullback.frontend.ops.elementwise import (
     less_than,
     multiply,
     not_equal,
-    scale,
     subtract,
     where,
 )
-from pullback.frontend.ops.control import while_loop
 from pullback.frontend.ops.logic import any as logical_any
-from pullback.frontend.ops.logic import logical_and, logical_not, logical_or, logical_xor
+from pullback.frontend.ops.logic import logical_not
 from pullback.frontend.ops.math import floor_divide, remainder
 
-_WIDTH = {"int32": 32, "int64": 64}
-"""Bit widths of the integer dtypes pullback has (all signed)."""
-_SIGNED = ("int32", "int64")
+_INT_DTYPES = ("int32", "int64")
 
 
 def _operands(fn: str, x: Any, y: Any) -> tuple[Any, Any]:
@@ -46,49 +43,27 @@ def _operands(fn: str, x: Any, y: Any) -> tuple[Any, Any]:
     check_tensor(fn, "y", y)
     if x.dtype != y.dtype:
         raise TypeError(f"{fn}: x ({x.dtype}) and y ({y.dtype}) must have the same dtype")
-    if x.dtype != "bool" and x.dtype not in _WIDTH:
+    if x.dtype != "bool" and x.dtype not in _INT_DTYPES:
         raise TypeError(f"{fn}: x must be bool or an integer type, got {x.dtype}")
     return x, y
-
-
-def _bits(x: Any, y: Any, combine: Callable[[Any, Any], Any]) -> Any:
-    """Rebuild an integer result from `combine(bit_k(x), bit_k(y))` (0/1 ints):
-    bit k is the remainder by 2 after k floor divisions by 2 (right for negative
-    numbers: floor division is an arithmetic shift)."""
-    dtype = next(name for name in _WIDTH if x.dtype == name)
-    width = _WIDTH[dtype]
-    out = combine(remainder(x, 2), remainder(y, 2))
-    cx, cy = x, y
-    for k in range(1, width):
-        cx, cy = floor_divide(cx, 2), floor_divide(cy, 2)
-        bit = combine(remainder(cx, 2), remainder(cy, 2))
-        top = k == width - 1 and dtype in _SIGNED
-        out = add(out, scale(bit, -float(2 ** k) if top else float(2 ** k)))
-    return out if out.dtype == dtype else cast(out, dtype)
 
 
 def bitwise_and(x: Any, y: Any, out: Any = None, name: str | None = None) -> Any:
     """`paddle.bitwise_and`: elementwise `x & y` (bool or integer tensors)."""
     x, y = _operands("bitwise_and", x, y)
-    if x.dtype == "bool":
-        return logical_and(x, y)
-    return _bits(x, y, multiply)
+    return _binary(pd.BitwiseAndOp, "bitwise_and", x, y, name=name)
 
 
 def bitwise_or(x: Any, y: Any, out: Any = None, name: str | None = None) -> Any:
     """`paddle.bitwise_or`: elementwise `x | y` (bool or integer tensors)."""
     x, y = _operands("bitwise_or", x, y)
-    if x.dtype == "bool":
-        return logical_or(x, y)
-    return _bits(x, y, lambda a, b: subtract(add(a, b), multiply(a, b)))
+    return _binary(pd.BitwiseOrOp, "bitwise_or", x, y, name=name)
 
 
 def bitwise_xor(x: Any, y: Any, out: Any = None, name: str | None = None) -> Any:
     """`paddle.bitwise_xor`: elementwise `x ^ y` (bool or integer tensors)."""
     x, y = _operands("bitwise_xor", x, y)
-    if x.dtype == "bool":
-        return logical_xor(x, y)
-    return _bits(x, y, lambda a, b: remainder(add(a, b), 2))
+    return _binary(pd.BitwiseXorOp, "bitwise_xor", x, y, name=name)
 
 
 def bitwise_not(x: Any, out: Any = None, name: str | None = None) -> Any:
@@ -96,7 +71,7 @@ def bitwise_not(x: Any, out: Any = None, name: str | None = None) -> Any:
     check_tensor("bitwise_not", "x", x)
     if x.dtype == "bool":
         return logical_not(x)
-    if x.dtype not in _WIDTH:
+    if x.dtype not in _INT_DTYPES:
         raise TypeError(f"bitwise_not: x must be bool or an integer type, got {x.dtype}")
     return subtract(constant_like(x, -1), x)  # exact in integer arithmetic
 
