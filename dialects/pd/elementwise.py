@@ -40,6 +40,7 @@ from .base import (
     bool_attr,
     broadcast_shapes,
     dtype_from_name,
+    dtype_name,
     elem_of,
     expect_float,
     expect_same_elem,
@@ -138,7 +139,7 @@ class BitwiseOp(ElementwiseBinaryOp):
         (out,) = super().infer(operand_types, props)
         if not isinstance(elem_of(out), IntegerType):
             raise VerifyException(
-                f"'{cls.name}': operands must be integer or bool tensors, got {elem_of(out)}")
+                f"'{cls.name}': operands must be integer or bool tensors, got {dtype_name(elem_of(out))}")
         return [out]
 
 
