@@ -47,6 +47,7 @@ from typing import Any
 import numpy as np
 from pullback.dialects.pd.base import DTYPES, PdOp
 from pullback.lowering.abi import LoweringError, Program, abi_of, output_values
+from pullback.lowering import core, fusion
 from pullback.lowering.convert_pd_to_linalg import build_entry
 from pullback.lowering.core import declare_callees
 from pullback.lowering.memory import MemoryReport, Peak, analyze_function
@@ -412,8 +413,9 @@ def compile_program(
     full = FULL_UNROLL_MAX_COUNT if full_unroll_max is None else full_unroll_max
     route = _route(TRANSLATE if translate is None else translate)
     dedupe = DEDUPE_SEGMENTS if dedupe is None else dedupe
+    # (The fusion settings can be changed to compare: the code differs.)
     options = (f"blas={use_blas} outline={outline} dedupe={dedupe} unroll={unroll},{full} "
-               f"slp={SLP_VECTORIZE} translate={route}")
+               f"slp={SLP_VECTORIZE} translate={route} mofusion={fusion.ENABLED} budget={core.RECOMPUTE_BUDGET}")
     with _announced(_describe(module, fetches), times):
         with times.phase("key"):
             text = str(module) if text is None else text
