@@ -13,6 +13,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from xdsl.dialects import arith
 from xdsl.dialects import math as xmath
 from xdsl.ir import Operation, SSAValue
 
@@ -52,6 +53,9 @@ _BINARY: dict[type[Operation], Callable[[Scalar, SSAValue, SSAValue], SSAValue]]
     pd.ElementwiseDivOp: Scalar.div,
     pd.ElementwiseMaxOp: Scalar.max,
     pd.ElementwiseMinOp: Scalar.min,
+    pd.BitwiseAndOp: lambda s, a, b: s.emit(arith.AndIOp(a, b)),
+    pd.BitwiseOrOp: lambda s, a, b: s.emit(arith.OrIOp(a, b)),
+    pd.BitwiseXorOp: lambda s, a, b: s.emit(arith.XOrIOp(a, b)),
     pd.ElementwisePowOp: lambda s, a, b: s.emit(xmath.PowFOp(a, b, FAST)),
 }
 

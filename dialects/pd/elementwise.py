@@ -20,6 +20,7 @@ from xdsl.dialects.builtin import (
     BoolAttr,
     FloatAttr,
     IntegerAttr,
+    IntegerType,
     StringAttr,
     TensorType,
 )
@@ -39,6 +40,7 @@ from .base import (
     bool_attr,
     broadcast_shapes,
     dtype_from_name,
+    dtype_name,
     elem_of,
     expect_float,
     expect_same_elem,
@@ -127,6 +129,39 @@ class ElementwiseMinOp(ElementwiseBinaryOp):
     """`minimum(x, y)` (`paddle.minimum`)."""
 
     name = "pd.elementwise_min"
+
+
+class BitwiseOp(ElementwiseBinaryOp):
+    """A broadcasting bitwise op on integer (or bool) tensors; no gradient."""
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        (out,) = super().infer(operand_types, props)
+        if not isinstance(elem_of(out), IntegerType):
+            raise VerifyException(
+                f"'{cls.name}': operands must be integer or bool tensors, got {dtype_name(elem_of(out))}")
+        return [out]
+
+
+@irdl_op_definition
+class BitwiseAndOp(BitwiseOp):
+    """`x & y` (`paddle.bitwise_and`)."""
+
+    name = "pd.bitwise_and"
+
+
+@irdl_op_definition
+class BitwiseOrOp(BitwiseOp):
+    """`x | y` (`paddle.bitwise_or`)."""
+
+    name = "pd.bitwise_or"
+
+
+@irdl_op_definition
+class BitwiseXorOp(BitwiseOp):
+    """`x ^ y` (`paddle.bitwise_xor`)."""
+
+    name = "pd.bitwise_xor"
 
 
 class CompareOp(ElementwiseBinaryOp):
@@ -479,6 +514,9 @@ ELEMENTWISE_OPS = [
     ElementwisePowOp,
     ElementwiseMaxOp,
     ElementwiseMinOp,
+    BitwiseAndOp,
+    BitwiseOrOp,
+    BitwiseXorOp,
     GreaterThanOp,
     GreaterEqualOp,
     LessThanOp,

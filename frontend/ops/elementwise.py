@@ -469,5 +469,5 @@ TENSOR_METHODS: dict[str, Callable[..., Any]] = {
     "not_equal": not_equal,
     "exp": exp, "log": log, "sqrt": sqrt, "square": square, "abs": abs,
     "sign": sign, "tanh": tanh, "erf": erf, "sigmoid": sigmoid, "scale": scale,
-    "clip": clip, "cast": cast, "astype": cast,
+    "clip": clip, "cast": cast, "astype": cast, "where": where,
 }

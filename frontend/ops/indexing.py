@@ -752,12 +752,13 @@ def setitem(x: Any, index: Any, value: Any) -> None:
     _rebind(x, apply(pd.SetValueOp, [x, value], prefix="set_value", **props))
 
 
-def _rebind(x: Any, new: Any) -> None:
-    """Make `x` hold `new`'s value in place (its gradient history included)."""
+def _rebind(x: Any, new: Any, fn: str = "__setitem__") -> None:
+    """Make `x` hold `new`'s value in place (its gradient history included); `fn`
+    names the in-place operation in the error for a leaf that requires grad."""
     if in_dynamic_mode():
         if x._node is None and not x.stop_gradient:
             raise ValueError(
-                f"__setitem__: Leaf Tensor ({x.name}) that doesn't stop gradient can't use "
+                f"{fn}: Leaf Tensor ({x.name}) that doesn't stop gradient can't use "
                 "inplace strategy.")
         x._data, x._node, x._index, x.stop_gradient = new._data, new._node, new._index, new.stop_gradient
         return
@@ -788,6 +789,6 @@ TENSOR_METHODS: dict[str, Any] = {
     "put_along_axis": put_along_axis, "nonzero": nonzero, "masked_select": masked_select,
     "masked_fill": masked_fill, "tril": tril, "triu": triu, "diag": diag, "flip": flip,
     "roll": roll, "unstack": unstack, "chunk": chunk, "tile": tile,
-    "repeat_interleave": repeat_interleave, "clone": clone, "numel": numel,
+    "repeat_interleave": repeat_interleave, "clone": clone, "numel": numel, "stack": stack,
     "strided_slice": strided_slice, "T": property(_t), "detach": detach,
 }

@@ -227,4 +227,5 @@ FLUID_LAYERS: dict[str, Callable[..., Any]] = {
 }
 TENSOR_METHODS: dict[str, Callable[..., Any]] = {
     "mean": mean, "sum": sum, "max": max, "argmax": argmax, "argmin": argmin, "topk": topk,
+    "softmax": softmax, "log_softmax": log_softmax,
 }

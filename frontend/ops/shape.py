@@ -350,7 +350,8 @@ def fluid_pad(x: Any, paddings: Sequence[int], pad_value: float = 0.0, name: str
     return pad(x, amounts, value=pad_value, name=name)
 
 
-PADDLE = [reshape, transpose, concat, split, slice, squeeze, unsqueeze, expand, broadcast_to, expand_as, flatten]
+PADDLE = [reshape, transpose, concat, split, slice, squeeze, unsqueeze, expand, broadcast_to, expand_as, flatten,
+          pad]
 FUNCTIONAL = [pad]
 STATIC_NN: list[Callable[..., Any]] = []
 FLUID_LAYERS: dict[str, Callable[..., Any]] = {
@@ -376,4 +377,5 @@ TENSOR_METHODS: dict[str, Callable[..., Any]] = {
     "expand_as": expand_as,
     "broadcast_to": broadcast_to,
     "split": split,
+    "concat": concat,
 }

@@ -21,6 +21,9 @@ from pullback.passes.vjp.builder import VjpBuilder
 Grads = list["SSAValue | None"]
 
 non_differentiable(
+    pd.BitwiseAndOp,
+    pd.BitwiseOrOp,
+    pd.BitwiseXorOp,
     pd.GreaterThanOp,
     pd.GreaterEqualOp,
     pd.LessThanOp,

@@ -88,3 +88,9 @@
 %x = pd.data "x" : tensor<3xf32>
 %z = pd.cast %x {dtype = "int64"} : (tensor<3xf32>) -> tensor<3xi32>
 // CHECK: 'pd.cast': result #0 has type tensor<3xi32>, but the operands imply tensor<3xi64>
+
+// -----
+
+%x = pd.data "x" : tensor<?x3xf32>
+%z = pd.bitwise_and %x, %x : (tensor<?x3xf32>, tensor<?x3xf32>) -> tensor<?x3xf32>
+// CHECK: 'pd.bitwise_and': operands must be integer or bool tensors, got float32
