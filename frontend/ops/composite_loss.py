@@ -1,0 +1,304 @@
+"""Composite losses of `paddle.nn.functional`: `hinge_embedding_loss`,
+`cosine_embedding_loss`, `triplet_margin_loss`, `multi_label_soft_margin_loss`,
+`soft_margin_loss`, `poisson_nll_loss`, `gaussian_nll_loss`, `sigmoid_focal_loss`,
+`log_loss`, `dice_loss` and `npair_loss`, each the formula of Paddle's Python
+implementation written with existing differentiable ops.
+
+`reduction` is `'mean'`, `'sum'` or `'none'` (`sigmoid_focal_loss` defaults to
+`'sum'`, as in Paddle).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from pullback.frontend.ops.composite import (
+    _number,
+    _reduce,
+    _softplus,
+    binary_cross_entropy_with_logits,
+    check_reduction,
+)
+from pullback.frontend.ops.composite_nn import _p_norm
+from pullback.frontend.ops.elementwise import (
+    cast,
+    check_float_tensor,
+    check_tensor,
+    clip,
+    equal,
+    exp,
+    greater_than,
+    log,
+    maximum,
+    minimum,
+    pow,
+    relu,
+    scale,
+    sigmoid,
+    sqrt,
+    square,
+    where,
+    zeros_like,
+)
+from pullback.frontend.ops.loss import cross_entropy, one_hot
+from pullback.frontend.ops.nn import matmul
+from pullback.frontend.ops.reduction import mean, sum
+from pullback.frontend.ops.shape import reshape, transpose, unsqueeze
+
+
+def _same_shape(fn: str, a_arg: str, a: Any, b_arg: str, b: Any) -> None:
+    """Static shapes of a and b agree (dynamic dimensions match anything)."""
+    sa, sb = list(a.shape), list(b.shape)
+    if len(sa) != len(sb) or any(x >= 0 and y >= 0 and x != y for x, y in zip(sa, sb)):
+        raise ValueError(f"{fn}: {a_arg} {sa} and {b_arg} {sb} must have the same shape")
+
+
+def _as(x: Any, like: Any) -> Any:
+    """x cast to like's dtype (labels given as ints or another float width)."""
+    return x if x.dtype == like.dtype else cast(x, like.dtype)
+
+
+def hinge_embedding_loss(input: Any, label: Any, margin: float = 1.0, reduction: str = "mean",
+                         name: str | None = None) -> Any:
+    """`paddle.nn.functional.hinge_embedding_loss`: `input` where `label == 1`,
+    `max(0, margin - input)` where `label == -1` (0 for other labels), reduced."""
+    fn = "hinge_embedding_loss"
+    reduction = check_reduction(fn, reduction)
+    check_float_tensor(fn, "input", input)
+    check_tensor(fn, "label", label)
+    m = _number(fn, "margin", margin)
+    label = _as(label, input)
+    zero = zeros_like(input)
+    loss = (where(equal(label, 1.0), input, zero)
+            + where(equal(label, -1.0), relu(scale(input, -1.0, m)), zero))
+    return _reduce(loss, reduction, name)
+
+
+def cosine_embedding_loss(input1: Any, input2: Any, label: Any, margin: float = 0,
+                          reduction: str = "mean", name: str | None = None) -> Any:
+    """`paddle.nn.functional.cosine_embedding_loss`: `1 - cos(x1, x2)` where
+    `label == 1`, `max(0, cos(x1, x2) - margin)` where `label == -1`; the cosine
+    along the last axis with `1e-11` added to each squared magnitude (Paddle's)."""
+    fn = "cosine_embedding_loss"
+    reduction = check_reduction(fn, reduction)
+    check_float_tensor(fn, "input1", input1)
+    check_float_tensor(fn, "input2", input2)
+    check_tensor(fn, "label", label)
+    _same_shape(fn, "input1", input1, "input2", input2)
+    if len(input1.shape) not in (1, 2):
+        raise ValueError(f"{fn}: 1D target tensor expects 2D input tensors, but found inputs with "
+                         f"shape {list(input1.shape)}")
+    m = _number(fn, "margin", margin)
+    if not -1 <= m <= 1:
+        raise ValueError(f"{fn}: margin should be in [-1, 1], got {m}")
+    prod = sum(input1 * input2, axis=-1)
+    mag1 = scale(sum(square(input1), axis=-1), 1.0, 10e-12)
+    mag2 = scale(sum(square(input2), axis=-1), 1.0, 10e-12)
+    cos = prod / sqrt(mag1 * mag2)
+    label = _as(label, cos)
+    zero = zeros_like(cos)
+    loss = (where(equal(label, 1.0), scale(cos, -1.0, 1.0), zero)
+            + where(equal(label, -1.0), clip(scale(cos, 1.0, -m), min=0.0), zero))
+    return _reduce(loss, reduction, name)
+
+
+def triplet_margin_loss(input: Any, positive: Any, negative: Any, margin: float = 1.0, p: float = 2,
+                        epsilon: float = 1e-6, swap: bool = False, reduction: str = "mean",
+                        name: str | None = None) -> Any:
+    """`paddle.nn.functional.triplet_margin_loss`:
+    `max(0, d(a, p) - d(a, n) + margin)` with `d(u, v) = ||u - v + epsilon||_p` along
+    the last axis; `swap` uses `min(d(a, n), d(p, n))` for the negative distance."""
+    fn = "triplet_margin_loss"
+    reduction = check_reduction(fn, reduction)
+    for arg, v in (("input", input), ("positive", positive), ("negative", negative)):
+        check_float_tensor(fn, arg, v)
+    _same_shape(fn, "input", input, "positive", positive)
+    _same_shape(fn, "input", input, "negative", negative)
+    m, order, eps = _number(fn, "margin", margin), _number(fn, "p", p), _number(fn, "epsilon", epsilon)
+    if order <= 0:
+        raise ValueError(f"{fn}: The p order of norm should be positive, got {order}")
+
+    def dist(u: Any, v: Any) -> Any:
+        return _p_norm(scale(u - v, 1.0, eps), order, -1, False)
+
+    pos, neg = dist(input, positive), dist(input, negative)
+    if swap:
+        neg = minimum(neg, dist(positive, negative))
+    return _reduce(clip(scale(pos - neg, 1.0, m), min=0.0), reduction, name)
+
+
+def multi_label_soft_margin_loss(input: Any, label: Any, weight: Any = None, reduction: str = "mean",
+                                 name: str | None = None) -> Any:
+    """`paddle.nn.functional.multi_label_soft_margin_loss`:
+    `-mean_c(weight * (y log sigmoid(x) + (1 - y) log sigmoid(-x)))` per sample, reduced."""
+    fn = "multi_label_soft_margin_loss"
+    reduction = check_reduction(fn, reduction)
+    check_float_tensor(fn, "input", input)
+    check_tensor(fn, "label", label)
+    _same_shape(fn, "input", input, "label", label)
+    label = _as(label, input)
+    loss = label * _softplus(-input) + scale(label, -1.0, 1.0) * _softplus(input)
+    if weight is not None:
+        check_float_tensor(fn, "weight", weight)
+        loss = loss * weight
+    return _reduce(mean(loss, axis=-1), reduction, name)
+
+
+def soft_margin_loss(input: Any, label: Any, reduction: str = "mean", name: str | None = None) -> Any:
+    """`paddle.nn.functional.soft_margin_loss`: `log(1 + exp(-label * input))`, reduced."""
+    fn = "soft_margin_loss"
+    reduction = check_reduction(fn, reduction)
+    check_float_tensor(fn, "input", input)
+    check_tensor(fn, "label", label)
+    _same_shape(fn, "input", input, "label", label)
+    return _reduce(_softplus(-_as(label, input) * input), reduction, name)
+
+
+def poisson_nll_loss(input: Any, label: Any, log_input: bool = True, full: bool = False,
+                     epsilon: float = 1e-8, reduction: str = "mean", name: str | None = None) -> Any:
+    """`paddle.nn.functional.poisson_nll_loss`: `exp(input) - label * input` for a
+    log-rate `input`, else `input - label * log(input + epsilon)`; `full` adds
+    Stirling's `label log(label) - label + 0.5 log(2 pi label)` where `label > 1`."""
+    fn = "poisson_nll_loss"
+    reduction = check_reduction(fn, reduction)
+    check_float_tensor(fn, "input", input)
+    check_float_tensor(fn, "label", label)
+    _same_shape(fn, "input", input, "label", label)
+    eps = _number(fn, "epsilon", epsilon)
+    if eps <= 0:
+        raise ValueError(f"{fn}: The value of `epsilon` in poisson_nll_loss should be positive, "
+                         f"but received {eps}, which is not allowed.")
+    label = _as(label, input)
+    if log_input:
+        loss = exp(input) - label * input
+    else:
+        loss = input - label * log(scale(input, 1.0, eps))
+    if full:
+        safe = maximum(label, 1.0)  # the term is 0 where label <= 1; keep log finite there
+        stirling = safe * log(safe) - safe + scale(log(scale(safe, 2.0 * math.pi)), 0.5)
+        loss = loss + where(greater_than(label, 1.0), stirling, zeros_like(stirling))
+    return _reduce(loss, reduction, name)
+
+
+def gaussian_nll_loss(input: Any, label: Any, variance: Any, full: bool = False, epsilon: float = 1e-6,
+                      reduction: str = "mean", name: str | None = None) -> Any:
+    """`paddle.nn.functional.gaussian_nll_loss`:
+    `0.5 * (log(max(var, eps)) + (input - label)^2 / max(var, eps))` (+ `0.5 log(2 pi)`
+    with `full`), reduced.  `variance` has input's shape, or lacks its last
+    dimension, or has 1 there (homoscedastic)."""
+    fn = "gaussian_nll_loss"
+    reduction = check_reduction(fn, reduction)
+    for arg, v in (("input", input), ("label", label), ("variance", variance)):
+        check_float_tensor(fn, arg, v)
+    si, sv = list(input.shape), list(variance.shape)
+    if sv != si:
+        if sv == si[:-1]:
+            variance = unsqueeze(variance, [-1])
+        elif not (len(sv) == len(si) and sv[-1] == 1 and sv[:-1] == si[:-1]):
+            raise ValueError(f"{fn}: variance {sv} is of incorrect size for input {si}")
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{fn}: {reduction} is not valid")
+    if hasattr(variance, "numpy") and (variance.numpy() < 0).any():
+        raise ValueError(f"{fn}: variance has negative entry/entries")
+    var = clip(variance, min=_number(fn, "epsilon", epsilon))
+    loss = scale(log(var) + square(input - label) / var, 0.5)
+    if full:
+        loss = scale(loss, 1.0, 0.5 * math.log(2 * math.pi))
+    return _reduce(loss, reduction, name)
+
+
+def sigmoid_focal_loss(logit: Any, label: Any, normalizer: Any = None, alpha: float = 0.25,
+                       gamma: float = 2.0, reduction: str = "sum", name: str | None = None) -> Any:
+    """`paddle.nn.functional.sigmoid_focal_loss`:
+    `a_t * (1 - p_t)^gamma * bce_with_logits(logit, label)` with `p = sigmoid(logit)`,
+    `p_t = p y + (1 - p)(1 - y)`, `a_t = alpha y + (1 - alpha)(1 - y)`, divided by
+    `normalizer` when given, reduced (default `'sum'`)."""
+    fn = "sigmoid_focal_loss"
+    reduction = check_reduction(fn, reduction)
+    check_float_tensor(fn, "logit", logit)
+    check_float_tensor(fn, "label", label)
+    _same_shape(fn, "logit", logit, "label", label)
+    a, g = _number(fn, "alpha", alpha), _number(fn, "gamma", gamma)
+    loss = binary_cross_entropy_with_logits(logit, label, reduction="none")
+    p = sigmoid(logit)
+    p_t = p * label + scale(p, -1.0, 1.0) * scale(label, -1.0, 1.0)
+    alpha_t = scale(label, 2 * a - 1.0, 1.0 - a)
+    loss = alpha_t * loss * pow(scale(p_t, -1.0, 1.0), g)
+    if normalizer is not None:
+        check_float_tensor(fn, "normalizer", normalizer)
+        if len(normalizer.shape) > 1 or (normalizer.shape and normalizer.shape[0] not in (1, -1)):
+            raise ValueError(f"{fn}: Expected one dimension of normalizer in sigmoid_focal_loss but "
+                             f"got {list(normalizer.shape)}.")
+        loss = loss / normalizer
+    return _reduce(loss, reduction, name)
+
+
+def log_loss(input: Any, label: Any, epsilon: float = 1e-4, name: str | None = None) -> Any:
+    """`paddle.nn.functional.log_loss`: `-label log(input + eps) - (1 - label) log(1 - input + eps)`,
+    elementwise (no reduction)."""
+    fn = "log_loss"
+    check_float_tensor(fn, "input", input)
+    check_float_tensor(fn, "label", label)
+    eps = _number(fn, "epsilon", epsilon)
+    return -(label * log(scale(input, 1.0, eps))) - scale(label, -1.0, 1.0) * log(scale(input, -1.0, 1.0 + eps))
+
+
+def dice_loss(input: Any, label: Any, epsilon: float = 0.00001, name: str | None = None) -> Any:
+    """`paddle.nn.functional.dice_loss`: `mean_n(1 - 2 |X n Y| / (|X| + |Y| + eps))`
+    of probabilities `input [N, ..., C]` and int labels `label [N, ..., 1]` (one-hot
+    over C), the sums over all but the batch dimension."""
+    fn = "dice_loss"
+    check_float_tensor(fn, "input", input)
+    check_tensor(fn, "label", label)
+    if label.dtype not in ("int32", "int64"):
+        raise TypeError(f"{fn}: label must be int32 or int64, got {label.dtype}")
+    rank = len(input.shape)
+    if len(label.shape) != rank:
+        raise ValueError(f"{fn}: The rank of input and label should be equal, but received input: "
+                         f"{rank}, label: {len(label.shape)}.")
+    if label.shape[-1] != 1:
+        raise ValueError(f"{fn}: The last dimension of label should be 1, but received "
+                         f"{label.shape[-1]}.")
+    c = int(input.shape[-1])
+    if c < 0:
+        raise ValueError(f"{fn}: the class dimension of input must be static")
+    oh = cast(one_hot(sum(label, axis=-1), c), input.dtype)
+    dims = list(range(1, rank))
+    inse = sum(input * oh, axis=dims)
+    denom = sum(input, axis=dims) + sum(oh, axis=dims)
+    score = scale(scale(inse, 2.0) / scale(denom, 1.0, _number(fn, "epsilon", epsilon)), -1.0, 1.0)
+    return mean(score)
+
+
+def npair_loss(anchor: Any, positive: Any, labels: Any, l2_reg: float = 0.002) -> Any:
+    """`paddle.nn.functional.npair_loss`: softmax cross entropy of the similarity
+    matrix `anchor positive^T` against the row-normalized same-label matrix, plus
+    `0.25 * l2_reg * (mean ||anchor||^2 + mean ||positive||^2)`."""
+    fn = "npair_loss"
+    check_float_tensor(fn, "anchor", anchor)
+    check_float_tensor(fn, "positive", positive)
+    check_tensor(fn, "labels", labels)
+    b = int(labels.shape[0])
+    if b < 0:
+        raise ValueError(f"{fn}: the batch size of labels must be static")
+    lab = reshape(labels, [b, 1])
+    same = cast(equal(lab, transpose(lab, [1, 0])), anchor.dtype)
+    same = same / sum(same, axis=1, keepdim=True)
+    l2 = mean(sum(square(anchor), axis=1)) + mean(sum(square(positive), axis=1))
+    l2 = scale(l2, 0.25 * _number(fn, "l2_reg", l2_reg))
+    sim = matmul(anchor, positive, transpose_y=True)
+    ce = cross_entropy(sim, same, soft_label=True)
+    return l2 + mean(sum(same * ce, axis=0))
+
+
+PADDLE: list[Callable[..., Any]] = []
+FUNCTIONAL: list[Callable[..., Any]] = [
+    hinge_embedding_loss, cosine_embedding_loss, triplet_margin_loss, multi_label_soft_margin_loss,
+    soft_margin_loss, poisson_nll_loss, gaussian_nll_loss, sigmoid_focal_loss, log_loss, dice_loss,
+    npair_loss,
+]
+STATIC_NN: list[Callable[..., Any]] = []
+FLUID_LAYERS: dict[str, Callable[..., Any]] = {}
+TENSOR_METHODS: dict[str, Callable[..., Any]] = {}
