@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from pullback.frontend.nn_layers import Layer, _is_param
-from pullback.frontend.ops import attention, composite
+from pullback.frontend.ops import attention, composite, composite_loss
 
 
 class Identity(Layer):
@@ -173,7 +173,77 @@ class BCELoss(_LossLayer):
         super().__init__(weight=weight, reduction=reduction, name=name)
 
 
+class HingeEmbeddingLoss(_LossLayer):
+    """`paddle.nn.HingeEmbeddingLoss`."""
+
+    _fn = staticmethod(composite_loss.hinge_embedding_loss)
+
+    def __init__(self, margin: float = 1.0, reduction: str = "mean", name: str | None = None) -> None:
+        super().__init__(margin=margin, reduction=reduction, name=name)
+
+
+class CosineEmbeddingLoss(_LossLayer):
+    """`paddle.nn.CosineEmbeddingLoss`."""
+
+    _fn = staticmethod(composite_loss.cosine_embedding_loss)
+
+    def __init__(self, margin: float = 0, reduction: str = "mean", name: str | None = None) -> None:
+        super().__init__(margin=margin, reduction=reduction, name=name)
+
+
+class TripletMarginLoss(_LossLayer):
+    """`paddle.nn.TripletMarginLoss`."""
+
+    _fn = staticmethod(composite_loss.triplet_margin_loss)
+
+    def __init__(self, margin: float = 1.0, p: float = 2.0, epsilon: float = 1e-6, swap: bool = False,
+                 reduction: str = "mean", name: str | None = None) -> None:
+        super().__init__(margin=margin, p=p, epsilon=epsilon, swap=swap, reduction=reduction, name=name)
+
+
+class MultiLabelSoftMarginLoss(_LossLayer):
+    """`paddle.nn.MultiLabelSoftMarginLoss`."""
+
+    _fn = staticmethod(composite_loss.multi_label_soft_margin_loss)
+
+    def __init__(self, weight: Any = None, reduction: str = "mean", name: str | None = None) -> None:
+        super().__init__(weight=weight, reduction=reduction, name=name)
+
+
+class SoftMarginLoss(_LossLayer):
+    """`paddle.nn.SoftMarginLoss`."""
+
+    _fn = staticmethod(composite_loss.soft_margin_loss)
+
+    def __init__(self, reduction: str = "mean", name: str | None = None) -> None:
+        super().__init__(reduction=reduction, name=name)
+
+
+class PoissonNLLLoss(_LossLayer):
+    """`paddle.nn.PoissonNLLLoss`."""
+
+    _fn = staticmethod(composite_loss.poisson_nll_loss)
+
+    def __init__(self, log_input: bool = True, full: bool = False, epsilon: float = 1e-8,
+                 reduction: str = "mean", name: str | None = None) -> None:
+        composite.check_reduction("PoissonNLLLoss", reduction)
+        super().__init__(log_input=log_input, full=full, epsilon=epsilon, reduction=reduction, name=name)
+
+
+class GaussianNLLLoss(_LossLayer):
+    """`paddle.nn.GaussianNLLLoss`."""
+
+    _fn = staticmethod(composite_loss.gaussian_nll_loss)
+
+    def __init__(self, full: bool = False, epsilon: float = 1e-6, reduction: str = "mean",
+                 name: str | None = None) -> None:
+        composite.check_reduction("GaussianNLLLoss", reduction)
+        super().__init__(full=full, epsilon=epsilon, reduction=reduction, name=name)
+
+
 __all__ = [
+    "CosineEmbeddingLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "MultiLabelSoftMarginLoss",
+    "PoissonNLLLoss", "SoftMarginLoss", "TripletMarginLoss",
     "BCELoss", "CosineSimilarity", "Identity", "KLDivLoss", "LayerDict", "MarginRankingLoss",
     "NLLLoss", "ParameterList", "SmoothL1Loss",
 ]
