@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from pullback.frontend.ops.elementwise import check_float_tensor, check_tensor, is_scalar
+from pullback.frontend.ops.elementwise import check_float_tensor, check_tensor, is_scalar, scale
 from pullback.frontend.ops.indexing import index_select, stack, strided_slice, to_constant
 from pullback.frontend.ops.nn import adaptive_avg_pool1d, adaptive_avg_pool2d
 from pullback.frontend.ops.shape import pad, reshape, transpose
@@ -82,9 +82,12 @@ def _weighted_taps(x: Any, axis: int, taps: list[tuple[np.ndarray, np.ndarray]])
 
 
 def _ratio(in_size: int, out_size: int, align_corners: bool, scale: float | None) -> np.float32:
-    """Paddle's source-per-destination step (float32, as in its kernel)."""
+    """Paddle's source-per-destination step (float32, as in its kernel; 0 for a
+    single output, which therefore samples the first input, as Paddle does)."""
+    if out_size <= 1:
+        return np.float32(0.0)
     if align_corners:
-        return np.float32((in_size - 1) / (out_size - 1)) if out_size > 1 else np.float32(0.0)
+        return np.float32((in_size - 1) / (out_size - 1))
     if scale is not None and scale > 0:
         return np.float32(1.0 / scale)
     return np.float32(in_size / out_size)
@@ -155,14 +158,14 @@ def _sizes(fn: str, x: Any, rank: int, in_dims: list[int], size: Any, scale_fact
         if any(s <= 0 for s in out):
             raise ValueError(f"{fn}: Each dimension size given in size must be greater than 0, got {out}")
         return out, [None] * nsp
-    scale = _host_values(fn, "scale_factor", scale_factor)
-    if is_scalar(scale):
-        scales = [float(scale)] * nsp
-    elif isinstance(scale, (list, tuple)):
-        if len(scale) != nsp:
+    factor = _host_values(fn, "scale_factor", scale_factor)
+    if is_scalar(factor):
+        scales = [float(factor)] * nsp
+    elif isinstance(factor, (list, tuple)):
+        if len(factor) != nsp:
             raise ValueError(f"{fn}: scale_shape length should be {nsp} for input {rank}-D tensor, "
-                             f"got {list(scale)}")
-        scales = [float(s) for s in scale]
+                             f"got {list(factor)}")
+        scales = [float(s) for s in factor]
     else:
         raise TypeError(f"{fn}: Attr(scale)'s type should be float, int, list, tuple, or Tensor, "
                         f"got {type(scale_factor).__name__}")
@@ -233,6 +236,8 @@ def interpolate(x: Any, size: Any = None, scale_factor: Any = None, mode: str = 
     axes = list(range(2, rank)) if data_format[1] == "C" else list(range(1, rank - 1))
     in_dims = _static_dims(fn, x, axes)
     out_dims, scales = _sizes(fn, x, rank, in_dims, size, scale_factor, recompute_scale_factor)
+    if out_dims == in_dims:  # Paddle's kernels copy the input then, whatever the scale
+        return scale(x, 1.0, name=name)
     out = x
     for axis, n_in, n_out, s in zip(axes, in_dims, out_dims, scales):
         r = _ratio(n_in, n_out, align_corners, s)

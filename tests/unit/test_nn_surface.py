@@ -36,8 +36,10 @@ def interp_matrix(n_in: int, n_out: int, mode: str, align_corners: bool, align_m
                   scale: float | None = None) -> np.ndarray:
     """[n_out, n_in] resampling weights, transcribed scalar by scalar from Paddle's
     phi interpolate kernels (float32 ratios, C++ truncation)."""
-    if align_corners:
-        ratio = np.float32((n_in - 1) / (n_out - 1)) if n_out > 1 else np.float32(0)
+    if n_out == 1:
+        ratio = np.float32(0)
+    elif align_corners:
+        ratio = np.float32((n_in - 1) / (n_out - 1))
     elif scale is not None:
         ratio = np.float32(1.0 / scale)
     else:
@@ -70,8 +72,8 @@ def interp_matrix(n_in: int, n_out: int, mode: str, align_corners: bool, align_m
 def bilinear_direct(x: np.ndarray, oh: int, ow: int, align_corners: bool, align_mode: int) -> np.ndarray:
     """Paddle's BilinearInterpolation loop (NCHW), one output pixel at a time."""
     n, c, h, w = x.shape
-    rh = np.float32((h - 1) / (oh - 1)) if align_corners else np.float32(h / oh)
-    rw = np.float32((w - 1) / (ow - 1)) if align_corners else np.float32(w / ow)
+    rh = np.float32(0) if oh == 1 else np.float32((h - 1) / (oh - 1)) if align_corners else np.float32(h / oh)
+    rw = np.float32(0) if ow == 1 else np.float32((w - 1) / (ow - 1)) if align_corners else np.float32(w / ow)
     flag = align_mode == 0 and not align_corners
     out = np.zeros((n, c, oh, ow))
     for k in range(oh):
@@ -154,6 +156,11 @@ def test_interpolate_known_values():
     np.testing.assert_allclose(
         F.interpolate(x, size=[4, 4], mode="bilinear", align_mode=1).numpy()[0, 0, 0], [1, 1.5, 2, 2],
         rtol=1e-7)
+    # one output pixel samples the first input (Paddle's ratio is 0 then)
+    np.testing.assert_array_equal(F.interpolate(x, size=[1, 1], mode="bilinear").numpy(), [[[[1.0]]]])
+    # equal sizes copy the input whatever the scale (Paddle's kernels do)
+    y = R.standard_normal((1, 1, 4, 4))
+    np.testing.assert_array_equal(F.interpolate(T(y), scale_factor=1.01, mode="bicubic").numpy(), y)
 
 
 @pytest.mark.parametrize("mode,size,scale,ac,am", [
@@ -165,6 +172,8 @@ def test_interpolate_known_values():
     ("bilinear", None, 1.7, False, 0),
     ("bicubic", [5, 7], None, False, 0),
     ("bicubic", [6, 2], None, True, 0),
+    ("bilinear", [1, 3], None, False, 0),
+    ("bicubic", [1, 1], None, False, 0),
 ])
 def test_interpolate_4d_against_kernel_formulas(mode, size, scale, ac, am):
     x = R.standard_normal((2, 3, 4, 5))
