@@ -15,12 +15,19 @@ Cells follow Paddle's equations, gate order and parameter shapes (`weight_ih`
                r = sigmoid(x_r + h_r), z = sigmoid(x_z + h_z), c = tanh(x_c + r h_c)
                h = (h - c) z + c
 
-The time loop is unrolled over the (static) sequence length: each step adds a few
-ops, so a program grows linearly with the length and gradients flow through time
-by the ordinary VJP rules.  The multi-layer layers project the whole input sequence
-with one matmul per layer and direction before the loop.  With `sequence_length`,
-steps at or past a sequence's length keep its state and output zeros (a reverse
-direction starts at each sequence's own last step), as Paddle does.
+The multi-layer layers append ONE `pd.rnn` op (Paddle's `rnn` operator, as
+RNNBase's `_cudnn_impl` does), in static and eager mode: the program does not grow
+with the sequence length and the gradient is one `pd.rnn_grad` (not differentiable
+again, as in Paddle).  With an LSTM projection (`proj_size`), or with inter-layer
+dropout in a to_static trace, they unroll like `nn.RNN`.  A weight or
+bias disabled with `attr=False` is, as in Paddle 3.x, a frozen parameter of ones
+(weights) or zeros (biases), so such layers still use the fused op.
+
+`nn.RNN(cell)` and `nn.BiRNN` unroll the time loop over the (static) sequence
+length: each step adds a few ops, so a program grows linearly with the length and
+gradients flow through time by the ordinary VJP rules (twice differentiable).  With
+`sequence_length`, steps at or past a sequence's length keep its state and output
+zeros (a reverse direction starts at each sequence's own last step), as Paddle does.
 """
 
 from __future__ import annotations
@@ -29,12 +36,17 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from pullback.frontend.initializer import Uniform
+from pullback.dialects import pd
+from pullback.frontend import unique_name
+from pullback.frontend.core import apply, in_dynamic_mode, traced_seed
+from pullback.frontend.initializer import Constant, Uniform
 from pullback.frontend.nn_layers import Layer, LayerList
 from pullback.frontend.ops import elementwise as E
 from pullback.frontend.ops import nn as N
 from pullback.frontend.ops import shape as S
 from pullback.frontend.ops.indexing import stack
+from pullback.frontend.ops.nn import _static_dropout_seed
+from pullback.frontend.random import default_generator
 
 
 def _zeros_state(x_t: Any, hidden: int) -> Any:
@@ -69,10 +81,26 @@ class RNNCellBase(Layer):
         g = self.GATES * hidden_size
         std = 1.0 / math.sqrt(hidden_size)
         init = Uniform(-std, std)
-        self.weight_ih = self.create_parameter([g, input_size], weight_ih_attr, default_initializer=init)
-        self.weight_hh = self.create_parameter([g, hidden_size], weight_hh_attr, default_initializer=init)
-        self.bias_ih = self.create_parameter([g], bias_ih_attr, is_bias=True, default_initializer=init)
-        self.bias_hh = self.create_parameter([g], bias_hh_attr, is_bias=True, default_initializer=init)
+
+        def param(shape: list[int], attr: Any, is_bias: bool) -> Any:
+            if attr is False:
+                # Paddle 3.x: a disabled weight or bias is still a parameter, frozen at
+                # ones (weights) or zeros (biases), so the layer keeps its four.
+                p = self.create_parameter(shape, None, is_bias=is_bias,
+                                          default_initializer=Constant(0.0 if is_bias else 1.0))
+                p.stop_gradient = True
+                return p
+            return self.create_parameter(shape, attr, is_bias=is_bias, default_initializer=init)
+
+        self.weight_ih = param([g, input_size], weight_ih_attr, False)
+        self.weight_hh = param([g, self.recurrent_size], weight_hh_attr, False)
+        self.bias_ih = param([g], bias_ih_attr, True)
+        self.bias_hh = param([g], bias_hh_attr, True)
+
+    @property
+    def recurrent_size(self) -> int:
+        """The width of the state `h` fed back into `weight_hh`."""
+        return self.hidden_size
 
     # -- pieces shared with the multi-layer layers -----------------------------------
 
@@ -137,13 +165,37 @@ class SimpleRNNCell(RNNCellBase):
 
 
 class LSTMCell(RNNCellBase):
-    """`paddle.nn.LSTMCell`: states `(h, c)`, gates in Paddle's order i, f, g, o."""
+    """`paddle.nn.LSTMCell`: states `(h, c)`, gates in Paddle's order i, f, g, o.
+
+    With `proj_size > 0` the output is projected, `h = (o * tanh(c)) @ weight_ho`
+    (`weight_ho` `[hidden_size, proj_size]`, made with `weight_hh_attr`), and
+    `weight_hh` is `[4 * hidden_size, proj_size]`.  `state_shape` is then
+    `((proj_size,), (hidden_size,))`, the shapes of h and c (Paddle's property
+    returns them swapped)."""
 
     GATES = 4
 
+    def __init__(self, input_size: int, hidden_size: int, weight_ih_attr: Any = None,
+                 weight_hh_attr: Any = None, bias_ih_attr: Any = None, bias_hh_attr: Any = None,
+                 proj_size: int = 0, name: str | None = None) -> None:
+        if isinstance(proj_size, bool) or not isinstance(proj_size, int) or proj_size < 0:
+            raise ValueError(f"LSTMCell: proj_size must be a non-negative int, got {proj_size!r}")
+        if proj_size >= hidden_size:
+            raise ValueError(f"LSTMCell: proj_size must be smaller than hidden_size, got {proj_size} >= {hidden_size}")
+        self.proj_size = proj_size
+        super().__init__(input_size, hidden_size, weight_ih_attr, weight_hh_attr, bias_ih_attr,
+                         bias_hh_attr, name)
+        if proj_size > 0:
+            std = 1.0 / math.sqrt(hidden_size)
+            self.weight_ho = self.create_parameter([hidden_size, proj_size], weight_hh_attr,
+                                                   default_initializer=Uniform(-std, std))
+
+    @property
+    def recurrent_size(self) -> int:
+        return self.proj_size or self.hidden_size
+
     def initial_states(self, x_t: Any) -> Any:
-        z = _zeros_state(x_t, self.hidden_size)
-        return (z, z)
+        return (_zeros_state(x_t, self.recurrent_size), _zeros_state(x_t, self.hidden_size))
 
     def step(self, xw: Any, states: Any) -> tuple[Any, Any]:
         """One LSTM step; returns `(h, (h, c))`."""
@@ -151,11 +203,13 @@ class LSTMCell(RNNCellBase):
         i, f, g, o = S.split(xw + self.project_hidden(h), 4, axis=-1)
         c = E.sigmoid(f) * c + E.sigmoid(i) * E.tanh(g)
         h = E.sigmoid(o) * E.tanh(c)
+        if self.proj_size > 0:
+            h = N.matmul(h, self.weight_ho)
         return h, (h, c)
 
     @property
     def state_shape(self) -> Any:
-        return ((self.hidden_size,), (self.hidden_size,))
+        return ((self.recurrent_size,), (self.hidden_size,))
 
 
 class GRUCell(RNNCellBase):
@@ -295,12 +349,28 @@ class RNNBase(LayerList):
         self.direction, self.time_major, self.dropout = direction, time_major, dropout
         attrs = {"weight_ih_attr": weight_ih_attr, "weight_hh_attr": weight_hh_attr,
                  "bias_ih_attr": bias_ih_attr, "bias_hh_attr": bias_hh_attr}
+        out_size = cell_kwargs.get("proj_size", 0) or hidden_size  # a layer's output width
         for layer in range(num_layers):
-            size = input_size if layer == 0 else hidden_size * self.num_directions
+            size = input_size if layer == 0 else out_size * self.num_directions
             cells = [self.CELL(size, hidden_size, **cell_kwargs, **attrs)
                      for _ in range(self.num_directions)]
             self.append(RNN(cells[0], False, time_major) if len(cells) == 1
                         else BiRNN(cells[0], cells[1], time_major))
+        self.could_use_cudnn = len(self.parameters()) == num_layers * 4 * self.num_directions
+        # As Paddle, each parameter is also an attribute of this layer (`weight_ih_l0`,
+        # `bias_hh_l1_reverse`, ...): the names of `named_parameters()` and `jit.save`.
+        for k, cell in enumerate(self._cells()):
+            layer, d = divmod(k, self.num_directions)
+            for kind in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+                p = getattr(cell, kind)
+                if p is not None:
+                    setattr(self, f"{kind}_l{layer}{'_reverse' if d else ''}", p)
+        self.flatten_parameters()
+
+    def flatten_parameters(self) -> None:
+        """Paddle's hook for cuDNN's contiguous weights: here it only refreshes
+        `_all_weights`, the parameters in the order of the `rnn` op's `WeightList`."""
+        self._all_weights = self._weight_list() or []
 
     def _split_states(self, initial_states: Any) -> list[Any]:
         """Per (layer, direction), the initial state, from Paddle's stacked
@@ -308,7 +378,7 @@ class RNNBase(LayerList):
         n = self.num_layers * self.num_directions
         if initial_states is None:
             return [None] * n
-        parts = initial_states if self.STATES > 1 else (initial_states,)
+        parts = tuple(initial_states) if isinstance(initial_states, (list, tuple)) else (initial_states,)
         per = [S.split(p, n, axis=0) if n > 1 else [p] for p in parts]
         per = [[S.squeeze(s, [0]) for s in group] for group in per]
         if self.STATES > 1:
@@ -321,9 +391,88 @@ class RNNBase(LayerList):
             return tuple(stack([f[k] for f in finals], 0) for k in range(self.STATES))
         return stack(finals, 0)
 
+    MODE = "LSTM"
+
+    def _mode(self) -> str:
+        """The `mode` of Paddle's `rnn` op for this layer."""
+        return self.MODE
+
+    def _cells(self) -> list[RNNCellBase]:
+        """The cells, layer by layer, forward direction first."""
+        cells: list[RNNCellBase] = []
+        for wrapper in self:
+            cells += [wrapper.cell] if self.num_directions == 1 else [wrapper.cell_fw, wrapper.cell_bw]
+        return cells
+
+    def _weight_list(self) -> list[Any] | None:
+        """The parameters in the order of Paddle's `rnn` op `WeightList` (per layer and
+        direction `weight_ih`, `weight_hh`, then per layer and direction `bias_ih`,
+        `bias_hh`), or None when a cell lacks one (the op needs all four)."""
+        cells = self._cells()
+        if any(c.bias_ih is None or c.bias_hh is None for c in cells):
+            return None
+        return ([w for c in cells for w in (c.weight_ih, c.weight_hh)]
+                + [b for c in cells for b in (c.bias_ih, c.bias_hh)])
+
+    def _fused(self) -> bool:
+        """Whether this call appends Paddle's single `rnn` op (`pd.rnn`) rather than
+        the unrolled steps: when the cells have exactly their four parameters
+        (`could_use_cudnn`, as Paddle decides; not with an LSTM projection), except
+        with inter-layer dropout in a to_static trace (the op's mask comes from its
+        `seed` property, which a traced program would fix for every call)."""
+        if not self.could_use_cudnn or self._weight_list() is None:
+            return False
+        if self.dropout and self.training and self.num_layers > 1:
+            return in_dynamic_mode() or traced_seed() is None
+        return True
+
     def forward(self, inputs: Any, initial_states: Any = None, sequence_length: Any = None) -> tuple[Any, Any]:
         """`(outputs, final_states)`: outputs `[batch, time, hidden * num_directions]`
         (time-major if asked); final states as Paddle stacks them."""
+        if self._fused():
+            return self._fused_forward(inputs, initial_states, sequence_length)
+        return self._unrolled_forward(inputs, initial_states, sequence_length)
+
+    def _fused_forward(self, inputs: Any, initial_states: Any, sequence_length: Any) -> tuple[Any, Any]:
+        """One `pd.rnn` (Paddle's `rnn` op, as RNNBase's `_cudnn_impl` appends it)."""
+        fn = type(self).__name__
+        if len(inputs.shape) != 3:
+            raise ValueError(f"{fn}: inputs must be 3-D, got shape {list(inputs.shape)}")
+        x = inputs if self.time_major else S.transpose(inputs, [1, 0, 2])
+        n = self.num_layers * self.num_directions
+        if initial_states is None:
+            step0 = S.squeeze(S.slice(x, [0], [0], [1]), [0])  # [batch, input]
+            zero = S.unsqueeze(_zeros_state(step0, self.hidden_size), [0])
+            zeros = S.expand(zero, [n, -1, self.hidden_size]) if n > 1 else zero
+            states = [zeros] * self.STATES
+        else:
+            # (Paddle takes a single state as a tensor or as a one-element list.)
+            states = list(initial_states) if isinstance(initial_states, (list, tuple)) else [initial_states]
+            if len(states) != self.STATES:
+                raise ValueError(f"{fn}: initial_states must hold {self.STATES} tensors, got {len(states)}")
+        weights = self._weight_list()
+        assert weights is not None
+        seq = [sequence_length] if sequence_length is not None else []
+        dropout = float(self.dropout or 0.0)
+        active = dropout > 0 and self.training and self.num_layers > 1
+        seed = 0
+        if active and in_dynamic_mode():
+            # A new mask per call, as Paddle's: the seed is a property, so each call
+            # is a new op and eager's backward plan is rebuilt (still ~3x faster than
+            # the unrolled steps with per-call seed operands).
+            seed = default_generator().next_seed()
+        elif active:
+            seed = _static_dropout_seed(unique_name.generate("rnn_dropout"), None)
+        outs = apply(pd.RnnOp, [x, *states, *weights, *seq], prefix="rnn", mode=self._mode(),
+                     input_size=self.input_size, hidden_size=self.hidden_size,
+                     num_layers=self.num_layers, is_bidirec=self.num_directions == 2,
+                     dropout_prob=dropout, is_test=not self.training, seed=seed)
+        y = outs[0] if self.time_major else S.transpose(outs[0], [1, 0, 2])
+        finals = outs[1:1 + self.STATES]
+        return y, (tuple(finals) if self.STATES > 1 else finals[0])
+
+    def _unrolled_forward(self, inputs: Any, initial_states: Any, sequence_length: Any) -> tuple[Any, Any]:
+        """The time loop unrolled into per-step ops (LSTM projection, traced dropout)."""
         fn = type(self).__name__
         x, steps = _steps(fn, inputs, self.time_major)
         init = self._split_states(initial_states)
@@ -348,14 +497,24 @@ class RNNBase(LayerList):
         return y, self._stack_states(finals)
 
     def extra_repr(self) -> str:
-        return (f"{self.input_size}, {self.hidden_size}, num_layers={self.num_layers}, "
-                f"direction={self.direction}")
+        """Paddle's: the sizes, then `num_layers`, `time_major`, `dropout` where not default."""
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.num_layers != 1:
+            s += f", num_layers={self.num_layers}"
+        if self.time_major is not False:
+            s += f", time_major={self.time_major}"
+        if self.dropout != 0:
+            s += f", dropout={self.dropout}"
+        return s
 
 
 class SimpleRNN(RNNBase):
     """`paddle.nn.SimpleRNN` (`activation` 'tanh' or 'relu')."""
 
     CELL = SimpleRNNCell
+
+    def _mode(self) -> str:
+        return "RNN_RELU" if self.activation == "relu" else "RNN_TANH"
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
                  direction: str = "forward", time_major: bool = False, dropout: float = 0.0,
@@ -364,19 +523,31 @@ class SimpleRNN(RNNBase):
         super().__init__(input_size, hidden_size, num_layers, direction, time_major, dropout,
                          weight_ih_attr, weight_hh_attr, bias_ih_attr, bias_hh_attr, name,
                          activation=activation)
+        self.activation = activation
 
 
 class LSTM(RNNBase):
-    """`paddle.nn.LSTM`: final states `(h, c)`."""
+    """`paddle.nn.LSTM`: final states `(h, c)`; with `proj_size > 0` every layer's
+    output (and h) is projected to `proj_size` (see `LSTMCell`), unrolled."""
 
     CELL = LSTMCell
     STATES = 2
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 direction: str = "forward", time_major: bool = False, dropout: float = 0.0,
+                 weight_ih_attr: Any = None, weight_hh_attr: Any = None, bias_ih_attr: Any = None,
+                 bias_hh_attr: Any = None, proj_size: int = 0, name: str | None = None) -> None:
+        self.proj_size = proj_size
+        super().__init__(input_size, hidden_size, num_layers, direction, time_major, dropout,
+                         weight_ih_attr, weight_hh_attr, bias_ih_attr, bias_hh_attr, name,
+                         proj_size=proj_size)
 
 
 class GRU(RNNBase):
     """`paddle.nn.GRU`."""
 
     CELL = GRUCell
+    MODE = "GRU"
 
 
 __all__ = [

@@ -63,6 +63,7 @@ from pullback.lowering import (
     optimizer,
     program,
     reduction,
+    rnn,
     shape,
 )
 from pullback.lowering.abi import Abi, LoweringError, Program
@@ -70,6 +71,7 @@ from pullback.lowering.core import LOWERINGS, Lowerer, declare_callees
 
 FAMILIES = (
     program, elementwise, reduction, loss, shape, nn, optimizer, creation, indexing, distributed, control,
+    rnn,
 )
 """The lowering modules, one per op family of the dialect."""
 

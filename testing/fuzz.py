@@ -1059,6 +1059,10 @@ EXCLUDED: dict[type[Operation], str] = {
     **{op: "host-only call of a paddle.jit.to_static program (HOST_ONLY); its forward and backward are "
        "checked against eager, finite differences and the interpreter in tests/unit/test_jit.py"
        for op in (pd.RunProgramOp, pd.RunProgramGradOp)},
+    **{op: "fused recurrence: its reserve result is backward-only state that carries no gradient "
+       "(as Paddle's Reserve), which a fuzzed step reading it would differentiate; checked against "
+       "finite differences, the unrolled cells and compiled code in tests/unit/test_rnn_ops.py"
+       for op in (pd.RnnOp, pd.RnnGradOp)},
     pd.PyFuncOp: "host-only call of a registered Python function (HOST_ONLY); its values and Python "
                  "backward are checked against built-in ops in tests/unit/test_host_calls.py",
     pd.PrintOp: "host-only printing (HOST_ONLY): the identity with a side effect; output and gradient "

@@ -4,7 +4,7 @@ One dialect, defined across a few modules by op family (as xDSL's `linalg` is):
 `program` (feeds, parameters, fetch, constants, initializers, the backward region),
 `control` (`pd.if`, `pd.while` and the stacks their gradients use), `elementwise`,
 `reduction`, `loss`, `shape`, `nn`, `optimizer`, `creation`, `indexing` and
-`distributed` (collectives between ranks).
+`distributed` (collectives between ranks) and `rnn` (the fused recurrent layers).
 """
 
 from xdsl.ir import Dialect
@@ -30,6 +30,8 @@ from .program import *  # noqa: F403
 from .program import PROGRAM_OPS
 from .reduction import *  # noqa: F403
 from .reduction import REDUCTION_OPS
+from .rnn import *  # noqa: F403
+from .rnn import RNN_OPS
 from .shape import *  # noqa: F403
 from .shape import SHAPE_OPS
 
@@ -45,6 +47,7 @@ ALL_OPS = [
     *CREATION_OPS,
     *INDEXING_OPS,
     *CONTROL_OPS,
+    *RNN_OPS,
 ]
 
 PD = Dialect("pd", ALL_OPS, [])

@@ -39,7 +39,7 @@ class Spec:
 
 
 FAMILIES = ("program", "elementwise", "reduction", "loss", "shape", "nn", "optimizer", "creation",
-            "indexing")
+            "indexing", "rnn")
 """The dialect's op families: `gpu_specs/<family>.py` lists the specs of each."""
 
 
