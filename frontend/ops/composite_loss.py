@@ -300,5 +300,7 @@ FUNCTIONAL: list[Callable[..., Any]] = [
     npair_loss,
 ]
 STATIC_NN: list[Callable[..., Any]] = []
-FLUID_LAYERS: dict[str, Callable[..., Any]] = {}
+FLUID_LAYERS: dict[str, Callable[..., Any]] = {
+    "log_loss": log_loss, "dice_loss": dice_loss, "npair_loss": npair_loss,
+}
 TENSOR_METHODS: dict[str, Callable[..., Any]] = {}

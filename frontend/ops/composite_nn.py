@@ -192,5 +192,5 @@ FUNCTIONAL: list[Callable[..., Any]] = [
     maxout, rrelu, gumbel_softmax, local_response_norm, bilinear, pairwise_distance,
 ]
 STATIC_NN: list[Callable[..., Any]] = []
-FLUID_LAYERS: dict[str, Callable[..., Any]] = {}
+FLUID_LAYERS: dict[str, Callable[..., Any]] = {"maxout": maxout}
 TENSOR_METHODS: dict[str, Callable[..., Any]] = {}

@@ -93,10 +93,13 @@ def _ratio(in_size: int, out_size: int, align_corners: bool, scale: float | None
     return np.float32(in_size / out_size)
 
 
-def _nearest_taps(in_size: int, out_size: int, ratio: np.float32) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Nearest neighbour: source index `int(ratio * k)` (Paddle truncates)."""
+def _nearest_taps(in_size: int, out_size: int, ratio: np.float32,
+                  align_corners: bool) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Nearest neighbour: source index `int(ratio * k)` (Paddle truncates), rounded
+    (`int(ratio * k + 0.5)`) with `align_corners` (fluid's resize_nearest)."""
     k = np.arange(out_size, dtype=np.float32)
-    idx = np.minimum((ratio * k).astype(np.int64), in_size - 1)
+    src = ratio * k + np.float32(0.5) if align_corners else ratio * k
+    idx = np.minimum(src.astype(np.int64), in_size - 1)
     return [(idx, np.ones(out_size))]
 
 
@@ -233,22 +236,103 @@ def interpolate(x: Any, size: Any = None, scale_factor: Any = None, mode: str = 
             return adaptive_avg_pool2d(x, _host_values(fn, "size", size))
         raise NotImplementedError(f"{fn}: mode 'area' of a 5-D input (adaptive_avg_pool3d) is not supported")
     check_float_tensor(fn, "x", x)
-    axes = list(range(2, rank)) if data_format[1] == "C" else list(range(1, rank - 1))
+    axes = _spatial_axes(rank, data_format)
     in_dims = _static_dims(fn, x, axes)
     out_dims, scales = _sizes(fn, x, rank, in_dims, size, scale_factor, recompute_scale_factor)
+    return _resize(x, axes, in_dims, out_dims, scales, mode, align_corners, align_mode, name)
+
+
+def _spatial_axes(rank: int, data_format: str) -> list[int]:
+    """The resized axes: after the channel (`NC...`) or before it (`N...C`)."""
+    return list(range(2, rank)) if data_format[1] == "C" else list(range(1, rank - 1))
+
+
+def _resize(x: Any, axes: list[int], in_dims: list[int], out_dims: list[int], scales: list[float | None],
+            mode: str, align_corners: bool, align_mode: int, name: str | None) -> Any:
+    """Resample `axes` of x from `in_dims` to `out_dims`, one axis at a time."""
     if out_dims == in_dims:  # Paddle's kernels copy the input then, whatever the scale
         return scale(x, 1.0, name=name)
     out = x
     for axis, n_in, n_out, s in zip(axes, in_dims, out_dims, scales):
         r = _ratio(n_in, n_out, align_corners, s)
         if mode == "nearest":
-            taps = _nearest_taps(n_in, n_out, r)
+            taps = _nearest_taps(n_in, n_out, r, align_corners)
         elif mode == "bicubic":
             taps = _cubic_taps(n_in, n_out, r, align_corners)
         else:
             taps = _linear_taps(n_in, n_out, r, align_corners, align_mode)
         out = _weighted_taps(out, axis, taps)
     return out
+
+
+_FLUID_MODES = {"BILINEAR": ("bilinear", 4), "TRILINEAR": ("trilinear", 5), "NEAREST": ("nearest", 4),
+                "LINEAR": ("linear", 3), "BICUBIC": ("bicubic", 4)}
+
+
+def image_resize(input: Any, out_shape: Any = None, scale: Any = None, name: str | None = None,
+                 resample: str = "BILINEAR", actual_shape: Any = None, align_corners: bool = True,
+                 align_mode: int = 1, data_format: str = "NCHW") -> Any:
+    """`fluid.layers.image_resize` (the v1 interp ops): resize to `out_shape`, else
+    by `scale` (`out = int(in * scale)`); the ratio is `in / out` (or
+    `(in - 1) / (out - 1)` with `align_corners`, fluid's default, which nearest
+    rounds to).  `actual_shape` (a run-time shape) is not supported."""
+    fn = "image_resize"
+    check_float_tensor(fn, "input", input)
+    if not isinstance(resample, str) or resample.upper() not in _FLUID_MODES:
+        raise ValueError(f"{fn}: The 'resample' of image_resize can only be 'LINEAR', 'BILINEAR', "
+                         f"'TRILINEAR', 'BICUBIC' or 'NEAREST' currently, got {resample!r}")
+    mode, want_rank = _FLUID_MODES[resample.upper()]
+    rank = len(input.shape)
+    if rank != want_rank:
+        raise ValueError(f"{fn}: resample '{resample}' needs a {want_rank}-D input, got {rank}-D")
+    if actual_shape is not None:
+        raise NotImplementedError(f"{fn}: actual_shape (a run-time output shape) is not supported")
+    if data_format not in _FORMATS[rank]:
+        raise ValueError(f"{fn}: data_format must be one of {list(_FORMATS[rank])}, got {data_format!r}")
+    if not isinstance(align_corners, bool):
+        raise TypeError(f"{fn}: Attr align_corners should be a bool value, got {align_corners!r}")
+    if align_mode not in (0, 1):
+        raise ValueError(f"{fn}: align_mode can only be 0 or 1, got {align_mode!r}")
+    axes = _spatial_axes(rank, data_format)
+    in_dims = _static_dims(fn, input, axes)
+    if out_shape is not None:
+        dims = _host_values(fn, "out_shape", out_shape)
+        if not isinstance(dims, (list, tuple)) or len(dims) != rank - 2:
+            raise ValueError(f"{fn}: out_shape length should be {rank - 2} for input {rank}-D tensor, "
+                             f"got {out_shape!r}")
+        out_dims = [int(d) for d in dims]
+    elif scale is not None:
+        factor = _host_values(fn, "scale", scale)
+        if not is_scalar(factor) or factor <= 0:
+            raise ValueError(f"{fn}: scale should be a positive number, got {scale!r}")
+        out_dims = [int(d * float(factor)) for d in in_dims]
+    else:
+        raise ValueError(f"{fn}: One of out_shape and scale must not be None.")
+    if any(d <= 0 for d in out_dims):
+        raise ValueError(f"{fn}: the output size must be positive, got {out_dims}")
+    return _resize(input, axes, in_dims, out_dims, [None] * (rank - 2), mode, align_corners, align_mode, name)
+
+
+def resize_bilinear(input: Any, out_shape: Any = None, scale: Any = None, name: str | None = None,
+                    actual_shape: Any = None, align_corners: bool = True, align_mode: int = 1,
+                    data_format: str = "NCHW") -> Any:
+    """`fluid.layers.resize_bilinear`: `image_resize(resample='BILINEAR')`."""
+    return image_resize(input, out_shape, scale, name, "BILINEAR", actual_shape, align_corners, align_mode,
+                        data_format)
+
+
+def resize_nearest(input: Any, out_shape: Any = None, scale: Any = None, name: str | None = None,
+                   actual_shape: Any = None, align_corners: bool = True, data_format: str = "NCHW") -> Any:
+    """`fluid.layers.resize_nearest`: `image_resize(resample='NEAREST')`."""
+    return image_resize(input, out_shape, scale, name, "NEAREST", actual_shape, align_corners, 1, data_format)
+
+
+def resize_trilinear(input: Any, out_shape: Any = None, scale: Any = None, name: str | None = None,
+                     actual_shape: Any = None, align_corners: bool = True, align_mode: int = 1,
+                     data_format: str = "NCDHW") -> Any:
+    """`fluid.layers.resize_trilinear`: `image_resize(resample='TRILINEAR')`."""
+    return image_resize(input, out_shape, scale, name, "TRILINEAR", actual_shape, align_corners, align_mode,
+                        data_format)
 
 
 def upsample(x: Any, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
@@ -465,5 +549,8 @@ FUNCTIONAL: list[Callable[..., Any]] = [
     interpolate, upsample, pixel_shuffle, pixel_unshuffle, channel_shuffle, unfold, fold, zeropad2d,
 ]
 STATIC_NN: list[Callable[..., Any]] = []
-FLUID_LAYERS: dict[str, Callable[..., Any]] = {}
+FLUID_LAYERS: dict[str, Callable[..., Any]] = {
+    "image_resize": image_resize, "resize_bilinear": resize_bilinear, "resize_nearest": resize_nearest,
+    "resize_trilinear": resize_trilinear, "pixel_shuffle": pixel_shuffle, "unfold": unfold,
+}
 TENSOR_METHODS: dict[str, Callable[..., Any]] = {}

@@ -238,6 +238,27 @@ def test_interpolate_errors():
         F.interpolate(x, size=[3, 3], data_format="NCW")
 
 
+def test_fluid_resize_spellings():
+    x = R.standard_normal((1, 2, 3, 4))
+    fluid = paddle.fluid.layers
+    # fluid's defaults: align_corners=True, align_mode=1; nearest rounds then
+    np.testing.assert_allclose(fluid.resize_bilinear(T(x), out_shape=[5, 7]).numpy(),
+                               resample_np(x, [2, 3], [5, 7], "linear", True, 1), rtol=1e-6)
+    got = fluid.resize_nearest(T(x), scale=2.0).numpy()
+    rows = [min(int(np.float32(2 / 5) * np.float32(k) + np.float32(0.5)), 2) for k in range(6)]
+    cols = [min(int(np.float32(3 / 7) * np.float32(k) + np.float32(0.5)), 3) for k in range(8)]
+    np.testing.assert_array_equal(got, x[:, :, rows][:, :, :, cols])
+    got = fluid.image_resize(T(x), out_shape=[6, 2], resample="BILINEAR", align_corners=False, align_mode=0)
+    np.testing.assert_allclose(got.numpy(), resample_np(x, [2, 3], [6, 2], "linear"), rtol=1e-6)
+    x5 = R.standard_normal((1, 1, 2, 3, 2))
+    np.testing.assert_allclose(fluid.resize_trilinear(T(x5), out_shape=[3, 3, 4]).numpy(),
+                               resample_np(x5, [2, 3, 4], [3, 3, 4], "linear", True, 1), rtol=1e-6)
+    with pytest.raises(ValueError, match="One of out_shape and scale must not be None"):
+        fluid.resize_bilinear(T(x))
+    with pytest.raises(ValueError, match="resample 'TRILINEAR' needs a 5-D input"):
+        fluid.image_resize(T(x), out_shape=[2, 2], resample="TRILINEAR")
+
+
 def test_upsample_layers():
     x = R.standard_normal((1, 2, 3, 4))
     np.testing.assert_allclose(paddle.nn.UpsamplingBilinear2D(size=[5, 6])(T(x)).numpy(),
