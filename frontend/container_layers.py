@@ -241,8 +241,23 @@ class GaussianNLLLoss(_LossLayer):
         super().__init__(full=full, epsilon=epsilon, reduction=reduction, name=name)
 
 
+class CTCLoss(Layer):
+    """`paddle.nn.CTCLoss`: `F.ctc_loss` with a fixed blank and reduction."""
+
+    def __init__(self, blank: int = 0, reduction: str = "mean") -> None:
+        super().__init__()
+        composite.check_reduction("CTCLoss", reduction)
+        self.blank, self.reduction = blank, reduction
+
+    def forward(self, log_probs: Any, labels: Any, input_lengths: Any, label_lengths: Any,
+                norm_by_times: bool = False) -> Any:
+        """The CTC loss of the unscaled scores `log_probs [T, B, C]` for `labels`."""
+        return composite_loss.ctc_loss(log_probs, labels, input_lengths, label_lengths, self.blank,
+                                       self.reduction, norm_by_times)
+
+
 __all__ = [
-    "CosineEmbeddingLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "MultiLabelSoftMarginLoss",
+    "CTCLoss", "CosineEmbeddingLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "MultiLabelSoftMarginLoss",
     "PoissonNLLLoss", "SoftMarginLoss", "TripletMarginLoss",
     "BCELoss", "CosineSimilarity", "Identity", "KLDivLoss", "LayerDict", "MarginRankingLoss",
     "NLLLoss", "ParameterList", "SmoothL1Loss",

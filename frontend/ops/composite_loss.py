@@ -14,6 +14,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 from pullback.frontend.ops.composite import (
     _number,
     _reduce,
@@ -22,6 +23,7 @@ from pullback.frontend.ops.composite import (
     check_reduction,
 )
 from pullback.frontend.ops.composite_nn import _p_norm
+from pullback.frontend.ops.indexing import stack, take_along_axis, to_constant
 from pullback.frontend.ops.elementwise import (
     cast,
     check_float_tensor,
@@ -29,10 +31,12 @@ from pullback.frontend.ops.elementwise import (
     clip,
     equal,
     exp,
+    full_like,
     greater_than,
     log,
     maximum,
     minimum,
+    not_equal,
     pow,
     relu,
     scale,
@@ -44,8 +48,9 @@ from pullback.frontend.ops.elementwise import (
 )
 from pullback.frontend.ops.loss import cross_entropy, one_hot
 from pullback.frontend.ops.nn import matmul
-from pullback.frontend.ops.reduction import mean, sum
-from pullback.frontend.ops.shape import reshape, transpose, unsqueeze
+from pullback.frontend.ops.reduction import log_softmax, mean, sum
+from pullback.frontend.ops.shape import concat, reshape, transpose, unsqueeze
+from pullback.frontend.ops.shape import slice as pslice
 
 
 def _same_shape(fn: str, a_arg: str, a: Any, b_arg: str, b: Any) -> None:
@@ -293,11 +298,92 @@ def npair_loss(anchor: Any, positive: Any, labels: Any, l2_reg: float = 0.002) -
     return l2 + mean(sum(same * ce, axis=0))
 
 
+_NEG = -1e30  # log(0) for CTC paths; finite so that exp(x - max) and its gradient stay 0, not NaN
+
+
+def _logsumexp(*xs: Any) -> Any:
+    """`log(sum(exp(x)))` of same-shaped tensors, stabilized by their maximum."""
+    m = xs[0]
+    for x in xs[1:]:
+        m = maximum(m, x)
+    total = exp(xs[0] - m)
+    for x in xs[1:]:
+        total = total + exp(x - m)
+    return m + log(total)
+
+
+def ctc_loss(log_probs: Any, labels: Any, input_lengths: Any, label_lengths: Any, blank: int = 0,
+             reduction: str = "mean", norm_by_times: bool = False) -> Any:
+    """`paddle.nn.functional.ctc_loss` (warpctc): the CTC negative log-likelihood of
+    `labels [B, L]` (int32/int64, padded; `label_lengths [B]` used) under the
+    UNSCALED scores `log_probs [T, B, C]` (softmax is applied inside, as warpctc
+    does; `input_lengths [B]` frames used).  `reduction='mean'` averages
+    `loss / label_lengths`, `'sum'` adds, `'none'` returns `[B]`.  `norm_by_times`
+    divides only the gradient by the input length (the loss value is unchanged),
+    which is what warpctc does.
+
+    Built from ops: the CTC forward (alpha) recursion over the blank-extended labels
+    in log space, one step per frame (T must be static)."""
+    fn = "ctc_loss"
+    reduction = check_reduction(fn, reduction)
+    check_float_tensor(fn, "log_probs", log_probs)
+    for arg, v in (("labels", labels), ("input_lengths", input_lengths), ("label_lengths", label_lengths)):
+        check_tensor(fn, arg, v)
+        if v.dtype not in ("int32", "int64"):
+            raise TypeError(f"{fn}: {arg} must be int32 or int64, got {v.dtype}")
+    if len(log_probs.shape) != 3 or len(labels.shape) != 2:
+        raise ValueError(f"{fn}: log_probs must be [max_logit_length, batch_size, num_classes + 1] and "
+                         f"labels [batch_size, max_label_length], got {list(log_probs.shape)} and "
+                         f"{list(labels.shape)}")
+    t_max, classes, l_max = int(log_probs.shape[0]), int(log_probs.shape[2]), int(labels.shape[1])
+    if t_max < 0 or classes < 0 or l_max < 0:
+        raise ValueError(f"{fn}: the time, class and label dimensions must be static, got "
+                         f"{list(log_probs.shape)} and {list(labels.shape)}")
+    if isinstance(blank, bool) or not isinstance(blank, int) or not 0 <= blank < classes:
+        raise ValueError(f"{fn}: blank must be in [0, {classes}), got {blank!r}")
+    s_len = 2 * l_max + 1
+    lp = transpose(log_softmax(log_probs, axis=2), [1, 0, 2])  # [B, T, C]
+    lab = cast(labels, "int64")
+    ext = reshape(stack([full_like(lab, blank), lab], axis=2), [-1, 2 * l_max])
+    ext = concat([ext, pslice(full_like(lab, blank), [1], [0], [1])], axis=1)  # [B, S]
+    em = take_along_axis(lp, unsqueeze(ext, [1]), axis=2)  # [B, T, S]
+    # The skip s-2 -> s is allowed onto a label that differs from the label two back.
+    prev2 = concat([full_like(pslice(ext, [1], [0], [2]), -1), pslice(ext, [1], [0], [s_len - 2])], axis=1)
+    allowed = cast(not_equal(ext, full_like(ext, blank)), lp.dtype) * cast(not_equal(ext, prev2), lp.dtype)
+    skip_pen = unsqueeze(scale(allowed, -_NEG, _NEG), [1])  # 0 where allowed, NEG elsewhere; [B, 1, S]
+    start = to_constant(np.array([0.0] * min(2, s_len) + [_NEG] * (s_len - 2)).reshape(1, 1, s_len), lp.dtype)
+    alpha = pslice(em, [1], [0], [1]) + start
+    # Each sequence's length spread over alpha's shape (a blend `a + m (new - a)` would
+    # cancel catastrophically against the -1e30 entries).
+    lengths = unsqueeze(cast(input_lengths, lp.dtype), [1, 2]) + zeros_like(alpha)
+    for t in range(1, t_max):
+        neg = full_like(pslice(alpha, [2], [0], [1]), _NEG)
+        a1 = concat([neg, pslice(alpha, [2], [0], [s_len - 1])], axis=2)
+        a2 = concat([neg, neg, pslice(alpha, [2], [0], [s_len - 2])], axis=2) + skip_pen if s_len > 2 else None
+        terms = [alpha, a1] if a2 is None else [alpha, a1, a2]
+        new = _logsumexp(*terms) + pslice(em, [1], [t], [t + 1])
+        alpha = where(greater_than(lengths, float(t)), new, alpha)  # frames past a sequence's end keep it
+    ends = unsqueeze(scale(cast(label_lengths, "int64"), 2, 0), [1, 2])  # index S_b - 1 = 2 * len
+    last = take_along_axis(alpha, ends, axis=2)
+    before = take_along_axis(alpha, maximum(ends - 1, 0), axis=2)
+    empty = cast(equal(ends, full_like(ends, 0)), lp.dtype)  # no label: only the all-blank path
+    loss = -sum(_logsumexp(last, before + scale(empty, _NEG)), axis=[1, 2])  # [B]
+    if norm_by_times:
+        frames = cast(input_lengths, lp.dtype)
+        fixed = loss.detach()
+        loss = fixed + (loss - fixed) / frames
+    if reduction == "mean":
+        return mean(loss / cast(label_lengths, lp.dtype))
+    if reduction == "sum":
+        return sum(loss)
+    return loss
+
+
 PADDLE: list[Callable[..., Any]] = []
 FUNCTIONAL: list[Callable[..., Any]] = [
     hinge_embedding_loss, cosine_embedding_loss, triplet_margin_loss, multi_label_soft_margin_loss,
     soft_margin_loss, poisson_nll_loss, gaussian_nll_loss, sigmoid_focal_loss, log_loss, dice_loss,
-    npair_loss,
+    npair_loss, ctc_loss,
 ]
 STATIC_NN: list[Callable[..., Any]] = []
 FLUID_LAYERS: dict[str, Callable[..., Any]] = {

@@ -525,6 +525,78 @@ def test_dice_and_npair_losses():
     check_eager_grad(lambda a, b: F.npair_loss(a, b, T(labels)), [A, B])
 
 
+def ctc_np(logits: np.ndarray, labels: np.ndarray, in_len: np.ndarray, lab_len: np.ndarray,
+           blank: int = 0) -> np.ndarray:
+    """CTC negative log-likelihood per sequence: softmax of the logits, then the
+    textbook alpha recursion over the blank-extended label, in float64 with -inf."""
+    z = logits - logits.max(2, keepdims=True)
+    lp = z - np.log(np.exp(z).sum(2, keepdims=True))
+    out = []
+    for b in range(logits.shape[1]):
+        ext = [blank]
+        for c in labels[b, :lab_len[b]]:
+            ext += [int(c), blank]
+        n = len(ext)
+        alpha = np.full(n, -np.inf)
+        alpha[: min(2, n)] = lp[0, b, ext[: min(2, n)]]
+        for t in range(1, in_len[b]):
+            nxt = np.full(n, -np.inf)
+            for k in range(n):
+                terms = [alpha[k]] + ([alpha[k - 1]] if k >= 1 else [])
+                if k >= 2 and ext[k] != blank and ext[k] != ext[k - 2]:
+                    terms.append(alpha[k - 2])
+                nxt[k] = np.logaddexp.reduce(terms) + lp[t, b, ext[k]]
+            alpha = nxt
+        out.append(-np.logaddexp.reduce(alpha[max(n - 2, 0):]))
+    return np.array(out)
+
+
+def test_ctc_loss():
+    x = R.standard_normal((5, 4, 4))
+    labels = np.array([[1, 2, 2], [3, 3, 0], [2, 0, 0], [1, 0, 0]], dtype=np.int32)
+    il, ll = np.array([5, 4, 3, 2]), np.array([3, 2, 1, 0])
+    args = [T(labels), T(il), T(ll)]
+    want = ctc_np(x, labels, il, ll)
+    np.testing.assert_allclose(F.ctc_loss(T(x), *args, reduction="none").numpy(), want, rtol=1e-10)
+    np.testing.assert_allclose(F.ctc_loss(T(x), *args, reduction="sum").numpy(), want.sum(), rtol=1e-10)
+    np.testing.assert_allclose(F.ctc_loss(T(x[:, :3]), T(labels[:3]), T(il[:3]), T(ll[:3])).numpy(),
+                               (want[:3] / ll[:3]).mean(), rtol=1e-10)
+    blank3 = np.where(labels == 3, 0, labels)
+    np.testing.assert_allclose(F.ctc_loss(T(x), T(blank3), T(il), T(ll), blank=3, reduction="none").numpy(),
+                               ctc_np(x, blank3, il, ll, blank=3), rtol=1e-10)
+    check_eager_grad(lambda t: F.ctc_loss(t, *args, reduction="none"), [x])
+    np.testing.assert_allclose(paddle.nn.CTCLoss(reduction="sum")(T(x), *args).numpy(), want.sum(), rtol=1e-10)
+    # norm_by_times divides the gradient, not the loss, by the input length (warpctc)
+    t1, t2 = paddle.to_tensor(x, stop_gradient=False), paddle.to_tensor(x, stop_gradient=False)
+    plain = F.ctc_loss(t1, *args, reduction="sum")
+    normed = F.ctc_loss(t2, *args, reduction="sum", norm_by_times=True)
+    np.testing.assert_allclose(normed.numpy(), plain.numpy(), rtol=1e-12)
+    (g1,), (g2,) = paddle.grad(plain, [t1]), paddle.grad(normed, [t2])
+    np.testing.assert_allclose(g2.numpy(), g1.numpy() / il[None, :, None], rtol=1e-10, atol=1e-14)
+    with pytest.raises(ValueError, match="blank must be in \\[0, 4\\)"):
+        F.ctc_loss(T(x), *args, blank=4)
+    with pytest.raises(TypeError, match="labels must be int32 or int64"):
+        F.ctc_loss(T(x), T(labels.astype("float64")), T(il), T(ll))
+    core.enable_static()
+    main, start = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, start):
+        xv = paddle.static.data("x", [5, None, 4], "float64")
+        lv = paddle.static.data("labels", [None, 3], "int32")
+        iv = paddle.static.data("il", [None], "int64")
+        kv = paddle.static.data("ll", [None], "int64")
+        xv.stop_gradient = False
+        loss = F.ctc_loss(xv, lv, iv, kv, reduction="none")
+        (gx,) = paddle.static.gradients([paddle.sum(loss)], [xv])
+    feed = {"x": x, "labels": labels, "il": il, "ll": ll}
+    grads = []
+    for exe in (paddle.static.Executor(paddle.CPUPlace()),
+                paddle.static.Executor(paddle.CPUPlace(), backend="interpreter")):
+        got, g = exe.run(main, feed=feed, fetch_list=[loss, gx])
+        np.testing.assert_allclose(got, want, rtol=1e-10)
+        grads.append(g)
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-9, atol=1e-12)
+
+
 def test_loss_layers_and_errors():
     nn = paddle.nn
     np.testing.assert_allclose(nn.HingeEmbeddingLoss(margin=0.5)(T(A), T(SIGNS)).numpy(),
