@@ -142,6 +142,17 @@ def _cubic_taps(in_size: int, out_size: int, ratio: np.float32,
     return [(np.clip(base - 1 + j, 0, in_size - 1), weights[j]) for j in range(4)]
 
 
+def _area_taps(in_size: int, out_size: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Adaptive average pooling along one axis: output `i` averages inputs
+    `[floor(i * in / out), ceil((i + 1) * in / out))` (taps past a window weigh 0)."""
+    i = np.arange(out_size)
+    start = (i * in_size) // out_size
+    end = -((-(i + 1) * in_size) // out_size)
+    width = end - start
+    return [(np.minimum(start + j, end - 1), np.where(j < width, 1.0 / width, 0.0))
+            for j in range(int(width.max()))]
+
+
 def _sizes(fn: str, x: Any, rank: int, in_dims: list[int], size: Any, scale_factor: Any,
            recompute_scale_factor: bool | None) -> tuple[list[int], list[float | None]]:
     """The output sizes and the scales the kernel uses (None where it uses in/out)."""
@@ -234,7 +245,16 @@ def interpolate(x: Any, size: Any = None, scale_factor: Any = None, mode: str = 
                 size, (list, tuple)) else _host_values(fn, "size", size))
         if rank == 4:
             return adaptive_avg_pool2d(x, _host_values(fn, "size", size))
-        raise NotImplementedError(f"{fn}: mode 'area' of a 5-D input (adaptive_avg_pool3d) is not supported")
+        # adaptive_avg_pool3d is separable: one averaging pass per axis
+        check_float_tensor(fn, "x", x)
+        dims = _host_values(fn, "size", size)
+        dims = [dims] * 3 if is_scalar(dims) else list(dims)
+        if len(dims) != 3 or any(not isinstance(d, (int, np.integer)) or d <= 0 for d in dims):
+            raise ValueError(f"{fn}: size must be 3 positive ints for a 5-D input, got {size!r}")
+        out = x
+        for axis, n_in, n_out in zip([2, 3, 4], _static_dims(fn, x, [2, 3, 4]), dims):
+            out = _weighted_taps(out, axis, _area_taps(n_in, int(n_out)))
+        return out
     check_float_tensor(fn, "x", x)
     axes = _spatial_axes(rank, data_format)
     in_dims = _static_dims(fn, x, axes)

@@ -204,6 +204,15 @@ def test_interpolate_linear_trilinear_nearest3d_area():
     x = R.standard_normal((1, 2, 4, 6))
     got = F.interpolate(T(x), size=[2, 3], mode="area").numpy()
     np.testing.assert_allclose(got, x.reshape(1, 2, 2, 2, 3, 2).mean((3, 5)), rtol=1e-12)
+    # 5-D area: adaptive average pooling, windows [floor(i*in/out), ceil((i+1)*in/out))
+    x5 = R.standard_normal((1, 2, 5, 4, 3))
+    got = F.interpolate(T(x5), size=[3, 2, 3], mode="area").numpy()
+    want = np.zeros((1, 2, 3, 2, 3))
+    for i in range(3):
+        for j in range(2):
+            for k in range(3):
+                want[:, :, i, j, k] = x5[:, :, (i * 5) // 3:-((-(i + 1) * 5) // 3), 2 * j:2 * j + 2, k].mean((2, 3))
+    np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
 @pytest.mark.parametrize("mode,kw", [
