@@ -37,6 +37,12 @@ _CUBIC_A = -0.75  # Paddle's (and OpenCV's) bicubic convolution parameter
 # --------------------------------------------------------------------- helpers
 
 
+class ArgumentAssertionError(AssertionError, ValueError):
+    """A bad argument that Paddle rejects with an `assert` (AssertionError): also a
+    ValueError, the class a bad argument raises elsewhere."""
+
+
+
 def _host_values(fn: str, arg: str, v: Any) -> Any:
     """A size/scale argument with eager Tensors read to Python numbers (a static
     Variable has no value when the program is built)."""
@@ -170,7 +176,8 @@ def _sizes(fn: str, x: Any, rank: int, in_dims: list[int], size: Any, scale_fact
                              f"got a {rank}-D x and size {list(size)}")
         out = [int(s) for s in size]
         if any(s <= 0 for s in out):
-            raise ValueError(f"{fn}: Each dimension size given in size must be greater than 0, got {out}")
+            raise ArgumentAssertionError(f"{fn}: Each dimension size given in size must be greater than 0, "
+                                         f"got {out}")
         return out, [None] * nsp
     factor = _host_values(fn, "scale_factor", scale_factor)
     if is_scalar(factor):
@@ -255,7 +262,8 @@ def interpolate(x: Any, size: Any = None, scale_factor: Any = None, mode: str = 
         for axis, n_in, n_out in zip([2, 3, 4], _static_dims(fn, x, [2, 3, 4]), dims):
             out = _weighted_taps(out, axis, _area_taps(n_in, int(n_out)))
         return out
-    check_float_tensor(fn, "x", x)
+    if mode != "nearest":  # nearest only copies entries: any dtype (Paddle: uint8 images too)
+        check_float_tensor(fn, "x", x)
     axes = _spatial_axes(rank, data_format)
     in_dims = _static_dims(fn, x, axes)
     out_dims, scales = _sizes(fn, x, rank, in_dims, size, scale_factor, recompute_scale_factor)
@@ -377,8 +385,12 @@ def _nchw(fn: str, x: Any, data_format: str) -> bool:
 
 
 def _factor(fn: str, arg: str, v: Any) -> int:
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v <= 0:
-        raise ValueError(f"{fn}: {arg} must be a positive int, got {v!r}")
+    """A positive int factor: TypeError for another type, ValueError if not positive
+    (Paddle's errors)."""
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+        raise TypeError(f"{fn}: {arg} must be int type, got {v!r}")
+    if v <= 0:
+        raise ValueError(f"{fn}: {arg} must be positive, got {v}")
     return int(v)
 
 
@@ -452,7 +464,8 @@ def _pair(fn: str, arg: str, v: Any, minimum: int) -> list[int]:
         if isinstance(v, (list, tuple)) else None
     if vals is None or len(vals) != 2 or any(
             isinstance(e, bool) or not isinstance(e, (int, np.integer)) for e in vals):
-        raise ValueError(f"{fn}: {arg} should either be an integer or a list of two integers, got {v!r}")
+        raise ArgumentAssertionError(f"{fn}: {arg} should either be an integer or a list of two integers, "
+                                     f"got {v!r}")
     if any(e < minimum for e in vals):
         raise ValueError(f"{fn}: each of {arg} must be at least {minimum}, got {v!r}")
     return [int(e) for e in vals]
@@ -467,7 +480,7 @@ def _paddings(fn: str, v: Any) -> list[int]:
         return [int(e) for e in v]
     try:
         ph, pw = _pair(fn, "paddings", v, 0)
-    except ValueError:
+    except (ValueError, AssertionError):
         raise ValueError(f"{fn}: paddings should either be an integer or a list of 2 or 4 integers, "
                          f"got {v!r}") from None
     return [ph, pw, ph, pw]
@@ -490,7 +503,8 @@ def unfold(x: Any, kernel_sizes: Any, strides: Any = 1, paddings: Any = 0, dilat
     fn = "unfold"
     check_tensor(fn, "x", x)
     if len(x.shape) != 4:
-        raise ValueError(f"{fn}: input should be the format of [N, C, H, W], got shape {list(x.shape)}")
+        raise ArgumentAssertionError(f"{fn}: input should be the format of [N, C, H, W], got shape "
+                                     f"{list(x.shape)}")
     kh, kw = _pair(fn, "kernel_sizes", kernel_sizes, 1)
     sh, sw = _pair(fn, "strides", strides, 1)
     dh, dw = _pair(fn, "dilations", dilations, 1)
@@ -515,7 +529,8 @@ def fold(x: Any, output_sizes: Any, kernel_sizes: Any, strides: Any = 1, padding
     fn = "fold"
     check_tensor(fn, "x", x)
     if len(x.shape) != 3:
-        raise ValueError(f"{fn}: input should be the format of [N, C, L], got shape {list(x.shape)}")
+        raise ArgumentAssertionError(f"{fn}: input should be the format of [N, C, L], got shape "
+                                     f"{list(x.shape)}")
     h, w = _pair(fn, "output_sizes", output_sizes, 1)
     kh, kw = _pair(fn, "kernel_sizes", kernel_sizes, 1)
     sh, sw = _pair(fn, "strides", strides, 1)

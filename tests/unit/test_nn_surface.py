@@ -156,6 +156,10 @@ def test_interpolate_known_values():
     np.testing.assert_allclose(
         F.interpolate(x, size=[4, 4], mode="bilinear", align_mode=1).numpy()[0, 0, 0], [1, 1.5, 2, 2],
         rtol=1e-7)
+    u8 = paddle.to_tensor(np.array([[[[1, 2], [3, 4]]]], dtype="uint8"))
+    got = F.interpolate(u8, scale_factor=2)
+    assert got.dtype == u8.dtype
+    np.testing.assert_array_equal(got.numpy()[0, 0, 1], [1, 1, 2, 2])
     # one output pixel samples the first input (Paddle's ratio is 0 then)
     np.testing.assert_array_equal(F.interpolate(x, size=[1, 1], mode="bilinear").numpy(), [[[[1.0]]]])
     # equal sizes copy the input whatever the scale (Paddle's kernels do)
@@ -303,6 +307,10 @@ def test_pixel_shuffle_unshuffle_channel_shuffle():
     np.testing.assert_array_equal(paddle.nn.ChannelShuffle(g, "NHWC")(T(x.transpose(0, 2, 3, 1))).numpy(),
                                   cs.transpose(0, 2, 3, 1))
     check_eager_grad(lambda t: F.pixel_shuffle(t, 2) * F.pixel_shuffle(t, 2), [x[:1, :, :2]])
+    with pytest.raises(TypeError, match="upscale_factor must be int type"):
+        F.pixel_shuffle(T(x), 3.33)
+    with pytest.raises(ValueError, match="groups must be positive"):
+        F.channel_shuffle(T(x), 0)
     with pytest.raises(ValueError, match="should divide the number of channel"):
         F.pixel_shuffle(T(R.standard_normal((1, 6, 2, 2))), 2)
     with pytest.raises(ValueError, match="should divide both height"):
@@ -339,8 +347,10 @@ def test_unfold_fold_gradients_and_errors():
     check_eager_grad(lambda t: F.unfold(t, 2, strides=2, paddings=1) ** 2, [x])
     cols = R.standard_normal((1, 4, 9))
     check_eager_grad(lambda t: F.fold(t, [4, 4], 2, strides=1, paddings=0) ** 2, [cols])
-    with pytest.raises(ValueError, match="unfold: input should be the format of \\[N, C, H, W\\]"):
+    with pytest.raises(AssertionError, match="unfold: input should be the format of \\[N, C, H, W\\]"):
         F.unfold(T(x[0]), 2)
+    with pytest.raises(ValueError, match="kernel_sizes should either be an integer or a list of two"):
+        F.unfold(T(x), [2, 2, 2])
     with pytest.raises(ValueError, match="paddings should either be an integer or a list of 2 or 4"):
         F.unfold(T(x), 2, paddings=[1, 1, 1])
     with pytest.raises(ValueError, match="should be divisible by the product of kernel_sizes"):
