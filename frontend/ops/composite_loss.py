@@ -92,6 +92,9 @@ def cosine_embedding_loss(input1: Any, input2: Any, label: Any, margin: float = 
     check_float_tensor(fn, "input2", input2)
     check_tensor(fn, "label", label)
     _same_shape(fn, "input1", input1, "input2", input2)
+    if len(label.shape) != 1:
+        raise ValueError(f"{fn}: 1D target tensor expected, multi-target not supported; got label shape "
+                         f"{list(label.shape)}")
     if len(input1.shape) not in (1, 2):
         raise ValueError(f"{fn}: 1D target tensor expects 2D input tensors, but found inputs with "
                          f"shape {list(input1.shape)}")

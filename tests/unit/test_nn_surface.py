@@ -632,6 +632,8 @@ def test_loss_layers_and_errors():
         F.hinge_embedding_loss(T(A), T(SIGNS), reduction="avg")
     with pytest.raises(ValueError, match="input1 \\[4, 3\\] and input2 \\[4, 2\\] must have the same shape"):
         F.cosine_embedding_loss(T(A), T(B[:, :2]), T(np.ones(4)))
+    with pytest.raises(ValueError, match="1D target tensor expected"):
+        F.cosine_embedding_loss(T(A), T(B), T(np.ones((4, 1))))
     with pytest.raises(ValueError, match="epsilon` in poisson_nll_loss should be positive"):
         F.poisson_nll_loss(T(A), T(COUNTS), epsilon=0.0)
     with pytest.raises(ValueError, match="variance has negative entry"):
