@@ -210,6 +210,16 @@ class MultiLabelSoftMarginLoss(_LossLayer):
         super().__init__(weight=weight, reduction=reduction, name=name)
 
 
+class MultiMarginLoss(_LossLayer):
+    """`paddle.nn.MultiMarginLoss`."""
+
+    _fn = staticmethod(composite_loss.multi_margin_loss)
+
+    def __init__(self, p: int = 1, margin: float = 1.0, weight: Any = None, reduction: str = "mean",
+                 name: str | None = None) -> None:
+        super().__init__(p=p, margin=margin, weight=weight, reduction=reduction, name=name)
+
+
 class SoftMarginLoss(_LossLayer):
     """`paddle.nn.SoftMarginLoss`."""
 
@@ -257,7 +267,7 @@ class CTCLoss(Layer):
 
 
 __all__ = [
-    "CTCLoss", "CosineEmbeddingLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "MultiLabelSoftMarginLoss",
+    "CTCLoss", "CosineEmbeddingLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss",
     "PoissonNLLLoss", "SoftMarginLoss", "TripletMarginLoss",
     "BCELoss", "CosineSimilarity", "Identity", "KLDivLoss", "LayerDict", "MarginRankingLoss",
     "NLLLoss", "ParameterList", "SmoothL1Loss",

@@ -154,6 +154,41 @@ def multi_label_soft_margin_loss(input: Any, label: Any, weight: Any = None, red
     return _reduce(mean(loss, axis=-1), reduction, name)
 
 
+def multi_margin_loss(input: Any, label: Any, p: int = 1, margin: float = 1.0, weight: Any = None,
+                      reduction: str = "mean", name: str | None = None) -> Any:
+    """`paddle.nn.functional.multi_margin_loss`: per sample `n` with class `y`,
+    `(sum_i w[y] max(0, margin - x[y] + x[i])^p - w[y] margin^p) / C` (the
+    subtraction removes the `i = y` term, as Paddle writes it), reduced."""
+    fn = "multi_margin_loss"
+    reduction = check_reduction(fn, reduction)
+    check_float_tensor(fn, "input", input)
+    check_tensor(fn, "label", label)
+    if label.dtype not in ("int32", "int64"):
+        raise TypeError(f"{fn}: label must be int32 or int64, got {label.dtype}")
+    if len(input.shape) != 2 or len(label.shape) != 1:
+        raise ValueError(f"{fn}: expected input [N, C] and label [N], got {list(input.shape)} and "
+                         f"{list(label.shape)}")
+    if input.shape[0] >= 0 and label.shape[0] >= 0 and input.shape[0] != label.shape[0]:
+        raise ValueError(f"{fn}: The label's shape[0] should be equal to input's shape[0], but received "
+                         f"input's shape[0] {input.shape[0]} and label's shape[0]: {label.shape[0]}.")
+    c = int(input.shape[1])
+    if c < 0:
+        raise ValueError(f"{fn}: the class dimension of input must be static")
+    m, order = _number(fn, "margin", margin), _number(fn, "p", p)
+    ids = unsqueeze(cast(label, "int64"), [1])  # [N, 1]
+    picked = take_along_axis(input, ids, axis=1)
+    hinge = pow(clip(scale(input - picked, 1.0, m), min=0.0), order)
+    w: Any = None
+    if weight is not None:
+        check_float_tensor(fn, "weight", weight)
+        if len(weight.shape) != 1 or (weight.shape[0] >= 0 and weight.shape[0] != c):
+            raise ValueError(f"{fn}: weight must have shape [{c}], got {list(weight.shape)}")
+        w = take_along_axis(unsqueeze(weight, [0]), ids, axis=1)  # [N, 1]
+        hinge = hinge * w
+    loss = sum(hinge, axis=1, keepdim=True) - (scale(w, m**order) if w is not None else m**order)
+    return _reduce(scale(sum(loss, axis=1), 1.0 / c), reduction, name)
+
+
 def soft_margin_loss(input: Any, label: Any, reduction: str = "mean", name: str | None = None) -> Any:
     """`paddle.nn.functional.soft_margin_loss`: `log(1 + exp(-label * input))`, reduced."""
     fn = "soft_margin_loss"
@@ -386,7 +421,7 @@ PADDLE: list[Callable[..., Any]] = []
 FUNCTIONAL: list[Callable[..., Any]] = [
     hinge_embedding_loss, cosine_embedding_loss, triplet_margin_loss, multi_label_soft_margin_loss,
     soft_margin_loss, poisson_nll_loss, gaussian_nll_loss, sigmoid_focal_loss, log_loss, dice_loss,
-    npair_loss, ctc_loss,
+    npair_loss, ctc_loss, multi_margin_loss,
 ]
 STATIC_NN: list[Callable[..., Any]] = []
 FLUID_LAYERS: dict[str, Callable[..., Any]] = {

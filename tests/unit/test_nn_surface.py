@@ -522,6 +522,32 @@ def test_losses_values_and_gradients(name, fn, ref):
     check_eager_grad(fn, [A])
 
 
+def multi_margin_np(x: np.ndarray, y: np.ndarray, p: int, margin: float, w: np.ndarray | None) -> np.ndarray:
+    """Per sample: sum over the other classes of w[y] max(0, margin - x[y] + x[i])^p, over C."""
+    n, c = x.shape
+    out = np.zeros(n)
+    for k in range(n):
+        for i in range(c):
+            if i != y[k]:
+                out[k] += (1.0 if w is None else w[y[k]]) * max(0.0, margin - x[k, y[k]] + x[k, i]) ** p
+    return out / c
+
+
+def test_multi_margin_loss():
+    x = R.standard_normal((5, 4))
+    y = np.array([0, 3, 1, 1, 2])
+    w = R.random(4) + 0.5
+    for p, margin, weight in ((1, 1.0, None), (2, 0.7, w)):
+        fn = lambda t, p=p, margin=margin, weight=weight: F.multi_margin_loss(  # noqa: E731
+            t, T(y), p=p, margin=margin, weight=None if weight is None else T(weight), reduction="none")
+        np.testing.assert_allclose(fn(T(x)).numpy(), multi_margin_np(x, y, p, margin, weight), rtol=1e-12)
+        check_eager_grad(fn, [x])
+    np.testing.assert_allclose(paddle.nn.MultiMarginLoss(p=2, weight=T(w))(T(x), T(y)).numpy(),
+                               multi_margin_np(x, y, 2, 1.0, w).mean(), rtol=1e-12)
+    with pytest.raises(ValueError, match="label's shape\\[0\\] should be equal"):
+        F.multi_margin_loss(T(x), T(y[:3]))
+
+
 def test_dice_and_npair_losses():
     p = R.random((2, 3, 4))
     p /= p.sum(-1, keepdims=True)
