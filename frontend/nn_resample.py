@@ -45,6 +45,15 @@ class Upsample(_Fixed):
                          recompute_scale_factor=recompute_scale_factor, name=name)
 
 
+class AdaptiveAvgPool3D(_Fixed):
+    """`paddle.nn.AdaptiveAvgPool3D`: `F.adaptive_avg_pool3d`."""
+
+    _fn = staticmethod(resample.adaptive_avg_pool3d)
+
+    def __init__(self, output_size: Any, data_format: str = "NCDHW", name: str | None = None) -> None:
+        super().__init__(output_size=output_size, data_format=data_format, name=name)
+
+
 class UpsamplingNearest2D(_Fixed):
     """`paddle.nn.UpsamplingNearest2D`: nearest-neighbour `F.interpolate` of 4-D input."""
 
@@ -215,6 +224,6 @@ class Unflatten(Layer):
 
 
 __all__ = [
-    "Bilinear", "ChannelShuffle", "Fold", "LocalResponseNorm", "PairwiseDistance", "PixelShuffle",
+    "AdaptiveAvgPool3D", "Bilinear", "ChannelShuffle", "Fold", "LocalResponseNorm", "PairwiseDistance", "PixelShuffle",
     "PixelUnshuffle", "Unflatten", "Unfold", "Upsample", "UpsamplingBilinear2D", "UpsamplingNearest2D",
 ]

@@ -11,6 +11,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 from pullback.frontend.ops.composite import _number
 from pullback.frontend.ops.creation import uniform
 from pullback.frontend.ops.elementwise import (
@@ -20,12 +21,14 @@ from pullback.frontend.ops.elementwise import (
     check_tensor,
     equal,
     greater_equal,
+    greater_than,
     log,
     not_equal,
     pow,
     scale,
     where,
 )
+from pullback.frontend.ops.indexing import to_constant
 from pullback.frontend.ops.nn import matmul
 from pullback.frontend.ops.reduction import max, softmax, sum
 from pullback.frontend.ops.shape import pad, reshape, transpose, unsqueeze
@@ -187,10 +190,32 @@ def pairwise_distance(x: Any, y: Any, p: float = 2.0, epsilon: float = 1e-6, kee
     return _p_norm(scale(x - y, 1.0, _number(fn, "epsilon", epsilon)), order, -1, bool(keepdim))
 
 
+def sequence_mask(x: Any, maxlen: Any = None, dtype: Any = "int64", name: str | None = None) -> Any:
+    """`paddle.nn.functional.sequence_mask`: `mask[..., j] = j < x[...]` for lengths
+    `x`, `j` in `[0, maxlen)`; `maxlen` defaults to `max(x)`, which needs the value
+    (eager mode) since it fixes the result's shape."""
+    fn = "sequence_mask"
+    check_tensor(fn, "x", x)
+    if x.dtype not in ("int32", "int64"):
+        raise TypeError(f"{fn}: x must be int32 or int64, got {x.dtype}")
+    if maxlen is not None and hasattr(maxlen, "numpy"):
+        maxlen = int(maxlen.numpy().reshape(-1)[0])
+    if maxlen is None:
+        if not hasattr(x, "numpy"):
+            raise ValueError(f"{fn}: maxlen must be given in static mode (it fixes the result's shape)")
+        values = x.numpy()
+        maxlen = int(values.max()) if values.size else 0
+    if isinstance(maxlen, bool) or not isinstance(maxlen, (int, np.integer)) or maxlen < 0:
+        raise TypeError(f"{fn}: maxlen must be a non-negative int or a Tensor, got {maxlen!r}")
+    steps = to_constant(np.arange(int(maxlen), dtype=np.int64))
+    mask = greater_than(unsqueeze(cast(x, "int64"), [-1]), steps)
+    return cast(mask, dtype)
+
+
 PADDLE: list[Callable[..., Any]] = []
 FUNCTIONAL: list[Callable[..., Any]] = [
-    maxout, rrelu, gumbel_softmax, local_response_norm, bilinear, pairwise_distance,
+    maxout, rrelu, gumbel_softmax, local_response_norm, bilinear, pairwise_distance, sequence_mask,
 ]
 STATIC_NN: list[Callable[..., Any]] = []
-FLUID_LAYERS: dict[str, Callable[..., Any]] = {"maxout": maxout}
+FLUID_LAYERS: dict[str, Callable[..., Any]] = {"maxout": maxout, "sequence_mask": sequence_mask}
 TENSOR_METHODS: dict[str, Callable[..., Any]] = {}

@@ -252,16 +252,7 @@ def interpolate(x: Any, size: Any = None, scale_factor: Any = None, mode: str = 
                 size, (list, tuple)) else _host_values(fn, "size", size))
         if rank == 4:
             return adaptive_avg_pool2d(x, _host_values(fn, "size", size))
-        # adaptive_avg_pool3d is separable: one averaging pass per axis
-        check_float_tensor(fn, "x", x)
-        dims = _host_values(fn, "size", size)
-        dims = [dims] * 3 if is_scalar(dims) else list(dims)
-        if len(dims) != 3 or any(not isinstance(d, (int, np.integer)) or d <= 0 for d in dims):
-            raise ValueError(f"{fn}: size must be 3 positive ints for a 5-D input, got {size!r}")
-        out = x
-        for axis, n_in, n_out in zip([2, 3, 4], _static_dims(fn, x, [2, 3, 4]), dims):
-            out = _weighted_taps(out, axis, _area_taps(n_in, int(n_out)))
-        return out
+        return adaptive_avg_pool3d(x, _host_values(fn, "size", size))
     if mode != "nearest":  # nearest only copies entries: any dtype (Paddle: uint8 images too)
         check_float_tensor(fn, "x", x)
     axes = _spatial_axes(rank, data_format)
@@ -361,6 +352,33 @@ def resize_trilinear(input: Any, out_shape: Any = None, scale: Any = None, name:
     """`fluid.layers.resize_trilinear`: `image_resize(resample='TRILINEAR')`."""
     return image_resize(input, out_shape, scale, name, "TRILINEAR", actual_shape, align_corners, align_mode,
                         data_format)
+
+
+def adaptive_avg_pool3d(x: Any, output_size: Any, data_format: str = "NCDHW", name: str | None = None) -> Any:
+    """`paddle.nn.functional.adaptive_avg_pool3d`: output `(i, j, k)` averages the
+    input box `[floor(i*D/od), ceil((i+1)*D/od)) x ...`; `output_size` an int or 3
+    entries (None keeps that size).  A box mean is separable: one averaging pass
+    (constant-weight gathers) per axis."""
+    fn = "adaptive_avg_pool3d"
+    check_float_tensor(fn, "x", x)
+    if len(x.shape) != 5:
+        raise ValueError(f"{fn}: x must be 5-D, got shape {list(x.shape)}")
+    if data_format not in ("NCDHW", "NDHWC"):
+        raise ValueError(f"{fn}: Attr(data_format) should be 'NCDHW' or 'NDHWC'. Received "
+                         f"Attr(data_format): {data_format}.")
+    axes = _spatial_axes(5, data_format)
+    in_dims = _static_dims(fn, x, axes)
+    sizes = [output_size] * 3 if isinstance(output_size, (int, np.integer)) else list(output_size)
+    if len(sizes) != 3:
+        raise ValueError(f"{fn}: output_size must be an int or 3 entries, got {output_size!r}")
+    sizes = [d if s is None else s for d, s in zip(in_dims, sizes)]
+    if any(isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s <= 0 for s in sizes):
+        raise ValueError(f"{fn}: output_size entries must be positive ints or None, got {output_size!r}")
+    out = x
+    for axis, n_in, n_out in zip(axes, in_dims, sizes):
+        if n_in != n_out:
+            out = _weighted_taps(out, axis, _area_taps(n_in, int(n_out)))
+    return out if out is not x else scale(x, 1.0, name=name)
 
 
 def upsample(x: Any, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
@@ -581,7 +599,7 @@ def zeropad2d(x: Any, padding: Any, data_format: str = "NCHW", name: str | None 
 
 PADDLE: list[Callable[..., Any]] = []
 FUNCTIONAL: list[Callable[..., Any]] = [
-    interpolate, upsample, pixel_shuffle, pixel_unshuffle, channel_shuffle, unfold, fold, zeropad2d,
+    interpolate, upsample, adaptive_avg_pool3d, pixel_shuffle, pixel_unshuffle, channel_shuffle, unfold, fold, zeropad2d,
 ]
 STATIC_NN: list[Callable[..., Any]] = []
 FLUID_LAYERS: dict[str, Callable[..., Any]] = {

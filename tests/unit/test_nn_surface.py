@@ -272,6 +272,26 @@ def test_fluid_resize_spellings():
         fluid.image_resize(T(x), out_shape=[2, 2], resample="TRILINEAR")
 
 
+def test_adaptive_avg_pool3d_and_sequence_mask():
+    x = R.standard_normal((1, 2, 5, 4, 3))
+    want = np.zeros((1, 2, 3, 4, 2))
+    for i in range(3):
+        for k in range(2):
+            d0, d1 = (i * 5) // 3, -((-(i + 1) * 5) // 3)
+            h0, h1 = (k * 3) // 2, -((-(k + 1) * 3) // 2)
+            want[:, :, i, :, k] = x[:, :, d0:d1, :, h0:h1].mean((2, 4))
+    np.testing.assert_allclose(F.adaptive_avg_pool3d(T(x), [3, None, 2]).numpy(), want, rtol=1e-12)
+    got = paddle.nn.AdaptiveAvgPool3D([3, 4, 2], data_format="NDHWC")(T(x.transpose(0, 2, 3, 4, 1)))
+    np.testing.assert_allclose(got.numpy(), want.transpose(0, 2, 3, 4, 1), rtol=1e-12)
+    check_eager_grad(lambda t: F.adaptive_avg_pool3d(t, 2), [x[:, :1]])
+    lengths = np.array([[2, 0], [3, 1]])
+    mask = F.sequence_mask(T(lengths))
+    assert mask.dtype == paddle.int64
+    np.testing.assert_array_equal(mask.numpy(), np.arange(3) < lengths[..., None])
+    np.testing.assert_array_equal(F.sequence_mask(T(lengths), maxlen=5, dtype="float32").numpy(),
+                                  (np.arange(5) < lengths[..., None]).astype("float32"))
+
+
 def test_upsample_layers():
     x = R.standard_normal((1, 2, 3, 4))
     np.testing.assert_allclose(paddle.nn.UpsamplingBilinear2D(size=[5, 6])(T(x)).numpy(),
