@@ -23,9 +23,22 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from pullback.frontend.ops.elementwise import check_float_tensor, check_tensor, is_scalar, scale
-from pullback.frontend.ops.indexing import index_select, stack, strided_slice, to_constant
-from pullback.frontend.ops.nn import adaptive_avg_pool1d, adaptive_avg_pool2d
+from pullback.frontend.ops.elementwise import (
+    abs,
+    cast,
+    check_float_tensor,
+    check_tensor,
+    clip,
+    equal,
+    greater_equal,
+    is_scalar,
+    less_equal,
+    scale,
+    where,
+)
+from pullback.frontend.ops.indexing import index_select, stack, strided_slice, take_along_axis, to_constant
+from pullback.frontend.ops.math import floor, round
+from pullback.frontend.ops.nn import adaptive_avg_pool1d, adaptive_avg_pool2d, matmul
 from pullback.frontend.ops.shape import pad, reshape, transpose
 from pullback.frontend.ops.shape import slice as pslice
 
@@ -388,6 +401,117 @@ def upsample(x: Any, size: Any = None, scale_factor: Any = None, mode: str = "ne
     return interpolate(x, size, scale_factor, mode, align_corners, align_mode, data_format, name=name)
 
 
+# ------------------------------------------------------- affine_grid / grid_sample
+
+
+def affine_grid(theta: Any, out_shape: Any, align_corners: bool = True, name: str | None = None) -> Any:
+    """`paddle.nn.functional.affine_grid`: the sampling grid `[N, H, W, 2]` of the 2-D
+    affine maps `theta [N, 2, 3]` applied to the normalized output coordinates
+    `(x, y, 1)`, x and y spanning [-1, 1] at the pixel centres of the corners
+    (`align_corners`) or of a grid shrunk by `(size - 1) / size`."""
+    fn = "affine_grid"
+    check_float_tensor(fn, "theta", theta)
+    shape = _host_values(fn, "out_shape", out_shape)
+    if not isinstance(shape, (list, tuple)):
+        raise TypeError(f"{fn}: out_shape must be a list, tuple or Tensor, got {type(out_shape).__name__}")
+    if len(shape) == 5:
+        raise NotImplementedError(f"{fn}: the 3-D (5-D out_shape) form is not supported")
+    if len(shape) != 4 or len(theta.shape) != 3 or list(theta.shape[1:]) != [2, 3]:
+        raise ValueError(f"{fn}: expected theta [N, 2, 3] and out_shape [N, C, H, W], got "
+                         f"{list(theta.shape)} and {list(shape)}")
+    if not isinstance(align_corners, bool):
+        raise TypeError(f"{fn}: align_corners must be a bool, got {align_corners!r}")
+    h, w = int(shape[2]), int(shape[3])
+
+    def axis(n: int) -> np.ndarray:
+        v = np.linspace(-1.0, 1.0, n) if n > 1 else np.zeros(1)
+        return v if align_corners else v * (n - 1) / n
+
+    ys, xs = np.meshgrid(axis(h), axis(w), indexing="ij")
+    base = np.stack([xs, ys, np.ones_like(xs)], axis=-1).reshape(1, h * w, 3)
+    grid = matmul(to_constant(base, theta.dtype), transpose(theta, [0, 2, 1]))  # [N, H*W, 2]
+    return reshape(grid, [_batch_dim(theta), h, w, 2], name=name)
+
+
+def _reflect(v: Any, twice_low: int, twice_high: int) -> Any:
+    """Fold coordinates into `[twice_low / 2, twice_high / 2]` by mirroring at the ends
+    (Paddle's (and torch's) reflect_coordinates)."""
+    if twice_low == twice_high:
+        return v * 0.0
+    low, span = twice_low / 2.0, (twice_high - twice_low) / 2.0
+    d = abs(scale(v, 1.0, -low))
+    flips = floor(scale(d, 1.0 / span))
+    extra = d - scale(flips, span)
+    even = equal(flips - scale(floor(scale(flips, 0.5)), 2.0), 0.0)
+    return where(even, scale(extra, 1.0, low), scale(extra, -1.0, span + low))
+
+
+def _source_coords(g: Any, size: int, align_corners: bool, padding_mode: str) -> Any:
+    """Normalized grid coordinates in [-1, 1] to input pixel coordinates, padded."""
+    v = scale(g, (size - 1) / 2.0, (size - 1) / 2.0) if align_corners else scale(g, size / 2.0, (size - 1) / 2.0)
+    if padding_mode == "border":
+        v = clip(v, 0.0, float(size - 1))
+    elif padding_mode == "reflection":
+        v = _reflect(v, 0, 2 * (size - 1)) if align_corners else _reflect(v, -1, 2 * size - 1)
+        v = clip(v, 0.0, float(size - 1))
+    return v
+
+
+def grid_sample(x: Any, grid: Any, mode: str = "bilinear", padding_mode: str = "zeros",
+                align_corners: bool = True, name: str | None = None) -> Any:
+    """`paddle.nn.functional.grid_sample` of a 4-D input `[N, C, H, W]` at the grid
+    `[N, Ho, Wo, 2]` of normalized `(x, y)` in [-1, 1]: bilinear (the four
+    neighbours, each weighted and zero outside with `padding_mode='zeros'`) or
+    nearest; `'border'` clamps and `'reflection'` mirrors coordinates.  Gradients
+    reach both x (through gathers) and grid (through the weights)."""
+    fn = "grid_sample"
+    check_float_tensor(fn, "x", x)
+    check_float_tensor(fn, "grid", grid)
+    if mode not in ("bilinear", "nearest"):
+        raise ValueError(f"{fn}: The mode of grid sample function should be in ['bilinear', 'nearest'], "
+                         f"but got: {mode}")
+    if padding_mode not in ("zeros", "reflection", "border"):
+        raise ValueError(f"{fn}: The padding mode of grid sample function should be in ['zeros', "
+                         f"'reflection', 'border'], but got: {padding_mode}")
+    if not isinstance(align_corners, bool):
+        raise ValueError(f"{fn}: The align corners should be bool, but got: {align_corners}")
+    if len(x.shape) == 5:
+        raise NotImplementedError(f"{fn}: 5-D (volumetric) input is not supported")
+    if len(x.shape) != 4 or len(grid.shape) != 4 or grid.shape[3] != 2:
+        raise ValueError(f"{fn}: expected x [N, C, H, W] and grid [N, H_out, W_out, 2], got "
+                         f"{list(x.shape)} and {list(grid.shape)}")
+    c, h, w = _static_dims(fn, x, [1, 2, 3])
+    ho, wo = _static_dims(fn, grid, [1, 2])
+    n = _batch_dim(x)
+    gx = reshape(pslice(grid, [3], [0], [1]), [n, 1, ho * wo])
+    gy = reshape(pslice(grid, [3], [1], [2]), [n, 1, ho * wo])
+    ix = _source_coords(gx, w, align_corners, padding_mode)
+    iy = _source_coords(gy, h, align_corners, padding_mode)
+    flat = reshape(x, [n, c, h * w])
+
+    def corner(cx: Any, cy: Any) -> tuple[Any, Any]:
+        """Values at integer coordinates (clamped for the gather) and their in-range mask."""
+        inside = (cast(greater_equal(cx, 0.0), x.dtype) * cast(less_equal(cx, float(w - 1)), x.dtype)
+                  * cast(greater_equal(cy, 0.0), x.dtype) * cast(less_equal(cy, float(h - 1)), x.dtype))
+        idx = cast(scale(clip(cy, 0.0, float(h - 1)), float(w)) + clip(cx, 0.0, float(w - 1)), "int64")
+        return take_along_axis(flat, idx, axis=2), inside
+
+    if mode == "nearest":
+        value, inside = corner(round(ix), round(iy))
+        out = value * inside
+    else:
+        x0, y0 = floor(ix), floor(iy)
+        wx1, wy1 = ix - x0, iy - y0
+        wx0, wy0 = scale(wx1, -1.0, 1.0), scale(wy1, -1.0, 1.0)
+        out = None
+        for cx, cy, wgt in ((x0, y0, wx0 * wy0), (scale(x0, 1.0, 1.0), y0, wx1 * wy0),
+                            (x0, scale(y0, 1.0, 1.0), wx0 * wy1), (scale(x0, 1.0, 1.0), scale(y0, 1.0, 1.0), wx1 * wy1)):
+            value, inside = corner(cx, cy)
+            term = value * (wgt * inside)
+            out = term if out is None else out + term
+    return reshape(out, [n, c, ho, wo], name=name)
+
+
 # ------------------------------------------------------------------- shuffles
 
 
@@ -599,7 +723,7 @@ def zeropad2d(x: Any, padding: Any, data_format: str = "NCHW", name: str | None 
 
 PADDLE: list[Callable[..., Any]] = []
 FUNCTIONAL: list[Callable[..., Any]] = [
-    interpolate, upsample, adaptive_avg_pool3d, pixel_shuffle, pixel_unshuffle, channel_shuffle, unfold, fold, zeropad2d,
+    interpolate, upsample, adaptive_avg_pool3d, affine_grid, grid_sample, pixel_shuffle, pixel_unshuffle, channel_shuffle, unfold, fold, zeropad2d,
 ]
 STATIC_NN: list[Callable[..., Any]] = []
 FLUID_LAYERS: dict[str, Callable[..., Any]] = {

@@ -292,6 +292,79 @@ def test_adaptive_avg_pool3d_and_sequence_mask():
                                   (np.arange(5) < lengths[..., None]).astype("float32"))
 
 
+def grid_sample_np(x: np.ndarray, grid: np.ndarray, mode: str, padding: str, align: bool) -> np.ndarray:
+    """Paddle's CPU grid_sample, one output point at a time."""
+    n, c, h, w = x.shape
+    _, ho, wo, _ = grid.shape
+
+    def unnorm(g: float, size: int) -> float:
+        v = (g + 1) / 2 * (size - 1) if align else ((g + 1) * size - 1) / 2
+        if padding == "border":
+            v = min(max(v, 0.0), size - 1.0)
+        elif padding == "reflection":
+            lo2, hi2 = (0, 2 * (size - 1)) if align else (-1, 2 * size - 1)
+            if lo2 == hi2:
+                v = 0.0
+            else:
+                low, span = lo2 / 2, (hi2 - lo2) / 2
+                d = abs(v - low)
+                flips = math.floor(d / span)
+                extra = d - flips * span
+                v = extra + low if flips % 2 == 0 else span - extra + low
+            v = min(max(v, 0.0), size - 1.0)
+        return v
+
+    def at(b: int, yy: int, xx: int) -> np.ndarray:
+        return x[b, :, yy, xx] if 0 <= yy < h and 0 <= xx < w else np.zeros(c)
+
+    out = np.zeros((n, c, ho, wo))
+    for b in range(n):
+        for i in range(ho):
+            for j in range(wo):
+                sx, sy = unnorm(grid[b, i, j, 0], w), unnorm(grid[b, i, j, 1], h)
+                if mode == "nearest":
+                    out[b, :, i, j] = at(b, int(math.floor(sy + 0.5)), int(math.floor(sx + 0.5)))
+                    continue
+                x0, y0 = math.floor(sx), math.floor(sy)
+                dx, dy = sx - x0, sy - y0
+                out[b, :, i, j] = ((1 - dx) * (1 - dy) * at(b, y0, x0) + dx * (1 - dy) * at(b, y0, x0 + 1)
+                                   + (1 - dx) * dy * at(b, y0 + 1, x0) + dx * dy * at(b, y0 + 1, x0 + 1))
+    return out
+
+
+@pytest.mark.parametrize("mode,padding,align", [
+    ("bilinear", "zeros", True), ("bilinear", "zeros", False), ("bilinear", "border", False),
+    ("bilinear", "reflection", True), ("bilinear", "reflection", False), ("nearest", "zeros", True),
+    ("nearest", "border", False),
+])
+def test_grid_sample(mode, padding, align):
+    x = R.standard_normal((2, 3, 4, 5))
+    grid = R.uniform(-1.4, 1.4, (2, 3, 2, 2))
+    got = F.grid_sample(T(x), T(grid), mode=mode, padding_mode=padding, align_corners=align).numpy()
+    np.testing.assert_allclose(got, grid_sample_np(x, grid, mode, padding, align), rtol=1e-10, atol=1e-12)
+    if mode == "bilinear":
+        check_eager_grad(lambda a, g: F.grid_sample(a, g, mode=mode, padding_mode=padding, align_corners=align),
+                         [x[:1, :1], grid[:1]])
+
+
+def test_affine_grid():
+    theta = R.standard_normal((2, 2, 3))
+    for align in (True, False):
+        got = F.affine_grid(T(theta), [2, 3, 4, 5], align_corners=align).numpy()
+        xs, ys = np.linspace(-1, 1, 5), np.linspace(-1, 1, 4)
+        if not align:
+            xs, ys = xs * 4 / 5, ys * 3 / 4
+        base = np.stack(np.broadcast_arrays(xs[None, :], ys[:, None], 1.0), -1)  # [H, W, 3]
+        np.testing.assert_allclose(got, np.einsum("hwk,njk->nhwj", base, theta), rtol=1e-12)
+    check_eager_grad(lambda t: F.affine_grid(t, [2, 1, 3, 3]), [theta])
+    # the identity map samples the input back exactly (align_corners=True)
+    x = R.standard_normal((1, 2, 3, 4))
+    eye = T(np.array([[[1.0, 0, 0], [0, 1, 0]]]))
+    np.testing.assert_allclose(F.grid_sample(T(x), F.affine_grid(eye, [1, 2, 3, 4])).numpy(), x, rtol=1e-12)
+    with pytest.raises(ValueError, match="padding mode of grid sample function"):
+        F.grid_sample(T(x), F.affine_grid(eye, [1, 2, 3, 4]), padding_mode="wrap")
+
+
 def test_upsample_layers():
     x = R.standard_normal((1, 2, 3, 4))
     np.testing.assert_allclose(paddle.nn.UpsamplingBilinear2D(size=[5, 6])(T(x)).numpy(),
