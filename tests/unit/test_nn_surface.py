@@ -769,6 +769,9 @@ def test_loss_layers_and_errors():
 def test_static_programs_match_eager_on_both_backends():
     x = R.standard_normal((2, 4, 3, 3)).astype("float32")
     a = R.standard_normal((3, 4)).astype("float32")
+    grid = R.uniform(-1.2, 1.2, (2, 2, 3, 2)).astype("float32")
+    theta = R.standard_normal((2, 2, 3)).astype("float32")
+    x5 = R.standard_normal((2, 2, 3, 2, 4)).astype("float32")
     eager = [
         F.interpolate(T(x), size=[5, 4], mode="bilinear").numpy(),
         F.interpolate(T(x), scale_factor=2, mode="nearest").numpy(),
@@ -780,12 +783,19 @@ def test_static_programs_match_eager_on_both_backends():
         F.maxout(T(x), 2).numpy(),
         F.triplet_margin_loss(T(a), T(a * 0.5), T(-a)).numpy(),
         F.soft_margin_loss(T(a), T(np.sign(a))).numpy(),
+        F.grid_sample(T(x), T(grid), padding_mode="reflection", align_corners=False).numpy(),
+        F.grid_sample(T(x), T(grid), mode="nearest").numpy(),
+        F.affine_grid(T(theta), [2, 4, 3, 2]).numpy(),
+        F.adaptive_avg_pool3d(T(x5), [2, 1, 2]).numpy(),
     ]
     core.enable_static()
     main, start = paddle.static.Program(), paddle.static.Program()
     with paddle.static.program_guard(main, start):
         xv = paddle.static.data("x", [None, 4, 3, 3], "float32")
         av = paddle.static.data("a", [None, 4], "float32")
+        gv = paddle.static.data("grid", [None, 2, 3, 2], "float32")
+        tv = paddle.static.data("theta", [2, 2, 3], "float32")
+        x5v = paddle.static.data("x5", [None, 2, 3, 2, 4], "float32")
         xv.stop_gradient = False
         outs = [
             F.interpolate(xv, size=[5, 4], mode="bilinear"),
@@ -798,10 +808,14 @@ def test_static_programs_match_eager_on_both_backends():
             F.maxout(xv, 2),
             F.triplet_margin_loss(av, av * 0.5, -av),
             F.soft_margin_loss(av, paddle.sign(av)),
+            F.grid_sample(xv, gv, padding_mode="reflection", align_corners=False),
+            F.grid_sample(xv, gv, mode="nearest"),
+            F.affine_grid(tv, [2, 4, 3, 2]),
+            F.adaptive_avg_pool3d(x5v, [2, 1, 2]),
         ]
-        total = paddle.add_n([paddle.sum(o) for o in outs[:8]])
+        total = paddle.add_n([paddle.sum(o) for o in outs[:8] + outs[10:12]])
         (gx,) = paddle.static.gradients([total], [xv])
-    feed = {"x": x, "a": a}
+    feed = {"x": x, "a": a, "grid": grid, "theta": theta, "x5": x5}
     results = {}
     for backend in ("compiled", "interpreter"):
         exe = paddle.static.Executor(paddle.CPUPlace()) if backend == "compiled" else \
