@@ -1,12 +1,12 @@
 """Compile time and its effect on run time (issue 18): each program compiled with
-the old settings (one entry function, LLVM's unbounded full unrolling) and the
-defaults now (`outline-segments`, `FULL_UNROLL_MAX_COUNT`), phase by phase; then both compiled programs
-timed interleaved in one process, so the run-time ratio is a same-run figure.
+the settings of `VARIANTS` (the xDSL route to LLVM IR before, the direct translation
+and deduplicated segments now), phase by phase; then both compiled programs timed
+interleaved in one process, so the run-time ratio is a same-run figure.
 
 Run: `python -m pullback.benchmarks.bench_compile [--repeat 20] [--resnet]`.
 The disk cache is off in this process (`PULLBACK_CACHE=0`): every compile is real.
 `--resnet` adds a 4-block residual conv net (batch 2, 16x16); the full ResNet-18
-step is `bench_resnet` (minutes per compile with the old settings).
+step is `--resnet18` (minutes per compile).
 """
 
 from __future__ import annotations
@@ -26,16 +26,21 @@ os.environ["PULLBACK_CACHE"] = "0"
 from pullback.benchmarks.programs import elementwise_chain, mlp_train  # noqa: E402
 from pullback.runtime.compiled import CompiledProgram, compile_program, execute  # noqa: E402
 
-VARIANTS: dict[str, dict[str, Any]] = {"before": {"outline": False, "full_unroll_max": 0}, "after": {}}
-"""The settings compared: the compile path before issue 18 and the default now."""
+VARIANTS: dict[str, dict[str, Any]] = {"before": {"translate": "xdsl", "dedupe": False}, "after": {}}
+"""The settings compared: the xDSL route to LLVM IR (`convert-*-to-llvm` passes, every
+outlined segment its own function) and the default now (`translate-to-llvmlite`,
+structurally equal segments deduplicated)."""
 
 def summary(prog: CompiledProgram) -> dict[str, float]:
-    """Seconds in xDSL (lowering and passes), LLVM optimize, LLVM codegen, in all."""
+    """Seconds in xDSL (lowering and passes), the last step to LLVM IR text (the direct
+    translation, or xDSL's converter), LLVM optimize, LLVM codegen, in all."""
     assert prog.times is not None
-    out = {"xdsl": 0.0, "llvm-optimize": 0.0, "llvm-codegen": 0.0, "total": prog.compile_seconds}
+    out = {"xdsl": 0.0, "to-ir": 0.0, "llvm-optimize": 0.0, "llvm-codegen": 0.0, "total": prog.compile_seconds}
     for name, s in prog.times.phases:
         if name in ("llvm-optimize", "llvm-codegen"):
             out[name] += s
+        elif name in ("translate-to-llvmlite", "to-llvm-ir"):
+            out["to-ir"] += s
         elif not name.startswith(("llvm-", "jit-", "disk-", "key")):
             out["xdsl"] += s
     return out
@@ -140,7 +145,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--resnet", action="store_true", help="add the residual conv net")
     ap.add_argument("--resnet18", action="store_true",
-                    help="only the full ResNet-18 step (about 5 minutes of compiling with the old settings)")
+                    help="only the full ResNet-18 step (minutes of compiling)")
     args = ap.parse_args()
     print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cpus, "
           f"load {os.getloadavg()[0]:.1f}, {time.strftime('%Y-%m-%d %H:%M')}")
@@ -149,8 +154,8 @@ def main() -> None:
         print(f"\n{name}")
         for k, prog in compiled.items():
             s = summary(prog)
-            print(f"  compile {k:<6}: {s['total']:7.2f} s  (xDSL {s['xdsl']:.2f}, LLVM optimize "
-                  f"{s['llvm-optimize']:.2f}, codegen {s['llvm-codegen']:.2f})")
+            print(f"  compile {k:<6}: {s['total']:7.2f} s  (xDSL {s['xdsl']:.2f}, to IR {s['to-ir']:.2f}, "
+                  f"LLVM optimize {s['llvm-optimize']:.2f}, codegen {s['llvm-codegen']:.2f})")
         states = {k: {n: np.array(a) for n, a in scope.items()} for k in compiled}
         calls: dict[str, Callable[[], object]] = {
             k: functools.partial(execute, p, feeds, states[k]) for k, p in compiled.items()}

@@ -8,17 +8,22 @@ peers that are not installed are reported as skipped.  torch and jax are optiona
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import platform
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 from pullback.benchmarks.programs import (
+    FANOUT_KINDS,
     Built,
     ProgramBuilder,
     elementwise_chain,
+    fanout_chain,
     learning_rate,
     mlp_train,
+    residual_mlp_train,
     torch_mlp_step,
 )
 from pullback.dialects import pd
@@ -36,6 +41,21 @@ def timeit(fn: Callable[[], object], repeat: int) -> float:
         fn()
         times.append(time.perf_counter() - t)
     return float(np.median(times))
+
+
+def timeit_interleaved(fns: list[Callable[[], object]], repeat: int) -> list[float]:
+    """Median seconds per call of each of `fns`, called in turn `repeat` times
+    (after two warm-up rounds)."""
+    for _ in range(2):
+        for fn in fns:
+            fn()
+    times: list[list[float]] = [[] for _ in fns]
+    for _ in range(repeat):
+        for fn, ts in zip(fns, times):
+            t = time.perf_counter()
+            fn()
+            ts.append(time.perf_counter() - t)
+    return [float(np.median(ts)) for ts in times]
 
 
 def _try_import(name: str):  # type: ignore[no-untyped-def]
@@ -191,6 +211,189 @@ def bench_chain(repeat: int) -> list[tuple[str, float | None, str]]:
     return rows
 
 
+# ------------------------------------------------------------ fan-out (issue 18)
+
+
+@contextlib.contextmanager
+def multi_output_fusion(enabled: bool) -> Iterator[None]:
+    """Compile with multi-output fusion on or off (`lowering/fusion.py`; the
+    compile cache's key says which)."""
+    from pullback.lowering import fusion
+
+    saved = fusion.ENABLED
+    fusion.ENABLED = enabled
+    try:
+        yield
+    finally:
+        fusion.ENABLED = saved
+
+
+def _ours_before_after(built: Built, feeds: dict[str, np.ndarray], scope: dict[str, np.ndarray], repeat: int
+                       ) -> list[tuple[str, float | None, str]]:
+    """Our compiled program with multi-output fusion, then without (same run)."""
+    runs: list[Callable[[], object]] = []
+    notes: list[str] = []
+    for enabled in (True, False):
+        backend = CompiledBackend()
+        state = {k: v.copy() for k, v in scope.items()}
+        with multi_output_fusion(enabled):
+            t = time.perf_counter()
+            backend.run(built.module, feeds, state, built.fetch)
+            notes.append(f"first run (compile) {time.perf_counter() - t:.2f} s")
+        runs.append(lambda b=backend, st=state: b.run(built.module, feeds, st, built.fetch))
+    # Interleaved, so that a load change on a shared machine hits both alike.
+    times = timeit_interleaved(runs, repeat)
+    return [("pullback compiled", times[0], notes[0]), ("pullback, no mo-fusion", times[1], notes[1])]
+
+
+def _torch_compile(torch, fn):  # type: ignore[no-untyped-def]
+    """`torch.compile(fn)`, or None when this machine cannot (no C++ compiler)."""
+    try:
+        return torch.compile(fn)
+    except Exception:  # noqa: BLE001 - reported as skipped
+        return None
+
+
+def bench_fanout(repeat: int, ops: int = 20, every: int = 4) -> list[tuple[str, float | None, str]]:
+    """`h = f(h) + x` every `every` of `ops` elementwise ops over 1M floats, loss =
+    sum(h), value and gradient with respect to x (x fans out to every residual)."""
+    n = 1 << 20
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(n).astype(np.float32)
+    yv = rng.uniform(0.5, 1.0, n).astype(np.float32)
+    built = fanout_chain(n, ops, every)
+    assert [k.name for k in FANOUT_KINDS] == ["pd.tanh", "pd.elementwise_mul", "pd.sigmoid", "pd.scale"]
+    rows = _ours_before_after(built, {"x": x, "y": yv}, {}, repeat)
+
+    jax = _try_import("jax")
+    if jax is None:
+        rows.append(("jax jit", None, "skipped: jax not installed"))
+    else:
+        import jax.numpy as jnp
+
+        def f(a, b):  # type: ignore[no-untyped-def]
+            h = a
+            for i in range(ops):
+                h = [jnp.tanh, lambda t: t * b, jax.nn.sigmoid, lambda t: 0.5 * t + 0.1][i % 4](h)
+                if (i + 1) % every == 0:
+                    h = h + a
+            return h.sum()
+
+        g = jax.jit(jax.value_and_grad(f))
+        jx, jy = jnp.asarray(x), jnp.asarray(yv)
+        rows.append(("jax jit", timeit(lambda: g(jx, jy)[1].block_until_ready(), repeat), f"jax {jax.__version__}"))
+
+    torch = _try_import("torch")
+    if torch is None:
+        rows.append(("torch eager", None, "skipped: torch not installed"))
+        return rows
+
+    def tf(a, b):  # type: ignore[no-untyped-def]
+        h = a
+        for i in range(ops):
+            h = [torch.tanh, lambda t: t * b, torch.sigmoid, lambda t: 0.5 * t + 0.1][i % 4](h)
+            if (i + 1) % every == 0:
+                h = h + a
+        return h.sum()
+
+    tx, ty = torch.tensor(x), torch.tensor(yv)
+    for name, fn in (("torch eager", tf), ("torch.compile", _torch_compile(torch, tf))):
+        if fn is None:
+            rows.append((name, None, "skipped: torch.compile unavailable"))
+            continue
+
+        def step() -> None:
+            a = tx.detach().requires_grad_()
+            fn(a, ty).backward()  # noqa: B023
+
+        t = time.perf_counter()
+        try:
+            step()
+        except Exception as e:  # noqa: BLE001 - a peer that cannot run is reported
+            rows.append((name, None, f"skipped: {type(e).__name__}"))
+            continue
+        first = time.perf_counter() - t
+        rows.append((name, timeit(step, repeat), f"torch {torch.__version__}, {torch.get_num_threads()} threads, first {first:.1f} s"))
+    return rows
+
+
+def bench_residual_mlp(repeat: int, depth: int = 4, width: int = 256) -> list[tuple[str, float | None, str]]:
+    """Residual MLP train step: 784 -> 256, four blocks h + relu(h W + b), -> 10,
+    batch 128, softmax cross-entropy, SGD."""
+    batch, lr = 128, 0.01
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((batch, 784)).astype(np.float32)
+    y = rng.integers(0, 10, (batch, 1)).astype(np.int64)
+    built = residual_mlp_train(784, width, depth, 10, lr)
+    feeds = {"x": x, "label": y}
+    rows = _ours_before_after(built, feeds, built.scope, repeat)
+    names = ["fc_in", *(f"res_{i}" for i in range(depth)), "fc_out"]
+    params = [built.scope[f"{n}.{k}_0"].copy() for n in names for k in ("w", "b")]
+
+    jax = _try_import("jax")
+    if jax is None:
+        rows.append(("jax jit", None, "skipped: jax not installed"))
+    else:
+        import jax.numpy as jnp
+
+        def loss_fn(ps, xx, yy):  # type: ignore[no-untyped-def]
+            h = xx @ ps[0] + ps[1]
+            for i in range(depth):
+                h = h + jax.nn.relu(h @ ps[2 + 2 * i] + ps[3 + 2 * i])
+            logp = jax.nn.log_softmax(h @ ps[-2] + ps[-1])
+            return -jnp.take_along_axis(logp, yy, axis=1).mean()
+
+        @jax.jit
+        def jstep(ps, xx, yy):  # type: ignore[no-untyped-def]
+            loss, grads = jax.value_and_grad(loss_fn)(ps, xx, yy)
+            return [p - lr * g for p, g in zip(ps, grads)], loss
+
+        state = {"p": [jnp.asarray(p) for p in params]}
+        jx, jy = jnp.asarray(x), jnp.asarray(y)
+
+        def jax_step() -> None:
+            state["p"], loss = jstep(state["p"], jx, jy)
+            loss.block_until_ready()
+
+        rows.append(("jax jit", timeit(jax_step, repeat), f"jax {jax.__version__}"))
+
+    torch = _try_import("torch")
+    if torch is None:
+        rows.append(("torch eager", None, "skipped: torch not installed"))
+        return rows
+    F = torch.nn.functional
+    tx, ty = torch.tensor(x), torch.tensor(y[:, 0])
+
+    def forward(tp, xx, yy):  # type: ignore[no-untyped-def]
+        h = xx @ tp[0] + tp[1]
+        for i in range(depth):
+            h = h + torch.relu(h @ tp[2 + 2 * i] + tp[3 + 2 * i])
+        return F.cross_entropy(h @ tp[-2] + tp[-1], yy)
+
+    for name, fn in (("torch eager", forward), ("torch.compile", _torch_compile(torch, forward))):
+        if fn is None:
+            rows.append((name, None, "skipped: torch.compile unavailable"))
+            continue
+        tp = [torch.tensor(p, requires_grad=True) for p in params]
+
+        def step() -> None:
+            fn(tp, tx, ty).backward()  # noqa: B023
+            with torch.no_grad():
+                for p in tp:  # noqa: B023
+                    p -= lr * p.grad
+                    p.grad = None
+
+        t = time.perf_counter()
+        try:
+            step()
+        except Exception as e:  # noqa: BLE001 - a peer that cannot run is reported
+            rows.append((name, None, f"skipped: {type(e).__name__}"))
+            continue
+        first = time.perf_counter() - t
+        rows.append((name, timeit(step, repeat), f"torch {torch.__version__}, {torch.get_num_threads()} threads, first {first:.1f} s"))
+    return rows
+
+
 # ------------------------------------------------------------------ small CNN
 
 
@@ -296,13 +499,40 @@ def main() -> None:
     """Run every benchmark once and print the results."""
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="fewer repetitions")
+    ap.add_argument("--only", choices=["mlp", "chain", "cnn", "fanout", "resmlp"], action="append",
+                    help="run only these benchmarks (repeatable)")
+    ap.add_argument("--single-thread", action="store_true",
+                    help="pin every peer to one thread (torch, XLA's CPU client, BLAS), as we run")
     args = ap.parse_args()
     repeat = 5 if args.quick else 30
+    if args.single_thread:
+        # Before jax and torch are imported: XLA reads its flags once.
+        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_eigen=false"
+                                   " intra_op_parallelism_threads=1").strip()
+        if os.environ.get("OPENBLAS_NUM_THREADS") != "1":
+            # numpy's OpenBLAS (which our matmuls call) read it when numpy loaded.
+            print("warning: --single-thread without OPENBLAS_NUM_THREADS=1 in the environment: "
+                  "BLAS keeps its threads")
+        os.environ["OMP_NUM_THREADS"] = "1"
+        torch = _try_import("torch")
+        if torch is not None:
+            torch.set_num_threads(1)
+    only = set(args.only or ["mlp", "chain", "cnn", "fanout", "resmlp"])
     print(f"machine: {platform.processor() or platform.machine()}, {platform.system()} "
           f"{platform.release()}, python {platform.python_version()}, numpy {np.__version__}")
-    report("MLP train step 784-512-512-10, batch 128, SGD", bench_mlp(repeat))
-    report("elementwise chain fwd+bwd, 1M float32, 20 ops, loss = sum", bench_chain(repeat))
-    report("small CNN train step (fwd+bwd+SGD), batch 32, 1x28x28, two 3x3 convs", bench_cnn(repeat))
+    print(f"threads: OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}, "
+          f"XLA_FLAGS={os.environ.get('XLA_FLAGS', 'unset')}")
+    if "mlp" in only:
+        report("MLP train step 784-512-512-10, batch 128, SGD", bench_mlp(repeat))
+    if "chain" in only:
+        report("elementwise chain fwd+bwd, 1M float32, 20 ops, loss = sum", bench_chain(repeat))
+    if "cnn" in only:
+        report("small CNN train step (fwd+bwd+SGD), batch 32, 1x28x28, two 3x3 convs", bench_cnn(repeat))
+    if "fanout" in only:
+        report("fan-out chain fwd+bwd, 1M float32, 20 ops, h = f(h) + x every 4, loss = sum", bench_fanout(repeat))
+    if "resmlp" in only:
+        report("residual MLP train step 784-256, 4 x (h + relu(h W + b)), -> 10, batch 128, SGD",
+               bench_residual_mlp(repeat))
 
 
 if __name__ == "__main__":

@@ -137,6 +137,76 @@ def elementwise_chain(n: int = 1 << 20, ops: int = 20, dtype: str = "float32") -
     return Built(b.module, [loss, gx], {})
 
 
+def residual_mlp_train(
+    n_in: int = 784, width: int = 256, depth: int = 4, classes: int = 10, lr: float = 0.01,
+    dtype: str = "float32", seed: int = 0,
+) -> Built:
+    """A residual MLP classifier's training step: `h = x @ W_in + b_in`, then `depth`
+    residual blocks `h = h + relu(h @ W_i + b_i)` (each block's input fans out to
+    its matmul and to the skip connection, so its gradient is a sum of two), a
+    linear classifier, softmax cross-entropy, mean loss, backward and SGD."""
+    b = ProgramBuilder()
+    rng = np.random.default_rng(seed)
+    scope: dict[str, np.ndarray] = {}
+    x = b.data("x", [-1, n_in], dtype)
+    label = b.data("label", [-1, 1], "int64")
+    params: list[SSAValue] = []
+
+    def linear(h: SSAValue, name: str, n: int, m: int) -> SSAValue:
+        limit = np.sqrt(6.0 / (n + m))
+        scope[f"{name}.w_0"] = rng.uniform(-limit, limit, (n, m)).astype(dtype)
+        scope[f"{name}.b_0"] = np.zeros(m, dtype)
+        w, bias = b.param(f"{name}.w_0", [n, m], dtype), b.param(f"{name}.b_0", [m], dtype)
+        params.extend([w, bias])
+        return b.add(pd.ElementwiseAddOp, b.add(pd.MatmulOp, h, w), bias, axis=1)
+
+    h = linear(x, "fc_in", n_in, width)
+    for i in range(depth):
+        h = b.add(pd.ElementwiseAddOp, h, b.add(pd.ReluOp, linear(h, f"res_{i}", width, width)))
+    logits = linear(h, "fc_out", width, classes)
+    swce = b.op(pd.SoftmaxWithCrossEntropyOp.make(logits, label, name=["softmax_0", "ce_0"]))
+    loss = b.add(pd.MeanOp, swce.results[1], name="mean_0")
+    grads = b.backward(loss, params)
+    rate = learning_rate(b, scope, lr, dtype)
+    for p, g in zip(params, grads):
+        b.add(pd.SgdOp, p, g, rate, name=pd.value_name(p))
+    b.fetch(loss)
+    return Built(b.module, [loss], scope)
+
+
+def fanout_chain(n: int = 1 << 20, ops: int = 20, every: int = 4, dtype: str = "float32") -> Built:
+    """`loss = sum(h)` of a chain of elementwise ops over `x` (and a second feed `y`)
+    that adds the differentiated input back every `every` ops (`h = f(h) + x`, a
+    residual connection), with the gradient with respect to `x`: `x`'s gradient sums
+    one contribution per reuse (fan-out), and the backward reads forward values of
+    several points of the chain."""
+    b = ProgramBuilder()
+    x = b.data("x", [n], dtype)
+    y = b.data("y", [n], dtype)
+    h = x
+    kinds = FANOUT_KINDS
+    for i in range(ops):
+        k = kinds[i % len(kinds)]
+        if k is pd.ElementwiseMulOp:
+            h = b.add(k, h, y)
+        elif k is pd.ScaleOp:
+            h = b.add(k, h, scale=0.5, bias=0.1)
+        else:
+            h = b.add(k, h)
+        if (i + 1) % every == 0:
+            h = b.add(pd.ElementwiseAddOp, h, x)
+    loss = b.add(pd.ReduceSumOp, h, name="loss")
+    (gx,) = b.backward(loss, [x])
+    b.fetch(loss)
+    b.fetch(gx)
+    return Built(b.module, [loss, gx], {})
+
+
+FANOUT_KINDS: tuple[type[pd.PdOp], ...] = (pd.TanhOp, pd.ElementwiseMulOp, pd.SigmoidOp, pd.ScaleOp)
+"""The op cycle of `fanout_chain` (mul by `y`, scale by 0.5 plus 0.1); the
+benchmark's JAX and PyTorch peers spell the same cycle."""
+
+
 def torch_mlp_step(params: Sequence[object], x: object, labels: object, lr: float):  # type: ignore[no-untyped-def]
     """A PyTorch eager SGD step of the same 3-layer MLP as `mlp_train` (the peer in
     the CPU and GPU benchmarks): relu hidden layers, softmax cross-entropy.

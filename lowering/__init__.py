@@ -1,9 +1,11 @@
 """Lowering of `pd` programs to native code: linalg, loops, the `llvm` dialect, LLVM IR.
 
 `LOWERING_PASSES` and `LOWERING_TARGETS` map command-line names to (lazily imported)
-pass and target classes; `pullback-opt` registers them.  The CPU pipeline is the
-named pipeline `lower-to-llvm` (`pipeline.LowerToLLVMPass`, spelled out as
-`pipeline.CPU_PIPELINE`); docs/lowering.md describes each step.
+pass and target classes; `pullback-opt` registers them.  The CPU pipeline the
+compiled backend runs is the named pipeline `lower-to-loops` followed by the
+`translate-to-llvmlite` translation (`-t llvm`); `lower-to-llvm`
+(`pipeline.LowerToLLVMPass`, spelled out as `pipeline.CPU_PIPELINE`) is the xDSL
+route through the `llvm` dialect; docs/lowering.md describes each step.
 """
 
 from __future__ import annotations
@@ -38,13 +40,14 @@ LOWERING_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "convert-cf-to-llvm": _pass("convert_cf_to_llvm", "ConvertCfToLLVMPass"),
     "convert-func-to-llvm": _pass("convert_func_to_llvm", "ConvertFuncToLLVMPass"),
     "lower-to-llvm": _pass("pipeline", "LowerToLLVMPass"),
+    "lower-to-loops": _pass("pipeline", "LowerToLoopsPass"),
     "memory-report": _pass("memory", "MemoryReportPass"),
 }
 """Our passes by command-line name (xDSL provides convert-linalg-to-loops,
 convert-scf-to-cf and reconcile-unrealized-casts).  `lower-to-llvm` is the named
 pipeline running all of them (`pipeline.cpu_passes`)."""
 
-PIPELINES = ("lower-to-llvm",)
+PIPELINES = ("lower-to-llvm", "lower-to-loops")
 """Passes of `PASSES` that are named pipelines (listed apart in `--help`)."""
 
 

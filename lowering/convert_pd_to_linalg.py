@@ -57,6 +57,7 @@ from pullback.lowering import (
     creation,
     distributed,
     elementwise,
+    fusion,
     indexing,
     loss,
     nn,
@@ -74,6 +75,10 @@ FAMILIES = (
     rnn,
 )
 """The lowering modules, one per op family of the dialect."""
+
+PLANNERS = (fusion,)
+"""Program-wide planners the pass runs besides the op rules: `fusion` groups the
+pointwise ops left materialized into multi-output loops (`core.MULTI_OUTPUT`)."""
 
 
 def lowering_gap(op_type: type[Operation]) -> str | None:
@@ -117,12 +122,15 @@ def build_entry(
     entry: str = "main",
     only_given_fetches: bool = False,
     range_checks: bool = True,
+    fold_reductions: bool = True,
 ) -> tuple[func.FuncOp, Abi]:
     """Lower the `pd` program in `module` to a new entry function (not inserted).
 
     Outputs are the `pd.fetch` operands then `extra_fetches` (only the latter when
     `only_given_fetches`).  `module` itself is left unchanged.  `range_checks`: ids
     and labels are checked at run time (`Abi.checks`; off for the GPU backend).
+    `fold_reductions`: a loss may be summed in the loop of the elementwise work
+    that reads the same values (`Lowerer.fold_reductions`; off for the GPU).
     """
     prog = Program.of(module, extra_fetches, use_fetch_ops=not only_given_fetches)
     for op in prog.ops:
@@ -185,7 +193,9 @@ def build_entry(
     feed_args, args = args[: len(abi.feeds)], args[len(abi.feeds):]
     param_args, out_args = args[: len(abi.params)], args[len(abi.params):]
 
-    low = Lowerer(prog, Builder(InsertPoint.at_end(block)), abi, range_checks=range_checks)
+    low = Lowerer(
+        prog, Builder(InsertPoint.at_end(block)), abi, range_checks=range_checks, fold_reductions=fold_reductions
+    )
     dim_of: dict[tuple[int, int], SSAValue] = {}
     for (fi, k), a in zip(abi.dims, dim_args):
         a.name_hint = f"{_safe(abi.feeds[fi][0])}_d{k}"

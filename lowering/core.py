@@ -280,6 +280,23 @@ Check = Callable[["Lowerer", Any], None]
 
 
 @dataclass
+class Fold:
+    """A reduction of every element of one operand into one value, as a step of a
+    loop that may compute other things too (`lowering/fusion.py`): the result
+    buffer is filled with `init`, each element is combined in with `combine(s, acc,
+    x)`, then `finish(low, op, out)` (if any) runs on the result (a mean's division)."""
+
+    operand: int
+    init: float
+    combine: Callable[[Scalar, SSAValue, SSAValue], SSAValue]
+    finish: Callable[[Lowerer, Any, SSAValue], None] | None = None
+
+
+FoldRule = Callable[[Any], "Fold | None"]
+"""`fold(op)`: the `Fold` of an op that reduces a whole operand (None: this one does not)."""
+
+
+@dataclass
 class OpLowering:
     """Everything the lowering knows about one op class (one entry of `LOWERINGS`)."""
 
@@ -292,6 +309,9 @@ class OpLowering:
     """Run before the op (inlined or not): checks the ids/labels it indexes with."""
     checked_operand: int = -1
     """The operand `check` reads: it always gets a buffer of its own."""
+    fold: FoldRule | None = None
+    """When the op reduces every element of an operand into one value (a loss):
+    how, so that multi-output fusion may compute it in a loop with others."""
 
     @property
     def is_pointwise(self) -> bool:
@@ -330,6 +350,18 @@ def pointwise(*op_types: type[PdOp], maps: Maps = numpy_maps) -> Callable[[Body]
             entry = _entry(t)
             entry.body = fn
             entry.maps = maps
+        return fn
+
+    return register
+
+
+def folds(*op_types: type[PdOp]) -> Callable[[FoldRule], FoldRule]:
+    """Register how one or more reduction op classes reduce a whole operand (`Fold`),
+    for multi-output fusion; the op keeps its own rule for every other case."""
+
+    def register(fn: FoldRule) -> FoldRule:
+        for t in op_types:
+            _entry(t).fold = fn
         return fn
 
     return register
@@ -456,6 +488,39 @@ def _hint(v: SSAValue) -> str | None:
 
 
 @dataclass
+class BodyReads:
+    """How a lazily built `linalg.generic` body reads `pd` values
+    (`Lowerer.generic(lazy=...)`): `load` expands inlined values (each computed
+    once per body and map) and reads the others from their buffers; `define` makes
+    a value computed in the body a register for the later reads of the body."""
+
+    scalar: Scalar
+    """The body's scalar builder."""
+    outs: list[SSAValue]
+    """The outputs' current values (block arguments), in `outs` order."""
+    load: Callable[[SSAValue, DimMap, bool], SSAValue]
+    """`load(v, map, fusible)`: the scalar of `v` at `map`."""
+    define: Callable[[SSAValue, DimMap, SSAValue], None]
+    """`define(v, map, scalar)`: later loads of `v` at `map` give `scalar`."""
+
+
+@dataclass
+class MultiOutputFusion:
+    """The multi-output fusion planner (`lowering/fusion.py` registers it): `plan`
+    maps each grouped op's result to its group; `emit` lowers a group at its last
+    member; `last` names that member."""
+
+    plan: Callable[[Lowerer], dict[SSAValue, Any]]
+    emit: Callable[[Lowerer, Any], None]
+    last: Callable[[Any], Operation]
+
+
+MULTI_OUTPUT: list[MultiOutputFusion] = []
+"""The registered multi-output fusion (empty: every materialized pointwise op is a
+loop of its own).  One home for the planner, outside the op-rule registry."""
+
+
+@dataclass
 class Lowerer:
     """State of one lowering: the entry function under construction and the
     buffer, size and fusion bookkeeping of every `pd` value."""
@@ -493,6 +558,13 @@ class Lowerer:
     consumed: set[SSAValue] = field(default_factory=set)
     """Buffers of `consumable` values an op took over (their owner must not free
     them again)."""
+    fold_reductions: bool = True
+    """Whether multi-output fusion may compute a whole-operand reduction (a loss) in
+    the loop of the elementwise work reading the same values: its loop then
+    iterates as a reduction (off for the GPU, whose reductions run sequentially)."""
+    groups: dict[SSAValue, Any] = field(default_factory=dict)
+    """Results of pointwise ops fused into multi-output loops -> their group
+    (`MULTI_OUTPUT`); a group is emitted at its last member."""
     parent: Lowerer | None = None
     """The lowerer of the enclosing program when this one lowers a region of a
     control-flow op (`sub`): constants and the status buffer are the entry
@@ -505,7 +577,7 @@ class Lowerer:
         return Lowerer(
             prog, Builder(InsertPoint.at_end(block)), self.abi, buf=self.buf, sizes=self.sizes,
             range_checks=self.range_checks, status=self.status, parent=self,
-            control_sizes=self.control_sizes,
+            control_sizes=self.control_sizes, fold_reductions=self.fold_reductions,
         )
 
     @property
@@ -700,6 +772,7 @@ class Lowerer:
         reductions: Sequence[int] = (),
         library_call: str | None = None,
         scalars: Sequence[SSAValue] = (),
+        lazy: Callable[[BodyReads], list[SSAValue]] | None = None,
     ) -> linalg.GenericOp:
         """Emit a `linalg.generic` over `domain`.
 
@@ -707,7 +780,9 @@ class Lowerer:
         expands into its scalar expression, its leaves read from buffers.  `outs` are
         `(memref, map)`.  `scalars` are loop-invariant scalar inputs.  `body(s, reads,
         outs)` gets the read scalars and the current output values and returns the
-        values to store.
+        values to store.  With `lazy`, `reads` and `body` are unused: `lazy(reads)`
+        loads what it needs as it goes (`BodyReads`) and returns the values to store
+        (a multi-output fused loop, `lowering/fusion.py`).
         """
         rank = len(domain)
         block = Block()
@@ -728,6 +803,8 @@ class Lowerer:
 
         def load(v: SSAValue, m: DimMap, fuse: bool, memo: dict[SSAValue, SSAValue]) -> SSAValue:
             v = self.prog.resolve(v)
+            if fuse and v in memo:  # computed earlier in this body (inlined or grouped)
+                return memo[v]
             if fuse and v in self.inline:
                 if v not in memo:
                     producer = v.owner
@@ -741,8 +818,17 @@ class Lowerer:
             return leaf[key]
 
         memo_by_map: dict[DimMap, dict[SSAValue, SSAValue]] = {}
-        args = [load(v, m, fuse, memo_by_map.setdefault(m, {})) for v, m, fuse in reads]
-        results = body(s, scalar_args + args, list(out_args))
+        if lazy is not None:
+            reader = BodyReads(
+                s,
+                list(out_args),
+                lambda v, m, fuse: load(v, m, fuse, memo_by_map.setdefault(m, {})),
+                lambda v, m, x: memo_by_map.setdefault(m, {}).__setitem__(self.prog.resolve(v), x),
+            )
+            results = lazy(reader)
+        else:
+            args = [load(v, m, fuse, memo_by_map.setdefault(m, {})) for v, m, fuse in reads]
+            results = body(s, scalar_args + args, list(out_args))
         s.b.insert(linalg.YieldOp(*results))
         covered = {d for m in in_maps for d in _dims_of(m)} | {
             d for _, m in outs for d in m if d is not None
@@ -841,6 +927,8 @@ class Lowerer:
     def lower_ops(self) -> None:
         """Plan fusion and buffers and emit every op (temporaries stay allocated)."""
         self._plan()
+        if MULTI_OUTPUT:
+            self.groups = MULTI_OUTPUT[0].plan(self)
         for i, op in enumerate(self.prog.ops):
             self.current = i
             self._sizes_for(op)
@@ -854,6 +942,11 @@ class Lowerer:
                     f"cannot lower '{op.name}' to native code yet "
                     "(no rule in convert-pd-to-linalg)"
                 )
+            elif op.results and op.results[0] in self.groups:
+                fusion = MULTI_OUTPUT[0]
+                group = self.groups[op.results[0]]
+                if fusion.last(group) is op:
+                    fusion.emit(self, group)
             elif entry.rule is not None:
                 if any(self.needed(r) for r in op.results) or op.WRITES_PERSISTABLE:
                     with self.unless_failed() if op.WRITES_PERSISTABLE else contextlib.nullcontext():
@@ -996,17 +1089,23 @@ def declare_callees(module: Any) -> None:
 __all__ = [
     "FAST",
     "LOWERINGS",
+    "MULTI_OUTPUT",
     "REASSOC",
     "RECOMPUTE_BUDGET",
+    "BodyReads",
     "DimMap",
+    "Fold",
+    "FoldRule",
     "Lowerer",
     "LoweringError",
+    "MultiOutputFusion",
     "OpLowering",
     "Scalar",
     "Size",
     "aligned_map",
     "declare_callees",
     "elem_of_result",
+    "folds",
     "fuse_first_operand",
     "fusible_operands",
     "identity_map",

@@ -29,9 +29,7 @@ from xdsl.dialects.builtin import Float32Type, FloatAttr, IntegerAttr, ModuleOp,
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
@@ -180,7 +178,12 @@ class MathPolynomialApproximationPass(ModulePass):
     name = "math-polynomial-approximation"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(GreedyRewritePatternApplier([ExpandF32Math()]), apply_recursively=False).rewrite_module(op)
+        """Expand every f32 exp/log/tanh of `op`.  The ops are found by one walk and
+        rewritten in place: a pattern walker would visit (and retry) every op of the
+        module, which cost more than the expansions on big programs."""
+        pattern = ExpandF32Math()
+        for target in [o for o in op.walk() if type(o) in _EXPANSIONS]:
+            pattern.match_and_rewrite(target, PatternRewriter(target))
 
 
 _ = (Builder, op_type_rewrite_pattern)

@@ -26,7 +26,7 @@ did the single entry (measured in benchmarks/RESULTS.md, issue 18).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -38,6 +38,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     MemRefType,
     ModuleOp,
+    SymbolRefAttr,
     UnitAttr,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue, Use
@@ -153,13 +154,34 @@ def _index(v: SSAValue | int, block: Block) -> SSAValue:
     return c.result
 
 
-def outline(fn: func.FuncOp, module: ModuleOp, max_ops: int) -> int:
-    """Outline `fn`'s segments (see the module docstring); returns how many."""
+def _shape_key(seg_fn: func.FuncOp) -> Hashable:
+    """A cheap key that structurally equal segments share (op names in walk order,
+    the signature and the `noalias` facts); candidates are then compared in full."""
+    return (
+        str(seg_fn.function_type),
+        str(seg_fn.arg_attrs),
+        tuple(op.name for op in seg_fn.body.walk()),
+    )
+
+
+def _same(a: func.FuncOp, b: func.FuncOp) -> bool:
+    """Whether two segments are the same function but for their names."""
+    return a.function_type == b.function_type and a.arg_attrs == b.arg_attrs and a.body.is_structurally_equivalent(b.body)
+
+
+def outline(fn: func.FuncOp, module: ModuleOp, max_ops: int, dedupe: bool = True) -> int:
+    """Outline `fn`'s segments (see the module docstring); returns how many
+    functions that made.  With `dedupe`, a segment structurally equal to an earlier
+    one (same ops, types, constants and `noalias` facts: a ResNet's repeated blocks,
+    a forward op and the same op in another layer) calls that function instead of
+    becoming another copy, so LLVM optimizes and emits it once."""
     if len(fn.body.blocks) != 1:
         return 0
     block = fn.body.block
     name = fn.sym_name.data
     after: Operation = fn
+    twins: dict[Hashable, list[func.FuncOp]] = {}
+    made = 0
     segments = _segments(block, max_ops)
     for n, seg in enumerate(segments):
         inside = set(seg)
@@ -220,7 +242,8 @@ def outline(fn: func.FuncOp, module: ModuleOp, max_ops: int) -> int:
         roots = [_root(v) if isinstance(v.type, MemRefType) else None for v in call_args]
         alone = [r is not None and roots.count(r) == 1 for r in roots]
         arg_attrs = ArrayAttr([DictionaryAttr({"llvm.noalias": UnitAttr()} if a else {}) for a in alone])
-        block.insert_op_before(func.CallOp(callee, call_args, []), seg[0])
+        call = func.CallOp(callee, call_args, [])
+        block.insert_op_before(call, seg[0])
         for op in seg:
             op.detach()
             body.add_op(op)
@@ -228,9 +251,17 @@ def outline(fn: func.FuncOp, module: ModuleOp, max_ops: int) -> int:
             v.replace_uses_with_if(new, _inside(body))
         body.add_op(func.ReturnOp())
         seg_fn = func.FuncOp(callee, (arg_types, []), Region(body), visibility="private", arg_attrs=arg_attrs)
+        if dedupe:
+            bucket = twins.setdefault(_shape_key(seg_fn), [])
+            twin = next((f for f in bucket if _same(f, seg_fn)), None)
+            if twin is not None:
+                call.callee = SymbolRefAttr(twin.sym_name)
+                continue
+            bucket.append(seg_fn)
         module.body.block.insert_op_after(seg_fn, after)
         after = seg_fn
-    return len(segments)
+        made += 1
+    return made
 
 
 @dataclass(frozen=True)
@@ -243,8 +274,11 @@ class OutlineSegmentsPass(ModulePass):
     max_ops: int = 200
     """Nested ops per segment before a cut is taken (where one is allowed)."""
 
+    dedupe: bool = True
+    """Structurally equal segments become one function called from each place."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         """Outline every entry function of `op`."""
         for fn in [o for o in op.body.block.ops if isinstance(o, func.FuncOp)]:
             if "llvm.emit_c_interface" in fn.attributes and fn.body.blocks:
-                outline(fn, op, self.max_ops)
+                outline(fn, op, self.max_ops, self.dedupe)

@@ -1,8 +1,12 @@
 """The CPU lowering pipeline, from a `pd` program to LLVM IR.
 
-`cpu_passes` is the pass list; `pullback-opt -p lower-to-llvm -t llvm` (the named
-pipeline `LowerToLLVMPass`) runs it and prints LLVM IR, and `CPU_PIPELINE` spells
-the same list for `-p`.
+The compiled backend runs `convert-pd-to-linalg` and `translate_passes`, then
+`translate` (`translate-to-llvmlite`: one walk to llvmlite IR); `pullback-opt -p
+lower-to-loops -t llvm` (`LowerToLoopsPass`) does the same.  The xDSL route,
+`cpu_passes` (`-p lower-to-llvm -t llvm`, `LowerToLLVMPass`; `CPU_PIPELINE` spells
+it for `-p`), lowers to the `llvm` dialect with `convert-*-to-llvm` passes and prints
+it with xDSL's converter (`to_llvmlite`); `PULLBACK_TRANSLATE=xdsl` makes the
+compiled backend use it.
 """
 
 from __future__ import annotations
@@ -33,12 +37,25 @@ from pullback.lowering.outline_segments import SEGMENT_INFIX, OutlineSegmentsPas
 from pullback.lowering.phase_times import PhaseTimes
 
 
-def loop_passes(blas: bool = True, outline: bool = False) -> list[ModulePass]:
-    """From linalg on memrefs to LLVM-dialect loops; with `outline`, the entry's loops
-    first move into functions of their own (`outline-segments`: what the compiled
-    backend runs, so that compile time stays linear in the program)."""
+def translate_passes(blas: bool = True, outline: bool = False, dedupe: bool = True) -> list[ModulePass]:
+    """What runs before `translate-to-llvmlite` (`translate`), which takes linalg,
+    `scf` (parallel loops included), `memref`, `arith` and `math` itself: with
+    `outline`, the entry's loops first move into functions of their own
+    (`outline-segments`: what the compiled backend runs, so that compile time stays
+    linear in the program; with `dedupe`, structurally equal segments are one
+    function)."""
     return [
-        *([OutlineSegmentsPass()] if outline else []),
+        *([OutlineSegmentsPass(dedupe=dedupe)] if outline else []),
+        *([ConvertLinalgToBlasPass()] if blas else []),
+        MathPolynomialApproximationPass(),
+    ]
+
+
+def loop_passes(blas: bool = True, outline: bool = False, dedupe: bool = True) -> list[ModulePass]:
+    """From linalg on memrefs to LLVM-dialect loops (the xDSL route, which
+    `to_llvmlite` converts: `PULLBACK_TRANSLATE=xdsl`, `-p lower-to-llvm`)."""
+    return [
+        *([OutlineSegmentsPass(dedupe=dedupe)] if outline else []),
         *([ConvertLinalgToBlasPass()] if blas else []),
         ConvertLinalgToLoopsPass(),
         ConvertParallelLoopsToSequentialPass(),
@@ -83,6 +100,28 @@ class LowerToLLVMPass(ModulePass):
         run_passes(op, self.passes(), ctx)
 
 
+@dataclass(frozen=True)
+class LowerToLoopsPass(ModulePass):
+    """The compiled backend's pipeline: a `pd` program to the loop level that
+    `translate-to-llvmlite` takes (`-t llvm` prints it as LLVM IR)."""
+
+    name = "lower-to-loops"
+
+    blas: bool = True
+    """Matrix products as calls to the BLAS kernels (`convert-linalg-to-blas`)."""
+
+    outline: bool = False
+    """Outline the entry's loops into functions (`outline-segments`, deduplicated)."""
+
+    def passes(self) -> list[ModulePass]:
+        """The passes this pipeline runs, in order."""
+        return [ConvertPdToLinalgPass(), *translate_passes(self.blas, self.outline)]
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        """Run every pass of the pipeline on `op`."""
+        run_passes(op, self.passes(), ctx)
+
+
 def run_passes(
     module: ModuleOp, passes: Sequence[ModulePass], ctx: Context | None = None, times: PhaseTimes | None = None
 ) -> None:
@@ -92,6 +131,14 @@ def run_passes(
     for p in passes:
         with times.phase(p.name):
             p.apply(ctx, module)
+
+
+def translate(module: ModuleOp) -> lir.Module:
+    """An llvmlite module of a module at the level `translate_passes` leaves it
+    (`lowering/translate_to_llvmlite.py`: one walk, no `llvm`-dialect detour)."""
+    from pullback.lowering.translate_to_llvmlite import translate_module
+
+    return translate_module(module)
 
 
 def to_llvmlite(module: ModuleOp) -> lir.Module:

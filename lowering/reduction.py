@@ -20,10 +20,13 @@ from pullback.dialects.pd.base import shape_of
 from pullback.lowering.core import (
     REASSOC,
     DimMap,
+    Fold,
     Lowerer,
     Scalar,
     Size,
     elem_of_buffer,
+    elem_of_result,
+    folds,
     fuse_first_operand,
     identity_map,
     lowers,
@@ -111,6 +114,28 @@ def _reduce(low: Lowerer, op: ReduceLike) -> None:
     if isinstance(op, (pd.ReduceMeanOp, pd.MeanOp)):
         xs = low.sizes_of(x)
         scale_by_count(low, out, low.sizes[r], [xs[a] for a in axes])
+
+
+def _sum_step(s: Scalar, acc: SSAValue, x: SSAValue) -> SSAValue:
+    if isinstance(acc.type, AnyFloat):
+        return s.emit(arith.AddfOp(acc, x, REASSOC))
+    return s.add(acc, x)
+
+
+def _mean_finish(low: Lowerer, op: ReduceLike, out: SSAValue) -> None:
+    xs = low.sizes_of(op.operands[0])
+    scale_by_count(low, out, low.sizes[op.results[0]], xs)
+
+
+@folds(pd.ReduceSumOp, pd.ReduceMeanOp, pd.MeanOp)
+def _fold(op: ReduceLike) -> Fold | None:
+    # Only the float sums and means of every element (a loss): what a fused loop
+    # computes alongside the elementwise work that reads the same values.
+    axes, _ = _reduced_axes(op)
+    if len(axes) != len(shape_of(op.operands[0].type)) or not isinstance(elem_of_result(op), AnyFloat):
+        return None
+    mean = isinstance(op, (pd.ReduceMeanOp, pd.MeanOp))
+    return Fold(0, 0.0, _sum_step, _mean_finish if mean else None)
 
 
 @lowers(pd.SquaredL2NormOp, fusible=fuse_first_operand)

@@ -3,7 +3,9 @@
 `CompiledBackend().run(module, feeds, scope, fetches)` (the executor's backend seam):
 
 1. *Compile* once per program content, fetch list and feed dtypes/ranks: lower with
-   `lowering.pipeline` (pd -> linalg -> loops -> llvm dialect -> llvmlite IR), verify,
+   `lowering.pipeline` (pd -> linalg, outlined and deduplicated segments, then
+   `translate-to-llvmlite` straight to llvmlite IR; `PULLBACK_TRANSLATE=xdsl` goes
+   through the llvm dialect instead, see `TRANSLATE`), verify,
    optimize at O3 for the host CPU with loop vectorization (not SLP: `SLP_VECTORIZE`), emit an object
    file and link it into the process's MCJIT engine.  Matrix products call numpy's
    bundled OpenBLAS when it can be found.  The object code and ABI go to the
@@ -45,6 +47,7 @@ from typing import Any
 import numpy as np
 from pullback.dialects.pd.base import DTYPES, PdOp
 from pullback.lowering.abi import LoweringError, Program, abi_of, output_values
+from pullback.lowering import core, fusion
 from pullback.lowering.convert_pd_to_linalg import build_entry
 from pullback.lowering.core import declare_callees
 from pullback.lowering.memory import MemoryReport, Peak, analyze_function
@@ -291,9 +294,18 @@ class CompiledProgram:
         return plan
 
 
+TRANSLATE = os.environ.get("PULLBACK_TRANSLATE", "direct").strip().lower() or "direct"
+"""How the loop-level module becomes LLVM IR: `direct` (default) translates it in one
+walk (`lowering/translate_to_llvmlite.py`); `xdsl` (`PULLBACK_TRANSLATE=xdsl`) runs
+the `convert-*-to-llvm` passes and xDSL's llvmlite converter, for comparison."""
+
 OUTLINE_SEGMENTS = True
 """Outline the entry function's loops into functions of their own
 (`lowering/outline_segments.py`), keeping every pass linear in the program size."""
+
+DEDUPE_SEGMENTS = True
+"""Structurally equal outlined segments become one function (`outline-segments`'
+`dedupe`): a ResNet's repeated blocks are optimized and emitted once."""
 
 NOTICE_AFTER_S = 1.0
 """A compile still running after this many seconds says so on stderr (what is being
@@ -342,6 +354,18 @@ def _describe(module: ModuleOp, fetches: Sequence[SSAValue]) -> str:
     return f"a program of {n} ops fetching {', '.join(names) or 'nothing'}"
 
 
+def _route(name: str) -> str:
+    """The translation route named by `PULLBACK_TRANSLATE` (or `compile_program`'s
+    `translate`), with the translator's version (part of the disk-cache key)."""
+    if name == "xdsl":
+        return "xdsl"
+    if name != "direct":
+        raise ValueError(f"PULLBACK_TRANSLATE must be 'direct' or 'xdsl', not {name!r}")
+    from pullback.lowering.translate_to_llvmlite import TRANSLATOR_VERSION
+
+    return f"direct-v{TRANSLATOR_VERSION}"
+
+
 def _bind_collectives(jit: _Jit, module: ModuleOp) -> None:
     """Native collectives (lowering/distributed.py) call the MPI library itself: bind
     it, and refuse (NotCompilable) a program built for another job size."""
@@ -371,12 +395,15 @@ def compile_program(
     unroll_threshold: int | None = None,
     full_unroll_max: int | None = None,
     text: str | None = None,
+    translate: str | None = None,
+    dedupe: bool | None = None,
 ) -> CompiledProgram:
     """Lower, optimize and JIT `module` for `fetches`, or load its object code from the
     disk cache (`runtime/compile_cache.py`); no in-memory caching here.  `outline`,
-    `unroll_threshold` and `full_unroll_max` default to `OUTLINE_SEGMENTS`,
-    `LOOP_UNROLL_THRESHOLD` and `FULL_UNROLL_MAX_COUNT`; `text` is `str(module)` when
-    the caller has printed it already (printing a ResNet takes most of a cache hit)."""
+    `dedupe`, `unroll_threshold`, `full_unroll_max` and `translate` default to
+    `OUTLINE_SEGMENTS`, `DEDUPE_SEGMENTS`, `LOOP_UNROLL_THRESHOLD`,
+    `FULL_UNROLL_MAX_COUNT` and `TRANSLATE`; `text` is `str(module)` when the caller
+    has printed it already (printing a ResNet takes most of a cache hit)."""
     t0 = time.perf_counter()
     times = PhaseTimes()
     jit = _Jit.get()
@@ -384,7 +411,11 @@ def compile_program(
     outline = OUTLINE_SEGMENTS if outline is None else outline
     unroll = LOOP_UNROLL_THRESHOLD if unroll_threshold is None else unroll_threshold
     full = FULL_UNROLL_MAX_COUNT if full_unroll_max is None else full_unroll_max
-    options = f"blas={use_blas} outline={outline} unroll={unroll},{full} slp={SLP_VECTORIZE}"
+    route = _route(TRANSLATE if translate is None else translate)
+    dedupe = DEDUPE_SEGMENTS if dedupe is None else dedupe
+    # (The fusion settings can be changed to compare: the code differs.)
+    options = (f"blas={use_blas} outline={outline} dedupe={dedupe} unroll={unroll},{full} "
+               f"slp={SLP_VECTORIZE} translate={route} mofusion={fusion.ENABLED} budget={core.RECOMPUTE_BUDGET}")
     with _announced(_describe(module, fetches), times):
         with times.phase("key"):
             text = str(module) if text is None else text
@@ -393,7 +424,9 @@ def compile_program(
         with times.phase("disk-cache-load"):
             entry = compile_cache.load(key)
         if entry is None or not _ENTRY_KEYS <= entry.keys():
-            entry = _lower_and_emit(jit, module, fetches, f"pb_{key[:24]}", use_blas, outline, (unroll, full), times)
+            entry = _lower_and_emit(
+                jit, module, fetches, f"pb_{key[:24]}", use_blas, outline, (unroll, full), times, route, dedupe
+            )
             with times.phase("disk-cache-store"):
                 compile_cache.store(key, entry)
         elif entry["collectives"]:
@@ -416,10 +449,13 @@ def _lower_and_emit(
     outline: bool,
     unroll: tuple[int, int],
     times: PhaseTimes,
+    route: str = "direct",
+    dedupe: bool = True,
 ) -> dict[str, Any]:
-    """The compile proper: `pd` -> linalg -> LLVM dialect -> LLVM IR -> object code.
-    Returns the disk cache's entry (object code, ABI, memory report)."""
-    from pullback.lowering.pipeline import loop_passes, run_passes, to_llvmlite
+    """The compile proper: `pd` -> linalg -> loops -> LLVM IR (translated directly,
+    or through the `llvm` dialect with `route` `xdsl`) -> object code.  Returns the
+    disk cache's entry (object code, ABI, memory report)."""
+    from pullback.lowering.pipeline import loop_passes, run_passes, to_llvmlite, translate, translate_passes
 
     try:
         with times.phase("convert-pd-to-linalg"):
@@ -438,9 +474,17 @@ def _lower_and_emit(
     abi["dim_names"] = [
         a.name_hint or f"arg{a.index}" for a in fn_op.body.block.args[: len(abi["dims"])]
     ]
-    run_passes(lowered, loop_passes(blas=use_blas, outline=outline), times=times)
-    with times.phase("to-llvm-ir"):
-        ir = str(to_llvmlite(lowered))
+    if route.startswith("xdsl"):
+        run_passes(lowered, loop_passes(blas=use_blas, outline=outline, dedupe=dedupe), times=times)
+        with times.phase("to-llvm-ir"):
+            ir = str(to_llvmlite(lowered))
+    else:
+        run_passes(lowered, translate_passes(blas=use_blas, outline=outline, dedupe=dedupe), times=times)
+        try:
+            with times.phase("translate-to-llvmlite"):
+                ir = str(translate(lowered))
+        except LoweringError as e:
+            raise NotCompilable(str(e)) from None
     obj = jit.emit(ir, times, *unroll)
     return {"abi": abi, "memory": memory, "object": obj, "symbol": "_pullback_packed_" + entry,
             "collectives": collectives}

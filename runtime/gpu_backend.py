@@ -94,7 +94,9 @@ def compile_for_gpu(module: ModuleOp, fetches: Sequence[SSAValue], device: cuda.
     # No run-time range checks: host code cannot read a status buffer the kernels
     # write on the device (out-of-range ids read a clamped row there instead).
     reject_control_flow(module)
-    fn, _ = build_entry(module, fetches, entry="main", only_given_fetches=True, range_checks=False)
+    fn, _ = build_entry(
+        module, fetches, entry="main", only_given_fetches=True, range_checks=False, fold_reductions=False
+    )
     lowered = ModuleOp([fn])
     abi = abi_of(lowered, "main")
     ctx = Context(allow_unregistered=True)

@@ -148,5 +148,5 @@ def test_a_slow_compile_says_so_on_stderr(cache: Path, monkeypatch: pytest.Monke
     err = capfd.readouterr().err
     assert "pullback: compiling" not in err  # fast: no "still compiling" notice
     assert "pullback: compiled a program of" in err
-    for phase in ("convert-pd-to-linalg", "convert-scf-to-cf", "llvm-optimize", "llvm-codegen"):
+    for phase in ("convert-pd-to-linalg", "translate-to-llvmlite", "llvm-optimize", "llvm-codegen"):
         assert phase in err

@@ -76,3 +76,38 @@ def test_both_compile_settings_agree_with_the_interpreter(outline: bool, unroll:
     feeds = {"x": np.linspace(-1, 1, 20, dtype=np.float32).reshape(5, 4)}
     (got,) = execute(prog, feeds, {})
     np.testing.assert_allclose(got, run_module(b.module, feeds, {})[y], rtol=1e-5)
+
+
+def _repeated_block_program(scale2: float) -> tuple[ProgramBuilder, list]:
+    """Two identical tanh-scale-sum blocks on two feeds of one shape, then a third
+    block with another constant (`scale2`)."""
+    b = ProgramBuilder()
+    outs = []
+    for name, scale in (("x", 2.0), ("y", 2.0), ("z", scale2)):
+        v = b.data(name, [-1, 4])
+        t = b.add(pd.ScaleOp, b.add(pd.TanhOp, v), scale=scale)
+        outs.append(b.add(pd.ReduceSumOp, b.add(pd.ElementwiseMulOp, t, v), axis=[1]))
+    return b, outs
+
+
+def test_structurally_equal_segments_are_one_function() -> None:
+    b, outs = _repeated_block_program(3.0)
+    counts = {}
+    for dedupe in (False, True):
+        lowered = _lowered(b.module, outs)
+        run_passes(lowered, [OutlineSegmentsPass(max_ops=1, dedupe=dedupe)])
+        lowered.verify()
+        segs = [f for f in lowered.body.block.ops if isinstance(f, func.FuncOp) and SEGMENT_INFIX in f.sym_name.data]
+        entry = next(f for f in lowered.body.block.ops if isinstance(f, func.FuncOp) and f.sym_name.data == "prog")
+        calls = [op.callee.string_value() for op in entry.walk() if isinstance(op, func.CallOp)]
+        assert set(calls) == {f.sym_name.data for f in segs}  # every function called, none missing
+        counts[dedupe] = (len(segs), len(calls))
+    # The same calls either way; deduplicated, the x and y blocks share functions,
+    # and the z block (another constant) keeps its own.
+    assert counts[True][1] == counts[False][1]
+    assert counts[False][0] > counts[True][0] > counts[False][0] // 3
+    feeds = {n: np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4) * k for k, n in enumerate("xyz", 1)}
+    prog = compile_program(b.module, outs)
+    env = run_module(b.module, feeds, {})
+    for got, v in zip(execute(prog, feeds, {}), outs):
+        np.testing.assert_allclose(got, env[v], rtol=1e-5)
