@@ -216,7 +216,8 @@ def _sizes(fn: str, x: Any, rank: int, in_dims: list[int], size: Any, scale_fact
 
 def interpolate(x: Any, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
                 align_corners: bool = False, align_mode: int = 0, data_format: str | None = None,
-                recompute_scale_factor: bool | None = None, name: str | None = None) -> Any:
+                recompute_scale_factor: bool | None = None, antialias: bool = False,
+                name: str | None = None) -> Any:
     """`paddle.nn.functional.interpolate`: resize the spatial dimensions of a 3-D
     (`linear`, `area`), 4-D (`nearest`, `bilinear`, `bicubic`, `area`) or 5-D
     (`nearest`, `trilinear`, `area`) input to `size`, or by `scale_factor` (output
@@ -248,6 +249,12 @@ def interpolate(x: Any, size: Any = None, scale_factor: Any = None, mode: str = 
         raise TypeError(f"{fn}: Attr align_corners should be a bool value, got {align_corners!r}")
     if align_mode not in (0, 1):
         raise ValueError(f"{fn}: align_mode can only be 0 or 1, got {align_mode!r}")
+    if not isinstance(antialias, bool):
+        raise TypeError(f"{fn}: Attr antialias should be a bool value, got {antialias!r}")
+    if antialias and mode not in ("bilinear", "bicubic"):
+        raise ValueError(f"{fn}: Anti-alias option is only supported for bilinear and bicubic modes")
+    if antialias:
+        raise NotImplementedError(f"{fn}: antialias=True (Pillow-style downsampling) is not supported")
     if align_corners and mode == "nearest":
         raise ValueError(f"{fn}: align_corners option can only be set with the interpolating modes: "
                          "linear | bilinear | bicubic | trilinear")
