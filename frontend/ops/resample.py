@@ -39,7 +39,7 @@ from pullback.frontend.ops.elementwise import (
 from pullback.frontend.ops.indexing import index_select, stack, strided_slice, take_along_axis, to_constant
 from pullback.frontend.ops.math import floor, round
 from pullback.frontend.ops.nn import adaptive_avg_pool1d, adaptive_avg_pool2d, matmul
-from pullback.frontend.ops.shape import pad, reshape, transpose
+from pullback.frontend.ops.shape import concat, pad, reshape, transpose
 from pullback.frontend.ops.shape import slice as pslice
 
 _MODES = ("linear", "bilinear", "trilinear", "nearest", "bicubic", "area")
@@ -604,6 +604,45 @@ def channel_shuffle(x: Any, groups: int, data_format: str = "NCHW", name: str | 
     return reshape(y, [n, h, w, c], name=name)
 
 
+def temporal_shift(x: Any, seg_num: int, shift_ratio: float = 0.25, name: str | None = None,
+                   data_format: str = "NCHW") -> Any:
+    """`paddle.nn.functional.temporal_shift` (TSM): x `[N*T, C, H, W]` viewed as
+    `T = seg_num` frames; the first `int(C * shift_ratio)` channels take the
+    previous frame's values, the next ones up to `int(2 * C * shift_ratio)` the
+    following frame's, zeros past either end; the rest stay."""
+    fn = "temporal_shift"
+    first = _nchw(fn, x, data_format)
+    if isinstance(seg_num, bool) or not isinstance(seg_num, (int, np.integer)):
+        raise TypeError(f"{fn}: seg_num must be int type, got {seg_num!r}")
+    if seg_num <= 0:
+        raise ValueError(f"{fn}: seg_num should be greater than 0, got {seg_num}")
+    if not is_scalar(shift_ratio) or not 0 <= float(shift_ratio) <= 0.5:
+        raise ValueError(f"{fn}: shift_ratio should be in [0, 0.5], got {shift_ratio!r}")
+    t = int(seg_num)
+    if first:
+        c, h, w = _static_dims(fn, x, [1, 2, 3])
+        view, ca = [-1, t, c, h, w], 2
+    else:
+        h, w, c = _static_dims(fn, x, [1, 2, 3])
+        view, ca = [-1, t, h, w, c], 4
+    if x.shape[0] >= 0 and x.shape[0] % t:
+        raise ValueError(f"{fn}: the batch size {x.shape[0]} must be a multiple of seg_num {t}")
+    c1, c2 = int(c * float(shift_ratio)), int(c * 2 * float(shift_ratio))
+    v = reshape(x, view)
+    parts = []
+    for lo, hi, step in ((0, c1, -1), (c1, c2, 1), (c2, c, 0)):
+        if hi <= lo:
+            continue
+        part = pslice(v, [ca], [lo], [hi])
+        if step:  # out[t] = x[t + step], zero where t + step leaves [0, T)
+            pads = [0] * 10
+            pads[2:4] = [1, 0] if step < 0 else [0, 1]
+            part = pslice(pad(part, pads), [1], [0 if step < 0 else 1], [t if step < 0 else t + 1])
+        parts.append(part)
+    out = parts[0] if len(parts) == 1 else concat(parts, axis=ca)
+    return reshape(out, [-1, c, h, w] if first else [-1, h, w, c], name=name)
+
+
 # --------------------------------------------------------------- unfold / fold
 
 
@@ -730,7 +769,8 @@ def zeropad2d(x: Any, padding: Any, data_format: str = "NCHW", name: str | None 
 
 PADDLE: list[Callable[..., Any]] = []
 FUNCTIONAL: list[Callable[..., Any]] = [
-    interpolate, upsample, adaptive_avg_pool3d, affine_grid, grid_sample, pixel_shuffle, pixel_unshuffle, channel_shuffle, unfold, fold, zeropad2d,
+    interpolate, upsample, adaptive_avg_pool3d, affine_grid, grid_sample, pixel_shuffle, pixel_unshuffle,
+    channel_shuffle, temporal_shift, unfold, fold, zeropad2d,
 ]
 STATIC_NN: list[Callable[..., Any]] = []
 FLUID_LAYERS: dict[str, Callable[..., Any]] = {

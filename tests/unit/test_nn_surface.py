@@ -412,6 +412,25 @@ def test_pixel_shuffle_unshuffle_channel_shuffle():
         F.channel_shuffle(T(x), 2, data_format="NCWH")
 
 
+def test_temporal_shift():
+    x = R.standard_normal((6, 8, 2, 2))  # N=2 clips of T=3 frames
+    v = x.reshape(2, 3, 8, 2, 2)
+    want = np.zeros_like(v)
+    c1, c2 = int(8 * 0.25), int(8 * 0.5)
+    for t in range(3):
+        for ch in range(8):
+            src = t - 1 if ch < c1 else t + 1 if ch < c2 else t
+            if 0 <= src < 3:
+                want[:, t, ch] = v[:, src, ch]
+    want = want.reshape(6, 8, 2, 2)
+    np.testing.assert_array_equal(F.temporal_shift(T(x), 3).numpy(), want)
+    got = F.temporal_shift(T(x.transpose(0, 2, 3, 1)), 3, data_format="NHWC").numpy()
+    np.testing.assert_array_equal(got, want.transpose(0, 2, 3, 1))
+    check_eager_grad(lambda t: F.temporal_shift(t, 3, 0.3) ** 2, [x[:, :4, :1, :1]])
+    with pytest.raises(TypeError, match="seg_num must be int type"):
+        F.temporal_shift(T(x), 2.0)
+
+
 # --------------------------------------------------------------- unfold / fold
 
 
