@@ -478,6 +478,89 @@ def test_zeropad2d():
     np.testing.assert_array_equal(F.zeropad2d(T(x), 1).numpy(), np.pad(x, [(0, 0), (0, 0), (1, 1), (1, 1)]))
 
 
+# ------------------------------------------------------------- 3-D conv / pools
+
+
+def conv3d_np(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, s: list[int], p: list[list[int]],
+              d: list[int], g: int) -> np.ndarray:
+    """Direct 3-D cross-correlation, one output position at a time."""
+    xp = np.pad(x, [(0, 0), (0, 0)] + [tuple(q) for q in p])
+    o, cg, *k = w.shape
+    outs = [(xp.shape[2 + i] - (d[i] * (k[i] - 1) + 1)) // s[i] + 1 for i in range(3)]
+    out = np.zeros((x.shape[0], o, *outs))
+    for oc in range(o):
+        gi = oc // (o // g)
+        for pos in np.ndindex(*outs):
+            sl = tuple(slice(pos[i] * s[i], pos[i] * s[i] + d[i] * (k[i] - 1) + 1, d[i]) for i in range(3))
+            out[(slice(None), oc, *pos)] = (xp[(slice(None), slice(gi * cg, (gi + 1) * cg), *sl)] * w[oc]).sum((1, 2, 3, 4))
+    return out if b is None else out + b[None, :, None, None, None]
+
+
+def pool3d_np(x: np.ndarray, k: list[int], s: list[int], p: list[int], kind: str, exclusive: bool = True,
+              ceil_mode: bool = False) -> np.ndarray:
+    """Paddle's Pool3dFunctor: windows clipped to the input; the average divides by
+    the clipped size (exclusive) or the kernel volume."""
+    dims = x.shape[2:]
+    outs = [((n + 2 * q - kk + (ss - 1 if ceil_mode else 0)) // ss) + 1 for n, kk, ss, q in zip(dims, k, s, p)]
+    out = np.zeros((*x.shape[:2], *outs))
+    for pos in np.ndindex(*outs):
+        lo = [pos[i] * s[i] - p[i] for i in range(3)]
+        hi = [min(lo[i] + k[i], dims[i] + p[i]) for i in range(3)]
+        lo, hi = [max(v, 0) for v in lo], [min(hi[i], dims[i]) for i in range(3)]
+        win = x[(slice(None), slice(None), *[slice(a, b) for a, b in zip(lo, hi)])]
+        if kind == "max":
+            out[(slice(None), slice(None), *pos)] = win.max((2, 3, 4))
+        else:
+            div = win[0, 0].size if exclusive else math.prod(k)
+            out[(slice(None), slice(None), *pos)] = win.sum((2, 3, 4)) / div
+    return out
+
+
+def test_conv3d():
+    x = R.standard_normal((2, 4, 4, 5, 3))
+    w = R.standard_normal((6, 2, 2, 3, 1))
+    b = R.standard_normal(6)
+    got = F.conv3d(T(x), T(w), T(b), stride=[1, 2, 1], padding=[1, 0, 1, 1, 0, 2], dilation=[1, 1, 2], groups=2)
+    np.testing.assert_allclose(got.numpy(), conv3d_np(x, w, b, [1, 2, 1], [[1, 0], [1, 1], [0, 2]], [1, 1, 2], 2),
+                               rtol=1e-10, atol=1e-12)
+    same = F.conv3d(T(x.transpose(0, 2, 3, 4, 1)), T(w[:, :, :, :2]), padding="SAME", groups=2,
+                    data_format="NDHWC").numpy()
+    want = conv3d_np(x, w[:, :, :, :2], None, [1, 1, 1], [[0, 1], [0, 1], [0, 0]], [1, 1, 1], 2)
+    np.testing.assert_allclose(same, want.transpose(0, 2, 3, 4, 1), rtol=1e-10, atol=1e-12)
+    check_eager_grad(lambda a, ww, bb: F.conv3d(a, ww, bb, padding=1, stride=2),
+                     [x[:1, :2, :3, :3, :2], w[:2, :, :2, :2], b[:2]], order=2)
+    layer = paddle.nn.Conv3D(4, 6, (2, 3, 1), padding=1, groups=2)
+    assert layer.weight.shape == [6, 2, 2, 3, 1]
+    assert layer(T(x.astype("float32"))).shape == [2, 6, 5, 5, 5]
+    with pytest.raises(ValueError, match="conv3d: weight \\[6, 3, 2, 3, 1\\] and groups=2 do not match"):
+        F.conv3d(T(x), T(R.standard_normal((6, 3, 2, 3, 1))), groups=2)
+
+
+@pytest.mark.parametrize("kind,kw", [
+    ("max", {"kernel_size": 2}),
+    ("max", {"kernel_size": [2, 3, 2], "stride": 2, "ceil_mode": True}),
+    ("max", {"kernel_size": 3, "stride": 2, "padding": 1}),
+    ("avg", {"kernel_size": 3, "stride": 2, "padding": 1}),
+    ("avg", {"kernel_size": 3, "stride": 2, "padding": 1, "exclusive": False}),
+    ("avg", {"kernel_size": [2, 3, 3], "stride": [1, 2, 2], "padding": [0, 1, 1], "ceil_mode": True}),
+])
+def test_pool3d(kind, kw):
+    x = R.standard_normal((2, 2, 4, 5, 5))
+    fn = F.max_pool3d if kind == "max" else F.avg_pool3d
+    got = fn(T(x), **kw).numpy()
+    k = [kw["kernel_size"]] * 3 if isinstance(kw["kernel_size"], int) else kw["kernel_size"]
+    st = kw.get("stride", k)
+    st = [st] * 3 if isinstance(st, int) else st
+    p = kw.get("padding", 0)
+    p = [p] * 3 if isinstance(p, int) else p
+    want = pool3d_np(x, k, st, p, kind, kw.get("exclusive", True), kw.get("ceil_mode", False))
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    layer = (paddle.nn.MaxPool3D if kind == "max" else paddle.nn.AvgPool3D)(**kw, data_format="NDHWC")
+    np.testing.assert_allclose(layer(T(x.transpose(0, 2, 3, 4, 1))).numpy(), want.transpose(0, 2, 3, 4, 1),
+                               rtol=1e-12)
+    check_eager_grad(lambda t: fn(t, **kw), [x[:1, :1]])
+
+
 # ------------------------------------------------------- activations and norms
 
 
@@ -791,6 +874,7 @@ def test_static_programs_match_eager_on_both_backends():
     grid = R.uniform(-1.2, 1.2, (2, 2, 3, 2)).astype("float32")
     theta = R.standard_normal((2, 2, 3)).astype("float32")
     x5 = R.standard_normal((2, 2, 3, 2, 4)).astype("float32")
+    w3 = R.standard_normal((3, 2, 2, 1, 2)).astype("float32")
     eager = [
         F.interpolate(T(x), size=[5, 4], mode="bilinear").numpy(),
         F.interpolate(T(x), scale_factor=2, mode="nearest").numpy(),
@@ -806,6 +890,9 @@ def test_static_programs_match_eager_on_both_backends():
         F.grid_sample(T(x), T(grid), mode="nearest").numpy(),
         F.affine_grid(T(theta), [2, 4, 3, 2]).numpy(),
         F.adaptive_avg_pool3d(T(x5), [2, 1, 2]).numpy(),
+        F.conv3d(T(x5), T(w3), padding=1, stride=[1, 1, 2]).numpy(),
+        F.max_pool3d(T(x5), 2, padding=1).numpy(),
+        F.avg_pool3d(T(x5), [2, 2, 3], stride=1, padding=[1, 0, 1]).numpy(),
     ]
     core.enable_static()
     main, start = paddle.static.Program(), paddle.static.Program()
@@ -815,6 +902,8 @@ def test_static_programs_match_eager_on_both_backends():
         gv = paddle.static.data("grid", [None, 2, 3, 2], "float32")
         tv = paddle.static.data("theta", [2, 2, 3], "float32")
         x5v = paddle.static.data("x5", [None, 2, 3, 2, 4], "float32")
+        w3v = paddle.static.data("w3", [3, 2, 2, 1, 2], "float32")
+        x5v.stop_gradient = False
         xv.stop_gradient = False
         outs = [
             F.interpolate(xv, size=[5, 4], mode="bilinear"),
@@ -831,16 +920,21 @@ def test_static_programs_match_eager_on_both_backends():
             F.grid_sample(xv, gv, mode="nearest"),
             F.affine_grid(tv, [2, 4, 3, 2]),
             F.adaptive_avg_pool3d(x5v, [2, 1, 2]),
+            F.conv3d(x5v, w3v, padding=1, stride=[1, 1, 2]),
+            F.max_pool3d(x5v, 2, padding=1),
+            F.avg_pool3d(x5v, [2, 2, 3], stride=1, padding=[1, 0, 1]),
         ]
         total = paddle.add_n([paddle.sum(o) for o in outs[:8] + outs[10:12]])
-        (gx,) = paddle.static.gradients([total], [xv])
-    feed = {"x": x, "a": a, "grid": grid, "theta": theta, "x5": x5}
+        total = total + paddle.add_n([paddle.sum(o * o) for o in outs[-4:]])
+        gx, g5 = paddle.static.gradients([total], [xv, x5v])
+    feed = {"x": x, "a": a, "grid": grid, "theta": theta, "x5": x5, "w3": w3}
     results = {}
     for backend in ("compiled", "interpreter"):
         exe = paddle.static.Executor(paddle.CPUPlace()) if backend == "compiled" else \
             paddle.static.Executor(paddle.CPUPlace(), backend="interpreter")
         exe.run(start)
-        results[backend] = exe.run(main, feed=feed, fetch_list=[*outs, gx])
+        results[backend] = exe.run(main, feed=feed, fetch_list=[*outs, gx, g5])
         for got, want in zip(results[backend], eager):
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(results["compiled"][-1], results["interpreter"][-1], rtol=1e-5, atol=1e-6)
+    for k in (-2, -1):
+        np.testing.assert_allclose(results["compiled"][k], results["interpreter"][k], rtol=1e-5, atol=1e-5)
