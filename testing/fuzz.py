@@ -1065,6 +1065,8 @@ EXCLUDED: dict[type[Operation], str] = {
        for op in (pd.RnnOp, pd.RnnGradOp)},
     pd.PyFuncOp: "host-only call of a registered Python function (HOST_ONLY); its values and Python "
                  "backward are checked against built-in ops in tests/unit/test_host_calls.py",
+    **{op: "host-only LAPACK call (HOST_ONLY): no native code to compare; values against numpy and "
+       "gradients against finite differences in tests/unit/test_linalg.py" for op in pd.LINALG_OPS},
     pd.PrintOp: "host-only printing (HOST_ONLY): the identity with a side effect; output and gradient "
                 "printing in tests/unit/test_host_calls.py",
 }

@@ -3,8 +3,9 @@
 One dialect, defined across a few modules by op family (as xDSL's `linalg` is):
 `program` (feeds, parameters, fetch, constants, initializers, the backward region),
 `control` (`pd.if`, `pd.while` and the stacks their gradients use), `elementwise`,
-`reduction`, `loss`, `shape`, `nn`, `optimizer`, `creation`, `indexing` and
-`distributed` (collectives between ranks) and `rnn` (the fused recurrent layers).
+`reduction`, `loss`, `shape`, `nn`, `optimizer`, `creation`, `indexing`, `linalg`
+(LAPACK decompositions and solves), `distributed` (collectives between ranks) and
+`rnn` (the fused recurrent layers).
 """
 
 from xdsl.ir import Dialect
@@ -20,6 +21,8 @@ from .elementwise import *  # noqa: F403
 from .elementwise import ELEMENTWISE_OPS
 from .indexing import *  # noqa: F403
 from .indexing import INDEXING_OPS
+from .linalg import *  # noqa: F403
+from .linalg import LINALG_OPS
 from .loss import *  # noqa: F403
 from .loss import LOSS_OPS
 from .nn import *  # noqa: F403
@@ -46,6 +49,7 @@ ALL_OPS = [
     *DISTRIBUTED_OPS,
     *CREATION_OPS,
     *INDEXING_OPS,
+    *LINALG_OPS,
     *CONTROL_OPS,
     *RNN_OPS,
 ]

@@ -44,6 +44,7 @@ ALIASES: dict[str, str] = {
     "base.dygraph": "pullback.frontend.api.dygraph",
     "base.core": "pullback.frontend.api.core",
     "base.wrapped_decorator": "pullback.frontend.api.wrapped_decorator",
+    "linalg": "pullback.frontend.api.linalg",
     "tensor": "pullback.frontend.api.tensor",
     "tensor.math": "pullback.frontend.api.tensor.math",
     "tensor.random": "pullback.frontend.api.tensor.random",

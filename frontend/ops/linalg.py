@@ -1,6 +1,11 @@
-"""Paddle's products: `mm`, `bmm`, `dot`, `outer`, `kron` and `einsum`, as composites
-of `matmul`, broadcasting multiplies, reductions and shape ops (so their gradients
-come from those ops' VJP rules and they lower natively wherever those do).
+"""Paddle's linear algebra: the products `mm`, `bmm`, `dot`, `outer`, `kron` and
+`einsum` (composites of `matmul`, broadcasting multiplies, reductions and shape ops,
+so their gradients come from those ops' VJP rules and they lower natively wherever
+those do), and `paddle.linalg` (`LINALG`): inverses, determinants, solves and
+decompositions are the `pd` ops of the `linalg` family (numpy.linalg on the host
+interpreter; matrix-calculus gradients), and norms, `cond`, `pinv`, `matrix_rank`,
+`lstsq`, `matrix_power`, `multi_dot`, `cross`, `cov` and `corrcoef` are composites
+of them and ordinary ops.  `eig`/`eigvals` (complex results) are not supported.
 
 `einsum` handles any number of operands, pairwise from the left: letters that no
 later operand or the output needs are summed out first, then each pair becomes one
@@ -17,10 +22,33 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from pullback.frontend.ops.elementwise import check_float_tensor, check_tensor
+import numpy as np
+
+from pullback.dialects import pd
+from pullback.frontend.core import apply
+from pullback.frontend.ops.creation import eye
+from pullback.frontend.ops.elementwise import (
+    abs,
+    cast,
+    check_float_tensor,
+    check_tensor,
+    clip,
+    full_like,
+    greater_than,
+    maximum,
+    not_equal,
+    ones_like,
+    pow,
+    scale,
+    sqrt,
+    square,
+    where,
+    zeros_like,
+)
 from pullback.frontend.ops.nn import matmul
-from pullback.frontend.ops.reduction import sum
-from pullback.frontend.ops.shape import reshape, transpose, unsqueeze
+from pullback.frontend.ops.reduction import mean, sum
+from pullback.frontend.ops.shape import concat, reshape, slice, squeeze, transpose, unsqueeze
+from pullback.frontend.ops.statistics import amax, amin
 
 
 def mm(input: Any, mat2: Any, name: str | None = None) -> Any:
@@ -187,8 +215,554 @@ def einsum(equation: str, *operands: Any) -> Any:
     return _permute(x, sx, out)
 
 
-PADDLE: list[Callable[..., Any]] = [mm, bmm, dot, outer, kron, einsum]
+# ------------------------------------------------------------- paddle.linalg
+#
+# Decompositions and solves are the `pd` ops of the `linalg` family (numpy.linalg on
+# the host interpreter); everything else is a composite of them and ordinary ops.
+
+
+def _matrix(fn: str, arg: str, x: Any, *, square: bool = False) -> tuple[int, ...]:
+    """Check that `x` is a float batch of matrices `[*, M, N]` (square: `M == N`) and
+    return its shape; TypeError/ValueError naming the function otherwise."""
+    check_float_tensor(fn, arg, x)
+    shape = tuple(x.shape)
+    if len(shape) < 2:
+        raise ValueError(f"{fn}: '{arg}' must be a matrix or a batch of matrices ([*, M, N]), "
+                         f"got shape {list(shape)}")
+    if square and shape[-1] >= 0 and shape[-2] >= 0 and shape[-1] != shape[-2]:
+        raise ValueError(f"{fn}: '{arg}' must be square matrices ([*, M, M]), got shape {list(shape)}")
+    return shape
+
+
+def _mT(x: Any) -> Any:
+    """The transpose of the last two dimensions."""
+    rank = len(x.shape)
+    return transpose(x, [*range(rank - 2), rank - 1, rank - 2])
+
+
+def _eye_like(x: Any) -> Any:
+    """The identity of x's matrix size (static) in x's dtype, broadcastable to x."""
+    n = x.shape[-1]
+    if n < 0:
+        raise ValueError("linalg: the matrix size must be static here")
+    return eye(n, dtype=x.dtype)
+
+
+def inv(x: Any, name: str | None = None) -> Any:
+    """`paddle.linalg.inv` / `paddle.inverse`: the inverse of each square matrix of
+    `[*, M, M]` (a singular matrix is an error)."""
+    _matrix("inverse", "x", x, square=True)
+    return apply(pd.InverseOp, [x], prefix="inverse", name=name)
+
+
+def inverse(x: Any, name: str | None = None) -> Any:
+    """`paddle.inverse`: the same as `paddle.linalg.inv`."""
+    return inv(x, name=name)
+
+
+def det(x: Any, name: str | None = None) -> Any:
+    """`paddle.linalg.det`: the determinant of each square matrix, shape `[*]`; its
+    gradient `g det(x) x^-T` needs a non-singular x."""
+    _matrix("det", "x", x, square=True)
+    return apply(pd.DeterminantOp, [x], prefix="determinant", name=name)
+
+
+def slogdet(x: Any, name: str | None = None) -> Any:
+    """`paddle.linalg.slogdet`: sign and natural log of |det| stacked, shape `[2, *]`
+    (a singular matrix gives `(0, -inf)`)."""
+    _matrix("slogdet", "x", x, square=True)
+    return apply(pd.SlogdetOp, [x], prefix="slogdeterminant", name=name)
+
+
+def cholesky(x: Any, upper: bool = False, name: str | None = None) -> Any:
+    """`paddle.linalg.cholesky`: the Cholesky factor of symmetric positive-definite
+    matrices, lower (`A = L L^T`) or upper (`A = U^T U`).  Only the lower triangle of
+    x is read; the gradient is symmetric (Murray's formula)."""
+    _matrix("cholesky", "x", x, square=True)
+    return apply(pd.CholeskyOp, [x], prefix="cholesky", name=name, upper=bool(upper))
+
+
+def _vector_rhs(fn: str, x: Any, y: Any) -> bool:
+    """Whether the right-hand side `y` is a single vector `[M]` (Paddle allows it)."""
+    check_float_tensor(fn, "y", y)
+    return len(y.shape) == 1
+
+
+def solve(x: Any, y: Any, left: bool = True, name: str | None = None) -> Any:
+    """`paddle.linalg.solve`: `Out` with `x @ Out = y` (or `Out @ x = y` when not
+    `left`), x `[*, M, M]`, y `[*, M, K]` (`[*, K, M]` when not left) or a vector
+    `[M]`; batch dimensions broadcast."""
+    _matrix("solve", "x", x, square=True)
+    vec = _vector_rhs("solve", x, y)
+    if not left:
+        # Out x = y  <=>  x^T Out^T = y^T (a vector is its own transpose here).
+        if vec:
+            return solve(_mT(x), y, name=name)
+        return _mT(solve(_mT(x), _mT(y)))
+    rhs = unsqueeze(y, [-1]) if vec else y
+    _matrix("solve", "y", rhs)
+    out = apply(pd.SolveOp, [x, rhs], prefix="solve", name=None if vec else name)
+    return squeeze(out, [-1], name=name) if vec else out
+
+
+def triangular_solve(x: Any, y: Any, upper: bool = True, transpose: bool = False,
+                     unitriangular: bool = False, name: str | None = None) -> Any:
+    """`paddle.linalg.triangular_solve`: `X` with `op(x) @ X = y` for triangular x
+    (the `upper` or lower triangle is read; unit diagonal if `unitriangular`;
+    `op(x) = x^T` when `transpose`)."""
+    fn = "triangular_solve"
+    _matrix(fn, "x", x, square=True)
+    _matrix(fn, "y", y)
+    return apply(pd.TriangularSolveOp, [x, y], prefix=fn, name=name, upper=bool(upper),
+                 transpose=bool(transpose), unitriangular=bool(unitriangular))
+
+
+def cholesky_solve(x: Any, y: Any, upper: bool = False, name: str | None = None) -> Any:
+    """`paddle.linalg.cholesky_solve`: `X` with `A @ X = x`, where `y` is A's Cholesky
+    factor (`A = y y^T`, or `y^T y` when `upper`): two triangular solves."""
+    fn = "cholesky_solve"
+    _matrix(fn, "x", x)
+    _matrix(fn, "y", y, square=True)
+    up = bool(upper)
+    z = triangular_solve(y, x, upper=up, transpose=up)
+    return triangular_solve(y, z, upper=up, transpose=not up, name=name)
+
+
+def qr(x: Any, mode: str = "reduced", name: str | None = None) -> Any:
+    """`paddle.linalg.qr`: `(Q, R)` with `x = Q R`; mode `reduced` (K = min(M, N)),
+    `complete` (Q square) or `r` (R alone).  Gradients need M >= N."""
+    _matrix("qr", "x", x)
+    if mode not in pd.QR_MODES:
+        raise ValueError(f"qr: mode must be one of {list(pd.QR_MODES)}, got {mode!r}")
+    q, r = apply(pd.QrOp, [x], prefix="qr", name=name, mode=mode)
+    return r if mode == "r" else (q, r)
+
+
+def svd(x: Any, full_matrices: bool = False, name: str | None = None) -> Any:
+    """`paddle.linalg.svd`: `(U, S, VH)` with `x = U diag(S) VH`, S descending.
+    Gradients need distinct non-zero singular values (and, through U or VH,
+    `full_matrices=False` for non-square x)."""
+    _matrix("svd", "x", x)
+    u, s, vh = apply(pd.SvdOp, [x], prefix="svd", name=name, full_matrices=bool(full_matrices))
+    return u, s, vh
+
+
+def svdvals(x: Any, name: str | None = None) -> Any:
+    """`paddle.linalg.svdvals`: the singular values, descending, shape `[*, K]`."""
+    _matrix("svdvals", "x", x)
+    return apply(pd.SvdOp, [x], prefix="svdvals", name=name)[1]
+
+
+def _check_uplo(fn: str, UPLO: str) -> str:  # noqa: N803 (Paddle's argument name)
+    if UPLO not in ("L", "U"):
+        raise ValueError(f"{fn}: UPLO must be 'L' or 'U', got {UPLO!r}")
+    return UPLO
+
+
+def eigh(x: Any, UPLO: str = "L", name: str | None = None) -> Any:  # noqa: N803
+    """`paddle.linalg.eigh`: eigenvalues (ascending) and eigenvectors (columns) of
+    symmetric matrices, reading the `UPLO` triangle.  Gradients need distinct
+    eigenvalues."""
+    _matrix("eigh", "x", x, square=True)
+    w, v = apply(pd.EighOp, [x], prefix="eigh", name=name, UPLO=_check_uplo("eigh", UPLO))
+    return w, v
+
+
+def eigvalsh(x: Any, UPLO: str = "L", name: str | None = None) -> Any:  # noqa: N803
+    """`paddle.linalg.eigvalsh`: the eigenvalues (ascending) of symmetric matrices."""
+    _matrix("eigvalsh", "x", x, square=True)
+    return apply(pd.EighOp, [x], prefix="eigvalsh", name=name, UPLO=_check_uplo("eigvalsh", UPLO))[0]
+
+
+def _no_complex(fn: str) -> NotImplementedError:
+    return NotImplementedError(
+        f"{fn}: the eigen-decomposition of a general matrix has complex results, and "
+        "pullback has no complex dtypes; for symmetric matrices use paddle.linalg.eigh / eigvalsh"
+    )
+
+
+def eig(x: Any, name: str | None = None) -> Any:
+    """`paddle.linalg.eig`: not supported (its results are complex64/complex128,
+    which pullback does not have); raises NotImplementedError saying so."""
+    _matrix("eig", "x", x, square=True)
+    raise _no_complex("eig")
+
+
+def eigvals(x: Any, name: str | None = None) -> Any:
+    """`paddle.linalg.eigvals`: not supported (complex results); raises
+    NotImplementedError saying so."""
+    _matrix("eigvals", "x", x, square=True)
+    raise _no_complex("eigvals")
+
+
+def matrix_power(x: Any, n: int, name: str | None = None) -> Any:
+    """`paddle.linalg.matrix_power`: `x^n` by repeated squaring (n < 0: of the
+    inverse; n == 0: the identity)."""
+    fn = "matrix_power"
+    _matrix(fn, "x", x, square=True)
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"{fn}: n must be an int, got {type(n).__name__}")
+    if n == 0:
+        return zeros_like(x) + _eye_like(x)
+    base = inv(x) if n < 0 else x
+    k, result = abs_int(n), None
+    while k:
+        if k & 1:
+            result = base if result is None else matmul(result, base)
+        k >>= 1
+        if k:
+            base = matmul(base, base)
+    return result
+
+
+def abs_int(n: int) -> int:
+    """|n| for a Python int (the module shadows `abs` with the tensor function)."""
+    return -n if n < 0 else n
+
+
+def multi_dot(x: Sequence[Any], name: str | None = None) -> Any:
+    """`paddle.linalg.multi_dot`: the product of a list of matrices (the first may be
+    a row vector `[N]`, the last a column vector `[N]`), left to right."""
+    fn = "multi_dot"
+    if not isinstance(x, (list, tuple)) or len(x) < 2:
+        raise ValueError(f"{fn}: x must be a list of at least 2 tensors")
+    for i, t in enumerate(x):
+        check_float_tensor(fn, f"x[{i}]", t)
+        ok = (1, 2) if i in (0, len(x) - 1) else (2,)
+        if len(t.shape) not in ok:
+            raise ValueError(f"{fn}: x[{i}] must be {'1-D or ' if len(ok) == 2 else ''}2-D, "
+                             f"got shape {list(t.shape)}")
+    out = x[0]
+    for t in x[1:]:
+        out = matmul(out, t)
+    return out
+
+
+def lu(x: Any, pivot: bool = True, get_infos: bool = False, name: str | None = None) -> Any:
+    """`paddle.linalg.lu`: the LU factorization with partial pivoting, `(LU, Pivots)`
+    (and `Infos` when `get_infos`): LU packs the unit lower and the upper factor,
+    Pivots are 1-based int32 row swaps.  `pivot=False` is not supported (as on
+    Paddle's CPU).  Gradients: square matrices with a non-singular U."""
+    fn = "lu"
+    _matrix(fn, "x", x)
+    if not pivot:
+        raise NotImplementedError(f"{fn}: LU without pivoting is not supported (pivot=False)")
+    packed, pivots, infos = apply(pd.LuOp, [x], prefix=fn, name=name)
+    return (packed, pivots, infos) if get_infos else (packed, pivots)
+
+
+def lu_unpack(x: Any, y: Any, unpack_ludata: bool = True, unpack_pivots: bool = True,
+              name: str | None = None) -> Any:
+    """`paddle.linalg.lu_unpack`: `(P, L, U)` with `A = P L U` from `lu`'s packed
+    factors `x` and pivots `y`.  The flags are accepted; P, L and U are always
+    computed (Paddle leaves the unrequested ones empty)."""
+    fn = "lu_unpack"
+    _matrix(fn, "x", x)
+    check_tensor(fn, "y", y)
+    if y.dtype != "int32":
+        raise TypeError(f"{fn}: 'y' (the pivots) must be int32, got {y.dtype}")
+    p, low, up = apply(pd.LuUnpackOp, [x, y], prefix=fn, name=name)
+    return p, low, up
+
+
+# ------------------------------------------------------------------------ norms
+
+_INF = float("inf")
+
+
+def _axes(fn: str, x: Any, axis: Any) -> list[int]:
+    rank = len(x.shape)
+    axes = [axis] if isinstance(axis, int) else list(axis)
+    out = []
+    for a in axes:
+        if isinstance(a, bool) or not isinstance(a, int) or not -builtins.max(rank, 1) <= a < builtins.max(rank, 1):
+            raise ValueError(f"{fn}: axis {axis!r} is out of range for a {rank}-D input")
+        out.append(a % builtins.max(rank, 1))
+    if len(set(out)) != len(out):
+        raise ValueError(f"{fn}: axis {axis!r} repeats a dimension")
+    return out
+
+
+def vector_norm(x: Any, p: float = 2.0, axis: Any = None, keepdim: bool = False,
+                name: str | None = None) -> Any:
+    """`paddle.linalg.vector_norm`: the p-norm of the elements over `axis` (all when
+    None): p = inf/-inf (largest/smallest magnitude), 0 (count of non-zeros), or
+    `sum(|x|^p)^(1/p)`."""
+    fn = "vector_norm"
+    check_float_tensor(fn, "x", x)
+    if isinstance(p, bool) or not isinstance(p, (int, float)):
+        raise ValueError(f"{fn}: p must be an int or a float, got {p!r}")
+    red = None if axis is None else _axes(fn, x, axis)
+    a = abs(x)
+    if p == _INF:
+        return amax(a, axis=red, keepdim=keepdim, name=name)
+    if p == -_INF:
+        return amin(a, axis=red, keepdim=keepdim, name=name)
+    if p == 0:
+        return sum(cast(not_equal(x, 0.0), x.dtype), axis=red, keepdim=keepdim, name=name)
+    if p == 1:
+        return sum(a, axis=red, keepdim=keepdim, name=name)
+    if p == 2:
+        return sqrt(sum(square(x), axis=red, keepdim=keepdim), name=name)
+    return pow(sum(pow(a, float(p)), axis=red, keepdim=keepdim), 1.0 / float(p), name=name)
+
+
+_MATRIX_PS = ("fro", "nuc", 1, -1, 2, -2, _INF, -_INF)
+
+
+def matrix_norm(x: Any, p: Any = "fro", axis: Sequence[int] = (-2, -1), keepdim: bool = False,
+                name: str | None = None) -> Any:
+    """`paddle.linalg.matrix_norm`: the norm of the matrices spanned by the two `axis`
+    dimensions: `'fro'`, `'nuc'` (sum of singular values), 1/-1 (max/min column sum
+    of |x|), inf/-inf (max/min row sum), 2/-2 (largest/smallest singular value)."""
+    fn = "matrix_norm"
+    check_float_tensor(fn, "x", x)
+    if isinstance(p, bool) or p not in _MATRIX_PS:
+        raise ValueError(f"{fn}: p must be one of 'fro', 'nuc', 1, -1, 2, -2, inf, -inf, got {p!r}")
+    if not isinstance(axis, (list, tuple)) or len(axis) != 2:
+        raise ValueError(f"{fn}: axis must be a list of two ints, got {axis!r}")
+    r, c = _axes(fn, x, axis)
+    if p == "fro":
+        return sqrt(sum(square(x), axis=[r, c], keepdim=keepdim), name=name)
+    if p in (1, -1, _INF, -_INF):
+        inner, outer_ = (r, c) if p in (1, -1) else (c, r)
+        sums = sum(abs(x), axis=inner, keepdim=True)
+        pick = amax if p > 0 else amin
+        out = pick(sums, axis=outer_, keepdim=True)
+        return out if keepdim else squeeze(out, [r, c], name=name)
+    # Singular values: move the two axes last.
+    rank = len(x.shape)
+    rest = [d for d in range(rank) if d not in (r, c)]
+    s = svdvals(transpose(x, [*rest, r, c]) if [r, c] != [rank - 2, rank - 1] else x)
+    if p == "nuc":
+        out = sum(s, axis=-1)
+    else:
+        out = (amax if p == 2 else amin)(s, axis=-1)
+    return unsqueeze(out, sorted([r, c]), name=name) if keepdim else out
+
+
+def norm(x: Any, p: Any = None, axis: Any = None, keepdim: bool = False,
+         name: str | None = None) -> Any:
+    """`paddle.norm` / `paddle.linalg.norm`: a vector norm when `axis` is None (all
+    elements) or one int (`p` None or `'fro'` meaning 2; any number), a matrix norm
+    (`matrix_norm`) when `axis` names two dimensions (`p` default `'fro'`)."""
+    fn = "norm"
+    check_float_tensor(fn, "x", x)
+    if isinstance(axis, tuple):
+        axis = list(axis)
+    if isinstance(axis, list) and len(axis) == 1:
+        axis = axis[0]
+    if axis is None or isinstance(axis, int):
+        if p is None or p == "fro":
+            p = 2.0
+        if isinstance(p, bool) or not isinstance(p, (int, float)):
+            raise ValueError(f"{fn}: p must be an int or a float for a vector norm, got {p!r}")
+        return vector_norm(x, p=p, axis=axis, keepdim=keepdim, name=name)
+    if isinstance(axis, list) and len(axis) == 2:
+        return matrix_norm(x, p="fro" if p is None else p, axis=axis, keepdim=keepdim, name=name)
+    raise ValueError(f"{fn}: axis must be None, an int or a list of at most 2 ints, got {axis!r}")
+
+
+def cond(x: Any, p: Any = None, name: str | None = None) -> Any:
+    """`paddle.linalg.cond`: the condition number; p None/2 (largest over smallest
+    singular value), -2 (its inverse), or `norm(x, p) * norm(inv(x), p)` for 'fro',
+    'nuc', 1, -1, inf, -inf (square x)."""
+    fn = "cond"
+    _matrix(fn, "x", x)
+    if p is None or p in (2, -2):
+        s = svdvals(x)
+        big, small = amax(s, axis=-1), amin(s, axis=-1)
+        return big / small if p != -2 else small / big
+    if isinstance(p, bool) or p not in _MATRIX_PS:
+        raise ValueError(f"{fn}: p must be None, 'fro', 'nuc', 1, -1, 2, -2, inf or -inf, got {p!r}")
+    _matrix(fn, "x", x, square=True)
+    return matrix_norm(x, p) * matrix_norm(inv(x), p)
+
+
+# ------------------------------------------------- pseudo-inverse, rank, lstsq
+
+
+def _eps(dtype: Any) -> float:
+    return float(np.finfo(np.float64 if str(dtype).endswith("float64") else np.float32).eps)
+
+
+def pinv(x: Any, rcond: float = 1e-15, hermitian: bool = False, name: str | None = None) -> Any:
+    """`paddle.linalg.pinv`: the Moore-Penrose pseudo-inverse from the SVD (or, when
+    `hermitian`, the eigen-decomposition), singular values at most `rcond` times the
+    largest taken as zero.  Gradients need distinct non-zero singular values."""
+    fn = "pinv"
+    _matrix(fn, "x", x, square=bool(hermitian))
+    if hermitian:
+        w, v = eigh(x)
+        mag = abs(w)
+        keep = greater_than(mag, amax(mag, axis=-1, keepdim=True) * float(rcond))
+        safe = where(keep, w, ones_like(w))
+        inv_w = where(keep, 1.0 / safe, zeros_like(w))
+        return matmul(v * unsqueeze(inv_w, [-2]), v, transpose_y=True, name=name)
+    u, s, vh = svd(x)
+    keep = greater_than(s, amax(s, axis=-1, keepdim=True) * float(rcond))
+    safe = where(keep, s, ones_like(s))
+    inv_s = where(keep, 1.0 / safe, zeros_like(s))
+    return matmul(_mT(vh) * unsqueeze(inv_s, [-2]), u, transpose_y=True, name=name)
+
+
+def matrix_rank(x: Any, tol: Any = None, hermitian: bool = False, atol: Any = None,
+                rtol: Any = None, name: str | None = None) -> Any:
+    """`paddle.linalg.matrix_rank` (int64): the number of singular values (eigenvalue
+    magnitudes when `hermitian`) above the threshold: `tol` when given, else
+    `max(atol, rtol * largest)` with `rtol` defaulting to `eps * max(M, N)` (0 when
+    `atol` is given)."""
+    fn = "matrix_rank"
+    _matrix(fn, "x", x, square=bool(hermitian))
+    s = abs(eigvalsh(x)) if hermitian else svdvals(x)
+    big = amax(s, axis=-1, keepdim=True)
+    if tol is not None:
+        if atol is not None or rtol is not None:
+            raise ValueError(f"{fn}: tol cannot be given together with atol or rtol")
+        thresh: Any = full_like(big, float(tol)) if isinstance(tol, (int, float)) else unsqueeze(tol, [-1])
+    else:
+        m, n = x.shape[-2], x.shape[-1]
+        if rtol is None:
+            rtol = 0.0 if atol is not None else _eps(x.dtype) * builtins.max(m, n)
+        thresh = big * rtol if isinstance(rtol, (int, float)) else big * unsqueeze(rtol, [-1])
+        if atol is not None:
+            a = full_like(big, float(atol)) if isinstance(atol, (int, float)) else unsqueeze(atol, [-1])
+            thresh = maximum(thresh, a)
+    count = sum(cast(greater_than(s, thresh), "int64"), axis=-1)
+    return count if name is None else scale(count, 1.0, name=name)
+
+
+def lstsq(x: Any, y: Any, rcond: float | None = None, driver: str | None = None,
+          name: str | None = None) -> Any:
+    """`paddle.linalg.lstsq`: `(solution, residuals, rank, singular_values)` of the
+    least-squares problem `min |x X - y|`, computed with the pseudo-inverse (singular
+    values at most `rcond * largest` dropped; rcond defaults to `eps * max(M, N)`).
+    `residuals` is the squared residual sum per column when M > N (numpy's rule
+    assumes full rank; it is returned whatever the rank); `singular_values` are those
+    of x (Paddle leaves them empty for the `gels`/`gelsy` drivers)."""
+    fn = "lstsq"
+    drivers = ("gels", "gelsy", "gelsd", "gelss")
+    if driver is not None and driver not in drivers:
+        raise ValueError(f"{fn}: driver must be one of {list(drivers)} or None, got {driver!r}")
+    m, n = _matrix(fn, "x", x)[-2:]
+    _matrix(fn, "y", y)
+    if rcond is None:
+        rcond = _eps(x.dtype) * builtins.max(m, n)
+    sol = matmul(pinv(x, rcond=rcond), y, name=name)
+    if m > n:
+        residuals = sum(square(matmul(x, sol) - y), axis=-2)
+    else:
+        residuals = zeros_like(sum(y, axis=-2))
+    rank = matrix_rank(x, tol=None, rtol=rcond)
+    return sol, residuals, rank, svdvals(x)
+
+
+# ----------------------------------------------------------- cross, cov, corrcoef
+
+
+def cross(x: Any, y: Any, axis: int = 9, name: str | None = None) -> Any:
+    """`paddle.cross`: the cross product of 3-vectors along `axis` (default 9, Paddle's
+    marker for the first dimension of size 3)."""
+    fn = "cross"
+    check_float_tensor(fn, "x", x)
+    check_float_tensor(fn, "y", y)
+    if list(x.shape) != list(y.shape):
+        raise ValueError(f"{fn}: x and y must have the same shape, got {list(x.shape)} and {list(y.shape)}")
+    rank = len(x.shape)
+    if axis == 9:
+        threes = [d for d, s in enumerate(x.shape) if s == 3]
+        if not threes:
+            raise ValueError(f"{fn}: no dimension of x {list(x.shape)} has size 3")
+        axis = threes[0]
+    if isinstance(axis, bool) or not isinstance(axis, int) or not -rank <= axis < rank:
+        raise ValueError(f"{fn}: axis {axis!r} is out of range for a {rank}-D input")
+    axis %= rank
+    if x.shape[axis] != 3:
+        raise ValueError(f"{fn}: dimension {axis} of x {list(x.shape)} must have size 3")
+
+    def comp(t: Any, i: int) -> Any:
+        return slice(t, [axis], [i], [i + 1])
+
+    xs, ys = [comp(x, i) for i in range(3)], [comp(y, i) for i in range(3)]
+    parts = [xs[(i + 1) % 3] * ys[(i + 2) % 3] - xs[(i + 2) % 3] * ys[(i + 1) % 3] for i in range(3)]
+    return concat(parts, axis=axis, name=name)
+
+
+def cov(x: Any, rowvar: bool = True, ddof: bool = True, fweights: Any = None,
+        aweights: Any = None, name: str | None = None) -> Any:
+    """`paddle.linalg.cov`: the covariance matrix of the variables (rows of x, or
+    columns when not `rowvar`), observations optionally weighted by integer
+    `fweights` and float `aweights`; normalized by `N - 1` when `ddof` (numpy's
+    rule with weights).  Size-1 dimensions of the result are squeezed, as Paddle does."""
+    fn = "cov"
+    check_float_tensor(fn, "x", x)
+    if len(x.shape) > 2:
+        raise ValueError(f"{fn}: x must be 1-D or 2-D, got shape {list(x.shape)}")
+    obs = reshape(x, [1, -1]) if len(x.shape) < 2 else (x if rowvar else _mT(x))
+    n_obs = obs.shape[1]
+    w: Any = None
+    for arg, wt in (("fweights", fweights), ("aweights", aweights)):
+        if wt is None:
+            continue
+        check_tensor(fn, arg, wt)
+        if len(wt.shape) != 1 or (n_obs >= 0 and wt.shape[0] >= 0 and wt.shape[0] != n_obs):
+            raise ValueError(f"{fn}: {arg} must be 1-D with {n_obs} entries, got shape {list(wt.shape)}")
+        wt = cast(wt, x.dtype)
+        w = wt if w is None else w * wt
+    if w is None:
+        if n_obs < 0:
+            raise ValueError(f"{fn}: the number of observations must be static")
+        avg = mean(obs, axis=1, keepdim=True)
+        factor: Any = float(n_obs - 1 if ddof else n_obs)
+        centered = obs - avg
+        out = matmul(centered, centered, transpose_y=True) / factor
+    else:
+        w_sum = sum(w)
+        avg = sum(obs * w, axis=1, keepdim=True) / w_sum
+        if not ddof:
+            factor = w_sum
+        elif aweights is None:
+            factor = w_sum - 1.0
+        else:
+            factor = w_sum - sum(w * cast(aweights, x.dtype)) / w_sum
+        centered = obs - avg
+        out = matmul(centered * w, centered, transpose_y=True) / factor
+    return squeeze(out, name=name)
+
+
+def corrcoef(x: Any, rowvar: bool = True, name: str | None = None) -> Any:
+    """`paddle.linalg.corrcoef`: Pearson correlation coefficients, `cov_ij /
+    sqrt(cov_ii cov_jj)`, clipped to [-1, 1]."""
+    fn = "corrcoef"
+    check_float_tensor(fn, "x", x)
+    if len(x.shape) > 2:
+        raise ValueError(f"{fn}: x must be 1-D or 2-D, got shape {list(x.shape)}")
+    c = cov(x, rowvar)
+    if len(c.shape) == 0:
+        return c / c
+    d = sqrt(sum(c * _eye_like(c), axis=-1))
+    out = c / unsqueeze(d, [-1]) / unsqueeze(d, [-2])
+    return clip(out, -1.0, 1.0, name=name)
+
+
+LINALG: list[Callable[..., Any]] = [
+    cholesky, norm, matrix_norm, vector_norm, cond, cov, corrcoef, inv, eig, eigvals, multi_dot,
+    matrix_rank, svd, svdvals, qr, matrix_power, det, slogdet, eigh, eigvalsh, pinv, solve,
+    cholesky_solve, triangular_solve, lstsq, lu, lu_unpack,
+]
+"""`paddle.linalg` (`inv` is `paddle.inverse` there)."""
+
+PADDLE: list[Callable[..., Any]] = [
+    mm, bmm, dot, outer, kron, einsum, inverse, cholesky, cross, cov, corrcoef, norm, cond, lstsq,
+    eig, eigvals, eigvalsh, eigh, matrix_power, qr, svd, multi_dot, pinv, solve, cholesky_solve,
+    triangular_solve, lu, lu_unpack,
+]
 FUNCTIONAL: list[Callable[..., Any]] = []
 STATIC_NN: list[Callable[..., Any]] = []
 FLUID_LAYERS: dict[str, Callable[..., Any]] = {}
-TENSOR_METHODS: dict[str, Callable[..., Any]] = {"mm": mm, "bmm": bmm, "dot": dot, "outer": outer, "kron": kron}
+TENSOR_METHODS: dict[str, Callable[..., Any]] = {
+    "mm": mm, "bmm": bmm, "dot": dot, "outer": outer, "kron": kron,
+    **{f.__name__: f for f in (inverse, cholesky, cross, cov, corrcoef, norm, cond, lstsq, eig,
+                               eigvals, eigvalsh, matrix_power, qr, multi_dot, solve,
+                               cholesky_solve, triangular_solve, lu, lu_unpack)},
+}

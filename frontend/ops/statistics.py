@@ -1,9 +1,9 @@
 """Paddle's reductions beyond sum/mean/max: `min`, `amax`/`amin`, `prod`, `logsumexp`,
-`var`, `std`, `norm`, `cumsum`, `cumprod`.
+`var`, `std`, `cumsum`, `cumprod` (`norm` is in the `linalg` family).
 
 `min`/`amax`/`amin` (`pd.reduce_min`/`pd.reduce_max`) split the gradient evenly
 among ties (as Paddle's `amax`/`amin`; Paddle's `max`/`min` give every tied entry
-the whole gradient).  `logsumexp`, `var`, `std` and `norm` are composites:
+the whole gradient).  `logsumexp`, `var` and `std` are composites:
 `logsumexp = m + log(sum(exp(x - m)))` with `m` the maximum (its gradient cancels
 exactly, and the sum is >= 1); `var` divides by `n - 1` when `unbiased`.
 """
@@ -18,15 +18,12 @@ from typing import Any
 from pullback.dialects import pd
 from pullback.frontend.core import apply
 from pullback.frontend.ops.elementwise import (
-    abs,
     cast,
     check_dtype,
     check_float_tensor,
     check_tensor,
     exp,
     log,
-    not_equal,
-    pow,
     scale,
     sqrt,
     square,
@@ -105,40 +102,6 @@ def std(x: Any, axis: Axis = None, unbiased: bool = True, keepdim: bool = False,
     return sqrt(var(x, axis, unbiased, keepdim), name=name)
 
 
-def norm(x: Any, p: Any = None, axis: Any = None, keepdim: bool = False,
-         name: str | None = None) -> Any:
-    """`paddle.norm` / `paddle.linalg.norm`: `p` = `'fro'` (default) or 2 (square root of
-    the sum of squares), 1, `inf`/`-inf` (largest/smallest magnitude), 0 (count of
-    non-zeros) or any other number (`sum(|x|^p)^(1/p)`), over `axis` (all elements
-    when None; a pair of axes for `'fro'`)."""
-    fn = "norm"
-    check_float_tensor(fn, "x", x)
-    if p is None:
-        p = "fro"
-    if isinstance(axis, (list, tuple)) and len(axis) == 1:
-        axis = axis[0]
-    axes = check_axes(fn, x, axis)
-    if isinstance(axis, (list, tuple)) and len(axis) == 2 and p not in ("fro", 2, 2.0):
-        raise NotImplementedError(f"{fn}: matrix norm p={p!r} is not supported (only 'fro')")
-    red = axes or None
-    if p == "nuc":
-        raise NotImplementedError(f"{fn}: the nuclear norm is not supported")
-    if p in ("fro", 2, 2.0):
-        return sqrt(sum(square(x), axis=red, keepdim=keepdim), name=name)
-    if isinstance(p, str):
-        raise ValueError(f"{fn}: unsupported p {p!r}")  # noqa: TRY004 (Paddle raises ValueError)
-    order = float(p)
-    if order == 1:
-        return sum(abs(x), axis=red, keepdim=keepdim, name=name)
-    if order == math.inf:
-        return amax(abs(x), axis=red, keepdim=keepdim, name=name)
-    if order == -math.inf:
-        return amin(abs(x), axis=red, keepdim=keepdim, name=name)
-    if order == 0:
-        return sum(cast(not_equal(x, 0.0), x.dtype), axis=red, keepdim=keepdim, name=name)
-    return pow(sum(pow(abs(x), order), axis=red, keepdim=keepdim), 1.0 / order, name=name)
-
-
 def _scan(op_cls: type[pd.PdOp], fn: str, prefix: str, x: Any, axis: Any, dtype: Any,
           name: str | None) -> Any:
     check_tensor(fn, "x", x)
@@ -166,7 +129,7 @@ def cumprod(x: Any, dim: int | None = None, dtype: Any = None, name: str | None 
     return _scan(pd.CumprodOp, "cumprod", "cumprod", x, dim, dtype, name)
 
 
-PADDLE: list[Callable[..., Any]] = [min, amax, amin, prod, logsumexp, var, std, norm, cumsum, cumprod]
+PADDLE: list[Callable[..., Any]] = [min, amax, amin, prod, logsumexp, var, std, cumsum, cumprod]
 FUNCTIONAL: list[Callable[..., Any]] = []
 STATIC_NN: list[Callable[..., Any]] = []
 FLUID_LAYERS: dict[str, Callable[..., Any]] = {"cumsum": cumsum}

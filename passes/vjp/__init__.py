@@ -35,7 +35,7 @@ NON_DIFFERENTIABLE: set[type[Operation]] = set()
 
 FAMILIES = [
     "program", "elementwise", "reduction", "loss", "shape", "nn", "optimizer", "creation",
-    "indexing", "control", "distributed", "rnn",
+    "indexing", "linalg", "control", "distributed", "rnn",
 ]
 
 

@@ -4,7 +4,7 @@ import importlib
 
 FAMILIES = [
     "program", "elementwise", "reduction", "loss", "shape", "nn", "optimizer", "creation",
-    "indexing", "control", "distributed", "rnn",
+    "indexing", "linalg", "control", "distributed", "rnn",
 ]
 
 

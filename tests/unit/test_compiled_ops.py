@@ -92,7 +92,10 @@ def test_no_pd_op_is_left_without_a_lowering() -> None:
                          # calls a separately compiled program (paddle.jit.to_static)
                          "pd.run_program", "pd.run_program_grad",
                          # Python callbacks (paddle.static.py_func, paddle.static.Print)
-                         "pd.py_func", "pd.print"}
+                         "pd.py_func", "pd.print",
+                         # LAPACK through numpy.linalg (dialects/pd/linalg.py)
+                         "pd.inverse", "pd.determinant", "pd.slogdet", "pd.cholesky", "pd.solve",
+                         "pd.triangular_solve", "pd.qr", "pd.svd", "pd.eigh", "pd.lu", "pd.lu_unpack"}
     gaps = {t.name: lowering_gap(t) for t in pd.ALL_OPS if lowering_gap(t) is not None}
     missing = set(gaps) - host_side
     assert not missing, f"pd ops without a native lowering: {sorted(missing)}"
