@@ -1,5 +1,5 @@
 """Convolution, pooling and padding layers beyond `nn.Conv2D` / `nn.MaxPool2D`:
-`Conv1D`, `Conv1DTranspose`, `Conv2DTranspose`, `Conv3D`, `MaxPool1D`, `AvgPool1D`,
+`Conv1D`, `Conv1DTranspose`, `Conv2DTranspose`, `Conv3D`, `Conv3DTranspose`, `MaxPool1D`, `AvgPool1D`,
 `MaxPool3D`, `AvgPool3D`,
 `AdaptiveAvgPool1D`, `AdaptiveMaxPool1D`, `AdaptiveMaxPool2D`, `Pad1D`, `Pad2D`,
 `Pad3D`, `ZeroPad2D`.
@@ -177,6 +177,26 @@ class Conv3D(_ConvNd):
                              self._groups, self._data_format)
 
 
+class Conv3DTranspose(_ConvNd):
+    """3-D transposed convolution; weight `[in, out/groups, kd, kh, kw]`."""
+
+    _dims = 3
+    _transposed = True
+    _default_format = "NCDHW"
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, output_padding: Any = 0, groups: int = 1, dilation: Any = 1,
+                 weight_attr: Any = None, bias_attr: Any = None, data_format: str = "NCDHW") -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, output_padding, dilation,
+                         groups, "zeros", weight_attr, bias_attr, data_format)
+
+    def forward(self, x: Any, output_size: Any = None) -> Any:
+        """`F.conv3d_transpose` with the layer's weight, bias and settings."""
+        extra = 0 if output_size is not None else self._output_padding
+        return conv3d.conv3d_transpose(x, self.weight, self.bias, self._stride, self._padding, extra,
+                                       self._groups, self._dilation, output_size, self._data_format)
+
+
 class MaxPool3D(_Call):
     """`F.max_pool3d` with fixed settings."""
 
@@ -311,6 +331,7 @@ __all__ = [
     "Conv1DTranspose",
     "Conv2DTranspose",
     "Conv3D",
+    "Conv3DTranspose",
     "MaxPool1D",
     "MaxPool3D",
     "Pad1D",

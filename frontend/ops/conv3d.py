@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 from pullback.frontend.ops.elementwise import check_float_tensor
-from pullback.frontend.ops.indexing import stack, strided_slice, to_constant
+from pullback.frontend.ops.indexing import flip, stack, strided_slice, to_constant
 from pullback.frontend.ops.nn import matmul
 from pullback.frontend.ops.reduction import max, sum
 from pullback.frontend.ops.shape import pad, reshape, transpose
@@ -149,6 +149,64 @@ def conv3d(x: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any 
     return transpose(out, [0, 2, 3, 4, 1], name=name) if last else out
 
 
+def conv3d_transpose(x: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,
+                     output_padding: Any = 0, groups: int = 1, dilation: Any = 1, output_size: Any = None,
+                     data_format: str = "NCDHW", name: str | None = None) -> Any:
+    """`paddle.nn.functional.conv3d_transpose`: weight `[C_in, C_out/groups, kd, kh,
+    kw]`; output size `(in - 1) * stride - pad_before - pad_after + dilation * (k - 1)
+    + 1 + output_padding` per axis (`output_size` picks `output_padding`).  Built as
+    the adjoint of `conv3d`: the input spread over a stride grid (zeros between),
+    padded by `dilation * (k - 1) - pad`, convolved with the flipped kernel."""
+    fn = "conv3d_transpose"
+    xc, last = _channel_first(fn, x, data_format)
+    check_float_tensor(fn, "weight", weight)
+    c, *in_dims = _static(fn, xc)
+    if len(weight.shape) != 5:
+        raise ValueError(f"{fn}: weight must be 5-D [in, out/groups, kd, kh, kw], got {list(weight.shape)}")
+    ci, og, *kernel = (int(d) for d in weight.shape)
+    if not _is_int(groups) or groups < 1 or ci != c or c % groups:
+        raise ValueError(f"{fn}: weight {list(weight.shape)} and groups={groups!r} do not match "
+                         f"{c} input channels")
+    st, dl = int_triple(fn, "stride", stride, 1), int_triple(fn, "dilation", dilation, 1)
+    if isinstance(padding, str):
+        if padding.upper() != "VALID":
+            raise NotImplementedError(f"{fn}: padding {padding!r} is not supported (use ints or 'VALID')")
+        padding = 0
+    pads = _pads(fn, padding, last, in_dims, kernel, st, dl)
+    natural = [(n - 1) * s - b - a + d * (k - 1) + 1 for n, s, (b, a), d, k in zip(in_dims, st, pads, dl, kernel)]
+    if output_size is not None:
+        sizes = int_triple(fn, "output_size", output_size, 1)
+        extra = [o - n for o, n in zip(sizes, natural)]
+        if any(e < 0 or e >= builtin_max(s, d) for e, s, d in zip(extra, st, dl)):
+            raise ValueError(f"{fn}: output_size {sizes} is not reachable from the natural size {natural} "
+                             f"with stride {st}")
+    else:
+        extra = int_triple(fn, "output_padding", output_padding, 0)
+        if any(e >= builtin_max(s, d) for e, s, d in zip(extra, st, dl)):
+            raise ValueError(f"{fn}: output_padding {extra} must be smaller than stride or dilation")
+    n = int(xc.shape[0]) if xc.shape[0] >= 0 else -1
+    d, h, w = in_dims
+    spread = xc
+    if any(s > 1 for s in st):  # zeros between input entries: [D, s] grid, then drop the trailing s - 1
+        spread = reshape(xc, [n, c, d, 1, h, 1, w, 1])
+        spread = pad(spread, [0, 0, 0, 0, 0, 0, 0, st[0] - 1, 0, 0, 0, st[1] - 1, 0, 0, 0, st[2] - 1])
+        spread = reshape(spread, [n, c, d * st[0], h * st[1], w * st[2]])
+        spread = strided_slice(spread, [2, 3, 4], [0, 0, 0],
+                               [(d - 1) * st[0] + 1, (h - 1) * st[1] + 1, (w - 1) * st[2] + 1], [1, 1, 1])
+    full = [[dd * (k - 1) - b, dd * (k - 1) - a + e] for dd, k, (b, a), e in zip(dl, kernel, pads, extra)]
+    crop = [[builtin_max(-b, 0), builtin_max(-a, 0)] for b, a in full]
+    full = [[builtin_max(b, 0), builtin_max(a, 0)] for b, a in full]
+    if any(v for pair in crop for v in pair):  # more padding than the kernel reach: trim instead
+        dims = [int(v) for v in spread.shape[2:]]
+        spread = strided_slice(spread, [2, 3, 4], [b for b, _ in crop],
+                               [m - a for m, (_, a) in zip(dims, crop)], [1, 1, 1])
+    flipped = flip(weight, [2, 3, 4])
+    wt = reshape(transpose(reshape(flipped, [groups, c // groups, og, *kernel]), [0, 2, 1, 3, 4, 5]),
+                 [groups * og, c // groups, *kernel])
+    out = conv3d(spread, wt, bias, 1, [v for pair in full for v in pair], dl, groups)
+    return transpose(out, [0, 2, 3, 4, 1], name=name) if last else out
+
+
 def _pool(fn: str, x: Any, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool,
           data_format: str) -> tuple[Any, bool, list[int], list[int], list[list[int]], list[int], list[int]]:
     """Shared argument handling of the 3-D pools; the taps stacked on axis 2."""
@@ -204,7 +262,7 @@ def avg_pool3d(x: Any, kernel_size: Any, stride: Any = None, padding: Any = 0, c
 
 
 PADDLE: list[Callable[..., Any]] = []
-FUNCTIONAL: list[Callable[..., Any]] = [conv3d, max_pool3d, avg_pool3d]
+FUNCTIONAL: list[Callable[..., Any]] = [conv3d, conv3d_transpose, max_pool3d, avg_pool3d]
 STATIC_NN: list[Callable[..., Any]] = []
 FLUID_LAYERS: dict[str, Callable[..., Any]] = {}
 TENSOR_METHODS: dict[str, Callable[..., Any]] = {}

@@ -536,6 +536,46 @@ def test_conv3d():
         F.conv3d(T(x), T(R.standard_normal((6, 3, 2, 3, 1))), groups=2)
 
 
+def conv3d_transpose_np(x: np.ndarray, w: np.ndarray, s: list[int], p: list[list[int]], d: list[int], g: int,
+                        extra: list[int]) -> np.ndarray:
+    """Transposed convolution as the scatter it is: each input entry adds its
+    weighted kernel into the output, then the padding is cropped."""
+    n, c, *dims = x.shape
+    _, og, *k = w.shape
+    full = [(dims[i] - 1) * s[i] + d[i] * (k[i] - 1) + 1 + extra[i] for i in range(3)]
+    out = np.zeros((n, og * g, *full))
+    cg = c // g
+    for ic in range(c):
+        gi = ic // cg
+        for pos in np.ndindex(*dims):
+            for kp in np.ndindex(*k):
+                at = tuple(pos[i] * s[i] + kp[i] * d[i] for i in range(3))
+                out[(slice(None), slice(gi * og, (gi + 1) * og), *at)] += x[(slice(None), ic, *pos)][:, None] * w[(ic, slice(None), *kp)]
+    return out[(slice(None), slice(None), *[slice(p[i][0], full[i] - p[i][1]) for i in range(3)])]
+
+
+def test_conv3d_transpose():
+    x = R.standard_normal((2, 4, 2, 3, 2))
+    w = R.standard_normal((4, 3, 2, 3, 2))
+    b = R.standard_normal(6)
+    got = F.conv3d_transpose(T(x), T(w), T(b), stride=[2, 1, 3], padding=[1, 0, 0, 1, 2, 0], output_padding=[1, 0, 2],
+                             groups=2, dilation=[1, 2, 1]).numpy()
+    want = conv3d_transpose_np(x, w, [2, 1, 3], [[1, 0], [0, 1], [2, 0]], [1, 2, 1], 2, [1, 0, 2])
+    np.testing.assert_allclose(got, want + b[None, :, None, None, None], rtol=1e-10, atol=1e-12)
+    sized = F.conv3d_transpose(T(x), T(w), stride=2, padding=1, output_size=[3, 6, 3], groups=2).numpy()
+    np.testing.assert_allclose(sized, conv3d_transpose_np(x, w, [2] * 3, [[1, 1]] * 3, [1] * 3, 2, [1, 1, 1]),
+                               rtol=1e-10, atol=1e-12)
+    nd = F.conv3d_transpose(T(x.transpose(0, 2, 3, 4, 1)), T(w), stride=2, groups=2, data_format="NDHWC").numpy()
+    np.testing.assert_allclose(nd, conv3d_transpose_np(x, w, [2] * 3, [[0, 0]] * 3, [1] * 3, 2, [0] * 3)
+                               .transpose(0, 2, 3, 4, 1), rtol=1e-10, atol=1e-12)
+    check_eager_grad(lambda a, ww: F.conv3d_transpose(a, ww, stride=2, padding=1), [x[:1, :2], w[:2, :2, :2, :2]])
+    layer = paddle.nn.Conv3DTranspose(4, 6, 2, stride=2, groups=2)
+    assert layer.weight.shape == [4, 3, 2, 2, 2]
+    assert layer(T(x.astype("float32"))).shape == [2, 6, 4, 6, 4]
+    with pytest.raises(ValueError, match="output_padding \\[2, 0, 0\\] must be smaller than stride"):
+        F.conv3d_transpose(T(x), T(w), stride=2, output_padding=[2, 0, 0], groups=2)
+
+
 @pytest.mark.parametrize("kind,kw", [
     ("max", {"kernel_size": 2}),
     ("max", {"kernel_size": [2, 3, 2], "stride": 2, "ceil_mode": True}),
