@@ -54,6 +54,15 @@ class AdaptiveAvgPool3D(_Fixed):
         super().__init__(output_size=output_size, data_format=data_format, name=name)
 
 
+class AdaptiveMaxPool3D(_Fixed):
+    """`paddle.nn.AdaptiveMaxPool3D`: `F.adaptive_max_pool3d`."""
+
+    _fn = staticmethod(resample.adaptive_max_pool3d)
+
+    def __init__(self, output_size: Any, return_mask: bool = False, name: str | None = None) -> None:
+        super().__init__(output_size=output_size, return_mask=return_mask, name=name)
+
+
 class UpsamplingNearest2D(_Fixed):
     """`paddle.nn.UpsamplingNearest2D`: nearest-neighbour `F.interpolate` of 4-D input."""
 
@@ -224,6 +233,6 @@ class Unflatten(Layer):
 
 
 __all__ = [
-    "AdaptiveAvgPool3D", "Bilinear", "ChannelShuffle", "Fold", "LocalResponseNorm", "PairwiseDistance", "PixelShuffle",
+    "AdaptiveAvgPool3D", "AdaptiveMaxPool3D", "Bilinear", "ChannelShuffle", "Fold", "LocalResponseNorm", "PairwiseDistance", "PixelShuffle",
     "PixelUnshuffle", "Unflatten", "Unfold", "Upsample", "UpsamplingBilinear2D", "UpsamplingNearest2D",
 ]

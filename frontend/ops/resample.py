@@ -39,6 +39,7 @@ from pullback.frontend.ops.elementwise import (
 from pullback.frontend.ops.indexing import index_select, stack, strided_slice, take_along_axis, to_constant
 from pullback.frontend.ops.math import floor, round
 from pullback.frontend.ops.nn import adaptive_avg_pool1d, adaptive_avg_pool2d, matmul
+from pullback.frontend.ops.reduction import max as reduce_max
 from pullback.frontend.ops.shape import concat, pad, reshape, transpose
 from pullback.frontend.ops.shape import slice as pslice
 
@@ -398,6 +399,34 @@ def adaptive_avg_pool3d(x: Any, output_size: Any, data_format: str = "NCDHW", na
     for axis, n_in, n_out in zip(axes, in_dims, sizes):
         if n_in != n_out:
             out = _weighted_taps(out, axis, _area_taps(n_in, int(n_out)))
+    return out if out is not x else scale(x, 1.0, name=name)
+
+
+def adaptive_max_pool3d(x: Any, output_size: Any, return_mask: bool = False, name: str | None = None) -> Any:
+    """`paddle.nn.functional.adaptive_max_pool3d` of NCDHW input: the maximum over the
+    box `[floor(i*D/od), ceil((i+1)*D/od)) x ...`.  A box maximum is separable: per
+    axis, the window's entries are gathered as taps (the shorter windows repeat
+    their last entry, which leaves the max alone) and reduced by max."""
+    fn = "adaptive_max_pool3d"
+    if return_mask:
+        raise NotImplementedError(f"{fn}: return_mask=True is not supported")
+    check_float_tensor(fn, "x", x)
+    if len(x.shape) != 5:
+        raise ValueError(f"{fn}: x must be 5-D [N, C, D, H, W], got shape {list(x.shape)}")
+    in_dims = _static_dims(fn, x, [2, 3, 4])
+    sizes = [output_size] * 3 if isinstance(output_size, (int, np.integer)) else list(output_size)
+    if len(sizes) != 3:
+        raise ValueError(f"{fn}: output_size must be an int or 3 entries, got {output_size!r}")
+    sizes = [d if s is None else s for d, s in zip(in_dims, sizes)]
+    if any(isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s <= 0 for s in sizes):
+        raise ValueError(f"{fn}: output_size entries must be positive ints or None, got {output_size!r}")
+    out = x
+    for axis, n_in, n_out in zip([2, 3, 4], in_dims, sizes):
+        if n_in == n_out:
+            continue
+        taps = [index_select(out, to_constant(idx.astype(np.int64)), axis=axis)
+                for idx, _ in _area_taps(n_in, int(n_out))]
+        out = taps[0] if len(taps) == 1 else reduce_max(stack(taps, axis=0), axis=0)
     return out if out is not x else scale(x, 1.0, name=name)
 
 
@@ -769,7 +798,7 @@ def zeropad2d(x: Any, padding: Any, data_format: str = "NCHW", name: str | None 
 
 PADDLE: list[Callable[..., Any]] = []
 FUNCTIONAL: list[Callable[..., Any]] = [
-    interpolate, upsample, adaptive_avg_pool3d, affine_grid, grid_sample, pixel_shuffle, pixel_unshuffle,
+    interpolate, upsample, adaptive_avg_pool3d, adaptive_max_pool3d, affine_grid, grid_sample, pixel_shuffle, pixel_unshuffle,
     channel_shuffle, temporal_shift, unfold, fold, zeropad2d,
 ]
 STATIC_NN: list[Callable[..., Any]] = []

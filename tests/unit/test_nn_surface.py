@@ -284,6 +284,15 @@ def test_adaptive_avg_pool3d_and_sequence_mask():
     got = paddle.nn.AdaptiveAvgPool3D([3, 4, 2], data_format="NDHWC")(T(x.transpose(0, 2, 3, 4, 1)))
     np.testing.assert_allclose(got.numpy(), want.transpose(0, 2, 3, 4, 1), rtol=1e-12)
     check_eager_grad(lambda t: F.adaptive_avg_pool3d(t, 2), [x[:, :1]])
+    wmax = np.zeros((1, 2, 3, 4, 2))
+    for i in range(3):
+        for k in range(2):
+            d0, d1 = (i * 5) // 3, -((-(i + 1) * 5) // 3)
+            h0, h1 = (k * 3) // 2, -((-(k + 1) * 3) // 2)
+            wmax[:, :, i, :, k] = x[:, :, d0:d1, :, h0:h1].max((2, 4))
+    np.testing.assert_array_equal(F.adaptive_max_pool3d(T(x), [3, None, 2]).numpy(), wmax)
+    np.testing.assert_array_equal(paddle.nn.AdaptiveMaxPool3D([3, 4, 2])(T(x)).numpy(), wmax)
+    check_eager_grad(lambda t: F.adaptive_max_pool3d(t, [2, 3, 2]), [x[:, :1]])
     lengths = np.array([[2, 0], [3, 1]])
     mask = F.sequence_mask(T(lengths))
     assert mask.dtype == paddle.int64
