@@ -23,6 +23,7 @@ from pullback.frontend.ops.composite import (
     check_reduction,
 )
 from pullback.frontend.ops.composite_nn import _p_norm
+from pullback.frontend.ops.elementwise import scale as scale_op  # `scale` is also an argument name
 from pullback.frontend.ops.indexing import stack, take_along_axis, to_constant
 from pullback.frontend.ops.elementwise import (
     cast,
@@ -48,7 +49,8 @@ from pullback.frontend.ops.elementwise import (
 )
 from pullback.frontend.ops.loss import cross_entropy, one_hot
 from pullback.frontend.ops.nn import matmul
-from pullback.frontend.ops.reduction import log_softmax, mean, sum
+from pullback.frontend.ops.math import acos, cos
+from pullback.frontend.ops.reduction import log_softmax, mean, softmax, sum
 from pullback.frontend.ops.shape import concat, reshape, transpose, unsqueeze
 from pullback.frontend.ops.shape import slice as pslice
 
@@ -152,6 +154,45 @@ def multi_label_soft_margin_loss(input: Any, label: Any, weight: Any = None, red
         check_float_tensor(fn, "weight", weight)
         loss = loss * weight
     return _reduce(mean(loss, axis=-1), reduction, name)
+
+
+def margin_cross_entropy(logits: Any, label: Any, margin1: float = 1.0, margin2: float = 0.5,
+                         margin3: float = 0.0, scale: float = 64.0, group: Any = None,
+                         return_softmax: bool = False, reduction: str | None = "mean") -> Any:
+    """`paddle.nn.functional.margin_cross_entropy` (ArcFace/CosFace/SphereFace) on one
+    device: the target logit `cos(t)` becomes `cos(margin1 * t + margin2) - margin3`,
+    all logits are multiplied by `scale`, then softmax cross entropy.  `logits` are
+    cosines `[N, C]`; `'none'`/None returns `[N, 1]`; `return_softmax` also
+    returns the softmax.  `group` (model parallelism) must be None."""
+    fn = "margin_cross_entropy"
+    if reduction not in ("mean", "sum", "none", None):
+        raise ValueError(f"{fn}: reduction must be one of 'mean', 'sum', 'none' or None, got {reduction!r}")
+    if group is not None and group is not False:
+        raise NotImplementedError(f"{fn}: a model-parallel group is not supported (one device only)")
+    check_float_tensor(fn, "logits", logits)
+    check_tensor(fn, "label", label)
+    if label.dtype not in ("int32", "int64"):
+        raise TypeError(f"{fn}: label must be int32 or int64, got {label.dtype}")
+    if len(logits.shape) != 2:
+        raise ValueError(f"{fn}: logits must be 2-D [N, C], got {list(logits.shape)}")
+    if len(label.shape) == 2 and label.shape[1] == 1:
+        label = sum(label, axis=1)
+    if len(label.shape) != 1:
+        raise ValueError(f"{fn}: label must be [N] or [N, 1], got {list(label.shape)}")
+    c = int(logits.shape[1])
+    m1, m2, m3 = (_number(fn, a, v) for a, v in (("margin1", margin1), ("margin2", margin2), ("margin3", margin3)))
+    s = _number(fn, "scale", scale)
+    target = scale_op(cos(scale_op(acos(clip(logits, -1.0, 1.0)), m1, m2)), 1.0, -m3)
+    is_target = equal(cast(one_hot(cast(label, "int64"), c), logits.dtype), 1.0)
+    z = scale_op(where(is_target, target, logits), s)
+    loss = unsqueeze(cross_entropy(z, cast(label, "int64"), reduction="none"), [1])  # [N, 1]
+    if reduction == "mean":
+        loss = mean(loss)
+    elif reduction == "sum":
+        loss = sum(loss)
+    if return_softmax:
+        return loss, softmax(z, axis=1)
+    return loss
 
 
 def multi_margin_loss(input: Any, label: Any, p: int = 1, margin: float = 1.0, weight: Any = None,
@@ -421,7 +462,7 @@ PADDLE: list[Callable[..., Any]] = []
 FUNCTIONAL: list[Callable[..., Any]] = [
     hinge_embedding_loss, cosine_embedding_loss, triplet_margin_loss, multi_label_soft_margin_loss,
     soft_margin_loss, poisson_nll_loss, gaussian_nll_loss, sigmoid_focal_loss, log_loss, dice_loss,
-    npair_loss, ctc_loss, multi_margin_loss,
+    npair_loss, ctc_loss, multi_margin_loss, margin_cross_entropy,
 ]
 STATIC_NN: list[Callable[..., Any]] = []
 FLUID_LAYERS: dict[str, Callable[..., Any]] = {

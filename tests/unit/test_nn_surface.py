@@ -792,6 +792,29 @@ def test_multi_margin_loss():
         F.multi_margin_loss(T(x), T(y[:3]))
 
 
+def test_margin_cross_entropy():
+    cosines = np.tanh(R.standard_normal((4, 5)))
+    label = np.array([0, 3, 4, 3])
+    m1, m2, m3, s = 1.0, 0.5, 0.1, 8.0
+    z = cosines.copy()
+    rows = np.arange(4)
+    z[rows, label] = np.cos(m1 * np.arccos(cosines[rows, label]) + m2) - m3
+    z *= s
+    lsm = z - z.max(1, keepdims=True)
+    lsm = lsm - np.log(np.exp(lsm).sum(1, keepdims=True))
+    per = -lsm[rows, label]
+    fn = lambda t, red="none": F.margin_cross_entropy(t, T(label), m1, m2, m3, s, reduction=red)  # noqa: E731
+    np.testing.assert_allclose(fn(T(cosines)).numpy(), per[:, None], rtol=1e-10)
+    np.testing.assert_allclose(fn(T(cosines), "mean").numpy(), per.mean(), rtol=1e-10)
+    loss, sm = F.margin_cross_entropy(T(cosines), T(label[:, None]), m1, m2, m3, s, return_softmax=True,
+                                      reduction=None)
+    np.testing.assert_allclose(sm.numpy(), np.exp(lsm), rtol=1e-10)
+    assert loss.shape == [4, 1]
+    check_eager_grad(fn, [cosines])
+    with pytest.raises(ValueError, match="reduction must be one of"):
+        fn(T(cosines), "avg")
+
+
 def test_dice_and_npair_losses():
     p = R.random((2, 3, 4))
     p /= p.sum(-1, keepdims=True)
