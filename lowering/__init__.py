@@ -42,6 +42,7 @@ LOWERING_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "lower-to-llvm": _pass("pipeline", "LowerToLLVMPass"),
     "lower-to-loops": _pass("pipeline", "LowerToLoopsPass"),
     "memory-report": _pass("memory", "MemoryReportPass"),
+    "parallelize-loops": _pass("parallelize_loops", "ParallelizeLoopsPass"),
 }
 """Our passes by command-line name (xDSL provides convert-linalg-to-loops,
 convert-scf-to-cf and reconcile-unrealized-casts).  `lower-to-llvm` is the named

@@ -8,7 +8,8 @@ Sizes are never stored: `memref.dim` resolves to the value that defined the size
 function views its dynamically shaped arguments through a `reinterpret_cast`.
 
 `memref.alloc`/`dealloc` become calls to `malloc`/`free`; a `reinterpret_cast` is
-its source pointer.
+its source pointer, advanced by its offset (views of rows, `parallelize-loops`; the
+offset counts elements from the source, whose own offset is always 0 here).
 
 Why not xDSL's `convert-memref-to-ptr` + `convert-ptr-to-llvm`: the latter computes
 addresses with `ptrtoint`/`add`/`inttoptr`, which hides the pointer's provenance from
@@ -174,7 +175,20 @@ class LowerDealloc(RewritePattern):
 class LowerReinterpretCast(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: memref.ReinterpretCastOp, rewriter: PatternRewriter) -> None:
-        rewriter.replace(op, [], [op.source])
+        static = op.static_offsets.get_values()
+        if not op.offsets and all(o == 0 for o in static):
+            rewriter.replace(op, [], [op.source])
+            return
+        # An offset view (a chunk's rows, `parallelize-loops`): its first element.
+        offset = op.offsets[0] if op.offsets else _index_const(static[0], rewriter)
+        as_i64 = arith.IndexCastOp(offset, i64)
+        rewriter.insert(as_i64)
+        t = op.source.type
+        assert isinstance(t, MemRefType)
+        gep = llvm.GEPOp(
+            op.source, [llvm.GEP_USE_SSA_VAL], t.get_element_type(), ssa_indices=[as_i64.result], inbounds=True
+        )
+        rewriter.replace(op, gep)
 
 
 _RUNTIME_DECLS = {

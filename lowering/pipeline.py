@@ -34,29 +34,37 @@ from pullback.lowering.convert_scf_while_to_cf import ConvertScfWhileToCfPass
 from pullback.lowering.finalize_memref_to_llvm import FinalizeMemRefToLLVMPass
 from pullback.lowering.math_polynomial_approximation import MathPolynomialApproximationPass
 from pullback.lowering.outline_segments import SEGMENT_INFIX, OutlineSegmentsPass
+from pullback.lowering.parallelize_loops import ParallelizeLoopsPass, lower_forks
 from pullback.lowering.phase_times import PhaseTimes
 
 
-def translate_passes(blas: bool = True, outline: bool = False, dedupe: bool = True) -> list[ModulePass]:
+def translate_passes(
+    blas: bool = True, outline: bool = False, dedupe: bool = True, threads: int | None = None
+) -> list[ModulePass]:
     """What runs before `translate-to-llvmlite` (`translate`), which takes linalg,
     `scf` (parallel loops included), `memref`, `arith` and `math` itself: with
     `outline`, the entry's loops first move into functions of their own
     (`outline-segments`: what the compiled backend runs, so that compile time stays
     linear in the program; with `dedupe`, structurally equal segments are one
-    function)."""
+    function); with `threads` (a work per chunk), large loops run on the thread
+    pool (`parallelize-loops`)."""
     return [
         *([OutlineSegmentsPass(dedupe=dedupe)] if outline else []),
         *([ConvertLinalgToBlasPass()] if blas else []),
+        *([ParallelizeLoopsPass(threads)] if threads is not None else []),
         MathPolynomialApproximationPass(),
     ]
 
 
-def loop_passes(blas: bool = True, outline: bool = False, dedupe: bool = True) -> list[ModulePass]:
+def loop_passes(
+    blas: bool = True, outline: bool = False, dedupe: bool = True, threads: int | None = None
+) -> list[ModulePass]:
     """From linalg on memrefs to LLVM-dialect loops (the xDSL route, which
     `to_llvmlite` converts: `PULLBACK_TRANSLATE=xdsl`, `-p lower-to-llvm`)."""
     return [
         *([OutlineSegmentsPass(dedupe=dedupe)] if outline else []),
         *([ConvertLinalgToBlasPass()] if blas else []),
+        *([ParallelizeLoopsPass(threads)] if threads is not None else []),
         ConvertLinalgToLoopsPass(),
         ConvertParallelLoopsToSequentialPass(),
         LowerAffinePass(),
@@ -138,17 +146,21 @@ def translate(module: ModuleOp) -> lir.Module:
     (`lowering/translate_to_llvmlite.py`: one walk, no `llvm`-dialect detour)."""
     from pullback.lowering.translate_to_llvmlite import translate_module
 
-    return translate_module(module)
+    out = translate_module(module)
+    lower_forks(out)
+    return out
 
 
 def to_llvmlite(module: ModuleOp) -> lir.Module:
     """Convert an `llvm`-dialect module to llvmlite IR (xDSL's converter); outlined
     segments are marked `noinline` (inlined back, they would rebuild the one huge
-    function that outlining is there to avoid)."""
+    function that outlining is there to avoid), and the thread pool's forks are
+    defined (`parallelize_loops.lower_forks`)."""
     from xdsl.backend.llvm.convert import convert_module
 
     out = convert_module(module, fallback_target_triple=None)
     for fn in out.functions:
         if SEGMENT_INFIX in fn.name and not fn.is_declaration:
             fn.attributes.add("noinline")
+    lower_forks(out)
     return out

@@ -51,9 +51,10 @@ from pullback.lowering import core, fusion
 from pullback.lowering.convert_pd_to_linalg import build_entry
 from pullback.lowering.core import declare_callees
 from pullback.lowering.memory import MemoryReport, Peak, analyze_function
+from pullback.lowering.parallelize_loops import MIN_CHUNK_WORK
 from pullback.lowering.phase_times import PhaseTimes
 from pullback.lowering.shapes import ShapeError, plan_shapes
-from pullback.runtime import compile_cache
+from pullback.runtime import compile_cache, threadpool
 from pullback.runtime.interpreter import out_of_range
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import SSAValue
@@ -132,6 +133,8 @@ class _Jit:
             jit=True,
         )
         self.blas = _bind_blas(llvm)
+        # Before any program links: they may call the pool (`pb_parallel_for`).
+        threadpool.ensure()
         backing = llvm.parse_assembly("")
         self.engine = llvm.create_mcjit_compiler(backing, self.tm)
         self.loaded: dict[str, int] = {}
@@ -303,9 +306,30 @@ OUTLINE_SEGMENTS = True
 """Outline the entry function's loops into functions of their own
 (`lowering/outline_segments.py`), keeping every pass linear in the program size."""
 
+PARALLEL_LOOPS = os.environ.get("PULLBACK_PARALLEL_LOOPS", "1").strip().lower() not in ("0", "false", "off", "no")
+"""Large loops and reductions run on the thread pool (`lowering/parallelize_loops.py`,
+`runtime/threadpool.py`); `PULLBACK_PARALLEL_LOOPS=0` compiles them single-threaded
+(the thread count itself is a run-time setting: `threadpool.set_num_threads`)."""
+
 DEDUPE_SEGMENTS = True
 """Structurally equal outlined segments become one function (`outline-segments`'
 `dedupe`): a ResNet's repeated blocks are optimized and emitted once."""
+
+
+def _min_chunk_work() -> int:
+    """`PULLBACK_PARALLEL_MIN_WORK`: the work per chunk (cost units) of
+    `parallelize-loops`, default `MIN_CHUNK_WORK` (small values split every loop:
+    how the test suite can run everything through the threaded path)."""
+    raw = os.environ.get("PULLBACK_PARALLEL_MIN_WORK", "").strip()
+    if not raw:
+        return MIN_CHUNK_WORK
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError(f"PULLBACK_PARALLEL_MIN_WORK must be a positive integer, got {raw!r}") from None
+    if value < 1:
+        raise ValueError(f"PULLBACK_PARALLEL_MIN_WORK must be a positive integer, got {raw!r}")
+    return value
 
 NOTICE_AFTER_S = 1.0
 """A compile still running after this many seconds says so on stderr (what is being
@@ -397,13 +421,18 @@ def compile_program(
     text: str | None = None,
     translate: str | None = None,
     dedupe: bool | None = None,
+    threads: bool | None = None,
+    min_chunk_work: int | None = None,
 ) -> CompiledProgram:
     """Lower, optimize and JIT `module` for `fetches`, or load its object code from the
     disk cache (`runtime/compile_cache.py`); no in-memory caching here.  `outline`,
     `dedupe`, `unroll_threshold`, `full_unroll_max` and `translate` default to
     `OUTLINE_SEGMENTS`, `DEDUPE_SEGMENTS`, `LOOP_UNROLL_THRESHOLD`,
     `FULL_UNROLL_MAX_COUNT` and `TRANSLATE`; `text` is `str(module)` when the caller
-    has printed it already (printing a ResNet takes most of a cache hit)."""
+    has printed it already (printing a ResNet takes most of a cache hit); `threads`
+    (default `PARALLEL_LOOPS`): split large loops over the thread pool, in chunks of at
+    least `min_chunk_work` (default `PULLBACK_PARALLEL_MIN_WORK`, else
+    `parallelize_loops.MIN_CHUNK_WORK`)."""
     t0 = time.perf_counter()
     times = PhaseTimes()
     jit = _Jit.get()
@@ -413,9 +442,12 @@ def compile_program(
     full = FULL_UNROLL_MAX_COUNT if full_unroll_max is None else full_unroll_max
     route = _route(TRANSLATE if translate is None else translate)
     dedupe = DEDUPE_SEGMENTS if dedupe is None else dedupe
+    threads = PARALLEL_LOOPS if threads is None else threads
+    work = _min_chunk_work() if min_chunk_work is None else min_chunk_work
     # (The fusion settings can be changed to compare: the code differs.)
     options = (f"blas={use_blas} outline={outline} dedupe={dedupe} unroll={unroll},{full} "
-               f"slp={SLP_VECTORIZE} translate={route} mofusion={fusion.ENABLED} budget={core.RECOMPUTE_BUDGET}")
+               f"slp={SLP_VECTORIZE} translate={route} mofusion={fusion.ENABLED} budget={core.RECOMPUTE_BUDGET} "
+               f"threads={threads},{work}")
     with _announced(_describe(module, fetches), times):
         with times.phase("key"):
             text = str(module) if text is None else text
@@ -425,7 +457,8 @@ def compile_program(
             entry = compile_cache.load(key)
         if entry is None or not _ENTRY_KEYS <= entry.keys():
             entry = _lower_and_emit(
-                jit, module, fetches, f"pb_{key[:24]}", use_blas, outline, (unroll, full), times, route, dedupe
+                jit, module, fetches, f"pb_{key[:24]}", use_blas, outline, (unroll, full), times, route, dedupe,
+                work if threads else None,
             )
             with times.phase("disk-cache-store"):
                 compile_cache.store(key, entry)
@@ -451,10 +484,12 @@ def _lower_and_emit(
     times: PhaseTimes,
     route: str = "direct",
     dedupe: bool = True,
+    threads: int | None = None,
 ) -> dict[str, Any]:
     """The compile proper: `pd` -> linalg -> loops -> LLVM IR (translated directly,
-    or through the `llvm` dialect with `route` `xdsl`) -> object code.  Returns the
-    disk cache's entry (object code, ABI, memory report)."""
+    or through the `llvm` dialect with `route` `xdsl`) -> object code; `threads`: the
+    work per chunk of `parallelize-loops` (None: not run).  Returns the disk cache's
+    entry (object code, ABI, memory report)."""
     from pullback.lowering.pipeline import loop_passes, run_passes, to_llvmlite, translate, translate_passes
 
     try:
@@ -475,11 +510,11 @@ def _lower_and_emit(
         a.name_hint or f"arg{a.index}" for a in fn_op.body.block.args[: len(abi["dims"])]
     ]
     if route.startswith("xdsl"):
-        run_passes(lowered, loop_passes(blas=use_blas, outline=outline, dedupe=dedupe), times=times)
+        run_passes(lowered, loop_passes(blas=use_blas, outline=outline, dedupe=dedupe, threads=threads), times=times)
         with times.phase("to-llvm-ir"):
             ir = str(to_llvmlite(lowered))
     else:
-        run_passes(lowered, translate_passes(blas=use_blas, outline=outline, dedupe=dedupe), times=times)
+        run_passes(lowered, translate_passes(blas=use_blas, outline=outline, dedupe=dedupe, threads=threads), times=times)
         try:
             with times.phase("translate-to-llvmlite"):
                 ir = str(translate(lowered))

@@ -71,8 +71,16 @@ class _EagerNamespace:
 
 eager = _EagerNamespace()
 
+
+def set_num_threads(num_threads: int) -> None:
+    """`core.set_num_threads(n)`: compiled programs run their large loops on `n`
+    threads (`runtime/threadpool.py`; BLAS keeps its own `OPENBLAS_NUM_THREADS`)."""
+    from pullback.runtime.threadpool import set_num_threads as set_threads
+
+    set_threads(num_threads)
+
 __all__ = [
     "CPUPlace", "CUDAPlace", "Scope", "VarDesc", "eager", "globals", "is_compiled_with_cuda",
     "is_compiled_with_custom_device", "is_compiled_with_mkldnn", "is_compiled_with_rocm",
-    "is_compiled_with_xpu",
+    "is_compiled_with_xpu", "set_num_threads",
 ]
