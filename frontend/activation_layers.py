@@ -10,7 +10,7 @@ from typing import Any
 
 from pullback.frontend.initializer import Constant
 from pullback.frontend.nn_layers import Layer, _Functional
-from pullback.frontend.ops import activation, composite, reduction
+from pullback.frontend.ops import activation, composite, composite_nn, reduction
 
 
 def _layer(cls_name: str, fn: Callable[..., Any], **defaults: Any) -> type[_Functional]:
@@ -54,6 +54,8 @@ Softplus = _layer("Softplus", composite.softplus, beta=1, threshold=20)
 LogSigmoid = _layer("LogSigmoid", composite.log_sigmoid)
 Hardtanh = _layer("Hardtanh", composite.hardtanh, min=-1.0, max=1.0)
 LogSoftmax = _layer("LogSoftmax", reduction.log_softmax, axis=-1)
+SiLU = Silu  # Paddle 3.x spells it both ways
+Maxout = _layer("Maxout", composite_nn.maxout, groups=None, axis=1)
 
 
 class PReLU(Layer):
@@ -78,8 +80,40 @@ class PReLU(Layer):
         return f"num_parameters={self._num_parameters}, data_format={self._data_format}, init={self._init}"
 
 
+class RReLU(Layer):
+    """`paddle.nn.RReLU`: `F.rrelu` with random slopes in `[lower, upper]` while
+    training and their mean in eval mode."""
+
+    def __init__(self, lower: float = 1.0 / 8.0, upper: float = 1.0 / 3.0, name: str | None = None) -> None:
+        super().__init__()
+        self._lower, self._upper, self._name = lower, upper, name
+
+    def forward(self, x: Any) -> Any:
+        """`F.rrelu(x, lower, upper, training=self.training)`."""
+        return composite_nn.rrelu(x, self._lower, self._upper, training=self.training, name=self._name)
+
+    def extra_repr(self) -> str:
+        return f"lower={self._lower}, upper={self._upper}"
+
+
+class Softmax2D(Layer):
+    """`paddle.nn.Softmax2D`: softmax over the channels (axis -3) of a 3-D `[C, H, W]`
+    or 4-D `[N, C, H, W]` input."""
+
+    def __init__(self, name: str | None = None) -> None:
+        super().__init__()
+        self._name = name
+
+    def forward(self, x: Any) -> Any:
+        """`F.softmax(x, axis=-3)`."""
+        if len(x.shape) not in (3, 4):
+            raise ValueError(f"Softmax2D: Softmax2D requires a 3D or 4D tensor as input. Received: "
+                             f"{len(x.shape)}D.")
+        return reduction.softmax(x, axis=-3, name=self._name)
+
+
 __all__ = [
     "CELU", "ELU", "GLU", "SELU", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh",
     "LogSigmoid", "LogSoftmax", "Mish", "PReLU", "ReLU6", "Silu", "Softplus", "Softshrink",
-    "Softsign", "Swish", "Tanhshrink", "ThresholdedReLU",
+    "Softsign", "Swish", "Tanhshrink", "ThresholdedReLU", "SiLU", "Maxout", "RReLU", "Softmax2D",
 ]

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from pullback.frontend.nn_layers import Layer, _is_param
-from pullback.frontend.ops import attention, composite
+from pullback.frontend.ops import attention, composite, composite_loss
 
 
 class Identity(Layer):
@@ -173,7 +173,102 @@ class BCELoss(_LossLayer):
         super().__init__(weight=weight, reduction=reduction, name=name)
 
 
+class HingeEmbeddingLoss(_LossLayer):
+    """`paddle.nn.HingeEmbeddingLoss`."""
+
+    _fn = staticmethod(composite_loss.hinge_embedding_loss)
+
+    def __init__(self, margin: float = 1.0, reduction: str = "mean", name: str | None = None) -> None:
+        super().__init__(margin=margin, reduction=reduction, name=name)
+
+
+class CosineEmbeddingLoss(_LossLayer):
+    """`paddle.nn.CosineEmbeddingLoss`."""
+
+    _fn = staticmethod(composite_loss.cosine_embedding_loss)
+
+    def __init__(self, margin: float = 0, reduction: str = "mean", name: str | None = None) -> None:
+        super().__init__(margin=margin, reduction=reduction, name=name)
+
+
+class TripletMarginLoss(_LossLayer):
+    """`paddle.nn.TripletMarginLoss`."""
+
+    _fn = staticmethod(composite_loss.triplet_margin_loss)
+
+    def __init__(self, margin: float = 1.0, p: float = 2.0, epsilon: float = 1e-6, swap: bool = False,
+                 reduction: str = "mean", name: str | None = None) -> None:
+        super().__init__(margin=margin, p=p, epsilon=epsilon, swap=swap, reduction=reduction, name=name)
+
+
+class MultiLabelSoftMarginLoss(_LossLayer):
+    """`paddle.nn.MultiLabelSoftMarginLoss`."""
+
+    _fn = staticmethod(composite_loss.multi_label_soft_margin_loss)
+
+    def __init__(self, weight: Any = None, reduction: str = "mean", name: str | None = None) -> None:
+        super().__init__(weight=weight, reduction=reduction, name=name)
+
+
+class MultiMarginLoss(_LossLayer):
+    """`paddle.nn.MultiMarginLoss`."""
+
+    _fn = staticmethod(composite_loss.multi_margin_loss)
+
+    def __init__(self, p: int = 1, margin: float = 1.0, weight: Any = None, reduction: str = "mean",
+                 name: str | None = None) -> None:
+        super().__init__(p=p, margin=margin, weight=weight, reduction=reduction, name=name)
+
+
+class SoftMarginLoss(_LossLayer):
+    """`paddle.nn.SoftMarginLoss`."""
+
+    _fn = staticmethod(composite_loss.soft_margin_loss)
+
+    def __init__(self, reduction: str = "mean", name: str | None = None) -> None:
+        super().__init__(reduction=reduction, name=name)
+
+
+class PoissonNLLLoss(_LossLayer):
+    """`paddle.nn.PoissonNLLLoss`."""
+
+    _fn = staticmethod(composite_loss.poisson_nll_loss)
+
+    def __init__(self, log_input: bool = True, full: bool = False, epsilon: float = 1e-8,
+                 reduction: str = "mean", name: str | None = None) -> None:
+        composite.check_reduction("PoissonNLLLoss", reduction)
+        super().__init__(log_input=log_input, full=full, epsilon=epsilon, reduction=reduction, name=name)
+
+
+class GaussianNLLLoss(_LossLayer):
+    """`paddle.nn.GaussianNLLLoss`."""
+
+    _fn = staticmethod(composite_loss.gaussian_nll_loss)
+
+    def __init__(self, full: bool = False, epsilon: float = 1e-6, reduction: str = "mean",
+                 name: str | None = None) -> None:
+        composite.check_reduction("GaussianNLLLoss", reduction)
+        super().__init__(full=full, epsilon=epsilon, reduction=reduction, name=name)
+
+
+class CTCLoss(Layer):
+    """`paddle.nn.CTCLoss`: `F.ctc_loss` with a fixed blank and reduction."""
+
+    def __init__(self, blank: int = 0, reduction: str = "mean") -> None:
+        super().__init__()
+        composite.check_reduction("CTCLoss", reduction)
+        self.blank, self.reduction = blank, reduction
+
+    def forward(self, log_probs: Any, labels: Any, input_lengths: Any, label_lengths: Any,
+                norm_by_times: bool = False) -> Any:
+        """The CTC loss of the unscaled scores `log_probs [T, B, C]` for `labels`."""
+        return composite_loss.ctc_loss(log_probs, labels, input_lengths, label_lengths, self.blank,
+                                       self.reduction, norm_by_times)
+
+
 __all__ = [
+    "CTCLoss", "CosineEmbeddingLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss",
+    "PoissonNLLLoss", "SoftMarginLoss", "TripletMarginLoss",
     "BCELoss", "CosineSimilarity", "Identity", "KLDivLoss", "LayerDict", "MarginRankingLoss",
     "NLLLoss", "ParameterList", "SmoothL1Loss",
 ]

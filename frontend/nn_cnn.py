@@ -1,5 +1,6 @@
 """Convolution, pooling and padding layers beyond `nn.Conv2D` / `nn.MaxPool2D`:
-`Conv1D`, `Conv1DTranspose`, `Conv2DTranspose`, `MaxPool1D`, `AvgPool1D`,
+`Conv1D`, `Conv1DTranspose`, `Conv2DTranspose`, `Conv3D`, `Conv3DTranspose`, `MaxPool1D`, `AvgPool1D`,
+`MaxPool3D`, `AvgPool3D`,
 `AdaptiveAvgPool1D`, `AdaptiveMaxPool1D`, `AdaptiveMaxPool2D`, `Pad1D`, `Pad2D`,
 `Pad3D`, `ZeroPad2D`.
 
@@ -15,12 +16,14 @@ from typing import Any
 
 from pullback.frontend.initializer import Normal
 from pullback.frontend.nn_layers import Layer
-from pullback.frontend.ops import nn, shape
+from pullback.frontend.ops import conv3d, nn, shape
 
 
 def _kernel(fn: str, kernel_size: Any, dims: int) -> list[int]:
     if dims == 2:
         return nn.int_pair(fn, "kernel_size", kernel_size)
+    if dims == 3:
+        return conv3d.int_triple(fn, "kernel_size", kernel_size, 1)
     vals = [kernel_size] if isinstance(kernel_size, int) else list(kernel_size)
     if len(vals) != 1 or not isinstance(vals[0], int) or vals[0] < 1:
         raise ValueError(f"{fn}: kernel_size must be an int or 1 int >= 1, got {kernel_size!r}")
@@ -155,6 +158,69 @@ class _Call(Layer):
         return ", ".join(f"{k}={v!r}" for k, v in self._kwargs.items() if v is not None)
 
 
+class Conv3D(_ConvNd):
+    """3-D convolution over `[N, C, D, H, W]` (`NCDHW`) or `[N, D, H, W, C]` input."""
+
+    _dims = 3
+    _default_format = "NCDHW"
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, dilation: Any = 1, groups: int = 1, padding_mode: str = "zeros",
+                 weight_attr: Any = None, bias_attr: Any = None, data_format: str = "NCDHW") -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, 0, dilation, groups,
+                         padding_mode, weight_attr, bias_attr, data_format)
+
+    def forward(self, x: Any) -> Any:
+        """`F.conv3d` with the layer's weight, bias and settings."""
+        x, padding = self._pad_input(x)
+        return conv3d.conv3d(x, self.weight, self.bias, self._stride, padding, self._dilation,
+                             self._groups, self._data_format)
+
+
+class Conv3DTranspose(_ConvNd):
+    """3-D transposed convolution; weight `[in, out/groups, kd, kh, kw]`."""
+
+    _dims = 3
+    _transposed = True
+    _default_format = "NCDHW"
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, output_padding: Any = 0, groups: int = 1, dilation: Any = 1,
+                 weight_attr: Any = None, bias_attr: Any = None, data_format: str = "NCDHW") -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, output_padding, dilation,
+                         groups, "zeros", weight_attr, bias_attr, data_format)
+
+    def forward(self, x: Any, output_size: Any = None) -> Any:
+        """`F.conv3d_transpose` with the layer's weight, bias and settings."""
+        extra = 0 if output_size is not None else self._output_padding
+        return conv3d.conv3d_transpose(x, self.weight, self.bias, self._stride, self._padding, extra,
+                                       self._groups, self._dilation, output_size, self._data_format)
+
+
+class MaxPool3D(_Call):
+    """`F.max_pool3d` with fixed settings."""
+
+    _fn = staticmethod(conv3d.max_pool3d)
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
+                 return_mask: bool = False, data_format: str = "NCDHW", name: str | None = None) -> None:
+        super().__init__(kernel_size=kernel_size, stride=stride, padding=padding, ceil_mode=ceil_mode,
+                         return_mask=return_mask, data_format=data_format, name=name)
+
+
+class AvgPool3D(_Call):
+    """`F.avg_pool3d` with fixed settings."""
+
+    _fn = staticmethod(conv3d.avg_pool3d)
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
+                 exclusive: bool = True, divisor_override: float | None = None, data_format: str = "NCDHW",
+                 name: str | None = None) -> None:
+        super().__init__(kernel_size=kernel_size, stride=stride, padding=padding, ceil_mode=ceil_mode,
+                         exclusive=exclusive, divisor_override=divisor_override, data_format=data_format,
+                         name=name)
+
+
 class MaxPool1D(_Call):
     """`F.max_pool1d` with fixed settings."""
 
@@ -260,10 +326,14 @@ __all__ = [
     "AdaptiveMaxPool1D",
     "AdaptiveMaxPool2D",
     "AvgPool1D",
+    "AvgPool3D",
     "Conv1D",
     "Conv1DTranspose",
     "Conv2DTranspose",
+    "Conv3D",
+    "Conv3DTranspose",
     "MaxPool1D",
+    "MaxPool3D",
     "Pad1D",
     "Pad2D",
     "Pad3D",

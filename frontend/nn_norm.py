@@ -119,6 +119,41 @@ class BatchNorm3D(_BatchNormBase):
                          use_global_stats, name)
 
 
+class SyncBatchNorm(_BatchNormBase):
+    """`paddle.nn.SyncBatchNorm`: batch normalization whose statistics are taken over
+    every device of the data-parallel group.  On one device (all this backend runs)
+    the group is that device, so it is `BatchNorm1D/2D/3D` over input of rank 2 to 5
+    (`NCHW`-style or `NHWC`-style layouts)."""
+
+    _formats: ClassVar[dict[str, str]] = {
+        "NC": "NCHW", "NCL": "NCHW", "NCHW": "NCHW", "NCDHW": "NCHW",
+        "NLC": "NHWC", "NHWC": "NHWC", "NDHWC": "NHWC",
+    }
+    _ranks = (2, 3, 4, 5)
+
+    @classmethod
+    def convert_sync_batchnorm(cls, layer: Layer) -> Layer:
+        """`SyncBatchNorm.convert_sync_batchnorm`: `layer` with every `BatchNorm1D/2D/3D`
+        in it (itself included) replaced by a `SyncBatchNorm` that shares its
+        parameters and running statistics."""
+        out = layer
+        if isinstance(layer, _BatchNormBase) and not isinstance(layer, SyncBatchNorm):
+            out = SyncBatchNorm(layer._num_features, layer._momentum, layer._epsilon,
+                                weight_attr=False if layer.weight is None else None,
+                                bias_attr=False if layer.bias is None else None,
+                                data_format=layer._layout, name=layer._name)
+            if layer.weight is not None:
+                out.weight = layer.weight
+            if layer.bias is not None:
+                out.bias = layer.bias
+            out._mean, out._variance = layer._mean, layer._variance
+            out._use_global_stats = layer._use_global_stats
+            out.training = layer.training
+        for child_name, child in list(layer.named_children()):
+            out.add_sublayer(child_name, cls.convert_sync_batchnorm(child))
+        return out
+
+
 class BatchNorm(Layer):
     """`paddle.nn.BatchNorm` (fluid's dygraph layer): batch normalization of input
     of rank 2 to 5 with an optional activation `act`. `is_test` (or `eval()`) uses
@@ -283,4 +318,5 @@ __all__ = [
     "InstanceNorm1D",
     "InstanceNorm2D",
     "InstanceNorm3D",
+    "SyncBatchNorm",
 ]

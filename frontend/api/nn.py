@@ -15,6 +15,7 @@ from pullback.frontend import (
     nn_cnn,
     nn_layers,
     nn_norm,
+    nn_resample,
     rnn,
     transformer,
 )
@@ -26,6 +27,7 @@ from pullback.frontend.container_layers import *  # noqa: F403
 from pullback.frontend.nn_cnn import *  # noqa: F403
 from pullback.frontend.nn_layers import *  # noqa: F403 - re-exports nn_layers.__all__
 from pullback.frontend.nn_norm import *  # noqa: F403
+from pullback.frontend.nn_resample import *  # noqa: F403
 from pullback.frontend.rnn import *  # noqa: F403
 from pullback.frontend.transformer import *  # noqa: F403
 
@@ -33,5 +35,5 @@ __path__: list[str] = []  # children (`functional`, `initializer`, `utils`) come
 
 __all__ = (["ClipGradByGlobalNorm", "ClipGradByNorm", "ClipGradByValue", "clip", "functional",
             "initializer", "utils"] + nn_layers.__all__ + nn_norm.__all__
-           + nn_cnn.__all__ + activation_layers.__all__ + container_layers.__all__
+           + nn_cnn.__all__ + nn_resample.__all__ + activation_layers.__all__ + container_layers.__all__
            + transformer.__all__ + rnn.__all__)
