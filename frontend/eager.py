@@ -36,6 +36,7 @@ from pullback.frontend.dtype import dtype as as_dtype
 from pullback.dialects import pd
 from pullback.frontend import unique_name
 from pullback.runtime.interpreter import KERNELS, InterpreterError, _load_kernels
+from pullback.runtime.malloc import keep_freed_memory
 
 # ------------------------------------------------------------------- grad mode
 
@@ -106,6 +107,7 @@ class Template:
         from pullback.passes import vjp as vjp_rules
 
         vjp_rules.load_all()
+        keep_freed_memory()  # eager kernels' large results are reused, not unmapped (runtime/malloc.py)
         # Idempotent; not `if not KERNELS`: a caller that imported one kernel family
         # itself would leave the others unregistered.
         _load_kernels()

@@ -55,6 +55,7 @@ from pullback.lowering.parallelize_loops import MIN_CHUNK_WORK
 from pullback.lowering.phase_times import PhaseTimes
 from pullback.lowering.shapes import ShapeError, plan_shapes
 from pullback.runtime import compile_cache, threadpool
+from pullback.runtime.malloc import keep_freed_memory
 from pullback.runtime.interpreter import out_of_range
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import SSAValue
@@ -133,6 +134,7 @@ class _Jit:
             jit=True,
         )
         self.blas = _bind_blas(llvm)
+        self.keeps_freed_memory = keep_freed_memory()
         # Before any program links: they may call the pool (`pb_parallel_for`).
         threadpool.ensure()
         backing = llvm.parse_assembly("")

@@ -314,3 +314,18 @@ def test_zero_d_feeds_parameters_fetches_and_gradients_agree() -> None:
             assert np.shape(g) == () == np.shape(w_)
             np.testing.assert_allclose(g, w_, rtol=1e-6)
     assert scope["w"].shape == ()
+
+
+def test_keep_freed_memory_follows_its_switch(monkeypatch):
+    """The malloc settings are applied where glibc's `mallopt` exists, and
+    `PULLBACK_MALLOC_CACHE=0` leaves malloc alone."""
+    import ctypes
+
+    from pullback.runtime import malloc
+
+    monkeypatch.setenv("PULLBACK_MALLOC_CACHE", "0")
+    assert malloc.keep_freed_memory() is False
+    monkeypatch.delenv("PULLBACK_MALLOC_CACHE")
+    monkeypatch.setattr(malloc, "_applied", None)
+    has_mallopt = hasattr(ctypes.CDLL(None), "mallopt")
+    assert malloc.keep_freed_memory() is has_mallopt
