@@ -37,21 +37,23 @@ def _is_tuple(v: Any) -> bool:
     return isinstance(v, (list, tuple))
 
 
-def _row_grads(y: Any, xs: Any) -> Any:
-    """The gradient of the 0-D (or batch of 0-D) `y` w.r.t. `xs` (a tensor or a
-    tuple), zeros where `y` does not depend on an input."""
-    inputs = list(xs) if _is_tuple(xs) else [xs]
+def _grads(ys: Any, xs: Any, v: Any = None) -> Any:
+    """`paddle.grad` (dynamic, graph kept) or `gradients` (static) of `ys` seeded by
+    `v`, zeros for inputs `ys` does not depend on, shaped like `xs` (tensor or tuple)."""
+    outs = list(ys) if _is_tuple(ys) else [ys]
+    ins = list(xs) if _is_tuple(xs) else [xs]
+    seeds = None if v is None else (list(v) if _is_tuple(v) else [v])
     grads: list[Any]
     if core.in_dynamic_mode():
         from pullback.frontend.autograd import grad
 
-        grads = grad(y, inputs, create_graph=True, allow_unused=True)
+        grads = grad(outs, ins, seeds, create_graph=True, allow_unused=True)
     else:
         from pullback.frontend.backward import gradients
 
-        grads = gradients(y, inputs)
+        grads = gradients(outs, ins, seeds)
     out = []
-    for g, x in zip(grads, inputs):
+    for g, x in zip(grads, ins):
         if g is None:
             g = zeros_like(x)
             g.stop_gradient = x.stop_gradient
@@ -112,7 +114,7 @@ class _Rows:
         got = self.cache.get(i)
         if got is None:
             y = self.flat_ys[:, i] if self.batched else self.flat_ys[i]
-            got = self.cache[i] = self._flatten(_row_grads(y, self.xs))
+            got = self.cache[i] = self._flatten(_grads(y, self.xs))
         return got
 
     def _standard_index(self, index: Any) -> tuple[Index, ...]:
@@ -311,25 +313,6 @@ def _check_v(v: Any, like: Any, what: str) -> None:
         if list(a.shape) != list(b.shape):
             raise RuntimeError(f"The v[{k}] has invalid shape: should be {list(b.shape)} ({what}) but got "
                                f"{list(a.shape)}.")
-
-
-def _grads(ys: Any, xs: Any, v: Any) -> Any:
-    """`paddle.grad` (dynamic, graph kept) or `gradients` (static) of `ys` seeded by
-    `v`, zeros for inputs `ys` does not depend on, shaped like `xs` (tensor or tuple)."""
-    outs = list(ys) if _is_tuple(ys) else [ys]
-    ins = list(xs) if _is_tuple(xs) else [xs]
-    seeds = None if v is None else (list(v) if _is_tuple(v) else [v])
-    grads: list[Any]
-    if core.in_dynamic_mode():
-        from pullback.frontend.autograd import grad
-
-        grads = grad(outs, ins, seeds, create_graph=True, allow_unused=True)
-    else:
-        from pullback.frontend.backward import gradients
-
-        grads = gradients(outs, ins, seeds)
-    grads = [zeros_like(x) if g is None else g for g, x in zip(grads, ins)]
-    return tuple(grads) if _is_tuple(xs) else grads[0]
 
 
 def vjp(func: Any, xs: Any, v: Any = None) -> tuple[Any, Any]:
