@@ -562,6 +562,16 @@ def _nchw(fn: str, x: Any, data_format: str) -> bool:
     return data_format == "NCHW"
 
 
+def _image_dims(fn: str, x: Any, nchw: bool) -> tuple[Any, int, int, int]:
+    """`(n, c, h, w)` of a checked 4-D image in either layout; n may be dynamic, the
+    others must be static."""
+    if nchw:
+        c, h, w = _static_dims(fn, x, [1, 2, 3])
+    else:
+        h, w, c = _static_dims(fn, x, [1, 2, 3])
+    return _batch_dim(x), c, h, w
+
+
 def _factor(fn: str, arg: str, v: Any) -> int:
     """A positive int factor: TypeError for another type, ValueError if not positive
     (Paddle's errors)."""
@@ -578,11 +588,7 @@ def pixel_shuffle(x: Any, upscale_factor: int, data_format: str = "NCHW", name: 
     fn = "pixel_shuffle"
     first = _nchw(fn, x, data_format)
     r = _factor(fn, "upscale_factor", upscale_factor)
-    n = _batch_dim(x)
-    if first:
-        c, h, w = _static_dims(fn, x, [1, 2, 3])
-    else:
-        h, w, c = _static_dims(fn, x, [1, 2, 3])
+    n, c, h, w = _image_dims(fn, x, first)
     if c % (r * r):
         raise ValueError(f"{fn}: The square of upscale_factor[{r}] should divide the number of channel[{c}]")
     oc = c // (r * r)
@@ -599,11 +605,7 @@ def pixel_unshuffle(x: Any, downscale_factor: int, data_format: str = "NCHW", na
     fn = "pixel_unshuffle"
     first = _nchw(fn, x, data_format)
     r = _factor(fn, "downscale_factor", downscale_factor)
-    n = _batch_dim(x)
-    if first:
-        c, h, w = _static_dims(fn, x, [1, 2, 3])
-    else:
-        h, w, c = _static_dims(fn, x, [1, 2, 3])
+    n, c, h, w = _image_dims(fn, x, first)
     if h % r or w % r:
         raise ValueError(f"{fn}: Downscale factor[{r}] should divide both height[{h}] and width[{w}]")
     if first:
@@ -619,11 +621,7 @@ def channel_shuffle(x: Any, groups: int, data_format: str = "NCHW", name: str | 
     fn = "channel_shuffle"
     first = _nchw(fn, x, data_format)
     g = _factor(fn, "groups", groups)
-    n = _batch_dim(x)
-    if first:
-        c, h, w = _static_dims(fn, x, [1, 2, 3])
-    else:
-        h, w, c = _static_dims(fn, x, [1, 2, 3])
+    n, c, h, w = _image_dims(fn, x, first)
     if c % g:
         raise ValueError(f"{fn}: The number of groups[{g}] should divide the number of channel[{c}]")
     if first:
