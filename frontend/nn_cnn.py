@@ -15,7 +15,7 @@ import math
 from typing import Any
 
 from pullback.frontend.initializer import Normal
-from pullback.frontend.nn_layers import Layer
+from pullback.frontend.nn_layers import Layer, _Functional
 from pullback.frontend.ops import conv3d, nn, shape
 
 
@@ -141,23 +141,6 @@ class Conv1DTranspose(_ConvNd):
                                    self._groups, self._dilation, output_size, self._data_format)
 
 
-class _Call(Layer):
-    """A layer calling one functional with fixed keyword arguments."""
-
-    _fn: Any
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__()
-        self._kwargs = kwargs
-
-    def forward(self, x: Any) -> Any:
-        """The function applied to x."""
-        return type(self)._fn(x, **self._kwargs)
-
-    def extra_repr(self) -> str:
-        return ", ".join(f"{k}={v!r}" for k, v in self._kwargs.items() if v is not None)
-
-
 class Conv3D(_ConvNd):
     """3-D convolution over `[N, C, D, H, W]` (`NCDHW`) or `[N, D, H, W, C]` input."""
 
@@ -197,7 +180,7 @@ class Conv3DTranspose(_ConvNd):
                                        self._groups, self._dilation, output_size, self._data_format)
 
 
-class MaxPool3D(_Call):
+class MaxPool3D(_Functional):
     """`F.max_pool3d` with fixed settings."""
 
     _fn = staticmethod(conv3d.max_pool3d)
@@ -208,7 +191,7 @@ class MaxPool3D(_Call):
                          return_mask=return_mask, data_format=data_format, name=name)
 
 
-class AvgPool3D(_Call):
+class AvgPool3D(_Functional):
     """`F.avg_pool3d` with fixed settings."""
 
     _fn = staticmethod(conv3d.avg_pool3d)
@@ -221,7 +204,7 @@ class AvgPool3D(_Call):
                          name=name)
 
 
-class MaxPool1D(_Call):
+class MaxPool1D(_Functional):
     """`F.max_pool1d` with fixed settings."""
 
     _fn = staticmethod(nn.max_pool1d)
@@ -232,7 +215,7 @@ class MaxPool1D(_Call):
                          ceil_mode=ceil_mode, name=name)
 
 
-class AvgPool1D(_Call):
+class AvgPool1D(_Functional):
     """`F.avg_pool1d` with fixed settings."""
 
     _fn = staticmethod(nn.avg_pool1d)
@@ -243,7 +226,7 @@ class AvgPool1D(_Call):
                          ceil_mode=ceil_mode, name=name)
 
 
-class AdaptiveAvgPool1D(_Call):
+class AdaptiveAvgPool1D(_Functional):
     """`F.adaptive_avg_pool1d(x, output_size)`."""
 
     _fn = staticmethod(nn.adaptive_avg_pool1d)
@@ -252,7 +235,7 @@ class AdaptiveAvgPool1D(_Call):
         super().__init__(output_size=output_size, name=name)
 
 
-class AdaptiveMaxPool1D(_Call):
+class AdaptiveMaxPool1D(_Functional):
     """`F.adaptive_max_pool1d(x, output_size)`."""
 
     _fn = staticmethod(nn.adaptive_max_pool1d)
@@ -261,7 +244,7 @@ class AdaptiveMaxPool1D(_Call):
         super().__init__(output_size=output_size, return_mask=return_mask, name=name)
 
 
-class AdaptiveMaxPool2D(_Call):
+class AdaptiveMaxPool2D(_Functional):
     """`F.adaptive_max_pool2d(x, output_size)`."""
 
     _fn = staticmethod(nn.adaptive_max_pool2d)

@@ -11,28 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pullback.frontend.nn_layers import Layer
+from pullback.frontend.nn_layers import Layer, _Functional
 from pullback.frontend.ops import composite_nn, resample, shape
 
 
-class _Fixed(Layer):
-    """A layer calling `_fn(x, **kwargs)` with keyword arguments fixed at construction."""
-
-    _fn: Any
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__()
-        self._kwargs = kwargs
-
-    def forward(self, x: Any) -> Any:
-        """The function applied to x."""
-        return type(self)._fn(x, **self._kwargs)
-
-    def extra_repr(self) -> str:
-        return ", ".join(f"{k}={v!r}" for k, v in self._kwargs.items() if v is not None)
-
-
-class Upsample(_Fixed):
+class Upsample(_Functional):
     """`paddle.nn.Upsample`: `F.interpolate` with fixed settings."""
 
     _fn = staticmethod(resample.interpolate)
@@ -45,7 +28,7 @@ class Upsample(_Fixed):
                          recompute_scale_factor=recompute_scale_factor, name=name)
 
 
-class AdaptiveAvgPool3D(_Fixed):
+class AdaptiveAvgPool3D(_Functional):
     """`paddle.nn.AdaptiveAvgPool3D`: `F.adaptive_avg_pool3d`."""
 
     _fn = staticmethod(resample.adaptive_avg_pool3d)
@@ -54,7 +37,7 @@ class AdaptiveAvgPool3D(_Fixed):
         super().__init__(output_size=output_size, data_format=data_format, name=name)
 
 
-class AdaptiveMaxPool3D(_Fixed):
+class AdaptiveMaxPool3D(_Functional):
     """`paddle.nn.AdaptiveMaxPool3D`: `F.adaptive_max_pool3d`."""
 
     _fn = staticmethod(resample.adaptive_max_pool3d)
@@ -63,7 +46,7 @@ class AdaptiveMaxPool3D(_Fixed):
         super().__init__(output_size=output_size, return_mask=return_mask, name=name)
 
 
-class UpsamplingNearest2D(_Fixed):
+class UpsamplingNearest2D(_Functional):
     """`paddle.nn.UpsamplingNearest2D`: nearest-neighbour `F.interpolate` of 4-D input."""
 
     _fn = staticmethod(resample.interpolate)
@@ -74,7 +57,7 @@ class UpsamplingNearest2D(_Fixed):
                          align_mode=0, data_format=data_format, name=name)
 
 
-class UpsamplingBilinear2D(_Fixed):
+class UpsamplingBilinear2D(_Functional):
     """`paddle.nn.UpsamplingBilinear2D`: bilinear `F.interpolate` of 4-D input with
     `align_corners=True` (Paddle's choice for this layer)."""
 
@@ -86,7 +69,7 @@ class UpsamplingBilinear2D(_Fixed):
                          align_mode=0, data_format=data_format, name=name)
 
 
-class PixelShuffle(_Fixed):
+class PixelShuffle(_Functional):
     """`paddle.nn.PixelShuffle`: `F.pixel_shuffle`."""
 
     _fn = staticmethod(resample.pixel_shuffle)
@@ -97,7 +80,7 @@ class PixelShuffle(_Fixed):
         super().__init__(upscale_factor=upscale_factor, data_format=data_format, name=name)
 
 
-class PixelUnshuffle(_Fixed):
+class PixelUnshuffle(_Functional):
     """`paddle.nn.PixelUnshuffle`: `F.pixel_unshuffle`."""
 
     _fn = staticmethod(resample.pixel_unshuffle)
@@ -110,7 +93,7 @@ class PixelUnshuffle(_Fixed):
         super().__init__(downscale_factor=downscale_factor, data_format=data_format, name=name)
 
 
-class ChannelShuffle(_Fixed):
+class ChannelShuffle(_Functional):
     """`paddle.nn.ChannelShuffle`: `F.channel_shuffle`."""
 
     _fn = staticmethod(resample.channel_shuffle)
@@ -123,7 +106,7 @@ class ChannelShuffle(_Fixed):
         super().__init__(groups=groups, data_format=data_format, name=name)
 
 
-class Unfold(_Fixed):
+class Unfold(_Functional):
     """`paddle.nn.Unfold`: `F.unfold` (note the argument order: dilations before
     paddings before strides, as in Paddle)."""
 
@@ -135,7 +118,7 @@ class Unfold(_Fixed):
                          dilations=dilations, name=name)
 
 
-class Fold(_Fixed):
+class Fold(_Functional):
     """`paddle.nn.Fold`: `F.fold`."""
 
     _fn = staticmethod(resample.fold)
@@ -146,7 +129,7 @@ class Fold(_Fixed):
                          paddings=paddings, dilations=dilations, name=name)
 
 
-class LocalResponseNorm(_Fixed):
+class LocalResponseNorm(_Functional):
     """`paddle.nn.LocalResponseNorm`: `F.local_response_norm`."""
 
     _fn = staticmethod(composite_nn.local_response_norm)
