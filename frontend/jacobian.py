@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from pullback.frontend import core
 from pullback.frontend.ops import shape as S
 from pullback.frontend.ops.elementwise import zeros_like
@@ -179,6 +181,9 @@ class Jacobian:
 
     def __init__(self, ys: Any, xs: Any, is_batched: bool = False) -> None:
         for arg, v in (("ys", ys), ("xs", xs)):
+            if not hasattr(v, "shape") or isinstance(v, np.ndarray):  # (a Jacobian has a shape: hessian)
+                raise TypeError(f"jacobian: {arg} must be a Tensor/Variable or a tuple of them, "
+                                f"got {type(v).__name__}")
             rank = len(v.shape)
             lo, hi = (1, 2) if is_batched else (0, 1)
             if not lo <= rank <= hi:

@@ -833,16 +833,22 @@ def _if(tr: Translator, op: scf.IfOp, b: ir.IRBuilder, vals: Vals) -> None:
     other = fn.append_basic_block("if.else") if has_else or op.output else None
     merge = fn.append_basic_block("if.end")
     b.cbranch(vals[op.cond], then, other or merge)
+    regions = [(blk, region) for blk, region in ((then, op.true_region), (other, op.false_region)) if blk is not None]
+    _join_regions(tr, regions, merge, op.output, b, vals)
+
+
+def _join_regions(tr: Translator, regions: list[tuple[ir.Block, Any]], merge: ir.Block,
+                  results: Sequence[SSAValue], b: ir.IRBuilder, vals: Vals) -> None:
+    """Translate each region into its block, branch to `merge`, and give `results`
+    the yielded values through phis (`scf.if` and `scf.index_switch`)."""
     outs = []
-    for blk, region in ((then, op.true_region), (other, op.false_region)):
-        if blk is None:
-            continue
+    for blk, region in regions:
         b.position_at_end(blk)
         got = tr.block(region.block, b, vals) if region.blocks else []
         outs.append((got, b.block))
         b.branch(merge)
     b.position_at_end(merge)
-    for i, r in enumerate(op.output):
+    for i, r in enumerate(results):
         phi = b.phi(llvm_type(r.type))
         for got, blk in outs:
             phi.add_incoming(_ptr(got[i]), blk)
@@ -892,18 +898,7 @@ def _switch(tr: Translator, op: scf.IndexSwitchOp, b: ir.IRBuilder, vals: Vals) 
         bb = fn.append_basic_block("switch.case")
         sw.add_case(ir.Constant(I64, value), bb)
         regions.append((bb, region))
-    outs = []
-    for bb, region in regions:
-        b.position_at_end(bb)
-        got = tr.block(region.block, b, vals)
-        outs.append((got, b.block))
-        b.branch(merge)
-    b.position_at_end(merge)
-    for i, r in enumerate(op.output):
-        phi = b.phi(llvm_type(r.type))
-        for got, blk in outs:
-            phi.add_incoming(_ptr(got[i]), blk)
-        vals[r] = _rewrap(r.type, phi)
+    _join_regions(tr, regions, merge, op.output, b, vals)
 
 
 @handles(cf.BranchOp)

@@ -134,7 +134,7 @@ class _Jit:
             jit=True,
         )
         self.blas = _bind_blas(llvm)
-        self.keeps_freed_memory = keep_freed_memory()
+        keep_freed_memory()  # large temporaries reused across runs (runtime/malloc.py)
         # Before any program links: they may call the pool (`pb_parallel_for`).
         threadpool.ensure()
         backing = llvm.parse_assembly("")

@@ -132,6 +132,8 @@ def test_errors_are_paddles():
         paddle.autograd.jacobian(paddle.sum(x), x, batch_axis=0)
     with pytest.raises(ValueError, match=r"Only support ys.numel\(\)\(3\)==1"):
         paddle.autograd.hessian(x * 2, x)
+    with pytest.raises(TypeError, match="jacobian: ys must be a Tensor/Variable"):
+        paddle.autograd.jacobian(np.ones(3), x)
     J = paddle.autograd.jacobian(x * 2, x)
     with pytest.raises(IndexError, match="Ellipsis"):
         J[..., 0]
