@@ -71,6 +71,7 @@ from xdsl.ir.affine import (
     AffineMap,
 )
 
+from pullback.lowering.llvm_scalar import SCALAR_EMITTERS, Emitter
 from pullback.lowering.abi import LoweringError
 from pullback.lowering.convert_func_to_llvm import PACKED_PREFIX
 from pullback.lowering.finalize_memref_to_llvm import element_bytes
@@ -155,8 +156,6 @@ def _fastmath(op: Operation) -> list[str]:
 _BUILDER_METHOD = {"and": "and_", "or": "or_"}
 """llvmlite's `IRBuilder` method of an instruction whose name is a Python keyword."""
 
-_CMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
-"""llvmlite's spelling of comparison predicates (without the sign/order prefix)."""
 
 
 def _emit(b: ir.IRBuilder, opcode: str) -> Callable[..., Any]:
@@ -444,65 +443,22 @@ def _constant(tr: Translator, op: arith.ConstantOp, b: ir.IRBuilder, vals: Vals)
         raise LoweringError(f"translate-to-llvmlite: arith.constant {attr} (only scalars)")
 
 
-@handles(arith.IndexCastOp)
-def _index_cast(tr: Translator, op: Operation, b: ir.IRBuilder, vals: Vals) -> None:
-    x = vals[op.operands[0]]
-    to = llvm_type(op.results[0].type)
-    if x.type.width == to.width:
-        vals[op.results[0]] = x
-    elif x.type.width > to.width:
-        vals[op.results[0]] = b.trunc(x, to)
-    else:
-        vals[op.results[0]] = b.sext(x, to)
+def _scalar(emit: Emitter) -> Handler:
+    """A handler running one of the shared scalar emitters (`llvm_scalar.py`)."""
+
+    def handler(tr: Translator, op: Operation, b: ir.IRBuilder, vals: dict[SSAValue, Any]) -> None:
+        emit(op, b, vals)
+
+    return handler
 
 
-@handles(arith.CeilDivUIOp)
-def _ceildivui(tr: Translator, op: Operation, b: ir.IRBuilder, vals: Vals) -> None:
-    a, d = (vals[v] for v in op.operands)
-    one = ir.Constant(a.type, 1)
-    vals[op.results[0]] = b.udiv(b.sub(b.add(a, d), one), d)
-
-
-@handles(arith.FloorDivSIOp, arith.CeilDivSIOp)
-def _signed_div(tr: Translator, op: Operation, b: ir.IRBuilder, vals: Vals) -> None:
-    a, d = (vals[v] for v in op.operands)
-    zero, one = ir.Constant(a.type, 0), ir.Constant(a.type, 1)
-    q, r = b.sdiv(a, d), b.srem(a, d)
-    inexact = b.icmp_signed("!=", r, zero)
-    opposite = b.icmp_signed("<", b.xor(r, d), zero)
-    if isinstance(op, arith.FloorDivSIOp):
-        vals[op.results[0]] = b.select(b.and_(inexact, opposite), b.sub(q, one), q)
-    else:
-        vals[op.results[0]] = b.select(b.and_(inexact, b.not_(opposite)), b.add(q, one), q)
+for _op_type, _scalar_emitter in SCALAR_EMITTERS.items():
+    handles(_op_type)(_scalar(_scalar_emitter))
 
 
 @handles(arith.NegfOp)
 def _negf(tr: Translator, op: Operation, b: ir.IRBuilder, vals: Vals) -> None:
     vals[op.results[0]] = b.fneg(vals[op.operands[0]], flags=_fastmath(op))
-
-
-@handles(arith.CmpiOp)
-def _cmpi(tr: Translator, op: arith.CmpiOp, b: ir.IRBuilder, vals: Vals) -> None:
-    pred = arith.CMPI_COMPARISON_OPERATIONS[op.predicate.value.data]
-    lhs, rhs = vals[op.lhs], vals[op.rhs]
-    cmp = b.icmp_unsigned if pred.startswith("u") else b.icmp_signed
-    vals[op.result] = cmp(_CMP[pred.removeprefix("u").removeprefix("s")], lhs, rhs)
-
-
-@handles(arith.CmpfOp)
-def _cmpf(tr: Translator, op: arith.CmpfOp, b: ir.IRBuilder, vals: Vals) -> None:
-    pred = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]
-    lhs, rhs = vals[op.lhs], vals[op.rhs]
-    if pred in ("false", "true"):
-        vals[op.result] = ir.Constant(I1, int(pred == "true"))
-    elif pred == "ord":
-        vals[op.result] = b.fcmp_ordered("ord", lhs, rhs)
-    elif pred == "uno":
-        vals[op.result] = b.fcmp_unordered("uno", lhs, rhs)
-    elif pred[0] == "o":
-        vals[op.result] = b.fcmp_ordered(_CMP[pred[1:]], lhs, rhs)
-    else:
-        vals[op.result] = b.fcmp_unordered(_CMP[pred[1:]], lhs, rhs)
 
 
 @handles(arith.SelectOp)

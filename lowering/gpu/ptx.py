@@ -45,6 +45,7 @@ from xdsl.context import Context
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.utils.target import Target
 
+from pullback.lowering.llvm_scalar import SCALAR_EMITTERS, Emitter
 from pullback.lowering.gpu.build import GpuLoweringError
 from pullback.lowering.gpu.nvvm import KERNEL_ATTR
 from pullback.lowering.llvm_opcodes import (
@@ -160,8 +161,6 @@ _BUILDER_METHOD = {"and": "and_", "or": "or_"}
 """llvmlite's `IRBuilder` method of an LLVM instruction, where it is not the
 instruction's own name (Python keywords)."""
 
-_INT_PRED = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
-"""llvmlite's spelling of `icmp`/`fcmp` predicates (without the sign or order prefix)."""
 
 
 def _emit(b: ir.IRBuilder, opcode: str) -> Callable[..., Any]:
@@ -364,63 +363,22 @@ def _constant(tr: KernelTranslator, op: arith.ConstantOp, b: ir.IRBuilder, vals:
         raise GpuLoweringError(f"arith.constant {attr} in a kernel")
 
 
-@handles(arith.IndexCastOp)
-def _index_cast(tr: KernelTranslator, op: Operation, b: ir.IRBuilder, vals: dict) -> None:
-    x = vals[op.operands[0]]
-    to = llvm_type(op.results[0].type)
-    if x.type.width == to.width:
-        vals[op.results[0]] = x
-    elif x.type.width > to.width:
-        vals[op.results[0]] = b.trunc(x, to)
-    else:
-        vals[op.results[0]] = b.sext(x, to)
+def _scalar(emit: Emitter) -> Handler:
+    """A handler running one of the shared scalar emitters (`llvm_scalar.py`)."""
+
+    def handler(tr: KernelTranslator, op: Operation, b: ir.IRBuilder, vals: dict[SSAValue, Any]) -> None:
+        emit(op, b, vals)
+
+    return handler
 
 
-@handles(arith.CeilDivUIOp)
-def _ceildivui(tr: KernelTranslator, op: Operation, b: ir.IRBuilder, vals: dict) -> None:
-    a, d = (vals[v] for v in op.operands)
-    one = ir.Constant(a.type, 1)
-    vals[op.results[0]] = b.udiv(b.sub(b.add(a, d), one), d)
-
-
-@handles(arith.FloorDivSIOp, arith.CeilDivSIOp)
-def _signed_div(tr: KernelTranslator, op: Operation, b: ir.IRBuilder, vals: dict) -> None:
-    a, d = (vals[v] for v in op.operands)
-    zero, one = ir.Constant(a.type, 0), ir.Constant(a.type, 1)
-    q, r = b.sdiv(a, d), b.srem(a, d)
-    inexact = b.icmp_signed("!=", r, zero)
-    opposite = b.icmp_signed("!=", b.icmp_signed("<", a, zero), b.icmp_signed("<", d, zero))
-    if isinstance(op, arith.FloorDivSIOp):
-        vals[op.results[0]] = b.select(b.and_(inexact, opposite), b.sub(q, one), q)
-    else:
-        vals[op.results[0]] = b.select(b.and_(inexact, b.not_(opposite)), b.add(q, one), q)
+for _op_type, _scalar_emitter in SCALAR_EMITTERS.items():
+    handles(_op_type)(_scalar(_scalar_emitter))
 
 
 @handles(arith.NegfOp)
 def _negf(tr: KernelTranslator, op: Operation, b: ir.IRBuilder, vals: dict) -> None:
     vals[op.results[0]] = b.fneg(vals[op.operands[0]])
-
-
-@handles(arith.CmpiOp)
-def _cmpi(tr: KernelTranslator, op: arith.CmpiOp, b: ir.IRBuilder, vals: dict) -> None:
-    pred = arith.CMPI_COMPARISON_OPERATIONS[op.predicate.value.data]
-    lhs, rhs = vals[op.lhs], vals[op.rhs]
-    cmp = b.icmp_unsigned if pred.startswith("u") else b.icmp_signed
-    vals[op.result] = cmp(_INT_PRED[pred.removeprefix("u").removeprefix("s")], lhs, rhs)
-
-
-@handles(arith.CmpfOp)
-def _cmpf(tr: KernelTranslator, op: arith.CmpfOp, b: ir.IRBuilder, vals: dict) -> None:
-    pred = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]
-    lhs, rhs = vals[op.lhs], vals[op.rhs]
-    if pred in ("false", "true"):
-        vals[op.result] = ir.Constant(ir.IntType(1), int(pred == "true"))
-    elif pred in ("ord", "uno"):
-        vals[op.result] = b.fcmp_ordered(pred, lhs, rhs) if pred == "ord" else b.fcmp_unordered(pred, lhs, rhs)
-    elif pred[0] == "o":
-        vals[op.result] = b.fcmp_ordered(_INT_PRED[pred[1:]], lhs, rhs)
-    else:
-        vals[op.result] = b.fcmp_unordered(_INT_PRED[pred[1:]], lhs, rhs)
 
 
 @handles(arith.SelectOp)
