@@ -610,50 +610,70 @@ def lower_forks(mod: lir.Module) -> int:
     """Define each declared `<chunk>__fork` of an llvmlite module (see the module
     docstring): pack the arguments, call `pb_parallel_for` with a trampoline that
     unpacks them and calls `<chunk>(lo, hi, ...)`.  Returns how many."""
-    ptr = lir.PointerType()
-    i64 = lir.IntType(64)
-    pfor_type = lir.FunctionType(lir.VoidType(), [ptr, ptr, i64, i64])
-    pfor = None
     count = 0
     for fork in list(mod.functions):
-        name = fork.name
-        if not (fork.is_declaration and name.endswith(FORK_SUFFIX)):
-            continue
-        chunk = mod.globals.get(name[: -len(FORK_SUFFIX)])
-        if not isinstance(chunk, lir.Function) or chunk.is_declaration:
-            raise ValueError(f"parallelize-loops: {name} has no chunk function")
-        if pfor is None:
-            existing = mod.globals.get(PARALLEL_FOR)
-            pfor = existing if isinstance(existing, lir.Function) else lir.Function(mod, pfor_type, PARALLEL_FOR)
-        extra = list(chunk.function_type.args[2:])
-        packed = lir.LiteralStructType(extra)
-        tramp = lir.Function(mod, lir.FunctionType(lir.VoidType(), [ptr, i64, i64]), name[: -len(FORK_SUFFIX)] + TRAMP_SUFFIX)
-        tramp.linkage = "internal"
-        tb = lir.IRBuilder(tramp.append_basic_block("entry"))
-        ctx, lo, hi = tramp.args
-        zero = lir.Constant(lir.IntType(32), 0)
-        vals = [tb.load(tb.gep(ctx, [zero, lir.Constant(lir.IntType(32), k)], source_etype=packed), typ=t)
-                for k, t in enumerate(extra)]
-        lo_c, hi_c = (tb.trunc(x, chunk.function_type.args[i]) if chunk.function_type.args[i] != i64 else x
-                      for i, x in ((0, lo), (1, hi)))
-        tb.call(chunk, [lo_c, hi_c, *vals])
-        tb.ret_void()
-        fork.linkage = "internal"
-        fb = lir.IRBuilder(fork.append_basic_block("entry"))
-        n, grain, *args = fork.args
-        slot = fb.alloca(packed)
-        slot.type = ptr  # opaque, as every pointer of the module (LLVM has no typed ones)
-        for k, a in enumerate(args):
-            fb.store(a, fb.gep(slot, [zero, lir.Constant(lir.IntType(32), k)], source_etype=packed))
-        n64, g64 = (fb.sext(x, i64) if x.type != i64 else x for x in (n, grain))
-        fb.call(pfor, [tramp, slot, n64, g64])
-        fb.ret_void()
-        count += 1
+        if fork.is_declaration and fork.name.endswith(FORK_SUFFIX):
+            chunk = mod.globals.get(fork.name[: -len(FORK_SUFFIX)])
+            if isinstance(chunk, lir.Function) and chunk.is_declaration:
+                raise ValueError(f"parallelize-loops: {fork.name} has no chunk function")
+            define_fork(mod, fork)
+            count += 1
     return count
+
+
+def lower_forks_of(mod: lir.Module, caller: str) -> list[lir.Function]:
+    """Define the forks of `caller`'s chunk functions (`<caller>__par<N>__fork`, N =
+    0, 1, ...: `parallelize-loops` numbers them so), as `lower_forks` does, before
+    the chunk functions are written (only their signatures are needed).  Returns
+    each fork and its trampoline."""
+    out: list[lir.Function] = []
+    n = 0
+    while isinstance(fork := mod.globals.get(f"{caller}{PAR_INFIX}{n}{FORK_SUFFIX}"), lir.Function):
+        if fork.is_declaration:
+            out += [fork, define_fork(mod, fork)]
+        n += 1
+    return out
+
+
+def define_fork(mod: lir.Module, fork: lir.Function) -> lir.Function:
+    """Define the declared `fork` (see `lower_forks`); returns its trampoline."""
+    ptr = lir.PointerType()
+    i64 = lir.IntType(64)
+    name = fork.name
+    chunk = mod.globals.get(name[: -len(FORK_SUFFIX)])
+    if not isinstance(chunk, lir.Function):
+        raise ValueError(f"parallelize-loops: {name} has no chunk function")
+    pfor = mod.globals.get(PARALLEL_FOR)
+    if not isinstance(pfor, lir.Function):
+        pfor = lir.Function(mod, lir.FunctionType(lir.VoidType(), [ptr, ptr, i64, i64]), PARALLEL_FOR)
+    extra = list(chunk.function_type.args[2:])
+    packed = lir.LiteralStructType(extra)
+    tramp = lir.Function(mod, lir.FunctionType(lir.VoidType(), [ptr, i64, i64]), name[: -len(FORK_SUFFIX)] + TRAMP_SUFFIX)
+    tramp.linkage = "internal"
+    tb = lir.IRBuilder(tramp.append_basic_block("entry"))
+    ctx, lo, hi = tramp.args
+    zero = lir.Constant(lir.IntType(32), 0)
+    vals = [tb.load(tb.gep(ctx, [zero, lir.Constant(lir.IntType(32), k)], source_etype=packed), typ=t)
+            for k, t in enumerate(extra)]
+    lo_c, hi_c = (tb.trunc(x, chunk.function_type.args[i]) if chunk.function_type.args[i] != i64 else x
+                  for i, x in ((0, lo), (1, hi)))
+    tb.call(chunk, [lo_c, hi_c, *vals])
+    tb.ret_void()
+    fork.linkage = "internal"
+    fb = lir.IRBuilder(fork.append_basic_block("entry"))
+    n, grain, *args = fork.args
+    slot = fb.alloca(packed)
+    slot.type = ptr  # opaque, as every pointer of the module (LLVM has no typed ones)
+    for k, a in enumerate(args):
+        fb.store(a, fb.gep(slot, [zero, lir.Constant(lir.IntType(32), k)], source_etype=packed))
+    n64, g64 = (fb.sext(x, i64) if x.type != i64 else x for x in (n, grain))
+    fb.call(pfor, [tramp, slot, n64, g64])
+    fb.ret_void()
+    return tramp
 
 
 __all__ = [
     "FORK_SUFFIX", "MAX_SLOTS", "MIN_CHUNK_WORK", "PARALLEL_FOR", "PAR_INFIX", "ParallelizeLoopsPass",
-    "lower_forks", "parallelize", "plan",
+    "define_fork", "lower_forks", "lower_forks_of", "parallelize", "plan",
 ]
 _ = IntegerType

@@ -11,7 +11,7 @@ compiled backend use it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import llvmlite.ir as lir
@@ -34,7 +34,7 @@ from pullback.lowering.convert_scf_while_to_cf import ConvertScfWhileToCfPass
 from pullback.lowering.finalize_memref_to_llvm import FinalizeMemRefToLLVMPass
 from pullback.lowering.math_polynomial_approximation import MathPolynomialApproximationPass
 from pullback.lowering.outline_segments import SEGMENT_INFIX, OutlineSegmentsPass
-from pullback.lowering.parallelize_loops import ParallelizeLoopsPass, lower_forks
+from pullback.lowering.parallelize_loops import ParallelizeLoopsPass, lower_forks, lower_forks_of
 from pullback.lowering.phase_times import PhaseTimes
 
 
@@ -148,6 +148,23 @@ def translate(module: ModuleOp) -> lir.Module:
 
     out = translate_module(module)
     lower_forks(out)
+    return out
+
+
+def translate_in_groups(module: ModuleOp, written: Callable[[lir.Module, list[lir.Function]], None]) -> lir.Module:
+    """`translate`, handing each function on as soon as it is written, with the
+    forks it calls and their trampolines (`lower_forks_of`): `written(module,
+    group)`, so that LLVM can compile a group while the rest is translated
+    (`runtime/llvm_chunks.py`, `ChunkWriter`)."""
+    from pullback.lowering.translate_to_llvmlite import translate_module
+
+    def done(fns: list[lir.Function]) -> None:
+        mod = fns[0].module
+        written(mod, [*fns, *lower_forks_of(mod, fns[0].name)])
+
+    out = translate_module(module, written=done)
+    if lower_forks(out):  # each fork is its caller's (`lower_forks_of`): none is left
+        raise RuntimeError("translate_in_groups: a fork that no translated function calls")
     return out
 
 

@@ -227,9 +227,12 @@ class Translator:
 
     # -- module and functions -------------------------------------------------------
 
-    def translate(self, module: ModuleOp) -> ir.Module:
+    def translate(
+        self, module: ModuleOp, written: Callable[[list[ir.Function]], None] | None = None
+    ) -> ir.Module:
         """Translate every function of `module` (declarations first, so calls can
-        refer to functions defined later)."""
+        refer to functions defined later); `written` is called after each function
+        with what it defined (the function, and an entry's packed wrapper)."""
         funcs = []
         for op in module.body.block.ops:
             if isinstance(op, func.FuncOp):
@@ -251,7 +254,12 @@ class Translator:
             else:
                 raise LoweringError(f"translate-to-llvmlite: cannot translate '{op.name}' at module level")
         for fn in funcs:
+            before = len(self.module.globals)
             self.function(fn)
+            if written is not None:
+                new = list(self.module.globals.values())[before:]  # intrinsics declared, a wrapper defined
+                written([self.functions[fn.sym_name.data],
+                         *(g for g in new if isinstance(g, ir.Function) and not g.is_declaration)])
         return self.module
 
     def function(self, fn: func.FuncOp) -> None:
@@ -1035,9 +1043,12 @@ def chain_depth(block: Block) -> int:
     return longest
 
 
-def translate_module(module: ModuleOp, name: str = "pullback") -> ir.Module:
-    """The llvmlite module of a loop-level `module` (see the module docstring)."""
-    return Translator(name).translate(module)
+def translate_module(
+    module: ModuleOp, name: str = "pullback", written: Callable[[list[ir.Function]], None] | None = None
+) -> ir.Module:
+    """The llvmlite module of a loop-level `module` (see the module docstring);
+    `written`: see `Translator.translate`."""
+    return Translator(name).translate(module, written)
 
 
 __all__ = ["TRANSLATOR_VERSION", "MemRef", "Translator", "affine_value", "llvm_type", "translate_module"]

@@ -74,14 +74,17 @@ LOOP_UNROLL_THRESHOLD = 300
 """LLVM's loop-unrolling cost threshold (`-unroll-threshold`; 300 is LLVM's own at O3,
 0 turns unrolling off)."""
 
-FULL_UNROLL_MAX_COUNT = 4
+FULL_UNROLL_MAX_COUNT = 3
 """Loops are fully unrolled only up to this trip count (`-unroll-full-max-count`;
 0: no bound, LLVM's default).  Unbounded, LLVM fully unrolled the small static nested
 loops of a training step (a batch-norm reduction over 2x16x16 became a
 26,000-instruction function), which took most of a ResNet-style compile; with no
-unrolling at all, the CNN step's 3x3 kernel loops ran 2.3x slower.  Bounded at 4 the
-compile costs about what it does without unrolling and kernel loops still unroll
-(measured in benchmarks/RESULTS.md, issue 18)."""
+unrolling at all, the CNN step's 3x3 kernel loops ran 2.3x slower.  Bounded at 3,
+3x3 kernel loops still unroll.  At 4, ResNet-18's 4x4 feature maps unrolled into
+16-fold loop bodies whose vectorized loops cost LLVM's loop-load elimination half
+a second each (one batch-norm backward segment: 526 ms at 4, 16 ms at 3); the
+ResNet-18 step's LLVM time fell from 4.8 s to 3.4 s and its run time by 2.5%, the
+MLP and CNN steps' run times unchanged (benchmarks/RESULTS.md, issue 18)."""
 
 SHAPE_PLANS_PER_PROGRAM = 256
 """Concrete feed-shape plans kept per compiled program (same policy: one plan per
@@ -114,9 +117,12 @@ matters for our loops (benchmarks/RESULTS.md).  `PULLBACK_SLP=1` turns it back o
 def compile_threads() -> int:
     """Threads LLVM compiles a program's chunks on (`runtime/llvm_chunks.py`):
     `PULLBACK_COMPILE_THREADS` if set, else one per CPU not already busy (from the
-    1-minute load average; at least one, at most `MAX_COMPILE_THREADS`): on a
-    machine whose cores are all taken a second thread only competes with the first.
-    The object code is the same for any count."""
+    1-minute load average, a CPU counted idle when at least half idle; at least
+    one, at most `MAX_COMPILE_THREADS`): on a machine whose cores are all taken a
+    second thread only competes with the first.  (The load average counts this
+    process too: a program that has been computing for a minute adds about 1, so
+    counting only wholly idle CPUs gave one thread on an otherwise idle 2-core
+    machine.)  The object code is the same for any count."""
     value = int_setting("PULLBACK_COMPILE_THREADS")
     if value is not None:
         return value
@@ -125,7 +131,7 @@ def compile_threads() -> int:
         idle = cpus - os.getloadavg()[0]
     except OSError:  # no load average on this platform
         idle = cpus
-    return max(1, min(cpus, MAX_COMPILE_THREADS, int(idle) + 1))
+    return max(1, min(cpus, MAX_COMPILE_THREADS, int(idle + 0.5) + 1))
 
 
 MAX_COMPILE_THREADS = 8
@@ -166,6 +172,8 @@ class _Jit:
         """Entry symbols linked so far and their addresses."""
         self._tms: list[Any] = [self.tm]
         """Target machines of the compiling threads (`target_machines`)."""
+        self._fast_tms: list[Any] = []
+        """Their code-generation-level-0 twins, for loop-free chunks (`target_machines`)."""
 
     @classmethod
     def get(cls) -> _Jit:
@@ -179,18 +187,21 @@ class _Jit:
         """What this engine's code depends on besides the program (for the disk cache)."""
         return compile_cache.fingerprint(self.llvm.get_host_cpu_name(), self.llvm.get_host_cpu_features().flatten())
 
-    def target_machines(self, n: int) -> list[Any]:
+    def target_machines(self, n: int, fast: bool = False) -> list[Any]:
         """`n` target machines for the host CPU, one per compiling thread (LLVM's
-        are not shared between threads); made on first use and kept."""
+        are not shared between threads), code generation at level 3 (or 0 with
+        `fast`: LLVM's fast instruction selector and register allocator); made on
+        first use and kept."""
         with self._lock:
-            while len(self._tms) < n:
-                self._tms.append(self._target_machine())
-            return self._tms[:n]
+            tms = self._fast_tms if fast else self._tms
+            while len(tms) < n:
+                tms.append(self._target_machine(0 if fast else 3))
+            return tms[:n]
 
-    def _target_machine(self) -> Any:
+    def _target_machine(self, opt: int = 3) -> Any:
         llvm = self.llvm
         return llvm.Target.from_default_triple().create_target_machine(
-            cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(), opt=3, jit=True
+            cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(), opt=opt, jit=True
         )
 
     def emit(
@@ -202,17 +213,38 @@ class _Jit:
         threads: int | None = None,
         split: bool = True,
     ) -> list[bytes]:
-        """Verify, optimize at O3 (loop vectorizer on; loop unrolling bounded by
+        """Verify, optimize and emit object files of LLVM IR text: with `split`, the
+        module cut into chunks (`runtime/llvm_chunks.py`) compiled on `threads`
+        threads (default `compile_threads()`); else whole, on one (`compiling`)."""
+        from pullback.runtime import llvm_chunks
+
+        with times.phase("llvm-split"):
+            chunks = llvm_chunks.split_module(llvm_ir, llvm_chunks.MAX_CHUNKS if split else 1)
+        n = compile_threads() if threads is None else max(1, threads)
+        with self.compiling(times, unroll_threshold, full_unroll_max, min(n, len(chunks))) as compiler:
+            for chunk in chunks:
+                compiler.submit(chunk)
+        return compiler.objects
+
+    @contextlib.contextmanager
+    def compiling(
+        self,
+        times: PhaseTimes,
+        unroll_threshold: int = LOOP_UNROLL_THRESHOLD,
+        full_unroll_max: int = FULL_UNROLL_MAX_COUNT,
+        threads: int | None = None,
+    ) -> Iterator[Any]:
+        """A `llvm_chunks.ChunkCompiler` on `threads` threads (default
+        `compile_threads()`) for the body to submit chunks to, compiling them as they
+        come: optimized at O3 (loop vectorizer on; loop unrolling bounded by
         `unroll_threshold` and `full_unroll_max`, see `LOOP_UNROLL_THRESHOLD` and
-        `FULL_UNROLL_MAX_COUNT`) and emit object files: with `split`, the module cut
-        into chunks (`runtime/llvm_chunks.py`) compiled on `threads` threads
-        (default `compile_threads()`); else whole, on one."""
+        `FULL_UNROLL_MAX_COUNT`), loop-free chunks emitted by the fast code generator.
+        On leaving, the calling thread compiles along until all are done (phase
+        `llvm`); the object files are then in the compiler's `objects`."""
         from pullback.runtime import llvm_chunks
 
         llvm = self.llvm
         n = compile_threads() if threads is None else max(1, threads)
-        with times.phase("llvm-split"):
-            chunks = llvm_chunks.split_module(llvm_ir, llvm_chunks.MAX_CHUNKS if split else 1)
 
         def pass_builder(tm: Any) -> Any:
             pto = llvm.create_pipeline_tuning_options(speed_level=3)
@@ -227,16 +259,21 @@ class _Jit:
             if unroll_threshold > 0:
                 llvm.set_option("pullback", f"-unroll-threshold={unroll_threshold}")
                 llvm.set_option("pullback", f"-unroll-full-max-count={full_unroll_max or 2**32 - 1}")
-            tms = self.target_machines(min(n, len(chunks)))
+            tms = self.target_machines(n)
+            compiler = llvm_chunks.ChunkCompiler(llvm, tms, pass_builder, self.target_machines(n, fast=True))
+            try:
+                yield compiler
+            except BaseException:
+                compiler.cancel()
+                raise
             with times.phase("llvm"):
                 try:
-                    objs, chunk_times = llvm_chunks.emit_chunks(llvm, chunks, tms, pass_builder)
+                    objs, chunk_times = compiler.finish()
                 except llvm_chunks.ChunkError as e:
                     raise RuntimeError(f"compiled backend: {e}") from None
-        tag = f" ({len(chunks)} chunks, {len(tms)} threads)" if len(chunks) > 1 else ""
+        tag = f" ({len(objs)} chunks, {len(tms)} threads)" if len(objs) > 1 else ""
         for step in ("parse", "optimize", "codegen"):
             times.threads.append((f"llvm-{step}{tag}", sum(getattr(ct, step) for ct in chunk_times)))
-        return objs
 
     def load(self, objs: Sequence[bytes], symbol: str, times: PhaseTimes) -> tuple[NativeCode, int]:
         """Link object files (from `emit` or the disk cache) into the engine; returns
@@ -532,7 +569,10 @@ def _lower_and_emit(
     work per chunk of `parallelize-loops` (None: not run); `llvm_threads` and
     `split_llvm`: `_Jit.emit`'s `threads` and `split`.  Returns the disk cache's
     entry (object files, ABI, memory report)."""
-    from pullback.lowering.pipeline import loop_passes, run_passes, to_llvmlite, translate, translate_passes
+    from pullback.lowering.pipeline import (
+        loop_passes, run_passes, to_llvmlite, translate, translate_in_groups, translate_passes,
+    )
+    from pullback.runtime import llvm_chunks
 
     try:
         with times.phase("convert-pd-to-linalg"):
@@ -558,11 +598,21 @@ def _lower_and_emit(
     else:
         run_passes(lowered, translate_passes(blas=use_blas, outline=outline, dedupe=dedupe, threads=threads), times=times)
         try:
-            with times.phase("translate-to-llvmlite"):
-                ir = str(translate(lowered))
+            if split_llvm:
+                # LLVM compiles each chunk while the rest is still being translated.
+                with jit.compiling(times, *unroll, threads=llvm_threads) as compiler:
+                    writer = llvm_chunks.ChunkWriter(compiler.submit)
+                    with times.phase("translate-to-llvmlite"):
+                        translate_in_groups(lowered, writer.add)
+                        writer.close()
+                objs = compiler.objects
+            else:
+                with times.phase("translate-to-llvmlite"):
+                    ir = str(translate(lowered))
         except LoweringError as e:
             raise NotCompilable(str(e)) from None
-    objs = jit.emit(ir, times, *unroll, threads=llvm_threads, split=split_llvm)
+    if route.startswith("xdsl") or not split_llvm:
+        objs = jit.emit(ir, times, *unroll, threads=llvm_threads, split=split_llvm)
     return {"abi": abi, "memory": memory, "objects": objs, "symbol": "_pullback_packed_" + entry,
             "collectives": collectives}
 

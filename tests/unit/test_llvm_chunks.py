@@ -103,10 +103,12 @@ def test_a_program_compiled_in_chunks_on_two_threads_computes_what_the_whole_mod
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A training step (several outlined segments, parallel-loop bodies) cut into
-    chunks compiled on two threads: every output and updated parameter equal bit for
-    bit to the module compiled whole, which agrees with the interpreter."""
+    chunks compiled on two threads while it is translated (`ChunkWriter`): every
+    output and updated parameter equal bit for bit to the module compiled whole,
+    which agrees with the interpreter."""
     monkeypatch.setenv("PULLBACK_CACHE", "0")
     monkeypatch.setattr(llvm_chunks, "MIN_CHUNK_CHARS", 1)
+    monkeypatch.setattr(llvm_chunks, "STREAM_CHUNK_CHARS", 1)  # a chunk per function group
     m = mlp_train((12, 16, 16, 4), 0.1, optimizer="momentum")
     rng = np.random.default_rng(3)
     feeds = {"x": rng.standard_normal((8, 12)).astype(np.float32), "label": rng.integers(0, 4, (8, 1)).astype(np.int64)}
@@ -116,6 +118,7 @@ def test_a_program_compiled_in_chunks_on_two_threads_computes_what_the_whole_mod
         assert prog.times is not None
         chunked = [n for n, _ in prog.times.threads if "chunks, 2 threads" in n]
         assert bool(chunked) == split
+        assert not split or int(chunked[0].split("(")[1].split()[0]) > 4  # streamed, group by group
         state = {k: np.array(v) for k, v in m.scope.items()}
         outs = [execute(prog, feeds, state) for _ in range(3)]
         results[split] = (outs, state)
@@ -141,3 +144,84 @@ def test_pullback_compile_threads_is_checked(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setenv("PULLBACK_COMPILE_THREADS", "0")
     with pytest.raises(ValueError, match="PULLBACK_COMPILE_THREADS"):
         compiled.compile_threads()
+
+
+LOOP = """define void @"loop"(ptr %".1", i64 %".2")
+{
+entry:
+  br label %"head"
+head:
+  %".4" = phi i64 [0, %"entry"], [%".7", %"body"]
+  %".5" = icmp slt i64 %".4", %".2"
+  br i1 %".5", label %"body", label %"exit"
+body:
+  store i64 %".4", ptr %".1"
+  %".7" = add i64 %".4", 1
+  br label %"head"
+exit:
+  ret void
+}"""
+
+DIAMOND = """define void @"diamond"(ptr %".1", i1 %".2")
+{
+.3:
+  br i1 %".2", label %"then", label %".5"
+then:
+  store i64 1, ptr %".1"
+  br label %".5"
+.5:
+  ret void
+}"""
+
+
+def test_has_loop_finds_a_back_edge_and_nothing_else() -> None:
+    assert llvm_chunks.has_loop(LOOP)
+    assert not llvm_chunks.has_loop(DIAMOND)  # branches that merge: no cycle
+    assert not llvm_chunks.has_loop(IR.split("define", 2)[1])  # one block of calls
+    for text in (LOOP, DIAMOND):  # what the walk takes for blocks is what LLVM does
+        mod = llvm.parse_assembly(text)
+        assert len(list(next(iter(mod.functions)).blocks)) == text.count(":\n")
+
+
+def test_loop_free_functions_get_a_chunk_of_their_own() -> None:
+    ir = IR + "\n" + LOOP + "\n"
+    chunks = llvm_chunks.split_module(ir, 3, min_chars=1)
+    flat = [c for c in chunks if c.loop_free]
+    assert len(flat) == 1 and set(flat[0].functions) == {"entry", "seg0", "seg0__fork", "seg1"}
+    assert [c.functions for c in chunks if not c.loop_free] == [["loop"]]
+    for c in chunks:
+        _defined(c)  # each parses alone
+
+
+def test_a_chunk_writer_hands_on_chunks_in_order_each_declaring_what_it_calls() -> None:
+    import llvmlite.ir as lir
+
+    mod = lir.Module("m")
+    i64 = lir.IntType(64)
+    callee = lir.Function(mod, lir.FunctionType(i64, [i64]), "callee")
+    fns = []
+    for k in range(4):
+        f = lir.Function(mod, lir.FunctionType(i64, [i64]), f"f{k}")
+        b = lir.IRBuilder(f.append_basic_block("entry"))
+        b.ret(b.call(callee, [f.args[0]]) if k % 2 else f.args[0])
+        fns.append(f)
+    got: list[llvm_chunks.Chunk] = []
+    writer = llvm_chunks.ChunkWriter(got.append, min_chars=len(str(fns[0])) * 2)
+    for f in fns:
+        writer.add(mod, [f])
+    writer.close()
+    assert [c.functions for c in got] == [["f0", "f1"], ["f2", "f3"]]
+    assert all(c.loop_free for c in got)
+    for c in got:
+        assert _defined(c) == set(c.functions)
+        assert c.text.count('declare i64 @"callee"') == 1 and 'declare i64 @"f' not in c.text
+
+
+def test_compile_threads_counts_a_half_idle_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The load average counts this process too: one busy process on two CPUs
+    still compiles on two threads; two busy ones leave one."""
+    monkeypatch.delenv("PULLBACK_COMPILE_THREADS", raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    for load, want in ((0.0, 2), (1.0, 2), (1.4, 2), (1.6, 1), (2.0, 1), (5.0, 1)):
+        monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, load, load))
+        assert compiled.compile_threads() == want, load
