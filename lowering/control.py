@@ -53,6 +53,7 @@ from pullback.lowering.core import (
 from pullback.lowering.finalize_memref_to_llvm import element_bytes
 from pullback.lowering.loop_nest import copy_window, if_then, load, store, to_index
 from pullback.lowering.shape import add_sizes, sub_sizes
+from pullback.lowering.views import reinterpret_cast
 
 # ------------------------------------------------------------------ buffers
 
@@ -77,7 +78,7 @@ def view_as(low: Lowerer, mem: SSAValue, sizes: Sequence[Size], t: MemRefType[At
         strides.insert(0, acc)
         if i < len(sizes) - 1:
             acc = low.mul_sizes([acc, d])
-    op = memref.ReinterpretCastOp.from_dynamic(mem, [0], sized, strides, t)
+    op = reinterpret_cast(mem, [0], sized, strides, t)
     low.emit(op)
     return op.result
 

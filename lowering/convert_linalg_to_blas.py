@@ -322,14 +322,31 @@ class ConvertLinalgToBlasPass(ModulePass):
     name = "convert-linalg-to-blas"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        """Rewrite the contractions of every function of `op`; declare the kernels used."""
         used: set[str] = set()
-        PatternRewriteWalker(GemmToCall(used), apply_recursively=False).rewrite_module(op)
-        existing = {getattr(o, "sym_name", None) and o.sym_name.data for o in op.body.block.ops}  # type: ignore[attr-defined]
-        for name in sorted(used - existing):
-            elem = f32 if name == GEMM_SYMBOLS["f32"] else f64
-            ins, outs = gemm_signature(elem)
-            op.body.block.add_op(func.FuncOp.external(name, ins, outs))
+        gemms_to_calls(op, used)
+        declare_gemms(op, used)
 
 
-__all__ = ["BLAS_TAGS", "ConvertLinalgToBlasPass", "GEMM_SYMBOLS", "GemmPlan", "gemm_signature", "plan_gemm"]
+def gemms_to_calls(root: Operation, used: set[str]) -> None:
+    """Replace the tagged contractions under `root` (a module, or one function of
+    it) by kernel calls, adding the kernels' symbols to `used`."""
+    walker = PatternRewriteWalker(GemmToCall(used), apply_recursively=False)
+    for region in root.regions:
+        walker.rewrite_region(region)
+
+
+def declare_gemms(module: ModuleOp, used: set[str]) -> None:
+    """Declare in `module` each kernel of `used` it does not declare yet."""
+    existing = {getattr(o, "sym_name", None) and o.sym_name.data for o in module.body.block.ops}  # type: ignore[attr-defined]
+    for name in sorted(used - existing):
+        elem = f32 if name == GEMM_SYMBOLS["f32"] else f64
+        ins, outs = gemm_signature(elem)
+        module.body.block.add_op(func.FuncOp.external(name, ins, outs))
+
+
+__all__ = [
+    "BLAS_TAGS", "ConvertLinalgToBlasPass", "GEMM_SYMBOLS", "GemmPlan", "declare_gemms", "gemm_signature",
+    "gemms_to_calls", "plan_gemm",
+]
 _ = MemRefType

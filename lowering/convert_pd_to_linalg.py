@@ -38,7 +38,6 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     FunctionType,
     IndexType,
-    MemRefType,
     ModuleOp,
     StringAttr,
     TensorType,
@@ -69,6 +68,7 @@ from pullback.lowering import (
 )
 from pullback.lowering.abi import Abi, LoweringError, Program
 from pullback.lowering.core import LOWERINGS, Lowerer, declare_callees
+from pullback.lowering.views import memref_type
 
 FAMILIES = (
     program, elementwise, reduction, loss, shape, nn, optimizer, creation, indexing, distributed, control,
@@ -181,7 +181,7 @@ def build_entry(
 
     arg_types: list[Attribute] = [IndexType()] * len(abi.dims)
     arg_types += [
-        MemRefType(t.get_element_type(), t.get_shape())
+        memref_type(t.get_element_type(), t.get_shape())
         for _, t in (*abi.feeds, *abi.params, *abi.outputs)
     ]
     block = Block(arg_types=arg_types)

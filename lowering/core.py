@@ -59,6 +59,7 @@ from xdsl.rewriter import InsertPoint
 from pullback.dialects.pd.base import DTYPE_BY_ELEM, DYN, PdOp, result_names, shape_of
 from pullback.dialects.pd.program import STRUCTURAL_OPS
 from pullback.lowering.abi import Abi, LoweringError, Program
+from pullback.lowering.views import memref_type, reinterpret_cast
 
 Size = int | SSAValue
 """A dimension size: a constant, or an `index` value computed at run time."""
@@ -97,7 +98,7 @@ class Scalar:
     """Builds scalar code at one insertion point, caching constants and loop indices."""
 
     b: Builder
-    _consts: dict[tuple[str, str], SSAValue] = field(default_factory=dict)
+    _consts: dict[tuple[str, Attribute], SSAValue] = field(default_factory=dict)
     _indices: dict[int, SSAValue] = field(default_factory=dict)
 
     def emit(self, op: Operation) -> SSAValue:
@@ -112,7 +113,7 @@ class Scalar:
         value lowers for every dtype and means what the interpreter computes with:
         a bound beyond float32's range (`clip`'s missing bound is +-DBL_MAX) becomes
         +-inf in f32, a tiny scale a denormal or zero."""
-        key = (repr(value), str(elem))
+        key = (repr(value), elem)  # (attributes hash by value; printing one is slow)
         if key not in self._consts:
             if isinstance(elem, AnyFloat):
                 attr: Attribute = FloatAttr(as_float_of(value, elem), elem)
@@ -680,7 +681,7 @@ class Lowerer:
         """The buffer type of a tensor value."""
         t = v.type
         assert isinstance(t, TensorType)
-        return MemRefType(t.get_element_type(), t.get_shape())
+        return memref_type(t.get_element_type(), t.get_shape())
 
     def alloc(self, v: SSAValue) -> SSAValue:
         """A fresh temporary for `v`, freed after its last reader."""
@@ -697,7 +698,7 @@ class Lowerer:
         """A temporary buffer of the given sizes, freed after its last reader."""
         shape = [s if isinstance(s, int) else DYN for s in sizes]
         dyn = [s for s in sizes if not isinstance(s, int)]
-        op = memref.AllocOp(dyn, [], MemRefType(elem, shape), alignment=IntegerAttr(64, i64))
+        op = memref.AllocOp(dyn, [], memref_type(elem, shape), alignment=IntegerAttr(64, i64))
         self._emit_alloc(op)
         self.temps[op.memref] = self.current
         return op.memref
@@ -891,8 +892,8 @@ class Lowerer:
             strides.insert(0, acc)
             if i < len(sizes) - 1:
                 acc = self.mul_sizes([acc, d])
-        op = memref.ReinterpretCastOp.from_dynamic(
-            mem, [0], list(sizes), strides, MemRefType(elem_of_buffer(mem), shape)
+        op = reinterpret_cast(
+            mem, [0], list(sizes), strides, memref_type(elem_of_buffer(mem), shape)
         )
         self.emit(op)
         return op.result

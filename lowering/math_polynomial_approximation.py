@@ -238,12 +238,18 @@ class MathPolynomialApproximationPass(ModulePass):
     name = "math-polynomial-approximation"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        """Expand every f32 exp/log/tanh of `op`.  The ops are found by one walk and
-        rewritten in place: a pattern walker would visit (and retry) every op of the
-        module, which cost more than the expansions on big programs."""
-        pattern = ExpandF32Math()
-        for target in [o for o in op.walk() if type(o) in _EXPANSIONS]:
-            pattern.match_and_rewrite(target, PatternRewriter(target))
+        """Expand every f32 exp/log/tanh of `op` (`expand_f32_math`)."""
+        expand_f32_math(op)
+
+
+def expand_f32_math(root: Operation) -> None:
+    """Expand every f32 exp/log/tanh under `root` (a module, or one function).  The
+    ops are found by one walk and rewritten in place: a pattern walker would visit
+    (and retry) every op of the module, which cost more than the expansions on big
+    programs."""
+    pattern = ExpandF32Math()
+    for target in [o for o in root.walk() if type(o) in _EXPANSIONS]:
+        pattern.match_and_rewrite(target, PatternRewriter(target))
 
 
 _ = (Builder, op_type_rewrite_pattern)

@@ -43,6 +43,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
+from pullback.lowering.views import reinterpret_cast
 
 SEGMENT_INFIX = "__seg"
 """Outlined functions are named `<entry>__seg<N>` (`to_llvmlite` marks them noinline)."""
@@ -131,7 +132,7 @@ def _view(arg: SSAValue, dims: Sequence[SSAValue], block: Block) -> SSAValue:
             mul = arith.MuliOp(lhs, rhs)
             block.add_op(mul)
             acc = mul.result
-    cast = memref.ReinterpretCastOp.from_dynamic(arg, [0], sizes, strides, MemRefType(t.element_type, shape))
+    cast = reinterpret_cast(arg, [0], sizes, strides, MemRefType(t.element_type, shape))
     block.add_op(cast)
     return cast.result
 

@@ -68,6 +68,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineMap
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
+from pullback.lowering.views import reinterpret_cast
 
 MIN_CHUNK_WORK = 1 << 19
 """Cost units (about one simple operation on one element each) a chunk must have to
@@ -311,7 +312,7 @@ def _row_view(b: _B, arg: SSAValue, dims: list[SSAValue], lo: SSAValue | None, r
         static_strides = [s if isinstance(s, int) else None for s in strides]
         layout = StridedLayoutAttr(static_strides, None)
     rt = MemRefType(t.element_type, out_shape, layout) if layout is not None else MemRefType(t.element_type, out_shape)
-    return b.op(memref.ReinterpretCastOp.from_dynamic(arg, [offset], sizes, strides, rt))
+    return b.op(reinterpret_cast(arg, [offset], sizes, strides, rt))
 
 
 def _clone_generic(
@@ -343,7 +344,8 @@ class _Outliner:
         self.min_work = min_work
         self.count: dict[str, int] = {}
 
-    def rewrite(self, fn: func.FuncOp, p: _Plan) -> None:
+    def rewrite(self, fn: func.FuncOp, p: _Plan) -> func.FuncOp:
+        """Move `p`'s generic into a chunk function called through a fork; returns it."""
         op = p.op
         name = fn.sym_name.data
         n = self.count.get(name, 0)
@@ -393,16 +395,17 @@ class _Outliner:
             rest = caller.mul(rest, _loop_size(caller, p, d))
         row_cost = caller.mul(rest, p.cost)
         if p.reduction:
-            self._reduction(p, body, inner, mapped, caller, n_rows, row_cost, call_args, arg_types, chunk_name, fn)
+            chunk = self._reduction(p, body, inner, mapped, caller, n_rows, row_cost, call_args, arg_types, chunk_name, fn)
         else:
             # grain = ceil(MIN_CHUNK_WORK / row_cost) rows
             grain = _ceil_div(caller, self.min_work, row_cost)
             views = self._views(p, inner, mapped, lo, inner.sub(hi, lo))
             _clone_generic(op, views[: len(op.inputs)], views[len(op.inputs):], lo, inner)
             inner.op(func.ReturnOp())
-            self._emit(fn, chunk_name, body, arg_types, call_args, n_rows, grain, caller)
+            chunk = self._emit(fn, chunk_name, body, arg_types, call_args, n_rows, grain, caller)
         op.detach()
         op.erase()
+        return chunk
 
     def _views(
         self, p: _Plan, b: _B, mapped: dict[SSAValue, tuple[SSAValue, list[SSAValue]]],
@@ -425,7 +428,7 @@ class _Outliner:
         self, p: _Plan, body: Block, inner: _B, mapped: dict[SSAValue, tuple[SSAValue, list[SSAValue]]],
         caller: _B, n_rows: SSAValue, row_cost: SSAValue | int, call_args: list[SSAValue],
         arg_types: list[Attribute], chunk_name: str, fn: func.FuncOp,
-    ) -> None:
+    ) -> func.FuncOp:
         op = p.op
         # K slots: the largest power of two <= min(MAX_SLOTS, work / MIN_CHUNK_WORK).
         if p.sizes[0] is not None and isinstance(row_cost, int):
@@ -499,7 +502,7 @@ class _Outliner:
             offset = lb.mul(c, acc)
             static_strides = [s if isinstance(s, int) else None for s in strides]
             rt = MemRefType(t.element_type, t.get_shape(), StridedLayoutAttr(static_strides, None))
-            slot = lb.op(memref.ReinterpretCastOp.from_dynamic(pa, [offset], osizes, strides, rt))
+            slot = lb.op(reinterpret_cast(pa, [offset], osizes, strides, rt))
             elem = t.element_type
             init = arith.ConstantOp(IntegerAttr(0, elem)) if identity is None else arith.ConstantOp(
                 FloatAttr(identity, elem)  # type: ignore[arg-type]
@@ -515,7 +518,7 @@ class _Outliner:
         lb.op(scf.YieldOp())
         inner.op(scf.ForOp(lo, hi, inner.idx(1), [], Region(loop_body)))
         inner.op(func.ReturnOp())
-        self._emit(fn, chunk_name, body, arg_types, call_args, slots, caller.idx(1), caller)
+        chunk = self._emit(fn, chunk_name, body, arg_types, call_args, slots, caller.idx(1), caller)
         # Fold the partials into the outputs, slot by slot.
         for pbuf, o, (_, fold, _) in zip(partials, [op.outputs[k] for k in p.reduced], p.combiners):
             rank = len(o.type.get_shape())  # type: ignore[attr-defined]
@@ -529,11 +532,12 @@ class _Outliner:
             iters = [linalg_attrs.IteratorTypeAttr.reduction()] + [linalg_attrs.IteratorTypeAttr.parallel()] * rank
             caller.op(linalg.GenericOp([pbuf], [o], Region(fb), [AffineMapAttr(pmap), AffineMapAttr(omap)], iters))
             caller.op(memref.DeallocOp.get(pbuf))
+        return chunk
 
     def _emit(
         self, fn: func.FuncOp, chunk_name: str, body: Block, arg_types: list[Attribute],
         call_args: list[SSAValue], n: SSAValue, grain: SSAValue | int, caller: _B,
-    ) -> None:
+    ) -> func.FuncOp:
         roots = [_root(v) if isinstance(v.type, MemRefType) else None for v in call_args]
         attrs = [DictionaryAttr({})] * 2 + [
             DictionaryAttr({"llvm.noalias": UnitAttr()} if r is not None and roots.count(r) == 1 else {})
@@ -545,6 +549,7 @@ class _Outliner:
         self.module.body.block.insert_op_after(chunk, fn)
         self.module.body.block.insert_op_after(fork, chunk)
         caller.op(func.CallOp(fork.sym_name.data, [n, caller.v(grain), *call_args], []))
+        return chunk
 
 
 def _fold_op(name: str, acc: SSAValue, x: SSAValue) -> Operation:
@@ -576,17 +581,29 @@ def _defined_outside(v: SSAValue, op: Operation) -> bool:
 
 def parallelize(module: ModuleOp, min_work: int = MIN_CHUNK_WORK) -> int:
     """Split every eligible generic of `module`'s functions; returns how many."""
-    out = _Outliner(module, min_work)
-    done = 0
-    for fn in [o for o in module.body.block.ops if isinstance(o, func.FuncOp) and o.body.blocks]:
+    out = FunctionParallelizer(module, min_work)
+    return sum(len(out(fn)) for fn in [o for o in module.body.block.ops if isinstance(o, func.FuncOp) and o.body.blocks])
+
+
+class FunctionParallelizer:
+    """`parallelize` one function of a module at a time (`lowering/pipeline.py`'s
+    `translate_streamed` passes each function on as soon as it is done)."""
+
+    def __init__(self, module: ModuleOp, min_work: int = MIN_CHUNK_WORK) -> None:
+        self.outliner = _Outliner(module, min_work)
+        self.min_work = min_work
+
+    def __call__(self, fn: func.FuncOp) -> list[func.FuncOp]:
+        """Split `fn`'s eligible generics (none in a chunk function); returns the
+        chunk functions made (each followed in the module by its fork's declaration)."""
+        made: list[func.FuncOp] = []
         if PAR_INFIX in fn.sym_name.data:
-            continue
+            return made
         for op in [o for o in fn.walk() if isinstance(o, linalg.GenericOp)]:
-            p = plan(op, min_work)
+            p = plan(op, self.min_work)
             if p is not None:
-                out.rewrite(fn, p)
-                done += 1
-    return done
+                made.append(self.outliner.rewrite(fn, p))
+        return made
 
 
 @dataclass(frozen=True)
@@ -674,6 +691,6 @@ def define_fork(mod: lir.Module, fork: lir.Function) -> lir.Function:
 
 __all__ = [
     "FORK_SUFFIX", "MAX_SLOTS", "MIN_CHUNK_WORK", "PARALLEL_FOR", "PAR_INFIX", "ParallelizeLoopsPass",
-    "define_fork", "lower_forks", "lower_forks_of", "parallelize", "plan",
+    "FunctionParallelizer", "define_fork", "lower_forks", "lower_forks_of", "parallelize", "plan",
 ]
 _ = IntegerType

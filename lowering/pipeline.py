@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import llvmlite.ir as lir
 from xdsl.context import Context
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.transforms.convert_linalg_to_loops import ConvertLinalgToLoopsPass
@@ -54,6 +55,12 @@ def translate_passes(
         *([ParallelizeLoopsPass(threads)] if threads is not None else []),
         MathPolynomialApproximationPass(),
     ]
+
+
+def streamed_passes(outline: bool = False, dedupe: bool = True) -> list[ModulePass]:
+    """What runs on the whole module before `translate_streamed`, which runs the
+    rest of `translate_passes` function by function."""
+    return [OutlineSegmentsPass(dedupe=dedupe)] if outline else []
 
 
 def loop_passes(
@@ -151,21 +158,56 @@ def translate(module: ModuleOp) -> lir.Module:
     return out
 
 
-def translate_in_groups(module: ModuleOp, written: Callable[[lir.Module, list[lir.Function]], None]) -> lir.Module:
-    """`translate`, handing each function on as soon as it is written, with the
-    forks it calls and their trampolines (`lower_forks_of`): `written(module,
-    group)`, so that LLVM can compile a group while the rest is translated
-    (`runtime/llvm_chunks.py`, `ChunkWriter`)."""
-    from pullback.lowering.translate_to_llvmlite import translate_module
+def translate_streamed(
+    module: ModuleOp,
+    written: Callable[[lir.Module, list[lir.Function]], None],
+    *,
+    blas: bool = True,
+    threads: int | None = None,
+    times: PhaseTimes | None = None,
+) -> lir.Module:
+    """`translate_passes` after `outline-segments` (`convert-linalg-to-blas`, with
+    `threads` `parallelize-loops`, `math-polynomial-approximation`) and `translate`,
+    run one function at a time: each function, once translated, is handed on with
+    the forks it calls and their trampolines (`lower_forks_of`) as
+    `written(module, group)`, so that LLVM compiles it while the next ones are
+    lowered (`runtime/llvm_chunks.py`, `ChunkWriter`).  The passes touch only the
+    function they run on (and add declarations, or chunk functions next to it), so
+    the IR is what the module-wide passes make.  Times add up per pass in `times`."""
+    from pullback.lowering.convert_linalg_to_blas import declare_gemms, gemms_to_calls
+    from pullback.lowering.math_polynomial_approximation import expand_f32_math
+    from pullback.lowering.parallelize_loops import FunctionParallelizer
+    from pullback.lowering.translate_to_llvmlite import Translator
 
-    def done(fns: list[lir.Function]) -> None:
-        mod = fns[0].module
-        written(mod, [*fns, *lower_forks_of(mod, fns[0].name)])
-
-    out = translate_module(module, written=done)
-    if lower_forks(out):  # each fork is its caller's (`lower_forks_of`): none is left
-        raise RuntimeError("translate_in_groups: a fork that no translated function calls")
-    return out
+    times = times or PhaseTimes()
+    tr = Translator()
+    split = FunctionParallelizer(module, threads) if threads is not None else None
+    used: set[str] = set()
+    declared = 0
+    for fn in tr.declare_module(module):
+        made: list[func.FuncOp] = []
+        if blas:
+            with times.adding(ConvertLinalgToBlasPass.name):
+                before = len(used)
+                gemms_to_calls(fn, used)
+                if len(used) != before:
+                    declare_gemms(module, used)
+        if split is not None:
+            with times.adding(ParallelizeLoopsPass.name):
+                made = split(fn)
+        with times.adding(MathPolynomialApproximationPass.name):
+            for f in [fn, *made]:
+                expand_f32_math(f)
+        with times.adding("translate-to-llvmlite"):
+            if made or len(used) != declared:
+                tr.declare_module(module)  # the chunk functions, their forks, the kernels
+                declared = len(used)
+            for f in [*made, fn]:
+                group = tr.written_function(f)
+                written(tr.module, [*group, *lower_forks_of(tr.module, f.sym_name.data)])
+    if lower_forks(tr.module):  # each fork is its caller's (`lower_forks_of`): none is left
+        raise RuntimeError("translate_streamed: a fork that no translated function calls")
+    return tr.module
 
 
 def to_llvmlite(module: ModuleOp) -> lir.Module:

@@ -232,35 +232,52 @@ class Translator:
     ) -> ir.Module:
         """Translate every function of `module` (declarations first, so calls can
         refer to functions defined later); `written` is called after each function
-        with what it defined (the function, and an entry's packed wrapper)."""
+        with what it defined (`written_function`)."""
+        funcs = self.declare_module(module)
+        for fn in funcs:
+            group = self.written_function(fn)
+            if written is not None:
+                written(group)
+        return self.module
+
+    def declare_module(self, module: ModuleOp) -> list[func.FuncOp]:
+        """Declare every function of `module` not declared yet (a module that grows,
+        `lowering/pipeline.py`'s `translate_streamed`, is declared again); returns
+        the functions with a body, in order."""
         funcs = []
         for op in module.body.block.ops:
             if isinstance(op, func.FuncOp):
+                if not op.is_declaration:
+                    funcs.append(op)
+                if op.sym_name.data in self.functions:
+                    continue
                 ft = op.function_type
                 outs = list(ft.outputs.data)
                 if len(outs) > 1:
                     raise LoweringError(f"translate-to-llvmlite: @{op.sym_name.data} returns several values")
                 ret = llvm_type(outs[0]) if outs else ir.VoidType()
                 self.declare(op.sym_name.data, ret, [llvm_type(t) for t in ft.inputs.data])
-                if not op.is_declaration:
-                    funcs.append(op)
             elif isinstance(op, xllvm.FuncOp):
                 if op.body.blocks:
                     raise LoweringError(f"translate-to-llvmlite: llvm.func @{op.sym_name.data} with a body")
+                if op.sym_name.data in self.functions:
+                    continue
                 lft = op.function_type
                 self.declare(
                     op.sym_name.data, _result_type(lft.output), [llvm_type(t) for t in lft.inputs.data]
                 )
             else:
                 raise LoweringError(f"translate-to-llvmlite: cannot translate '{op.name}' at module level")
-        for fn in funcs:
-            before = len(self.module.globals)
-            self.function(fn)
-            if written is not None:
-                new = list(self.module.globals.values())[before:]  # intrinsics declared, a wrapper defined
-                written([self.functions[fn.sym_name.data],
-                         *(g for g in new if isinstance(g, ir.Function) and not g.is_declaration)])
-        return self.module
+        return funcs
+
+    def written_function(self, fn: func.FuncOp) -> list[ir.Function]:
+        """Translate `fn` (declared); returns what that defined: the function, and
+        an entry's packed wrapper."""
+        before = len(self.module.globals)
+        self.function(fn)
+        new = list(self.module.globals.values())[before:]  # intrinsics declared, a wrapper defined
+        return [self.functions[fn.sym_name.data],
+                *(g for g in new if isinstance(g, ir.Function) and not g.is_declaration)]
 
     def function(self, fn: func.FuncOp) -> None:
         """One function definition (see the module docstring for its attributes)."""

@@ -1,0 +1,51 @@
+"""Memref types and views (`memref.reinterpret_cast`) built cheaply.  The lowering
+makes a view for every reshape, every outlined segment's argument and every parallel
+chunk's rows, and xDSL's `ReinterpretCastOp.from_dynamic` spent most of its 250 us
+per op building the three static-index arrays, which repeat from view to view; a
+`MemRefType` took 200 us to check its shape (ResNet-18's step makes 800), and the
+same few types recur.  Attributes are immutable, so both are shared."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+
+from xdsl.dialects import memref
+from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseArrayBase, MemRefType, i64
+from xdsl.ir import Attribute, SSAValue
+
+
+@functools.lru_cache(maxsize=4096)
+def _static(values: tuple[int, ...]) -> DenseArrayBase:
+    """An `array<i64: ...>` of static indices (attributes are immutable: shared)."""
+    return DenseArrayBase.from_list(i64, values)
+
+
+@functools.lru_cache(maxsize=4096)
+def _memref_type(elem: Attribute, shape: tuple[int, ...]) -> MemRefType[Attribute]:
+    return MemRefType(elem, shape)
+
+
+def memref_type(elem: Attribute, shape: Sequence[int]) -> MemRefType[Attribute]:
+    """`MemRefType(elem, shape)` (identity layout), made once per element type and shape."""
+    return _memref_type(elem, tuple(shape))
+
+
+def reinterpret_cast(
+    source: SSAValue,
+    offsets: Sequence[SSAValue | int],
+    sizes: Sequence[SSAValue | int],
+    strides: Sequence[SSAValue | int],
+    result_type: Attribute,
+) -> memref.ReinterpretCastOp:
+    """`memref.ReinterpretCastOp.from_dynamic` (an int is a static index, a value a
+    dynamic one), with its static-index arrays shared between views."""
+    lists: list[tuple[tuple[int, ...], list[SSAValue]]] = []
+    for xs in (offsets, sizes, strides):
+        static = tuple(x if isinstance(x, int) else DYNAMIC_INDEX for x in xs)
+        lists.append((static, [x for x in xs if not isinstance(x, int)]))
+    (so, do), (ss, ds), (st, dt) = lists
+    return memref.ReinterpretCastOp(source, do, ds, dt, _static(so), _static(ss), _static(st), result_type)
+
+
+__all__ = ["memref_type", "reinterpret_cast"]
