@@ -984,9 +984,19 @@ def _structured(tr: Translator, op: LinalgStructuredOperation, b: ir.IRBuilder, 
             )
         bounds.append(known)
     fn = b.function
+    block = op.body.block
+    merged = _merged_dims(maps, [vals[v] for v in op.operands], bounds, block)
     ivs: list[ir.Value] = []
     loops = []
-    for ub in bounds:
+    for d, ub in enumerate(bounds):
+        if d + 1 < len(bounds) and merged[d + 1]:
+            ivs.append(ir.Constant(I64, 0))  # folded into the next dimension's loop
+            continue
+        first = d
+        while first > 0 and merged[first]:
+            first -= 1
+        for k in range(first, d):
+            ub = _mul(b, bounds[k], ub)
         pre = b.block
         header = fn.append_basic_block("linalg.header")
         body = fn.append_basic_block("linalg.body")
@@ -999,7 +1009,6 @@ def _structured(tr: Translator, op: LinalgStructuredOperation, b: ir.IRBuilder, 
         b.position_at_end(body)
         ivs.append(iv)
         loops.append((header, exit_, iv))
-    block = op.body.block
     n_in = len(op.inputs)
     for i, (arg, operand) in enumerate(zip(block.args, op.operands)):
         if not arg.uses:
@@ -1025,9 +1034,58 @@ def _structured(tr: Translator, op: LinalgStructuredOperation, b: ir.IRBuilder, 
     for header, exit_, iv in reversed(loops):
         iv.add_incoming(b.add(iv, ir.Constant(I64, 1)), b.block)
         latch = b.branch(header)
-        if interleave and iv is ivs[-1]:
+        if interleave and iv is loops[-1][2]:
             latch.set_metadata("llvm.loop", tr.loop_interleave(interleave))
         b.position_at_end(exit_)
+
+
+def _merged_dims(maps: Sequence[AffineMap], operands: Sequence[Any], bounds: Sequence[ir.Value], body: Block) -> list[bool]:
+    """For each iteration dimension `d > 0`, whether its loop folds into the loop
+    of `d - 1`: one loop over both, `d - 1`'s index 0 and `d`'s index running
+    over the product of their sizes (a row-major walk visits the same elements in
+    the same order).  It does when every operand either ignores both dimensions or
+    indexes them as consecutive results `k, k + 1` of its map (no other result
+    mentioning them) over memory contiguous across the two (dense row-major, or
+    strides with `stride[k] == size[k + 1] * stride[k + 1]`), and the body reads
+    neither with `linalg.index`.  An elementwise op over NCHW maps becomes one
+    loop; a batch-norm backward written channel-major keeps its `n, c` loops over
+    one loop of `h * w` (tiny static inner loops fully unrolled then vectorized cost
+    LLVM's loop-load elimination up to half a second per function: issue 18)."""
+    n = len(bounds)
+    ok = [False] + [True] * (n - 1)
+    for sub in body.ops:
+        if isinstance(sub, LinalgIndexOp):
+            d = sub.dim.value.data
+            ok[d] = False
+            if d + 1 < n:
+                ok[d + 1] = False
+    for amap, x in zip(maps, operands):
+        results = list(amap.results)
+        dim_at = {e.position: k for k, e in enumerate(results) if isinstance(e, AffineDimExpr)}
+        compound = set().union(*(_dims_of(e) for e in results if not isinstance(e, AffineDimExpr)))
+        for d in range(1, n):
+            if not ok[d]:
+                continue
+            a, c = dim_at.get(d - 1), dim_at.get(d)
+            if a is None and c is None and not {d - 1, d} & compound:
+                continue  # neither dimension indexes this operand
+            if a is None or c is None or c != a + 1 or {d - 1, d} & compound or not isinstance(x, MemRef):
+                ok[d] = False
+            elif x.strides is not None:
+                size, inner, outer = x.sizes[c], x.strides[c], x.strides[a]
+                if not (isinstance(size, ir.Constant) and isinstance(inner, ir.Constant)
+                        and isinstance(outer, ir.Constant) and outer.constant == size.constant * inner.constant):
+                    ok[d] = False
+    return ok
+
+
+def _dims_of(expr: AffineExpr) -> set[int]:
+    """The dimensions an affine expression mentions."""
+    if isinstance(expr, AffineDimExpr):
+        return {expr.position}
+    if isinstance(expr, AffineBinaryOpExpr):
+        return _dims_of(expr.lhs) | _dims_of(expr.rhs)
+    return set()
 
 
 INTERLEAVE_MIN_DEPTH = 48
