@@ -26,7 +26,7 @@ did the single entry (measured in benchmarks/RESULTS.md, issue 18).
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -145,36 +145,66 @@ def _index(v: SSAValue | int, block: Block) -> SSAValue:
     return c.result
 
 
-def _shape_key(seg_fn: func.FuncOp) -> Hashable:
-    """A cheap key that structurally equal segments share (op names in walk order,
-    the signature and the `noalias` facts); candidates are then compared in full."""
-    # The attributes themselves (hashable, compared by value), not their printed
-    # text: printing every segment's signature took a third of this pass.
-    return (
-        seg_fn.function_type,
-        seg_fn.arg_attrs,
-        tuple(op.name for op in seg_fn.body.walk()),
-    )
+def _first(item: tuple[str, Attribute]) -> str:
+    return item[0]
 
 
-def _same(a: func.FuncOp, b: func.FuncOp) -> bool:
-    """Whether two segments are the same function but for their names."""
-    return a.function_type == b.function_type and a.arg_attrs == b.arg_attrs and a.body.is_structurally_equivalent(b.body)
+def structure(seg_fn: func.FuncOp) -> Hashable:
+    """What structurally equal functions share and others do not: the signature,
+    the `noalias` facts and, for every op in order, its name, properties,
+    attributes, result types, which earlier value (argument or result, numbered in
+    order of definition) each operand is, and its regions' blocks with their
+    argument types.  Exact (equal keys are `is_structurally_equivalent` functions
+    but for their names: attributes compare by value), and computed once per
+    segment, when it is made: a segment is lowered further as soon as it is out
+    (`lowering/pipeline.py`), so a later twin could not be compared with it."""
+    ids: dict[SSAValue, int] = {}
+    out: list[Hashable] = [seg_fn.function_type, seg_fn.arg_attrs]
+
+    def region(r: Region) -> None:
+        out.append(len(r.blocks))
+        for blk in r.blocks:
+            out.append(tuple(a.type for a in blk.args))
+            for a in blk.args:
+                ids[a] = len(ids)
+            for op in blk.ops:
+                out.append((
+                    op.name,
+                    tuple(ids[v] for v in op.operands),
+                    tuple(r.type for r in op.results),
+                    tuple(sorted(op.properties.items(), key=_first)),
+                    tuple(sorted(op.attributes.items(), key=_first)),
+                    len(op.regions),
+                    len(op.successors),
+                ))
+                for res in op.results:
+                    ids[res] = len(ids)
+                for sub in op.regions:
+                    region(sub)
+
+    region(seg_fn.body)
+    return tuple(out)
 
 
 def outline(fn: func.FuncOp, module: ModuleOp, max_ops: int, dedupe: bool = True) -> int:
     """Outline `fn`'s segments (see the module docstring); returns how many
-    functions that made.  With `dedupe`, a segment structurally equal to an earlier
-    one (same ops, types, constants and `noalias` facts: a ResNet's repeated blocks,
-    a forward op and the same op in another layer) calls that function instead of
-    becoming another copy, so LLVM optimizes and emits it once."""
+    functions that made (`outlined`)."""
+    return sum(1 for _ in outlined(fn, module, max_ops, dedupe))
+
+
+def outlined(fn: func.FuncOp, module: ModuleOp, max_ops: int, dedupe: bool = True) -> Iterator[func.FuncOp]:
+    """Outline `fn`'s segments one by one, yielding each function made as soon as
+    it is in the module (a caller may lower it further before the next is cut).
+    With `dedupe`, a segment structurally equal to an earlier one (same ops, types,
+    constants and `noalias` facts: a ResNet's repeated blocks, a forward op and the
+    same op in another layer: `structure`) calls that function instead of becoming
+    another copy, so LLVM optimizes and emits it once."""
     if len(fn.body.blocks) != 1:
-        return 0
+        return
     block = fn.body.block
     name = fn.sym_name.data
     after: Operation = fn
-    twins: dict[Hashable, list[func.FuncOp]] = {}
-    made = 0
+    twins: dict[Hashable, func.FuncOp] = {}
     segments = _segments(block, max_ops)
     for n, seg in enumerate(segments):
         # One walk of the segment: its ops (to tell inner values from outer ones)
@@ -249,16 +279,15 @@ def outline(fn: func.FuncOp, module: ModuleOp, max_ops: int, dedupe: bool = True
         body.add_op(func.ReturnOp())
         seg_fn = func.FuncOp(callee, (arg_types, []), Region(body), visibility="private", arg_attrs=arg_attrs)
         if dedupe:
-            bucket = twins.setdefault(_shape_key(seg_fn), [])
-            twin = next((f for f in bucket if _same(f, seg_fn)), None)
+            key = structure(seg_fn)
+            twin = twins.get(key)
             if twin is not None:
                 call.callee = SymbolRefAttr(twin.sym_name)
                 continue
-            bucket.append(seg_fn)
+            twins[key] = seg_fn
         module.body.block.insert_op_after(seg_fn, after)
         after = seg_fn
-        made += 1
-    return made
+        yield seg_fn
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ compiled backend use it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import llvmlite.ir as lir
@@ -34,8 +34,8 @@ from pullback.lowering.convert_pd_to_linalg import ConvertPdToLinalgPass
 from pullback.lowering.convert_scf_while_to_cf import ConvertScfWhileToCfPass
 from pullback.lowering.finalize_memref_to_llvm import FinalizeMemRefToLLVMPass
 from pullback.lowering.math_polynomial_approximation import MathPolynomialApproximationPass
-from pullback.lowering.outline_segments import SEGMENT_INFIX, OutlineSegmentsPass
-from pullback.lowering.parallelize_loops import ParallelizeLoopsPass, lower_forks, lower_forks_of
+from pullback.lowering.outline_segments import SEGMENT_INFIX, OutlineSegmentsPass, outlined
+from pullback.lowering.parallelize_loops import PAR_INFIX, ParallelizeLoopsPass, lower_forks, lower_forks_of
 from pullback.lowering.phase_times import PhaseTimes
 
 
@@ -55,12 +55,6 @@ def translate_passes(
         *([ParallelizeLoopsPass(threads)] if threads is not None else []),
         MathPolynomialApproximationPass(),
     ]
-
-
-def streamed_passes(outline: bool = False, dedupe: bool = True) -> list[ModulePass]:
-    """What runs on the whole module before `translate_streamed`, which runs the
-    rest of `translate_passes` function by function."""
-    return [OutlineSegmentsPass(dedupe=dedupe)] if outline else []
 
 
 def loop_passes(
@@ -163,17 +157,22 @@ def translate_streamed(
     written: Callable[[lir.Module, list[lir.Function]], None],
     *,
     blas: bool = True,
+    outline: bool = False,
+    dedupe: bool = True,
     threads: int | None = None,
     times: PhaseTimes | None = None,
 ) -> lir.Module:
-    """`translate_passes` after `outline-segments` (`convert-linalg-to-blas`, with
-    `threads` `parallelize-loops`, `math-polynomial-approximation`) and `translate`,
-    run one function at a time: each function, once translated, is handed on with
-    the forks it calls and their trampolines (`lower_forks_of`) as
-    `written(module, group)`, so that LLVM compiles it while the next ones are
-    lowered (`runtime/llvm_chunks.py`, `ChunkWriter`).  The passes touch only the
-    function they run on (and add declarations, or chunk functions next to it), so
-    the IR is what the module-wide passes make.  Times add up per pass in `times`."""
+    """`translate_passes` and `translate` run one function at a time: with
+    `outline`, each segment as soon as `outline-segments` has cut it
+    (`outlined`), then the rest; every function through `convert-linalg-to-blas`,
+    with `threads` `parallelize-loops`, `math-polynomial-approximation` and the
+    translation, then handed on with the forks it calls and their trampolines
+    (`lower_forks_of`) as `written(module, group)`, so that LLVM compiles it while
+    the next ones are lowered (`runtime/llvm_chunks.py`, `ChunkWriter`).  The passes
+    touch only the function they run on (and add declarations, or chunk functions
+    next to it), so the IR is what the module-wide passes make (deduplication
+    compares segments as they were made: `outline_segments.structure`).  Times add
+    up per pass in `times`."""
     from pullback.lowering.convert_linalg_to_blas import declare_gemms, gemms_to_calls
     from pullback.lowering.math_polynomial_approximation import expand_f32_math
     from pullback.lowering.parallelize_loops import FunctionParallelizer
@@ -183,8 +182,7 @@ def translate_streamed(
     tr = Translator()
     split = FunctionParallelizer(module, threads) if threads is not None else None
     used: set[str] = set()
-    declared = 0
-    for fn in tr.declare_module(module):
+    for fn in _timed(_functions(module, outline, dedupe), times, OutlineSegmentsPass.name):
         made: list[func.FuncOp] = []
         if blas:
             with times.adding(ConvertLinalgToBlasPass.name):
@@ -199,15 +197,41 @@ def translate_streamed(
             for f in [fn, *made]:
                 expand_f32_math(f)
         with times.adding("translate-to-llvmlite"):
-            if made or len(used) != declared:
-                tr.declare_module(module)  # the chunk functions, their forks, the kernels
-                declared = len(used)
+            tr.declare_module(module)  # this function, its chunk functions and forks, the kernels
             for f in [*made, fn]:
                 group = tr.written_function(f)
                 written(tr.module, [*group, *lower_forks_of(tr.module, f.sym_name.data)])
     if lower_forks(tr.module):  # each fork is its caller's (`lower_forks_of`): none is left
         raise RuntimeError("translate_streamed: a fork that no translated function calls")
     return tr.module
+
+
+def _functions(module: ModuleOp, outline: bool, dedupe: bool) -> Iterator[func.FuncOp]:
+    """The functions with a body that `translate_streamed` lowers, in order: with
+    `outline`, each entry's segments as they are cut, then every function not yet
+    given (the entries among them)."""
+    given: set[func.FuncOp] = set()
+    if outline:
+        pass_ = OutlineSegmentsPass(dedupe=dedupe)
+        for fn in [o for o in module.body.block.ops if isinstance(o, func.FuncOp)]:
+            if "llvm.emit_c_interface" in fn.attributes and fn.body.blocks:
+                for seg in outlined(fn, module, pass_.max_ops, dedupe):
+                    given.add(seg)
+                    yield seg
+    for fn in [o for o in module.body.block.ops if isinstance(o, func.FuncOp)]:
+        if fn.body.blocks and fn not in given and PAR_INFIX not in fn.sym_name.data:
+            yield fn
+
+
+def _timed(items: Iterable[func.FuncOp], times: PhaseTimes, name: str) -> Iterator[func.FuncOp]:
+    """`items`, the time spent making each added to phase `name`."""
+    it = iter(items)
+    while True:
+        with times.adding(name):
+            item = next(it, None)
+        if item is None:
+            return
+        yield item
 
 
 def to_llvmlite(module: ModuleOp) -> lir.Module:

@@ -570,7 +570,7 @@ def _lower_and_emit(
     `split_llvm`: `_Jit.emit`'s `threads` and `split`.  Returns the disk cache's
     entry (object files, ABI, memory report)."""
     from pullback.lowering.pipeline import (
-        loop_passes, run_passes, streamed_passes, to_llvmlite, translate, translate_passes, translate_streamed,
+        loop_passes, run_passes, to_llvmlite, translate, translate_passes, translate_streamed,
     )
     from pullback.runtime import llvm_chunks
 
@@ -597,11 +597,11 @@ def _lower_and_emit(
             ir = str(to_llvmlite(lowered))
     elif split_llvm:
         # LLVM compiles each function while the next ones are still being lowered.
-        run_passes(lowered, streamed_passes(outline=outline, dedupe=dedupe), times=times)
         try:
             with jit.compiling(times, *unroll, threads=llvm_threads) as compiler:
                 writer = llvm_chunks.ChunkWriter(compiler.submit)
-                translate_streamed(lowered, writer.add, blas=use_blas, threads=threads, times=times)
+                translate_streamed(lowered, writer.add, blas=use_blas, outline=outline, dedupe=dedupe,
+                                   threads=threads, times=times)
                 writer.close()
         except LoweringError as e:
             raise NotCompilable(str(e)) from None

@@ -10,7 +10,7 @@ import pytest
 from pullback.benchmarks.programs import mlp_train
 from pullback.lowering.convert_pd_to_linalg import build_entry
 from pullback.lowering.parallelize_loops import FORK_SUFFIX, TRAMP_SUFFIX
-from pullback.lowering.pipeline import run_passes, streamed_passes, translate, translate_passes, translate_streamed
+from pullback.lowering.pipeline import run_passes, translate, translate_passes, translate_streamed
 from xdsl.dialects.builtin import ModuleOp
 
 
@@ -27,14 +27,13 @@ def test_streamed_lowering_writes_the_functions_the_module_wide_passes_do(thread
     expected = {f.name: str(f) for f in translate(whole).functions if not f.is_declaration}
 
     streamed = _lowered()
-    run_passes(streamed, streamed_passes(outline=True))
     groups: list[list[str]] = []
 
     def written(mod: lir.Module, fns: list[lir.Function]) -> None:
         assert all(not f.is_declaration for f in fns)
         groups.append([f.name for f in fns])
 
-    got = {f.name: str(f) for f in translate_streamed(streamed, written, threads=threads).functions
+    got = {f.name: str(f) for f in translate_streamed(streamed, written, outline=True, threads=threads).functions
            if not f.is_declaration}
     assert got == expected
     handed = [n for g in groups for n in g]
