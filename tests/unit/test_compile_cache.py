@@ -76,7 +76,9 @@ def test_a_second_process_loads_the_program_from_the_cache(cache: Path) -> None:
     assert "jit-link" in second_phases.split(",")
     assert len(list(cache.glob("*.pbc"))) == 1
     want = float(np.sum(np.tanh(np.linspace(-2, 2, 12, dtype=np.float32)) * np.float32(1.5)))
-    assert float(first_out) == float(second_out) == pytest.approx(want, rel=1e-5)
+    # The terms cancel (an odd function on a symmetric grid): the sum is ~0, so its
+    # rounding is judged against the terms' size, not its own.
+    assert float(first_out) == float(second_out) == pytest.approx(want, abs=1e-5)
 
 
 def test_a_damaged_entry_is_ignored_and_rebuilt(cache: Path) -> None:
