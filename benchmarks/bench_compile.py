@@ -1,6 +1,7 @@
 """Compile time and its effect on run time (issue 18): each program compiled with
-the settings of `VARIANTS` (the module whole on one LLVM thread before; cut into
-chunks compiled on `compile_threads()` threads now, `runtime/llvm_chunks.py`),
+the settings of `VARIANTS` (the module whole on one LLVM thread before; streamed
+function by function into chunks compiled on `compile_threads()` threads now,
+`lowering/pipeline.py`'s `translate_streamed`, `runtime/llvm_chunks.py`),
 phase by phase; then both
 compiled programs timed interleaved in one process, so the run-time ratio is a
 same-run figure.
@@ -29,9 +30,10 @@ from pullback.benchmarks.programs import elementwise_chain, mlp_train  # noqa: E
 from pullback.runtime.compiled import CompiledProgram, compile_program, execute  # noqa: E402
 
 VARIANTS: dict[str, dict[str, Any]] = {"before": {"split_llvm": False}, "after": {}}
-"""The settings compared: the whole module optimized and emitted on one thread, and
-the default now (cut into chunks compiled on `compile_threads()` threads:
-`PULLBACK_COMPILE_THREADS`, else the idle CPUs).
+"""The settings compared: the whole module lowered, then optimized and emitted on one
+thread, and the default now (lowered function by function after `outline-segments`,
+each function's chunk compiled on `compile_threads()` threads while the next ones
+are lowered: `PULLBACK_COMPILE_THREADS`, else the idle CPUs).
 (The earlier comparison, the xDSL route to LLVM IR against the direct translation,
 was `{"translate": "xdsl", "dedupe": False}`: benchmarks/RESULTS.md.)"""
 
@@ -165,8 +167,8 @@ def main() -> None:
         for k, prog in compiled.items():
             s = summary(prog)
             print(f"  compile {k:<6}: {s['total']:7.2f} s  (xDSL {s['xdsl']:.2f}, to IR {s['to-ir']:.2f}, "
-                  f"LLVM {s['llvm']:.2f}: optimize {s['llvm-optimize']:.2f} + codegen {s['llvm-codegen']:.2f} "
-                  f"thread-seconds)")
+                  f"LLVM {s['llvm']:.2f} wall once lowered; optimize {s['llvm-optimize']:.2f} + codegen "
+                  f"{s['llvm-codegen']:.2f} thread-seconds in all)")
         states = {k: {n: np.array(a) for n, a in scope.items()} for k in compiled}
         calls: dict[str, Callable[[], object]] = {
             k: functools.partial(execute, p, feeds, states[k]) for k, p in compiled.items()}
