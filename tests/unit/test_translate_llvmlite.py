@@ -10,6 +10,7 @@ an op the translator does not know."""
 from __future__ import annotations
 
 import ctypes
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -366,3 +367,68 @@ def test_deep_loop_bodies_ask_llvm_to_interleave_and_short_ones_do_not() -> None
     llvm_binding.initialize_native_target()
     llvm_binding.initialize_native_asmprinter()
     llvm_binding.parse_assembly(text).verify()
+
+
+_FOLD = """
+func.func @fold(%x: memref<2x3x4x5xf32>, %s: memref<3xf32>, %y: memref<3x2x4x5xf32>, %z: memref<2x3x4x5xf32>)
+    attributes {llvm.emit_c_interface} {
+  linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> (c)>,
+                                   affine_map<(n, c, h, w) -> (c, n, h, w)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x, %s : memref<2x3x4x5xf32>, memref<3xf32>) outs(%y : memref<3x2x4x5xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %p = arith.mulf %a, %b : f32
+    linalg.yield %p : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> (n, c, h, w)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x : memref<2x3x4x5xf32>) outs(%z : memref<2x3x4x5xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %e = arith.addf %a, %a : f32
+    linalg.yield %e : f32
+  }
+  func.return
+}
+func.func @indexed(%x: memref<4x5xf32>, %y: memref<4x5xf32>) attributes {llvm.emit_c_interface} {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<4x5xf32>) outs(%y : memref<4x5xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %j = linalg.index 1 : index
+    %ji = arith.index_cast %j : index to i64
+    %jf = arith.sitofp %ji : i64 to f32
+    %r = arith.addf %a, %jf : f32
+    linalg.yield %r : f32
+  }
+  func.return
+}
+"""
+
+
+def test_contiguous_loop_dimensions_fold_into_one_loop() -> None:
+    """`translate-to-llvmlite` folds adjacent loop dimensions that every operand
+    indexes contiguously (or ignores) into one loop: an elementwise op over NCHW is
+    one loop; with a channel-major output (`c, n, h, w`) and a per-channel operand
+    only `h, w` fold (three loops); a dimension the body reads with `linalg.index`
+    keeps its loop.  The results are the unfolded nest's."""
+    from xdsl.dialects import linalg
+
+    ctx = Context(allow_unregistered=False)
+    for d in (builtin.Builtin, func.Func, arith.Arith, memref.MemRef, linalg.Linalg):
+        ctx.load_dialect(d)
+    module = Parser(ctx, _FOLD).parse_module()
+    text = str(translate_module(module, "fold"))
+    bodies = {name: text.split(f'define void @"{name}"')[1].split("\n}")[0] for name in ("fold", "indexed")}
+    loops = {k: len(re.findall(r"^linalg\.header[.\d]*:", v, re.M)) for k, v in bodies.items()}
+    assert loops == {"fold": 3 + 1, "indexed": 2}  # (n, c, h*w) and (n*c*h*w); (i, j)
+    bounds = re.findall(r'icmp slt i64 %"[^"]+", (\d+)', bodies["fold"])
+    assert sorted(map(int, bounds)) == [2, 3, 20, 120]  # the folded loops run h*w and n*c*h*w
+    addr = _jit(Parser(ctx, _FOLD.replace("@fold", "@fold2").replace("@indexed", "@indexed2")).parse_module(),
+                "_pullback_packed_fold2")
+    rng = np.random.default_rng(0)
+    x, s = rng.standard_normal((2, 3, 4, 5)).astype(np.float32), rng.standard_normal(3).astype(np.float32)
+    y, z = np.zeros((3, 2, 4, 5), np.float32), np.zeros((2, 3, 4, 5), np.float32)
+    slots = np.array([x.ctypes.data, s.ctypes.data, y.ctypes.data, z.ctypes.data], dtype=np.int64)
+    ctypes.CFUNCTYPE(None, ctypes.c_void_p)(addr)(slots.ctypes.data)
+    np.testing.assert_array_equal(y, (x * s[None, :, None, None]).transpose(1, 0, 2, 3))
+    np.testing.assert_array_equal(z, x + x)
