@@ -574,6 +574,9 @@ class Lowerer:
     """The lowerer of the enclosing program when this one lowers a region of a
     control-flow op (`sub`): constants and the status buffer are the entry
     function's, kept by the outermost lowerer."""
+    derived: dict[tuple[str, SSAValue, Block], SSAValue] = field(default_factory=dict)
+    """Temporaries derived from a `pd` value and shared by its later readers in the
+    same block (`shared`): (how, value, block) -> buffer."""
 
     def sub(self, prog: Program, block: Block) -> Lowerer:
         """A lowerer for a region's program (`Program.of_block`) emitting at the end
@@ -750,6 +753,21 @@ class Lowerer:
         value: it is registered as a pseudo-value holding itself."""
         self.buf[mem] = mem
         return (mem, m, False)
+
+    def shared(self, how: str, v: SSAValue, make: Callable[[], SSAValue]) -> SSAValue:
+        """A temporary derived from `pd` value `v` (`how` names the derivation:
+        `channel_major`), made by `make()` for its first reader and shared by later
+        readers in the same block, which count as reads of it (it is freed after
+        the last).  A ResNet's batch-norm backward feeds two convolution gradients
+        that both want it channel-major: one transposed copy, not two (the
+        elementwise expression fused into the copy computed once)."""
+        key = (how, self.prog.resolve(v), self.b.insertion_point.block)
+        mem = self.derived.get(key)
+        if mem is None:
+            mem = self.derived[key] = make()
+        else:
+            self.note_read(mem)
+        return mem
 
     def note_read(self, mem: SSAValue) -> None:
         """Record that buffer `mem` (or what it views) is read at the current op."""

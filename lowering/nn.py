@@ -271,11 +271,17 @@ def im2col(
 
 def channel_major(low: Lowerer, v: SSAValue) -> SSAValue:
     """An `[N, C, H, W]` value copied to a `[C, N, H, W]` temporary.  The copy runs
-    over the value's own shape, so its elementwise producers fuse into it."""
-    n, c, h, w = low.sizes_of(v)
-    out = low.temp(elem_of_buffer(v), [c, n, h, w])
-    low.generic([n, c, h, w], [(v, (0, 1, 2, 3), True)], [(out, (1, 0, 2, 3))], lambda s, a, o: [a[0]])
-    return out
+    over the value's own shape, so its elementwise producers fuse into it; made
+    once for all readers (`Lowerer.shared`: an output gradient feeds both the filter
+    gradient and the input gradient of a convolution)."""
+
+    def make() -> SSAValue:
+        n, c, h, w = low.sizes_of(v)
+        out = low.temp(elem_of_buffer(v), [c, n, h, w])
+        low.generic([n, c, h, w], [(v, (0, 1, 2, 3), True)], [(out, (1, 0, 2, 3))], lambda s, a, o: [a[0]])
+        return out
+
+    return low.shared("channel_major", v, make)
 
 
 def _conv_shapes(op: pd.Conv2DOp | pd.Conv2DTransposeOp) -> tuple[list[int], list[int], int]:

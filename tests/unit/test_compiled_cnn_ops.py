@@ -114,3 +114,33 @@ def test_top_k_gradient_agrees(static_mode):
     want, got = _run_both(main, None, {"x": RNG.standard_normal((4, 6)).astype(np.float32)}, [gx])
     np.testing.assert_allclose(got[0], want[0], rtol=1e-6)
     assert (np.count_nonzero(got[0], axis=1) == 2).all()
+
+
+def test_one_channel_major_copy_serves_both_convolution_gradients(static_mode):
+    """A convolution's output gradient feeds its filter gradient and its input
+    gradient, both of which read it channel-major: the lowering makes that
+    transposed copy (with the gradient's elementwise producers fused in) once, and
+    both backends agree on every gradient."""
+    from pullback.lowering.convert_pd_to_linalg import build_entry
+    from pullback.runtime.executor import resolve_fetch
+    from xdsl.dialects.linalg.ops import GenericOp
+
+    main, startup = Program(), Program()
+    with program_guard(main, startup), unique_name.guard():
+        x = paddle.static.data("x", [2, 3, 6, 6], "float32")
+        x.stop_gradient = False
+        conv = paddle.nn.Conv2D(3, 4, 3, padding=1)
+        y = paddle.nn.functional.relu(conv(x))
+        loss = paddle.mean(y * y)
+        grads = paddle.static.gradients([loss], [x, conv.weight])
+    feed = {"x": RNG.standard_normal((2, 3, 6, 6)).astype(np.float32)}
+    interpreted, compiled = _run_both(main, startup, feed, [loss, *grads])
+    for a, b in zip(interpreted, compiled):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+    exe = paddle.static.Executor(paddle.CPUPlace(), backend="interpreter")
+    entry = exe._prepared(main, [resolve_fetch(main, g) for g in grads])
+    fn, _ = build_entry(entry.module, list(entry.fetches), entry="step", only_given_fetches=True)
+    swaps = [op for op in fn.walk() if isinstance(op, GenericOp)
+             and any(str(m.data) == "(d0, d1, d2, d3) -> (d1, d0, d2, d3)" for m in op.indexing_maps.data)]
+    assert len(swaps) == 1  # the output gradient, channel-major, once
