@@ -227,17 +227,11 @@ class Translator:
 
     # -- module and functions -------------------------------------------------------
 
-    def translate(
-        self, module: ModuleOp, written: Callable[[list[ir.Function]], None] | None = None
-    ) -> ir.Module:
+    def translate(self, module: ModuleOp) -> ir.Module:
         """Translate every function of `module` (declarations first, so calls can
-        refer to functions defined later); `written` is called after each function
-        with what it defined (`written_function`)."""
-        funcs = self.declare_module(module)
-        for fn in funcs:
-            group = self.written_function(fn)
-            if written is not None:
-                written(group)
+        refer to functions defined later)."""
+        for fn in self.declare_module(module):
+            self.function(fn)
         return self.module
 
     def declare_module(self, module: ModuleOp) -> list[func.FuncOp]:
@@ -1118,12 +1112,9 @@ def chain_depth(block: Block) -> int:
     return longest
 
 
-def translate_module(
-    module: ModuleOp, name: str = "pullback", written: Callable[[list[ir.Function]], None] | None = None
-) -> ir.Module:
-    """The llvmlite module of a loop-level `module` (see the module docstring);
-    `written`: see `Translator.translate`."""
-    return Translator(name).translate(module, written)
+def translate_module(module: ModuleOp, name: str = "pullback") -> ir.Module:
+    """The llvmlite module of a loop-level `module` (see the module docstring)."""
+    return Translator(name).translate(module)
 
 
 __all__ = ["TRANSLATOR_VERSION", "MemRef", "Translator", "affine_value", "llvm_type", "translate_module"]

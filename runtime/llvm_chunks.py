@@ -89,7 +89,7 @@ class Chunk:
     functions: list[str]
     """The functions it defines (named in error messages)."""
     loop_free: bool = False
-    """Every function it defines is loop-free (`has_loop`): `emit_chunks` emits it
+    """Every function it defines is loop-free (`has_loop`): `ChunkCompiler` emits it
     with the fast code generator."""
 
 
