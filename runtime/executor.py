@@ -211,13 +211,34 @@ def _uses_anywhere(value: SSAValue) -> bool:
     return any(True for _ in value.uses)
 
 
+_TOP_LEVEL: weakref.WeakKeyDictionary[Program, tuple[int, dict[str, pd.DataOp], list[str]]] = (
+    weakref.WeakKeyDictionary()
+)
+"""Per program, at its `version`: its data variables and parameter names (what
+`Executor.run` checks on every call; walking the ops for them cost ~20% of a small
+training step's call)."""
+
+
+def _top_level(program: Program) -> tuple[dict[str, pd.DataOp], list[str]]:
+    """The program's data variables by name and its parameters' names, found once
+    per program version."""
+    known = _TOP_LEVEL.get(program)
+    if known is not None and known[0] == program.version:
+        return known[1], known[2]
+    data: dict[str, pd.DataOp] = {}
+    params: list[str] = []
+    for op in program.module.body.block.ops:
+        if isinstance(op, pd.DataOp):
+            data[op.var_name.data] = op
+        elif isinstance(op, pd.ParameterOp):
+            params.append(op.var_name.data)
+    _TOP_LEVEL[program] = (program.version, data, params)
+    return data, params
+
+
 def data_vars(program: Program) -> dict[str, pd.DataOp]:
-    """The program's feed variables by name."""
-    return {
-        op.var_name.data: op
-        for op in program.module.body.block.ops
-        if isinstance(op, pd.DataOp)
-    }
+    """The program's feed variables by name (a fresh dict)."""
+    return dict(_top_level(program)[0])
 
 
 def persistable_updates(program: Program) -> dict[str, SSAValue]:
@@ -349,7 +370,7 @@ def check_feeds(
         feed = feed[0]  # one place's feed, as `DataLoader(feed_list=...)` yields
     if not isinstance(feed, Mapping):
         raise TypeError(f"feed must be a dict from names to arrays, got {type(feed).__name__}")
-    data = data_vars(program)
+    data = _top_level(program)[0]
     for name in feed:
         if name not in data:
             known = ", ".join(sorted(data)) or "none"
@@ -453,6 +474,9 @@ class Executor:
         if entry is None:
             per_program.clear()  # older versions of the program are dead
             entry = per_program[key] = prepare(program, fetch_values)
+            seal = getattr(self.backend, "seal", None)
+            if seal is not None:
+                seal(entry.module)  # the executor's own copy: nothing changes it
         return entry
 
     def run(
@@ -541,11 +565,7 @@ def _set_scheduled_learning_rate(program: Program, scope: Scope) -> None:
 
 
 def _check_parameters(program: Program, scope: Mapping[str, np.ndarray]) -> None:
-    missing = [
-        op.var_name.data
-        for op in program.module.body.block.ops
-        if isinstance(op, pd.ParameterOp) and op.var_name.data not in scope
-    ]
+    missing = [name for name in _top_level(program)[1] if name not in scope]
     if missing:
         names = ", ".join(f"'{n}'" for n in missing)
         raise RuntimeError(
