@@ -893,9 +893,9 @@ def execute(
     compiled.fn(plan.slots(*slots))
     if status is not None and status[0]:
         # A failed range check: the code skipped every persistable update after it.
-        code, value, limit = (int(v) for v in status)
+        code, bad, limit = (int(v) for v in status)
         op_name, what = checks[code - 1]
-        raise out_of_range(op_name, what, value, limit)
+        raise out_of_range(op_name, what, bad, limit)
     for i, name in plan.new_outputs:
         scope[name] = outs[i]
     by_name = {n: p for (n, _, _), p in zip(plan.params, params)}

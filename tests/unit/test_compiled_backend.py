@@ -149,6 +149,70 @@ def test_parameters_are_updated_in_place_and_returned() -> None:
     assert not np.array_equal(w, before)
 
 
+def test_remembered_parameter_addresses_follow_the_scope() -> None:
+    """`execute` remembers each parameter's buffer address between calls; a new
+    array in the scope, a read-only one, an in-place reshape or a changed dtype is
+    noticed (checked against the interpreter on the same scope values)."""
+    built = mlp_train((4, 3), lr=0.1)
+    backend = CompiledBackend()
+    feeds = {"x": np.arange(8, dtype=np.float32).reshape(2, 4) / 8, "label": np.array([[1], [2]])}
+
+    def agrees(scope: dict[str, np.ndarray]) -> None:
+        want_scope = {k: v.copy() for k, v in scope.items()}
+        want = run_module(built.module, feeds, want_scope)[built.fetch[0]]
+        (got,) = backend.run(built.module, feeds, scope, built.fetch)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+    scope = {k: v.copy() for k, v in built.scope.items()}
+    agrees(scope)
+    w = scope["fc_0.w_0"]
+    scope["fc_0.w_0"] = np.full_like(w, 0.25)  # a new array: its own address
+    agrees(scope)
+    assert scope["fc_0.w_0"][0, 0] != 0.25  # updated in place, in the new array
+    frozen = scope["fc_0.w_0"]
+    frozen.flags.writeable = False  # not written through: copied, as on first sight
+    agrees(scope)
+    assert scope["fc_0.w_0"] is not frozen and scope["fc_0.w_0"].flags.writeable
+    reshaped = scope["fc_0.w_0"]
+    reshaped.shape = (reshaped.size,)  # the same object, another shape
+    with pytest.raises(ValueError, match="parameter 'fc_0.w_0' has shape"):
+        backend.run(built.module, feeds, scope, built.fetch)
+    reshaped.shape = (4, 3)
+    scope["fc_0.b_0"] = scope["fc_0.b_0"].astype(np.float64)  # converted, as on first sight
+    agrees(scope)
+    assert scope["fc_0.b_0"].dtype == np.float32
+    assert backend.compiles == 1
+
+
+def test_executor_modules_are_sealed_and_a_changed_program_recompiles() -> None:
+    """The executor's private copy of a program is keyed by identity alone; a change
+    to the program (a new version) prepares and compiles a new copy."""
+    import pullback as paddle
+
+    paddle.enable_static()
+    try:
+        main, startup = paddle.static.Program(), paddle.static.Program()
+        with paddle.static.program_guard(main, startup):
+            x = paddle.static.data("x", [None, 3], "float32")
+            y = paddle.mean(paddle.static.nn.fc(x, size=2))
+        exe = paddle.static.Executor(paddle.CPUPlace(), backend="compiled")
+        scope = paddle.static.Scope()
+        with paddle.static.scope_guard(scope):
+            exe.run(startup)
+            feed = {"x": np.ones((2, 3), np.float32)}
+            (a,) = exe.run(main, feed=feed, fetch_list=[y])
+            (entry,) = exe._cache[main].values()
+            assert entry.module in exe.backend._sealed
+            with paddle.static.program_guard(main, startup):
+                z = paddle.scale(y, scale=3.0)
+            (b, c) = exe.run(main, feed=feed, fetch_list=[y, z])
+        np.testing.assert_allclose(b, a, rtol=1e-6)
+        np.testing.assert_allclose(c, 3 * a, rtol=1e-6)
+        assert exe.backend.compiles == 2
+    finally:
+        paddle.disable_static()
+
+
 def test_bad_feeds_are_rejected_before_native_code_runs() -> None:
     built = mlp_train((4, 3), lr=0.1)
     backend = CompiledBackend()
