@@ -12,7 +12,7 @@ import contextlib
 import os
 import platform
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 from pullback.benchmarks.programs import (
@@ -45,17 +45,26 @@ def timeit(fn: Callable[[], object], repeat: int) -> float:
 
 def timeit_interleaved(fns: list[Callable[[], object]], repeat: int) -> list[float]:
     """Median seconds per call of each of `fns`, called in turn `repeat` times
-    (after two warm-up rounds)."""
+    (after two warm-up rounds).  Each round starts one function further on, so that
+    every function follows every other equally often: in a fixed order the first
+    always ran right after the last one's cache traffic (a 4-6% handicap measured
+    on the MLP steps, gone with alternating order)."""
     for _ in range(2):
         for fn in fns:
             fn()
     times: list[list[float]] = [[] for _ in fns]
-    for _ in range(repeat):
-        for fn, ts in zip(fns, times):
+    n = len(fns)
+    for r in range(repeat):
+        for j in range(n):
+            i = (r + j) % n
             t = time.perf_counter()
-            fn()
-            ts.append(time.perf_counter() - t)
+            fns[i]()
+            times[i].append(time.perf_counter() - t)
     return [float(np.median(ts)) for ts in times]
+
+
+Peer = tuple[str, Callable[[], object], str]
+"""(name, one call, note) of a peer timed in the same interleaved rounds as ours."""
 
 
 def _try_import(name: str):  # type: ignore[no-untyped-def]
@@ -99,42 +108,32 @@ def numpy_mlp_step(params: list[np.ndarray], x: np.ndarray, y: np.ndarray, lr: f
 
 
 def bench_mlp(repeat: int) -> list[tuple[str, float | None, str]]:
-    """MLP 784-512-512-10, batch 128, relu, softmax cross-entropy, SGD."""
-    rows: list[tuple[str, float | None, str]] = []
+    """MLP 784-512-512-10, batch 128, relu, softmax cross-entropy, SGD; NumPy, torch
+    eager and JAX jit timed in the same interleaved rounds as ours."""
     sizes, batch, lr = (784, 512, 512, 10), 128, 0.01
     rng = np.random.default_rng(0)
     x = rng.standard_normal((batch, 784)).astype(np.float32)
     y = rng.integers(0, 10, (batch, 1)).astype(np.int64)
-
     built = mlp_train(sizes, lr)
-    backend = CompiledBackend()
-    t = time.perf_counter()
-    backend.run(built.module, {"x": x, "label": y}, built.scope, built.fetch)
-    compile_s = time.perf_counter() - t
-    ours = timeit(lambda: backend.run(built.module, {"x": x, "label": y}, built.scope, built.fetch), repeat)
-    rows.append(("pullback compiled", ours, f"first run (compile) {compile_s:.2f} s"))
 
     # The layers' weights and biases (the scope also holds the learning rate).
     layer_params = [k for k in built.scope if "." in k]
     params = [built.scope[k].copy() for k in sorted(layer_params, key=lambda k: (k.split(".")[0], k.split(".")[1][0] == "b"))]
-    rows.append(("numpy", timeit(lambda: numpy_mlp_step(params, x, y, lr), repeat), ""))
+    peers: list[Peer] = [("numpy", lambda: numpy_mlp_step(params, x, y, lr), "")]
+    skipped: list[tuple[str, float | None, str]] = []
 
     torch = _try_import("torch")
     if torch is None:
-        rows.append(("torch eager", None, "skipped: torch not installed"))
+        skipped.append(("torch eager", None, "skipped: torch not installed"))
     else:
         torch.set_num_threads(max(1, torch.get_num_threads()))
         tp = [torch.tensor(p, requires_grad=True) for p in params]
         tx, ty = torch.tensor(x), torch.tensor(y[:, 0])
-
-        def torch_step() -> None:
-            torch_mlp_step(tp, tx, ty, lr)
-
-        rows.append(("torch eager", timeit(torch_step, repeat), f"torch {torch.__version__}"))
+        peers.append(("torch eager", lambda: torch_mlp_step(tp, tx, ty, lr), f"torch {torch.__version__}"))
 
     jax = _try_import("jax")
     if jax is None:
-        rows.append(("jax jit", None, "skipped: jax not installed"))
+        skipped.append(("jax jit", None, "skipped: jax not installed"))
     else:
         import jax.numpy as jnp
 
@@ -152,16 +151,15 @@ def bench_mlp(repeat: int) -> list[tuple[str, float | None, str]]:
             loss, grads = jax.value_and_grad(loss_fn)(ps, xx, yy)
             return [p - lr * g for p, g in zip(ps, grads)], loss
 
-        jp = [jnp.asarray(p) for p in params]
         jx, jy = jnp.asarray(x), jnp.asarray(y)
-        state = {"p": jp}
+        state = {"p": [jnp.asarray(p) for p in params]}
 
         def jax_step() -> None:
             state["p"], loss = step(state["p"], jx, jy)
             loss.block_until_ready()
 
-        rows.append(("jax jit", timeit(jax_step, repeat), f"jax {jax.__version__}"))
-    return rows
+        peers.append(("jax jit", jax_step, f"jax {jax.__version__}"))
+    return _ours_before_after(built, {"x": x, "label": y}, built.scope, repeat, peers) + skipped
 
 
 # ------------------------------------------------------- elementwise chain
@@ -174,10 +172,6 @@ def bench_chain(repeat: int) -> list[tuple[str, float | None, str]]:
     x = rng.standard_normal(n).astype(np.float32)
     yv = rng.uniform(0.5, 1.0, n).astype(np.float32)
     built = elementwise_chain(n, 20)
-    backend = CompiledBackend()
-    rows: list[tuple[str, float | None, str]] = []
-    run = lambda: backend.run(built.module, {"x": x, "y": yv}, {}, built.fetch)  # noqa: E731
-    rows.append(("pullback compiled", timeit(run, repeat), ""))
 
     def numpy_chain() -> None:
         hs = [x]
@@ -192,11 +186,9 @@ def bench_chain(repeat: int) -> list[tuple[str, float | None, str]]:
             g = [lambda: g * (1 - out * out), lambda: g * yv, lambda: g * out * (1 - out), lambda: g, lambda: 0.5 * g][k]()  # noqa: B023 - called at once
         _ = h.sum()
 
-    rows.append(("numpy", timeit(numpy_chain, repeat), "hand-written fwd+bwd"))
+    peers: list[Peer] = [("numpy", numpy_chain, "hand-written fwd+bwd")]
     jax = _try_import("jax")
-    if jax is None:
-        rows.append(("jax jit", None, "skipped: jax not installed"))
-    else:
+    if jax is not None:
         import jax.numpy as jnp
 
         def f(a, b):  # type: ignore[no-untyped-def]
@@ -207,8 +199,8 @@ def bench_chain(repeat: int) -> list[tuple[str, float | None, str]]:
 
         g = jax.jit(jax.value_and_grad(f))
         jx, jy = jnp.asarray(x), jnp.asarray(yv)
-        peer = ("jax jit", lambda: g(jx, jy)[1].block_until_ready(), f"jax {jax.__version__}")
-    rows = _ours_before_after(built, {"x": x, "y": yv}, {}, repeat, peer)
+        peers.append(("jax jit", lambda: g(jx, jy)[1].block_until_ready(), f"jax {jax.__version__}"))
+    rows = _ours_before_after(built, {"x": x, "y": yv}, {}, repeat, peers)
     if jax is None:
         rows.append(("jax jit", None, "skipped: jax not installed"))
     return rows
@@ -232,10 +224,11 @@ def multi_output_fusion(enabled: bool) -> Iterator[None]:
 
 
 def _ours_before_after(built: Built, feeds: dict[str, np.ndarray], scope: dict[str, np.ndarray], repeat: int,
-                       peer: tuple[str, Callable[[], object], str] | None = None
-                       ) -> list[tuple[str, float | None, str]]:
+                       peers: Sequence[Peer] = ()) -> list[tuple[str, float | None, str]]:
     """Our compiled program with multi-output fusion, then without (same run), and
-    `peer` (name, call, note), when given, timed in the same interleaved rounds."""
+    each of `peers` timed in the same interleaved rounds (so that a load change on
+    this shared machine hits all alike: sequential medians of the same step swung
+    by 20% between minutes here)."""
     runs: list[Callable[[], object]] = []
     notes: list[str] = []
     for enabled in (True, False):
@@ -246,14 +239,11 @@ def _ours_before_after(built: Built, feeds: dict[str, np.ndarray], scope: dict[s
             backend.run(built.module, feeds, state, built.fetch)
             notes.append(f"first run (compile) {time.perf_counter() - t:.2f} s")
         runs.append(lambda b=backend, st=state: b.run(built.module, feeds, st, built.fetch))
-    if peer is not None:
-        runs.append(peer[1])
-    # Interleaved, so that a load change on a shared machine hits all alike.
+    runs.extend(call for _, call, _ in peers)
     times = timeit_interleaved(runs, repeat)
     rows: list[tuple[str, float | None, str]] = [
         ("pullback compiled", times[0], notes[0]), ("pullback, no mo-fusion", times[1], notes[1])]
-    if peer is not None:
-        rows.append((peer[0], times[2], peer[2] + ", interleaved with ours"))
+    rows.extend((name, t, note + ", interleaved with ours") for (name, _, note), t in zip(peers, times[2:]))
     return rows
 
 
@@ -287,7 +277,7 @@ def bench_fanout(repeat: int, ops: int = 20, every: int = 4) -> list[tuple[str, 
     built = fanout_chain(n, ops, every)
     assert [k.name for k in FANOUT_KINDS] == ["pd.tanh", "pd.elementwise_mul", "pd.sigmoid", "pd.scale"]
     jax = _try_import("jax")
-    peer: tuple[str, Callable[[], object], str] | None = None
+    peers: list[Peer] = []
     if jax is not None:
         import jax.numpy as jnp
 
@@ -301,8 +291,8 @@ def bench_fanout(repeat: int, ops: int = 20, every: int = 4) -> list[tuple[str, 
 
         g = jax.jit(jax.value_and_grad(f))
         jx, jy = jnp.asarray(x), jnp.asarray(yv)
-        peer = ("jax jit", lambda: g(jx, jy)[1].block_until_ready(), f"jax {jax.__version__}")
-    rows = _ours_before_after(built, {"x": x, "y": yv}, {}, repeat, peer)
+        peers.append(("jax jit", lambda: g(jx, jy)[1].block_until_ready(), f"jax {jax.__version__}"))
+    rows = _ours_before_after(built, {"x": x, "y": yv}, {}, repeat, peers)
     if jax is None:
         rows.append(("jax jit", None, "skipped: jax not installed"))
 
@@ -335,20 +325,22 @@ def bench_fanout(repeat: int, ops: int = 20, every: int = 4) -> list[tuple[str, 
 
 def bench_residual_mlp(repeat: int, depth: int = 4, width: int = 256) -> list[tuple[str, float | None, str]]:
     """Residual MLP train step: 784 -> 256, four blocks h + relu(h W + b), -> 10,
-    batch 128, softmax cross-entropy, SGD."""
+    batch 128, softmax cross-entropy, SGD.  JAX jit and torch eager run in the same
+    interleaved rounds as ours; torch.compile after them (its first call compiles)."""
     batch, lr = 128, 0.01
     rng = np.random.default_rng(0)
     x = rng.standard_normal((batch, 784)).astype(np.float32)
     y = rng.integers(0, 10, (batch, 1)).astype(np.int64)
     built = residual_mlp_train(784, width, depth, 10, lr)
     feeds = {"x": x, "label": y}
-    rows = _ours_before_after(built, feeds, built.scope, repeat)
     names = ["fc_in", *(f"res_{i}" for i in range(depth)), "fc_out"]
     params = [built.scope[f"{n}.{k}_0"].copy() for n in names for k in ("w", "b")]
+    peers: list[Peer] = []
+    skipped: list[tuple[str, float | None, str]] = []
 
     jax = _try_import("jax")
     if jax is None:
-        rows.append(("jax jit", None, "skipped: jax not installed"))
+        skipped.append(("jax jit", None, "skipped: jax not installed"))
     else:
         import jax.numpy as jnp
 
@@ -371,35 +363,46 @@ def bench_residual_mlp(repeat: int, depth: int = 4, width: int = 256) -> list[tu
             state["p"], loss = jstep(state["p"], jx, jy)
             loss.block_until_ready()
 
-        rows.append(("jax jit", timeit(jax_step, repeat), f"jax {jax.__version__}"))
+        peers.append(("jax jit", jax_step, f"jax {jax.__version__}"))
 
     torch = _try_import("torch")
+    steps: dict[str, Callable[[], None]] = {}
     if torch is None:
-        rows.append(("torch eager", None, "skipped: torch not installed"))
-        return rows
-    F = torch.nn.functional
-    tx, ty = torch.tensor(x), torch.tensor(y[:, 0])
+        skipped.append(("torch eager", None, "skipped: torch not installed"))
+    else:
+        F = torch.nn.functional
+        tx, ty = torch.tensor(x), torch.tensor(y[:, 0])
 
-    def forward(tp, xx, yy):  # type: ignore[no-untyped-def]
-        h = xx @ tp[0] + tp[1]
-        for i in range(depth):
-            h = h + torch.relu(h @ tp[2 + 2 * i] + tp[3 + 2 * i])
-        return F.cross_entropy(h @ tp[-2] + tp[-1], yy)
+        def forward(tp, xx, yy):  # type: ignore[no-untyped-def]
+            h = xx @ tp[0] + tp[1]
+            for i in range(depth):
+                h = h + torch.relu(h @ tp[2 + 2 * i] + tp[3 + 2 * i])
+            return F.cross_entropy(h @ tp[-2] + tp[-1], yy)
 
-    for name, fn in (("torch eager", forward), ("torch.compile", _torch_compile(torch, forward))):
-        if fn is None:
-            rows.append((name, None, "skipped: torch.compile unavailable"))
-            continue
-        tp = [torch.tensor(p, requires_grad=True) for p in params]
+        def torch_step(fn) -> Callable[[], None]:  # type: ignore[no-untyped-def]
+            tp = [torch.tensor(p, requires_grad=True) for p in params]
 
-        def step() -> None:
-            fn(tp, tx, ty).backward()  # noqa: B023
-            with torch.no_grad():
-                for p in tp:  # noqa: B023
-                    p -= lr * p.grad
-                    p.grad = None
+            def step() -> None:
+                fn(tp, tx, ty).backward()
+                with torch.no_grad():
+                    for p in tp:
+                        p -= lr * p.grad
+                        p.grad = None
 
-        rows.append(_torch_row(torch, name, step, repeat))
+            return step
+
+        steps["torch eager"] = torch_step(forward)
+        peers.append(("torch eager", steps["torch eager"],
+                      f"torch {torch.__version__}, {torch.get_num_threads()} threads"))
+        compiled = _torch_compile(torch, forward)
+        if compiled is not None:
+            steps["torch.compile"] = torch_step(compiled)
+    rows = _ours_before_after(built, feeds, built.scope, repeat, peers) + skipped
+    if torch is not None:
+        if "torch.compile" in steps:
+            rows.append(_torch_row(torch, "torch.compile", steps["torch.compile"], repeat))
+        else:
+            rows.append(("torch.compile", None, "skipped: torch.compile unavailable"))
     return rows
 
 
