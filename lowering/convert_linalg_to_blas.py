@@ -60,6 +60,8 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
+from pullback.lowering.build import constant, make
+
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
 
 GEMM_SYMBOLS = {"f32": "pullback_sgemm", "f64": "pullback_dgemm"}
@@ -137,11 +139,12 @@ def plan_gemm(op: linalg.GenericOp) -> GemmPlan | None:
 
 
 class _Emit:
-    """Builds index/integer arithmetic and memref sizes at a builder's point."""
+    """Builds index/integer arithmetic and memref sizes at a builder's point (the
+    common ops built by `make`: lowering/build.py)."""
 
     def __init__(self, b: Builder) -> None:
         self.b = b
-        self._consts: dict[tuple[str, str], SSAValue] = {}
+        self._consts: dict[tuple[str, Attribute], SSAValue] = {}
 
     def op(self, o: Operation) -> SSAValue:
         """Insert `o`; return its first result."""
@@ -150,10 +153,10 @@ class _Emit:
 
     def const(self, v: int | float, t: Attribute) -> SSAValue:
         """A constant of type `t` (one per value and type)."""
-        key = (repr(v), str(t))
+        key = (repr(v), t)  # (types hash by value; printing one is slow)
         if key not in self._consts:
             attr = FloatAttr(v, t) if t in (f32, f64) else IntegerAttr(int(v), t)
-            self._consts[key] = self.op(arith.ConstantOp(attr))  # type: ignore[arg-type]
+            self._consts[key] = self.op(constant(attr))
         return self._consts[key]
 
     def size(self, mem: SSAValue, k: int) -> SSAValue:
@@ -165,15 +168,15 @@ class _Emit:
 
     def i64(self, v: SSAValue) -> SSAValue:
         """An `index` as `i64`."""
-        return self.op(arith.IndexCastOp(v, i64))
+        return self.op(make(arith.IndexCastOp, (v,), (i64,)))
 
     def mul(self, x: SSAValue, y: SSAValue) -> SSAValue:
         """`x * y` on indices."""
-        return self.op(arith.MuliOp(x, y))
+        return self.op(make(arith.MuliOp, (x, y), (x.type,)))
 
     def add(self, x: SSAValue, y: SSAValue) -> SSAValue:
         """`x + y` on indices."""
-        return self.op(arith.AddiOp(x, y))
+        return self.op(make(arith.AddiOp, (x, y), (x.type,)))
 
 
 def _strides(e: _Emit, mem: SSAValue) -> list[SSAValue]:

@@ -59,6 +59,7 @@ from xdsl.rewriter import InsertPoint
 from pullback.dialects.pd.base import DTYPE_BY_ELEM, DYN, PdOp, result_names, shape_of
 from pullback.dialects.pd.program import STRUCTURAL_OPS
 from pullback.lowering.abi import Abi, LoweringError, Program
+from pullback.lowering.build import aligned_alloc, cmpf, cmpi, constant, fill_op, generic_op, make
 from pullback.lowering.views import memref_type, reinterpret_cast
 
 Size = int | SSAValue
@@ -78,6 +79,9 @@ APPROX = arith.FastMathFlagsAttr(["afn", "contract"])
 REASSOC = arith.FastMathFlagsAttr(["reassoc", "contract"])
 """Reductions may be reassociated: that is what lets LLVM vectorize them."""
 
+_FAST_PROPS: dict[str, Attribute] = {"fastmath": FAST}
+"""The properties of a `FAST` float op (`make` copies them)."""
+
 RECOMPUTE_BUDGET = 256
 """A pointwise value is recomputed in each reader while `cost * (readers - 1)`
 stays within this budget (cost: weighted op count of its fused expression)."""
@@ -91,6 +95,25 @@ def as_float_of(value: float, elem: Attribute) -> float:
     the type's range); a Python float that packs into `elem` exactly."""
     with np.errstate(over="ignore", under="ignore"):
         return float(DTYPE_BY_ELEM[elem].numpy.type(value))
+
+
+_CONST_ATTRS: dict[tuple[str, Attribute], FloatAttr | IntegerAttr] = {}
+"""`Scalar.const`'s value attributes by (repr of the value, element type), shared by
+every body (attributes are immutable; a `FloatAttr` costs 15 us to build and the
+same few constants recur in every loop)."""
+
+
+def _const_attr(key: tuple[str, Attribute], value: float | bool, elem: Attribute) -> FloatAttr | IntegerAttr:
+    """The attribute of constant `value` of element type `elem` (`Scalar.const`)."""
+    attr = _CONST_ATTRS.get(key)
+    if attr is None:
+        if isinstance(elem, AnyFloat):
+            attr = FloatAttr(as_float_of(value, elem), elem)
+        else:
+            assert isinstance(elem, (IntegerType, IndexType))
+            attr = IntegerAttr(int(value), elem)
+        _CONST_ATTRS[key] = attr
+    return attr
 
 
 @dataclass
@@ -115,12 +138,7 @@ class Scalar:
         +-inf in f32, a tiny scale a denormal or zero."""
         key = (repr(value), elem)  # (attributes hash by value; printing one is slow)
         if key not in self._consts:
-            if isinstance(elem, AnyFloat):
-                attr: Attribute = FloatAttr(as_float_of(value, elem), elem)
-            else:
-                assert isinstance(elem, (IntegerType, IndexType))
-                attr = IntegerAttr(int(value), elem)
-            self._consts[key] = self.emit(arith.ConstantOp(attr))
+            self._consts[key] = self.emit(constant(_const_attr(key, value, elem)))
         return self._consts[key]
 
     def index(self, dim: int) -> SSAValue:
@@ -129,24 +147,31 @@ class Scalar:
             self._indices[dim] = self.emit(linalg.IndexOp(dim))
         return self._indices[dim]
 
+    def binary(self, op_cls: type[Operation], a: SSAValue, b: SSAValue, props: dict[str, Attribute]) -> SSAValue:
+        """`op_cls(a, b)`, an `arith` op whose result has `a`'s type, with properties
+        `props` (`{}` for integer ops: their `overflowFlags` default is filled in),
+        built by `make` (lowering/build.py: pointwise bodies are most of the ops
+        the lowering builds)."""
+        return self.emit(make(op_cls, (a, b), (a.type,), props))
+
     # Float helpers: every pointwise body is written with these.
     def add(self, a: SSAValue, b: SSAValue) -> SSAValue:
         """`a + b` (float or integer)."""
         if isinstance(a.type, AnyFloat):
-            return self.emit(arith.AddfOp(a, b, FAST))
-        return self.emit(arith.AddiOp(a, b))
+            return self.binary(arith.AddfOp, a, b, _FAST_PROPS)
+        return self.binary(arith.AddiOp, a, b, {})
 
     def sub(self, a: SSAValue, b: SSAValue) -> SSAValue:
         """`a - b`."""
         if isinstance(a.type, AnyFloat):
-            return self.emit(arith.SubfOp(a, b, FAST))
-        return self.emit(arith.SubiOp(a, b))
+            return self.binary(arith.SubfOp, a, b, _FAST_PROPS)
+        return self.binary(arith.SubiOp, a, b, {})
 
     def mul(self, a: SSAValue, b: SSAValue) -> SSAValue:
         """`a * b`."""
         if isinstance(a.type, AnyFloat):
-            return self.emit(arith.MulfOp(a, b, FAST))
-        return self.emit(arith.MuliOp(a, b))
+            return self.binary(arith.MulfOp, a, b, _FAST_PROPS)
+        return self.binary(arith.MuliOp, a, b, {})
 
     def div(self, a: SSAValue, b: SSAValue) -> SSAValue:
         """`a / b`; integers divide as Paddle's C++ kernel does, truncating toward zero.
@@ -156,7 +181,7 @@ class Scalar:
         `-1` negates with wrap-around (the interpreter's result for `MIN / -1` too).
         """
         if isinstance(a.type, AnyFloat):
-            return self.emit(arith.DivfOp(a, b, FAST))
+            return self.binary(arith.DivfOp, a, b, _FAST_PROPS)
         zero, one, minus_one = (self.const(v, a.type) for v in (0, 1, -1))
         by_zero, by_minus_one = self.cmp("eq", b, zero), self.cmp("eq", b, minus_one)
         special = self.emit(arith.OrIOp(by_zero, by_minus_one))
@@ -180,13 +205,13 @@ class Scalar:
         if isinstance(a.type, AnyFloat):
             # Ordered predicates (false on NaN) except `ne`, matching numpy.
             fpred = {"ne": "une"}.get(pred, "o" + pred)
-            return self.emit(arith.CmpfOp(a, b, fpred))
+            return self.emit(cmpf(fpred, a, b))
         ipred = {"gt": "sgt", "ge": "sge", "lt": "slt", "le": "sle"}.get(pred, pred)
-        return self.emit(arith.CmpiOp(a, b, ipred))
+        return self.emit(cmpi(ipred, a, b))
 
     def select(self, c: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
         """`c ? a : b`."""
-        return self.emit(arith.SelectOp(c, a, b))
+        return self.emit(make(arith.SelectOp, (c, a, b), (a.type,)))
 
     def math(self, cls: Callable[..., Operation], a: SSAValue) -> SSAValue:
         """A unary `math` op (exp, log, tanh, sqrt, erf, absf)."""
@@ -525,6 +550,9 @@ MULTI_OUTPUT: list[MultiOutputFusion] = []
 loop of its own).  One home for the planner, outside the op-rule registry."""
 
 
+_ZERO_I64 = IntegerAttr(0, i64)
+
+
 @dataclass
 class Lowerer:
     """State of one lowering: the entry function under construction and the
@@ -620,16 +648,16 @@ class Lowerer:
             yield
             return
         flag = self.emit(memref.LoadOp.get(self.status, [self.index(0)])).results[0]
-        zero = self.emit(arith.ConstantOp(IntegerAttr(0, i64))).results[0]
-        ok = self.emit(arith.CmpiOp(flag, zero, "eq")).results[0]
+        zero = self.emit(constant(_ZERO_I64)).results[0]
+        ok = self.emit(cmpi("eq", flag, zero)).results[0]
         block = Block()
-        guard = self.emit(scf.IfOp(ok, [], Region(block)))
+        guard = self.emit(make(scf.IfOp, (ok,), (), regions=(Region(block), Region())))
         outer = self.b
         self.b, self._guard = Builder(InsertPoint.at_end(block)), guard
         try:
             yield
         finally:
-            block.add_op(scf.YieldOp())
+            block.add_op(make(scf.YieldOp))
             self.b, self._guard = outer, None
 
     def _emit_alloc(self, op: Operation) -> None:
@@ -677,7 +705,11 @@ class Lowerer:
                 dyn.append(s)
         acc: Size = static
         for d in dyn:
-            acc = d if acc == 1 else self.emit(arith.MuliOp(self.as_value(acc), d)).results[0]
+            if acc == 1:
+                acc = d
+            else:
+                lhs = self.as_value(acc)
+                acc = self.emit(make(arith.MuliOp, (lhs, d), (lhs.type,))).results[0]
         return acc
 
     def memref_type(self, v: SSAValue) -> MemRefType[Attribute]:
@@ -689,7 +721,7 @@ class Lowerer:
     def alloc(self, v: SSAValue) -> SSAValue:
         """A fresh temporary for `v`, freed after its last reader."""
         dyn = [s for s in self.sizes[v] if not isinstance(s, int)]
-        op = memref.AllocOp(dyn, [], self.memref_type(v), alignment=IntegerAttr(64, i64))
+        op = aligned_alloc(dyn, self.memref_type(v))
         self._emit_alloc(op)
         name = _hint(v)
         if name:
@@ -701,7 +733,7 @@ class Lowerer:
         """A temporary buffer of the given sizes, freed after its last reader."""
         shape = [s if isinstance(s, int) else DYN for s in sizes]
         dyn = [s for s in sizes if not isinstance(s, int)]
-        op = memref.AllocOp(dyn, [], memref_type(elem, shape), alignment=IntegerAttr(64, i64))
+        op = aligned_alloc(dyn, memref_type(elem, shape))
         self._emit_alloc(op)
         self.temps[op.memref] = self.current
         return op.memref
@@ -781,7 +813,7 @@ class Lowerer:
     def count_as_float(self, sizes: Sequence[Size], elem: Attribute) -> SSAValue:
         """The product of sizes converted to a float scalar (for means)."""
         n = self.as_value(self.mul_sizes(sizes))
-        as_int = self.emit(arith.IndexCastOp(n, i64)).results[0]
+        as_int = self.emit(make(arith.IndexCastOp, (n,), (i64,))).results[0]
         return self.emit(arith.SIToFPOp(as_int, elem)).results[0]
 
     # ------------------------------------------------------------- generic ops
@@ -852,7 +884,7 @@ class Lowerer:
         else:
             args = [load(v, m, fuse, memo_by_map.setdefault(m, {})) for v, m, fuse in reads]
             results = body(s, scalar_args + args, list(out_args))
-        s.b.insert(linalg.YieldOp(*results))
+        s.b.insert(make(linalg.YieldOp, results))
         covered = {d for m in in_maps for d in _dims_of(m)} | {
             d for _, m in outs for d in m if d is not None
         }
@@ -869,13 +901,13 @@ class Lowerer:
         out_mems = [m for m, _ in outs]
         for mem in out_mems:
             self.note_read(mem)
-        op = linalg.GenericOp(
+        op = generic_op(
             inputs,
             out_mems,
             Region(block),
             [AffineMapAttr(m) for m in in_maps] + [AffineMapAttr(affine(rank, m)) for _, m in outs],
             iterators,
-            library_call=StringAttr(library_call) if library_call else None,
+            StringAttr(library_call) if library_call else None,
         )
         self.emit(op)
         return op
@@ -920,7 +952,7 @@ class Lowerer:
         """Set every element of `mem` to `value` (`linalg.fill`)."""
         elem = elem_of_buffer(mem)
         c = Scalar(self.b).const(value, elem)
-        self.emit(linalg.FillOp([c], [mem], res=()))
+        self.emit(fill_op(c, mem))
 
     def pointwise_generic(self, op: Operation) -> None:
         """Materialize a pointwise op (with its fused producers) into its buffers."""
@@ -1067,7 +1099,7 @@ class Lowerer:
                 continue
             last = self.last_read.get(mem, self.temps[mem])
             anchor = self.anchors[min(last, len(self.anchors) - 1)] if last >= 0 else None
-            dealloc = memref.DeallocOp.get(mem)
+            dealloc = make(memref.DeallocOp, (mem,))
             parent = anchor.parent_block() if anchor is not None else None
             if last >= len(self.anchors) or anchor is None or parent is None:
                 self.emit(dealloc)
@@ -1079,9 +1111,9 @@ class Lowerer:
         rank = len(buffer_shape(dst))
         self.note_read(src)
         block = Block(arg_types=[elem_of_buffer(src), elem_of_buffer(dst)])
-        block.add_op(linalg.YieldOp(block.args[0]))
+        block.add_op(make(linalg.YieldOp, (block.args[0],)))
         self.emit(
-            linalg.GenericOp(
+            generic_op(
                 [src], [dst], Region(block),
                 [AffineMapAttr(affine(rank, identity_map(rank)))] * 2,
                 [linalg_attrs.IteratorTypeAttr.parallel()] * rank,

@@ -29,6 +29,7 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from pullback.dialects.pd.base import PdOp
+from pullback.lowering.build import make, segment_sizes
 from pullback.lowering.core import Lowerer, Scalar, Size
 
 ATOMIC_ADDF = 0
@@ -48,10 +49,16 @@ def parallel(
     bounds = [low.as_value(n) for n in sizes] or [low.index(1)]
     block = Block(arg_types=[IndexType()] * len(bounds))
     zero, one = low.index(0), low.index(1)
-    op = scf.ParallelOp([zero] * len(bounds), bounds, [one] * len(bounds), Region(block))
+    # `scf.ParallelOp([zero] * n, bounds, [one] * n, Region(block))` and its
+    # `scf.reduce` terminator, built by `make` (lowering/build.py).
+    n = len(bounds)
+    op = make(
+        scf.ParallelOp, [*[zero] * n, *bounds, *[one] * n], (),
+        {"operandSegmentSizes": segment_sizes(n, n, n, 0)}, regions=(Region(block),),
+    )
     low.emit(op)
     body(_scalar_at_end(block), list(block.args)[: len(sizes)])
-    block.add_op(scf.ReduceOp())
+    block.add_op(make(scf.ReduceOp))
     return op
 
 
@@ -67,8 +74,8 @@ def for_range(
     block = Block(arg_types=[IndexType(), *[v.type for v in inits]])
     inner = _scalar_at_end(block)
     nxt = body(inner, block.args[0], list(block.args[1:]))
-    block.add_op(scf.YieldOp(*nxt))
-    loop = scf.ForOp(lb, ub, s.const(1, IndexType()), list(inits), Region(block))
+    block.add_op(make(scf.YieldOp, nxt))
+    loop = make(scf.ForOp, (lb, ub, s.const(1, IndexType()), *inits), [v.type for v in inits], regions=(Region(block),))
     s.b.insert(loop)
     return list(loop.results)
 

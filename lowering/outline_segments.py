@@ -35,18 +35,24 @@ from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
     DictionaryAttr,
+    FunctionType,
     IndexType,
     MemRefType,
     ModuleOp,
+    StringAttr,
     SymbolRefAttr,
     UnitAttr,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
+from pullback.lowering.build import make
 from pullback.lowering.views import reinterpret_cast
 
 SEGMENT_INFIX = "__seg"
 """Outlined functions are named `<entry>__seg<N>` (`to_llvmlite` marks them noinline)."""
+
+_PRIVATE = StringAttr("private")
+"""An outlined segment's `sym_visibility`."""
 
 _ANCHORS = (memref.AllocOp, memref.DeallocOp, memref.ReinterpretCastOp, memref.DimOp, func.ReturnOp)
 """Ops that stay in the entry: they define or free the buffers segments work on."""
@@ -266,7 +272,9 @@ def outlined(fn: func.FuncOp, module: ModuleOp, max_ops: int, dedupe: bool = Tru
         roots = [_root(v) if isinstance(v.type, MemRefType) else None for v in call_args]
         alone = [r is not None and roots.count(r) == 1 for r in roots]
         arg_attrs = ArrayAttr([DictionaryAttr({"llvm.noalias": UnitAttr()} if a else {}) for a in alone])
-        call = func.CallOp(callee, call_args, [])
+        # (`func.CallOp`, `func.ReturnOp` and `func.FuncOp` built by `make`, with the
+        # properties of their IRDL constructors in order: lowering/build.py.)
+        call = make(func.CallOp, call_args, (), {"callee": SymbolRefAttr(callee)})
         block.insert_op_before(call, seg[0])
         for op in seg:
             op.detach()
@@ -276,8 +284,17 @@ def outlined(fn: func.FuncOp, module: ModuleOp, max_ops: int, dedupe: bool = Tru
                 user.operands[k] = new
             if new.name_hint is None:
                 new.name_hint = v.name_hint  # the argument keeps the value's name
-        body.add_op(func.ReturnOp())
-        seg_fn = func.FuncOp(callee, (arg_types, []), Region(body), visibility="private", arg_attrs=arg_attrs)
+        body.add_op(make(func.ReturnOp))
+        seg_fn = make(
+            func.FuncOp,
+            properties={
+                "sym_name": StringAttr(callee),
+                "function_type": FunctionType.from_lists(arg_types, []),
+                "sym_visibility": _PRIVATE,
+                "arg_attrs": arg_attrs,
+            },
+            regions=(Region(body),),
+        )
         if dedupe:
             key = structure(seg_fn)
             twin = twins.get(key)

@@ -68,6 +68,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineMap
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
+from pullback.lowering.build import cmpi, constant, fill_op, generic_op, make
 from pullback.lowering.views import reinterpret_cast
 
 MIN_CHUNK_WORK = 1 << 19
@@ -236,7 +237,8 @@ def _static_sizes(op: linalg.GenericOp, maps: list[AffineMap]) -> list[int | Non
 
 
 class _B:
-    """Appends ops at an insertion point."""
+    """Appends ops at an insertion point (the common ones built by `make`:
+    lowering/build.py)."""
 
     def __init__(self, ip: InsertPoint) -> None:
         self.ip = ip
@@ -245,8 +247,12 @@ class _B:
         Rewriter.insert_op(o, self.ip)
         return o.results[0] if o.results else None  # type: ignore[return-value]
 
+    def binary(self, op_cls: type[Operation], a: SSAValue, b: SSAValue) -> SSAValue:
+        """`op_cls(a, b)`: an `arith` integer op whose result has `a`'s type."""
+        return self.op(make(op_cls, (a, b), (a.type,)))
+
     def idx(self, n: int) -> SSAValue:
-        return self.op(arith.ConstantOp(IntegerAttr(n, IndexType())))
+        return self.op(constant(IntegerAttr(n, IndexType())))
 
     def v(self, x: SSAValue | int) -> SSAValue:
         return self.idx(x) if isinstance(x, int) else x
@@ -258,13 +264,13 @@ class _B:
             return b
         if b == 1:
             return a
-        return self.op(arith.MuliOp(self.v(a), self.v(b)))
+        return self.binary(arith.MuliOp, self.v(a), self.v(b))
 
     def add(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.op(arith.AddiOp(a, b))
+        return self.binary(arith.AddiOp, a, b)
 
     def sub(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.op(arith.SubiOp(a, b))
+        return self.binary(arith.SubiOp, a, b)
 
     def dim(self, mem: SSAValue, k: int) -> SSAValue | int:
         t = mem.type
@@ -320,7 +326,7 @@ def _clone_generic(
     identity_fill: list[tuple[SSAValue, Attribute]] | None = None,
 ) -> None:
     """A copy of `op` on other operands; `linalg.index 0` shifted by `row0`."""
-    new = linalg.GenericOp(list(ins), list(outs), op.body.clone(), op.indexing_maps, op.iterator_types)
+    new = generic_op(ins, outs, op.body.clone(), op.indexing_maps, op.iterator_types)
     for k, a in op.attributes.items():
         if k not in new.attributes:
             new.attributes[k] = a
@@ -329,7 +335,7 @@ def _clone_generic(
         return
     for sub in list(new.body.walk()):
         if isinstance(sub, linalg.IndexOp) and sub.dim.value.data == 0:
-            shifted = arith.AddiOp(sub.result, row0)
+            shifted = make(arith.AddiOp, (sub.result, row0), (sub.result.type,))
             Rewriter.insert_op(shifted, InsertPoint.after(sub))
             for use in list(sub.result.uses):
                 if use.operation is not shifted:
@@ -436,13 +442,14 @@ class _Outliner:
             slots: SSAValue = caller.idx(1 << (slots_static.bit_length() - 1))
         else:
             work = caller.v(caller.mul(n_rows, row_cost))
-            ratio = caller.op(arith.DivUIOp(work, caller.idx(self.min_work)))
-            ratio = caller.op(arith.MinUIOp(ratio, n_rows))
+            ratio = caller.binary(arith.DivUIOp, work, caller.idx(self.min_work))
+            ratio = caller.binary(arith.MinUIOp, ratio, n_rows)
             slots = caller.idx(1)
             k = 2
             while k <= MAX_SLOTS:
-                ge = caller.op(arith.CmpiOp(ratio, caller.idx(k), "uge"))
-                slots = caller.op(arith.SelectOp(ge, caller.idx(k), slots))
+                ge = caller.op(cmpi("uge", ratio, caller.idx(k)))
+                kc = caller.idx(k)
+                slots = caller.op(make(arith.SelectOp, (ge, kc, slots), (kc.type,)))
                 k *= 2
         # Partial buffers [K, *output] in the caller, folded after the fork.
         partials: list[SSAValue] = []
@@ -479,10 +486,12 @@ class _Outliner:
         loop_body = Block(arg_types=[IndexType()])
         c = loop_body.args[0]
         lb = _B(InsertPoint.at_end(loop_body))
-        q = inner.op(arith.DivUIOp(n_arg, k_arg))
-        r = inner.op(arith.RemUIOp(n_arg, k_arg))
-        row0 = lb.add(lb.op(arith.MuliOp(c, q)), lb.op(arith.MinUIOp(c, r)))
-        extra = lb.op(arith.SelectOp(lb.op(arith.CmpiOp(c, r, "ult")), lb.idx(1), lb.idx(0)))
+        q = inner.binary(arith.DivUIOp, n_arg, k_arg)
+        r = inner.binary(arith.RemUIOp, n_arg, k_arg)
+        row0 = lb.add(lb.binary(arith.MuliOp, c, q), lb.binary(arith.MinUIOp, c, r))
+        below = lb.op(cmpi("ult", c, r))
+        one, zero = lb.idx(1), lb.idx(0)
+        extra = lb.op(make(arith.SelectOp, (below, one, zero), (one.type,)))
         rows = lb.add(q, extra)
         slots_of: dict[int, SSAValue] = {}
         for k_out, (pa, dims), (_, _, identity) in zip(p.reduced, p_args, p.combiners):
@@ -504,10 +513,10 @@ class _Outliner:
             rt = MemRefType(t.element_type, t.get_shape(), StridedLayoutAttr(static_strides, None))
             slot = lb.op(reinterpret_cast(pa, [offset], osizes, strides, rt))
             elem = t.element_type
-            init = arith.ConstantOp(IntegerAttr(0, elem)) if identity is None else arith.ConstantOp(
+            init = constant(IntegerAttr(0, elem)) if identity is None else constant(
                 FloatAttr(identity, elem)  # type: ignore[arg-type]
             )
-            lb.op(linalg.FillOp([lb.op(init)], [slot], []))
+            lb.op(fill_op(lb.op(init), slot))
             slots_of[k_out] = slot
         outs = [
             slots_of[k] if k in slots_of else _row_view(lb, mapped[o][0], mapped[o][1], row0, rows)
@@ -526,12 +535,12 @@ class _Outliner:
             x, a = fb.args
             comb = _fold_op(fold, a, x)
             fb.add_op(comb)
-            fb.add_op(linalg.YieldOp(comb.results[0]))
+            fb.add_op(make(linalg.YieldOp, (comb.results[0],)))
             pmap = AffineMap.identity(rank + 1)
             omap = AffineMap(rank + 1, 0, tuple(AffineDimExpr(k + 1) for k in range(rank)))
             iters = [linalg_attrs.IteratorTypeAttr.reduction()] + [linalg_attrs.IteratorTypeAttr.parallel()] * rank
-            caller.op(linalg.GenericOp([pbuf], [o], Region(fb), [AffineMapAttr(pmap), AffineMapAttr(omap)], iters))
-            caller.op(memref.DeallocOp.get(pbuf))
+            caller.op(generic_op([pbuf], [o], Region(fb), [AffineMapAttr(pmap), AffineMapAttr(omap)], iters))
+            caller.op(make(memref.DeallocOp, (pbuf,)))
         return chunk
 
     def _emit(

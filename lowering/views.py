@@ -3,7 +3,8 @@ makes a view for every reshape, every outlined segment's argument and every para
 chunk's rows, and xDSL's `ReinterpretCastOp.from_dynamic` spent most of its 250 us
 per op building the three static-index arrays, which repeat from view to view; a
 `MemRefType` took 200 us to check its shape (ResNet-18's step makes 800), and the
-same few types recur.  Attributes are immutable, so both are shared."""
+same few types recur.  Attributes are immutable, so both are shared.  The op itself
+is built by `make` (lowering/build.py), skipping IRDL's argument checking."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from collections.abc import Sequence
 from xdsl.dialects import memref
 from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseArrayBase, MemRefType, i64
 from xdsl.ir import Attribute, SSAValue
+
+from pullback.lowering.build import make, segment_sizes
 
 
 @functools.lru_cache(maxsize=4096)
@@ -45,7 +48,15 @@ def reinterpret_cast(
         static = tuple(x if isinstance(x, int) else DYNAMIC_INDEX for x in xs)
         lists.append((static, [x for x in xs if not isinstance(x, int)]))
     (so, do), (ss, ds), (st, dt) = lists
-    return memref.ReinterpretCastOp(source, do, ds, dt, _static(so), _static(ss), _static(st), result_type)
+    # The IRDL constructor's properties, in its order: the static lists, then the
+    # segment sizes of (source, offsets, sizes, strides).
+    props = {
+        "static_offsets": _static(so),
+        "static_sizes": _static(ss),
+        "static_strides": _static(st),
+        "operandSegmentSizes": segment_sizes(1, len(do), len(ds), len(dt)),
+    }
+    return make(memref.ReinterpretCastOp, [source, *do, *ds, *dt], (result_type,), props)
 
 
 __all__ = ["memref_type", "reinterpret_cast"]
