@@ -184,6 +184,16 @@ class _Jit:
                 cls._instance = _Jit()
             return cls._instance
 
+    @classmethod
+    def prewarm(cls) -> None:
+        """Create the JIT on a background thread if nobody has yet: its set-up (LLVM's
+        targets, the MCJIT engine, the BLAS libraries, the thread pool: ~60-100 ms,
+        most of it in native code) then overlaps whatever the caller does before its
+        first compile (a training script runs its startup program first), and that
+        compile, which waits for it under `_lock`, starts sooner."""
+        if cls._instance is None:
+            threading.Thread(target=cls.get, name="pullback-jit-setup", daemon=True).start()
+
     def fingerprint(self) -> str:
         """What this engine's code depends on besides the program (for the disk cache)."""
         return compile_cache.fingerprint(self.llvm.get_host_cpu_name(), self.llvm.get_host_cpu_features().flatten())
@@ -649,6 +659,7 @@ class CompiledBackend:
         self._by_content: OrderedDict[tuple[Any, ...], CompiledProgram] = OrderedDict()
         self._sealed: weakref.WeakSet[ModuleOp] = weakref.WeakSet()
         self.compiles = 0
+        _Jit.prewarm()
 
     def seal(self, module: ModuleOp) -> None:
         """The caller will not change `module` again (the executor's private copy of
