@@ -44,19 +44,19 @@ def timeit(fn: Callable[[], object], repeat: int) -> float:
 
 
 def timeit_interleaved(fns: list[Callable[[], object]], repeat: int) -> list[float]:
-    """Median seconds per call of each of `fns`, called in turn `repeat` times
-    (after two warm-up rounds).  Each round starts one function further on, so that
-    every function follows every other equally often: in a fixed order the first
-    always ran right after the last one's cache traffic (a 4-6% handicap measured
-    on the MLP steps, gone with alternating order)."""
+    """Median seconds per call of each of `fns`, called once each per round, `repeat`
+    rounds (after two warm-up rounds), each round in a new random order (seeded), so
+    that every function follows every other about equally often.  (In a fixed
+    order, or a fixed order rotated, each call always follows the same one, and
+    paid for its cache traffic: our MLP step measured 5% slower right after the
+    peers than after our own second variant.)"""
     for _ in range(2):
         for fn in fns:
             fn()
     times: list[list[float]] = [[] for _ in fns]
-    n = len(fns)
-    for r in range(repeat):
-        for j in range(n):
-            i = (r + j) % n
+    order = np.random.default_rng(0)
+    for _ in range(repeat):
+        for i in order.permutation(len(fns)):
             t = time.perf_counter()
             fns[i]()
             times[i].append(time.perf_counter() - t)
