@@ -149,6 +149,8 @@ class _Jit:
 
     _lock = threading.RLock()
     _instance: _Jit | None = None
+    _prewarming: threading.Thread | None = None
+    """The set-up thread `prewarm` started, if any."""
 
     def __init__(self) -> None:
         import llvmlite.binding as llvm
@@ -191,8 +193,21 @@ class _Jit:
         most of it in native code) then overlaps whatever the caller does before its
         first compile (a training script runs its startup program first), and that
         compile, which waits for it under `_lock`, starts sooner."""
-        if cls._instance is None:
-            threading.Thread(target=cls.get, name="pullback-jit-setup", daemon=True).start()
+        if cls._instance is not None or cls._prewarming is not None:
+            return  # (without the lock: a compile on another thread may hold it)
+        with cls._lock:
+            if cls._instance is None and cls._prewarming is None:
+                cls._prewarming = threading.Thread(target=cls.get, name="pullback-jit-setup", daemon=True)
+                cls._prewarming.start()
+
+    @classmethod
+    def _await_prewarm(cls) -> None:
+        """Before a fork: let a set-up under way finish, so that the child never
+        inherits LLVM or `_lock` half-way through it (a child that compiled would
+        wait on the lock forever)."""
+        t = cls._prewarming
+        if t is not None and t.is_alive() and t is not threading.current_thread():
+            t.join()
 
     def fingerprint(self) -> str:
         """What this engine's code depends on besides the program (for the disk cache)."""
@@ -302,6 +317,10 @@ class _Jit:
                     raise RuntimeError(f"compiled backend: the object code has no symbol {symbol!r}")
                 self.loaded[symbol] = addr
             return NativeCode(symbol, sum(len(o) for o in objs)), addr
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_Jit._await_prewarm)
 
 
 @dataclass(eq=False)

@@ -3,7 +3,11 @@ running native code, caches compiled programs, and frees its temporaries."""
 
 from __future__ import annotations
 
+import os
 import resource
+import subprocess
+import sys
+import textwrap
 import warnings
 
 import numpy as np
@@ -393,3 +397,29 @@ def test_keep_freed_memory_follows_its_switch(monkeypatch):
     monkeypatch.setattr(malloc, "_applied", None)
     has_mallopt = hasattr(ctypes.CDLL(None), "mallopt")
     assert malloc.keep_freed_memory() is has_mallopt
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_fork_right_after_the_backend_starts_the_jit_setup() -> None:
+    """`CompiledBackend()` sets the JIT up on a background thread; a fork at once
+    waits for that set-up (`_Jit._await_prewarm`), so the child can compile instead
+    of waiting forever on a lock it inherited held.  (In a fresh process: the set-up
+    must not have happened yet.)"""
+    script = textwrap.dedent("""
+        import os, numpy as np
+        from pullback.benchmarks.programs import mlp_train
+        from pullback.runtime.compiled import CompiledBackend, _Jit
+        assert _Jit._instance is None
+        CompiledBackend()
+        pid = os.fork()
+        if pid == 0:
+            built = mlp_train((4, 3), lr=0.1)
+            feeds = {"x": np.ones((2, 4), np.float32), "label": np.zeros((2, 1), np.int64)}
+            (loss,) = CompiledBackend().run(built.module, feeds, built.scope, built.fetch)
+            os._exit(0 if np.isfinite(loss) else 3)
+        _, status = os.waitpid(pid, 0)
+        raise SystemExit(os.waitstatus_to_exitcode(status))
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PULLBACK_CACHE": "0"})
+    assert done.returncode == 0, done.stderr
