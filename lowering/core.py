@@ -103,10 +103,15 @@ every body (attributes are immutable; a `FloatAttr` costs 15 us to build and the
 same few constants recur in every loop)."""
 
 
+_CONST_ATTRS_MAX = 4096
+
+
 def _const_attr(key: tuple[str, Attribute], value: float | bool, elem: Attribute) -> FloatAttr | IntegerAttr:
     """The attribute of constant `value` of element type `elem` (`Scalar.const`)."""
     attr = _CONST_ATTRS.get(key)
     if attr is None:
+        if len(_CONST_ATTRS) >= _CONST_ATTRS_MAX:
+            _CONST_ATTRS.clear()  # bounded in a long process compiling many programs
         if isinstance(elem, AnyFloat):
             attr = FloatAttr(as_float_of(value, elem), elem)
         else:
