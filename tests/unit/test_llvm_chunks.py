@@ -146,6 +146,36 @@ def test_pullback_compile_threads_is_checked(monkeypatch: pytest.MonkeyPatch) ->
         compiled.compile_threads()
 
 
+def test_others_running_excludes_this_process(tmp_path) -> None:
+    """Runnable threads (`/proc/loadavg`) less this process's own in state R: a
+    made-up /proc with 5 runnable, two of ours running (one named with a parenthesis
+    and a space, as `comm` may be) and one asleep."""
+    (tmp_path / "loadavg").write_text("0.50 0.40 0.30 5/321 4242\n")
+    tasks = tmp_path / "self" / "task"
+    for tid, state in ((10, "R"), (11, "S"), (12, "R")):
+        (tasks / str(tid)).mkdir(parents=True)
+        (tasks / str(tid) / "stat").write_text(f"{tid} (py) th) {state} 1 2 3 4\n")
+    assert compiled.others_running(samples=1, proc=str(tmp_path)) == 3
+    assert compiled.others_running(samples=1, proc=str(tmp_path / "missing")) is None
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/loadavg"), reason="needs Linux's /proc")
+def test_a_busy_process_elsewhere_is_counted() -> None:
+    """A process spinning on a CPU is runnable, running or waiting: it counts."""
+    import subprocess
+    import sys
+
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        import time
+
+        time.sleep(0.3)
+        assert (compiled.others_running(samples=3) or 0) >= 1
+    finally:
+        busy.kill()
+        busy.wait()
+
+
 LOOP = """define void @"loop"(ptr %".1", i64 %".2")
 {
 entry:
@@ -217,11 +247,24 @@ def test_a_chunk_writer_hands_on_chunks_in_order_each_declaring_what_it_calls() 
         assert c.text.count('declare i64 @"callee"') == 1 and 'declare i64 @"f' not in c.text
 
 
-def test_compile_threads_counts_a_half_idle_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The load average counts this process too: one busy process on two CPUs
-    still compiles on two threads; two busy ones leave one."""
+def test_compile_threads_count_the_cpus_others_use_now(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One thread per CPU that other processes are not running on now (this
+    process's own threads and its past work do not count): two on an idle 2-CPU
+    machine, one beside a busy process."""
     monkeypatch.delenv("PULLBACK_COMPILE_THREADS", raising=False)
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(os, "getloadavg", lambda: (5.0, 5.0, 5.0))  # not read
+    for others, want in ((0, 2), (1, 1), (2, 1), (7, 1)):
+        monkeypatch.setattr(compiled, "others_running", lambda others=others: others)
+        assert compiled.compile_threads() == want, others
+
+
+def test_compile_threads_without_proc_count_a_half_idle_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where /proc does not tell: the load average, which counts this process too,
+    so one busy process on two CPUs still compiles on two threads; two leave one."""
+    monkeypatch.delenv("PULLBACK_COMPILE_THREADS", raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(compiled, "others_running", lambda: None)
     for load, want in ((0.0, 2), (1.0, 2), (1.4, 2), (1.6, 1), (2.0, 1), (5.0, 1)):
         monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, load, load))
         assert compiled.compile_threads() == want, load
