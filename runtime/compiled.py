@@ -392,8 +392,9 @@ class CompiledProgram:
     )
     """Output shapes per feed shapes (they depend only on the program's structure),
     the `SHAPE_PLANS_PER_PROGRAM` most recently used."""
-    addresses: dict[str, tuple[np.ndarray, int]] = field(default_factory=dict, repr=False)
-    """Each persistable's last scope array and its buffer address (`execute`)."""
+    addresses: dict[str, tuple[weakref.ref[np.ndarray], int]] = field(default_factory=dict, repr=False)
+    """Each persistable's last scope array (weakly: a cached program must not keep a
+    dropped model's parameters alive) and its buffer address (`execute`)."""
     _plan: CallPlan | None = field(default=None, repr=False)
 
     def call_plan(self) -> CallPlan:
@@ -891,10 +892,11 @@ def _param_array(
 
     Parameters are the same arrays from step to step (updated in place), so their
     addresses are remembered per program (`CompiledProgram.addresses`): a hit needs
-    the same array object, still of the declared dtype and shape, C-contiguous and
-    writeable.  The remembered array is held, so it cannot be freed or resized in
-    place (numpy refuses to resize an array something else references) while its
-    address is kept."""
+    the same array object (alive), still of the declared dtype and shape,
+    C-contiguous and writeable.  An array object keeps its buffer for life; only
+    `ndarray.resize` moves it, and that changes its size, which the shape check
+    sees (resizing away and back between two calls would not be seen: numpy's own
+    documentation warns against resizing arrays others may hold)."""
     try:
         arr = scope[name]
     except KeyError:
@@ -902,7 +904,7 @@ def _param_array(
             f"parameter '{name}' is not initialized in the scope (run the startup program first)"
         ) from None
     known = compiled.addresses.get(name)
-    if known is not None and known[0] is arr and arr.dtype == dtype and arr.shape == shape:
+    if known is not None and known[0]() is arr and arr.dtype == dtype and arr.shape == shape:
         flags = arr.flags
         if flags.c_contiguous and flags.writeable:
             return arr, known[1]
@@ -912,7 +914,7 @@ def _param_array(
     if arr.shape != shape:
         raise ValueError(f"parameter '{name}' has shape {list(arr.shape)} in the scope, expected {list(shape)}")
     address = arr.ctypes.data
-    compiled.addresses[name] = (arr, address)
+    compiled.addresses[name] = (weakref.ref(arr), address)
     return arr, address
 
 

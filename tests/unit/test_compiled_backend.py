@@ -188,6 +188,26 @@ def test_remembered_parameter_addresses_follow_the_scope() -> None:
     assert backend.compiles == 1
 
 
+def test_a_cached_program_does_not_keep_a_dropped_scope_alive() -> None:
+    """The remembered addresses hold their arrays weakly: once the scope is gone,
+    its parameters are freed although the compiled program stays cached."""
+    import gc
+    import weakref
+
+    built = mlp_train((4, 3), lr=0.1)
+    backend = CompiledBackend()
+    feeds = {"x": np.ones((2, 4), np.float32), "label": np.zeros((2, 1), np.int64)}
+    scope = {k: v.copy() for k, v in built.scope.items()}
+    backend.run(built.module, feeds, scope, built.fetch)
+    w = weakref.ref(scope["fc_0.w_0"])
+    del scope
+    gc.collect()
+    assert w() is None
+    assert backend.cache_info()["content"] == 1
+    (loss,) = backend.run(built.module, feeds, {k: v.copy() for k, v in built.scope.items()}, built.fetch)
+    assert np.isfinite(loss)
+
+
 def test_executor_modules_are_sealed_and_a_changed_program_recompiles() -> None:
     """The executor's private copy of a program is keyed by identity alone; a change
     to the program (a new version) prepares and compiles a new copy."""
