@@ -263,6 +263,10 @@ def bind_native_mpi(llvm: Any, handles: dict[str, int]) -> None:
 _lock = threading.Lock()
 _world: Communicator | None = None
 
+ABORT_GRACE_S = 0.5
+"""Seconds a failing rank waits, its message written, before `MPI_Abort`: time for
+mpiexec to forward the message before it stops every rank."""
+
 
 def world(timeout: float | None = None) -> Communicator:
     """The job's communicator, created (and MPI initialized) on first use; a given
@@ -286,9 +290,13 @@ def _install_abort_on_error(comm: Communicator) -> None:
     previous = sys.excepthook
 
     def hook(kind: type[BaseException], value: BaseException, tb: TracebackType | None) -> None:
-        sys.stderr.write(f"[rank {comm.rank}] failed; aborting all {comm.size} ranks\n")
-        sys.stderr.write("".join(traceback.format_exception(kind, value, tb)))
+        # One write, flushed, then a moment before the abort: mpiexec forwards each
+        # rank's output through a pipe and tears it down on MPI_Abort, and under load
+        # it once passed on the first line of two writes and lost the traceback.
+        sys.stderr.write(f"[rank {comm.rank}] failed; aborting all {comm.size} ranks\n"
+                         + "".join(traceback.format_exception(kind, value, tb)))
         sys.stderr.flush()
+        time.sleep(ABORT_GRACE_S)
         try:
             comm.abort(1)
         finally:
