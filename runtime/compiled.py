@@ -232,8 +232,18 @@ class _Jit:
             return  # (without the lock: a compile on another thread may hold it)
         with cls._lock:
             if cls._instance is None and cls._prewarming is None:
-                cls._prewarming = threading.Thread(target=cls.get, name="pullback-jit-setup", daemon=True)
+                cls._prewarming = threading.Thread(target=cls._set_up_quietly, name="pullback-jit-setup", daemon=True)
                 cls._prewarming.start()
+
+    @classmethod
+    def _set_up_quietly(cls) -> None:
+        """`get` for `prewarm`'s thread.  A set-up that fails (a bad `PULLBACK_BLAS`,
+        say) fails again in the first compile, which reports it to its caller; here
+        it would only print a thread's traceback."""
+        try:
+            cls.get()
+        except Exception:  # noqa: BLE001 - reported by the compile that needs the JIT
+            pass
 
     @classmethod
     def _await_prewarm(cls) -> None:

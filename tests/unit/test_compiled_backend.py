@@ -443,3 +443,27 @@ def test_fork_right_after_the_backend_starts_the_jit_setup() -> None:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
                           env={**os.environ, "PULLBACK_CACHE": "0"})
     assert done.returncode == 0, done.stderr
+
+
+def test_a_bad_setting_fails_the_compile_not_the_setup_thread() -> None:
+    """`PULLBACK_BLAS` naming no library: creating the backend (whose JIT set-up runs
+    on a background thread) prints nothing; the first compile raises the error that
+    names the setting, in the caller's thread."""
+    script = textwrap.dedent("""
+        import time, numpy as np
+        from pullback.benchmarks.programs import mlp_train
+        from pullback.runtime.compiled import CompiledBackend
+        backend = CompiledBackend()
+        time.sleep(0.5)
+        built = mlp_train((4, 3), lr=0.1)
+        feeds = {"x": np.ones((2, 4), np.float32), "label": np.zeros((2, 1), np.int64)}
+        try:
+            backend.run(built.module, feeds, built.scope, built.fetch)
+        except ValueError as e:
+            print("raised:", e)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PULLBACK_BLAS": "bogus", "PULLBACK_CACHE": "0"})
+    assert done.returncode == 0, done.stderr
+    assert "raised: PULLBACK_BLAS='bogus': expected one of" in done.stdout
+    assert "Traceback" not in done.stderr, done.stderr
