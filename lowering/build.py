@@ -34,6 +34,7 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     FloatAttr,
     IntegerAttr,
+    IntegerType,
     MemRefType,
     StringAttr,
     i1,
@@ -73,12 +74,19 @@ def make(
     )
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=4096)
+def dense_array(elem: IntegerType, values: tuple[int, ...]) -> DenseArrayBase:
+    """`array<elem: values...>`, made once per element type and values (attributes
+    are immutable, so one is shared: `DenseArrayBase.from_list` costs ~100 us under
+    the profiler, and the same few lists recur in every loop and view)."""
+    return DenseArrayBase.from_list(elem, values)
+
+
 def segment_sizes(*sizes: int) -> DenseArrayBase:
     """The `operandSegmentSizes` property (`array<i32: ...>`) of an op with
     `AttrSizedOperandSegments`: one size per operand definition, in declaration
-    order, 1 for a single operand.  Attributes are immutable, so one is shared."""
-    return DenseArrayBase.from_list(i32, sizes)
+    order, 1 for a single operand."""
+    return dense_array(i32, sizes)
 
 
 ALIGN_64 = IntegerAttr(64, i64)
@@ -157,6 +165,7 @@ def fill_op(value: SSAValue, mem: SSAValue) -> linalg.FillOp:
 
 
 __all__ = [
-    "ALIGN_64", "CMPF_PREDICATES", "CMPI_PREDICATES", "aligned_alloc", "cmpf", "cmpi", "constant", "fill_op",
+    "ALIGN_64", "CMPF_PREDICATES", "CMPI_PREDICATES", "aligned_alloc", "cmpf", "cmpi", "constant", "dense_array",
+    "fill_op",
     "generic_op", "make", "segment_sizes",
 ]

@@ -3,7 +3,8 @@ makes a view for every reshape, every outlined segment's argument and every para
 chunk's rows, and xDSL's `ReinterpretCastOp.from_dynamic` spent most of its 250 us
 per op building the three static-index arrays, which repeat from view to view; a
 `MemRefType` took 200 us to check its shape (ResNet-18's step makes 800), and the
-same few types recur.  Attributes are immutable, so both are shared.  The op itself
+same few types recur.  Attributes are immutable, so both are shared (the index
+arrays through `build.dense_array`).  The op itself
 is built by `make` (lowering/build.py), skipping IRDL's argument checking."""
 
 from __future__ import annotations
@@ -12,16 +13,10 @@ import functools
 from collections.abc import Sequence
 
 from xdsl.dialects import memref
-from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseArrayBase, MemRefType, i64
+from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, i64
 from xdsl.ir import Attribute, SSAValue
 
-from pullback.lowering.build import make, segment_sizes
-
-
-@functools.lru_cache(maxsize=4096)
-def _static(values: tuple[int, ...]) -> DenseArrayBase:
-    """An `array<i64: ...>` of static indices (attributes are immutable: shared)."""
-    return DenseArrayBase.from_list(i64, values)
+from pullback.lowering.build import dense_array, make, segment_sizes
 
 
 @functools.lru_cache(maxsize=4096)
@@ -51,9 +46,9 @@ def reinterpret_cast(
     # The IRDL constructor's properties, in its order: the static lists, then the
     # segment sizes of (source, offsets, sizes, strides).
     props = {
-        "static_offsets": _static(so),
-        "static_sizes": _static(ss),
-        "static_strides": _static(st),
+        "static_offsets": dense_array(i64, so),
+        "static_sizes": dense_array(i64, ss),
+        "static_strides": dense_array(i64, st),
         "operandSegmentSizes": segment_sizes(1, len(do), len(ds), len(dt)),
     }
     return make(memref.ReinterpretCastOp, [source, *do, *ds, *dt], (result_type,), props)
