@@ -243,7 +243,8 @@ def _ours_before_after(built: Built, feeds: dict[str, np.ndarray], scope: dict[s
     times = timeit_interleaved(runs, repeat)
     rows: list[tuple[str, float | None, str]] = [
         ("pullback compiled", times[0], notes[0]), ("pullback, no mo-fusion", times[1], notes[1])]
-    rows.extend((name, t, note + ", interleaved with ours") for (name, _, note), t in zip(peers, times[2:]))
+    rows.extend((name, t, ", ".join(filter(None, [note, "interleaved with ours"])))
+                for (name, _, note), t in zip(peers, times[2:]))
     return rows
 
 
