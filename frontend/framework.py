@@ -23,6 +23,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from pullback.dialects import pd
 from pullback.dialects.pd.base import dtype_name, elem_of, shape_of, value_name
+from pullback.frontend.name_index import NameIndex
 from pullback.frontend.dtype import dtype as as_dtype
 from pullback.frontend.operator import Operator, block_operators
 
@@ -201,7 +202,8 @@ class Block:
             # control-flow region is traced (`fc` inside a `cond` branch), as in Paddle.
             target = self.ir
         target.add_op(op)
-        self.program._bump()
+        # Appending keeps the name indexes valid (they catch up lazily).
+        self.program.version += 1
         return op
 
     def create_var(
@@ -378,7 +380,8 @@ class Program:
         """The gradient operators each filled `pd.backward` op was built from (the
         autodiff pass's records, in order): `block.ops` lists them as Paddle's
         `<type>_grad` operators."""
-        self._names: dict[str, SSAValue] | None = None
+        self._names: NameIndex | None = None
+        self._insertion_names: NameIndex | None = None
         self._insertion: XBlock | None = None
         """Where new ops go when not at the end of block 0 (see `insertion_point`)."""
         self.passes: list[Any] = []
@@ -470,38 +473,42 @@ class Program:
     # -- internal ------------------------------------------------------------------
 
     def _bump(self) -> None:
+        """The program changed other than by appending ops (ops inserted, removed or
+        renamed): new cache version, name tables rebuilt on their next use."""
         self.version += 1
-        self._names = None
+        if self._names is not None:
+            self._names.invalidate()
+        if self._insertion_names is not None:
+            self._insertion_names.invalidate()
 
     @contextlib.contextmanager
     def insertion_point(self, block: XBlock) -> Iterator[None]:
         """Append new ops to `block` (a backward region) inside the `with` block;
         names defined there are visible to `Block.var` meanwhile."""
+        # Switching blocks changes no op: bump the version, keep the name indexes
+        # (`_lookup` makes one for a new insertion block).
         old, self._insertion = self._insertion, block
-        self._bump()
+        self.version += 1
         try:
             yield
         finally:
             self._insertion = old
-            self._bump()
+            self.version += 1
 
     def _lookup(self, name: str) -> SSAValue | None:
         """The latest value named `name`: top-level values (backward results
         included), and the insertion block's values while one is active."""
         if self._insertion is not None:
-            for op in reversed(list(self._insertion.ops)):
-                for v in op.results:
-                    if value_name(v) == name:
-                        return v
-        if self._names is None:
-            table: dict[str, SSAValue] = {}
-            for op in self.module.body.block.ops:
-                for v in op.results:
-                    n = value_name(v)
-                    if n is not None:
-                        table[n] = v
-            self._names = table
-        return self._names.get(name)
+            names = self._insertion_names
+            if names is None or names.block is not self._insertion:
+                names = self._insertion_names = NameIndex(self._insertion)
+            v = names.lookup(name)
+            if v is not None:
+                return v
+        top = self.module.body.block
+        if self._names is None or self._names.block is not top:
+            self._names = NameIndex(top)
+        return self._names.lookup(name)
 
     def _rename(self, var: Variable, new: str) -> None:
         pd.set_value_name(var.value, new)

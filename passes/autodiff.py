@@ -27,7 +27,6 @@ constant amount of work per use.
 from __future__ import annotations
 
 import difflib
-import gc
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -42,6 +41,7 @@ from pullback.dialects import pd
 from pullback.dialects.pd.base import elem_of, set_value_name, shapes_compatible, shape_of, value_name
 from pullback.passes import activity
 from pullback.passes import vjp as vjp_rules
+from pullback.passes.gc_pause import cyclic_gc_paused
 from pullback.passes.prune import prune_backward_region
 from pullback.passes.vjp import VjpBuilder
 
@@ -238,9 +238,11 @@ class _Differentiator:
         ops = self.b.take_emitted()
         if self.callback is None:
             return
-        count = len(self.block.ops)
+        # Remember the last op rather than counting (`len(block.ops)` walks the whole
+        # block in xDSL), so finding what the callback appended costs only its size.
+        last = self.block.last_op
         self.callback(GradOpRecord(typ, fwd, ops, inputs, outputs, grad_to_var))
-        added = list(self.block.ops)[count:]
+        added = _ops_after(self.block, last)
         self.b.take_emitted()
         if added:
             self._rebind(added)
@@ -358,6 +360,17 @@ class _Differentiator:
         return new
 
 
+def _ops_after(block: Block, last: Operation | None) -> list[Operation]:
+    """The ops of `block` after `last` (all of them when `last` is None), in order;
+    cost proportional to their number."""
+    op = block.first_op if last is None else last.next_op
+    found: list[Operation] = []
+    while op is not None:
+        found.append(op)
+        op = op.next_op
+    return found
+
+
 def differentiate(
     bw: pd.BackwardOp, callback: GradCallback | None = None
 ) -> pd.BackwardOp:
@@ -367,14 +380,9 @@ def differentiate(
     if bw.is_filled:
         return bw
     # Everything the sweep allocates stays alive as IR, so the cyclic collector
-    # would only rescan the growing graph (20-30% of the time on long programs).
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    # would only rescan the growing graph (passes/gc_pause.py).
+    with cyclic_gc_paused():
         filled = _Differentiator(bw, callback).run()
-    finally:
-        if gc_was_enabled:
-            gc.enable()
     # Rules return gradients for every operand; those of cut-off operands (feeds,
     # no_grad names) are dead: drop them, as Paddle drops unneeded gradient ops.
     prune_backward_region(filled)

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from pullback.dialects import pd
+from pullback.passes.gc_pause import cyclic_gc_paused
 from pullback.dialects.pd.base import elem_of, set_value_name, shape_of, value_name
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -200,7 +201,10 @@ def search_checkpoints(bw: pd.BackwardOp, dim: int = 1) -> set[SSAValue]:
     """`budget=auto`: the checkpoints of least estimated peak memory among the cost
     model's and Chen's greedy ones for budgets total/2, total/4, ... (total: bytes of
     every forward value), replaying at most one forward pass's worth of expensive
-    (not pointwise) ops, so the step costs at most about 4/3 of the baseline's."""
+    (not pointwise) ops, so the step costs at most about 4/3 of the baseline's.
+
+    Cost: O(n log total) for n ops, not linear: each of the at most
+    log2(total bytes) + 1 <= 24 candidates is tried on a clone of the module."""
     module = bw.parent_op()
     block = bw.parent_block()
     assert isinstance(module, ModuleOp) and block is not None
@@ -212,7 +216,10 @@ def search_checkpoints(bw: pd.BackwardOp, dim: int = 1) -> set[SSAValue]:
     candidates = [auto_checkpoints(bw, "cost", dim)]
     limit = total // 2
     while limit >= 1 and len(candidates) < 24:
-        candidates.append(_greedy(forward, limit, dim))
+        keep = _greedy(forward, limit, dim)
+        if keep == candidates[-1] and len(candidates) > 1:
+            break  # below the smallest value's size every value is kept: no new ones
+        candidates.append(keep)
         limit //= 2
     best: tuple[int, int] | None = None
     chosen: set[SSAValue] = candidates[0]
@@ -241,23 +248,36 @@ def recompute_backward(bw: pd.BackwardOp, keep: Callable[[SSAValue], bool]) -> l
     clones: dict[SSAValue, SSAValue] = {}
     cloned: list[Operation] = []
 
-    def replay(v: SSAValue, before: Operation) -> SSAValue:
+    def replayed(v: SSAValue) -> bool:
         owner = v.owner
-        if v in clones:
-            return clones[v]
-        if not isinstance(owner, Operation) or owner not in forward or _pinned(owner) or keep(v):
-            return v
-        operands = [replay(x, before) for x in owner.operands]
-        new = owner.clone()
-        for i, x in enumerate(operands):
-            new.operands[i] = x
-        block.insert_op_before(new, before)
-        cloned.append(new)
-        for old, res in zip(owner.results, new.results):
-            name = value_name(old)
-            if name is not None:
-                set_value_name(res, name + SUFFIX)
-            clones[old] = res
+        return isinstance(owner, Operation) and owner in forward and not _pinned(owner) and not keep(v)
+
+    def replay(v: SSAValue, before: Operation) -> SSAValue:
+        # Iterative post-order (a chain of thousands of ops would overflow Python's
+        # stack): clone an op once all the operands it replays are cloned.
+        if v in clones or not replayed(v):
+            return clones.get(v, v)
+        stack: list[Operation] = [v.owner]  # type: ignore[list-item]
+        while stack:
+            owner = stack[-1]
+            if owner.results[0] in clones:
+                stack.pop()
+                continue
+            pending = [x.owner for x in owner.operands if x not in clones and replayed(x)]
+            if pending:
+                stack.extend(pending)  # type: ignore[arg-type]
+                continue
+            stack.pop()
+            new = owner.clone()
+            for i, x in enumerate(owner.operands):
+                new.operands[i] = clones.get(x, x)
+            block.insert_op_before(new, before)
+            cloned.append(new)
+            for old, res in zip(owner.results, new.results):
+                name = value_name(old)
+                if name is not None:
+                    set_value_name(res, name + SUFFIX)
+                clones[old] = res
         return clones[v]
 
     for op in list(block.ops):
@@ -311,13 +331,14 @@ def apply_recompute(
     names = [c for c in checkpoints if c]
     if not bw.is_filled:
         raise RecomputeError("recompute: 'pd.backward' has an empty region: run autodiff first")
-    if names:
-        keep = checkpoint_values(bw, names)
-    elif budget == "auto":
-        keep = search_checkpoints(bw, dim)
-    else:
-        keep = auto_checkpoints(bw, budget, dim)
-    return len(_rewrite(bw, keep))
+    with cyclic_gc_paused():
+        if names:
+            keep = checkpoint_values(bw, names)
+        elif budget == "auto":
+            keep = search_checkpoints(bw, dim)
+        else:
+            keep = auto_checkpoints(bw, budget, dim)
+        return len(_rewrite(bw, keep))
 
 
 @dataclass(frozen=True)

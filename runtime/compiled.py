@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import gc
 import hashlib
 import os
 import sys
@@ -48,6 +47,7 @@ from typing import Any
 
 import numpy as np
 from pullback.dialects.pd.base import DTYPES, PdOp
+from pullback.passes.gc_pause import cyclic_gc_paused
 from pullback.lowering.abi import LoweringError, Program, abi_of, output_values
 from pullback.lowering import core, fusion
 from pullback.lowering.convert_pd_to_linalg import build_entry
@@ -511,22 +511,6 @@ def _announced(what: str, times: PhaseTimes) -> Iterator[None]:
             print(times.format(), file=sys.stderr, flush=True)
 
 
-@contextlib.contextmanager
-def _cyclic_gc_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector off for the body (a compile), back on after
-    (unless it was off already).  A compile builds tens of thousands of xDSL objects,
-    which set off full collections that traverse the whole heap again and again:
-    about a tenth of a ResNet-18 compile's Python time (benchmarks/RESULTS.md).
-    The cycles it leaves are collected afterwards as usual."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def _describe(module: ModuleOp, fetches: Sequence[SSAValue]) -> str:
     """`a program of 412 ops fetching mean_0`: how a compile names its program."""
     n = sum(1 for _ in module.walk()) - 1
@@ -616,7 +600,7 @@ def compile_program(
         with times.phase("disk-cache-load"):
             entry = compile_cache.load(key)
         if entry is None or not _ENTRY_KEYS <= entry.keys():
-            with _cyclic_gc_paused():
+            with cyclic_gc_paused():
                 entry = _lower_and_emit(
                     jit, module, fetches, f"pb_{key[:24]}", use_blas, outline, (unroll, full), times, route, dedupe,
                     work if threads else None, llvm_threads, split_llvm,

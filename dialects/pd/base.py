@@ -363,11 +363,31 @@ def value_name(value: SSAValue) -> str | None:
     name = props.get("name")
     if name is not None and "names" not in props and len(owner.results) == 1:
         return name.data  # type: ignore[attr-defined]
+    names = props.get("names")
+    if isinstance(names, ArrayAttr):
+        # One entry, not the whole list: a backward op names one result per parameter.
+        index: int = value.index  # type: ignore[attr-defined]
+        entries = names.data
+        return entries[index].data or None if index < len(entries) else None  # type: ignore[attr-defined]
     return result_names(owner)[value.index]  # type: ignore[attr-defined]
+
+
+_renames = 0
+
+
+def rename_count() -> int:
+    """How many times a named result has been given another name, process-wide:
+    name indexes (`frontend/name_index.py`) compare it to notice renames cheaply
+    (naming a fresh op does not count)."""
+    return _renames
 
 
 def set_result_names(op: Operation, names: Sequence[str | None]) -> None:
     """Give an op's results Paddle names (and matching SSA name hints)."""
+    global _renames
+    props = op.properties
+    if ("name" in props or "names" in props) and result_names(op) != list(names):
+        _renames += 1
     if len(op.results) == 1 and not isinstance(op, MultiResultNames):
         if names[0] is not None:
             op.properties["name"] = StringAttr(names[0])
@@ -622,6 +642,7 @@ __all__ = [
     "is_float",
     "normalize_axis",
     "restore_name_hints",
+    "rename_count",
     "result_names",
     "set_result_names",
     "set_value_name",
