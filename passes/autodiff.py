@@ -107,6 +107,10 @@ class _Differentiator:
         self.remap: dict[SSAValue, SSAValue] = {}
         self.contribs: dict[SSAValue, list[SSAValue]] = {}
         self.final: dict[SSAValue, SSAValue] = {}
+        self.step: list[tuple[SSAValue, int]] = []
+        """Where the gradients made by the current gradient op went: (value, index in
+        `contribs[value]`), or (value, -1) for `final[value]`; what a callback may
+        redefine (`_rebind`)."""
 
     # -- step 1: earlier backward regions become forward ops --------------------
 
@@ -195,7 +199,9 @@ class _Differentiator:
             raise AutodiffError(
                 f"VJP rule produced a gradient of type {g.type} for a value of type {v.type}"
             )
-        self.contribs.setdefault(v, []).append(g)
+        parts = self.contribs.setdefault(v, [])
+        parts.append(g)
+        self.step.append((v, len(parts) - 1))
 
     def _grad_of(self, v: SSAValue) -> SSAValue | None:
         """The total gradient of `v`, summing its contributions on first request."""
@@ -217,6 +223,8 @@ class _Differentiator:
             op = pd.SumOp.make(*parts, name=grad_name)
             self.b.insert(op)
             total = op.out
+            self.final[v] = total
+            self.step.append((v, -1))
             self._report(
                 "sum",
                 None,
@@ -224,6 +232,7 @@ class _Differentiator:
                 {"Out": [grad_name or ""]},
                 {grad_name: name} if grad_name and name else {},
             )
+            return self.final[v]  # a callback may have redefined it
         self.final[v] = total
         return total
 
@@ -236,6 +245,7 @@ class _Differentiator:
         grad_to_var: dict[str, str],
     ) -> None:
         ops = self.b.take_emitted()
+        step, self.step = self.step, []
         if self.callback is None:
             return
         # Remember the last op rather than counting (`len(block.ops)` walks the whole
@@ -245,22 +255,27 @@ class _Differentiator:
         added = _ops_after(self.block, last)
         self.b.take_emitted()
         if added:
-            self._rebind(added)
+            self._rebind(added, step)
 
-    def _rebind(self, added: list[Operation]) -> None:
-        """Ops a callback appended that redefine a gradient name (e.g. a clipped
-        `w@GRAD`) replace that gradient from here on, as in-place updates do in
-        Paddle."""
+    def _rebind(self, added: list[Operation], step: list[tuple[SSAValue, int]]) -> None:
+        """Ops a callback appended that redefine the name of a gradient the reported
+        gradient op made (e.g. a clipped `w@GRAD`) replace that gradient from here
+        on, as in-place updates do in Paddle.  Only this step's gradients: earlier
+        contributions of the same name (`w@GRAD` from another use of `w`) are
+        other values, and looking at them all would make the sweep quadratic."""
         latest = {value_name(r): r for op in added for r in op.results if value_name(r)}
-        for parts in self.contribs.values():
-            for i, g in enumerate(parts):
-                new = latest.get(value_name(g))
-                if new is not None and new is not g:
-                    parts[i] = new
-        for v, g in list(self.final.items()):
-            new = latest.get(value_name(g))
-            if new is not None and new is not g:
-                self.final[v] = new
+        for v, slot in step:
+            if slot < 0:
+                new = latest.get(value_name(self.final[v]))
+                if new is not None:
+                    self.final[v] = new
+                continue
+            parts = self.contribs.get(v)
+            if parts is None or slot >= len(parts):
+                continue  # summed already
+            new = latest.get(value_name(parts[slot]))
+            if new is not None:
+                parts[slot] = new
 
     def run(self) -> pd.BackwardOp:
         bw = self.bw
@@ -281,6 +296,7 @@ class _Differentiator:
                     set_value_name(seed, f"{tname}@GRAD")
                 self.b.take_emitted()  # the seed is not a gradient op (Paddle's fill)
             self._contribute(t, seed)
+        self.step.clear()  # seeds are not made by a gradient op
 
         for op in reversed(active):
             out_grads = [self._grad_of(r) for r in op.results]

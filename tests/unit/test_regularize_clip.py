@@ -127,6 +127,25 @@ def test_error_clip_callback_clips_a_variables_gradient(static_programs):
     np.testing.assert_allclose(got, np.full((2, 2), 0.5))  # dL/dh = 3, clipped to 0.5
 
 
+def test_error_clip_clips_each_contribution_of_a_twice_used_parameter(static_programs):
+    """Each gradient op's output is clipped, then their sum (Paddle clips after every
+    gradient op, the accumulating `sum` included).  A callback's clip used to replace
+    every earlier contribution of the same name by the latest one."""
+    main, startup = static_programs
+    x = paddle.static.data("x", [None, 2])
+    w = paddle.static.create_parameter([2], "float32", default_initializer=paddle.nn.initializer.Constant(1.0))
+    loss = paddle.sum(x * w * 3.0) + paddle.sum(x * w * -2.0) + paddle.sum(paddle.tanh(x * w))
+    w._set_error_clip(paddle.nn.clip.ErrorClipByValue(max=1.0, min=-1.0))
+    (_, gw), = base.backward.append_backward(loss, callbacks=[paddle.nn.clip.error_clip_callback])
+    exe = paddle.static.Executor(paddle.CPUPlace(), backend="interpreter")
+    exe.run(startup)
+    (got,) = exe.run(main, feed={"x": np.full((1, 2), 0.5, "float32")}, fetch_list=[gw])
+    # Contributions 1.5, -1.0 and 0.5 * (1 - tanh(0.5)^2), clipped to [-1, 1] each,
+    # summed, and the sum clipped again.
+    third = 0.5 * (1 - np.tanh(0.5) ** 2)
+    np.testing.assert_allclose(got, np.full(2, np.clip(1.0 - 1.0 + third, -1, 1)), rtol=1e-6)
+
+
 # ------------------------------------------------------------------ regularizers
 
 
