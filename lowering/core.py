@@ -570,6 +570,9 @@ class Lowerer:
     sizes: dict[SSAValue, list[Size]] = field(default_factory=dict)
     inline: set[SSAValue] = field(default_factory=set)
     cost: dict[SSAValue, int] = field(default_factory=dict)
+    duplicated: set[SSAValue] = field(default_factory=set)
+    """Inlined values whose code is copied into several readers (theirs or an
+    inlined reader's): `_plan` inlines no shared value containing one."""
     dest: dict[SSAValue, SSAValue] = field(default_factory=dict)
     temps: dict[SSAValue, int] = field(default_factory=dict)
     """Allocated temporaries (memrefs) -> position of their last reader."""
@@ -1047,13 +1050,20 @@ class Lowerer:
             # Shape-only readers (fill_any_like) need no data: they do not count.
             uses = [(u, j) for u, j in all_uses if not shape_only(u, j)]
             fus = set(fusible_operands(op))
-            cost = (4 if op.EXPENSIVE else 1) + sum(
-                self.cost.get(prog.resolve(op.operands[i]), 0) for i in fus
-                if prog.resolve(op.operands[i]) in self.inline
-            )
+            inlined = [u for u in (prog.resolve(op.operands[i]) for i in fus) if u in self.inline]
+            cost = (4 if op.EXPENSIVE else 1) + sum(self.cost.get(u, 0) for u in inlined)
             self.cost[v] = cost
+            # A value recomputed by several readers must not itself contain one: in a
+            # chain of such values (a residual network's gradient sums) each would
+            # recompute all those before it, O(n^2) code and work up to the budget.
+            # With this rule an op is copied into at most one shared expression.
+            nested = any(u in self.duplicated for u in inlined)
+            if len(uses) > 1 and nested:
+                continue
             if all(j in fusible_operands(user) for user, j in uses) and cost * (len(uses) - 1) <= RECOMPUTE_BUDGET:
                 self.inline.add(v)
+                if len(uses) > 1 or nested:
+                    self.duplicated.add(v)
 
     def _sizes_for(self, op: Operation) -> None:
         """Compute the sizes of `op`'s results (static or derived from operands).

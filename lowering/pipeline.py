@@ -182,14 +182,18 @@ def translate_streamed(
     tr = Translator()
     split = FunctionParallelizer(module, threads) if threads is not None else None
     used: set[str] = set()
+    first = True  # the first function declares the whole module (kernels, entries)
     for fn in _timed(_functions(module, outline, dedupe), times, OutlineSegmentsPass.name):
         made: list[func.FuncOp] = []
+        new_kernels = first
+        first = False
         if blas:
             with times.adding(ConvertLinalgToBlasPass.name):
                 before = len(used)
                 gemms_to_calls(fn, used)
                 if len(used) != before:
                     declare_gemms(module, used)
+                    new_kernels = True
         if split is not None:
             with times.adding(ParallelizeLoopsPass.name):
                 made = split(fn)
@@ -197,7 +201,12 @@ def translate_streamed(
             for f in [fn, *made]:
                 expand_f32_math(f)
         with times.adding("translate-to-llvmlite"):
-            tr.declare_module(module)  # this function, its chunk functions and forks, the kernels
+            # This function, its chunk functions and their forks (each right after
+            # its chunk function), and new kernels: only those, not the whole module.
+            if new_kernels:
+                tr.declare_module(module)
+            else:
+                tr.declare_ops([fn, *(o for f in made for o in (f, f.next_op) if o is not None)])
             for f in [*made, fn]:
                 group = tr.written_function(f)
                 written(tr.module, [*group, *lower_forks_of(tr.module, f.sym_name.data)])

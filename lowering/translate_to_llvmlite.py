@@ -35,7 +35,7 @@ and, for strided views (`subview`, a strided `reinterpret_cast`), its strides.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -238,8 +238,14 @@ class Translator:
         """Declare every function of `module` not declared yet (a module that grows,
         `lowering/pipeline.py`'s `translate_streamed`, is declared again); returns
         the functions with a body, in order."""
+        return self.declare_ops(module.body.block.ops)
+
+    def declare_ops(self, ops: Iterable[Operation]) -> list[func.FuncOp]:
+        """`declare_module` for some module-level ops only (those a streamed
+        translation has just added: walking the whole module for each function
+        would make translating a program quadratic in its number of functions)."""
         funcs = []
-        for op in module.body.block.ops:
+        for op in ops:
             if isinstance(op, func.FuncOp):
                 if not op.is_declaration:
                     funcs.append(op)

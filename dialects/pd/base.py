@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import functools
 import re
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar
 
 import numpy as np
 from xdsl.dialects.builtin import (
@@ -41,7 +42,7 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     OptionalDef,
@@ -372,22 +373,28 @@ def value_name(value: SSAValue) -> str | None:
     return result_names(owner)[value.index]  # type: ignore[attr-defined]
 
 
-_renames = 0
+class RenameWatcher(Protocol):
+    """Told of renames in a block it watches (`watch_renames`)."""
+
+    def renamed(self, op: Operation) -> None:
+        """`op`, a named op of the watched block, has just been given other names."""
 
 
-def rename_count() -> int:
-    """How many times a named result has been given another name, process-wide:
-    name indexes (`frontend/name_index.py`) compare it to notice renames cheaply
-    (naming a fresh op does not count)."""
-    return _renames
+_rename_watchers: weakref.WeakKeyDictionary[Block, weakref.WeakSet[Any]] = weakref.WeakKeyDictionary()
+
+
+def watch_renames(block: Block, watcher: RenameWatcher) -> None:
+    """Call `watcher.renamed(op)` whenever an op directly in `block` that had names
+    gets other ones (`set_result_names`; naming a fresh op does not count).  Both are
+    held weakly.  Name indexes (`frontend/name_index.py`) use it to stay exact without
+    rescanning the block."""
+    _rename_watchers.setdefault(block, weakref.WeakSet()).add(watcher)
 
 
 def set_result_names(op: Operation, names: Sequence[str | None]) -> None:
     """Give an op's results Paddle names (and matching SSA name hints)."""
-    global _renames
     props = op.properties
-    if ("name" in props or "names" in props) and result_names(op) != list(names):
-        _renames += 1
+    renamed = ("name" in props or "names" in props) and result_names(op) != list(names)
     if len(op.results) == 1 and not isinstance(op, MultiResultNames):
         if names[0] is not None:
             op.properties["name"] = StringAttr(names[0])
@@ -396,6 +403,9 @@ def set_result_names(op: Operation, names: Sequence[str | None]) -> None:
     for res, n in zip(op.results, names):
         if n is not None:
             res.name_hint = _hint_for(n)
+    if renamed and op.parent is not None:
+        for watcher in list(_rename_watchers.get(op.parent, ())):
+            watcher.renamed(op)
 
 
 def set_value_name(value: SSAValue, name: str) -> None:
@@ -642,9 +652,10 @@ __all__ = [
     "is_float",
     "normalize_axis",
     "restore_name_hints",
-    "rename_count",
+    "RenameWatcher",
     "result_names",
     "set_result_names",
+    "watch_renames",
     "set_value_name",
     "shape_of",
     "shapes_compatible",

@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from xdsl.dialects import memref
+from xdsl.dialects import arith, memref
 from xdsl.dialects.linalg import ops as linalg
 
+import pullback as paddle
 from pullback.benchmarks.programs import ProgramBuilder, fanout_chain
 from pullback.dialects import pd
 from pullback.lowering import core, fusion
@@ -50,9 +51,34 @@ def test_fanout_chain_is_one_loop(monkeypatch, ops: int, every: int) -> None:
 
 def test_without_folded_reductions_the_loss_keeps_its_loop(monkeypatch) -> None:
     """The GPU backend lowers with `fold_reductions=False` (its reductions run
-    sequentially): the loss is its own loop, the gradient still one loop."""
+    sequentially): the loss is its own loop, the gradient one loop, and the forward
+    values both read one loop of their own: every chain value has two readers, and
+    a shared value is not recomputed inside another shared one (`Lowerer._plan`),
+    so alternate links are stored, by one multi-output loop."""
     built = fanout_chain(256, 20, 4)
-    assert loops_and_buffers(built.module, monkeypatch, True, fold=False)[2] == 2
+    assert loops_and_buffers(built.module, monkeypatch, True, fold=False)[2] == 3
+
+
+def test_shared_values_are_not_recomputed_inside_each_other(monkeypatch, static_programs) -> None:
+    """A residual network's gradient is a chain of sums, each read by the next sum
+    and by its layer: recomputing each inside the next made the code (and the work
+    per element) grow with the square of the depth.  Now each op is copied into at
+    most one shared expression: the code grows linearly."""
+
+    def adds(depth: int) -> int:
+        main = paddle.static.Program()
+        with paddle.static.program_guard(main, paddle.static.Program()), paddle.utils.unique_name.guard():
+            x = paddle.static.data("x", [None, 8], "float32")
+            h = x
+            for _ in range(depth):
+                h = paddle.add(h, paddle.nn.functional.relu(paddle.static.nn.fc(h, size=8)))
+            paddle.static.append_backward(paddle.mean(h))
+        monkeypatch.setattr(fusion, "ENABLED", True)
+        fn, _ = build_entry(main.module)
+        return sum(isinstance(o, arith.AddfOp) for o in fn.walk())
+
+    small, large = adds(5), adds(30)
+    assert large <= 7 * small, (small, large)
 
 
 def run_both(b: ProgramBuilder, fetch, feeds, scope=None):  # type: ignore[no-untyped-def]
