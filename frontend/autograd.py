@@ -48,6 +48,7 @@ from pullback.frontend.eager import (
 )
 from pullback.passes import activity
 from pullback.passes.autodiff import AutodiffError, differentiate
+from pullback.runtime import blas_threads
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Operation, SSAValue
 
@@ -527,6 +528,7 @@ def _run(
 ) -> list[Any] | None:
     """The shared engine of `backward` (inputs=None: every leaf, accumulated into
     `.grad`) and `grad` (gradients of `inputs`, returned; None where unreached)."""
+    blas_threads.maybe_apply()  # once a second at most: BLAS threads follow the load
     seeds = _fit_seeds(outputs, seeds, seed_name, target_name, create_graph)
     # Tensors that need no gradient contribute nothing (as a constant would).
     live = [

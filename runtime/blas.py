@@ -20,8 +20,11 @@ faster.  The routing is for single-threaded BLAS: when either library runs more
 than one thread, `auto` binds OpenBLAS alone, because two thread pools that each
 spin after their calls take the cores from each other (the MLP step on two threads:
 16.0 ms routed, 7.3 ms OpenBLAS alone, 8.2 ms MKL alone).  `PULLBACK_BLAS=openblas`
-or `=mkl` pins one library.  MKL's thread count is its own (`MKL_NUM_THREADS`, else
-`OMP_NUM_THREADS`), as OpenBLAS's is (`OPENBLAS_NUM_THREADS`).
+or `=mkl` pins one library.  Both libraries' thread counts follow pullback's own
+(`set_num_threads`, `PULLBACK_NUM_THREADS`, `OMP_NUM_THREADS`), fewer while other
+processes occupy the cores, unless `OPENBLAS_NUM_THREADS` / `MKL_NUM_THREADS` set
+theirs (`runtime/blas_threads.py`); the routing then reads the most threads each may
+run under that rule (`blas_threads.ceiling`), not the count it ran at that moment.
 
 The router is a few lines of LLVM IR compiled into its own MCJIT engine, so a
 compiled program's object code does not depend on the library: the disk cache
@@ -36,9 +39,10 @@ import glob
 import os
 import sys
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from pullback.runtime import blas_threads
 from pullback.runtime.llvm_engine import compile_ir
 
 MKL_MIN_MACS = 1 << 21
@@ -71,7 +75,8 @@ class Library:
     sgemm: int
     dgemm: int
     threads: int = 1
-    """The threads its GEMM uses (read once, when it is found)."""
+    """The threads its GEMM uses (read once, when it is found; in `bind`, the most
+    it may use under `runtime/blas_threads.py`'s rule when that rule drives it)."""
 
 
 @dataclass(frozen=True)
@@ -215,6 +220,21 @@ class _Router:
         self.addresses = {name: self.engine.get_function_address(name) for name in SYMBOLS.values()}
 
 
+def _following(*libs: Library | None) -> tuple[Library | None, ...]:
+    """`libs` once their thread counts follow `runtime/blas_threads.py`'s rule (set
+    now, MKL's just loaded included), each with the most threads that rule may give
+    it: the count it happened to run when found may be one the load rule lowered for
+    a moment, and `choose` must not route both libraries for that.  A library the
+    rule does not drive (no threadpoolctl) keeps the count it was found with."""
+    driven = {os.path.realpath(path) for path in blas_threads.apply(rescan=True)}
+    api = {"OpenBLAS": "openblas", "MKL": "mkl"}
+    return tuple(
+        replace(lib, threads=blas_threads.ceiling(api[lib.name]))
+        if lib is not None and lib.name in api and os.path.realpath(lib.path) in driven else lib
+        for lib in libs
+    )
+
+
 _lock = threading.Lock()
 _bound: Binding | None = None
 _router: _Router | None = None
@@ -231,7 +251,7 @@ def bind(llvm: Any) -> Binding | None:
         if _done:
             return _bound
         binding = choose(os.environ.get("PULLBACK_BLAS", "auto").strip().lower() or "auto",
-                         find_openblas(), find_mkl())
+                         *_following(find_openblas(), find_mkl()))
         if binding is not None:
             if len(binding.libraries) == 1:
                 (lib,) = binding.libraries

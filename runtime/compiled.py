@@ -57,6 +57,7 @@ from pullback.lowering.parallelize_loops import MIN_CHUNK_WORK
 from pullback.lowering.phase_times import PhaseTimes
 from pullback.lowering.shapes import ShapeError, plan_shapes
 from pullback.runtime import blas, compile_cache, threadpool
+from pullback.runtime.blas_threads import others_running
 from pullback.runtime.env import int_setting
 from pullback.runtime.malloc import keep_freed_memory
 from pullback.runtime.interpreter import out_of_range
@@ -120,7 +121,8 @@ def compile_threads() -> int:
     `PULLBACK_COMPILE_THREADS` if set, else one per CPU that other processes are not
     using right now (at least one, at most `MAX_COMPILE_THREADS`): on a machine whose
     cores are all taken a second thread only competes with the first.  "Right now"
-    is `others_running()` where the system tells it (Linux); elsewhere the 1-minute
+    is `others_running()` (`runtime/blas_threads.py`, whose BLAS thread rule reads it
+    too) where the system tells it (Linux); elsewhere the 1-minute
     load average, a CPU counted idle when at least half idle.  (The load average
     counts this process's own past work: after a minute of training on both cores,
     or of compiling, it said one thread on an idle 2-core machine, and a CNN step
@@ -139,35 +141,6 @@ def compile_threads() -> int:
         except OSError:  # no load average on this platform
             free = cpus
     return max(1, min(cpus, MAX_COMPILE_THREADS, free))
-
-
-def others_running(samples: int = 2, interval_s: float = 0.001, proc: str = "/proc") -> int | None:
-    """Threads of other processes running or waiting for a CPU now: the kernel's
-    count of runnable threads (`/proc/loadavg`'s fourth field) less this process's
-    own (`/proc/self/task/*/stat` in state `R`), the least of `samples` readings
-    `interval_s` apart, so that a thread woken for an instant does not count; None
-    where `/proc` does not tell (not Linux).  About 1 ms."""
-    least: int | None = None
-    for i in range(samples):
-        if i:
-            time.sleep(interval_s)
-        try:
-            with open(f"{proc}/loadavg") as f:
-                running = int(f.read().split()[3].split("/")[0])
-            own = 0
-            for tid in os.listdir(f"{proc}/self/task"):
-                try:
-                    with open(f"{proc}/self/task/{tid}/stat") as f:
-                        stat = f.read()
-                except OSError:
-                    continue  # the thread ended meanwhile
-                if stat[stat.rindex(")") + 2 :].startswith("R"):
-                    own += 1
-        except (OSError, ValueError, IndexError):
-            return None
-        n = max(0, running - own)
-        least = n if least is None else min(least, n)
-    return least
 
 
 MAX_COMPILE_THREADS = 8

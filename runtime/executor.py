@@ -39,6 +39,7 @@ import numpy as np
 from pullback.dialects import pd
 from pullback.dialects.pd.base import dtype_name, elem_of, shape_of, value_name
 from pullback.frontend.framework import Program, Variable, default_main_program
+from pullback.runtime import blas_threads
 from pullback.runtime.scope import LoDTensor, Scope, global_scope
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -511,6 +512,7 @@ class Executor:
         _check_parameters(program, scope)
 
         entry = self._prepared(program, fetch_values)
+        blas_threads.maybe_apply()  # once a second at most: BLAS threads follow the load
         outs = self.backend.run(entry.module, feeds, scope, entry.fetches)
         for name, value in zip(entry.persist_names, outs[entry.n_fetch :]):
             scope[name] = value

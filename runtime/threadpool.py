@@ -26,7 +26,9 @@ with BLAS (which keeps its own threads), Python and other processes.
 The thread count: `set_num_threads(n)` (also `paddle.base.core.set_num_threads`),
 else `PULLBACK_NUM_THREADS`, else `OMP_NUM_THREADS`, else the CPUs this process may
 run on, divided among the ranks a launcher started on this machine (`MPI_LOCALNRANKS`
-and the like).  It can change at any time; extra workers then just stay asleep.
+and the like).  It can change at any time; extra workers then just stay asleep.  The
+BLAS libraries follow it too, fewer while other processes occupy the cores
+(`runtime/blas_threads.py`).
 """
 
 from __future__ import annotations
@@ -381,7 +383,8 @@ def ensure() -> _Pool:
 
 def set_num_threads(n: int) -> None:
     """Run compiled programs' large loops on `n` threads (1: single-threaded).  Takes
-    effect at the next loop; BLAS keeps its own setting (`OPENBLAS_NUM_THREADS`)."""
+    effect at the next loop; BLAS follows at the next backward or `Executor.run`
+    (`runtime/blas_threads.py`; `paddle.base.core.set_num_threads` applies it at once)."""
     global _requested
     if isinstance(n, bool) or not isinstance(n, int):
         raise TypeError(f"set_num_threads: the number of threads must be an int, got {type(n).__name__}")
@@ -393,6 +396,12 @@ def set_num_threads(n: int) -> None:
             _pool.set(_requested)
 
 
+def requested_num_threads() -> int | None:
+    """The count `set_num_threads` last gave, or None (the defaults apply): a lock-free
+    read, cheap enough for `blas_threads.maybe_apply` to notice a change."""
+    return _requested
+
+
 def get_num_threads() -> int:
     """The thread count compiled programs use now (see the module docstring)."""
     with _lock:
@@ -401,4 +410,4 @@ def get_num_threads() -> int:
         return _requested if _requested is not None else default_num_threads()
 
 
-__all__ = ["MAX_THREADS", "default_num_threads", "ensure", "get_num_threads", "set_num_threads"]
+__all__ = ["MAX_THREADS", "default_num_threads", "ensure", "get_num_threads", "requested_num_threads", "set_num_threads"]

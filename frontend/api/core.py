@@ -74,10 +74,14 @@ eager = _EagerNamespace()
 
 def set_num_threads(num_threads: int) -> None:
     """`core.set_num_threads(n)`: compiled programs run their large loops on `n`
-    threads (`runtime/threadpool.py`; BLAS keeps its own `OPENBLAS_NUM_THREADS`)."""
+    threads (`runtime/threadpool.py`), and the BLAS libraries at most `n`, fewer while
+    other processes occupy the cores, unless `OPENBLAS_NUM_THREADS` / `MKL_NUM_THREADS`
+    say otherwise (`runtime/blas_threads.py`); both take effect at once."""
+    from pullback.runtime import blas_threads
     from pullback.runtime.threadpool import set_num_threads as set_threads
 
     set_threads(num_threads)
+    blas_threads.apply()
 
 __all__ = [
     "CPUPlace", "CUDAPlace", "Scope", "VarDesc", "eager", "globals", "is_compiled_with_cuda",
