@@ -25,11 +25,15 @@ from pullback.testing.complexity import Work, assert_linear
 
 @pytest.fixture(autouse=True)
 def _static_mode():
+    """Static mode and a private name generator (no names leak to other tests)."""
     was_dynamic = core.in_dynamic_mode()
     core.enable_static()
-    yield
+    with unique_name.guard():
+        yield
     if was_dynamic:
         core.disable_static()
+    else:
+        core.enable_static()
 
 
 def chain(n_ops: int, *, minimize: bool = False) -> tuple[Program, Program, object]:
@@ -144,7 +148,7 @@ def test_minimize_and_clone_for_test_is_linear() -> None:
         main, startup, loss = mlp(n, minimize=False)
 
         def work() -> None:
-            with program_guard(main, startup):
+            with program_guard(main, startup), unique_name.guard():
                 paddle.optimizer.Adam(learning_rate=0.01).minimize(loss)
             test_program = main.clone(for_test=True)
             assert not any(isinstance(op, pd.BackwardOp) for op in test_program.module.body.block.ops)

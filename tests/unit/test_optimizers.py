@@ -319,7 +319,10 @@ def test_static_set_lr_updates_the_scope_rate():
     paddle.enable_static()
     try:
         main, startup = paddle.static.Program(), paddle.static.Program()
-        with paddle.static.program_guard(main, startup), paddle.static.scope_guard(paddle.static.Scope()):
+        # (A fresh name generator: the rate is fetched by its name, learning_rate_0.)
+        with paddle.static.program_guard(main, startup), paddle.static.scope_guard(
+            paddle.static.Scope()
+        ), paddle.utils.unique_name.guard():
             x = paddle.static.data("x", [None, 2])
             loss = paddle.mean(paddle.static.nn.fc(x, 1))
             opt = paddle.optimizer.SGD(0.1)
