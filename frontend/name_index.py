@@ -80,7 +80,7 @@ class NameIndex:
         if v in holders:
             return
         i = len(holders)
-        while i > 0 and self._order.get(holders[i - 1].owner, -1) > at:  # type: ignore[call-overload]
+        while i > 0 and self._order.get(holders[i - 1].owner, -1) > at:  # type: ignore[arg-type]
             i -= 1  # an earlier op renamed: keep block order (lists are short)
         holders.insert(i, v)
 

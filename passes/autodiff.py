@@ -193,9 +193,9 @@ class _Differentiator:
     def _contribute(self, v: SSAValue, g: SSAValue) -> None:
         if v not in self.varied:
             return
-        if not shapes_compatible(shape_of(g.type), shape_of(v.type)) or elem_of(
-            g.type
-        ) != elem_of(v.type):
+        if g.type is not v.type and (
+            not shapes_compatible(shape_of(g.type), shape_of(v.type)) or elem_of(g.type) != elem_of(v.type)
+        ):
             raise AutodiffError(
                 f"VJP rule produced a gradient of type {g.type} for a value of type {v.type}"
             )
@@ -399,9 +399,9 @@ def differentiate(
     # would only rescan the growing graph (passes/gc_pause.py).
     with cyclic_gc_paused():
         filled = _Differentiator(bw, callback).run()
-    # Rules return gradients for every operand; those of cut-off operands (feeds,
-    # no_grad names) are dead: drop them, as Paddle drops unneeded gradient ops.
-    prune_backward_region(filled)
+        # Rules return gradients for every operand; those of cut-off operands (feeds,
+        # no_grad names) are dead: drop them, as Paddle drops unneeded gradient ops.
+        prune_backward_region(filled)
     return filled
 
 

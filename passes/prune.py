@@ -41,17 +41,20 @@ def prune_block(block: Block, anchors: set[Operation]) -> int:
 
     The regions of the ops kept (`pd.if`, `pd.while`) are pruned as well, each block
     keeping what its terminator and its side-effecting ops need."""
-    live: set[Operation] = set()
+    live: list[Operation] = []
+    dead: list[Operation] = []
     needed: set[SSAValue] = set()
-    for op in reversed(list(block.ops)):
+    op = block.last_op
+    while op is not None:
         if op in anchors or any(r in needed for r in op.results):
-            live.add(op)
+            live.append(op)
             needed.update(_operands_deep(op))
-    removed = 0
-    for op in reversed(list(block.ops)):
-        if op not in live:
-            block.erase_op(op)
-            removed += 1
+        else:
+            dead.append(op)
+        op = op.prev_op
+    for op in dead:  # last first: a dead op's users are dead and already gone
+        block.erase_op(op)
+    removed = len(dead)
     for op in live:
         if isinstance(op, pd.BackwardOp):
             continue  # its region is pruned by prune_backward_region, once filled

@@ -79,6 +79,8 @@ class ElementwiseBinaryOp(PureOp):
     @classmethod
     def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
         tx, ty = operand_types
+        if tx is ty and not cls.FLOAT_ONLY and props["axis"] == -1 and cls.result_elem(elem_of(tx)) == elem_of(tx):
+            return [tx]  # the common case, without rebuilding the (interned) type
         elem = expect_same_elem(cls.name, [tx, ty])
         if cls.FLOAT_ONLY:
             expect_float(cls.name, "x", tx)
