@@ -13,6 +13,7 @@ import os
 import platform
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from pullback.benchmarks.programs import (
@@ -43,14 +44,14 @@ def timeit(fn: Callable[[], object], repeat: int) -> float:
     return float(np.median(times))
 
 
-def timeit_interleaved(fns: list[Callable[[], object]], repeat: int) -> list[float]:
-    """Median seconds per call of each of `fns`, called once each per round, `repeat`
-    rounds (after two warm-up rounds), each round in a new random order (seeded), so
+def interleaved_times(fns: Sequence[Callable[[], object]], repeat: int, warmup: int = 2) -> list[list[float]]:
+    """Seconds of each call of each of `fns`, called once each per round, `repeat`
+    rounds (after `warmup` rounds), each round in a new random order (seeded), so
     that every function follows every other about equally often.  (In a fixed
     order, or a fixed order rotated, each call always follows the same one, and
     paid for its cache traffic: our MLP step measured 5% slower right after the
-    peers than after our own second variant.)"""
-    for _ in range(2):
+    peers than after our own second variant.)  `result[i][r]` is `fns[i]` in round `r`."""
+    for _ in range(warmup):
         for fn in fns:
             fn()
     times: list[list[float]] = [[] for _ in fns]
@@ -60,7 +61,12 @@ def timeit_interleaved(fns: list[Callable[[], object]], repeat: int) -> list[flo
             t = time.perf_counter()
             fns[i]()
             times[i].append(time.perf_counter() - t)
-    return [float(np.median(ts)) for ts in times]
+    return times
+
+
+def timeit_interleaved(fns: list[Callable[[], object]], repeat: int) -> list[float]:
+    """Median seconds per call of each of `fns` over `interleaved_times`' rounds."""
+    return [float(np.median(ts)) for ts in interleaved_times(fns, repeat)]
 
 
 Peer = tuple[str, Callable[[], object], str]
@@ -107,18 +113,76 @@ def numpy_mlp_step(params: list[np.ndarray], x: np.ndarray, y: np.ndarray, lr: f
     return float(loss)
 
 
-def bench_mlp(repeat: int) -> list[tuple[str, float | None, str]]:
-    """MLP 784-512-512-10, batch 128, relu, softmax cross-entropy, SGD; NumPy, torch
-    eager and JAX jit timed in the same interleaved rounds as ours."""
-    sizes, batch, lr = (784, 512, 512, 10), 128, 0.01
-    rng = np.random.default_rng(0)
-    x = rng.standard_normal((batch, 784)).astype(np.float32)
-    y = rng.integers(0, 10, (batch, 1)).astype(np.int64)
-    built = mlp_train(sizes, lr)
+@dataclass
+class Case:
+    """A training step's program with its feeds and initial state, and the same
+    layer parameters and data as arrays for the peers (which copy them)."""
 
+    built: Built
+    feeds: dict[str, np.ndarray]
+    params: list[np.ndarray]
+    lr: float
+
+
+def mlp_case(sizes: Sequence[int] = (784, 512, 512, 10), batch: int = 128, lr: float = 0.01) -> Case:
+    """The MLP step (relu, softmax cross-entropy, SGD) and its data: `params` are
+    `[w0, b0, w1, b1, ...]`, feeds `x` and `label`."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((batch, sizes[0])).astype(np.float32)
+    y = rng.integers(0, sizes[-1], (batch, 1)).astype(np.int64)
+    built = mlp_train(sizes, lr)
     # The layers' weights and biases (the scope also holds the learning rate).
     layer_params = [k for k in built.scope if "." in k]
     params = [built.scope[k].copy() for k in sorted(layer_params, key=lambda k: (k.split(".")[0], k.split(".")[1][0] == "b"))]
+    return Case(built, {"x": x, "label": y}, params, lr)
+
+
+def jax_mlp_step(case: Case) -> Callable[[], None]:
+    """A JAX jit SGD step of `case`'s MLP (jax imported here)."""
+    import jax
+    import jax.numpy as jnp
+
+    lr, n_layers = case.lr, len(case.params) // 2
+
+    def loss_fn(ps, xx, yy):  # type: ignore[no-untyped-def]
+        h = xx
+        for i in range(n_layers):
+            h = h @ ps[2 * i] + ps[2 * i + 1]
+            if i < n_layers - 1:
+                h = jax.nn.relu(h)
+        logp = jax.nn.log_softmax(h)
+        return -jnp.take_along_axis(logp, yy, axis=1).mean()
+
+    @jax.jit
+    def step(ps, xx, yy):  # type: ignore[no-untyped-def]
+        loss, grads = jax.value_and_grad(loss_fn)(ps, xx, yy)
+        return [p - lr * g for p, g in zip(ps, grads)], loss
+
+    jx, jy = jnp.asarray(case.feeds["x"]), jnp.asarray(case.feeds["label"])
+    state = {"p": [jnp.asarray(p) for p in case.params]}
+
+    def jax_step() -> None:
+        state["p"], loss = step(state["p"], jx, jy)
+        loss.block_until_ready()
+
+    return jax_step
+
+
+def torch_mlp_peer(case: Case) -> Callable[[], None]:
+    """A PyTorch eager SGD step of `case`'s MLP (`programs.torch_mlp_step`)."""
+    import torch
+
+    tp = [torch.tensor(p, requires_grad=True) for p in case.params]
+    tx, ty = torch.tensor(case.feeds["x"]), torch.tensor(case.feeds["label"][:, 0])
+    return lambda: torch_mlp_step(tp, tx, ty, case.lr)
+
+
+def bench_mlp(repeat: int) -> list[tuple[str, float | None, str]]:
+    """MLP 784-512-512-10, batch 128, relu, softmax cross-entropy, SGD; NumPy, torch
+    eager and JAX jit timed in the same interleaved rounds as ours."""
+    case = mlp_case()
+    x, y, lr = case.feeds["x"], case.feeds["label"], case.lr
+    params = [p.copy() for p in case.params]
     peers: list[Peer] = [("numpy", lambda: numpy_mlp_step(params, x, y, lr), "")]
     skipped: list[tuple[str, float | None, str]] = []
 
@@ -127,39 +191,14 @@ def bench_mlp(repeat: int) -> list[tuple[str, float | None, str]]:
         skipped.append(("torch eager", None, "skipped: torch not installed"))
     else:
         torch.set_num_threads(max(1, torch.get_num_threads()))
-        tp = [torch.tensor(p, requires_grad=True) for p in params]
-        tx, ty = torch.tensor(x), torch.tensor(y[:, 0])
-        peers.append(("torch eager", lambda: torch_mlp_step(tp, tx, ty, lr), f"torch {torch.__version__}"))
+        peers.append(("torch eager", torch_mlp_peer(case), f"torch {torch.__version__}"))
 
     jax = _try_import("jax")
     if jax is None:
         skipped.append(("jax jit", None, "skipped: jax not installed"))
     else:
-        import jax.numpy as jnp
-
-        def loss_fn(ps, xx, yy):  # type: ignore[no-untyped-def]
-            h = xx
-            for i in range(3):
-                h = h @ ps[2 * i] + ps[2 * i + 1]
-                if i < 2:
-                    h = jax.nn.relu(h)
-            logp = jax.nn.log_softmax(h)
-            return -jnp.take_along_axis(logp, yy, axis=1).mean()
-
-        @jax.jit
-        def step(ps, xx, yy):  # type: ignore[no-untyped-def]
-            loss, grads = jax.value_and_grad(loss_fn)(ps, xx, yy)
-            return [p - lr * g for p, g in zip(ps, grads)], loss
-
-        jx, jy = jnp.asarray(x), jnp.asarray(y)
-        state = {"p": [jnp.asarray(p) for p in params]}
-
-        def jax_step() -> None:
-            state["p"], loss = step(state["p"], jx, jy)
-            loss.block_until_ready()
-
-        peers.append(("jax jit", jax_step, f"jax {jax.__version__}"))
-    return _ours_before_after(built, {"x": x, "label": y}, built.scope, repeat, peers) + skipped
+        peers.append(("jax jit", jax_mlp_step(case), f"jax {jax.__version__}"))
+    return _ours_before_after(case.built, case.feeds, case.built.scope, repeat, peers) + skipped
 
 
 # ------------------------------------------------------- elementwise chain
@@ -268,39 +307,35 @@ def _torch_compile(torch, fn):  # type: ignore[no-untyped-def]
         return None
 
 
-def bench_fanout(repeat: int, ops: int = 20, every: int = 4) -> list[tuple[str, float | None, str]]:
-    """`h = f(h) + x` every `every` of `ops` elementwise ops over 1M floats, loss =
-    sum(h), value and gradient with respect to x (x fans out to every residual)."""
-    n = 1 << 20
+def fanout_data(n: int = 1 << 20) -> tuple[np.ndarray, np.ndarray]:
+    """The fan-out and chain benchmarks' feeds `x` and `y` (`n` floats each)."""
     rng = np.random.default_rng(1)
-    x = rng.standard_normal(n).astype(np.float32)
-    yv = rng.uniform(0.5, 1.0, n).astype(np.float32)
-    built = fanout_chain(n, ops, every)
-    assert [k.name for k in FANOUT_KINDS] == ["pd.tanh", "pd.elementwise_mul", "pd.sigmoid", "pd.scale"]
-    jax = _try_import("jax")
-    peers: list[Peer] = []
-    if jax is not None:
-        import jax.numpy as jnp
+    return rng.standard_normal(n).astype(np.float32), rng.uniform(0.5, 1.0, n).astype(np.float32)
 
-        def f(a, b):  # type: ignore[no-untyped-def]
-            h = a
-            for i in range(ops):
-                h = [jnp.tanh, lambda t: t * b, jax.nn.sigmoid, lambda t: 0.5 * t + 0.1][i % 4](h)
-                if (i + 1) % every == 0:
-                    h = h + a
-            return h.sum()
 
-        g = jax.jit(jax.value_and_grad(f))
-        jx, jy = jnp.asarray(x), jnp.asarray(yv)
-        peers.append(("jax jit", lambda: g(jx, jy)[1].block_until_ready(), f"jax {jax.__version__}"))
-    rows = _ours_before_after(built, {"x": x, "y": yv}, {}, repeat, peers)
-    if jax is None:
-        rows.append(("jax jit", None, "skipped: jax not installed"))
+def jax_fanout_step(x: np.ndarray, yv: np.ndarray, ops: int = 20, every: int = 4) -> Callable[[], None]:
+    """JAX jit value and gradient of `programs.fanout_chain` (jax imported here)."""
+    import jax
+    import jax.numpy as jnp
 
-    torch = _try_import("torch")
-    if torch is None:
-        rows.append(("torch eager", None, "skipped: torch not installed"))
-        return rows
+    def f(a, b):  # type: ignore[no-untyped-def]
+        h = a
+        for i in range(ops):
+            h = [jnp.tanh, lambda t: t * b, jax.nn.sigmoid, lambda t: 0.5 * t + 0.1][i % 4](h)
+            if (i + 1) % every == 0:
+                h = h + a
+        return h.sum()
+
+    g = jax.jit(jax.value_and_grad(f))
+    jx, jy = jnp.asarray(x), jnp.asarray(yv)
+    return lambda: g(jx, jy)[1].block_until_ready()
+
+
+def torch_fanout_step(x: np.ndarray, yv: np.ndarray, ops: int = 20, every: int = 4,
+                      compiled: bool = False) -> Callable[[], None] | None:
+    """PyTorch value and gradient of `programs.fanout_chain`, eager or through
+    `torch.compile` (None when this machine cannot compile)."""
+    import torch
 
     def tf(a, b):  # type: ignore[no-untyped-def]
         h = a
@@ -310,32 +345,122 @@ def bench_fanout(repeat: int, ops: int = 20, every: int = 4) -> list[tuple[str, 
                 h = h + a
         return h.sum()
 
+    fn = _torch_compile(torch, tf) if compiled else tf
+    if fn is None:
+        return None
     tx, ty = torch.tensor(x), torch.tensor(yv)
-    for name, fn in (("torch eager", tf), ("torch.compile", _torch_compile(torch, tf))):
-        if fn is None:
+
+    def step() -> None:
+        a = tx.detach().requires_grad_()
+        fn(a, ty).backward()
+
+    return step
+
+
+def bench_fanout(repeat: int, ops: int = 20, every: int = 4) -> list[tuple[str, float | None, str]]:
+    """`h = f(h) + x` every `every` of `ops` elementwise ops over 1M floats, loss =
+    sum(h), value and gradient with respect to x (x fans out to every residual)."""
+    n = 1 << 20
+    x, yv = fanout_data(n)
+    built = fanout_chain(n, ops, every)
+    assert [k.name for k in FANOUT_KINDS] == ["pd.tanh", "pd.elementwise_mul", "pd.sigmoid", "pd.scale"]
+    jax = _try_import("jax")
+    peers: list[Peer] = []
+    if jax is not None:
+        peers.append(("jax jit", jax_fanout_step(x, yv, ops, every), f"jax {jax.__version__}"))
+    rows = _ours_before_after(built, {"x": x, "y": yv}, {}, repeat, peers)
+    if jax is None:
+        rows.append(("jax jit", None, "skipped: jax not installed"))
+
+    torch = _try_import("torch")
+    if torch is None:
+        rows.append(("torch eager", None, "skipped: torch not installed"))
+        return rows
+    for name, compiled in (("torch eager", False), ("torch.compile", True)):
+        step = torch_fanout_step(x, yv, ops, every, compiled)
+        if step is None:
             rows.append((name, None, "skipped: torch.compile unavailable"))
             continue
-
-        def step() -> None:
-            a = tx.detach().requires_grad_()
-            fn(a, ty).backward()  # noqa: B023
-
         rows.append(_torch_row(torch, name, step, repeat))
     return rows
+
+
+def resmlp_case(depth: int = 4, width: int = 256, batch: int = 128, lr: float = 0.01) -> Case:
+    """The residual MLP step (784 -> `width`, `depth` blocks `h + relu(h W + b)`,
+    -> 10) and its data: `params` are `[W_in, b_in, W_0, b_0, ..., W_out, b_out]`."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((batch, 784)).astype(np.float32)
+    y = rng.integers(0, 10, (batch, 1)).astype(np.int64)
+    built = residual_mlp_train(784, width, depth, 10, lr)
+    names = ["fc_in", *(f"res_{i}" for i in range(depth)), "fc_out"]
+    params = [built.scope[f"{n}.{k}_0"].copy() for n in names for k in ("w", "b")]
+    return Case(built, {"x": x, "label": y}, params, lr)
+
+
+def jax_resmlp_step(case: Case) -> Callable[[], None]:
+    """A JAX jit SGD step of `case`'s residual MLP (jax imported here)."""
+    import jax
+    import jax.numpy as jnp
+
+    lr, depth = case.lr, len(case.params) // 2 - 2
+
+    def loss_fn(ps, xx, yy):  # type: ignore[no-untyped-def]
+        h = xx @ ps[0] + ps[1]
+        for i in range(depth):
+            h = h + jax.nn.relu(h @ ps[2 + 2 * i] + ps[3 + 2 * i])
+        logp = jax.nn.log_softmax(h @ ps[-2] + ps[-1])
+        return -jnp.take_along_axis(logp, yy, axis=1).mean()
+
+    @jax.jit
+    def jstep(ps, xx, yy):  # type: ignore[no-untyped-def]
+        loss, grads = jax.value_and_grad(loss_fn)(ps, xx, yy)
+        return [p - lr * g for p, g in zip(ps, grads)], loss
+
+    state = {"p": [jnp.asarray(p) for p in case.params]}
+    jx, jy = jnp.asarray(case.feeds["x"]), jnp.asarray(case.feeds["label"])
+
+    def jax_step() -> None:
+        state["p"], loss = jstep(state["p"], jx, jy)
+        loss.block_until_ready()
+
+    return jax_step
+
+
+def torch_resmlp_step(case: Case, compiled: bool = False) -> Callable[[], None] | None:
+    """A PyTorch SGD step of `case`'s residual MLP, eager or through `torch.compile`
+    (None when this machine cannot compile)."""
+    import torch
+
+    F = torch.nn.functional
+    lr, depth = case.lr, len(case.params) // 2 - 2
+    tx, ty = torch.tensor(case.feeds["x"]), torch.tensor(case.feeds["label"][:, 0])
+
+    def forward(tp, xx, yy):  # type: ignore[no-untyped-def]
+        h = xx @ tp[0] + tp[1]
+        for i in range(depth):
+            h = h + torch.relu(h @ tp[2 + 2 * i] + tp[3 + 2 * i])
+        return F.cross_entropy(h @ tp[-2] + tp[-1], yy)
+
+    fn = _torch_compile(torch, forward) if compiled else forward
+    if fn is None:
+        return None
+    tp = [torch.tensor(p, requires_grad=True) for p in case.params]
+
+    def step() -> None:
+        fn(tp, tx, ty).backward()
+        with torch.no_grad():
+            for p in tp:
+                p -= lr * p.grad
+                p.grad = None
+
+    return step
 
 
 def bench_residual_mlp(repeat: int, depth: int = 4, width: int = 256) -> list[tuple[str, float | None, str]]:
     """Residual MLP train step: 784 -> 256, four blocks h + relu(h W + b), -> 10,
     batch 128, softmax cross-entropy, SGD.  JAX jit and torch eager run in the same
     interleaved rounds as ours; torch.compile after them (its first call compiles)."""
-    batch, lr = 128, 0.01
-    rng = np.random.default_rng(0)
-    x = rng.standard_normal((batch, 784)).astype(np.float32)
-    y = rng.integers(0, 10, (batch, 1)).astype(np.int64)
-    built = residual_mlp_train(784, width, depth, 10, lr)
-    feeds = {"x": x, "label": y}
-    names = ["fc_in", *(f"res_{i}" for i in range(depth)), "fc_out"]
-    params = [built.scope[f"{n}.{k}_0"].copy() for n in names for k in ("w", "b")]
+    case = resmlp_case(depth, width)
     peers: list[Peer] = []
     skipped: list[tuple[str, float | None, str]] = []
 
@@ -343,65 +468,21 @@ def bench_residual_mlp(repeat: int, depth: int = 4, width: int = 256) -> list[tu
     if jax is None:
         skipped.append(("jax jit", None, "skipped: jax not installed"))
     else:
-        import jax.numpy as jnp
-
-        def loss_fn(ps, xx, yy):  # type: ignore[no-untyped-def]
-            h = xx @ ps[0] + ps[1]
-            for i in range(depth):
-                h = h + jax.nn.relu(h @ ps[2 + 2 * i] + ps[3 + 2 * i])
-            logp = jax.nn.log_softmax(h @ ps[-2] + ps[-1])
-            return -jnp.take_along_axis(logp, yy, axis=1).mean()
-
-        @jax.jit
-        def jstep(ps, xx, yy):  # type: ignore[no-untyped-def]
-            loss, grads = jax.value_and_grad(loss_fn)(ps, xx, yy)
-            return [p - lr * g for p, g in zip(ps, grads)], loss
-
-        state = {"p": [jnp.asarray(p) for p in params]}
-        jx, jy = jnp.asarray(x), jnp.asarray(y)
-
-        def jax_step() -> None:
-            state["p"], loss = jstep(state["p"], jx, jy)
-            loss.block_until_ready()
-
-        peers.append(("jax jit", jax_step, f"jax {jax.__version__}"))
+        peers.append(("jax jit", jax_resmlp_step(case), f"jax {jax.__version__}"))
 
     torch = _try_import("torch")
-    steps: dict[str, Callable[[], None]] = {}
+    compiled: Callable[[], None] | None = None
     if torch is None:
         skipped.append(("torch eager", None, "skipped: torch not installed"))
     else:
-        F = torch.nn.functional
-        tx, ty = torch.tensor(x), torch.tensor(y[:, 0])
-
-        def forward(tp, xx, yy):  # type: ignore[no-untyped-def]
-            h = xx @ tp[0] + tp[1]
-            for i in range(depth):
-                h = h + torch.relu(h @ tp[2 + 2 * i] + tp[3 + 2 * i])
-            return F.cross_entropy(h @ tp[-2] + tp[-1], yy)
-
-        def torch_step(fn) -> Callable[[], None]:  # type: ignore[no-untyped-def]
-            tp = [torch.tensor(p, requires_grad=True) for p in params]
-
-            def step() -> None:
-                fn(tp, tx, ty).backward()
-                with torch.no_grad():
-                    for p in tp:
-                        p -= lr * p.grad
-                        p.grad = None
-
-            return step
-
-        steps["torch eager"] = torch_step(forward)
-        peers.append(("torch eager", steps["torch eager"],
-                      f"torch {torch.__version__}, {torch.get_num_threads()} threads"))
-        compiled = _torch_compile(torch, forward)
-        if compiled is not None:
-            steps["torch.compile"] = torch_step(compiled)
-    rows = _ours_before_after(built, feeds, built.scope, repeat, peers) + skipped
+        eager = torch_resmlp_step(case)
+        assert eager is not None
+        peers.append(("torch eager", eager, f"torch {torch.__version__}, {torch.get_num_threads()} threads"))
+        compiled = torch_resmlp_step(case, compiled=True)
+    rows = _ours_before_after(case.built, case.feeds, case.built.scope, repeat, peers) + skipped
     if torch is not None:
-        if "torch.compile" in steps:
-            rows.append(_torch_row(torch, "torch.compile", steps["torch.compile"], repeat))
+        if compiled is not None:
+            rows.append(_torch_row(torch, "torch.compile", compiled, repeat))
         else:
             rows.append(("torch.compile", None, "skipped: torch.compile unavailable"))
     return rows

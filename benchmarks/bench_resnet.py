@@ -52,27 +52,35 @@ def build_ours(batch: int, lr: float) -> tuple[Any, Any, Any, Any]:
     return main, startup, loss, ("image", "label")
 
 
-def bench_ours(batch: int, lr: float, repeat: int, backend: str) -> dict[str, Any]:
-    """Compile once, then time steps on fixed data."""
+def ours_step(batch: int, lr: float, backend: str = "compiled") -> tuple[Callable[[], object], float, list[str]]:
+    """Our step on fixed data, after its first run: (one step, the first run's
+    seconds (the compile, or a load from the disk cache), the first warning of an
+    interpreter fallback if any)."""
     main, startup, loss, (xn, yn) = build_ours(batch, lr)
     rng = np.random.default_rng(0)
     feed = {xn: rng.standard_normal((batch, 3, 32, 32)).astype(np.float32),
             yn: rng.integers(0, 10, (batch, 1)).astype(np.int64)}
     exe = paddle.static.Executor(paddle.CPUPlace(), backend=backend)
     scope = paddle.static.Scope()
-    with paddle.static.scope_guard(scope), warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        exe.run(startup)
+        exe.run(startup, scope=scope)
         t = time.perf_counter()
-        exe.run(main, feed=feed, fetch_list=[loss])
+        exe.run(main, feed=feed, fetch_list=[loss], scope=scope)
         first = time.perf_counter() - t
-        med, best = timeit(lambda: exe.run(main, feed=feed, fetch_list=[loss]), repeat)
     fallback = [str(w.message) for w in caught if "interpreter" in str(w.message)]
-    return {"median": med, "min": best, "first": first, "fallback": fallback[:1]}
+    return (lambda: exe.run(main, feed=feed, fetch_list=[loss], scope=scope)), first, fallback[:1]
 
 
-def bench_torch(batch: int, lr: float, repeat: int) -> dict[str, Any] | None:
-    """The same step in PyTorch eager (None when torch is missing)."""
+def bench_ours(batch: int, lr: float, repeat: int, backend: str) -> dict[str, Any]:
+    """Compile once, then time steps on fixed data."""
+    step, first, fallback = ours_step(batch, lr, backend)
+    med, best = timeit(step, repeat)
+    return {"median": med, "min": best, "first": first, "fallback": fallback}
+
+
+def torch_step(batch: int, lr: float) -> Callable[[], None] | None:
+    """The same step in PyTorch eager, one call (None when torch is missing)."""
     try:
         import torch
         from torch import nn
@@ -123,6 +131,16 @@ def bench_torch(batch: int, lr: float, repeat: int) -> dict[str, Any] | None:
         loss = nn.functional.cross_entropy(model(x), y)
         loss.backward()
         opt.step()
+
+    return step
+
+
+def bench_torch(batch: int, lr: float, repeat: int) -> dict[str, Any] | None:
+    """The same step in PyTorch eager (None when torch is missing)."""
+    step = torch_step(batch, lr)
+    if step is None:
+        return None
+    import torch
 
     med, best = timeit(step, repeat)
     return {"median": med, "min": best, "version": torch.__version__, "threads": torch.get_num_threads()}

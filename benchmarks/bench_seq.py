@@ -63,8 +63,10 @@ def _forward(kind: str, model: Any, x: Any) -> Any:
     return paddle.mean(paddle.square(out - 0.5))
 
 
-def pullback_static(kind: str, dims: dict[str, int], x: np.ndarray, repeat: int) -> tuple[float, str]:
-    """Seconds per step of the static program on the default (compiled) backend."""
+def static_step(kind: str, dims: dict[str, int], x: np.ndarray) -> tuple[Callable[[], object], float, bool]:
+    """One step of the static program on the default (compiled) backend, after its
+    first run: (the step, the first run's seconds, whether it ran native, not fallen
+    back to the interpreter)."""
     core.enable_static()
     try:
         main, startup = paddle.static.Program(), paddle.static.Program()
@@ -80,15 +82,20 @@ def pullback_static(kind: str, dims: dict[str, int], x: np.ndarray, repeat: int)
             exe.run(main, feed={"x": x}, fetch_list=[loss])
             first = time.perf_counter() - t
         native = not any("interpreter" in str(w.message) for w in caught)
-        step = timeit(lambda: exe.run(main, feed={"x": x}, fetch_list=[loss]), repeat)
-        note = f"first run (compile) {first:.1f} s; {'native' if native else 'FELL BACK to the interpreter'}"
-        return step, note
+        return (lambda: exe.run(main, feed={"x": x}, fetch_list=[loss])), first, native
     finally:
         core.disable_static()
 
 
-def pullback_eager(kind: str, dims: dict[str, int], x: np.ndarray, repeat: int) -> float:
-    """Seconds per eager step (forward, backward, optimizer step, clear_grad)."""
+def pullback_static(kind: str, dims: dict[str, int], x: np.ndarray, repeat: int) -> tuple[float, str]:
+    """Seconds per step of the static program on the default (compiled) backend."""
+    step, first, native = static_step(kind, dims, x)
+    note = f"first run (compile) {first:.1f} s; {'native' if native else 'FELL BACK to the interpreter'}"
+    return timeit(step, repeat), note
+
+
+def eager_step(kind: str, dims: dict[str, int], x: np.ndarray) -> Callable[[], None]:
+    """One eager step (forward, backward, optimizer step, clear_grad)."""
     model = _model(kind, dims)
     opt = _optimizer(model.parameters())
     xt = paddle.to_tensor(x)
@@ -99,16 +106,22 @@ def pullback_eager(kind: str, dims: dict[str, int], x: np.ndarray, repeat: int) 
         opt.step()
         opt.clear_grad()
 
-    return timeit(step, repeat)
+    return step
 
 
-def torch_eager(kind: str, dims: dict[str, int], x: np.ndarray, repeat: int) -> float | None:
-    """Seconds per PyTorch eager step of the same model, or None without torch."""
+def pullback_eager(kind: str, dims: dict[str, int], x: np.ndarray, repeat: int) -> float:
+    """Seconds per eager step (forward, backward, optimizer step, clear_grad)."""
+    return timeit(eager_step(kind, dims, x), repeat)
+
+
+def torch_step(kind: str, dims: dict[str, int], x: np.ndarray) -> Callable[[], None] | None:
+    """One PyTorch eager step of the same model, or None without torch.  It runs
+    `OMP_NUM_THREADS` threads (one unless set), as BLAS does on our side."""
     try:
         import torch
     except ImportError:
         return None
-    torch.set_num_threads(1)
+    torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
     if kind == "transformer":
         layer = torch.nn.TransformerEncoderLayer(dims["d"], dims["heads"], dims["ff"], dropout=0.0,
                                                  batch_first=True)
@@ -125,7 +138,33 @@ def torch_eager(kind: str, dims: dict[str, int], x: np.ndarray, repeat: int) -> 
         opt.step()
         opt.zero_grad()
 
-    return timeit(step, repeat)
+    return step
+
+
+def torch_eager(kind: str, dims: dict[str, int], x: np.ndarray, repeat: int) -> float | None:
+    """Seconds per PyTorch eager step of the same model, or None without torch."""
+    step = torch_step(kind, dims, x)
+    return None if step is None else timeit(step, repeat)
+
+
+CASES: dict[str, tuple[dict[str, int], tuple[int, int]]] = {
+    "transformer": ({"d": 128, "heads": 4, "ff": 512, "layers": 2}, (16, 64)),
+    "lstm": ({"d": 128}, (32, 32)),
+}
+"""Each workload's dimensions and (batch, sequence length)."""
+
+QUICK_CASES: dict[str, tuple[dict[str, int], tuple[int, int]]] = {
+    "transformer": ({"d": 32, "heads": 4, "ff": 64, "layers": 2}, (4, 16)),
+    "lstm": ({"d": 32}, (8, 8)),
+}
+"""`--quick`'s smaller shapes (a smoke test)."""
+
+
+def seq_input(kind: str, quick: bool = False, rng: np.random.Generator | None = None) -> np.ndarray:
+    """The input batch of `kind` ([batch, seq, d] float32, from `rng`, else seed 0)."""
+    dims, (batch, seq) = (QUICK_CASES if quick else CASES)[kind]
+    rng = rng if rng is not None else np.random.default_rng(0)
+    return rng.standard_normal((batch, seq, dims["d"])).astype(np.float32)
 
 
 def main() -> None:
@@ -138,12 +177,7 @@ def main() -> None:
     args = ap.parse_args()
     paddle.seed(1)
     rng = np.random.default_rng(0)
-    if args.quick:
-        cases = {"transformer": ({"d": 32, "heads": 4, "ff": 64, "layers": 2}, (4, 16)),
-                 "lstm": ({"d": 32}, (8, 8))}
-    else:
-        cases = {"transformer": ({"d": 128, "heads": 4, "ff": 512, "layers": 2}, (16, 64)),
-                 "lstm": ({"d": 128}, (32, 32))}
+    cases = QUICK_CASES if args.quick else CASES
     print(f"# {platform.processor() or platform.machine()}, Python {platform.python_version()}, "
           f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS')}")
     print("| workload | pullback static compiled | pullback eager | torch eager | static / torch | eager / torch | note |")
@@ -151,7 +185,7 @@ def main() -> None:
     for kind, (dims, (batch, seq)) in cases.items():
         if args.only and kind != args.only:
             continue
-        x = rng.standard_normal((batch, seq, dims["d"])).astype(np.float32)
+        x = seq_input(kind, args.quick, rng)
         st, note = (float("nan"), "static skipped") if args.eager_only else pullback_static(kind, dims, x, args.repeat)
         ea = pullback_eager(kind, dims, x, args.repeat)
         tt = torch_eager(kind, dims, x, args.repeat)
