@@ -119,17 +119,25 @@ class _Differentiator:
         cloned into this region where the targets need them."""
         parent = self.bw.parent_block()
         assert parent is not None
-        needed_bw = self._needed_backward_ops()
         ops: list[Operation] = []
+        earlier: list[pd.BackwardOp] = []
         for op in parent.ops:
             if op is self.bw:
                 break
+            ops.append(op)
+            if isinstance(op, pd.BackwardOp):
+                earlier.append(op)
+        if not earlier:
+            return ops  # a first-order gradient: no walk of the targets' inputs needed
+        needed_bw = self._needed_backward_ops()
+        spliced: list[Operation] = []
+        for op in ops:
             if isinstance(op, pd.BackwardOp):
                 if op in needed_bw:
-                    ops.extend(self._clone_backward(op))
+                    spliced.extend(self._clone_backward(op))
                 continue
-            ops.append(op)
-        return ops
+            spliced.append(op)
+        return spliced
 
     def _needed_backward_ops(self) -> set[Operation]:
         """Earlier `pd.backward` ops whose results the targets transitively use."""

@@ -385,12 +385,21 @@ def _create(
     regions or successors, in half the time: what `Operation.__init__` does for such
     an op, without its generic steps for successors, regions, attributes and the
     old operands' uses (an op is made for every gradient and every lowered value:
-    `autodiff` on 5,000 ops makes 11,700).  The IRDL post-init (default properties)
-    still runs; `tests/unit/test_dialect.py` checks the result equals `create`'s."""
-    if cls.__dict__.get("_pd_plain") is None:
+    `autodiff` on 5,000 ops makes 11,700).  The default properties IRDL's post-init
+    fills in are filled in from a list made once per class;
+    `tests/unit/test_op_create.py` checks the result equals `create`'s."""
+    fill = cls.__dict__.get("_pd_fill")
+    if fill is None:
         irdl = cls.get_irdl_definition()
-        cls._pd_plain = not irdl.regions and not irdl.successors  # type: ignore[attr-defined]
-    if not cls._pd_plain:  # type: ignore[attr-defined]
+        plain = not irdl.regions and not irdl.successors and not any(
+            not isinstance(d, OptionalDef) and d.default_value is not None for _, d in irdl.attributes.items()
+        )
+        # IRDL's post-init fills these defaults in; done here from a list made once.
+        fill = cls._pd_fill = (plain, [  # type: ignore[attr-defined]
+            (k, d.default_value) for k, d in irdl.properties.items()
+            if not isinstance(d, OptionalDef) and d.default_value is not None
+        ])
+    if not fill[0]:
         return cls.create(operands=list(operands), result_types=result_types, properties=properties)
     op = cls.__new__(cls)
     values = SSAValues(operands)
@@ -400,10 +409,13 @@ def _create(
     op._operands = values
     op._operand_uses = uses
     op.results = SSAValues([OpResult(t, op, i) for i, t in enumerate(result_types)])
-    op.properties = dict(properties)
+    props = dict(properties)
+    for k, default in fill[1]:
+        if k not in props:
+            props[k] = default
+    op.properties = props
     op.attributes = {}
     op.location = UNKNOWN_LOC
-    op.__post_init__()
     return op
 
 
