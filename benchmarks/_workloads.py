@@ -231,8 +231,13 @@ def thread_report(sides: list[str]) -> dict[str, str]:
         from pullback.runtime import threadpool
         from pullback.runtime.compiled import compile_threads
 
+        from pullback.runtime import blas
+
         out["pullback"] = str(threadpool.get_num_threads())
         out["pullback compile"] = str(compile_threads())
+        binding = blas.bound()
+        if binding is not None:  # which BLAS ours ran (OpenBLAS, MKL, or both routed by size)
+            out["pullback BLAS"] = binding.describe()
     try:
         from threadpoolctl import threadpool_info
 

@@ -9,7 +9,7 @@ one per requested unit of load) started beside it, each setting in its own proce
 alternating: (a) pullback's defaults, where BLAS threads follow pullback's setting and
 the load (`runtime/blas_threads.py`), and (b) `OPENBLAS_NUM_THREADS` set to the CPU
 count, which is what numpy's OpenBLAS does when nobody sets it (the behaviour before
-`blas_threads`).  Prints the median step and the 90th percentile of each.
+`blas_threads`); with `--paddle-python`, (c) Paddle 3.3.1's dygraph with its defaults.  Prints the median step and the 90th percentile of each.
 """
 
 from __future__ import annotations
@@ -26,14 +26,20 @@ _WORKER = "--worker"
 
 
 def _step_times(steps: int) -> list[float]:
-    """Seconds per eager step, `steps` of them after 5 warm-ups."""
+    """Seconds per eager step, `steps` of them after 5 warm-ups (with real Paddle when
+    this interpreter runs as Paddle's side: `PULLBACK_BENCH_PADDLE=1`)."""
+    import importlib
+
     import numpy as np
 
-    import pullback as paddle
-    import pullback.nn.functional as F
+    name = "paddle" if os.environ.get("PULLBACK_BENCH_PADDLE") == "1" else "pullback"
+    paddle = importlib.import_module(name)
+    F = importlib.import_module(f"{name}.nn.functional")
 
     paddle.disable_static()
     paddle.seed(0)
+    if name == "paddle":
+        paddle.set_device("cpu")
     model = paddle.nn.Sequential(paddle.nn.Linear(784, 256), paddle.nn.ReLU(), paddle.nn.Linear(256, 10))
     opt = paddle.optimizer.Adam(learning_rate=1e-3, parameters=model.parameters())
     rng = np.random.default_rng(0)
@@ -55,11 +61,10 @@ def _spinner() -> subprocess.Popen[bytes]:
     return subprocess.Popen([sys.executable, "-c", "while True: pass"])
 
 
-def _run(env: dict[str, str], steps: int) -> list[float]:
-    out = subprocess.run(
-        [sys.executable, "-m", "pullback.benchmarks.bench_contention", _WORKER, str(steps)],
-        env=env, capture_output=True, text=True, check=True,
-    )
+def _run(env: dict[str, str], steps: int, python: str = sys.executable) -> list[float]:
+    # Paddle's side runs this file as a script in Paddle's interpreter (no pullback).
+    cmd = [python, __file__] if python != sys.executable else [python, "-m", "pullback.benchmarks.bench_contention"]
+    out = subprocess.run([*cmd, _WORKER, str(steps)], env=env, capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -73,6 +78,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--load", type=int, default=8, help="busy processes started beside the step")
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--paddle-python", help="an interpreter with PaddlePaddle: its eager step too, default threads")
     a = ap.parse_args(args)
     cpus = len(os.sched_getaffinity(0))
     base = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
@@ -82,9 +88,13 @@ def main(argv: list[str] | None = None) -> None:
         spinners = [_spinner() for _ in range(load)]
         try:
             got: dict[str, list[float]] = {k: [] for k in settings}
+            if a.paddle_python:
+                got["Paddle 3.3.1 dygraph"] = []
             for _ in range(a.rounds):
                 for name, env in settings.items():
                     got[name] += _run(env, a.steps)
+                if a.paddle_python:
+                    got["Paddle 3.3.1 dygraph"] += _run({**base, "PULLBACK_BENCH_PADDLE": "1"}, a.steps, a.paddle_python)
         finally:
             for p in spinners:
                 p.kill()

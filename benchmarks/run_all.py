@@ -435,7 +435,8 @@ def _workers(raw: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [w for w in out if isinstance(w, dict)]
 
 
-THREAD_NAMES = {"pullback": "pullback", "pullback compile": "pullback compile", "openblas": "OpenBLAS",
+THREAD_NAMES = {"pullback": "pullback", "pullback compile": "pullback compile", "pullback BLAS": "pullback's BLAS",
+                "openblas": "OpenBLAS",
                 "mkl": "MKL", "blis": "BLIS", "torch": "PyTorch", "jax XLA_FLAGS": "JAX `XLA_FLAGS`",
                 "paddle": "Paddle `set_num_threads`", "paddle OMP_NUM_THREADS": "Paddle `OMP_NUM_THREADS`"}
 
