@@ -61,22 +61,24 @@ def analyze(
     One forward and one backward sweep: linear in the number of uses.
     """
     vjp_rules.load_all()
-    get = resolve or (lambda v: v)
+
+    def resolved(values: Sequence[SSAValue]) -> Sequence[SSAValue]:
+        return values if resolve is None else [resolve(v) for v in values]
+
     varied: set[SSAValue] = {w for w in wrt if differentiable(w, no_grad)}
+    skip = vjp_rules.NON_DIFFERENTIABLE
     for op in ops:
-        if type(op) in vjp_rules.NON_DIFFERENTIABLE:
+        if type(op) in skip:
             continue
-        if any(get(o) in varied for o in vjp_rules.grad_inputs(op)):
+        if not varied.isdisjoint(resolved(vjp_rules.grad_inputs(op))):
             varied.update(r for r in op.results if differentiable(r, no_grad))
     useful: set[SSAValue] = set(targets)
     active: list[Operation] = []
     for op in reversed(ops):
-        inputs = vjp_rules.grad_inputs(op)  # operands, and what regions capture
-        if any(r in useful and r in varied for r in op.results) and any(
-            get(o) in varied for o in inputs
-        ):
+        inputs = resolved(vjp_rules.grad_inputs(op))  # operands, and what regions capture
+        if any(r in useful and r in varied for r in op.results) and not varied.isdisjoint(inputs):
             active.append(op)
-            useful.update(get(o) for o in inputs)
+            useful.update(inputs)
     active.reverse()
     return Activity(varied, active)
 

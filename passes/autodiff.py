@@ -191,7 +191,7 @@ class _Differentiator:
     def _activity(
         self, ops: list[Operation], targets: list[SSAValue], wrt: list[SSAValue]
     ) -> list[Operation]:
-        result = activity.analyze(ops, targets, wrt, self.no_grad, self._get)
+        result = activity.analyze(ops, targets, wrt, self.no_grad, self._get if self.remap else None)
         self.varied = result.varied
         self.b.varied = result.varied
         return result.active

@@ -15,12 +15,11 @@ pullback-opt prog.mlir -p 'prune{targets=mean_0.tmp_0}'
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 from xdsl.traits import IsTerminator, is_side_effect_free
 from xdsl.utils.exceptions import DiagnosticException
@@ -29,32 +28,26 @@ from pullback.dialects import pd
 from pullback.dialects.pd.base import value_name
 
 
-def _operands_deep(op: Operation) -> Sequence[SSAValue]:
-    """Operands of `op` and of every op nested in its regions."""
-    if not op.regions:
-        return op.operands  # the common case, without walking
-    return [v for inner in op.walk() for v in inner.operands]
-
-
 def prune_block(block: Block, anchors: set[Operation]) -> int:
     """Remove ops of `block` that no anchor needs; returns how many were removed.
 
     The regions of the ops kept (`pd.if`, `pd.while`) are pruned as well, each block
     keeping what its terminator and its side-effecting ops need."""
+    # One walk from the end: an op is needed when it is an anchor or something still
+    # uses one of its results.  Users come after their operands' definitions (in
+    # this block or in regions of later ops), so every op a dead one used is judged
+    # after the dead one is gone: reading the use lists is all it takes, no sets.
     live: list[Operation] = []
-    dead: list[Operation] = []
-    needed: set[SSAValue] = set()
+    removed = 0
     op = block.last_op
     while op is not None:
-        if op in anchors or any(r in needed for r in op.results):
+        prev = op.prev_op
+        if op in anchors or any(r.first_use is not None for r in op.results):
             live.append(op)
-            needed.update(_operands_deep(op))
         else:
-            dead.append(op)
-        op = op.prev_op
-    for op in dead:  # last first: a dead op's users are dead and already gone
-        block.erase_op(op)
-    removed = len(dead)
+            block.erase_op(op)
+            removed += 1
+        op = prev
     for op in live:
         if isinstance(op, pd.BackwardOp):
             continue  # its region is pruned by prune_backward_region, once filled
