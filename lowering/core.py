@@ -128,6 +128,22 @@ class Scalar:
     b: Builder
     _consts: dict[tuple[str, Attribute], SSAValue] = field(default_factory=dict)
     _indices: dict[int, SSAValue] = field(default_factory=dict)
+    _views: list[DimMap] = field(default_factory=list)
+    """The loop maps of the producers being inlined, innermost last (`viewed_through`)."""
+
+    @contextlib.contextmanager
+    def viewed_through(self, m: DimMap) -> Iterator[None]:
+        """Inside, `index(d)` is the index of a producer's dimension `d` read through
+        the loop map `m` (dimension `d` of its result is loop dimension `m[d]`), not of
+        loop dimension `d`: a fused producer whose value depends on its indices
+        (`tril`, seeded dropout) read by a consumer that does not read it at its own
+        indices (a scan's `x[.., j, ..]`, a transpose) must see the element it
+        computes.  `m` is absolute (maps of nested producers are composed)."""
+        self._views.append(m)
+        try:
+            yield
+        finally:
+            self._views.pop()
 
     def emit(self, op: Operation) -> SSAValue:
         """Insert `op`; return its only result."""
@@ -147,7 +163,13 @@ class Scalar:
         return self._consts[key]
 
     def index(self, dim: int) -> SSAValue:
-        """The current iteration index of loop dimension `dim` (`linalg.index`)."""
+        """The current iteration index of loop dimension `dim` (`linalg.index`), or,
+        inside `viewed_through(m)`, of the producer's dimension `dim`."""
+        if self._views:
+            loop = self._views[-1][dim]
+            if loop is None:  # a dimension the reader broadcasts: size 1, index 0
+                return self.const(0, IndexType())
+            dim = loop
         if dim not in self._indices:
             self._indices[dim] = self.emit(linalg.IndexOp(dim))
         return self._indices[dim]
@@ -939,7 +961,8 @@ class Lowerer:
                 continue
             composed = tuple(None if d is None else m[d] for d in om)
             args.append(load(op.operands[i], composed, i in fus, memo))
-        return entry.body(s, op, args)[0]
+        with s.viewed_through(m):
+            return entry.body(s, op, args)[0]
 
     def shape_view(self, mem: SSAValue, sizes: Sequence[Size]) -> SSAValue:
         """A view of `mem`'s data with the given sizes (a reshape, no copy)."""
