@@ -540,6 +540,11 @@ def step_table(raw: Mapping[str, Any], ctx: Context) -> R.Table:
                                  target.check(ratio) if target else "-"])
             if n_rounds:
                 rows.append(_separate_row(raw, name, o, p, label, peer))
+        if n_rounds and all(p in raw.get("skipped", {}) for p in peers):
+            # No peer ran (none installed): our own time still says something.
+            times = [m for one in raw["separate"] if (r := _side(one.get(o), o)[0]) and (m := _step_median(r))]
+            rows.append([SIDE_LABELS[o], "-", f"separate processes, {_n(n_rounds, 'round')}",
+                         R.fmt_seconds(R.median(times)) if times else "-", "-", "-", "-", "-"])
     parts = []
     if inproc is not None:
         parts.append(f"in-process: one worker, {raw['inproc_rounds']} interleaved rounds after "
