@@ -342,6 +342,10 @@ _HINT_OK = re.compile(r"^[A-Za-z_][A-Za-z0-9_.$-]*$")
 
 def _hint_for(name: str) -> str | None:
     """An SSA name hint for a Paddle name, where xDSL accepts its characters."""
+    # '@' is not a hint character: gradient names (`x@GRAD`, one per gradient AD
+    # makes) get none, without running the pattern.
+    if name.endswith("@GRAD"):
+        return None
     return name if _HINT_OK.match(name) else None
 
 

@@ -29,7 +29,9 @@ class VjpBuilder:
         """Append `op_cls.make(*operands, **props)` and return its (first) result."""
         op = op_cls.make(*operands, **props)
         self.insert(op)
-        return op.results[0]
+        # (tuple's own indexing: `SSAValues.__getitem__` is a Python-level override,
+        # and a rule emits an op per call.)
+        return tuple.__getitem__(op.results, 0)
 
     def emit_multi(
         self, op_cls: type[pd.PdOp], *operands: SSAValue, **props: Any
