@@ -182,11 +182,11 @@ def translate_streamed(
     tr = Translator()
     split = FunctionParallelizer(module, threads) if threads is not None else None
     used: set[str] = set()
-    first = True  # the first function declares the whole module (kernels, entries)
+    with times.adding("translate-to-llvmlite"):
+        tr.declare_module(module)  # the entries and kernels; each function adds its own below
     for fn in _timed(_functions(module, outline, dedupe), times, OutlineSegmentsPass.name):
         made: list[func.FuncOp] = []
-        new_kernels = first
-        first = False
+        new_kernels = False
         if blas:
             with times.adding(ConvertLinalgToBlasPass.name):
                 before = len(used)

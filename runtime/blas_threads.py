@@ -17,8 +17,9 @@ The rule, for each BLAS library loaded in this process (through `threadpoolctl`)
 * otherwise its ceiling is pullback's own count (`threadpool.get_num_threads()`:
   `set_num_threads(n)`, else `PULLBACK_NUM_THREADS`, else `OMP_NUM_THREADS`, else the
   CPUs available divided among the ranks a launcher started on this machine), and
-  while other processes' threads are running (`others_running()`, the reading the
-  compile threads use too) it gets the CPUs they leave free, at least one, never more
+  while other processes' threads are running (`others_running()`,
+  `runtime/cpu_load.py`, the reading the compile threads use too) it gets the CPUs
+  they leave free, at least one, never more
   than the ceiling.  Where `/proc` does not say (not Linux) the ceiling holds (the load
   average would count this process's own BLAS threads and starve it).
 
@@ -40,6 +41,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pullback.runtime import threadpool
+from pullback.runtime.cpu_load import others_running
 
 INTERVAL_S = 1.0
 """Seconds between two decisions of `maybe_apply` (each reads `/proc`, about 1 ms)."""
@@ -49,36 +51,6 @@ OWN_VARS = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")
 for its library."""
 _OWN_VAR = {var.split("_")[0].lower(): var for var in OWN_VARS}
 """threadpoolctl's `internal_api` (`openblas`, `mkl`, `blis`) -> its variable."""
-
-
-def others_running(samples: int = 2, interval_s: float = 0.001, proc: str = "/proc") -> int | None:
-    """Threads of other processes running or waiting for a CPU now: the kernel's
-    count of runnable threads (`/proc/loadavg`'s fourth field) less this process's
-    own (`/proc/self/task/*/stat` in state `R`), the least of `samples` readings
-    `interval_s` apart, so that a thread woken for an instant does not count; None
-    where `/proc` does not tell (not Linux).  About 1 ms.  (Also the reading of
-    `runtime/compiled.py`'s `compile_threads`.)"""
-    least: int | None = None
-    for i in range(samples):
-        if i:
-            time.sleep(interval_s)
-        try:
-            with open(f"{proc}/loadavg") as f:
-                running = int(f.read().split()[3].split("/")[0])
-            own = 0
-            for tid in os.listdir(f"{proc}/self/task"):
-                try:
-                    with open(f"{proc}/self/task/{tid}/stat") as f:
-                        stat = f.read()
-                except OSError:
-                    continue  # the thread ended meanwhile
-                if stat[stat.rindex(")") + 2 :].startswith("R"):
-                    own += 1
-        except (OSError, ValueError, IndexError):
-            return None
-        n = max(0, running - own)
-        least = n if least is None else min(least, n)
-    return least
 
 
 def _cpus() -> int:
@@ -225,5 +197,5 @@ def reset() -> None:
 
 __all__ = [
     "INTERVAL_S", "OWN_VARS", "applied", "apply", "ceiling", "decide", "load_limited", "maybe_apply",
-    "others_running", "own_setting", "reset",
+    "own_setting", "reset",
 ]

@@ -57,7 +57,7 @@ from pullback.lowering.parallelize_loops import MIN_CHUNK_WORK
 from pullback.lowering.phase_times import PhaseTimes
 from pullback.lowering.shapes import ShapeError, plan_shapes
 from pullback.runtime import blas, compile_cache, threadpool
-from pullback.runtime.blas_threads import others_running
+from pullback.runtime.cpu_load import others_running
 from pullback.runtime.env import int_setting
 from pullback.runtime.malloc import keep_freed_memory
 from pullback.runtime.interpreter import out_of_range
@@ -121,7 +121,7 @@ def compile_threads() -> int:
     `PULLBACK_COMPILE_THREADS` if set, else one per CPU that other processes are not
     using right now (at least one, at most `MAX_COMPILE_THREADS`): on a machine whose
     cores are all taken a second thread only competes with the first.  "Right now"
-    is `others_running()` (`runtime/blas_threads.py`, whose BLAS thread rule reads it
+    is `others_running()` (`runtime/cpu_load.py`, which the BLAS thread rule reads
     too) where the system tells it (Linux); elsewhere the 1-minute
     load average, a CPU counted idle when at least half idle.  (The load average
     counts this process's own past work: after a minute of training on both cores,

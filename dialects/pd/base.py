@@ -462,13 +462,9 @@ def set_value_name(value: SSAValue, name: str) -> None:
     """Rename one result value (keeps the other results' names)."""
     owner = value.owner
     assert isinstance(owner, Operation)
-    props = owner.properties
-    if "name" not in props and "names" not in props and len(owner.results) == 1 and not isinstance(
-        owner, MultiResultNames
-    ):
-        # Naming a fresh single-result op (every gradient AD makes): no old names.
-        props["name"] = StringAttr(name)
-        value.name_hint = _hint_for(name)
+    if len(owner.results) == 1:
+        # (No decoding of the old names: every gradient AD makes is named here.)
+        set_result_names(owner, [name])
         return
     names = result_names(owner)
     names[value.index] = name  # type: ignore[attr-defined]
