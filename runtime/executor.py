@@ -39,7 +39,7 @@ import numpy as np
 from pullback.dialects import pd
 from pullback.dialects.pd.base import dtype_name, elem_of, shape_of, value_name
 from pullback.frontend.framework import Program, Variable, default_main_program
-from pullback.runtime import blas_threads
+from pullback.runtime.native import blas_threads
 from pullback.runtime.scope import LoDTensor, Scope, global_scope
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -86,7 +86,7 @@ class CUDAPlace(Place):
         if not isinstance(device_id, int) or device_id < 0:
             raise ValueError(f"CUDAPlace: device_id must be an int >= 0, got {device_id!r}")
         try:
-            cuda = importlib.import_module("pullback.runtime.cuda")
+            cuda = importlib.import_module("pullback.runtime.gpu.cuda")
         except ImportError:
             raise RuntimeError(
                 f"CUDAPlace({device_id}): this pullback has no CUDA support; use CPUPlace()"
@@ -103,9 +103,9 @@ class CUDAPlace(Place):
 
 
 def cuda_device_count() -> int:
-    """GPUs usable through `pullback.runtime.cuda` (0 when that support is absent)."""
+    """GPUs usable through `pullback.runtime.gpu.cuda` (0 when that support is absent)."""
     try:
-        cuda = importlib.import_module("pullback.runtime.cuda")
+        cuda = importlib.import_module("pullback.runtime.gpu.cuda")
     except ImportError:
         return 0
     try:
@@ -163,8 +163,8 @@ class InterpreterBackend:
 
 
 BACKEND_MODULES: dict[str, str] = {
-    "compiled": "pullback.runtime.compiled",
-    "cuda": "pullback.runtime.gpu_backend",
+    "compiled": "pullback.runtime.native.backend",
+    "cuda": "pullback.runtime.gpu.backend",
 }
 """Backends defined elsewhere: name -> module exposing `make_backend(place)`."""
 
@@ -531,7 +531,8 @@ class Executor:
         feeds (not a Paddle API): a `lowering.memory.Peak` with `.bytes` and `.live`
         (the buffers that make the peak).  Compiles like `run` (the compiled
         backend's cache is shared) but runs nothing; dynamic dims come from `feed`."""
-        from pullback.runtime.compiled import CompiledBackend, compile_program
+        from pullback.runtime.native.backend import CompiledBackend
+        from pullback.runtime.native.compiler import compile_program
 
         if program is None:
             program = default_main_program()

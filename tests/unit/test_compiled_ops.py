@@ -21,7 +21,7 @@ from pullback.dialects.pd.base import is_float
 from pullback.lowering.convert_pd_to_linalg import build_entry, lowering_gap
 from pullback.lowering.pipeline import loop_passes, run_passes
 from pullback.passes.autodiff import differentiate
-from pullback.runtime.compiled import CompiledBackend
+from pullback.runtime.native.backend import CompiledBackend
 from pullback.runtime.interpreter import IndexOutOfRange, run_module
 from pullback.runtime.kernels.nn import dropout_keep
 
@@ -274,7 +274,7 @@ def test_conv2d_is_one_gemm_call_per_group_over_the_whole_batch(groups: int) -> 
 
 
 def test_conv2d_needs_static_window_sizes() -> None:
-    from pullback.runtime.compiled import NotCompilable
+    from pullback.runtime.native.compiler import NotCompilable
 
     b = ProgramBuilder()
     y = b.add(pd.Conv2DOp, b.data("x", [-1, 3, -1, 8]), b.param("w", [4, 3, 3, 3]))

@@ -21,8 +21,11 @@ from pullback.benchmarks.bench_cpu import cnn_train
 from pullback.benchmarks.programs import mlp_train
 from pullback.lowering.abi import LoweringError
 from pullback.lowering.translate_to_llvmlite import translate_module
-from pullback.runtime import compiled
-from pullback.runtime.compiled import CompiledBackend, compile_program, execute
+from pullback.runtime.native import settings
+from pullback.runtime.native.backend import CompiledBackend
+from pullback.runtime.native.compiler import compile_program
+from pullback.runtime.native.jit import Jit
+from pullback.runtime.native.program import execute
 from pullback.runtime.interpreter import IndexOutOfRange, run_module
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, cf, func, llvm, memref, scf
@@ -96,7 +99,7 @@ def _executors_agree(main: Any, feeds: Sequence[dict[str, np.ndarray]], fetch: l
     for f in feeds:
         want = paddle.static.Executor(paddle.CPUPlace(), backend="interpreter").run(main, feed=f, fetch_list=fetch)
         for r in ROUTES:
-            monkeypatch.setattr(compiled, "TRANSLATE", r)
+            monkeypatch.setattr(settings, "TRANSLATE", r)
             got = paddle.static.Executor(paddle.CPUPlace(), backend="compiled").run(main, feed=f, fetch_list=fetch)
             for i, (a, b) in enumerate(zip(got, want)):
                 _close(a, b, f"{r} route, fetch {i}")
@@ -149,7 +152,7 @@ def test_range_checks_report_the_same_on_both_routes(static_mode: Any, monkeypat
     with pytest.raises(IndexOutOfRange) as want:
         paddle.static.Executor(paddle.CPUPlace(), backend="interpreter").run(static_mode, feed=bad, fetch_list=[out])
     for r in ROUTES:
-        monkeypatch.setattr(compiled, "TRANSLATE", r)
+        monkeypatch.setattr(settings, "TRANSLATE", r)
         with pytest.raises(IndexOutOfRange) as got:
             paddle.static.Executor(paddle.CPUPlace(), backend="compiled").run(static_mode, feed=bad, fetch_list=[out])
         assert str(got.value) == str(want.value)
@@ -164,7 +167,7 @@ def test_backend_defaults_to_the_direct_route(monkeypatch: pytest.MonkeyPatch) -
     assert prog is not None and prog.times is not None
     names = [n for n, _ in prog.times.phases]
     assert "translate-to-llvmlite" in names and "convert-arith-to-llvm" not in names
-    monkeypatch.setattr(compiled, "TRANSLATE", "bogus")
+    monkeypatch.setattr(settings, "TRANSLATE", "bogus")
     with pytest.raises(ValueError, match="PULLBACK_TRANSLATE"):
         compile_program(built.module, built.fetch)
 
@@ -181,7 +184,7 @@ def _parse(text: str) -> builtin.ModuleOp:
 
 def _jit(module: builtin.ModuleOp, symbol: str) -> Callable[..., Any]:
     """JIT the translated module (the backend's engine) and return `symbol`'s address."""
-    jit = compiled._Jit.get()
+    jit = Jit.get()
     ir = str(translate_module(module, "handwritten"))
     mod = jit.llvm.parse_assembly(ir)
     mod.verify()
