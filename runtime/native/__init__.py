@@ -10,7 +10,7 @@ The compiled backend (`CompiledBackend`, the executor's `compiled` backend):
 - `jit.py`: the process's MCJIT engine (optimize, emit, link);
 - `llvm_chunks.py`: LLVM on several threads, a module cut into chunks;
 - `disk_cache.py`: the persistent cache of object code, shared by processes;
-- `settings.py`: the environment variables and compile options, `int_setting`.
+- `settings.py`: the compile's environment variables and options.
 
 What generated code calls, and the settings the process runs under (the eager
 kernels use them too):
@@ -19,6 +19,7 @@ kernels use them too):
 - `blas.py`: the BLAS behind compiled matrix products (OpenBLAS, MKL);
 - `blas_threads.py`: the BLAS libraries' thread counts, following the load;
 - `cpu_load.py`: how many CPUs other processes are using now;
+- `env.py`: `int_setting`, how every native module reads an integer variable;
 - `malloc.py`: glibc's thresholds, so large temporaries are reused;
 - `llvm_engine.py`: small helpers of LLVM IR text in engines of their own;
 - `dropout.py`: the eager dropout kernel's native loops.

@@ -1,47 +1,28 @@
-"""The native backend's settings: the environment variables it reads and the compile
-options they and the code default to, in one place.
+"""The compiled backend's settings: the environment variables a compile reads and the
+compile options they and the code default to, in one place.
 
-- `int_setting`: how every native module reads an integer variable (a bad value is
-  an error naming the variable, never a traceback from `int()` deep in a compile,
-  never silently ignored).
-- What a compile is configured by (`native/compiler.py`, `native/jit.py`): the LLVM
-  options (`SLP_VECTORIZE`, `LOOP_UNROLL_THRESHOLD`, `FULL_UNROLL_MAX_COUNT`), the
-  translation route (`TRANSLATE`), the lowering's switches (`OUTLINE_SEGMENTS`,
-  `DEDUPE_SEGMENTS`, `PARALLEL_LOOPS`, `min_chunk_work`), how many threads LLVM
-  compiles on (`compile_threads`), and whether phase times are printed
-  (`times_requested`).
+A compile (`native/compiler.py`, `native/jit.py`) is configured by the LLVM options
+(`SLP_VECTORIZE`, `LOOP_UNROLL_THRESHOLD`, `FULL_UNROLL_MAX_COUNT`), the translation
+route (`TRANSLATE`), the lowering's switches (`OUTLINE_SEGMENTS`, `DEDUPE_SEGMENTS`,
+`PARALLEL_LOOPS`, `min_chunk_work`), the threads LLVM compiles on
+(`compile_threads`), and whether phase times are printed (`times_requested`).
 
-Values read at import (`PULLBACK_SLP`, `PULLBACK_TRANSLATE`, `PULLBACK_PARALLEL_LOOPS`)
-are module attributes that the compiler reads at each compile, so tests and
-benchmarks can set them on this module; the functions read their variables anew on
-each call.  Other native modules read their own variables where they act on them
-(the disk cache, the thread pool, BLAS, malloc), through `int_setting`.
+`PULLBACK_SLP`, `PULLBACK_TRANSLATE` and `PULLBACK_PARALLEL_LOOPS` are read once, when
+this module is first imported: with the compiled backend (the eager kernels and the
+thread pool never import it).  They are module attributes the compiler reads at each
+compile, so tests and benchmarks can set them here; the functions read their
+variables on each call (integers through `native/env.py`'s `int_setting`).  Other
+native modules read their own variables where they act on them (the disk cache, the
+thread pool, BLAS, malloc).
 """
 
 from __future__ import annotations
 
 import os
 
+from pullback.lowering.parallelize_loops import MIN_CHUNK_WORK
 from pullback.runtime.native.cpu_load import others_running
-
-
-def int_setting(var: str, minimum: int = 1, what: str = "a positive integer", first_of_list: bool = False) -> int | None:
-    """`var`'s integer value, or None when it is unset or blank.
-
-    ValueError (naming `var`, `what` it must be and the value given) when it is not an
-    integer or is below `minimum`.  `first_of_list`: a comma-separated list (as
-    `OMP_NUM_THREADS` gives one count per nesting level) yields its first entry."""
-    raw = os.environ.get(var, "").strip()
-    if not raw:
-        return None
-    text = raw.split(",")[0].strip() if first_of_list else raw
-    try:
-        value = int(text)
-    except ValueError:
-        raise ValueError(f"{var} must be {what}, got {raw!r}") from None
-    if value < minimum:
-        raise ValueError(f"{var} must be {what}, got {raw!r}")
-    return value
+from pullback.runtime.native.env import int_setting
 
 
 # ------------------------------------------------------------------------ LLVM
@@ -123,12 +104,8 @@ DEDUPE_SEGMENTS = True
 
 def min_chunk_work() -> int:
     """`PULLBACK_PARALLEL_MIN_WORK`: the work per chunk (cost units) of
-    `parallelize-loops`, default `parallelize_loops.MIN_CHUNK_WORK` (small values split every loop:
+    `parallelize-loops`, default `MIN_CHUNK_WORK` (small values split every loop:
     how the test suite can run everything through the threaded path)."""
-    # (Imported here: the thread pool and BLAS modules read `int_setting` from this
-    # module without loading the lowering.)
-    from pullback.lowering.parallelize_loops import MIN_CHUNK_WORK
-
     value = int_setting("PULLBACK_PARALLEL_MIN_WORK")
     return MIN_CHUNK_WORK if value is None else value
 
@@ -140,6 +117,6 @@ def times_requested() -> bool:
 
 __all__ = [
     "DEDUPE_SEGMENTS", "FULL_UNROLL_MAX_COUNT", "LOOP_UNROLL_THRESHOLD", "MAX_COMPILE_THREADS", "OUTLINE_SEGMENTS",
-    "PARALLEL_LOOPS", "SLP_VECTORIZE", "TRANSLATE", "compile_threads", "int_setting", "min_chunk_work",
+    "PARALLEL_LOOPS", "SLP_VECTORIZE", "TRANSLATE", "compile_threads", "min_chunk_work",
     "times_requested",
 ]

@@ -38,7 +38,7 @@ import os
 import threading
 from typing import Any
 
-from pullback.runtime.native.settings import int_setting
+from pullback.runtime.native.env import int_setting
 from pullback.runtime.native.llvm_engine import compile_ir
 
 MAX_THREADS = 256
