@@ -16,7 +16,7 @@ from pullback.dialects import pd
 from pullback.frontend import core
 from pullback.passes.vjp import NON_DIFFERENTIABLE
 from pullback.runtime.kernels import load_all
-from pullback.testing import check_vjp, run_op
+from pullback.testing import check_vjp, fd_grad, run_op
 
 load_all()
 F = paddle.nn.functional
@@ -28,17 +28,6 @@ def eager() -> Any:
     core.disable_static()
     yield
     core.disable_static()
-
-
-def fd_grad(f: Callable[[np.ndarray], float], x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
-    """Central differences of scalar f at x (float64)."""
-    g = np.zeros_like(x)
-    for k in np.ndindex(x.shape):
-        hi, lo = x.copy(), x.copy()
-        hi[k] += eps
-        lo[k] -= eps
-        g[k] = (f(hi) - f(lo)) / (2 * eps)
-    return g
 
 
 def check_grad(fn: Callable[..., Any], x: np.ndarray, rtol: float = 1e-6, atol: float = 1e-8) -> None:
