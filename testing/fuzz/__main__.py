@@ -4,4 +4,5 @@ import sys
 
 from pullback.testing.fuzz.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":  # (importing this module runs nothing)
+    sys.exit(main())
