@@ -1,4 +1,6 @@
-"""Test helpers: gradient checks of VJP rules against finite differences.
+"""Test helpers: gradient checks of VJP rules against finite differences, the
+finite differences themselves (`fd_grad`, `fd_jacobian`: `finite_differences.py`),
+and `input_range`, where tests draw an op's inputs from (its declared domain).
 
 `check_vjp(OpClass, [inputs...], props={...})` builds a one-op program
 
@@ -14,7 +16,7 @@ first-order gradients, so a rule is known to be differentiable, not merely prese
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
@@ -23,6 +25,19 @@ from xdsl.ir import Operation, SSAValue
 from pullback.dialects import pd
 from pullback.passes.autodiff import differentiate
 from pullback.runtime.interpreter import np_dtype, run_module
+
+from .finite_differences import central_differences, fd_grad, fd_jacobian
+
+__all__ = [
+    "central_differences",
+    "check_eager_grad",
+    "check_vjp",
+    "fd_grad",
+    "fd_jacobian",
+    "input_range",
+    "run_fetch",
+    "run_op",
+]
 
 _DTYPE_NAMES = {d.numpy: d.name for d in pd.DTYPES}
 
@@ -108,22 +123,6 @@ class _Program:
         return run_module(self.module, feeds, {})
 
 
-def _numeric_grad(f: Callable[[np.ndarray], float], x: np.ndarray, eps: float) -> np.ndarray:
-    """Central differences of a scalar function of one array."""
-    g = np.zeros(x.shape, dtype=np.float64)
-    flat = x.reshape(-1)
-    gf = g.reshape(-1)
-    for j in range(flat.size):
-        old = flat[j]
-        flat[j] = old + eps
-        hi = f(x)
-        flat[j] = old - eps
-        lo = f(x)
-        flat[j] = old
-        gf[j] = (hi - lo) / (2 * eps)
-    return g
-
-
 def check_vjp(
     op_cls: type[pd.PdOp],
     inputs: Sequence[np.ndarray],
@@ -162,16 +161,19 @@ def check_vjp(
         feeds[f"q{k}"] = rng.standard_normal(inputs[prog.grad_wrt[k]].shape).astype(np_dtype(g.type))
 
     env = prog.run(feeds)
-    loss_of = lambda fd: float(prog.run(fd)[prog.loss])  # noqa: E731
+
+    def loss_in(i: int) -> Callable[[np.ndarray], float]:
+        """The loss as a function of input i alone."""
+        return lambda x: float(prog.run({**feeds, f"in{i}": x})[prog.loss])
+
     missing = [i for i in wrt if i not in prog.grad_wrt]
     for i in missing:
         # No gradient at all means a zero derivative; confirm it numerically.
-        num = _numeric_grad(lambda x, i=i: loss_of({**feeds, f"in{i}": x}), feeds[f"in{i}"].copy(), eps)
+        num = fd_grad(loss_in(i), feeds[f"in{i}"], eps)
         np.testing.assert_allclose(num, 0.0, atol=max(atol, 1e-4), err_msg=f"{op_cls.name}: input #{i} got no gradient but its numeric gradient is not zero")
     for k, i in enumerate(prog.grad_wrt):
         analytic = env[prog.grads[k]]
-        x0 = feeds[f"in{i}"].copy()
-        num = _numeric_grad(lambda x, i=i: loss_of({**feeds, f"in{i}": x}), x0, eps)
+        num = fd_grad(loss_in(i), feeds[f"in{i}"], eps)
         np.testing.assert_allclose(
             analytic, num, rtol=rtol, atol=atol,
             err_msg=f"{op_cls.name}: first-order gradient of input #{i} differs from finite differences",
@@ -179,13 +181,16 @@ def check_vjp(
     if prog.bw2 is not None:
         second = dict(zip(prog.bw2.wrt, prog.bw2.grads))
 
-        def inner(fd: dict[str, np.ndarray]) -> float:
-            e = prog.run(fd)
-            return float(sum(np.sum(e[g] * fd[f"q{k}"]) for k, g in enumerate(prog.grads)))
+        def inner_in(i: int) -> Callable[[np.ndarray], float]:
+            """The projected first-order gradients as a function of input i alone."""
+            def inner(x: np.ndarray) -> float:
+                fd = {**feeds, f"in{i}": x}
+                e = prog.run(fd)
+                return float(sum(np.sum(e[g] * fd[f"q{k}"]) for k, g in enumerate(prog.grads)))
+            return inner
 
         for i in wrt:
-            x0 = feeds[f"in{i}"].copy()
-            num = _numeric_grad(lambda x, i=i: inner({**feeds, f"in{i}": x}), x0, eps)
+            num = fd_grad(inner_in(i), feeds[f"in{i}"], eps)
             w = prog.data[i].out
             analytic = env[second[w]] if w in second else np.zeros_like(num)
             np.testing.assert_allclose(
@@ -201,6 +206,17 @@ def _result_shapes(prog: _Program) -> list[tuple[int, ...]]:
 
     env = evaluate([prog.op], {d.out: prog.feeds[d.var_name.data] for d in prog.data})
     return [env[r].shape for r in prog.float_results]
+
+
+def input_range(*ops: type[pd.PdOp], operand: str = "x", lo: float = -3.0, hi: float = 3.0,
+                margin: float = 0.1) -> tuple[float, float]:
+    """Where a test draws `operand` of each op in `ops` from: `(lo, hi)` narrowed to
+    lie `margin` inside every op's declared input domain (`DOMAIN`), so that no test
+    restates where log, asin or a divisor are defined.  `input_range(pd.Log1pOp)` is
+    `(-0.9, 3.0)`; raises ValueError when nothing is left."""
+    for op in ops:
+        lo, hi = op.input_domain(operand).interval(margin, lo, hi)
+    return float(lo), float(hi)
 
 
 def run_fetch(program: Any, feeds: Mapping[str, np.ndarray], *outs: Any) -> list[np.ndarray]:
@@ -277,17 +293,22 @@ def check_eager_grad(
         gs = res[: len(values)]
         return float(sum(0.0 if g is None else np.sum(g.numpy() * q) for g, q in zip(gs, qs)))
 
+    def at(f: Callable[[Sequence[np.ndarray]], float], i: int) -> Callable[[np.ndarray], float]:
+        """`f` as a function of input i alone."""
+        return lambda x: f([*arrays[:i], x, *arrays[i + 1:]])
+
     _, res = first(arrays, create_graph=order >= 2)
     gs, ts = res[: len(arrays)], res[len(arrays):]
     for i, a in enumerate(arrays):
-        num = _numeric_grad(lambda x, i=i: loss([*arrays[:i], x, *arrays[i + 1:]]), a.copy(), eps)
+        num = fd_grad(at(loss, i), a, eps)
         got = np.zeros_like(a) if gs[i] is None else gs[i].numpy()
         np.testing.assert_allclose(got, num, rtol=rtol, atol=atol,
                                    err_msg=f"first-order gradient of input #{i} differs from finite differences")
     if order >= 2:
         from pullback.frontend.eager import Tensor
 
-        terms = [(g * to_tensor(q)).sum() for g, q in zip(gs, qs) if isinstance(g, Tensor) and not g.stop_gradient]
+        terms: list[Any] = [(cast(Any, g) * to_tensor(q)).sum() for g, q in zip(gs, qs)
+                            if isinstance(g, Tensor) and not g.stop_gradient]
         if not terms:
             return
         total = terms[0]
@@ -295,7 +316,8 @@ def check_eager_grad(
             total = total + t
         second = grad([total], ts, allow_unused=True)
         for i, a in enumerate(arrays):
-            num = _numeric_grad(lambda x, i=i: inner([*arrays[:i], x, *arrays[i + 1:]]), a.copy(), eps)
-            got = np.zeros_like(a) if second[i] is None else second[i].numpy()
+            num = fd_grad(at(inner, i), a, eps)
+            gi = second[i]
+            got = np.zeros_like(a) if gi is None else gi.numpy()
             np.testing.assert_allclose(got, num, rtol=max(rtol, 1e-4), atol=max(atol, 1e-5),
                                        err_msg=f"second-order gradient of input #{i} differs from finite differences")

@@ -15,6 +15,7 @@ from them where xDSL allows, purely as decoration.
 from __future__ import annotations
 
 import functools
+import math
 import re
 import weakref
 from collections.abc import Mapping, Sequence
@@ -283,7 +284,7 @@ def to_attr(value: Any) -> Attribute:
         value = str.__str__(value)  # e.g. a DType: attributes hold the plain name
     key = tuple(value) if isinstance(value, list) else value
     try:
-        return _to_attr_cached(type(value), key)
+        return _to_attr_cached(type(value), key)  # type: ignore[arg-type]  # (a type is hashable)
     except TypeError:  # unhashable
         return _to_attr(value)
 
@@ -365,9 +366,10 @@ def value_name(value: SSAValue) -> str | None:
     if type(value) is OpResult:
         owner = value.op  # (no ABC isinstance: AD asks this for every value it touches)
     else:
-        owner = value.owner
-        if not isinstance(owner, Operation):
+        parent = value.owner
+        if not isinstance(parent, Operation):
             return None
+        owner = parent
     props = owner.properties
     # Fast path (AD asks this for every value it touches): a single `name`.
     name = props.get("name")
@@ -491,6 +493,62 @@ _REQUIRED = object()
 _NAME_PROPS = ("name", "names")
 
 
+@dataclass(frozen=True)
+class Domain:
+    """The real values an operand may hold for its op's result and derivative to be
+    finite (an op's `DOMAIN` fact, per operand): the interval from `lo` to `hi`, open at
+    an end unless `lo_closed`/`hi_closed`, less the points `excluded`.  `Domain()` is
+    every real number.
+
+    ```python
+    Domain(0.0)                     # log, sqrt: x > 0
+    Domain(-1.0, 1.0)               # asin, acos: -1 < x < 1
+    Domain(excluded=(0.0,))         # a divisor: y != 0
+    ```
+    """
+
+    lo: float = -math.inf
+    hi: float = math.inf
+    lo_closed: bool = False
+    hi_closed: bool = False
+    excluded: tuple[float, ...] = ()
+
+    @property
+    def unbounded(self) -> bool:
+        """Every real number is in the domain."""
+        return self.lo == -math.inf and self.hi == math.inf and not self.excluded
+
+    def contains(self, values: Any, margin: float = 0.0) -> np.ndarray:
+        """Elementwise: each value lies in the domain; for `margin > 0`, more than
+        `margin` inside its ends and away from its excluded points (NaN never lies in it)."""
+        a = np.asarray(values)
+        lo, hi = self.lo + margin, self.hi - margin
+        with np.errstate(invalid="ignore"):
+            ok = (a >= lo if self.lo_closed and not margin else a > lo) & (
+                a <= hi if self.hi_closed and not margin else a < hi)
+            for p in self.excluded:
+                ok &= np.abs(a - p) > margin
+        return np.asarray(ok)
+
+    def interval(self, margin: float = 0.0, lo: float = -math.inf, hi: float = math.inf) -> tuple[float, float]:
+        """`(lo, hi)` narrowed to lie `margin` inside the domain's ends: where to draw
+        values from (the excluded points are not cut out: callers that draw from
+        the whole interval keep `margin` away from them themselves).  Raises
+        ValueError when nothing is left."""
+        low, high = float(max(self.lo + margin, lo)), float(min(self.hi - margin, hi))
+        if not low < high:
+            raise ValueError(f"{self} holds no interval {margin} inside its ends within ({lo}, {hi})")
+        return low, high
+
+    def __str__(self) -> str:
+        text = f"{'[' if self.lo_closed else '('}{self.lo:g}, {self.hi:g}{']' if self.hi_closed else ')'}"
+        return text + "".join(f" \\ {{{p:g}}}" for p in self.excluded)
+
+
+REALS = Domain()
+"""Every real number: the domain of an operand its op does not restrict."""
+
+
 class OpFacts:
     """Facts about an op class that passes and backends need beyond its typing rule,
     declared with the value of an ordinary pure tensor op (`PdOp` and the region ops
@@ -514,6 +572,17 @@ class OpFacts:
     """The results overwrite persistables (optimizer updates): the op is kept even
     when nothing reads its results, and its results are never fused into readers."""
 
+    DOMAIN: ClassVar[Mapping[str, Domain]] = {}
+    """The values each restricted operand (by operand name) may hold for the result
+    and its derivative to be finite (`{"x": Domain(-1.0)}` for log1p); an operand not
+    listed takes any real number.  Tests draw their inputs from it: the fuzzer, the
+    per-op tests and the GPU test programs (`input_domain`)."""
+
+    @classmethod
+    def input_domain(cls, operand: str) -> Domain:
+        """The declared domain of the operand named `operand` (`REALS` if none)."""
+        return cls.DOMAIN.get(operand, REALS)
+
 
 class PdOp(IRDLOperation, OpFacts):
     """Base of every `pd` op: one typing rule serves verifier and builders.
@@ -524,7 +593,7 @@ class PdOp(IRDLOperation, OpFacts):
 
     Facts about an op that passes and backends need beyond its typing rule are the
     class attributes of `OpFacts` (`HOST_ONLY`, `EXPENSIVE`, `VIEW`,
-    `WRITES_PERSISTABLE`), set by the family modules on the ops they concern.
+    `WRITES_PERSISTABLE`, `DOMAIN`), set by the family modules on the ops they concern.
     """
 
     @classmethod
@@ -557,7 +626,7 @@ class PdOp(IRDLOperation, OpFacts):
                 specs[key] = None
             else:
                 specs[key] = _REQUIRED
-        cls._pd_prop_specs = specs
+        cls._pd_prop_specs = specs  # type: ignore[attr-defined]
         return specs
 
     def prop(self, key: str) -> Any:
@@ -674,10 +743,12 @@ __all__ = [
     "FLOAT_TYPES",
     "INT_TYPES",
     "DTypeInfo",
+    "Domain",
     "MultiResultNames",
     "OpFacts",
     "PdOp",
     "PureOp",
+    "REALS",
     "Shape",
     "bool_attr",
     "broadcast_shapes",

@@ -39,6 +39,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from .base import (
     DTYPE_BY_ELEM,
+    Domain,
     PureOp,
     tensor_type,
     FLOAT_TYPES,
@@ -115,6 +116,7 @@ class ElementwiseDivOp(ElementwiseBinaryOp):
 
     name = "pd.elementwise_div"
     EXPENSIVE: ClassVar[bool] = True
+    DOMAIN: ClassVar[Mapping[str, Domain]] = {"y": Domain(excluded=(0.0,))}
 
 
 @irdl_op_definition
@@ -124,6 +126,8 @@ class ElementwisePowOp(ElementwiseBinaryOp):
 
     name = "pd.elementwise_pow"
     EXPENSIVE: ClassVar[bool] = True
+    # A real power of any exponent, and its derivative in y (x ** y * log(x)), need x > 0.
+    DOMAIN: ClassVar[Mapping[str, Domain]] = {"x": Domain(0.0)}
 
 
 @irdl_op_definition
@@ -319,6 +323,7 @@ class LogOp(ElementwiseUnaryOp):
     name = "pd.log"
     INT_INPUT: ClassVar[IntInput] = "float32"
     EXPENSIVE: ClassVar[bool] = True
+    DOMAIN: ClassVar[Mapping[str, Domain]] = {"x": Domain(0.0)}
 
 
 @irdl_op_definition
@@ -328,6 +333,7 @@ class SqrtOp(ElementwiseUnaryOp):
     name = "pd.sqrt"
     INT_INPUT: ClassVar[IntInput] = "float32"
     EXPENSIVE: ClassVar[bool] = True
+    DOMAIN: ClassVar[Mapping[str, Domain]] = {"x": Domain(0.0)}
 
 
 @irdl_op_definition
@@ -385,6 +391,8 @@ class TanOp(ElementwiseUnaryOp):
 
     name = "pd.tan"
     INT_INPUT: ClassVar[IntInput] = "float32"
+    # One period, around 0: tan has poles at pi/2 + k*pi.
+    DOMAIN: ClassVar[Mapping[str, Domain]] = {"x": Domain(-math.pi / 2, math.pi / 2)}
 
 
 @irdl_op_definition
@@ -393,6 +401,7 @@ class AsinOp(ElementwiseUnaryOp):
 
     name = "pd.asin"
     INT_INPUT: ClassVar[IntInput] = "float32"
+    DOMAIN: ClassVar[Mapping[str, Domain]] = {"x": Domain(-1.0, 1.0)}
 
 
 @irdl_op_definition
@@ -401,6 +410,7 @@ class AcosOp(ElementwiseUnaryOp):
 
     name = "pd.acos"
     INT_INPUT: ClassVar[IntInput] = "float32"
+    DOMAIN: ClassVar[Mapping[str, Domain]] = {"x": Domain(-1.0, 1.0)}
 
 
 @irdl_op_definition
@@ -433,6 +443,7 @@ class Log1pOp(ElementwiseUnaryOp):
 
     name = "pd.log1p"
     INT_INPUT: ClassVar[IntInput] = "float32"
+    DOMAIN: ClassVar[Mapping[str, Domain]] = {"x": Domain(-1.0)}
 
 
 @irdl_op_definition

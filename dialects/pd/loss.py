@@ -15,7 +15,7 @@ Per-row losses are always shaped `[N.., 1]`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -39,6 +39,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from .base import (
     FLOAT_TYPES,
+    Domain,
     INT_TYPES,
     MultiResultNames,
     PdOp,
@@ -183,6 +184,7 @@ class CrossEntropyOp(ClassificationLossOp):
     """
 
     name = "pd.cross_entropy"
+    DOMAIN: ClassVar[Mapping[str, Domain]] = {"x": Domain(0.0)}  # log(x)
     x = operand_def(TensorType)
     label = operand_def(TensorType)
     var_name = opt_prop_def(StringAttr, prop_name="name")

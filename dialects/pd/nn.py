@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -47,6 +47,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from .base import (
     DYN,
+    Domain,
     INT_TYPES,
     MultiResultNames,
     PdOp,
@@ -749,6 +750,7 @@ class BatchNormOp(PdOp, MultiResultNames):
     """
 
     name = "pd.batch_norm"
+    DOMAIN: ClassVar[Mapping[str, Domain]] = {"variance": Domain(0.0, lo_closed=True)}
     x = operand_def(TensorType)
     scale = operand_def(TensorType)
     bias = operand_def(TensorType)

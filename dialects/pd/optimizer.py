@@ -34,6 +34,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from .base import (
     DYN,
+    Domain,
     MultiResultNames,
     PdOp,
     bool_attr,
@@ -156,11 +157,17 @@ class MomentumOp(PdOp, MultiResultNames):
         return [tp, tv]
 
 
+BETA_POW = Domain(0.0, 1.0, lo_closed=True)
+"""The domain of a beta power operand (`beta ** t` of a beta in [0, 1)): the updates
+divide by `1 - beta1_pow`."""
+
+
 class _AdamLikeOp(PdOp, MultiResultNames):
     """Operands and results shared by Adam, AdamW and Lamb: two moments and the two
     beta powers (`[1]`, starting at beta1 and beta2 and multiplied by them each step)."""
 
     WRITES_PERSISTABLE: ClassVar[bool] = True
+    DOMAIN: ClassVar[Mapping[str, Domain]] = {"beta1_pow": BETA_POW, "beta2_pow": BETA_POW}
     param = operand_def(TensorType)
     grad = operand_def(TensorType)
     learning_rate = operand_def(TensorType)
@@ -265,6 +272,7 @@ class AdamaxOp(PdOp, MultiResultNames):
 
     name = "pd.adamax"
     WRITES_PERSISTABLE: ClassVar[bool] = True
+    DOMAIN: ClassVar[Mapping[str, Domain]] = {"beta1_pow": BETA_POW}
     param = operand_def(TensorType)
     grad = operand_def(TensorType)
     learning_rate = operand_def(TensorType)

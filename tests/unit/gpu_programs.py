@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.irdl import VarOperandDef
 
 from pullback.dialects import pd
 from pullback.dialects.pd.base import is_float
@@ -110,11 +111,25 @@ def autodiff(module: ModuleOp) -> ModuleOp:
     return module
 
 
+def operand_domains(op: type[pd.PdOp], n: int) -> list[pd.Domain]:
+    """The declared input domain of each of an op's `n` operands (`pd.REALS` where
+    none is declared; operands after a variadic one are matched to no name)."""
+    irdl = op.get_irdl_definition()
+    assert irdl is not None
+    domains: list[pd.Domain] = []
+    for name, d in irdl.operands:
+        if isinstance(d, VarOperandDef):
+            break
+        domains.append(op.input_domain(name))
+    return (domains + [pd.REALS] * n)[:n]
+
+
 def feeds_for(specs: Sequence[Spec], batch: int = 3, seed: int = 0) -> dict[str, np.ndarray]:
     """Random feeds for `program(specs)` (dynamic dimensions get `batch`)."""
     rng = np.random.default_rng(seed)
     out: dict[str, np.ndarray] = {}
     for i, s in enumerate(specs):
+        domains = operand_domains(s.op, len(s.inputs))
         for j, (shape, dtype) in enumerate(s.inputs):
             concrete = tuple(batch if d < 0 else d for d in shape)
             if dtype in ("int64", "int32"):
@@ -122,8 +137,10 @@ def feeds_for(specs: Sequence[Spec], batch: int = 3, seed: int = 0) -> dict[str,
             elif dtype == "bool":
                 out[f"in{i}_{j}"] = rng.random(concrete) < 0.5
             else:
-                # Positive inputs keep log/sqrt/pow defined; beta pows stay below 1.
-                out[f"in{i}_{j}"] = rng.uniform(0.1, 0.9, concrete).astype(dtype)
+                # Small positive values (real powers), narrowed into the operand's
+                # declared domain (log's x > 0, a beta power below 1: `pd.Domain`).
+                lo, hi = domains[j].interval(0.1, 0.1, 0.9)
+                out[f"in{i}_{j}"] = rng.uniform(lo, hi, concrete).astype(dtype)
     return out
 
 

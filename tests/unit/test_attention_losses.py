@@ -13,6 +13,7 @@ import numpy as np
 import pullback as paddle
 import pytest
 from pullback.frontend import core
+from pullback.testing import fd_grad
 
 F = paddle.nn.functional
 R = np.random.default_rng(21)
@@ -32,16 +33,6 @@ def eager() -> Any:
 
 def log_softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     return x - np.log(np.exp(x).sum(axis, keepdims=True))
-
-
-def fd_grad(f: Callable[[np.ndarray], float], x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
-    g = np.zeros_like(x)
-    for k in np.ndindex(x.shape):
-        hi, lo = x.copy(), x.copy()
-        hi[k] += eps
-        lo[k] -= eps
-        g[k] = (f(hi) - f(lo)) / (2 * eps)
-    return g
 
 
 def check(fn: Callable[..., Any], xs: list[np.ndarray], ref: Callable[..., Any], wrt: list[int],

@@ -14,7 +14,7 @@ from pullback.dialects import pd
 from pullback.frontend import core, unique_name
 from pullback.frontend.framework import Program, program_guard
 from pullback.runtime.kernels import load_all
-from pullback.testing import check_vjp, run_op
+from pullback.testing import check_vjp, fd_grad, run_op
 from xdsl.utils.exceptions import VerifyException
 
 load_all()
@@ -267,13 +267,7 @@ def test_eager_gradients_against_finite_differences(dynamic_mode, paddle):
 
     out, x = loss(xv)
     out.backward()
-    num = np.zeros_like(xv)
-    eps = 1e-6
-    for i in range(xv.size):
-        d = np.zeros(xv.size)
-        d[i] = eps
-        d = d.reshape(xv.shape)
-        num.ravel()[i] = (float(loss(xv + d)[0]) - float(loss(xv - d)[0])) / (2 * eps)
+    num = fd_grad(lambda a: float(loss(a)[0]), xv)
     np.testing.assert_allclose(x.grad.numpy(), num, rtol=1e-5, atol=1e-7)
 
 

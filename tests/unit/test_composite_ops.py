@@ -10,7 +10,7 @@ import numpy as np
 import pullback as paddle
 import pytest
 from pullback.frontend import core
-from pullback.testing import run_fetch
+from pullback.testing import fd_grad, run_fetch
 
 F = paddle.nn.functional
 
@@ -49,18 +49,6 @@ UNARY: list[tuple[str, Callable[..., object], dict, Callable[[np.ndarray], np.nd
 ]
 
 
-def fd_grad(f: Callable[[list[np.ndarray]], float], xs: list[np.ndarray], i: int, eps: float = 1e-6) -> np.ndarray:
-    """Central differences of scalar f with respect to xs[i] (float64)."""
-    g = np.zeros_like(xs[i])
-    for k in np.ndindex(xs[i].shape):
-        plus = [x.copy() for x in xs]
-        minus = [x.copy() for x in xs]
-        plus[i][k] += eps
-        minus[i][k] -= eps
-        g[k] = (f(plus) - f(minus)) / (2 * eps)
-    return g
-
-
 def check_grads(fn: Callable[..., object], arrays: list[np.ndarray], wrt: list[int], **kwargs: object) -> None:
     """paddle.grad of sum(fn(...) * P) equals finite differences, for inputs `wrt`."""
     out_shape = np.asarray(fn(*[paddle.to_tensor(a) for a in arrays], **kwargs)).shape
@@ -75,7 +63,7 @@ def check_grads(fn: Callable[..., object], arrays: list[np.ndarray], wrt: list[i
     y = fn(*ts, **kwargs)
     grads = paddle.grad(y * paddle.to_tensor(proj), [ts[i] for i in wrt])
     for i, g in zip(wrt, grads):
-        np.testing.assert_allclose(g.numpy(), fd_grad(scalar, arrays, i), rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(g.numpy(), fd_grad(lambda a, i=i: scalar([*arrays[:i], a, *arrays[i + 1:]]), arrays[i]), rtol=1e-6, atol=1e-8)
 
 
 @pytest.mark.parametrize("name,fn,kwargs,ref", UNARY, ids=[u[0] for u in UNARY])

@@ -22,6 +22,7 @@ from pullback.dialects import pd
 from pullback.lowering.convert_pd_to_linalg import LoweringError, build_entry
 from pullback.lowering.gpu.pipeline import lower_to_gpu
 from pullback.runtime.native.backend import CompiledBackend
+from pullback.testing import fd_grad
 
 X = np.array([0.3, -0.4, 0.9])
 W = np.array([0.5, -0.2, 0.7])
@@ -62,16 +63,6 @@ def _run_both(program: Any = None, **kwargs: Any) -> list[np.ndarray]:
     return got
 
 
-def _fd(f: Callable[[np.ndarray], float], x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
-    """Central differences of a scalar function."""
-    out = np.zeros_like(x)
-    for i in range(x.size):
-        d = np.zeros_like(x)
-        d.flat[i] = eps
-        out.flat[i] = (f(x + d) - f(x - d)) / (2 * eps)
-    return out
-
-
 def _static_grads(
     build: Callable[[Any, Any], Any], feeds: dict[str, np.ndarray], order: int = 1
 ) -> tuple[Any, list[np.ndarray], Callable[[np.ndarray, np.ndarray], list[np.ndarray]]]:
@@ -103,8 +94,8 @@ def _static_grads(
 
 def _check_first_order(run: Callable[[np.ndarray, np.ndarray], list[np.ndarray]]) -> None:
     _, dx, dw = run(X, W)[:3]
-    np.testing.assert_allclose(dx, _fd(lambda v: float(run(v, W)[0]), X), rtol=1e-6, atol=1e-8)
-    np.testing.assert_allclose(dw, _fd(lambda v: float(run(X, v)[0]), W), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(dx, fd_grad(lambda v: float(run(v, W)[0]), X), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(dw, fd_grad(lambda v: float(run(X, v)[0]), W), rtol=1e-6, atol=1e-8)
 
 
 # ------------------------------------------------------------------------ cond
@@ -136,7 +127,7 @@ def test_cond_second_order(static_mode, pv):
     _, _, run = _static_grads(_cond_loss, {"p": np.array([pv])}, order=2)
     ddx = run(X, W)[3]
     np.testing.assert_allclose(
-        ddx, _fd(lambda v: float((run(v, W)[1] ** 2).sum()), X), rtol=1e-5, atol=1e-8
+        ddx, fd_grad(lambda v: float((run(v, W)[1] ** 2).sum()), X), rtol=1e-5, atol=1e-8
     )
 
 
@@ -223,8 +214,8 @@ def test_while_data_dependent_trip_count(static_mode, scale):
     # the three scales give several trips, one trip and zero trips
     assert trips == {1.0: 3, 3.0: 1, 10.0: 0}[scale]
     dx, dw = run(x0, W)[1:3]
-    np.testing.assert_allclose(dx, _fd(lambda v: float(run(v, W)[0]), x0), rtol=1e-6, atol=1e-8)
-    np.testing.assert_allclose(dw, _fd(lambda v: float(run(x0, v)[0]), W), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(dx, fd_grad(lambda v: float(run(v, W)[0]), x0), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(dw, fd_grad(lambda v: float(run(x0, v)[0]), W), rtol=1e-6, atol=1e-8)
 
 
 def _counted_loss(x, w, n):
@@ -307,7 +298,7 @@ def test_while_inside_cond(static_mode, pv):
     _check_first_order(run)
     ddx = run(X, W)[3]
     np.testing.assert_allclose(
-        ddx, _fd(lambda u: float((run(u, W)[1] ** 2).sum()), X), rtol=1e-5, atol=1e-7
+        ddx, fd_grad(lambda u: float((run(u, W)[1] ** 2).sum()), X), rtol=1e-5, atol=1e-7
     )
 
 
@@ -315,7 +306,7 @@ def test_while_second_order(static_mode):
     _, _, run = _static_grads(_counted_loss, {"n": np.array([3], np.int64)}, order=2)
     ddx = run(X, W)[3]
     np.testing.assert_allclose(
-        ddx, _fd(lambda v: float((run(v, W)[1] ** 2).sum()), X), rtol=1e-5, atol=1e-7
+        ddx, fd_grad(lambda v: float((run(v, W)[1] ** 2).sum()), X), rtol=1e-5, atol=1e-7
     )
 
 
@@ -653,5 +644,5 @@ def test_rnn_with_while_loop_matches_unrolled_and_trains_compiled():
         scope.find_var("U").get_tensor().set(u, paddle.CPUPlace())
         return float(exe.run(prog, feed=feed, fetch_list=[loss])[0])
 
-    fd = _fd(loss_at, u0)
+    fd = fd_grad(loss_at, u0)
     np.testing.assert_allclose(gu, fd, rtol=1e-6, atol=1e-9)

@@ -4,7 +4,6 @@ equal to static-mode gradients of the same program."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -15,6 +14,7 @@ from pullback.frontend import autograd, core
 from pullback.frontend.eager import Tensor, to_tensor
 from pullback.frontend.ops import elementwise as ew
 from pullback.frontend.ops import reduction as red
+from pullback.testing import fd_grad
 
 
 def matmul(x, y):
@@ -169,16 +169,6 @@ def test_no_grad_context_and_decorator():
 # ------------------------------------------------------- against finite differences
 
 
-def _numeric(f: Callable[[np.ndarray], float], x0: np.ndarray, eps: float = 1e-6) -> np.ndarray:
-    g = np.zeros_like(x0)
-    for i in np.ndindex(x0.shape):
-        hi, lo = x0.copy(), x0.copy()
-        hi[i] += eps
-        lo[i] -= eps
-        g[i] = (f(hi) - f(lo)) / (2 * eps)
-    return g
-
-
 def composite(x: Tensor, w: Tensor, b: Tensor) -> Tensor:
     """A small network-like function mixing matmul, broadcasting, activations,
     division and a reduction."""
@@ -198,7 +188,7 @@ def test_first_order_matches_float64_finite_differences():
             args = [to_tensor(v if j == k else xs[j]) for j in range(3)]
             return float(composite(*args).numpy())
 
-        np.testing.assert_allclose(ts[k].grad.numpy(), _numeric(f, xs[k]), rtol=1e-6, atol=1e-9)
+        np.testing.assert_allclose(ts[k].grad.numpy(), fd_grad(f, xs[k]), rtol=1e-6, atol=1e-9)
 
 
 def test_second_order_matches_finite_differences_of_the_gradient():
@@ -217,7 +207,7 @@ def test_second_order_matches_finite_differences_of_the_gradient():
         (gt,) = paddle.grad(f(t), t)
         return float(np.dot(gt.numpy(), v))
 
-    np.testing.assert_allclose(hv.numpy(), _numeric(gv, x0), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(hv.numpy(), fd_grad(gv, x0), rtol=1e-6, atol=1e-8)
 
 
 # --------------------------------------------------------- eager equals static

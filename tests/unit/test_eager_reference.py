@@ -23,6 +23,8 @@ import pullback as paddle
 import pullback.nn.functional as F
 import pytest
 
+from pullback.testing import fd_grad
+
 
 @pytest.fixture(autouse=True)
 def _eager(dynamic_mode):
@@ -102,18 +104,6 @@ def ref_matmul(x: np.ndarray, y: np.ndarray, tx: bool, ty: bool) -> np.ndarray:
 # ---------------------------------------------------------------- the harness
 
 
-def _fd_grad(f: Callable[[np.ndarray], np.ndarray], x: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """d sum(f(x) * weights) / dx by float64 central differences."""
-    g = np.zeros_like(x)
-    h = 1e-6
-    for idx in np.ndindex(x.shape):
-        xp, xm = x.copy(), x.copy()
-        xp[idx] += h
-        xm[idx] -= h
-        g[idx] = ((f(xp) - f(xm)) * weights).sum() / (2 * h)
-    return g
-
-
 def check(eager: Callable[..., Any], ref: Callable[..., np.ndarray], *inputs: np.ndarray) -> None:
     """`eager(*tensors)` against `ref(*arrays)`: float32 and float64 forward, and the
     gradient of every input (float64) against finite differences of `ref`."""
@@ -127,10 +117,10 @@ def check(eager: Callable[..., Any], ref: Callable[..., np.ndarray], *inputs: np
     weights = np.random.default_rng(1).standard_normal(want.shape)
     (out * paddle.to_tensor(weights)).sum().backward()
     for k, t in enumerate(ts):
-        def f(z: np.ndarray, k: int = k) -> np.ndarray:
-            return ref(*[z if i == k else a for i, a in enumerate(inputs)])
+        def f(z: np.ndarray, k: int = k) -> float:
+            return float((ref(*[z if i == k else a for i, a in enumerate(inputs)]) * weights).sum())
 
-        np.testing.assert_allclose(t.grad.numpy(), _fd_grad(f, inputs[k], weights), rtol=1e-6, atol=1e-7,
+        np.testing.assert_allclose(t.grad.numpy(), fd_grad(f, inputs[k]), rtol=1e-6, atol=1e-7,
                                    err_msg=f"gradient of input #{k}")
 
 

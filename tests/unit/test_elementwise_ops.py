@@ -15,7 +15,7 @@ from pullback.frontend.backward import gradients
 from pullback.frontend.ops import elementwise as E
 from pullback.passes.vjp import NON_DIFFERENTIABLE
 from pullback.runtime.kernels import load_all
-from pullback.testing import check_vjp, run_fetch, run_op
+from pullback.testing import check_vjp, input_range, run_fetch, run_op
 from xdsl.utils.exceptions import VerifyException
 
 load_all()
@@ -31,6 +31,12 @@ def rand(*shape: int, dtype: Any = np.float64) -> np.ndarray:
 
 def positive(*shape: int, dtype: Any = np.float64) -> np.ndarray:
     return RNG.uniform(0.5, 2.0, shape).astype(dtype)
+
+
+def inside(op: type[pd.PdOp], operand: str, *shape: int) -> np.ndarray:
+    """Float64 values in [0.5, 2] narrowed into the op's declared domain of `operand`
+    (positive: a divisor keeps one sign)."""
+    return RNG.uniform(*input_range(op, operand=operand, lo=0.5, hi=2.0), shape)
 
 
 
@@ -140,8 +146,8 @@ _UNARY: list[tuple[type[pd.PdOp], dict[str, Any], Any]] = [
     (pd.ClipOp, {"min": -0.5, "max": 0.25}, lambda x: np.minimum(np.maximum(x, -0.5), 0.25)),
 ]
 
-# Ops whose domain excludes negative numbers get |x|.
-_POSITIVE_DOMAIN = (pd.LogOp, pd.SqrtOp)
+# Ops whose declared domain excludes negative numbers (log, sqrt) get |x|.
+_POSITIVE_DOMAIN = tuple(op for op, _, _ in _UNARY if op.input_domain("x").lo >= 0)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -256,9 +262,9 @@ _VJP_CASES: list[tuple[type[pd.PdOp], Any, dict[str, Any]]] = [
     (pd.ElementwiseSubOp, lambda: [rand(2, 1, 4), rand(3, 1)], {}),
     (pd.ElementwiseMulOp, lambda: [rand(3), rand(2, 3, 4)], {"axis": 1}),
     (pd.ElementwiseMulOp, lambda: [rand(2, 3), rand(2, 3)], {}),
-    (pd.ElementwiseDivOp, lambda: [rand(2, 3), positive(2, 1)], {}),
-    (pd.ElementwiseDivOp, lambda: [rand(2, 3, 4), positive(2, 3)], {"axis": 0}),
-    (pd.ElementwisePowOp, lambda: [positive(2, 3), rand(3)], {}),
+    (pd.ElementwiseDivOp, lambda: [rand(2, 3), inside(pd.ElementwiseDivOp, "y", 2, 1)], {}),
+    (pd.ElementwiseDivOp, lambda: [rand(2, 3, 4), inside(pd.ElementwiseDivOp, "y", 2, 3)], {"axis": 0}),
+    (pd.ElementwisePowOp, lambda: [inside(pd.ElementwisePowOp, "x", 2, 3), rand(3)], {}),
     (pd.ElementwiseMaxOp, lambda: [rand(2, 3), rand(3)], {}),
     (pd.ElementwiseMinOp, lambda: [rand(2, 3, 4), rand(3)], {"axis": 1}),
     (pd.WhereOp, lambda: [RNG.standard_normal((2, 3)) > 0, rand(2, 3), rand(3)], {}),
@@ -266,8 +272,8 @@ _VJP_CASES: list[tuple[type[pd.PdOp], Any, dict[str, Any]]] = [
     (pd.SigmoidOp, lambda: [rand(3, 4)], {}),
     (pd.TanhOp, lambda: [rand(3, 4)], {}),
     (pd.ExpOp, lambda: [rand(3, 4)], {}),
-    (pd.LogOp, lambda: [positive(3, 4)], {}),
-    (pd.SqrtOp, lambda: [positive(3, 4)], {}),
+    (pd.LogOp, lambda: [inside(pd.LogOp, "x", 3, 4)], {}),
+    (pd.SqrtOp, lambda: [inside(pd.SqrtOp, "x", 3, 4)], {}),
     (pd.SquareOp, lambda: [rand(3, 4)], {}),
     (pd.AbsOp, lambda: [rand(3, 4)], {}),
     (pd.SignOp, lambda: [rand(3, 4)], {}),

@@ -51,6 +51,46 @@ def test_generation_is_deterministic_and_well_typed() -> None:
     assert dynamic >= 5 and fan_out >= 5
 
 
+def _values(case: fuzz.Case) -> list[np.ndarray]:
+    """Every value of a case (float64), computed with the interpreter's kernels."""
+    from pullback.frontend.eager import template_for
+
+    arrays: list[np.ndarray] = []
+    for it in case.items:
+        if isinstance(it, fuzz.Input):
+            arrays.append(it.array)
+        else:
+            ins = [arrays[a] for a in it.args]
+            props = {k: "float64" if v == fuzz.FLOAT else v for k, v in it.props.items()}
+            arrays.extend(template_for(it.op, ins, props).run(ins))
+    return arrays
+
+
+def test_specs_read_the_op_classes(monkeypatch) -> None:
+    """The generic specs cover every op of their dialect base class; operands are
+    drawn inside the domain their op declares (`DOMAIN`); a spec drawing what its op
+    does not declare is a fuzzer bug (`SpecError`), not a rejected step."""
+    generic = [op for op in pd.ELEMENTWISE_OPS if issubclass(op, (pd.ElementwiseUnaryOp, pd.ElementwiseBinaryOp))
+               and not issubclass(op, pd.BitwiseOp)]
+    assert all(op in fuzz.SPECS for op in generic)
+    domain_ops = [op for op in fuzz.SPECS if getattr(op, "DOMAIN", None)]
+    checked: set[str] = set()
+    for seed in range(40):
+        case = fuzz.generate(seed, n_steps=6, ops=domain_ops)
+        values = _values(case)
+        for st in case.steps():
+            irdl = st.op.get_irdl_definition()
+            assert irdl is not None
+            for (name, _), a in zip(irdl.operands, st.args):
+                if name in st.op.DOMAIN and values[a].dtype.kind == "f":
+                    assert np.all(st.op.input_domain(name).contains(values[a])), (st.op.name, name, values[a])
+                    checked.add(st.op.name)
+    assert {"pd.log", "pd.log1p", "pd.asin", "pd.elementwise_div", "pd.cross_entropy"} <= checked, checked
+    monkeypatch.setitem(fuzz.SPECS, pd.ReluOp, lambda g: ((g.float_val(),), {"alpha": 0.1}))
+    with pytest.raises(fuzz.SpecError, match="undeclared properties"):
+        fuzz.generate(0, n_steps=1, ops=[pd.ReluOp])
+
+
 @pytest.mark.skipif(FUZZ_SECONDS <= 0, reason="PULLBACK_FUZZ_SECONDS=0 turns the bounded run off")
 def test_bounded_fuzz_run_finds_nothing() -> None:
     """Random programs for FUZZ_SECONDS: compiled = interpreter = eager, gradients =

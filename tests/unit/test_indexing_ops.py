@@ -15,7 +15,7 @@ import pytest
 from pullback.dialects import pd
 from pullback.frontend import core
 from pullback.runtime.kernels import load_all
-from pullback.testing import check_vjp, run_op
+from pullback.testing import check_vjp, fd_grad, run_op
 from xdsl.utils.exceptions import VerifyException
 
 load_all()
@@ -74,16 +74,6 @@ def test_kernels_reject_out_of_range_indices():
 
 
 # ------------------------------------------------------------------ frontend
-
-
-def fd_grad(f: Callable[[np.ndarray], float], x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
-    g = np.zeros_like(x)
-    for k in np.ndindex(x.shape):
-        hi, lo = x.copy(), x.copy()
-        hi[k] += eps
-        lo[k] -= eps
-        g[k] = (f(hi) - f(lo)) / (2 * eps)
-    return g
 
 
 def check(fn: Callable[[Any], Any], x: np.ndarray, ref: Callable[[np.ndarray], np.ndarray]) -> None:

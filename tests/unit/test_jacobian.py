@@ -4,12 +4,11 @@ batched layout, indexing rules and errors, in dynamic and static mode."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 import pullback as paddle
 import pytest
 from pullback.frontend import core
+from pullback.testing import fd_jacobian
 
 R = np.random.default_rng(7)
 
@@ -19,17 +18,6 @@ def eager():
     core.disable_static()
     yield
     core.disable_static()
-
-
-def fd_jacobian(f: Callable[[np.ndarray], np.ndarray], x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
-    """`[M, N]` central differences of the flattened f at the flattened x."""
-    cols = []
-    for k in range(x.size):
-        d = np.zeros(x.size)
-        d[k] = eps
-        cols.append((f((x.ravel() + d).reshape(x.shape)).ravel() - f((x.ravel() - d).reshape(x.shape)).ravel())
-                    / (2 * eps))
-    return np.stack(cols, axis=1)
 
 
 def f_np(x: np.ndarray) -> np.ndarray:

@@ -15,6 +15,7 @@ import pytest
 from pullback.dialects import pd
 from pullback.frontend.jit.static_function import Dy2StaticError
 from pullback.static import InputSpec
+from pullback.testing import fd_grad
 
 RNG = np.random.default_rng(7)
 F = paddle.nn.functional
@@ -121,14 +122,7 @@ def test_gradients_match_eager_and_finite_differences(dynamic_mode):
     np.testing.assert_allclose(gx1, gx0, rtol=1e-10)
     np.testing.assert_allclose(gw1, gw0, rtol=1e-10)
     # float64 central differences of the traced function's first output in w.
-    eps = 1e-6
-    num = np.zeros_like(w0)
-    for idx in np.ndindex(*w0.shape):
-        up, dn = w0.copy(), w0.copy()
-        up[idx] += eps
-        dn[idx] -= eps
-        x = paddle.to_tensor(xv)
-        num[idx] = (float(g(x, paddle.to_tensor(up))[0]) - float(g(x, paddle.to_tensor(dn))[0])) / (2 * eps)
+    num = fd_grad(lambda w: float(g(paddle.to_tensor(xv), paddle.to_tensor(w))[0]), w0)
     np.testing.assert_allclose(gw1, num, rtol=1e-5, atol=1e-7)
 
 

@@ -19,7 +19,7 @@ from pullback.frontend.ops.reduction import mean as reduce_mean
 from pullback.passes.autodiff import AutodiffError, differentiate
 from pullback.runtime.kernels import load_all
 from pullback.runtime.kernels.nn import dropout_uniform
-from pullback.testing import check_vjp, run_fetch, run_op
+from pullback.testing import check_vjp, fd_grad, run_fetch, run_op
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import VerifyException
 
@@ -727,15 +727,7 @@ def test_frontend_gradient_through_conv_net(static):
     def f(wa, ba):
         return float(run_fetch(main, {**feeds, "w": wa, "b": ba}, loss)[0])
 
-    for k, arr in enumerate((wv, bv)):
-        num = np.zeros_like(arr)
-        for idx in np.ndindex(arr.shape):
-            hi, lo = arr.copy(), arr.copy()
-            hi[idx] += 1e-6
-            lo[idx] -= 1e-6
-            args_hi = (hi, bv) if k == 0 else (wv, hi)
-            args_lo = (lo, bv) if k == 0 else (wv, lo)
-            num[idx] = (f(*args_hi) - f(*args_lo)) / 2e-6
+    for k, num in enumerate((fd_grad(lambda a: f(a, bv), wv), fd_grad(lambda a: f(wv, a), bv))):
         np.testing.assert_allclose(got[k], num, rtol=1e-5, atol=1e-7)
 
 

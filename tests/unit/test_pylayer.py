@@ -9,6 +9,7 @@ import pytest
 
 import pullback as paddle
 from pullback.autograd import PyLayer, PyLayerContext
+from pullback.testing import fd_grad
 
 
 @pytest.fixture(autouse=True)
@@ -34,15 +35,6 @@ class CusTanh(PyLayer):
         return dy * (1 - ctx.func(y))
 
 
-def _numeric(f, x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        d = np.zeros_like(x)
-        d[i] = eps
-        g[i] = (f(x + d) - f(x - d)) / (2 * eps)
-    return g
-
-
 def _leaf(a: np.ndarray):
     t = paddle.to_tensor(a)
     t.stop_gradient = False
@@ -55,7 +47,7 @@ def test_documented_example_matches_finite_differences() -> None:
     z = CusTanh.apply(x, func1=paddle.tanh)
     assert not z.stop_gradient and not z.is_leaf
     paddle.mean(z * z).backward()
-    np.testing.assert_allclose(x.grad.numpy(), _numeric(lambda v: np.mean(np.tanh(v) ** 2), x_np), rtol=1e-6)
+    np.testing.assert_allclose(x.grad.numpy(), fd_grad(lambda v: np.mean(np.tanh(v) ** 2), x_np), rtol=1e-6)
 
 
 def test_layers_between_recorded_ops_and_paddle_grad_of_an_interior_tensor() -> None:
@@ -71,11 +63,11 @@ def test_layers_between_recorded_ops_and_paddle_grad_of_an_interior_tensor() -> 
         yv = np.tanh(xv @ wv)
         return np.sum(np.tanh(2 * yv)) + np.sum(yv)
 
-    np.testing.assert_allclose(gx.numpy(), _numeric(lambda v: f(v, w_np), x_np), rtol=1e-6, atol=1e-9)
-    np.testing.assert_allclose(gw.numpy(), _numeric(lambda v: f(x_np, v), w_np), rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(gx.numpy(), fd_grad(lambda v: f(v, w_np), x_np), rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(gw.numpy(), fd_grad(lambda v: f(x_np, v), w_np), rtol=1e-6, atol=1e-9)
     hv = x_np @ w_np
     np.testing.assert_allclose(
-        gh.numpy(), _numeric(lambda v: np.sum(np.tanh(2 * np.tanh(v))) + np.sum(np.tanh(v)), hv), rtol=1e-6, atol=1e-9
+        gh.numpy(), fd_grad(lambda v: np.sum(np.tanh(2 * np.tanh(v))) + np.sum(np.tanh(v)), hv), rtol=1e-6, atol=1e-9
     )
     assert x.grad is None  # paddle.grad leaves .grad alone
 

@@ -17,6 +17,7 @@ from pullback.dialects import pd
 from pullback.dialects.pd.rnn import RnnLayout
 from pullback.frontend import core
 from pullback.runtime.kernels.rnn import rnn_backward, rnn_forward
+from pullback.testing import fd_grad
 
 nn = paddle.nn
 CLASSES = {"LSTM": (nn.LSTM, {}), "GRU": (nn.GRU, {}), "RNN_TANH": (nn.SimpleRNN, {}),
@@ -69,15 +70,16 @@ def test_kernel_gradients_match_finite_differences(mode: str, D: int, L: int, us
     dx, dpre, dw = rnn_backward(lay, x, pre, ws, seq, res, g_out, g_st)
     for what, arr, grad in [("x", x, dx), *(("pre", p, g) for p, g in zip(pre, dpre)),
                             *(("w", w, g) for w, g in zip(ws, dw))]:
-        num = np.zeros_like(arr)
-        for idx in np.ndindex(arr.shape):
-            old = arr[idx]
-            arr[idx] = old + 1e-6
-            hi = loss()
-            arr[idx] = old - 1e-6
-            lo = loss()
-            arr[idx] = old
-            num[idx] = (hi - lo) / 2e-6
+        def loss_at(a: np.ndarray, arr: np.ndarray = arr) -> float:
+            """The loss with `arr` (read by `loss`) holding `a`, restored after."""
+            saved = arr.copy()
+            arr[...] = a
+            try:
+                return loss()
+            finally:
+                arr[...] = saved
+
+        num = fd_grad(loss_at, arr)
         np.testing.assert_allclose(grad, num, rtol=1e-6, atol=1e-7, err_msg=f"{mode} d{what}")
     if use_lens:  # past a row's length: zero outputs, and the state is kept
         np.testing.assert_array_equal(out[2:, 1], 0.0)
@@ -179,13 +181,7 @@ def test_eager_gru_gradient_matches_finite_differences() -> None:
 
     xt = paddle.to_tensor(x, stop_gradient=False)
     (gx,) = paddle.grad((m(xt)[0] * paddle.to_tensor(proj)).sum(), [xt])
-    num = np.zeros_like(x)
-    for idx in np.ndindex(x.shape):
-        hi, lo = x.copy(), x.copy()
-        hi[idx] += 1e-6
-        lo[idx] -= 1e-6
-        num[idx] = (loss(hi) - loss(lo)) / 2e-6
-    np.testing.assert_allclose(gx.numpy(), num, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(gx.numpy(), fd_grad(loss, x), rtol=1e-6, atol=1e-8)
 
 
 def test_second_derivative_names_the_op_and_the_unrolled_alternative() -> None:
@@ -320,11 +316,8 @@ def test_eager_inter_layer_dropout_is_fused_redrawn_per_call_and_differentiated(
         assert not np.allclose(m(paddle.to_tensor(x))[0].numpy(), m(paddle.to_tensor(x))[0].numpy())
     xt = paddle.to_tensor(x, stop_gradient=False)
     (gx,) = paddle.grad(run(xt).sum(), [xt])
-    num = np.zeros_like(x)
-    for idx in np.ndindex(x.shape):
-        hi, lo = x.copy(), x.copy()
-        hi[idx] += 1e-6
-        lo[idx] -= 1e-6
+    def total(a: np.ndarray) -> float:
         with paddle.no_grad():
-            num[idx] = (run(paddle.to_tensor(hi)).numpy().sum() - run(paddle.to_tensor(lo)).numpy().sum()) / 2e-6
-    np.testing.assert_allclose(gx.numpy(), num, rtol=1e-6, atol=1e-8)
+            return float(run(paddle.to_tensor(a)).numpy().sum())
+
+    np.testing.assert_allclose(gx.numpy(), fd_grad(total, x), rtol=1e-6, atol=1e-8)

@@ -13,6 +13,7 @@ import numpy as np
 import pullback as paddle
 import pytest
 from pullback.frontend import core
+from pullback.testing import fd_grad
 
 nn = paddle.nn
 R = np.random.default_rng(4)
@@ -121,12 +122,7 @@ def test_encoder_decoder_transformer_structure_and_gradients():
     proj = R.standard_normal((1, 3, 4))
     xt = paddle.to_tensor(x, stop_gradient=False)
     (g,) = paddle.grad((layer(xt) * paddle.to_tensor(proj)).sum(), [xt])
-    num = np.zeros_like(x)
-    for idx in np.ndindex(x.shape):
-        hi, lo = x.copy(), x.copy()
-        hi[idx] += 1e-6
-        lo[idx] -= 1e-6
-        num[idx] = ((enc_ref(layer, hi) - enc_ref(layer, lo)) * proj).sum() / 2e-6
+    num = fd_grad(lambda a: float((enc_ref(layer, a) * proj).sum()), x)
     np.testing.assert_allclose(g.numpy(), num, rtol=1e-5, atol=1e-7)
 
 
@@ -224,21 +220,14 @@ def test_lstm_gradients_through_time_match_finite_differences():
 
     xt = paddle.to_tensor(x, stop_gradient=False)
     gx, gw = paddle.grad((m(xt)[0] * paddle.to_tensor(proj)).sum(), [xt, w])
-    num = np.zeros_like(x)
-    for idx in np.ndindex(x.shape):
-        hi, lo = x.copy(), x.copy()
-        hi[idx] += 1e-6
-        lo[idx] -= 1e-6
-        num[idx] = (loss(hi) - loss(lo)) / 2e-6
-    np.testing.assert_allclose(gx.numpy(), num, rtol=1e-5, atol=1e-8)
+    np.testing.assert_allclose(gx.numpy(), fd_grad(loss, x), rtol=1e-5, atol=1e-8)
     w0 = w.numpy()
-    numw = np.zeros_like(w0)
-    for idx in np.ndindex(w0.shape):
-        for sgn in (1, -1):
-            v = w0.copy()
-            v[idx] += sgn * 1e-6
-            w._data = v
-            numw[idx] += sgn * loss(x) / 2e-6
+
+    def loss_w(v: np.ndarray) -> float:
+        w._data = v
+        return loss(x)
+
+    numw = fd_grad(loss_w, w0)
     w._data = w0
     np.testing.assert_allclose(gw.numpy(), numw, rtol=1e-5, atol=1e-8)
 

@@ -14,7 +14,7 @@ import pytest
 from pullback.dialects import pd
 from pullback.frontend import core
 from pullback.runtime.kernels import load_all
-from pullback.testing import check_vjp, run_op
+from pullback.testing import check_vjp, fd_grad, run_op
 
 load_all()
 R = np.random.default_rng(11)
@@ -45,16 +45,6 @@ def test_scan_kernels():
     np.testing.assert_array_equal(run_op(pd.CumsumOp, x, axis=1, exclusive=True), [[0, 1, 3], [0, 4, 9]])
     np.testing.assert_array_equal(run_op(pd.CumsumOp, x, axis=1, reverse=True), [[6, 5, 3], [15, 11, 6]])
     np.testing.assert_array_equal(run_op(pd.CumprodOp, x, axis=0), [[1, 2, 3], [4, 10, 18]])
-
-
-def fd_grad(f: Callable[[np.ndarray], float], x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
-    g = np.zeros_like(x)
-    for k in np.ndindex(x.shape):
-        hi, lo = x.copy(), x.copy()
-        hi[k] += eps
-        lo[k] -= eps
-        g[k] = (f(hi) - f(lo)) / (2 * eps)
-    return g
 
 
 def check(fn: Callable[..., Any], xs: list[np.ndarray], ref: Callable[..., np.ndarray], rtol: float = 1e-6) -> None:

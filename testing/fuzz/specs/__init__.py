@@ -1,0 +1,77 @@
+"""The fuzzer's coverage table, keyed by op class: `SPECS` (the ops it draws, each
+with the function that draws its operands and options; one module per op family),
+`BUILT` (the ops it builds into every program itself) and `EXCLUDED` (the ops it
+leaves out, with the reason and where they are tested instead).  Every op of
+`pd.ALL_OPS` is in one of the three; `uncovered()` names any other, and
+`tests/unit/test_fuzz.py` fails on it, so a new op cannot escape.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from xdsl.ir import Operation
+
+from pullback.dialects import pd
+
+from ..gen import Spec
+from . import creation, elementwise, indexing, loss, nn, reduction, shape
+
+SPECS: dict[type[pd.PdOp], Spec] = {
+    **elementwise.SPECS, **reduction.SPECS, **loss.SPECS, **shape.SPECS, **nn.SPECS,
+    **creation.SPECS, **indexing.SPECS,
+}
+"""Each fuzzed op's spec: draws its operands (value numbers) and properties."""
+
+_ALL_OPS: list[Any] = list(pd.ALL_OPS)
+
+BUILT: dict[type[Operation], str] = {
+    pd.DataOp: "every program's feeds",
+    pd.ParameterOp: "trainable inputs of static programs (scope values, gradients taken)",
+    pd.BackwardOp: "every static program's gradients (filled by the autodiff pass)",
+    pd.YieldOp: "ends every backward region",
+}
+"""Ops the fuzzer builds itself in every program, not drawn as steps."""
+
+EXCLUDED: dict[type[Operation], str] = {
+    pd.FetchOp: "the executor's fetch marker: backends receive fetch lists (tests/unit/test_executor.py)",
+    **{op: "host-only random draw (HOST_ONLY): no native code to compare; seeded draws in tests/unit/test_random.py"
+       for op in (pd.UniformRandomOp, pd.GaussianRandomOp, pd.TruncatedGaussianRandomOp, pd.RandintOp,
+                  pd.RandpermOp, pd.BernoulliOp)},
+    pd.NonzeroOp: "host-only (HOST_ONLY): its result shape depends on the data; tests/unit/test_indexing_ops.py",
+    **{op: "gradient op: the fuzzer reaches it through the VJP of "
+       + {"pd.lookup_table_grad": "pd.lookup_table", "pd.conv2d_filter_grad": "pd.conv2d",
+          "pd.pool2d_grad": "pd.pool2d"}[op.name]
+       for op in (pd.LookupTableGradOp, pd.Conv2DFilterGradOp, pd.Pool2DGradOp)},
+    **{op: "optimizer update (WRITES_PERSISTABLE): stateful, checked compiled vs interpreter in "
+       "tests/unit/test_optimizer_ops.py" for op in _ALL_OPS if getattr(op, "WRITES_PERSISTABLE", False)},
+    **{op: "collective: needs several ranks (tests/unit/test_distributed.py)" for op in pd.DISTRIBUTED_OPS},
+    **{op: "control flow: the fuzzer builds no regions; compiled vs interpreter in "
+       "tests/unit/test_control_flow.py (stacks: tests/unit/test_compiled_ops.py)"
+       for op in pd.CONTROL_OPS},
+    **{op: "host-only call of a paddle.jit.to_static program (HOST_ONLY); its forward and backward are "
+       "checked against eager, finite differences and the interpreter in tests/unit/test_jit.py"
+       for op in (pd.RunProgramOp, pd.RunProgramGradOp)},
+    **{op: "fused recurrence: its reserve result is backward-only state that carries no gradient "
+       "(as Paddle's Reserve), which a fuzzed step reading it would differentiate; checked against "
+       "finite differences, the unrolled cells and compiled code in tests/unit/test_rnn_ops.py"
+       for op in (pd.RnnOp, pd.RnnGradOp)},
+    pd.PyFuncOp: "host-only call of a registered Python function (HOST_ONLY); its values and Python "
+                 "backward are checked against built-in ops in tests/unit/test_host_calls.py",
+    **{op: "integer-only (the fuzzer's programs are float); checked against numpy, eager and "
+       "static on both backends, in tests/unit/test_math_surface.py"
+       for op in pd.ELEMENTWISE_OPS if issubclass(op, pd.BitwiseOp)},
+    **{op: "host-only LAPACK call (HOST_ONLY): no native code to compare; values against numpy and "
+       "gradients against finite differences in tests/unit/test_linalg.py" for op in pd.LINALG_OPS},
+    pd.PrintOp: "host-only printing (HOST_ONLY): the identity with a side effect; output and gradient "
+                "printing in tests/unit/test_host_calls.py",
+}
+"""Ops deliberately not fuzzed, with the reason and where they are tested instead."""
+
+
+def uncovered() -> list[str]:
+    """Names of dialect ops neither fuzzed, built by the fuzzer, nor excluded."""
+    return [t.name for t in _ALL_OPS if t not in SPECS and t not in BUILT and t not in EXCLUDED]
+
+
+__all__ = ["BUILT", "EXCLUDED", "SPECS", "uncovered"]
