@@ -3,7 +3,7 @@
 An eager op computes its value at once with the reference interpreter's numpy kernel
 and, when some input needs a gradient, is *recorded* as one `_Node`: the `pd` op
 that computed it (a shared, typed template), references to its inputs' producers and
-its saved input and output arrays.  `frontend/autograd.py` turns the recorded nodes
+its saved input and output arrays.  `frontend/autograd/` turns the recorded nodes
 reachable from a backward call into `pd` IR, runs the `autodiff` pass on a
 `pd.backward` op over it and evaluates the region it fills with those saved values.
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from pullback.dialects import pd
 
 if TYPE_CHECKING:
-    from pullback.frontend.autograd import Graph
+    from pullback.frontend.autograd.graph import Graph
     from pullback.frontend.eager import Tensor, Where
 
 

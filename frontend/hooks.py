@@ -11,7 +11,7 @@ Hooks are attached where Paddle attaches them:
   `paddle.grad`, and what they return flows on to the op's inputs.  `retain_grads()`
   keeps that gradient, before the hooks, as the tensor's `.grad`.
 
-`frontend/autograd.py` asks `has_interior()` whether a graph needs the staged
+`frontend/autograd/engine.py` asks `has_interior()` whether a graph needs the staged
 backward that hooks require; with no hook or retained tensor registered it costs one
 integer test per call.
 """

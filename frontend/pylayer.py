@@ -3,7 +3,7 @@
 `MyLayer.apply(*args, **kwargs)` runs `MyLayer.forward(ctx, *args, **kwargs)` with
 recording off (its inner ops leave no graph behind) and, when some Tensor argument
 needs a gradient, makes its Tensor outputs the results of one `PyNode`.  A backward
-call that reaches a `PyNode` (frontend/autograd.py) stops there as at a hooked tensor:
+call that reaches a `PyNode` (frontend/autograd/staged.py) stops there as at a hooked tensor:
 once the node's outputs have their complete gradients (the engine processes such
 nodes latest-created first), it calls `MyLayer.backward(ctx, *grads)` and carries the
 returned gradients on to the forward's Tensor arguments, in their order.

@@ -22,7 +22,8 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from pullback.frontend import core
-from pullback.frontend.autograd import _run, enable_grad
+from pullback.frontend.autograd import enable_grad
+from pullback.frontend.autograd.engine import run_backward
 from pullback.frontend.eager import Tensor
 from pullback.frontend.framework import Program, Variable
 from pullback.frontend.pylayer import PyLayer
@@ -168,7 +169,7 @@ class _RecomputeFunction(PyLayer):
         if pairs:
             # The engine itself, not `backward()`: post-backward hooks (data-parallel
             # all-reduces) belong to the user's backward call, not to this replay.
-            _run([o for o, _ in pairs], [g for _, g in pairs], None, False, False)
+            run_backward([o for o, _ in pairs], [g for _, g in pairs], None, False, False)
         return tuple(None if d.stop_gradient else d.grad for d in replay_in)
 
 

@@ -14,6 +14,7 @@ import pytest
 import pullback as paddle
 from pullback.dialects import pd
 from pullback.frontend import autograd, core
+from pullback.frontend.autograd import plan_cache
 from pullback.frontend.eager import Tensor, to_tensor
 
 
@@ -303,7 +304,7 @@ def test_recorded_program_is_pd_ir():
 
 
 def test_plan_cache_is_bounded(monkeypatch):
-    monkeypatch.setattr(autograd, "MAX_PLANS", 3)
+    monkeypatch.setattr(plan_cache, "MAX_PLANS", 3)
     autograd.clear_cache()
     x = to_tensor(np.ones(2, np.float32), stop_gradient=False)
     for n in range(1, 6):  # five graph shapes

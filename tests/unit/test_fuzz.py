@@ -103,12 +103,12 @@ def test_bounded_fuzz_run_finds_nothing() -> None:
 def test_a_wrong_gradient_is_found_and_shrunk_to_one_op(monkeypatch) -> None:
     """Inject a VJP bug (sin's derivative as sin instead of cos): the fuzzer reports
     it against finite differences, shrunk to the one op, with a replay command."""
-    from pullback.frontend import autograd
+    from pullback.frontend.autograd import plan_cache
 
     load_vjp_rules()
     # Eager backward plans are cached by graph shape, not by rule: keep the wrong
     # rule's plans out of the cache later tests use.
-    monkeypatch.setattr(autograd, "_PLANS", {})
+    monkeypatch.setattr(plan_cache, "_PLANS", {})
 
     def wrong(b, op, grads):  # type: ignore[no-untyped-def]
         return [b.mul(grads[0], b.emit(pd.SinOp, op.x))]
@@ -130,13 +130,14 @@ def test_a_kernel_disagreeing_with_compiled_code_is_found(monkeypatch) -> None:
     from pullback.runtime.interpreter import KERNELS
     from pullback.runtime.kernels import load_all
 
-    from pullback.frontend import autograd, eager
+    from pullback.frontend import eager
+    from pullback.frontend.autograd import plan_cache
 
     load_all()
     # Eager templates and backward plans bind their kernels when made: give the
     # injected kernel caches of its own, so no later test meets a sinh "tanh".
     monkeypatch.setattr(eager, "_TEMPLATES", {})
-    monkeypatch.setattr(autograd, "_PLANS", {})
+    monkeypatch.setattr(plan_cache, "_PLANS", {})
     monkeypatch.setitem(KERNELS, pd.TanhOp, lambda op, x: np.sinh(x))
     case = fuzz.generate(0, n_steps=1, ops=[pd.TanhOp])
     with pytest.raises(fuzz.Mismatch, match="compiled vs interpreter: pd.tanh"):
