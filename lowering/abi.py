@@ -27,6 +27,11 @@ from pullback.dialects import pd
 from pullback.dialects.pd.base import PdOp, shape_of
 
 
+PACKED_PREFIX = "_pullback_packed_"
+"""An entry `f`'s packed wrapper is `void _pullback_packed_f(ptr slots)`: it calls `f`
+with its i-th argument read from the i-th 8-byte slot (what the runtime calls)."""
+
+
 class LoweringError(Exception):
     """The program cannot be lowered to native code; the message names the op."""
 
@@ -212,4 +217,4 @@ def output_values(
     return [outs[i] for i in range(len(outs))]
 
 
-__all__ = ["CAPTURE", "Abi", "FlatOp", "LoweringError", "Program", "abi_of", "output_values"]
+__all__ = ["CAPTURE", "PACKED_PREFIX", "Abi", "FlatOp", "LoweringError", "Program", "abi_of", "output_values"]

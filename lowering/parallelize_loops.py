@@ -42,7 +42,7 @@ sizes only the run decides are decided there.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import llvmlite.ir as lir
@@ -627,6 +627,17 @@ class ParallelizeLoopsPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         """Outline the eligible generics of every function of `op`."""
         parallelize(op, self.min_chunk_work)
+
+    def per_function(self, module: ModuleOp) -> Callable[[func.FuncOp], list[Operation]]:
+        """This pass one function of `module` at a time (`pipeline.translate_streamed`):
+        each call returns the chunk functions made, each followed by its fork's
+        declaration."""
+        split = FunctionParallelizer(module, self.min_chunk_work)
+
+        def run(fn: func.FuncOp) -> list[Operation]:
+            return [o for f in split(fn) for o in (f, f.next_op) if o is not None]
+
+        return run
 
 
 # ----------------------------------------------------------------- LLVM IR level

@@ -89,7 +89,7 @@ def compile_for_gpu(module: ModuleOp, fetches: Sequence[SSAValue], device: cuda.
     from pullback.lowering.convert_pd_to_linalg import build_entry
     from pullback.lowering.gpu import GPU_PASSES
     from pullback.lowering.gpu.pipeline import reject_control_flow
-    from pullback.lowering.gpu.ptx import gpu_modules, module_to_ptx
+    from pullback.lowering.llvm.nvptx import gpu_modules, module_to_ptx
 
     # No run-time range checks: host code cannot read a status buffer the kernels
     # write on the device (out-of-range ids read a clamped row there instead).
@@ -183,7 +183,7 @@ class HostRun:
 
     def launch(self, op: gpu.LaunchFuncOp) -> None:
         """A `gpu.launch_func` as `cuLaunchKernel` (empty grids are skipped)."""
-        from pullback.lowering.gpu.ptx import param_kinds
+        from pullback.lowering.llvm.nvptx import param_kinds
 
         env = self.env
         grid = [env[v] for v in (op.gridSizeX, op.gridSizeY, op.gridSizeZ)]

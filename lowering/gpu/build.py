@@ -18,8 +18,10 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineMap
 from xdsl.rewriter import InsertPoint
 
+from pullback.lowering.abi import LoweringError
 
-class GpuLoweringError(Exception):
+
+class GpuLoweringError(LoweringError):
     """A construct the GPU path cannot lower; the message names it."""
 
 
