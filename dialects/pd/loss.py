@@ -15,7 +15,7 @@ Per-row losses are always shaped `[N.., 1]`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -79,6 +79,8 @@ class OneHotOp(PureOp):
     %oh = pd.one_hot %ids {depth = 10 : i64} : (tensor<?xi64>) -> tensor<?x10xf32>
     ```
     """
+
+    POINTWISE: ClassVar[bool] = True
 
     name = "pd.one_hot"
     x = operand_def(TensorType)
@@ -236,6 +238,8 @@ class SquareErrorCostOp(PureOp):
     %c = pd.square_error_cost %y, %t : (tensor<?x1xf32>, tensor<?x1xf32>) -> tensor<?x1xf32>
     ```
     """
+
+    POINTWISE: ClassVar[bool] = True
 
     name = "pd.square_error_cost"
     x = operand_def(TensorType)
