@@ -73,7 +73,7 @@ def configure_torch(threads: int) -> None:
 
 def _ours_compiled(built: object, feeds: dict[str, np.ndarray], scope: dict[str, np.ndarray]) -> Prepared:
     """A `programs.Built` on the compiled backend, its first run (compile) done."""
-    from pullback.runtime.compiled import CompiledBackend
+    from pullback.runtime.native.backend import CompiledBackend
 
     backend = CompiledBackend()
     state = {k: v.copy() for k, v in scope.items()}
@@ -206,7 +206,7 @@ def measure_values(workload: str, tiny: bool = False, repeats: int = 3) -> dict[
     # Set before the compiled backend is imported; the driver sets it too.
     os.environ["PULLBACK_CACHE"] = "0"
     from pullback.benchmarks.programs import elementwise_chain, mlp_train
-    from pullback.runtime.compiled import compile_program
+    from pullback.runtime.native.compiler import compile_program
 
     warm = elementwise_chain(64, 2)
     compile_program(warm.module, warm.fetch)
@@ -228,10 +228,10 @@ def thread_report(sides: list[str]) -> dict[str, str]:
     and JAX's flags."""
     out: dict[str, str] = {}
     if any(s in OURS for s in sides):
-        from pullback.runtime import threadpool
-        from pullback.runtime.compiled import compile_threads
+        from pullback.runtime.native import threadpool
+        from pullback.runtime.native.settings import compile_threads
 
-        from pullback.runtime import blas
+        from pullback.runtime.native import blas
 
         out["pullback"] = str(threadpool.get_num_threads())
         out["pullback compile"] = str(compile_threads())

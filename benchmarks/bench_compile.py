@@ -1,7 +1,7 @@
 """Compile time and its effect on run time (issue 18): each program compiled with
 the settings of `VARIANTS` (the module whole on one LLVM thread before; streamed
 function by function into chunks compiled on `compile_threads()` threads now,
-`lowering/pipeline.py`'s `translate_streamed`, `runtime/llvm_chunks.py`),
+`lowering/pipeline.py`'s `translate_streamed`, `runtime/native/llvm_chunks.py`),
 phase by phase; then both
 compiled programs timed interleaved in one process, so the run-time ratio is a
 same-run figure.
@@ -27,7 +27,8 @@ import numpy as np
 os.environ["PULLBACK_CACHE"] = "0"
 
 from pullback.benchmarks.programs import elementwise_chain, mlp_train  # noqa: E402
-from pullback.runtime.compiled import CompiledProgram, compile_program, execute  # noqa: E402
+from pullback.runtime.native.compiler import compile_program  # noqa: E402
+from pullback.runtime.native.program import CompiledProgram, execute  # noqa: E402
 
 VARIANTS: dict[str, dict[str, Any]] = {"before": {"split_llvm": False}, "after": {}}
 """The settings compared: the whole module lowered, then optimized and emitted on one

@@ -7,7 +7,7 @@ The step: an eager 784-256-10 MLP (`nn.Linear`, ReLU, cross-entropy, Adam), batc
 on a quiet machine, then with `--load` busy processes (pure Python spinning loops,
 one per requested unit of load) started beside it, each setting in its own process,
 alternating: (a) pullback's defaults, where BLAS threads follow pullback's setting and
-the load (`runtime/blas_threads.py`), and (b) `OPENBLAS_NUM_THREADS` set to the CPU
+the load (`runtime/native/blas_threads.py`), and (b) `OPENBLAS_NUM_THREADS` set to the CPU
 count, which is what numpy's OpenBLAS does when nobody sets it (the behaviour before
 `blas_threads`); with `--paddle-python`, (c) Paddle 3.3.1's dygraph with its defaults.  Prints the median step and the 90th percentile of each.
 """

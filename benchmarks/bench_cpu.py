@@ -28,7 +28,7 @@ from pullback.benchmarks.programs import (
     torch_mlp_step,
 )
 from pullback.dialects import pd
-from pullback.runtime.compiled import CompiledBackend
+from pullback.runtime.native.backend import CompiledBackend
 from xdsl.ir import SSAValue
 
 
@@ -584,10 +584,10 @@ def report(title: str, rows: list[tuple[str, float | None, str]]) -> None:
 
 def _blas_line() -> str:
     """Which BLAS our compiled matmuls call (starting the compiled backend)."""
-    from pullback.runtime import blas
-    from pullback.runtime.compiled import _Jit
+    from pullback.runtime.native import blas
+    from pullback.runtime.native.jit import Jit
 
-    _Jit.get()
+    Jit.get()
     bound = blas.bound()
     return bound.describe() if bound is not None else "none (matmuls compile to loops)"
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 import numpy as np
 
 from pullback.benchmarks.programs import elementwise_chain, mlp_train, torch_mlp_step
-from pullback.runtime import cuda
+from pullback.runtime.gpu import cuda
 
 Row = tuple[str, float | None, str]
 
@@ -42,7 +42,7 @@ def _torch_cuda():  # type: ignore[no-untyped-def]
 
 def bench_mlp(repeat: int) -> list[Row]:
     """MLP 784-512-512-10, batch 128, relu, softmax cross-entropy, SGD: one step."""
-    from pullback.runtime.gpu_backend import GpuBackend
+    from pullback.runtime.gpu.backend import GpuBackend
 
     sizes, batch, lr = (784, 512, 512, 10), 128, 0.01
     rng = np.random.default_rng(0)
@@ -78,7 +78,7 @@ def bench_mlp(repeat: int) -> list[Row]:
 
 def bench_chain(repeat: int, n: int) -> list[Row]:
     """The 20-op elementwise chain and its gradient over `n` float32 elements."""
-    from pullback.runtime.gpu_backend import GpuBackend
+    from pullback.runtime.gpu.backend import GpuBackend
 
     built = elementwise_chain(n)
     rng = np.random.default_rng(0)

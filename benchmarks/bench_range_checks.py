@@ -14,7 +14,8 @@ import numpy as np
 import pullback.lowering.convert_pd_to_linalg as L
 from pullback.benchmarks.programs import ProgramBuilder
 from pullback.dialects import pd
-from pullback.runtime import compiled as C
+from pullback.runtime.native import compiler as C
+from pullback.runtime.native.backend import CompiledBackend
 
 
 def build() -> tuple[ProgramBuilder, list]:
@@ -42,7 +43,7 @@ def main() -> None:
         for checks in (True, False, True, False):
             C.build_entry = lambda *a, checks=checks, **k: original(*a, **{**k, "range_checks": checks})
             b, fetch = build()
-            backend = C.CompiledBackend()
+            backend = CompiledBackend()
             backend.run(b.module, feeds, scope, fetch)
             times = []
             for _ in range(300):

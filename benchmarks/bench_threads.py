@@ -18,8 +18,9 @@ from collections.abc import Callable
 import numpy as np
 from pullback.benchmarks.programs import Built, ProgramBuilder, elementwise_chain, mlp_train
 from pullback.dialects import pd
-from pullback.runtime import threadpool
-from pullback.runtime.compiled import CompiledProgram, compile_program, execute
+from pullback.runtime.native import threadpool
+from pullback.runtime.native.compiler import compile_program
+from pullback.runtime.native.program import CompiledProgram, execute
 
 
 def fan_out(n: int = 1 << 20, width: int = 8) -> Built:

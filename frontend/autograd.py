@@ -48,7 +48,7 @@ from pullback.frontend.eager import (
 )
 from pullback.passes import activity
 from pullback.passes.autodiff import AutodiffError, differentiate
-from pullback.runtime import blas_threads
+from pullback.runtime.native import blas_threads
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Operation, SSAValue
 

@@ -35,9 +35,9 @@ from xdsl.utils.exceptions import VerifyException
 from pullback.frontend.dtype import dtype as as_dtype
 from pullback.dialects import pd
 from pullback.frontend import unique_name
-from pullback.runtime import blas_threads
+from pullback.runtime.native import blas_threads
 from pullback.runtime.interpreter import KERNELS, InterpreterError, _load_kernels
-from pullback.runtime.malloc import keep_freed_memory
+from pullback.runtime.native.malloc import keep_freed_memory
 
 # ------------------------------------------------------------------- grad mode
 
@@ -122,8 +122,8 @@ class Template:
         from pullback.passes import vjp as vjp_rules
 
         vjp_rules.load_all()
-        keep_freed_memory()  # eager kernels' large results are reused, not unmapped (runtime/malloc.py)
-        blas_threads.maybe_apply()  # numpy's BLAS follows pullback's threads (runtime/blas_threads.py)
+        keep_freed_memory()  # eager kernels' large results are reused, not unmapped (runtime/native/malloc.py)
+        blas_threads.maybe_apply()  # numpy's BLAS follows pullback's threads (runtime/native/blas_threads.py)
         # Idempotent; not `if not KERNELS`: a caller that imported one kernel family
         # itself would leave the others unregistered.
         _load_kernels()

@@ -12,7 +12,10 @@ imported (its `__init__` calls `install()`):
   defines itself;
 * `Tensor.backward` (`autograd.tensor_backward`) and the gradient hooks
   (`hooks.TENSOR_METHODS`: `register_hook`, `retain_grads`, ...);
-* `Block.create_parameter` (`layers.block_create_parameter`).
+* `Block.create_parameter` (`layers.block_create_parameter`);
+* the executor's programs (`runtime/executor.py`, a layer below, which never imports
+  the frontend): `Program`, `Variable` and `default_main_program`
+  (`executor.register_frontend`).
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ import functools
 
 from pullback.frontend import autograd, core, eager, hooks, layers
 from pullback.frontend.api import registry
-from pullback.frontend.framework import Block, Variable
+from pullback.frontend.framework import Block, Program, Variable, default_main_program
+from pullback.runtime import executor
 
 
 def install_methods(cls: type) -> list[str]:
@@ -48,3 +52,4 @@ def install() -> None:
     for name, fn in hooks.TENSOR_METHODS.items():
         setattr(eager.Tensor, name, fn)
     Block.create_parameter = layers.block_create_parameter  # type: ignore[attr-defined]
+    executor.register_frontend(Program, Variable, default_main_program)

@@ -1,6 +1,6 @@
 """What a lowered program looks like from outside: its flattened op order and its ABI.
 
-The runtimes (`runtime/compiled.py`, `runtime/gpu_backend.py`) and the run-time
+The runtimes (`runtime/native/`, `runtime/gpu/backend.py`) and the run-time
 shape checks (`lowering/shapes.py`) read these; they depend only on the dialect, not
 on any lowering rule, so importing them never loads the lowering.
 

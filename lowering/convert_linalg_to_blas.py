@@ -18,7 +18,7 @@ signature, 64-bit integers (ILP64, as numpy's bundled OpenBLAS exports it):
     (order: i32, trans_a: i32, trans_b: i32, m: i64, n: i64, k: i64, alpha,
      a: ptr, lda: i64, b: ptr, ldb: i64, beta, c: ptr, ldc: i64) -> ()
 
-The runtime binds these symbols to the BLAS it finds (`runtime/compiled.py`).  A
+The runtime binds these symbols to the BLAS it finds (`runtime/native/blas.py`).  A
 `linalg.fill` of zeros into the output right before the product folds into
 `beta = 0` (unless batch dimensions accumulate).  Untagged contractions, tagged ones
 whose layout BLAS cannot take, and everything when this pass is left out of the

@@ -33,7 +33,7 @@ and an output buffer that an input also reads.
 `func.call @X__fork` is ordinary func IR: the fork is declared, not defined, here.
 `lower_forks` (run on the `llvmlite.ir.Module`, whichever route produced it) defines
 each fork: it packs its arguments into a struct on the stack and calls
-`pb_parallel_for(@X__tramp, &struct, n, grain)` (`runtime/threadpool.py`), where the
+`pb_parallel_for(@X__tramp, &struct, n, grain)` (`runtime/native/threadpool.py`), where the
 trampoline unpacks the struct and calls the chunk function `X(lo, hi, ...)`.
 `pb_parallel_for` runs the loop inline when `n < 2 * grain` or one thread is set, so
 sizes only the run decides are decided there.
@@ -87,7 +87,7 @@ PAR_INFIX = "__par"
 FORK_SUFFIX = "__fork"
 TRAMP_SUFFIX = "__tramp"
 PARALLEL_FOR = "pb_parallel_for"
-"""The pool's entry point (`runtime/threadpool.py`)."""
+"""The pool's entry point (`runtime/native/threadpool.py`)."""
 
 _COSTS = {
     "math.exp": 10, "math.log": 10, "math.tanh": 12, "math.powf": 20, "math.sin": 12, "math.cos": 12,

@@ -118,7 +118,7 @@ def translate_streamed(
     a pass makes, such as `parallelize-loops`' chunk functions, go through the
     passes after it), and the translation, then handed on with the forks it calls
     and their trampolines (`lower_forks_of`) as `written(module, group)`, so that
-    LLVM compiles it while the next ones are lowered (`runtime/llvm_chunks.py`,
+    LLVM compiles it while the next ones are lowered (`runtime/native/llvm_chunks.py`,
     `ChunkWriter`).  The passes touch only the function they run on (and add
     declarations, or chunk functions next to it), so the IR is what the
     module-wide passes make (deduplication compares segments as they were made:

@@ -24,6 +24,12 @@ shapes), `feeds` maps data names to checked arrays, `scope` maps parameter names
 arrays, and `fetches` are SSA values of `module` to return, in order.  The numpy
 interpreter is built in; others live in modules listed in `BACKEND_MODULES`, each
 exposing `make_backend(place) -> backend`.
+
+Programs come from the frontend (`frontend/framework.py`), a layer above: the
+executor reads them through the `StaticProgram` protocol, and the frontend registers
+its `Program` and `Variable` classes and its default main program with
+`register_frontend` when it is imported (`frontend/install.py`), so this module never
+imports it.
 """
 
 from __future__ import annotations
@@ -31,19 +37,71 @@ from __future__ import annotations
 import importlib
 import os
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
 from pullback.dialects import pd
 from pullback.dialects.pd.base import dtype_name, elem_of, shape_of, value_name
-from pullback.frontend.framework import Program, Variable, default_main_program
-from pullback.runtime import blas_threads
+from pullback.runtime.native import blas_threads
 from pullback.runtime.scope import LoDTensor, Scope, global_scope
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
+
+# --------------------------------------------------------------------------- programs
+
+
+class StaticProgram(Protocol):
+    """What the executor reads of a program (the frontend's `Program`)."""
+
+    module: ModuleOp
+    """Its ops (block 0)."""
+    version: int
+    """Bumped on every change: prepared copies are cached per version."""
+    passes: list[Any]
+    """xDSL module passes applied to each prepared copy (before autodiff)."""
+
+    def global_block(self) -> Any:
+        """Block 0: `.ir` (the xDSL block) and `.wrap(value)` (its Variable)."""
+        ...
+
+    def _lookup(self, name: str) -> SSAValue | None:
+        """The latest value named `name`, if any."""
+        ...
+
+
+class _Frontend:
+    """The frontend's classes, as `register_frontend` gave them.  Until a frontend
+    registers, nothing is a program or a variable and there is no default program."""
+
+    program: tuple[type[Any], ...] = ()
+    variable: tuple[type[Any], ...] = ()
+    fetchable: tuple[type[Any], ...] = (str,)
+    """What a fetch-list item may be: a name or a `Variable`."""
+    default_main_program: Callable[[], StaticProgram] | None = None
+
+
+def register_frontend(
+    program: type[Any], variable: type[Any], default_main_program: Callable[[], StaticProgram]
+) -> None:
+    """Make the executor accept instances of `program` (a `StaticProgram`) and fetch
+    `variable`s (with `.name`, `.value` and `.block.program`), and run
+    `default_main_program()` when `run` is given no program.  The frontend calls this
+    when it is imported (`frontend/install.py`)."""
+    _Frontend.program = (program,)
+    _Frontend.variable = (variable,)
+    _Frontend.fetchable = (str, variable)
+    _Frontend.default_main_program = default_main_program
+
+
+def _default_main_program() -> StaticProgram:
+    make = _Frontend.default_main_program
+    if make is None:
+        raise RuntimeError("Executor: no program given and no frontend loaded (import pullback.static)")
+    return make()
+
 
 # ----------------------------------------------------------------------------- places
 
@@ -86,7 +144,7 @@ class CUDAPlace(Place):
         if not isinstance(device_id, int) or device_id < 0:
             raise ValueError(f"CUDAPlace: device_id must be an int >= 0, got {device_id!r}")
         try:
-            cuda = importlib.import_module("pullback.runtime.cuda")
+            cuda = importlib.import_module("pullback.runtime.gpu.cuda")
         except ImportError:
             raise RuntimeError(
                 f"CUDAPlace({device_id}): this pullback has no CUDA support; use CPUPlace()"
@@ -103,9 +161,9 @@ class CUDAPlace(Place):
 
 
 def cuda_device_count() -> int:
-    """GPUs usable through `pullback.runtime.cuda` (0 when that support is absent)."""
+    """GPUs usable through `pullback.runtime.gpu.cuda` (0 when that support is absent)."""
     try:
-        cuda = importlib.import_module("pullback.runtime.cuda")
+        cuda = importlib.import_module("pullback.runtime.gpu.cuda")
     except ImportError:
         return 0
     try:
@@ -163,8 +221,8 @@ class InterpreterBackend:
 
 
 BACKEND_MODULES: dict[str, str] = {
-    "compiled": "pullback.runtime.compiled",
-    "cuda": "pullback.runtime.gpu_backend",
+    "compiled": "pullback.runtime.native.backend",
+    "cuda": "pullback.runtime.gpu.backend",
 }
 """Backends defined elsewhere: name -> module exposing `make_backend(place)`."""
 
@@ -212,7 +270,7 @@ def _uses_anywhere(value: SSAValue) -> bool:
     return any(True for _ in value.uses)
 
 
-_TOP_LEVEL: weakref.WeakKeyDictionary[Program, tuple[int, dict[str, pd.DataOp], list[str]]] = (
+_TOP_LEVEL: weakref.WeakKeyDictionary[StaticProgram, tuple[int, dict[str, pd.DataOp], list[str]]] = (
     weakref.WeakKeyDictionary()
 )
 """Per program, at its `version`: its data variables and parameter names (what
@@ -220,7 +278,7 @@ _TOP_LEVEL: weakref.WeakKeyDictionary[Program, tuple[int, dict[str, pd.DataOp], 
 training step's call)."""
 
 
-def _top_level(program: Program) -> tuple[dict[str, pd.DataOp], list[str]]:
+def _top_level(program: StaticProgram) -> tuple[dict[str, pd.DataOp], list[str]]:
     """The program's data variables by name and its parameters' names, found once
     per program version."""
     known = _TOP_LEVEL.get(program)
@@ -237,12 +295,12 @@ def _top_level(program: Program) -> tuple[dict[str, pd.DataOp], list[str]]:
     return data, params
 
 
-def data_vars(program: Program) -> dict[str, pd.DataOp]:
+def data_vars(program: StaticProgram) -> dict[str, pd.DataOp]:
     """The program's feed variables by name (a fresh dict)."""
     return dict(_top_level(program)[0])
 
 
-def persistable_updates(program: Program) -> dict[str, SSAValue]:
+def persistable_updates(program: StaticProgram) -> dict[str, SSAValue]:
     """The latest value of each persistable name that the program computes.
 
     Persistable names are those of the program's `pd.parameter` ops and of variables
@@ -280,7 +338,7 @@ def _autodiff_if_needed(module: ModuleOp) -> None:
     autodiff().apply(ctx, module)
 
 
-def prepare(program: Program, fetch_values: Sequence[SSAValue]) -> _Prepared:
+def prepare(program: StaticProgram, fetch_values: Sequence[SSAValue]) -> _Prepared:
     """Clone the program's module, add `pd.fetch` for every output, run autodiff."""
     updates = persistable_updates(program)
     outputs = [*fetch_values, *updates.values()]
@@ -360,7 +418,7 @@ def check_feed(name: str, var: pd.DataOp, value: Any) -> np.ndarray:
 
 
 def check_feeds(
-    program: Program, feed: Mapping[str, Any] | None, fetches: Sequence[SSAValue] = ()
+    program: StaticProgram, feed: Mapping[str, Any] | None, fetches: Sequence[SSAValue] = ()
 ) -> dict[str, np.ndarray]:
     """Validate `feed` against the program's data variables; return checked arrays.
 
@@ -403,7 +461,8 @@ def flatten_fetch_list(fetch_list: Any) -> list[Any]:
     `gradients()` and `append_backward` return), flattened one level."""
     if fetch_list is None:
         return []
-    if isinstance(fetch_list, (str, Variable)):
+    fetchable = _Frontend.fetchable
+    if isinstance(fetch_list, fetchable):
         return [fetch_list]
     if not isinstance(fetch_list, (list, tuple)):
         raise TypeError(
@@ -414,13 +473,13 @@ def flatten_fetch_list(fetch_list: Any) -> list[Any]:
     for i, item in enumerate(fetch_list):
         if isinstance(item, (list, tuple)):
             for j, sub in enumerate(item):
-                if not isinstance(sub, (str, Variable)):
+                if not isinstance(sub, fetchable):
                     raise TypeError(
                         f"fetch_list items must be Variables or names: fetch_list[{i}][{j}] "
                         f"is a {type(sub).__name__}"
                     )
             out.extend(item)
-        elif isinstance(item, (str, Variable)):
+        elif isinstance(item, fetchable):
             out.append(item)
         else:
             raise TypeError(
@@ -430,9 +489,9 @@ def flatten_fetch_list(fetch_list: Any) -> list[Any]:
     return out
 
 
-def resolve_fetch(program: Program, item: Any) -> SSAValue:
+def resolve_fetch(program: StaticProgram, item: Any) -> SSAValue:
     """The value of `program` that a fetch-list item (Variable or name) designates."""
-    if isinstance(item, Variable):
+    if isinstance(item, _Frontend.variable):
         if item.block.program is program:
             return item.value
         item = item.name  # a Variable of another program (e.g. before clone())
@@ -464,11 +523,11 @@ class Executor:
             )
         self.backend_name = backend or default_backend(self.place)
         self.backend = make_backend(self.backend_name, self.place)
-        self._cache: weakref.WeakKeyDictionary[Program, dict[Any, _Prepared]] = (
+        self._cache: weakref.WeakKeyDictionary[StaticProgram, dict[Any, _Prepared]] = (
             weakref.WeakKeyDictionary()
         )
 
-    def _prepared(self, program: Program, fetch_values: list[SSAValue]) -> _Prepared:
+    def _prepared(self, program: StaticProgram, fetch_values: list[SSAValue]) -> _Prepared:
         per_program = self._cache.setdefault(program, {})
         key = (program.version, tuple(fetch_values))
         entry = per_program.get(key)
@@ -482,7 +541,7 @@ class Executor:
 
     def run(
         self,
-        program: Program | None = None,
+        program: StaticProgram | None = None,
         feed: Mapping[str, Any] | None = None,
         fetch_list: Sequence[Any] | Any = None,
         feed_var_name: str = "feed",
@@ -500,9 +559,9 @@ class Executor:
         RuntimeError when a parameter the program reads is not in the scope.
         """
         if program is None:
-            program = default_main_program()
+            program = _default_main_program()
         program = getattr(program, "_program", program)  # a static.CompiledProgram
-        if not isinstance(program, Program):
+        if not isinstance(program, _Frontend.program):
             raise TypeError(f"Executor.run: program must be a Program, got {type(program).__name__}")
         scope = scope if scope is not None else global_scope()
         fetch_list = flatten_fetch_list(fetch_list)
@@ -523,7 +582,7 @@ class Executor:
 
     def memory_peak(
         self,
-        program: Program | None = None,
+        program: StaticProgram | None = None,
         feed: Mapping[str, Any] | None = None,
         fetch_list: Sequence[Any] | Any = None,
     ) -> Any:
@@ -531,13 +590,14 @@ class Executor:
         feeds (not a Paddle API): a `lowering.memory.Peak` with `.bytes` and `.live`
         (the buffers that make the peak).  Compiles like `run` (the compiled
         backend's cache is shared) but runs nothing; dynamic dims come from `feed`."""
-        from pullback.runtime.compiled import CompiledBackend, compile_program
+        from pullback.runtime.native.backend import CompiledBackend
+        from pullback.runtime.native.compiler import compile_program
 
         if program is None:
-            program = default_main_program()
+            program = _default_main_program()
         if fetch_list is None:
             fetch_list = []
-        elif isinstance(fetch_list, (str, Variable)):
+        elif isinstance(fetch_list, _Frontend.fetchable):
             fetch_list = [fetch_list]
         fetch_values = [resolve_fetch(program, f) for f in fetch_list]
         feeds = check_feeds(program, feed, fetch_values)
@@ -555,7 +615,7 @@ class Executor:
         self._cache.clear()
 
 
-def _set_scheduled_learning_rate(program: Program, scope: Scope) -> None:
+def _set_scheduled_learning_rate(program: StaticProgram, scope: Scope) -> None:
     """Write the current rate of the program's learning-rate schedule (an optimizer
     built with `learning_rate=LRScheduler`) into its `[1]` variable: the program
     reads the rate from the scope, so a new rate changes no program."""
@@ -566,7 +626,7 @@ def _set_scheduled_learning_rate(program: Program, scope: Scope) -> None:
     scope[var.name] = np.full([1], scheduler(), dtype=np.dtype(f"{var.dtype}"))
 
 
-def _check_parameters(program: Program, scope: Mapping[str, np.ndarray]) -> None:
+def _check_parameters(program: StaticProgram, scope: Mapping[str, np.ndarray]) -> None:
     missing = [name for name in _top_level(program)[1] if name not in scope]
     if missing:
         names = ", ".join(f"'{n}'" for n in missing)
@@ -583,6 +643,7 @@ __all__ = [
     "Executor",
     "InterpreterBackend",
     "Place",
+    "StaticProgram",
     "check_feeds",
     "cpu_places",
     "cuda_places",
@@ -590,4 +651,5 @@ __all__ = [
     "make_backend",
     "persistable_updates",
     "prepare",
+    "register_frontend",
 ]

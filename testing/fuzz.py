@@ -1342,7 +1342,7 @@ def _describe(case: Case, v: int) -> str:
 def check_case(case: Case, stats: Stats | None = None, eager: bool = True, fd: bool = True) -> None:
     """Run the case on every backend and against finite differences; raises
     Mismatch (or the exception a backend raised) on the first problem."""
-    from pullback.runtime.compiled import CompiledBackend
+    from pullback.runtime.native.backend import CompiledBackend
     from pullback.runtime.interpreter import run_module
 
     st = build_static(case)

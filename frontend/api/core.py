@@ -74,11 +74,11 @@ eager = _EagerNamespace()
 
 def set_num_threads(num_threads: int) -> None:
     """`core.set_num_threads(n)`: compiled programs run their large loops on `n`
-    threads (`runtime/threadpool.py`), and the BLAS libraries at most `n`, fewer while
+    threads (`runtime/native/threadpool.py`), and the BLAS libraries at most `n`, fewer while
     other processes occupy the cores, unless `OPENBLAS_NUM_THREADS` / `MKL_NUM_THREADS`
-    say otherwise (`runtime/blas_threads.py`); both take effect at once."""
-    from pullback.runtime import blas_threads
-    from pullback.runtime.threadpool import set_num_threads as set_threads
+    say otherwise (`runtime/native/blas_threads.py`); both take effect at once."""
+    from pullback.runtime.native import blas_threads
+    from pullback.runtime.native.threadpool import set_num_threads as set_threads
 
     set_threads(num_threads)
     blas_threads.apply()

@@ -8,7 +8,7 @@ exactly when the driver library loads, and `cuda.device_count()` asks the driver
 from __future__ import annotations
 
 from pullback.frontend.api import device_cuda as cuda
-from pullback.runtime import cuda as _cuda
+from pullback.runtime.gpu import cuda as _cuda
 
 __path__: list[str] = []  # `paddle.device.cuda` comes from the alias finder
 

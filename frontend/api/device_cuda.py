@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pullback.runtime import cuda as _cuda
+from pullback.runtime.gpu import cuda as _cuda
 
 
 def device_count() -> int:

@@ -289,7 +289,7 @@ class ConcreteProgram:
             self._compiled[key] = compiled
         if compiled is None:
             return list(self._backend.run(module, feeds, scope, fetches))
-        from pullback.runtime.compiled import execute
+        from pullback.runtime.native.program import execute
 
         return list(execute(compiled, feeds, scope))
 

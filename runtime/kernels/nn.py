@@ -21,7 +21,7 @@ from pullback.dialects.pd.nn import (
     SPLITMIX_MIX,
     dropout_threshold,
 )
-from pullback.runtime import native_dropout
+from pullback.runtime.native import dropout as native_dropout
 from pullback.runtime.interpreter import kernel, out_of_range
 from xdsl.dialects.builtin import TensorType
 
@@ -368,7 +368,7 @@ def dropout_keep(seed: int, shape: tuple[int, ...], p: float) -> np.ndarray:
         return entry[0]
     n = math.prod(shape)  # (np.prod costs ~10 us a call, more than a small mask)
     # `u >= p` as the integer test the lowering uses (`dropout_threshold`): no floats.
-    # Native code computes the same bits ~5x faster (runtime/native_dropout.py).
+    # Native code computes the same bits ~5x faster (runtime/native/dropout.py).
     threshold = dropout_threshold(p)
     flat = native_dropout.keep_mask(seed, n, threshold)
     if flat is None:

@@ -1,4 +1,4 @@
-"""runtime/blas.py: which library `pullback_sgemm`/`_dgemm` call, and the size router."""
+"""runtime/native/blas.py: which library `pullback_sgemm`/`_dgemm` call, and the size router."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from pullback.runtime import blas
+from pullback.runtime.native import blas
 
 _GEMM_ARGS = [
     ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,

@@ -1,5 +1,5 @@
-"""Issue 26, BLAS threads under contention (`runtime/blas_threads.py`): numpy's OpenBLAS
-(and MKL, where `runtime/blas.py` loads it) follows pullback's thread setting, an
+"""Issue 26, BLAS threads under contention (`runtime/native/blas_threads.py`): numpy's OpenBLAS
+(and MKL, where `runtime/native/blas.py` loads it) follows pullback's thread setting, an
 explicit `OPENBLAS_NUM_THREADS` wins, busy CPUs give fewer threads, and the hooks on
 the eager and executor paths decide again at most once per `INTERVAL_S`.
 
@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import pullback as paddle
-from pullback.runtime import blas, blas_threads, threadpool
+from pullback.runtime.native import blas, blas_threads, threadpool
 
 threadpoolctl = pytest.importorskip("threadpoolctl")
 

@@ -1,4 +1,4 @@
-"""The compiled backend's disk cache (`runtime/compile_cache.py`), its compile-time
+"""The compiled backend's disk cache (`runtime/native/disk_cache.py`), its compile-time
 report (`PULLBACK_COMPILE_TIMES`) and the stderr notice of slow compiles.
 
 The session fixture in tests/conftest.py points `PULLBACK_CACHE_DIR` at a temporary
@@ -17,8 +17,9 @@ import pytest
 
 from pullback.benchmarks.programs import ProgramBuilder
 from pullback.dialects import pd
-from pullback.runtime import compile_cache, compiled
-from pullback.runtime.compiled import CompiledBackend, compile_program
+from pullback.runtime.native import compiler, disk_cache, program
+from pullback.runtime.native.backend import CompiledBackend
+from pullback.runtime.native.compiler import compile_program
 from pullback.runtime.interpreter import run_module
 
 
@@ -30,7 +31,7 @@ def _program(scale: float) -> tuple[ProgramBuilder, object]:
     return b, y
 
 
-def _phases(prog: compiled.CompiledProgram) -> list[str]:
+def _phases(prog: program.CompiledProgram) -> list[str]:
     assert prog.times is not None
     return [name for name, _ in prog.times.phases]
 
@@ -53,7 +54,7 @@ def test_a_second_process_loads_the_program_from_the_cache(cache: Path) -> None:
         import numpy as np
         from pullback.benchmarks.programs import ProgramBuilder
         from pullback.dialects import pd
-        from pullback.runtime.compiled import CompiledBackend
+        from pullback.runtime.native.backend import CompiledBackend
         b = ProgramBuilder()
         x = b.data("x", [-1, 3])
         y = b.add(pd.ReduceSumOp, b.add(pd.ScaleOp, b.add(pd.TanhOp, x), scale=1.5))
@@ -94,8 +95,8 @@ def test_a_damaged_entry_is_ignored_and_rebuilt(cache: Path) -> None:
         path.write_bytes(damaged)
         prog = compile_program(b.module, [y])
         assert "llvm" in _phases(prog)  # rebuilt, not loaded
-        assert compile_cache.load(path.stem) is not None  # rewritten whole
-        (got,) = compiled.execute(prog, feeds, {})
+        assert disk_cache.load(path.stem) is not None  # rewritten whole
+        (got,) = program.execute(prog, feeds, {})
         np.testing.assert_allclose(got, want, rtol=1e-6)
     again = compile_program(b.module, [y])
     assert "llvm" not in _phases(again)  # the rewritten entry is used
@@ -115,35 +116,35 @@ def test_the_cache_is_bounded_least_recently_used_first(cache: Path, monkeypatch
     monkeypatch.setenv("PULLBACK_CACHE_SIZE", "3500")
     blob = {"object": bytes(1000)}
     for i, k in enumerate(["a", "b", "c"]):
-        compile_cache.store(k, blob)
+        disk_cache.store(k, blob)
         os.utime(cache / f"{k}.pbc", (1000 + i, 1000 + i))  # a oldest, c newest
-    assert compile_cache.load("a") == blob  # a is now the most recently used
-    compile_cache.store("d", blob)
+    assert disk_cache.load("a") == blob  # a is now the most recently used
+    disk_cache.store("d", blob)
     assert sorted(p.stem for p in cache.glob("*.pbc")) == ["a", "c", "d"]
     monkeypatch.setenv("PULLBACK_CACHE_SIZE", "lots")
     with pytest.raises(ValueError, match="PULLBACK_CACHE_SIZE"):
-        compile_cache.max_bytes()
+        disk_cache.max_bytes()
 
 
 def test_the_default_location_is_under_the_user_cache_folder(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("PULLBACK_CACHE_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", "/somewhere/cache")
-    assert compile_cache.cache_dir() == Path("/somewhere/cache/pullback")
+    assert disk_cache.cache_dir() == Path("/somewhere/cache/pullback")
     monkeypatch.delenv("XDG_CACHE_HOME")
-    assert compile_cache.cache_dir() == Path.home() / ".cache" / "pullback"
+    assert disk_cache.cache_dir() == Path.home() / ".cache" / "pullback"
 
 
 def test_a_slow_compile_says_so_on_stderr(cache: Path, monkeypatch: pytest.MonkeyPatch,
                                           capfd: pytest.CaptureFixture[str]) -> None:
     """Past `NOTICE_AFTER_S` a compile names its program while it runs and gives its
     time when done; `PULLBACK_COMPILE_TIMES=1` adds the phase table."""
-    monkeypatch.setattr(compiled, "NOTICE_AFTER_S", 0.0)
+    monkeypatch.setattr(compiler, "NOTICE_AFTER_S", 0.0)
     b, y = _program(4.5)
     CompiledBackend().run(b.module, {"x": np.zeros((1, 3), np.float32)}, {}, [y])
     err = capfd.readouterr().err
     assert "pullback: compiling a program of" in err and "ops fetching" in err
     assert "pullback: compiled a program of" in err and "llvm-optimize" not in err
-    monkeypatch.setattr(compiled, "NOTICE_AFTER_S", 3600.0)
+    monkeypatch.setattr(compiler, "NOTICE_AFTER_S", 3600.0)
     monkeypatch.setenv("PULLBACK_COMPILE_TIMES", "1")
     b, y = _program(5.5)
     CompiledBackend().run(b.module, {"x": np.zeros((1, 3), np.float32)}, {}, [y])

@@ -15,7 +15,8 @@ import pytest
 
 from pullback.benchmarks.programs import ProgramBuilder, mlp_train
 from pullback.dialects import pd
-from pullback.runtime.compiled import CompiledBackend, NotCompilable
+from pullback.runtime.native.backend import CompiledBackend
+from pullback.runtime.native.compiler import NotCompilable
 from pullback.runtime.interpreter import run_module
 from xdsl.ir import SSAValue
 
@@ -366,9 +367,9 @@ def test_program_cache_is_lru_bounded_and_frees_evicted_code() -> None:
 
 
 def test_two_hundred_batch_sizes_keep_the_shape_plans_bounded(monkeypatch) -> None:
-    from pullback.runtime import compiled
+    from pullback.runtime.native import program
 
-    monkeypatch.setattr(compiled, "SHAPE_PLANS_PER_PROGRAM", 50)
+    monkeypatch.setattr(program, "SHAPE_PLANS_PER_PROGRAM", 50)
     b = ProgramBuilder()
     x = b.data("x", [-1, 3])
     y = b.add(pd.ReduceSumOp, b.add(pd.TanhOp, x), axis=[1])
@@ -409,7 +410,7 @@ def test_keep_freed_memory_follows_its_switch(monkeypatch):
     `PULLBACK_MALLOC_CACHE=0` leaves malloc alone."""
     import ctypes
 
-    from pullback.runtime import malloc
+    from pullback.runtime.native import malloc
 
     monkeypatch.setenv("PULLBACK_MALLOC_CACHE", "0")
     assert malloc.keep_freed_memory() is False
@@ -422,14 +423,15 @@ def test_keep_freed_memory_follows_its_switch(monkeypatch):
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 def test_fork_right_after_the_backend_starts_the_jit_setup() -> None:
     """`CompiledBackend()` sets the JIT up on a background thread; a fork at once
-    waits for that set-up (`_Jit._await_prewarm`), so the child can compile instead
+    waits for that set-up (`Jit._await_prewarm`), so the child can compile instead
     of waiting forever on a lock it inherited held.  (In a fresh process: the set-up
     must not have happened yet.)"""
     script = textwrap.dedent("""
         import os, numpy as np
         from pullback.benchmarks.programs import mlp_train
-        from pullback.runtime.compiled import CompiledBackend, _Jit
-        assert _Jit._instance is None
+        from pullback.runtime.native.backend import CompiledBackend
+        from pullback.runtime.native.jit import Jit
+        assert Jit._instance is None
         CompiledBackend()
         pid = os.fork()
         if pid == 0:
@@ -452,7 +454,7 @@ def test_a_bad_setting_fails_the_compile_not_the_setup_thread() -> None:
     script = textwrap.dedent("""
         import time, numpy as np
         from pullback.benchmarks.programs import mlp_train
-        from pullback.runtime.compiled import CompiledBackend
+        from pullback.runtime.native.backend import CompiledBackend
         backend = CompiledBackend()
         time.sleep(0.5)
         built = mlp_train((4, 3), lr=0.1)

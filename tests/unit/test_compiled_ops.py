@@ -22,7 +22,7 @@ from pullback.lowering.convert_pd_to_linalg import build_entry, lowering_gap
 from pullback.lowering.convert_linalg_to_blas import ConvertLinalgToBlasPass
 from pullback.lowering.pipeline import run_passes
 from pullback.passes.autodiff import differentiate
-from pullback.runtime.compiled import CompiledBackend
+from pullback.runtime.native.backend import CompiledBackend
 from pullback.runtime.interpreter import IndexOutOfRange, run_module
 from pullback.runtime.kernels.nn import dropout_keep
 
@@ -275,7 +275,7 @@ def test_conv2d_is_one_gemm_call_per_group_over_the_whole_batch(groups: int) -> 
 
 
 def test_conv2d_needs_static_window_sizes() -> None:
-    from pullback.runtime.compiled import NotCompilable
+    from pullback.runtime.native.compiler import NotCompilable
 
     b = ProgramBuilder()
     y = b.add(pd.Conv2DOp, b.data("x", [-1, 3, -1, 8]), b.param("w", [4, 3, 3, 3]))

@@ -21,7 +21,7 @@ import pytest
 from pullback.dialects import pd
 from pullback.lowering.convert_pd_to_linalg import LoweringError, build_entry
 from pullback.lowering.gpu.pipeline import lower_to_gpu
-from pullback.runtime.compiled import CompiledBackend
+from pullback.runtime.native.backend import CompiledBackend
 
 X = np.array([0.3, -0.4, 0.9])
 W = np.array([0.5, -0.2, 0.7])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import pullback as paddle
-from pullback.runtime import cuda
+from pullback.runtime.gpu import cuda
 
 
 def test_reports_agree_with_the_driver():

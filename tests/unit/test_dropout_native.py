@@ -1,4 +1,4 @@
-"""The native dropout mask (`runtime/native_dropout.py`) is the numpy splitmix64
+"""The native dropout mask (`runtime/native/dropout.py`) is the numpy splitmix64
 formulation bit for bit, and the kernel falls back to numpy without native code."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from pullback.dialects.pd.nn import dropout_threshold
-from pullback.runtime import native_dropout
+from pullback.runtime.native import dropout as native_dropout
 from pullback.runtime.kernels import nn as nn_kernels
 
 

@@ -212,7 +212,7 @@ def test_typing_rules_broadcast_and_dynamic_dims():
 def test_a_dynamic_dimension_is_never_broadcast(backend, y_shape, axis, feeds):
     """The rule typing, VJPs and compiled loops rely on, refused the same way (one
     message) by the interpreter and the compiled backend."""
-    from pullback.runtime.compiled import CompiledBackend
+    from pullback.runtime.native.backend import CompiledBackend
     from pullback.runtime.interpreter import run_module
     from xdsl.dialects.builtin import ModuleOp
 

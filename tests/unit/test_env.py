@@ -1,11 +1,11 @@
-"""runtime/env.py: integer settings from environment variables."""
+"""runtime/native/env.py: integer settings from environment variables."""
 
 from __future__ import annotations
 
 import pytest
 
-from pullback.runtime import threadpool
-from pullback.runtime.env import int_setting
+from pullback.runtime.native import threadpool
+from pullback.runtime.native.env import int_setting
 
 
 def test_int_setting_reads_validates_and_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:

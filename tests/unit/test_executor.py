@@ -252,8 +252,8 @@ def test_places():
 def test_cuda_place_without_a_gpu_is_one_clear_error():
     from pullback.runtime import executor
 
-    if executor.importlib.util.find_spec("pullback.runtime.cuda") is not None:
-        from pullback.runtime import cuda
+    if executor.importlib.util.find_spec("pullback.runtime.gpu.cuda") is not None:
+        from pullback.runtime.gpu import cuda
 
         if cuda.is_available():
             pytest.skip("a CUDA device is present")

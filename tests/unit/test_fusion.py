@@ -15,7 +15,7 @@ from pullback.benchmarks.programs import ProgramBuilder, fanout_chain
 from pullback.dialects import pd
 from pullback.lowering import core, fusion
 from pullback.lowering.convert_pd_to_linalg import build_entry
-from pullback.runtime.compiled import CompiledBackend
+from pullback.runtime.native.backend import CompiledBackend
 from pullback.runtime.interpreter import run_module
 
 TOL = {"float32": dict(rtol=2e-4, atol=2e-5), "float64": dict(rtol=1e-10, atol=1e-12)}

@@ -124,7 +124,7 @@ FOUND = {
         [(pd.SoftmaxWithCrossEntropyOp, [0, 1], {}), (pd.CrossEntropyOp, [0, 1], {"ignore_index": 2})],
         terms=[3, 4], dynamic=[0]),
     # LLVM's SLP vectorizer aborted the process (an assertion, llvm/llvm-project#177124)
-    # optimizing this program's code; runtime/compiled.py keeps it off (SLP_VECTORIZE).
+    # optimizing this program's code; runtime/native/settings.py keeps it off (SLP_VECTORIZE).
     "the compiled backend's LLVM aborted the process on a strided VALID conv2d program": fuzz.case_from(
         [R.standard_normal((1, 4)), R.standard_normal((1, 1, 3, 5)), R.standard_normal((2, 1, 1, 3))],
         [(pd.Conv2DOp, [1, 2], {"strides": [2, 2], "padding_algorithm": "VALID", "paddings": [1, 1, 1, 1]})],

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from pullback.benchmarks.programs import mlp_train
-from pullback.runtime import cuda, gpu_backend
+from pullback.runtime.gpu import backend as gpu_backend, cuda
 from pullback.runtime.interpreter import run_module
 
 

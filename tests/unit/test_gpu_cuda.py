@@ -7,7 +7,7 @@ import ctypes
 import numpy as np
 import pytest
 
-from pullback.runtime import cuda
+from pullback.runtime.gpu import cuda
 
 
 @pytest.fixture
@@ -90,7 +90,7 @@ def test_import_needs_no_gpu():
     import subprocess
     import sys
 
-    code = "import pullback, pullback.runtime.cuda as c; assert c._driver is None"
+    code = "import pullback, pullback.runtime.gpu.cuda as c; assert c._driver is None"
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
 
 

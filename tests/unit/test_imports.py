@@ -192,3 +192,18 @@ def test_real_subpackages_load_on_first_attribute_access() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["pullback.distributed", "pullback.dialects", "False"], out.stdout
+
+
+def test_the_runtime_does_not_import_the_frontend() -> None:
+    """The runtime is a layer below the frontend: no module of `pullback.runtime`
+    imports `pullback.frontend`, function-local imports included (the frontend
+    registers its program classes with the executor instead,
+    `executor.register_frontend`)."""
+    graph = import_graph(package_modules())
+    upward = {
+        mod: sorted(t for t in targets if t == "pullback.frontend" or t.startswith("pullback.frontend."))
+        for mod, targets in graph.items()
+        if mod.startswith("pullback.runtime.") or mod == "pullback.runtime"
+    }
+    upward = {mod: targets for mod, targets in upward.items() if targets}
+    assert not upward, f"runtime modules importing the frontend: {upward}"

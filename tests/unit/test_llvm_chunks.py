@@ -1,4 +1,4 @@
-"""LLVM on several threads (`runtime/llvm_chunks.py`): a module cut into chunks of
+"""LLVM on several threads (`runtime/native/llvm_chunks.py`): a module cut into chunks of
 functions, each chunk compiled on its own thread, the object files linked together."""
 
 from __future__ import annotations
@@ -10,8 +10,10 @@ import numpy as np
 import pytest
 
 from pullback.benchmarks.programs import mlp_train
-from pullback.runtime import compiled, llvm_chunks
-from pullback.runtime.compiled import compile_program, execute
+from pullback.runtime.native import cpu_load, llvm_chunks, settings
+from pullback.runtime.native.compiler import NotCompilable, compile_program
+from pullback.runtime.native.jit import Jit
+from pullback.runtime.native.program import execute
 from pullback.runtime.interpreter import run_module
 
 IR = """; ModuleID = "m"
@@ -69,7 +71,7 @@ def test_a_split_keeps_a_private_function_with_its_caller_and_declares_the_rest(
 
 
 def test_chunks_compiled_on_threads_link_into_one_program() -> None:
-    jit = compiled._Jit.get()
+    jit = Jit.get()
     chunks = llvm_chunks.split_module(IR, 2, min_chars=1)
     assert len(chunks) == 2
     objs, times = llvm_chunks.emit_chunks(
@@ -89,7 +91,7 @@ def test_chunks_compiled_on_threads_link_into_one_program() -> None:
 
 
 def test_an_error_in_one_chunk_names_that_chunk_and_its_functions() -> None:
-    jit = compiled._Jit.get()
+    jit = Jit.get()
     chunks = llvm_chunks.split_module(IR, 2, min_chars=1)
     broken = next(i for i, c in enumerate(chunks) if "seg1" in c.functions)
     chunks[broken] = llvm_chunks.Chunk(chunks[broken].text.replace("add i64", "fadd i64"), chunks[broken].functions)
@@ -135,15 +137,15 @@ def test_a_program_compiled_in_chunks_on_two_threads_computes_what_the_whole_mod
 
 def test_pullback_compile_threads_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PULLBACK_COMPILE_THREADS", "3")
-    assert compiled.compile_threads() == 3
+    assert settings.compile_threads() == 3
     monkeypatch.delenv("PULLBACK_COMPILE_THREADS")
-    assert 1 <= compiled.compile_threads() <= min(os.cpu_count() or 1, compiled.MAX_COMPILE_THREADS)
+    assert 1 <= settings.compile_threads() <= min(os.cpu_count() or 1, settings.MAX_COMPILE_THREADS)
     monkeypatch.setenv("PULLBACK_COMPILE_THREADS", "none")
     with pytest.raises(ValueError, match="PULLBACK_COMPILE_THREADS must be a positive integer"):
-        compiled.compile_threads()
+        settings.compile_threads()
     monkeypatch.setenv("PULLBACK_COMPILE_THREADS", "0")
     with pytest.raises(ValueError, match="PULLBACK_COMPILE_THREADS"):
-        compiled.compile_threads()
+        settings.compile_threads()
 
 
 def test_others_running_excludes_this_process(tmp_path) -> None:
@@ -155,8 +157,8 @@ def test_others_running_excludes_this_process(tmp_path) -> None:
     for tid, state in ((10, "R"), (11, "S"), (12, "R")):
         (tasks / str(tid)).mkdir(parents=True)
         (tasks / str(tid) / "stat").write_text(f"{tid} (py) th) {state} 1 2 3 4\n")
-    assert compiled.others_running(samples=1, proc=str(tmp_path)) == 3
-    assert compiled.others_running(samples=1, proc=str(tmp_path / "missing")) is None
+    assert cpu_load.others_running(samples=1, proc=str(tmp_path)) == 3
+    assert cpu_load.others_running(samples=1, proc=str(tmp_path / "missing")) is None
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/loadavg"), reason="needs Linux's /proc")
@@ -170,7 +172,7 @@ def test_a_busy_process_elsewhere_is_counted() -> None:
         import time
 
         time.sleep(0.3)
-        assert (compiled.others_running(samples=3) or 0) >= 1
+        assert (cpu_load.others_running(samples=3) or 0) >= 1
     finally:
         busy.kill()
         busy.wait()
@@ -255,8 +257,8 @@ def test_compile_threads_count_the_cpus_others_use_now(monkeypatch: pytest.Monke
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
     monkeypatch.setattr(os, "getloadavg", lambda: (5.0, 5.0, 5.0))  # not read
     for others, want in ((0, 2), (1, 1), (2, 1), (7, 1)):
-        monkeypatch.setattr(compiled, "others_running", lambda others=others: others)
-        assert compiled.compile_threads() == want, others
+        monkeypatch.setattr(settings, "others_running", lambda others=others: others)
+        assert settings.compile_threads() == want, others
 
 
 def test_compile_threads_without_proc_count_a_half_idle_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -264,10 +266,10 @@ def test_compile_threads_without_proc_count_a_half_idle_cpu(monkeypatch: pytest.
     so one busy process on two CPUs still compiles on two threads; two leave one."""
     monkeypatch.delenv("PULLBACK_COMPILE_THREADS", raising=False)
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    monkeypatch.setattr(compiled, "others_running", lambda: None)
+    monkeypatch.setattr(settings, "others_running", lambda: None)
     for load, want in ((0.0, 2), (1.0, 2), (1.4, 2), (1.6, 1), (2.0, 1), (5.0, 1)):
         monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, load, load))
-        assert compiled.compile_threads() == want, load
+        assert settings.compile_threads() == want, load
 
 
 def test_a_translation_error_mid_stream_stops_the_compile_threads(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -292,7 +294,7 @@ def test_a_translation_error_mid_stream_stops_the_compile_threads(monkeypatch: p
 
     monkeypatch.setattr(CpuEmitter, "define", failing)
     m = mlp_train((12, 16, 16, 4), 0.1)
-    with pytest.raises(compiled.NotCompilable, match="made to fail"):
+    with pytest.raises(NotCompilable, match="made to fail"):
         compile_program(m.module, m.fetch, llvm_threads=2, min_chunk_work=1)
     assert not [t for t in threading.enumerate() if t.name.startswith("pullback-llvm")]
     monkeypatch.setattr(CpuEmitter, "define", real)

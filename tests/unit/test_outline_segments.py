@@ -12,7 +12,8 @@ from pullback.lowering.convert_pd_to_linalg import build_entry
 from pullback.lowering.core import declare_callees
 from pullback.lowering.outline_segments import SEGMENT_INFIX, OutlineSegmentsPass
 from pullback.lowering.pipeline import run_passes
-from pullback.runtime.compiled import compile_program, execute
+from pullback.runtime.native.compiler import compile_program
+from pullback.runtime.native.program import execute
 from pullback.runtime.interpreter import run_module
 from xdsl.dialects import func, memref, scf
 from xdsl.dialects.linalg.ops import FillOp, GenericOp

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pullback as paddle
 from pullback.frontend import core
-from pullback.runtime.compiled import CompiledBackend
+from pullback.runtime.native.backend import CompiledBackend
 from pullback.runtime.interpreter import run_module
 
 F = paddle.nn.functional

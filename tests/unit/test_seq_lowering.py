@@ -11,7 +11,7 @@ from pullback.benchmarks.programs import ProgramBuilder
 from pullback.dialects import pd
 from pullback.dialects.pd.base import f64_attr, is_float
 from pullback.passes.autodiff import differentiate
-from pullback.runtime.compiled import CompiledBackend
+from pullback.runtime.native.backend import CompiledBackend
 from pullback.runtime.interpreter import run_module
 from xdsl.dialects.builtin import ArrayAttr
 from xdsl.ir import SSAValue

@@ -1,4 +1,4 @@
-"""Issue 18, threads: the native pool (`runtime/threadpool.py`) and programs whose large
+"""Issue 18, threads: the native pool (`runtime/native/threadpool.py`) and programs whose large
 loops and reductions it runs (`lowering/parallelize_loops.py`).  Compiled results on
 1 and 2 threads agree with each other (elementwise exactly, reductions too: the split
 does not depend on the thread count) and with the interpreter.  Programs are compiled
@@ -22,8 +22,9 @@ from pullback.dialects import pd
 from pullback.lowering.convert_pd_to_linalg import build_entry
 from pullback.lowering.core import declare_callees
 from pullback.lowering.parallelize_loops import FORK_SUFFIX, parallelize
-from pullback.runtime import threadpool
-from pullback.runtime.compiled import compile_program, execute
+from pullback.runtime.native import threadpool
+from pullback.runtime.native.compiler import compile_program
+from pullback.runtime.native.program import execute
 from pullback.runtime.interpreter import run_module
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
@@ -285,8 +286,9 @@ def test_threaded_program_from_the_disk_cache_in_a_fresh_process(tmp_path: objec
         f"""
         import numpy as np
         from pullback.benchmarks.programs import elementwise_chain
-        from pullback.runtime import threadpool
-        from pullback.runtime.compiled import compile_program, execute
+        from pullback.runtime.native import threadpool
+        from pullback.runtime.native.compiler import compile_program
+        from pullback.runtime.native.program import execute
         threadpool.set_num_threads(2)
         built = elementwise_chain(3000, 10)
         cp = compile_program(built.module, built.fetch, threads=True, min_chunk_work={SMALL_WORK})

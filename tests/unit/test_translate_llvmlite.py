@@ -21,8 +21,10 @@ from pullback.dialects import pd
 from pullback.dialects.pd.base import value_name
 from pullback.lowering.abi import LoweringError
 from pullback.lowering.llvm.cpu import translate_module
-from pullback.runtime import compiled
-from pullback.runtime.compiled import CompiledBackend, compile_program, execute
+from pullback.runtime.native.backend import CompiledBackend
+from pullback.runtime.native.compiler import compile_program
+from pullback.runtime.native.jit import Jit
+from pullback.runtime.native.program import execute
 from pullback.runtime.interpreter import IndexOutOfRange, run_module
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, cf, func, llvm, memref, scf
@@ -172,7 +174,7 @@ def _parse(text: str) -> builtin.ModuleOp:
 
 def _jit(module: builtin.ModuleOp, symbol: str) -> Callable[..., Any]:
     """JIT the translated module (the backend's engine) and return `symbol`'s address."""
-    jit = compiled._Jit.get()
+    jit = Jit.get()
     ir = str(translate_module(module, "handwritten"))
     mod = jit.llvm.parse_assembly(ir)
     mod.verify()

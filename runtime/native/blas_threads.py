@@ -1,6 +1,6 @@
 """BLAS thread counts that follow pullback's own setting and the machine's load (issue 26).
 
-Why: numpy's bundled OpenBLAS (which the eager kernels and, through `runtime/blas.py`,
+Why: numpy's bundled OpenBLAS (which the eager kernels and, through `runtime/native/blas.py`,
 compiled programs call) and Intel MKL (`pullback[mkl]`) each start one thread per core
 and keep them spinning after every call.  On a quiet 2-core machine an eager
 784-256-10 Adam step takes 1.5 ms; with other processes keeping the machine busy (load
@@ -18,13 +18,13 @@ The rule, for each BLAS library loaded in this process (through `threadpoolctl`)
   `set_num_threads(n)`, else `PULLBACK_NUM_THREADS`, else `OMP_NUM_THREADS`, else the
   CPUs available divided among the ranks a launcher started on this machine), and
   while other processes' threads are running (`others_running()`,
-  `runtime/cpu_load.py`, the reading the compile threads use too) it gets the CPUs
+  `runtime/native/cpu_load.py`, the reading the compile threads use too) it gets the CPUs
   they leave free, at least one, never more
   than the ceiling.  Where `/proc` does not say (not Linux) the ceiling holds (the load
   average would count this process's own BLAS threads and starve it).
 
 `apply()` decides and sets the counts now (`paddle.base.core.set_num_threads` calls it,
-and `runtime/blas.py` once it has loaded its libraries); `maybe_apply()` is the cheap
+and `runtime/native/blas.py` once it has loaded its libraries); `maybe_apply()` is the cheap
 hook on the eager and executor paths (a backward, an `Executor.run`, a new eager op
 template): it re-decides at most every `INTERVAL_S` seconds, or at once when
 `threadpool.set_num_threads` changed the setting, and otherwise costs a clock read.
@@ -40,8 +40,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from pullback.runtime import threadpool
-from pullback.runtime.cpu_load import others_running
+from pullback.runtime.native import threadpool
+from pullback.runtime.native.cpu_load import others_running
 
 INTERVAL_S = 1.0
 """Seconds between two decisions of `maybe_apply` (each reads `/proc`, about 1 ms)."""
@@ -89,7 +89,7 @@ def own_setting(api: str) -> int | None:
 def ceiling(api: str) -> int:
     """The most threads the library `api` runs under this rule: its own variable when
     set (`own_setting`), else pullback's thread count (`threadpool.get_num_threads`).
-    `runtime/blas.py` routes products with this (its routing is for one thread)."""
+    `runtime/native/blas.py` routes products with this (its routing is for one thread)."""
     own = own_setting(api)
     return own if own is not None else threadpool.get_num_threads()
 
@@ -143,7 +143,7 @@ def apply(reading: Callable[[], int | None] | None = None, rescan: bool = False)
     docstring); returns the counts set, by library path.  `reading`: what returns the
     number of other processes' running threads (default `others_running`, read now);
     `rescan=True` first looks for libraries loaded since the last scan (one that
-    `runtime/blas.py` has just loaded).  Never raises: without a usable
+    `runtime/native/blas.py` has just loaded).  Never raises: without a usable
     `threadpoolctl` it changes nothing and returns {}."""
     global _next_check, _seen_setting, _applied
     with _lock:

@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pullback.runtime.env import int_setting
+from pullback.runtime.native.env import int_setting
 
 DEFAULT_MAX_BYTES = 256 << 20
 """The cache's size bound when `PULLBACK_CACHE_SIZE` is unset."""

@@ -3,7 +3,7 @@
 The runtime's small native helpers (the thread pool, the BLAS router, the eager
 dropout loops) are each a handful of functions written as IR text: parsed,
 verified, compiled and kept for the life of the process in their own engine, apart
-from the compiled programs' engine (`runtime/compiled.py`)."""
+from the compiled programs' engine (`runtime/native/jit.py`)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """The executor's `cuda` backend: `pd` programs as CUDA kernels on one GPU.
 
 `GpuBackend(place).run(module, feeds, scope, fetches) -> list[np.ndarray]`, the
-same contract as the CPU backends (`runtime/executor.py`):
+same contract as the CPU backends (`runtime/executor.py`); `make_backend` is the
+executor's factory (`BACKEND_MODULES["cuda"]`):
 
 1. *Compile* (once per module and fetch list): the CPU path's `build_entry`
    (`convert-pd-to-linalg`) gives the entry function and its ABI, the GPU passes
@@ -10,7 +11,7 @@ same contract as the CPU backends (`runtime/executor.py`):
 2. *Run*: the host function is interpreted (it is a short straight-line list of
    index arithmetic, allocations and launches): sizes come from the feeds,
    temporaries from a pool of device buffers reused across runs, and each
-   `gpu.launch_func` becomes a `cuLaunchKernel` with the ABI of `lowering/gpu/ptx.py`.
+   `gpu.launch_func` becomes a `cuLaunchKernel` with the ABI of `lowering/llvm/nvptx.py`.
 
 Copies: feeds go up on every run (they change); parameters go up only when the
 scope holds an array the backend has not seen (a startup run, `tensor.set`), since
@@ -22,7 +23,7 @@ scope's own arrays, which keeps them recognizably current for the next run.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,7 +34,7 @@ from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.ir import Operation, SSAValue
 
 from pullback.dialects.pd.base import DTYPES
-from pullback.runtime import cuda
+from pullback.runtime.gpu import cuda
 
 """Ops whose programs run on the host interpreter (numpy's random generator)."""
 
@@ -117,7 +118,7 @@ def compile_for_gpu(module: ModuleOp, fetches: Sequence[SSAValue], device: cuda.
 
 # -------------------------------------------------------------- host interpreter
 
-_INDEX_BINARY = {
+_INDEX_BINARY: dict[type[Operation], Callable[[Any, Any], Any]] = {
     arith.AddiOp: lambda a, b: a + b,
     arith.SubiOp: lambda a, b: a - b,
     arith.MuliOp: lambda a, b: a * b,
@@ -149,7 +150,7 @@ class HostRun:
         env = self.env
         if isinstance(op, arith.ConstantOp):
             v = op.value
-            env[op.result] = v.value.data  # type: ignore[attr-defined]
+            env[op.result] = v.value.data  # type: ignore[union-attr]  # host constants are integer or float attributes
         elif type(op) in _INDEX_BINARY:
             a, b = (env[v] for v in op.operands)
             env[op.results[0]] = _INDEX_BINARY[type(op)](a, b)

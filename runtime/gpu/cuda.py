@@ -57,7 +57,8 @@ class CudaError(RuntimeError):
 class _Driver:
     """The loaded library and whether `cuInit` succeeded (or why it did not)."""
 
-    lib: Any | None
+    lib: Any
+    """The driver library (None when it could not be opened)."""
     error: str | None
 
 

@@ -1,7 +1,9 @@
-"""Integer settings read from environment variables, one way for every runtime module.
+"""Integer settings read from environment variables, one way for every native module.
 
 A bad value is an error naming the variable (never a traceback from `int()` deep in a
-compile, never silently ignored)."""
+compile, never silently ignored).  A leaf module: the thread pool and the disk cache
+read their variables through it without loading the compiler's settings
+(`native/settings.py`, read when the compiled backend is first imported)."""
 
 from __future__ import annotations
 

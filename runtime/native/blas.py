@@ -23,12 +23,12 @@ spin after their calls take the cores from each other (the MLP step on two threa
 or `=mkl` pins one library.  Both libraries' thread counts follow pullback's own
 (`set_num_threads`, `PULLBACK_NUM_THREADS`, `OMP_NUM_THREADS`), fewer while other
 processes occupy the cores, unless `OPENBLAS_NUM_THREADS` / `MKL_NUM_THREADS` set
-theirs (`runtime/blas_threads.py`); the routing then reads the most threads each may
+theirs (`runtime/native/blas_threads.py`); the routing then reads the most threads each may
 run under that rule (`blas_threads.ceiling`), not the count it ran at that moment.
 
 The router is a few lines of LLVM IR compiled into its own MCJIT engine, so a
 compiled program's object code does not depend on the library: the disk cache
-(`runtime/compile_cache.py`) serves it whichever BLAS the process binds.
+(`runtime/native/disk_cache.py`) serves it whichever BLAS the process binds.
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ import threading
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pullback.runtime import blas_threads
-from pullback.runtime.llvm_engine import compile_ir
+from pullback.runtime.native import blas_threads
+from pullback.runtime.native.llvm_engine import compile_ir
 
 MKL_MIN_MACS = 1 << 21
 """Smallest product (m * n * k multiply-adds) `auto` sends to MKL: the measured
@@ -76,7 +76,7 @@ class Library:
     dgemm: int
     threads: int = 1
     """The threads its GEMM uses (read once, when it is found; in `bind`, the most
-    it may use under `runtime/blas_threads.py`'s rule when that rule drives it)."""
+    it may use under `runtime/native/blas_threads.py`'s rule when that rule drives it)."""
 
 
 @dataclass(frozen=True)
@@ -221,7 +221,7 @@ class _Router:
 
 
 def _following(*libs: Library | None) -> tuple[Library | None, ...]:
-    """`libs` once their thread counts follow `runtime/blas_threads.py`'s rule (set
+    """`libs` once their thread counts follow `runtime/native/blas_threads.py`'s rule (set
     now, MKL's just loaded included), each with the most threads that rule may give
     it: the count it happened to run when found may be one the load rule lowered for
     a moment, and `choose` must not route both libraries for that.  A library the

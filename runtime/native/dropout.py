@@ -9,7 +9,7 @@ more passes (~14 us); one fused native loop draws and applies the mask in about
 2 ns an element, and the gradient's application of the same mask is another loop.
 The loops are LLVM IR written from the same constants and JIT-compiled once per
 process by llvmlite (already in the process for the compiled backend), in their own
-small engine, as `runtime/blas.py` does its router: no thread pool, no BLAS binding.
+small engine, as `runtime/native/blas.py` does its router: no thread pool, no BLAS binding.
 Each entry point returns None where no native code can be had (or the arrays do not
 suit it: read-only or strided), and the caller computes the same values in numpy
 (tests/unit/test_dropout_native.py checks they agree bit for bit).
@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from pullback.runtime.llvm_engine import compile_ir
+from pullback.runtime.native.llvm_engine import compile_ir
 from pullback.dialects.pd.nn import DROPOUT_BITS, SPLITMIX_GAMMA, SPLITMIX_LAST_SHIFT, SPLITMIX_MIX
 
 

@@ -1,7 +1,7 @@
 """How busy this machine's CPUs are with other processes, right now.
 
-One reading, two users: the compile threads (`runtime/compiled.py`'s
-`compile_threads`) and the BLAS threads (`runtime/blas_threads.py`) both take the
+One reading, two users: the compile threads (`runtime/native/settings.py`'s
+`compile_threads`) and the BLAS threads (`runtime/native/blas_threads.py`) both take the
 CPUs that other processes leave free.
 """
 

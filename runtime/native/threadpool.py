@@ -28,7 +28,7 @@ else `PULLBACK_NUM_THREADS`, else `OMP_NUM_THREADS`, else the CPUs this process 
 run on, divided among the ranks a launcher started on this machine (`MPI_LOCALNRANKS`
 and the like).  It can change at any time; extra workers then just stay asleep.  The
 BLAS libraries follow it too, fewer while other processes occupy the cores
-(`runtime/blas_threads.py`).
+(`runtime/native/blas_threads.py`).
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ import os
 import threading
 from typing import Any
 
-from pullback.runtime.env import int_setting
-from pullback.runtime.llvm_engine import compile_ir
+from pullback.runtime.native.env import int_setting
+from pullback.runtime.native.llvm_engine import compile_ir
 
 MAX_THREADS = 256
 """Workers the pool can have (more requested threads are capped here)."""
@@ -384,7 +384,7 @@ def ensure() -> _Pool:
 def set_num_threads(n: int) -> None:
     """Run compiled programs' large loops on `n` threads (1: single-threaded).  Takes
     effect at the next loop; BLAS follows at the next backward or `Executor.run`
-    (`runtime/blas_threads.py`; `paddle.base.core.set_num_threads` applies it at once)."""
+    (`runtime/native/blas_threads.py`; `paddle.base.core.set_num_threads` applies it at once)."""
     global _requested
     if isinstance(n, bool) or not isinstance(n, int):
         raise TypeError(f"set_num_threads: the number of threads must be an int, got {type(n).__name__}")

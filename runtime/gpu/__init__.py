@@ -1,0 +1,9 @@
+"""The GPU runtime: `pd` programs run as CUDA kernels (the executor's `cuda` backend).
+
+- `cuda.py`: the CUDA driver API through ctypes (devices, memory, PTX modules,
+  launches), opened on first use, so pullback imports on machines without a GPU;
+- `backend.py`: `GpuBackend`: compiles a program with the GPU passes
+  (`lowering/gpu/`) and runs its host function, launching the kernels.
+
+Importing this package imports neither.
+"""

@@ -1,0 +1,234 @@
+"""The process's one MCJIT engine: LLVM IR optimized and emitted as object files, and
+object files (emitted here or loaded from the disk cache) linked into the engine.
+
+- `Jit.get()`: the process-wide engine, created on first use (the host CPU's target
+  machine; the BLAS symbols bound, `native/blas.py`; malloc's thresholds raised,
+  `native/malloc.py`; the thread pool built, `native/threadpool.py`); `Jit.prewarm()`
+  starts that set-up on a background thread, and a fork waits for it to finish.
+- `Jit.emit` / `Jit.compiling`: optimize at O3 for the host CPU (loop vectorizer on,
+  SLP off, loop unrolling bounded: `native/settings.py`) and emit object files, the
+  module cut into chunks compiled on several threads (`native/llvm_chunks.py`).
+- `Jit.load`: link a program's object files and return its entry point's address
+  (`NativeCode` names the linked machine code, which MCJIT keeps for the engine's
+  life; symbols already linked are not linked twice).
+
+What is compiled, and the caches around it, are `native/compiler.py`'s and
+`native/backend.py`'s.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pullback.lowering.phase_times import PhaseTimes
+from pullback.runtime.native import blas, disk_cache, llvm_chunks, settings, threadpool
+from pullback.runtime.native.malloc import keep_freed_memory
+from pullback.runtime.native.settings import FULL_UNROLL_MAX_COUNT, LOOP_UNROLL_THRESHOLD, compile_threads
+
+
+class Jit:
+    """One MCJIT engine for the process.  Programs are optimized and emitted as
+    object files (which the disk cache stores), then linked into the engine; the
+    LLVM module is freed right after emission, the machine code (a few KB to a few
+    MB per program) stays in the engine's memory manager.  (An engine per program
+    would free that too, but costs a target machine and memory pages per program:
+    more memory in all, measured.)"""
+
+    _lock = threading.RLock()
+    _instance: Jit | None = None
+    _prewarming: threading.Thread | None = None
+    """The set-up thread `prewarm` started, if any."""
+
+    def __init__(self) -> None:
+        import llvmlite.binding as llvm
+
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        self.llvm = llvm
+        target = llvm.Target.from_default_triple()
+        self.tm = target.create_target_machine(
+            cpu=llvm.get_host_cpu_name(),
+            features=llvm.get_host_cpu_features().flatten(),
+            opt=3,
+            jit=True,
+        )
+        self.blas = blas.bind(llvm) is not None
+        keep_freed_memory()  # large temporaries reused across runs (native/malloc.py)
+        # Before any program links: they may call the pool (`pb_parallel_for`).
+        threadpool.ensure()
+        backing = llvm.parse_assembly("")
+        self.engine = llvm.create_mcjit_compiler(backing, self.tm)
+        self.loaded: dict[str, int] = {}
+        """Entry symbols linked so far and their addresses."""
+        self._tms: list[Any] = [self.tm]
+        """Target machines of the compiling threads (`target_machines`)."""
+        self._fast_tms: list[Any] = []
+        """Their code-generation-level-0 twins, for loop-free chunks (`target_machines`)."""
+
+    @classmethod
+    def get(cls) -> Jit:
+        """The process-wide JIT (created on first use)."""
+        with cls._lock:
+            if cls._instance is None:
+                cls._instance = Jit()
+            return cls._instance
+
+    @classmethod
+    def prewarm(cls) -> None:
+        """Create the JIT on a background thread if nobody has yet: its set-up (LLVM's
+        targets, the MCJIT engine, the BLAS libraries, the thread pool: ~60-100 ms,
+        most of it in native code) then overlaps whatever the caller does before its
+        first compile (a training script runs its startup program first), and that
+        compile, which waits for it under `_lock`, starts sooner."""
+        if cls._instance is not None or cls._prewarming is not None:
+            return  # (without the lock: a compile on another thread may hold it)
+        with cls._lock:
+            if cls._instance is None and cls._prewarming is None:
+                cls._prewarming = threading.Thread(target=cls._set_up_quietly, name="pullback-jit-setup", daemon=True)
+                cls._prewarming.start()
+
+    @classmethod
+    def _set_up_quietly(cls) -> None:
+        """`get` for `prewarm`'s thread.  A set-up that fails (a bad `PULLBACK_BLAS`,
+        say) fails again in the first compile, which reports it to its caller; here
+        it would only print a thread's traceback."""
+        try:
+            cls.get()
+        except Exception:  # noqa: BLE001 - reported by the compile that needs the JIT
+            pass
+
+    @classmethod
+    def _await_prewarm(cls) -> None:
+        """Before a fork: let a set-up under way finish, so that the child never
+        inherits LLVM or `_lock` half-way through it (a child that compiled would
+        wait on the lock forever)."""
+        t = cls._prewarming
+        if t is not None and t.is_alive() and t is not threading.current_thread():
+            t.join()
+
+    def fingerprint(self) -> str:
+        """What this engine's code depends on besides the program (for the disk cache)."""
+        return disk_cache.fingerprint(self.llvm.get_host_cpu_name(), self.llvm.get_host_cpu_features().flatten())
+
+    def target_machines(self, n: int, fast: bool = False) -> list[Any]:
+        """`n` target machines for the host CPU, one per compiling thread (LLVM's
+        are not shared between threads), code generation at level 3 (or 0 with
+        `fast`: LLVM's fast instruction selector and register allocator); made on
+        first use and kept."""
+        with self._lock:
+            tms = self._fast_tms if fast else self._tms
+            while len(tms) < n:
+                tms.append(self._target_machine(0 if fast else 3))
+            return tms[:n]
+
+    def _target_machine(self, opt: int = 3) -> Any:
+        llvm = self.llvm
+        return llvm.Target.from_default_triple().create_target_machine(
+            cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(), opt=opt, jit=True
+        )
+
+    def emit(
+        self,
+        llvm_ir: str,
+        times: PhaseTimes,
+        unroll_threshold: int = LOOP_UNROLL_THRESHOLD,
+        full_unroll_max: int = FULL_UNROLL_MAX_COUNT,
+        threads: int | None = None,
+        split: bool = True,
+    ) -> list[bytes]:
+        """Verify, optimize and emit object files of LLVM IR text: with `split`, the
+        module cut into chunks (`native/llvm_chunks.py`) compiled on `threads`
+        threads (default `compile_threads()`); else whole, on one (`compiling`)."""
+        with times.phase("llvm-split"):
+            chunks = llvm_chunks.split_module(llvm_ir, llvm_chunks.MAX_CHUNKS if split else 1)
+        n = compile_threads() if threads is None else max(1, threads)
+        with self.compiling(times, unroll_threshold, full_unroll_max, min(n, len(chunks))) as compiler:
+            for chunk in chunks:
+                compiler.submit(chunk)
+        return compiler.objects
+
+    @contextlib.contextmanager
+    def compiling(
+        self,
+        times: PhaseTimes,
+        unroll_threshold: int = LOOP_UNROLL_THRESHOLD,
+        full_unroll_max: int = FULL_UNROLL_MAX_COUNT,
+        threads: int | None = None,
+    ) -> Iterator[Any]:
+        """A `llvm_chunks.ChunkCompiler` on `threads` threads (default
+        `compile_threads()`) for the body to submit chunks to, compiling them as they
+        come: optimized at O3 (loop vectorizer on; loop unrolling bounded by
+        `unroll_threshold` and `full_unroll_max`, see `LOOP_UNROLL_THRESHOLD` and
+        `FULL_UNROLL_MAX_COUNT`), loop-free chunks emitted by the fast code generator.
+        On leaving, the calling thread compiles along until all are done (phase
+        `llvm`); the object files are then in the compiler's `objects`."""
+        llvm = self.llvm
+        n = compile_threads() if threads is None else max(1, threads)
+
+        def pass_builder(tm: Any) -> Any:
+            pto = llvm.create_pipeline_tuning_options(speed_level=3)
+            pto.loop_vectorization = True
+            pto.slp_vectorization = settings.SLP_VECTORIZE
+            pto.loop_unrolling = unroll_threshold > 0
+            return llvm.create_pass_builder(tm, pto)
+
+        # The unrolling bounds are process-wide LLVM options: set, and used by every
+        # chunk, under the lock.
+        with self._lock:
+            if unroll_threshold > 0:
+                llvm.set_option("pullback", f"-unroll-threshold={unroll_threshold}")
+                llvm.set_option("pullback", f"-unroll-full-max-count={full_unroll_max or 2**32 - 1}")
+            tms = self.target_machines(n)
+            compiler = llvm_chunks.ChunkCompiler(llvm, tms, pass_builder, self.target_machines(n, fast=True))
+            try:
+                yield compiler
+            except BaseException:
+                compiler.cancel()
+                raise
+            with times.phase("llvm"):
+                try:
+                    objs, chunk_times = compiler.finish()
+                except llvm_chunks.ChunkError as e:
+                    raise RuntimeError(f"compiled backend: {e}") from None
+        tag = f" ({len(objs)} chunks, {len(tms)} threads)" if len(objs) > 1 else ""
+        for step in ("parse", "optimize", "codegen"):
+            times.threads.append((f"llvm-{step}{tag}", sum(getattr(ct, step) for ct in chunk_times)))
+
+    def load(self, objs: Sequence[bytes], symbol: str, times: PhaseTimes) -> tuple[NativeCode, int]:
+        """Link object files (from `emit` or the disk cache) into the engine; returns
+        a handle and `symbol`'s address.  Objects whose symbol this engine already
+        holds are not linked twice (the same program, compiled again after eviction
+        or by another backend, shares the code)."""
+        with times.phase("jit-link"), self._lock:
+            addr = self.loaded.get(symbol)
+            if addr is None:
+                for obj in objs:
+                    self.engine.add_object_file(self.llvm.ObjectFileRef.from_data(obj))
+                self.engine.finalize_object()
+                addr = self.engine.get_function_address(symbol)
+                if not addr:
+                    raise RuntimeError(f"compiled backend: the object code has no symbol {symbol!r}")
+                self.loaded[symbol] = addr
+            return NativeCode(symbol, sum(len(o) for o in objs)), addr
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=Jit._await_prewarm)
+
+
+@dataclass(eq=False)
+class NativeCode:
+    """A program's machine code in the process-wide JIT.  (MCJIT's memory manager
+    keeps machine code until the engine goes; no LLVM module or context is kept.)"""
+
+    symbol: str
+    nbytes: int
+    """Size of the object files it was linked from."""
+
+
+__all__ = ["Jit", "NativeCode"]
