@@ -36,6 +36,10 @@ class LoweringError(Exception):
     """The program cannot be lowered to native code; the message names the op."""
 
 
+class GpuLoweringError(LoweringError):
+    """A construct the GPU path cannot lower; the message names it."""
+
+
 # --------------------------------------------------------------------------- ABI
 
 
@@ -217,4 +221,4 @@ def output_values(
     return [outs[i] for i in range(len(outs))]
 
 
-__all__ = ["CAPTURE", "PACKED_PREFIX", "Abi", "FlatOp", "LoweringError", "Program", "abi_of", "output_values"]
+__all__ = ["CAPTURE", "PACKED_PREFIX", "Abi", "FlatOp", "GpuLoweringError", "LoweringError", "Program", "abi_of", "output_values"]

@@ -37,10 +37,9 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.builder import Builder
 
+from pullback.lowering.llvm.nvptx import KERNEL_ATTR
 from pullback.lowering.llvm.opcodes import MATH, libdevice_name
 
-KERNEL_ATTR = "nvvm.kernel"
-"""The unit attribute marking a kernel entry point (as MLIR's NVVM lowering)."""
 
 SREG = {
     gpu.ThreadIdOp: "tid",

@@ -46,8 +46,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation
 from xdsl.utils.target import Target
 
-from pullback.lowering.gpu.build import GpuLoweringError
-from pullback.lowering.gpu.nvvm import KERNEL_ATTR
+from pullback.lowering.abi import GpuLoweringError
 from pullback.lowering.llvm.emitter import Emitter, Vals, translate_functions
 from pullback.lowering.llvm.opcodes import MathFunction, c_name
 from pullback.lowering.llvm.types import I1, I8, I64, PTR, type_suffix
@@ -57,6 +56,10 @@ TRIPLE = "nvptx64-nvidia-cuda"
 CPU = "sm_90"
 FEATURES = "+ptx80"
 LIBDEVICE_ENV = "PULLBACK_LIBDEVICE"
+
+KERNEL_ATTR = "nvvm.kernel"
+"""The unit attribute marking a kernel entry point (as MLIR's NVVM lowering;
+`convert-gpu-to-nvvm` sets it)."""
 
 WORKGROUP_SPACE = 3
 """NVPTX's address space of workgroup (shared) memory."""
@@ -287,6 +290,7 @@ class PtxTarget(Target):
 __all__ = [
     "CPU",
     "FEATURES",
+    "KERNEL_ATTR",
     "TRIPLE",
     "NvptxEmitter",
     "PtxTarget",
