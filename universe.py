@@ -59,7 +59,7 @@ def pullback_passes() -> dict[str, PassFactory]:
 
 
 def pullback_pipelines() -> list[str]:
-    """The names of the passes that are named pipelines (`lower-to-llvm`, ...)."""
+    """The names of the passes that are named pipelines (`lower-to-loops`, ...)."""
     return [name for mod in _registries() for name in getattr(mod, "PIPELINES", ())]
 
 

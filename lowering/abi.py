@@ -1,6 +1,6 @@
 """What a lowered program looks like from outside: its flattened op order and its ABI.
 
-The runtimes (`runtime/compiled.py`, `runtime/gpu_backend.py`) and the run-time
+The runtimes (`runtime/native/`, `runtime/gpu/backend.py`) and the run-time
 shape checks (`lowering/shapes.py`) read these; they depend only on the dialect, not
 on any lowering rule, so importing them never loads the lowering.
 
@@ -27,8 +27,17 @@ from pullback.dialects import pd
 from pullback.dialects.pd.base import PdOp, shape_of
 
 
+PACKED_PREFIX = "_pullback_packed_"
+"""An entry `f`'s packed wrapper is `void _pullback_packed_f(ptr slots)`: it calls `f`
+with its i-th argument read from the i-th 8-byte slot (what the runtime calls)."""
+
+
 class LoweringError(Exception):
     """The program cannot be lowered to native code; the message names the op."""
+
+
+class GpuLoweringError(LoweringError):
+    """A construct the GPU path cannot lower; the message names it."""
 
 
 # --------------------------------------------------------------------------- ABI
@@ -212,4 +221,4 @@ def output_values(
     return [outs[i] for i in range(len(outs))]
 
 
-__all__ = ["CAPTURE", "Abi", "FlatOp", "LoweringError", "Program", "abi_of", "output_values"]
+__all__ = ["CAPTURE", "PACKED_PREFIX", "Abi", "FlatOp", "GpuLoweringError", "LoweringError", "Program", "abi_of", "output_values"]

@@ -50,7 +50,7 @@ from pullback.lowering.core import (
     result_sizes,
     root_buffer,
 )
-from pullback.lowering.finalize_memref_to_llvm import element_bytes
+from pullback.lowering.llvm.types import element_bytes
 from pullback.lowering.loop_nest import copy_window, if_then, load, store, to_index
 from pullback.lowering.shape import add_sizes, sub_sizes
 from pullback.lowering.views import reinterpret_cast

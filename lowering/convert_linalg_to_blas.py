@@ -18,7 +18,7 @@ signature, 64-bit integers (ILP64, as numpy's bundled OpenBLAS exports it):
     (order: i32, trans_a: i32, trans_b: i32, m: i64, n: i64, k: i64, alpha,
      a: ptr, lda: i64, b: ptr, ldb: i64, beta, c: ptr, ldc: i64) -> ()
 
-The runtime binds these symbols to the BLAS it finds (`runtime/compiled.py`).  A
+The runtime binds these symbols to the BLAS it finds (`runtime/native/blas.py`).  A
 `linalg.fill` of zeros into the output right before the product folds into
 `beta = 0` (unless batch dimensions accumulate).  Untagged contractions, tagged ones
 whose layout BLAS cannot take, and everything when this pass is left out of the
@@ -330,6 +330,18 @@ class ConvertLinalgToBlasPass(ModulePass):
         gemms_to_calls(op, used)
         declare_gemms(op, used)
 
+    def per_function(self, module: ModuleOp) -> Callable[[func.FuncOp], list[Operation]]:
+        """This pass one function of `module` at a time (`pipeline.translate_streamed`):
+        each call rewrites one function and returns the kernel declarations it added."""
+        used: set[str] = set()
+
+        def run(fn: func.FuncOp) -> list[Operation]:
+            before = len(used)
+            gemms_to_calls(fn, used)
+            return declare_gemms(module, used) if len(used) != before else []
+
+        return run
+
 
 def gemms_to_calls(root: Operation, used: set[str]) -> None:
     """Replace the tagged contractions under `root` (a module, or one function of
@@ -339,13 +351,18 @@ def gemms_to_calls(root: Operation, used: set[str]) -> None:
         walker.rewrite_region(region)
 
 
-def declare_gemms(module: ModuleOp, used: set[str]) -> None:
-    """Declare in `module` each kernel of `used` it does not declare yet."""
+def declare_gemms(module: ModuleOp, used: set[str]) -> list[Operation]:
+    """Declare in `module` each kernel of `used` it does not declare yet; returns the
+    declarations added."""
+    added: list[Operation] = []
     existing = {getattr(o, "sym_name", None) and o.sym_name.data for o in module.body.block.ops}  # type: ignore[attr-defined]
     for name in sorted(used - existing):
         elem = f32 if name == GEMM_SYMBOLS["f32"] else f64
         ins, outs = gemm_signature(elem)
-        module.body.block.add_op(func.FuncOp.external(name, ins, outs))
+        decl = func.FuncOp.external(name, ins, outs)
+        module.body.block.add_op(decl)
+        added.append(decl)
+    return added
 
 
 __all__ = [

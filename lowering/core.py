@@ -404,6 +404,8 @@ def pointwise(*op_types: type[PdOp], maps: Maps = numpy_maps) -> Callable[[Body]
 
     def register(fn: Body) -> Body:
         for t in op_types:
+            if not t.POINTWISE:
+                raise TypeError(f"@pointwise for {t.__name__}, which does not declare POINTWISE = True")
             entry = _entry(t)
             entry.body = fn
             entry.maps = maps

@@ -27,12 +27,12 @@ tanh(+-inf) = +-1, tanh(NaN) = NaN, tanh(denormal) = itself.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.builder import Builder
 from xdsl.context import Context
-from xdsl.dialects import arith
+from xdsl.dialects import arith, func
 from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import Float32Type, FloatAttr, IntegerAttr, ModuleOp, f32, i32
 from xdsl.ir import Operation, SSAValue
@@ -240,6 +240,16 @@ class MathPolynomialApproximationPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         """Expand every f32 exp/log/tanh of `op` (`expand_f32_math`)."""
         expand_f32_math(op)
+
+    def per_function(self, module: ModuleOp) -> Callable[[func.FuncOp], list[Operation]]:
+        """This pass one function at a time (`pipeline.translate_streamed`); it adds
+        nothing to the module."""
+
+        def run(fn: func.FuncOp) -> list[Operation]:
+            expand_f32_math(fn)
+            return []
+
+        return run
 
 
 def expand_f32_math(root: Operation) -> None:

@@ -33,7 +33,7 @@ and an output buffer that an input also reads.
 `func.call @X__fork` is ordinary func IR: the fork is declared, not defined, here.
 `lower_forks` (run on the `llvmlite.ir.Module`, whichever route produced it) defines
 each fork: it packs its arguments into a struct on the stack and calls
-`pb_parallel_for(@X__tramp, &struct, n, grain)` (`runtime/threadpool.py`), where the
+`pb_parallel_for(@X__tramp, &struct, n, grain)` (`runtime/native/threadpool.py`), where the
 trampoline unpacks the struct and calls the chunk function `X(lo, hi, ...)`.
 `pb_parallel_for` runs the loop inline when `n < 2 * grain` or one thread is set, so
 sizes only the run decides are decided there.
@@ -42,7 +42,7 @@ sizes only the run decides are decided there.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import llvmlite.ir as lir
@@ -87,7 +87,7 @@ PAR_INFIX = "__par"
 FORK_SUFFIX = "__fork"
 TRAMP_SUFFIX = "__tramp"
 PARALLEL_FOR = "pb_parallel_for"
-"""The pool's entry point (`runtime/threadpool.py`)."""
+"""The pool's entry point (`runtime/native/threadpool.py`)."""
 
 _COSTS = {
     "math.exp": 10, "math.log": 10, "math.tanh": 12, "math.powf": 20, "math.sin": 12, "math.cos": 12,
@@ -627,6 +627,17 @@ class ParallelizeLoopsPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         """Outline the eligible generics of every function of `op`."""
         parallelize(op, self.min_chunk_work)
+
+    def per_function(self, module: ModuleOp) -> Callable[[func.FuncOp], list[Operation]]:
+        """This pass one function of `module` at a time (`pipeline.translate_streamed`):
+        each call returns the chunk functions made, each followed by its fork's
+        declaration."""
+        split = FunctionParallelizer(module, self.min_chunk_work)
+
+        def run(fn: func.FuncOp) -> list[Operation]:
+            return [o for f in split(fn) for o in (f, f.next_op) if o is not None]
+
+        return run
 
 
 # ----------------------------------------------------------------- LLVM IR level

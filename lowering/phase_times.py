@@ -20,7 +20,7 @@ class PhaseTimes:
     phases: list[tuple[str, float]] = field(default_factory=list)
     threads: list[tuple[str, float]] = field(default_factory=list)
     """Seconds of steps that ran on other threads inside a phase (LLVM's chunks,
-    `runtime/llvm_chunks.py`): listed by `format`, not part of `total`."""
+    `runtime/native/llvm_chunks.py`): listed by `format`, not part of `total`."""
 
     @contextmanager
     def phase(self, name: str) -> Iterator[None]:

@@ -94,23 +94,15 @@ def _outer_reads(bw: pd.BackwardOp, forward: set[Operation]) -> list[SSAValue]:
 
 
 def _cheap(op: Operation) -> bool:
-    """Whether replaying `op` costs O(size of its result): ops the CPU lowering emits
-    as pointwise loops (elementwise, activations, casts, fills) and ops whose operands
+    """Whether replaying `op` costs O(size of its result): pointwise ops (elementwise,
+    activations, casts, fills: `POINTWISE` on the op class) and ops whose operands
     all have the result's shape (dropout, softmax).  Contractions,
     convolutions, reductions and the like are not, and the cost model keeps them."""
-    if _pointwise(op):
+    if getattr(op, "POINTWISE", False):
         return True
     # Shape-preserving ops (dropout, softmax, ...): work linear in the result.
     shapes = {tuple(shape_of(v.type)) for v in (*op.operands, *op.results)}
     return len(op.results) == 1 and len(shapes) == 1
-
-
-def _pointwise(op: Operation) -> bool:
-    import pullback.lowering.convert_pd_to_linalg  # noqa: F401  (registers the rules)
-    from pullback.lowering.core import lowering_of
-
-    entry = lowering_of(op)
-    return entry is not None and entry.is_pointwise
 
 
 def _nbytes(v: SSAValue, dim: int) -> int:
@@ -180,9 +172,9 @@ def estimate_peak(block: Block, dim: int = 1) -> int:
         us = users.get(r, [])
         if any(isinstance(u, pd.YieldOp) for u in us):
             return False  # a gradient the caller gets: an output buffer, not a temporary
-        if not _pointwise(r.owner):  # type: ignore[arg-type]
+        if not getattr(r.owner, "POINTWISE", False):
             return True
-        return len(us) != 1 or not _pointwise(us[0])
+        return len(us) != 1 or not getattr(us[0], "POINTWISE", False)
     frees: dict[int, int] = {}
     live = peak = 0
     for i, op in enumerate(seq):

@@ -5,7 +5,7 @@
 Everything `xdsl-opt` offers works unchanged (`--print-between-passes`,
 `--verify-diagnostics`, `--split-input-file`, `--print-op-generic`, ...).  On top:
 
-* named pipelines (`-p lower-to-llvm -t llvm` for the CPU, `-p lower-to-ptx -t ptx`
+* named pipelines (`-p lower-to-loops -t llvm` for the CPU, `-p lower-to-ptx -t ptx`
   for the GPU), listed at the end of `--help`;
 * pass options may name Paddle variables without quotes
   (`-p 'autodiff{targets=mean_0.tmp_0 wrt=fc_0.w_0,fc_0.b_0}'`);
@@ -346,7 +346,7 @@ class PullbackOptMain(xDSLOptMain):
 
 def pipelines_help(available: Mapping[str, Callable[[], type[ModulePass]]]) -> str:
     """The `--help` section listing the named pipelines and the passes each runs."""
-    lines = ["", "named pipelines (-p NAME; options in braces, e.g. lower-to-llvm{blas=false}):"]
+    lines = ["", "named pipelines (-p NAME; options in braces, e.g. lower-to-loops{blas=false}):"]
     indent = " " * 6
     for name in pullback_pipelines():
         if name not in available:
@@ -357,7 +357,7 @@ def pipelines_help(available: Mapping[str, Callable[[], type[ModulePass]]]) -> s
                                    subsequent_indent=indent))
         inner = ", ".join(p.name for p in cls().passes())  # type: ignore[attr-defined]
         lines.append(textwrap.fill(f"= {inner}", 80, initial_indent=indent, subsequent_indent=indent + "  ", break_on_hyphens=False))
-    lines.append("  e.g. pullback-opt prog.mlir -p autodiff,lower-to-llvm -t llvm")
+    lines.append("  e.g. pullback-opt prog.mlir -p autodiff,lower-to-loops -t llvm")
     lines.append("       pullback-opt prog.mlir -p autodiff,lower-to-ptx -t ptx")
     return "\n".join(lines) + "\n"
 

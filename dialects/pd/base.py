@@ -563,6 +563,13 @@ class OpFacts:
     """Costly to recompute (a transcendental function, a division): fusion, which
     recomputes an elementwise value in each of its readers, counts it 4 times."""
 
+    POINTWISE: ClassVar[bool] = False
+    """Each result element is computed from operand elements the indices pick by a
+    fixed map (elementwise math, broadcasts, transposes, fills, optimizer updates):
+    the lowering builds it from a scalar body and fuses it into its readers, and
+    replaying it costs O(its result) (`recompute`'s cost model).  The lowering
+    registers a scalar body exactly for these ops (`lowering/core.py`, `@pointwise`)."""
+
     VIEW: ClassVar[bool] = False
     """The result holds operand 0's elements in the same row-major order (a reshape):
     the lowering makes it a view of the operand's buffer, no copy, so a write to the

@@ -54,6 +54,8 @@ class AssignValueOp(PureOp):
     ```
     """
 
+    POINTWISE: ClassVar[bool] = True
+
     name = "pd.assign_value"
     shape = prop_def(DenseArrayBase)
     values = prop_def(ArrayAttr)
@@ -90,6 +92,8 @@ class ArangeOp(PureOp):
     """`[start, start + step, ...)` below `end` (above it for a negative step)
     (`paddle.arange`)."""
 
+    POINTWISE: ClassVar[bool] = True
+
     name = "pd.arange"
     start = prop_def(FloatAttr)
     end = prop_def(FloatAttr)
@@ -109,6 +113,8 @@ class ArangeOp(PureOp):
 class LinspaceOp(PureOp):
     """`num` evenly spaced values from `start` to `stop`, both included (`paddle.linspace`)."""
 
+    POINTWISE: ClassVar[bool] = True
+
     name = "pd.linspace"
     start = prop_def(FloatAttr)
     stop = prop_def(FloatAttr)
@@ -126,6 +132,8 @@ class LinspaceOp(PureOp):
 @irdl_op_definition
 class EyeOp(PureOp):
     """A `num_rows x num_columns` matrix with ones on the diagonal (`paddle.eye`)."""
+
+    POINTWISE: ClassVar[bool] = True
 
     name = "pd.eye"
     num_rows = prop_def(IntegerAttr)

@@ -65,6 +65,8 @@ class ElementwiseBinaryOp(PureOp):
     """`out = f(x, y)` with Paddle broadcasting (`axis = -1`: numpy rules; otherwise
     `y` is aligned with `x` from dimension `axis`). Both operands share one dtype."""
 
+    POINTWISE: ClassVar[bool] = True
+
     x = operand_def(TensorType)
     y = operand_def(TensorType)
     axis = prop_def(IntegerAttr, default_value=i64_attr(-1))
@@ -236,6 +238,8 @@ class WhereOp(PureOp):
     ```
     """
 
+    POINTWISE: ClassVar[bool] = True
+
     name = "pd.where"
     condition = operand_def(TensorType)
     x = operand_def(TensorType)
@@ -265,6 +269,8 @@ error), compute in and return its integer dtype, or compute in and return float3
 class ElementwiseUnaryOp(PureOp):
     """`out = f(x)`, same shape; a float tensor keeps its dtype, an integer one is
     handled as the op's `INT_INPUT` says."""
+
+    POINTWISE: ClassVar[bool] = True
 
     x = operand_def(TensorType)
     assembly_format = "$x attr-dict `:` functional-type(operands, results)"
@@ -565,6 +571,8 @@ class CastOp(PureOp):
     %y = pd.cast %x {dtype = "float64"} : (tensor<3xf32>) -> tensor<3xf64>
     ```
     """
+
+    POINTWISE: ClassVar[bool] = True
 
     name = "pd.cast"
     x = operand_def(TensorType)

@@ -355,6 +355,8 @@ class TrilTriuOp(PureOp):
     """The lower (`lower = true`, `paddle.tril`) or upper (`paddle.triu`) triangle of
     the last two dimensions, relative to diagonal `diagonal`; the rest is zero."""
 
+    POINTWISE: ClassVar[bool] = True
+
     name = "pd.tril_triu"
     x = operand_def(TensorType)
     diagonal = prop_def(IntegerAttr, default_value=i64_attr(0))

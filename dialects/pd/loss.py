@@ -81,6 +81,8 @@ class OneHotOp(PureOp):
     ```
     """
 
+    POINTWISE: ClassVar[bool] = True
+
     name = "pd.one_hot"
     x = operand_def(TensorType)
     depth = prop_def(IntegerAttr)
@@ -238,6 +240,8 @@ class SquareErrorCostOp(PureOp):
     %c = pd.square_error_cost %y, %t : (tensor<?x1xf32>, tensor<?x1xf32>) -> tensor<?x1xf32>
     ```
     """
+
+    POINTWISE: ClassVar[bool] = True
 
     name = "pd.square_error_cost"
     x = operand_def(TensorType)

@@ -94,6 +94,8 @@ def _expect_nonnegative(op: str, **values: float) -> None:
 class SgdOp(PdOp):
     """`param - learning_rate * grad`."""
 
+    POINTWISE: ClassVar[bool] = True
+
     name = "pd.sgd"
     WRITES_PERSISTABLE: ClassVar[bool] = True
     param = operand_def(TensorType)
@@ -126,6 +128,8 @@ class MomentumOp(PdOp, MultiResultNames):
     %w1, %v1 = pd.momentum %w, %g, %lr, %v {mu = 0.9 : f64, names = ["w", "w_velocity_0"]} : (tensor<3x2xf32>, tensor<3x2xf32>, tensor<1xf32>, tensor<3x2xf32>) -> (tensor<3x2xf32>, tensor<3x2xf32>)
     ```
     """
+
+    POINTWISE: ClassVar[bool] = True
 
     name = "pd.momentum"
     WRITES_PERSISTABLE: ClassVar[bool] = True
@@ -270,6 +274,8 @@ class AdamaxOp(PdOp, MultiResultNames):
     ```
     """
 
+    POINTWISE: ClassVar[bool] = True
+
     name = "pd.adamax"
     WRITES_PERSISTABLE: ClassVar[bool] = True
     DOMAIN: ClassVar[Mapping[str, Domain]] = {"beta1_pow": BETA_POW}
@@ -311,6 +317,8 @@ class AdagradOp(PdOp, MultiResultNames):
     ```
     """
 
+    POINTWISE: ClassVar[bool] = True
+
     name = "pd.adagrad"
     WRITES_PERSISTABLE: ClassVar[bool] = True
     param = operand_def(TensorType)
@@ -346,6 +354,8 @@ class AdadeltaOp(PdOp, MultiResultNames):
     %w1, %g2, %u2 = pd.adadelta %w, %g, %lr, %ag, %au {names = ["w", "w__avg_squared_grad_0", "w__avg_squared_update_0"]} : (tensor<3xf32>, tensor<3xf32>, tensor<1xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
     ```
     """
+
+    POINTWISE: ClassVar[bool] = True
 
     name = "pd.adadelta"
     WRITES_PERSISTABLE: ClassVar[bool] = True
@@ -389,6 +399,8 @@ class RmspropOp(PdOp, MultiResultNames):
     %w1, %mo, %ms, %mg = pd.rmsprop %w, %g, %lr, %m, %s, %a {names = ["w", "w_momentum_0", "w_mean_square_0", "w_mean_grad_0"]} : (tensor<3xf32>, tensor<3xf32>, tensor<1xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
     ```
     """
+
+    POINTWISE: ClassVar[bool] = True
 
     name = "pd.rmsprop"
     WRITES_PERSISTABLE: ClassVar[bool] = True

@@ -165,6 +165,8 @@ class FillConstantOp(PureOp):
     ```
     """
 
+    POINTWISE: ClassVar[bool] = True
+
     name = "pd.fill_constant"
     shape = prop_def(DenseArrayBase)
     value = prop_def(FloatAttr)
@@ -185,6 +187,8 @@ class FillAnyLikeOp(PureOp):
     %ones = pd.fill_any_like %loss {value = 1.0 : f64} : (tensor<f32>) -> tensor<f32>
     ```
     """
+
+    POINTWISE: ClassVar[bool] = True
 
     name = "pd.fill_any_like"
     x = operand_def(TensorType)

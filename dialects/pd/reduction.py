@@ -11,7 +11,7 @@ top_k).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -238,6 +238,8 @@ class SumOp(PureOp):
     %s = pd.sum %a, %b : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
     ```
     """
+
+    POINTWISE: ClassVar[bool] = True
 
     name = "pd.sum"
     xs = var_operand_def(TensorType)

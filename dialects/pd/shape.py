@@ -377,6 +377,8 @@ class TransposeOp(_ShapeOp):
     ```
     """
 
+    POINTWISE: ClassVar[bool] = True
+
     name = "pd.transpose"
     perm = prop_def(DenseArrayBase)
 
@@ -579,6 +581,8 @@ class ExpandOp(_ShapeOp):
     ```
     """
 
+    POINTWISE: ClassVar[bool] = True
+
     name = "pd.expand"
     shape = prop_def(DenseArrayBase)
 
@@ -598,6 +602,8 @@ class ExpandAsOp(PureOp):
     %y = pd.expand_as %b, %x : (tensor<1x3xf32>, tensor<?x3xf32>) -> tensor<?x3xf32>
     ```
     """
+
+    POINTWISE: ClassVar[bool] = True
 
     name = "pd.expand_as"
     x = operand_def(TensorType)

@@ -89,7 +89,7 @@ PIPELINES = ("lower-to-ptx",)
 
 
 def _ptx_target() -> type[Target]:
-    from pullback.lowering.gpu.ptx import PtxTarget
+    from pullback.lowering.llvm.nvptx import PtxTarget
 
     return PtxTarget
 

@@ -18,9 +18,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineMap
 from xdsl.rewriter import InsertPoint
 
-
-class GpuLoweringError(Exception):
-    """A construct the GPU path cannot lower; the message names it."""
+from pullback.lowering.abi import GpuLoweringError
 
 
 @dataclass

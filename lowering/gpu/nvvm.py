@@ -23,7 +23,6 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, gpu, llvm
-from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import (
     Float32Type,
     Float64Type,
@@ -38,10 +37,9 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.builder import Builder
 
-from pullback.lowering.gpu.build import GpuLoweringError
+from pullback.lowering.llvm.nvptx import KERNEL_ATTR
+from pullback.lowering.llvm.opcodes import MATH, libdevice_name
 
-KERNEL_ATTR = "nvvm.kernel"
-"""The unit attribute marking a kernel entry point (as MLIR's NVVM lowering)."""
 
 SREG = {
     gpu.ThreadIdOp: "tid",
@@ -52,44 +50,6 @@ SREG = {
 """PTX special register of each id/size op."""
 
 BARRIER = "llvm.nvvm.barrier.cta.sync.aligned.all"
-
-LIBDEVICE: dict[type[Operation], str] = {
-    xmath.ExpOp: "exp",
-    xmath.Exp2Op: "exp2",
-    xmath.ExpM1Op: "expm1",
-    xmath.LogOp: "log",
-    xmath.Log2Op: "log2",
-    xmath.Log10Op: "log10",
-    xmath.Log1pOp: "log1p",
-    xmath.TanhOp: "tanh",
-    xmath.SinhOp: "sinh",
-    xmath.CoshOp: "cosh",
-    xmath.ErfOp: "erf",
-    xmath.SinOp: "sin",
-    xmath.CosOp: "cos",
-    xmath.TanOp: "tan",
-    xmath.AsinOp: "asin",
-    xmath.AcosOp: "acos",
-    xmath.AtanOp: "atan",
-    xmath.Atan2Op: "atan2",
-    xmath.CbrtOp: "cbrt",
-    xmath.RsqrtOp: "rsqrt",
-    xmath.PowFOp: "pow",
-    xmath.RoundOp: "round",
-}
-"""libdevice base names (`__nv_exp` for f64, `__nv_expf` for f32)."""
-
-
-def libdevice_name(op: Operation) -> str:
-    """The `__nv_*` function computing a `math` op on its element type."""
-    base = LIBDEVICE[type(op)]
-    t = op.results[0].type
-    if isinstance(t, Float32Type):
-        return f"__nv_{base}f"
-    if isinstance(t, Float64Type):
-        return f"__nv_{base}"
-    raise GpuLoweringError(f"'{op.name}' on {t} has no libdevice function")
-
 
 @dataclass
 class _Declarations:
@@ -113,6 +73,17 @@ def _call(b: Builder, name: str, args: list[SSAValue], result: Attribute | None)
     return call.results[0] if call.results else None
 
 
+def _on_libdevice(op: Operation) -> bool:
+    """Whether a `math` op becomes a libdevice call on NVPTX (`opcodes.MATH`): it has
+    a libdevice function and no intrinsic NVPTX has natively for its type."""
+    how = MATH.get(type(op))
+    if how is None or how.libdevice is None:
+        return False
+    t = op.results[0].type
+    native = {Float32Type: "f32", Float64Type: "f64"}.get(type(t))
+    return not (how.intrinsic is not None and native in how.nvptx_native)
+
+
 def convert_module(mod: gpu.ModuleOp) -> None:
     """Apply the rewriting (module doc) to one `gpu.module`."""
     decls = _Declarations(mod, {o.sym_name.data for o in mod.body.block.ops if isinstance(o, llvm.FuncOp)})
@@ -134,7 +105,7 @@ def convert_module(mod: gpu.ModuleOp) -> None:
             b.insert(zero)
             _call(b, BARRIER, [zero.result], None)
             rw.erase_op(op)
-        elif type(op) in LIBDEVICE:
+        elif _on_libdevice(op):
             name = libdevice_name(op)
             t = op.results[0].type
             decls.declare(name, [t] * len(op.operands), t)
@@ -173,4 +144,4 @@ class ConvertGpuToNvvmPass(ModulePass):
             convert_module(mod)
 
 
-__all__ = ["BARRIER", "KERNEL_ATTR", "LIBDEVICE", "SREG", "ConvertGpuToNvvmPass", "libdevice_name"]
+__all__ = ["BARRIER", "KERNEL_ATTR", "SREG", "ConvertGpuToNvvmPass"]

@@ -11,7 +11,7 @@ executor's factory (`BACKEND_MODULES["cuda"]`):
 2. *Run*: the host function is interpreted (it is a short straight-line list of
    index arithmetic, allocations and launches): sizes come from the feeds,
    temporaries from a pool of device buffers reused across runs, and each
-   `gpu.launch_func` becomes a `cuLaunchKernel` with the ABI of `lowering/gpu/ptx.py`.
+   `gpu.launch_func` becomes a `cuLaunchKernel` with the ABI of `lowering/llvm/nvptx.py`.
 
 Copies: feeds go up on every run (they change); parameters go up only when the
 scope holds an array the backend has not seen (a startup run, `tensor.set`), since
@@ -90,7 +90,7 @@ def compile_for_gpu(module: ModuleOp, fetches: Sequence[SSAValue], device: cuda.
     from pullback.lowering.convert_pd_to_linalg import build_entry
     from pullback.lowering.gpu import GPU_PASSES
     from pullback.lowering.gpu.pipeline import reject_control_flow
-    from pullback.lowering.gpu.ptx import gpu_modules, module_to_ptx
+    from pullback.lowering.llvm.nvptx import gpu_modules, module_to_ptx
 
     # No run-time range checks: host code cannot read a status buffer the kernels
     # write on the device (out-of-range ids read a clamped row there instead).
@@ -184,7 +184,7 @@ class HostRun:
 
     def launch(self, op: gpu.LaunchFuncOp) -> None:
         """A `gpu.launch_func` as `cuLaunchKernel` (empty grids are skipped)."""
-        from pullback.lowering.gpu.ptx import param_kinds
+        from pullback.lowering.llvm.nvptx import param_kinds
 
         env = self.env
         grid = [env[v] for v in (op.gridSizeX, op.gridSizeY, op.gridSizeZ)]

@@ -276,7 +276,7 @@ _SCALAR_CTYPES = {d.short: np.ctypeslib.as_ctypes_type(d.numpy) for d in DTYPES}
 
 def scalar_arg(kind: str, value: Any) -> Any:
     """A scalar kernel argument of a parameter kind (`i64`, `f32`, ... as in
-    `lowering.gpu.ptx.param_kinds`) as the ctypes value `Function.launch` passes."""
+    `lowering.llvm.nvptx.param_kinds`) as the ctypes value `Function.launch` passes."""
     return _SCALAR_CTYPES[kind](value)
 
 

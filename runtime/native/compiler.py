@@ -8,8 +8,7 @@
 2. *Lower and emit*: `convert-pd-to-linalg` (`lowering/convert_pd_to_linalg.py`)
    builds the entry function and its ABI, `lowering/pipeline.py` lowers it to loops
    (outlined and deduplicated segments, parallel loops), translates it straight to
-   LLVM IR (`translate-to-llvmlite`; `PULLBACK_TRANSLATE=xdsl` goes through the llvm
-   dialect instead) and streams its functions to LLVM, which optimizes and emits them
+   LLVM IR (the CPU emitter, `lowering/llvm/`) and streams its functions to LLVM, which optimizes and emits them
    on several threads (`native/jit.py`, `native/llvm_chunks.py`).  The object code,
    ABI and memory report are stored in the disk cache.
 3. *Link*: the object files go into the process's engine (`Jit.load`), and the entry
@@ -91,14 +90,9 @@ def _describe(module: ModuleOp, fetches: Sequence[SSAValue]) -> str:
     return f"a program of {n} ops fetching {', '.join(names) or 'nothing'}"
 
 
-def _route(name: str) -> str:
-    """The translation route named by `PULLBACK_TRANSLATE` (or `compile_program`'s
-    `translate`), with the translator's version (part of the disk-cache key)."""
-    if name == "xdsl":
-        return "xdsl"
-    if name != "direct":
-        raise ValueError(f"PULLBACK_TRANSLATE must be 'direct' or 'xdsl', not {name!r}")
-    from pullback.lowering.translate_to_llvmlite import TRANSLATOR_VERSION
+def _translator() -> str:
+    """The CPU emitter's version (part of the disk-cache key)."""
+    from pullback.lowering.llvm.cpu import TRANSLATOR_VERSION
 
     return f"direct-v{TRANSLATOR_VERSION}"
 
@@ -132,7 +126,6 @@ def compile_program(
     unroll_threshold: int | None = None,
     full_unroll_max: int | None = None,
     text: str | None = None,
-    translate: str | None = None,
     dedupe: bool | None = None,
     threads: bool | None = None,
     min_chunk_work: int | None = None,
@@ -141,9 +134,9 @@ def compile_program(
 ) -> CompiledProgram:
     """Lower, optimize and JIT `module` for `fetches`, or load its object code from the
     disk cache (`native/disk_cache.py`); no in-memory caching here.  `outline`,
-    `dedupe`, `unroll_threshold`, `full_unroll_max` and `translate` default to
-    `settings`' `OUTLINE_SEGMENTS`, `DEDUPE_SEGMENTS`, `LOOP_UNROLL_THRESHOLD`,
-    `FULL_UNROLL_MAX_COUNT` and `TRANSLATE`; `text` is `str(module)` when the caller
+    `dedupe`, `unroll_threshold` and `full_unroll_max` default to
+    `settings`' `OUTLINE_SEGMENTS`, `DEDUPE_SEGMENTS`, `LOOP_UNROLL_THRESHOLD`
+    and `FULL_UNROLL_MAX_COUNT`; `text` is `str(module)` when the caller
     has printed it already (printing a ResNet takes most of a cache hit); `threads`
     (default `PARALLEL_LOOPS`): split large loops over the thread pool, in chunks of at
     least `min_chunk_work` (default `PULLBACK_PARALLEL_MIN_WORK`, else
@@ -157,7 +150,7 @@ def compile_program(
     outline = settings.OUTLINE_SEGMENTS if outline is None else outline
     unroll = settings.LOOP_UNROLL_THRESHOLD if unroll_threshold is None else unroll_threshold
     full = settings.FULL_UNROLL_MAX_COUNT if full_unroll_max is None else full_unroll_max
-    route = _route(settings.TRANSLATE if translate is None else translate)
+    route = _translator()
     dedupe = settings.DEDUPE_SEGMENTS if dedupe is None else dedupe
     threads = settings.PARALLEL_LOOPS if threads is None else threads
     work = settings.min_chunk_work() if min_chunk_work is None else min_chunk_work
@@ -175,7 +168,7 @@ def compile_program(
         if entry is None or not _ENTRY_KEYS <= entry.keys():
             with cyclic_gc_paused():
                 entry = _lower_and_emit(
-                    jit, module, fetches, f"pb_{key[:24]}", use_blas, outline, (unroll, full), times, route, dedupe,
+                    jit, module, fetches, f"pb_{key[:24]}", use_blas, outline, (unroll, full), times, dedupe,
                     work if threads else None, llvm_threads, split_llvm,
                 )
             with times.phase("disk-cache-store"):
@@ -200,20 +193,19 @@ def _lower_and_emit(
     outline: bool,
     unroll: tuple[int, int],
     times: PhaseTimes,
-    route: str = "direct",
     dedupe: bool = True,
     threads: int | None = None,
     llvm_threads: int | None = None,
     split_llvm: bool = True,
 ) -> dict[str, Any]:
-    """The compile proper: `pd` -> linalg -> loops -> LLVM IR (translated directly,
-    or through the `llvm` dialect with `route` `xdsl`) -> object code; `threads`: the
+    """The compile proper: `pd` -> linalg -> loops -> LLVM IR (the CPU emitter) ->
+    object code; `threads`: the
     work per chunk of `parallelize-loops` (None: not run); `llvm_threads` and
     `split_llvm`: `Jit.emit`'s `threads` and `split`.  Returns the disk cache's
     entry (object files, ABI, memory report)."""
-    from pullback.lowering.pipeline import (
-        loop_passes, run_passes, to_llvmlite, translate, translate_passes, translate_streamed,
-    )
+    from pullback.lowering.abi import PACKED_PREFIX
+    from pullback.lowering.pipeline import run_passes, translate, translate_passes, translate_streamed
+
     try:
         with times.phase("convert-pd-to-linalg"):
             fn_op, _ = build_entry(module, fetches, entry=entry, only_given_fetches=True)
@@ -231,11 +223,7 @@ def _lower_and_emit(
     abi["dim_names"] = [
         a.name_hint or f"arg{a.index}" for a in fn_op.body.block.args[: len(abi["dims"])]
     ]
-    if route.startswith("xdsl"):
-        run_passes(lowered, loop_passes(blas=use_blas, outline=outline, dedupe=dedupe, threads=threads), times=times)
-        with times.phase("to-llvm-ir"):
-            ir = str(to_llvmlite(lowered))
-    elif split_llvm:
+    if split_llvm:
         # LLVM compiles each function while the next ones are still being lowered.
         try:
             with jit.compiling(times, *unroll, threads=llvm_threads) as compiler:
@@ -253,9 +241,8 @@ def _lower_and_emit(
                 ir = str(translate(lowered))
         except LoweringError as e:
             raise NotCompilable(str(e)) from None
-    if route.startswith("xdsl") or not split_llvm:
         objs = jit.emit(ir, times, *unroll, threads=llvm_threads, split=split_llvm)
-    return {"abi": abi, "memory": memory, "objects": objs, "symbol": "_pullback_packed_" + entry,
+    return {"abi": abi, "memory": memory, "objects": objs, "symbol": PACKED_PREFIX + entry,
             "collectives": collectives}
 
 

@@ -3,11 +3,11 @@ compile options they and the code default to, in one place.
 
 A compile (`native/compiler.py`, `native/jit.py`) is configured by the LLVM options
 (`SLP_VECTORIZE`, `LOOP_UNROLL_THRESHOLD`, `FULL_UNROLL_MAX_COUNT`), the translation
-route (`TRANSLATE`), the lowering's switches (`OUTLINE_SEGMENTS`, `DEDUPE_SEGMENTS`,
+the lowering's switches (`OUTLINE_SEGMENTS`, `DEDUPE_SEGMENTS`,
 `PARALLEL_LOOPS`, `min_chunk_work`), the threads LLVM compiles on
 (`compile_threads`), and whether phase times are printed (`times_requested`).
 
-`PULLBACK_SLP`, `PULLBACK_TRANSLATE` and `PULLBACK_PARALLEL_LOOPS` are read once, when
+`PULLBACK_SLP` and `PULLBACK_PARALLEL_LOOPS` are read once, when
 this module is first imported: with the compiled backend (the eager kernels and the
 thread pool never import it).  They are module attributes the compiler reads at each
 compile, so tests and benchmarks can set them here; the functions read their
@@ -83,11 +83,6 @@ def compile_threads() -> int:
 
 # -------------------------------------------------------------------- lowering
 
-TRANSLATE = os.environ.get("PULLBACK_TRANSLATE", "direct").strip().lower() or "direct"
-"""How the loop-level module becomes LLVM IR: `direct` (default) translates it in one
-walk (`lowering/translate_to_llvmlite.py`); `xdsl` (`PULLBACK_TRANSLATE=xdsl`) runs
-the `convert-*-to-llvm` passes and xDSL's llvmlite converter, for comparison."""
-
 OUTLINE_SEGMENTS = True
 """Outline the entry function's loops into functions of their own
 (`lowering/outline_segments.py`), keeping every pass linear in the program size."""
@@ -117,6 +112,6 @@ def times_requested() -> bool:
 
 __all__ = [
     "DEDUPE_SEGMENTS", "FULL_UNROLL_MAX_COUNT", "LOOP_UNROLL_THRESHOLD", "MAX_COMPILE_THREADS", "OUTLINE_SEGMENTS",
-    "PARALLEL_LOOPS", "SLP_VECTORIZE", "TRANSLATE", "compile_threads", "min_chunk_work",
+    "PARALLEL_LOOPS", "SLP_VECTORIZE", "compile_threads", "min_chunk_work",
     "times_requested",
 ]

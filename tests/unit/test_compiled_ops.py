@@ -19,7 +19,8 @@ from pullback.benchmarks.programs import ProgramBuilder
 from pullback.dialects import pd
 from pullback.dialects.pd.base import is_float
 from pullback.lowering.convert_pd_to_linalg import build_entry, lowering_gap
-from pullback.lowering.pipeline import loop_passes, run_passes
+from pullback.lowering.convert_linalg_to_blas import ConvertLinalgToBlasPass
+from pullback.lowering.pipeline import run_passes
 from pullback.passes.autodiff import differentiate
 from pullback.runtime.native.backend import CompiledBackend
 from pullback.runtime.interpreter import IndexOutOfRange, run_module
@@ -267,7 +268,7 @@ def test_conv2d_is_one_gemm_call_per_group_over_the_whole_batch(groups: int) -> 
     fn, _ = build_entry(b.module, [y], only_given_fetches=True)
     assert 'library_call = "batch_gemm"' in str(fn)
     module = ModuleOp([fn])
-    run_passes(module, loop_passes()[:1])  # convert-linalg-to-blas
+    run_passes(module, [ConvertLinalgToBlasPass()])
     text = str(module)
     assert text.count("func.call @pullback_sgemm") == 1
     assert ("scf.for" in text) == (groups > 1)  # a loop over the groups only
@@ -669,7 +670,7 @@ def test_batched_and_vector_matmuls_agree_through_blas(dtype: str) -> None:
     _, outs = build(b, dtype)
     fn, _ = build_entry(b.module, outs, only_given_fetches=True)
     module = ModuleOp([fn])
-    run_passes(module, loop_passes()[:1])
+    run_passes(module, [ConvertLinalgToBlasPass()])
     assert str(module).count("func.call @pullback_") == len(outs)
 
 

@@ -17,7 +17,7 @@ from pullback.dialects import pd
 from pullback.lowering.abi import LoweringError
 from pullback.lowering.convert_pd_to_linalg import lowerable_ops
 from pullback.lowering.gpu.pipeline import lower_to_gpu
-from pullback.lowering.gpu.ptx import gpu_modules, module_to_ptx
+from pullback.lowering.llvm.nvptx import gpu_modules, module_to_ptx
 
 
 def _load_catalogue():

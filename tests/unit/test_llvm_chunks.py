@@ -278,26 +278,26 @@ def test_a_translation_error_mid_stream_stops_the_compile_threads(monkeypatch: p
     joined, and the next compile works."""
     import threading
 
-    from pullback.lowering import translate_to_llvmlite as tr
     from pullback.lowering.abi import LoweringError
+    from pullback.lowering.llvm.cpu import CpuEmitter
 
     monkeypatch.setenv("PULLBACK_CACHE", "0")
     monkeypatch.setattr(llvm_chunks, "STREAM_CHUNK_CHARS", 1)  # chunks leave early
-    real = tr.Translator.function
+    real = CpuEmitter.define
     seen = [0]
 
-    def failing(self: tr.Translator, fn: object) -> None:
+    def failing(self: CpuEmitter, fn: object) -> None:
         seen[0] += 1
         if seen[0] == 6:
             raise LoweringError("translate-to-llvmlite: made to fail")
         real(self, fn)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(tr.Translator, "function", failing)
+    monkeypatch.setattr(CpuEmitter, "define", failing)
     m = mlp_train((12, 16, 16, 4), 0.1)
     with pytest.raises(NotCompilable, match="made to fail"):
         compile_program(m.module, m.fetch, llvm_threads=2, min_chunk_work=1)
     assert not [t for t in threading.enumerate() if t.name.startswith("pullback-llvm")]
-    monkeypatch.setattr(tr.Translator, "function", real)
+    monkeypatch.setattr(CpuEmitter, "define", real)
     prog = compile_program(m.module, m.fetch, llvm_threads=2, min_chunk_work=1)
     feeds = {"x": np.ones((2, 12), np.float32), "label": np.zeros((2, 1), np.int64)}
     assert np.isfinite(execute(prog, feeds, {k: np.array(v) for k, v in m.scope.items()})[0]).all()

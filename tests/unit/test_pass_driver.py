@@ -43,7 +43,7 @@ def _backward_ops(module: ModuleOp) -> list[pd.BackwardOp]:
         ("autodiff{targets=loss wrt=fc_0.w_0,fc_0.b_0}", 'autodiff{targets=loss wrt="fc_0.w_0","fc_0.b_0"}'),
         ("a{x=1.5 y=-2 z=true},b,c{t=x@GRAD}", 'a{x=1.5 y=-2 z=true},b,c{t="x@GRAD"}'),
         ('autodiff{targets="a.b",c.d}', 'autodiff{targets="a.b","c.d"}'),
-        ("lower-to-llvm,dce", "lower-to-llvm,dce"),
+        ("lower-to-loops,dce", "lower-to-loops,dce"),
     ],
 )
 def test_quote_option_values(spec: str, expected: str) -> None:

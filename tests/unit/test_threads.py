@@ -158,7 +158,7 @@ def test_elementwise_chain_identical_on_1_and_2_threads(threads: None) -> None:
 
 def test_fanout_chain_identical_on_1_2_and_3_threads(threads: None) -> None:
     """The fused fan-out chain (one loop computing the loss and the gradient, its
-    vector iterations interleaved: `translate_to_llvmlite.INTERLEAVE_MIN_DEPTH`) gives
+    vector iterations interleaved: `lowering/llvm/loops.INTERLEAVE_MIN_DEPTH`) gives
     the same bits on any thread count, the loss included (its partial sums follow
     the chunks, which do not follow the threads), and agrees with the interpreter.
     An odd length puts elements in every remainder loop."""

@@ -1,7 +1,5 @@
-"""`translate-to-llvmlite` (lowering/translate_to_llvmlite.py), the compiled backend's
-default route from loop-level IR to LLVM IR, against the xDSL route
-(`PULLBACK_TRANSLATE=xdsl`: the `convert-*-to-llvm` passes) and the interpreter on a
-spread of programs: an MLP and a CNN training step, control flow with gradients,
+"""The CPU emitter (lowering/llvm/cpu.py), the compiled backend's one route from
+loop-level IR to LLVM IR, against the interpreter on a spread of programs: an MLP and a CNN training step, control flow with gradients,
 several batch sizes through one compiled program, run-time range checks, integer
 ops and reductions; plus hand-written loop-level IR for the forms the lowering does
 not emit today (strided views, switches, branches between blocks) and the error for
@@ -19,9 +17,10 @@ import pullback as paddle
 import pytest
 from pullback.benchmarks.bench_cpu import cnn_train
 from pullback.benchmarks.programs import mlp_train
+from pullback.dialects import pd
+from pullback.dialects.pd.base import value_name
 from pullback.lowering.abi import LoweringError
-from pullback.lowering.translate_to_llvmlite import translate_module
-from pullback.runtime.native import settings
+from pullback.lowering.llvm.cpu import translate_module
 from pullback.runtime.native.backend import CompiledBackend
 from pullback.runtime.native.compiler import compile_program
 from pullback.runtime.native.jit import Jit
@@ -30,8 +29,6 @@ from pullback.runtime.interpreter import IndexOutOfRange, run_module
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, cf, func, llvm, memref, scf
 from xdsl.parser import Parser
-
-ROUTES = ("direct", "xdsl")
 
 pytestmark = pytest.mark.filterwarnings("error:compiled backend")
 
@@ -48,22 +45,22 @@ def _close(a: Any, b: Any, what: str) -> None:
 
 def _routes_agree(module: Any, fetch: Sequence[Any], feeds: Sequence[dict[str, np.ndarray]],
                   scope: dict[str, np.ndarray]) -> None:
-    """Compile `module` by both routes; for each feed dict, the direct route, the
-    xDSL route and the interpreter fetch the same values and update the same
-    parameters (each run from its own copy of `scope`)."""
-    programs = {r: compile_program(module, fetch, translate=r) for r in ROUTES}
+    """Compile `module`; for each feed dict, the compiled program and the interpreter
+    fetch the same values and update the same parameters (each run from its own
+    copy of `scope`)."""
+    prog = compile_program(module, fetch)
+    # The interpreter leaves the scope alone: a parameter's new value is the last
+    # value the program names after it (what the executor stores back).
+    updated = {value_name(v): v for op in module.body.block.ops if not isinstance(op, pd.ParameterOp)
+               for v in op.results if value_name(v) in scope}
     for f in feeds:
-        got: dict[str, tuple[list[np.ndarray], dict[str, np.ndarray]]] = {}
-        for r, prog in programs.items():
-            s = {k: np.array(v, copy=True) for k, v in scope.items()}
-            got[r] = ([np.array(o, copy=True) for o in execute(prog, f, s)], s)
+        s = {k: np.array(v, copy=True) for k, v in scope.items()}
+        got = [np.array(o, copy=True) for o in execute(prog, f, s)]
         env = run_module(module, f, {k: np.array(v, copy=True) for k, v in scope.items()})
-        want = [env[v] for v in fetch]
-        for r in ROUTES:
-            for i, (a, b) in enumerate(zip(got[r][0], want)):
-                _close(a, b, f"{r} route, fetch {i}")
-        for k in scope:
-            _close(got["direct"][1][k], got["xdsl"][1][k], f"parameter {k}")
+        for i, (a, v) in enumerate(zip(got, fetch)):
+            _close(a, env[v], f"fetch {i}")
+        for k, v in updated.items():
+            _close(s[k], env[v], f"parameter {k}")
 
 
 def test_mlp_training_step_agrees() -> None:
@@ -93,16 +90,14 @@ def static_mode() -> Any:
 
 def _executors_agree(main: Any, feeds: Sequence[dict[str, np.ndarray]], fetch: list[Any],
                      monkeypatch: pytest.MonkeyPatch) -> list[list[np.ndarray]]:
-    """Run a static program on the compiled backend by each route and on the
-    interpreter (fresh executors: nothing is shared between routes)."""
+    """Run a static program on the compiled backend and on the interpreter (fresh
+    executors: nothing is shared)."""
     outs = []
     for f in feeds:
         want = paddle.static.Executor(paddle.CPUPlace(), backend="interpreter").run(main, feed=f, fetch_list=fetch)
-        for r in ROUTES:
-            monkeypatch.setattr(settings, "TRANSLATE", r)
-            got = paddle.static.Executor(paddle.CPUPlace(), backend="compiled").run(main, feed=f, fetch_list=fetch)
-            for i, (a, b) in enumerate(zip(got, want)):
-                _close(a, b, f"{r} route, fetch {i}")
+        got = paddle.static.Executor(paddle.CPUPlace(), backend="compiled").run(main, feed=f, fetch_list=fetch)
+        for i, (a, b) in enumerate(zip(got, want)):
+            _close(a, b, f"fetch {i}")
         outs.append(want)
     return outs
 
@@ -142,7 +137,7 @@ def test_dynamic_batch_int_ops_and_reductions_agree(static_mode: Any, monkeypatc
     _executors_agree(static_mode, feeds, fetch, monkeypatch)
 
 
-def test_range_checks_report_the_same_on_both_routes(static_mode: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_range_checks_report_the_same_as_the_interpreter(static_mode: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     table = paddle.static.data("table", [5, 2], "float32")
     ids = paddle.static.data("ids", [-1], "int64")
     out = paddle.gather(table, ids)
@@ -151,14 +146,12 @@ def test_range_checks_report_the_same_on_both_routes(static_mode: Any, monkeypat
     bad = {"table": tab, "ids": np.array([1, 5])}
     with pytest.raises(IndexOutOfRange) as want:
         paddle.static.Executor(paddle.CPUPlace(), backend="interpreter").run(static_mode, feed=bad, fetch_list=[out])
-    for r in ROUTES:
-        monkeypatch.setattr(settings, "TRANSLATE", r)
-        with pytest.raises(IndexOutOfRange) as got:
-            paddle.static.Executor(paddle.CPUPlace(), backend="compiled").run(static_mode, feed=bad, fetch_list=[out])
-        assert str(got.value) == str(want.value)
+    with pytest.raises(IndexOutOfRange) as got:
+        paddle.static.Executor(paddle.CPUPlace(), backend="compiled").run(static_mode, feed=bad, fetch_list=[out])
+    assert str(got.value) == str(want.value)
 
 
-def test_backend_defaults_to_the_direct_route(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_backend_reports_the_translation_phase(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PULLBACK_CACHE", "0")  # a real compile, whose phases we read
     built = mlp_train((4, 3), 0.1)
     prog = CompiledBackend().program_for(
@@ -166,10 +159,7 @@ def test_backend_defaults_to_the_direct_route(monkeypatch: pytest.MonkeyPatch) -
     )
     assert prog is not None and prog.times is not None
     names = [n for n, _ in prog.times.phases]
-    assert "translate-to-llvmlite" in names and "convert-arith-to-llvm" not in names
-    monkeypatch.setattr(settings, "TRANSLATE", "bogus")
-    with pytest.raises(ValueError, match="PULLBACK_TRANSLATE"):
-        compile_program(built.module, built.fetch)
+    assert "translate-to-llvmlite" in names
 
 
 # ------------------------------------------------------------ hand-written IR
@@ -343,7 +333,7 @@ def test_deep_loop_bodies_ask_llvm_to_interleave_and_short_ones_do_not() -> None
     is left to LLVM's cost model."""
     import llvmlite.binding as llvm_binding
 
-    from pullback.lowering import translate_to_llvmlite as tr
+    from pullback.lowering.llvm import loops as tr
 
     from xdsl.dialects import linalg
 

@@ -1,5 +1,5 @@
 // RUN: pullback-opt %s -p convert-pd-to-linalg | filecheck %s
-// RUN: pullback-opt %s -p lower-to-llvm -t llvm | filecheck %s --check-prefix=LLVM
+// RUN: pullback-opt %s -p lower-to-loops -t llvm | filecheck %s --check-prefix=LLVM
 
 // Control flow: pd.if becomes scf.if yielding buffers the if owns (the branch's
 // own allocation, or a copy of an outer value); pd.while becomes scf.while
@@ -87,7 +87,7 @@ builtin.module {
 // Down to LLVM the joins of the if and of the loop header are phis of buffer
 // pointers (and sizes); the body frees what it does not hand on.
 // LLVM:       define void @"main"(
-// LLVM:         call ccc ptr @"malloc"
+// LLVM:         call ptr @"malloc"
 // LLVM:         phi {{ *}}ptr
-// LLVM:         call ccc void @"free"
+// LLVM:         call void @"free"
 // LLVM:       declare ptr @"malloc"(i64

@@ -6,7 +6,7 @@
 // RUN: pullback-opt %S/inputs/forward_only.mlir -p 'autodiff{targets=mean_0.tmp_0 wrt=fc_0.b_0}' | filecheck %s --check-prefix=ONE
 // RUN: pullback-opt %S/inputs/forward_only.mlir -p 'autodiff{targets=mean_0.tmp_0 wrt=fc_0.w_0 no_grad=fc_0.tmp_1}' | filecheck %s --check-prefix=CUT
 // RUN: xdsl-opt %S/inputs/forward_only.mlir -p 'autodiff{targets="mean_0.tmp_0" wrt="fc_0.b_0"}' | filecheck %s --check-prefix=ONE
-// RUN: pullback-opt %S/inputs/forward_only.mlir -p 'autodiff{targets=mean_0.tmp_0},lower-to-llvm' -t llvm | filecheck %s --check-prefix=COMPILED
+// RUN: pullback-opt %S/inputs/forward_only.mlir -p 'autodiff{targets=mean_0.tmp_0},lower-to-loops' -t llvm | filecheck %s --check-prefix=COMPILED
 // RUN: pullback-opt %S/inputs/forward_only.mlir -p autodiff 2>&1 >/dev/null | filecheck %s --check-prefix=NONE
 // RUN: not pullback-opt %S/inputs/forward_only.mlir -p 'autodiff{targets=mean_0.tmp wrt=fc_0.w_0}' 2>&1 | filecheck %s --check-prefix=UNKNOWN
 // RUN: not pullback-opt %S/inputs/forward_only.mlir -p 'autodiff{wrt=fc_0.w_0}' 2>&1 | filecheck %s --check-prefix=NOTARGET
