@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from pullback.dialects.pd.dtypes import to_dtype_name
 from pullback.dialects import pd
 from pullback.frontend import core, unique_name
 from pullback.frontend.framework import (
@@ -51,22 +52,6 @@ def require_static(api: str) -> None:
         raise RuntimeError(
             f"{api} builds a static program: call paddle.enable_static() first"
         )
-
-
-def normalize_dtype(dtype: Any, api: str) -> str:
-    """Paddle's dtype name of `dtype` ('float32', np.float32, np.dtype('int64'), ...)."""
-    if isinstance(dtype, str):
-        name = dtype.replace("paddle.", "")
-    else:
-        try:
-            name = np.dtype(dtype).name
-        except TypeError:
-            name = str(dtype).replace("paddle.", "")
-    try:
-        pd.dtype_from_name(name)
-    except ValueError as e:
-        raise TypeError(f"{api}: {e}") from None
-    return name
 
 
 def _check_variable(api: str, arg: str, x: Any) -> Variable:
@@ -123,7 +108,7 @@ def data(name: str, shape: Sequence[int | None], dtype: Any = None, lod_level: i
     are dynamic.  `dtype` defaults to float32.  The shape is used as given (no batch
     dimension is added) and the executor checks fed arrays against it."""
     require_static("paddle.static.data")
-    dt = normalize_dtype(dtype if dtype is not None else "float32", "paddle.static.data")
+    dt = to_dtype_name(dtype, "paddle.static.data", default="float32")
     return _add_data("paddle.static.data", name, shape, dt)
 
 
@@ -158,7 +143,7 @@ def legacy_data(
         append_batch_size = False
     if append_batch_size:
         dims = [-1, *dims]
-    dt = normalize_dtype(dtype, "fluid.layers.data")
+    dt = to_dtype_name(dtype, "fluid.layers.data")
     var = _add_data("fluid.layers.data", name, dims, dt)
     var.stop_gradient = bool(stop_gradient)
     return var
@@ -246,7 +231,7 @@ def create_parameter(
         isinstance(d, (int, np.integer)) and not isinstance(d, bool) for d in shape
     ):
         raise TypeError(f"create_parameter: shape must be a list or tuple of ints, got {shape!r}")
-    dt = normalize_dtype(dtype, "create_parameter")
+    dt = to_dtype_name(dtype, "create_parameter")
     init = default_initializer or (Constant(0.0) if is_bias else Xavier())
     base = unique_name.generate("create_parameter")
     if core.in_dynamic_mode():
@@ -275,7 +260,7 @@ def block_create_parameter(
     attr = ParamAttr(name=name, initializer=initializer, trainable=trainable,
                      regularizer=regularizer, need_clip=need_clip,
                      learning_rate=optimize_attr.get("learning_rate", 1.0))
-    dt = normalize_dtype(dtype, "Block.create_parameter")
+    dt = to_dtype_name(dtype, "Block.create_parameter")
     with program_guard(self.program):
         return add_parameter(name, shape, dt, attr, initializer or Xavier())
 
@@ -291,7 +276,7 @@ def create_global_var(
     """A non-trainable persistable variable filled with `value` at startup
     (`paddle.static.create_global_var`)."""
     require_static("create_global_var")
-    dt = normalize_dtype(dtype, "create_global_var")
+    dt = to_dtype_name(dtype, "create_global_var")
     name = name or unique_name.generate("global_var")
     return add_parameter(name, shape, dt, ParamAttr(trainable=False), Constant(value))
 
@@ -438,7 +423,7 @@ def _embedding(
     dim = _check_positive_int(api, "size[1]", size[1])
     if padding_idx is not None and not -rows <= padding_idx < rows:
         raise ValueError(f"{api}: padding_idx {padding_idx} is out of range for {rows} rows")
-    dt = normalize_dtype(dtype, api)
+    dt = to_dtype_name(dtype, api)
     attr = ParamAttr._to_attr(param_attr)
     if attr is False:
         raise ValueError(f"{api}: the embedding table cannot be disabled (param_attr=False)")
