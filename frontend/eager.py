@@ -37,6 +37,7 @@ from pullback.dialects.pd.dtypes import DTYPE_BY_NUMPY, NAME_BY_NUMPY, NUMPY_BY_
 from pullback.frontend import unique_name
 from pullback.runtime import blas_threads
 from pullback.runtime.interpreter import KERNELS, InterpreterError, _load_kernels
+from pullback.runtime.kernels import elementwise as elementwise_kernels
 from pullback.runtime.malloc import keep_freed_memory
 from pullback.runtime.places import CPU, Place, to_cpu_place
 
@@ -180,27 +181,22 @@ class Template:
 # more than the arithmetic (measured on the MLP benchmark: 1.4 ms -> 0.6 ms per
 # step): property reads, Paddle's `axis` alignment, a dynamic-dimension check that
 # cannot fire on static shapes.  A template whose op is one of these, with plain
-# numpy broadcasting (axis -1 or equal ranks), calls the numpy function directly
-# (warnings ignored like the kernels do; a backward plan sets that up once for all
-# its ops).  tests/unit/test_eager_tensor.py checks each against its kernel.
+# numpy broadcasting (axis -1 or equal ranks), calls the kernel's numpy function
+# directly (`BINARY_NUMPY` and `relu` in runtime/kernels/elementwise.py; warnings
+# ignored like the kernels do; a backward plan sets that up once for all its ops).  tests/unit/test_eager_tensor.py checks each against its kernel.
 _FAST_BINARY: dict[type[Operation], Callable[..., np.ndarray]] = {
-    pd.ElementwiseAddOp: np.add,
-    pd.ElementwiseSubOp: np.subtract,
-    pd.ElementwiseMulOp: np.multiply,
-    pd.ElementwiseMaxOp: np.maximum,
-    pd.ElementwiseMinOp: np.minimum,
-    pd.GreaterThanOp: np.greater,
-    pd.GreaterEqualOp: np.greater_equal,
-    pd.LessThanOp: np.less,
-    pd.LessEqualOp: np.less_equal,
-    pd.EqualOp: np.equal,
-    pd.NotEqualOp: np.not_equal,
+    t: elementwise_kernels.BINARY_NUMPY[t]
+    for t in (
+        pd.ElementwiseAddOp, pd.ElementwiseSubOp, pd.ElementwiseMulOp, pd.ElementwiseMaxOp,
+        pd.ElementwiseMinOp, pd.GreaterThanOp, pd.GreaterEqualOp, pd.LessThanOp, pd.LessEqualOp,
+        pd.EqualOp, pd.NotEqualOp,
+    )
 }
 _MAY_WARN = {pd.ElementwiseAddOp, pd.ElementwiseSubOp, pd.ElementwiseMulOp}
 """Fast ops that can raise numpy floating-point warnings (inf - inf, overflow);
 comparisons, max/min and where never do."""
 _FAST_OTHER: dict[type[Operation], Callable[..., np.ndarray]] = {
-    pd.ReluOp: lambda x: np.maximum(x, 0),
+    pd.ReluOp: elementwise_kernels.relu,
     pd.WhereOp: np.where,
 }
 
