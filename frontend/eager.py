@@ -24,6 +24,7 @@ import itertools
 import os
 import sys
 import threading
+from types import FrameType
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -84,7 +85,7 @@ recorded op walks ~6 frames, and a dict hit is cheaper than matching prefixes.""
 def _user_frame() -> Where | None:
     """The innermost caller frame outside pullback's own modules (tests, benchmarks
     and examples are user code).  Walking frames costs well under a microsecond."""
-    f = sys._getframe(2)
+    f: FrameType | None = sys._getframe(2)
     own = _IS_OWN
     while f is not None:
         file = f.f_code.co_filename

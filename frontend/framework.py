@@ -117,6 +117,9 @@ class Variable:
 
     # `x[index]`, operators (`+ - * / @`, comparisons) and methods (`x.mean()`) are
     # attached by `frontend/install.py` from the op families.
+    if TYPE_CHECKING:
+
+        def __getitem__(self, index: Any) -> Variable: ...
 
 
 class Parameter(Variable):

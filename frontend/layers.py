@@ -41,7 +41,7 @@ from pullback.frontend.initializer import (
 from pullback.frontend.ops import nn as nn_ops
 from pullback.frontend.ops import norm
 from pullback.frontend.param_attr import ParamAttr
-from pullback.frontend.parameter import eager_parameter
+from pullback.frontend.parameter import EagerParamBase, eager_parameter
 
 # --------------------------------------------------------------------------- checks
 
@@ -58,6 +58,14 @@ def _check_variable(api: str, arg: str, x: Any) -> Variable:
     if not isinstance(x, Variable):
         raise TypeError(f"{api}: '{arg}' must be a Variable, got {type(x).__name__}")
     return x
+
+
+def _enabled_attr(api: str, arg: str, value: Any) -> ParamAttr:
+    """`ParamAttr._to_attr(value)` for a parameter the layer cannot do without."""
+    attr = ParamAttr._to_attr(value)
+    if attr is False:
+        raise ValueError(f"{api}: this parameter cannot be disabled ({arg}=False)")
+    return attr
 
 
 def _check_positive_int(api: str, arg: str, v: Any) -> int:
@@ -100,7 +108,7 @@ def _add_data(api: str, name: str, shape: Sequence[int | None], dtype: str) -> V
             f"(shape {existing.shape}, {existing.dtype})"
         )
     op = block.append(pd.DataOp.make(name, dims, dtype))
-    return block.wrap(op.out)
+    return block.wrap(op.results[0])
 
 
 def data(name: str, shape: Sequence[int | None], dtype: Any = None, lod_level: int = 0) -> Variable:
@@ -182,7 +190,7 @@ def add_parameter(
     op = block.append(pd.ParameterOp.make(name, shape, dtype, trainable=attr.trainable))
     init = attr.initializer or default_initializer
     init.initialize(name, shape, dtype, default_startup_program())
-    param = block.wrap(op.out)
+    param = block.wrap(op.results[0])
     assert isinstance(param, Parameter)
     param.optimize_attr = {"learning_rate": attr.learning_rate}  # type: ignore[attr-defined]
     param.regularizer = attr.regularizer  # type: ignore[attr-defined]
@@ -215,7 +223,7 @@ def create_parameter(
     attr: Any = None,
     is_bias: bool = False,
     default_initializer: Initializer | None = None,
-) -> Parameter:
+) -> Parameter | EagerParamBase:
     """A free-standing parameter (`paddle.create_parameter`,
     `paddle.static.create_parameter`, `fluid.layers.create_parameter`), named
     `create_parameter_<k>.w_0` (`.b_0` for a bias) unless named; initializer:
@@ -319,11 +327,10 @@ def _fc(
     name: str | None,
 ) -> Variable:
     require_static(api)
-    inputs = list(xs) if isinstance(xs, (list, tuple)) else [xs]
-    if not inputs:
+    given = list(xs) if isinstance(xs, (list, tuple)) else [xs]
+    if not given:
         raise ValueError(f"{api}: needs at least one input")
-    for i, x in enumerate(inputs):
-        _check_variable(api, f"input[{i}]" if len(inputs) > 1 else "input", x)
+    inputs = [_check_variable(api, f"input[{i}]" if len(given) > 1 else "input", x) for i, x in enumerate(given)]
     size = _check_positive_int(api, "size", size)
     base = name or unique_name.generate("fc")
     w_attrs = weight_attr if isinstance(weight_attr, (list, tuple)) else [weight_attr] * len(inputs)
@@ -440,7 +447,7 @@ def _embedding(
             pd.SqueezeOp, [ids], prefix="squeeze",
             out_names=[unique_name.generate(f"{base}.ids")], axes=[len(ids.shape) - 1],
         )
-    props = {} if padding_idx is None else {"padding_idx": int(padding_idx)}
+    props: dict[str, Any] = {} if padding_idx is None else {"padding_idx": int(padding_idx)}
     return core.apply(pd.LookupTableOp, [ids, w], prefix="lookup_table", name=base,
                       op_type=None if legacy else "lookup_table_v2", **props)
 
@@ -673,7 +680,7 @@ def batch_norm(
     if attr is False:
         raise ValueError(f"{api}: the scale cannot be disabled (param_attr=False)")
     scale = create_parameter_var(base, "w", [channels], dtype, attr, Constant(1.0))
-    bias = create_parameter_var(base, "b", [channels], dtype, ParamAttr._to_attr(bias_attr), Constant(0.0))
+    bias = create_parameter_var(base, "b", [channels], dtype, _enabled_attr(api, "bias_attr", bias_attr), Constant(0.0))
     stats = []
     for stat_name, value in ((moving_mean_name, 0.0), (moving_variance_name, 1.0)):
         sattr = ParamAttr(name=stat_name, initializer=Constant(value), trainable=False,
@@ -821,13 +828,13 @@ def prelu(
         shape = list(x.shape[1:])
     if any(d < 0 for d in shape):
         raise ValueError(f"{api}: the parameter shape {shape} must be static")
-    alpha = create_parameter_var(base, "w", shape, x.dtype, ParamAttr._to_attr(param_attr), Constant(0.25))
+    alpha = create_parameter_var(base, "w", shape, x.dtype, _enabled_attr(api, "param_attr", param_attr), Constant(0.25))
     if mode == "element":
         # One slope per element of a sample, broadcast over the batch: the formula of
         # `F.prelu`, which itself takes one slope or one per channel.
         from pullback.frontend.ops import elementwise as E
 
-        return E.where(E.greater_than(x, 0.0), x, x * alpha)
+        return E.where(E.greater_than(x, 0.0), x, E.multiply(x, alpha))
     return prelu_op(x, alpha, data_format=data_format)
 
 

@@ -419,10 +419,10 @@ class Layer:
                 p.clear_gradient(set_to_zero)
 
     def state_dict(self, destination: dict[str, Any] | None = None, include_sublayers: bool = True,
-                   structured_name_prefix: str = "") -> collections.OrderedDict[str, Any]:
+                   structured_name_prefix: str = "") -> dict[str, Any]:
         """Parameters and persistable buffers by attribute path (the tensors
         themselves, not copies, as in Paddle)."""
-        out = collections.OrderedDict() if destination is None else destination
+        out: dict[str, Any] = collections.OrderedDict() if destination is None else destination
         for key, p in self.named_parameters(structured_name_prefix, include_sublayers):
             out[key] = p
         layers = (list(self.named_sublayers(structured_name_prefix, include_self=True))

@@ -233,7 +233,7 @@ def to_attr(value: Any) -> Attribute:
         value = str.__str__(value)  # e.g. a DType: attributes hold the plain name
     key = tuple(value) if isinstance(value, list) else value
     try:
-        return _to_attr_cached(type(value), key)
+        return _to_attr_cached(type(value), key)  # type: ignore[arg-type]  # (mypy: a class is Hashable)
     except TypeError:  # unhashable
         return _to_attr(value)
 
@@ -312,6 +312,7 @@ def result_names(op: Operation) -> list[str | None]:
 
 def value_name(value: SSAValue) -> str | None:
     """The Paddle variable name of a value: its defining op's name property."""
+    owner: Operation | Block
     if type(value) is OpResult:
         owner = value.op  # (no ABC isinstance: AD asks this for every value it touches)
     else:
@@ -507,7 +508,7 @@ class PdOp(IRDLOperation, OpFacts):
                 specs[key] = None
             else:
                 specs[key] = _REQUIRED
-        cls._pd_prop_specs = specs
+        cls._pd_prop_specs = specs  # type: ignore[attr-defined]  # a per-class cache, read from __dict__
         return specs
 
     def prop(self, key: str) -> Any:
