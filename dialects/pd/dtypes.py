@@ -194,7 +194,8 @@ def find_dtype(spec: object) -> DType | None:
         if found is not None:
             return found
     elif not isinstance(spec, (type, np.dtype)):
-        return None  # numpy reads a dtype off objects with a `.dtype` (a tensor): Paddle too, but that is no dtype spelling
+        # (numpy would read the dtype off any object with a `.dtype`, a tensor: no spelling)
+        return None
     try:
         dt = np.dtype(spec)  # type: ignore[call-overload]
     except (TypeError, ValueError, SyntaxError):
