@@ -39,10 +39,9 @@ class OpDesc:
 
     def type(self) -> str:
         """Paddle's operator type, e.g. `mul_grad` (of an `fc`) or `sum`."""
-        fwd = self._record.forward_op
-        if fwd is None or self._program is None:
+        if self._program is None:
             return self._record.type
-        return f"{self._program.op_type(fwd)}_grad"
+        return self._record.paddle_type(self._program.op_type)
 
     def input(self, slot: str) -> list[str]:
         return list(self._record.inputs.get(slot, []))
@@ -228,8 +227,9 @@ def append_backward(
     block = loss.block
     program = block.program
     all_params = block.all_parameters()
+    params: list[Variable]
     if parameter_list is None:
-        params = all_params
+        params = list(all_params)
     else:
         if not isinstance(parameter_list, (list, tuple, set)):
             raise TypeError(

@@ -24,6 +24,7 @@ import itertools
 import os
 import sys
 import threading
+from types import FrameType
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -32,12 +33,14 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Block, Operation
 from xdsl.utils.exceptions import VerifyException
 
-from pullback.frontend.dtype import dtype as as_dtype
 from pullback.dialects import pd
+from pullback.dialects.pd.dtypes import DTYPE_BY_NUMPY, NAME_BY_NUMPY, NUMPY_BY_SHORT, dtype_for_array, to_numpy_dtype
 from pullback.frontend import unique_name
 from pullback.runtime.native import blas_threads
 from pullback.runtime.interpreter import KERNELS, InterpreterError, _load_kernels
+from pullback.runtime.kernels import elementwise as elementwise_kernels
 from pullback.runtime.native.malloc import keep_freed_memory
+from pullback.runtime.places import CPU, Place, to_cpu_place
 
 # ------------------------------------------------------------------- grad mode
 
@@ -82,7 +85,7 @@ recorded op walks ~6 frames, and a dict hit is cheaper than matching prefixes.""
 def _user_frame() -> Where | None:
     """The innermost caller frame outside pullback's own modules (tests, benchmarks
     and examples are user code).  Walking frames costs well under a microsecond."""
-    f = sys._getframe(2)
+    f: FrameType | None = sys._getframe(2)
     own = _IS_OWN
     while f is not None:
         file = f.f_code.co_filename
@@ -99,14 +102,11 @@ def _user_frame() -> Where | None:
 
 # ------------------------------------------------------------------- templates
 
-_ELEM_BY_DTYPE = {d.numpy: d.elem for d in pd.DTYPES}
-DTYPE_BY_ELEM = {d.short: d.numpy for d in pd.DTYPES}
-"""numpy dtypes by the printed element type (`'f32'`)."""
-_FLOATS = tuple(d.numpy for d in pd.DTYPES if d.elem in pd.FLOAT_TYPES)
-DTYPE_NAMES = {d.numpy: d.name for d in pd.DTYPES}
-"""Supported dtypes and their Paddle names."""
-_DTYPE_OBJECTS = {d.numpy: as_dtype(d.name) for d in pd.DTYPES}
-"""`Tensor.dtype`'s answers by numpy dtype (read on every op's argument checks)."""
+DTYPE_BY_ELEM = NUMPY_BY_SHORT
+"""numpy dtypes by the printed element type (`'f32'`): `pd.NUMPY_BY_SHORT`."""
+_FLOATS = tuple(d.numpy for d in pd.DTYPES if d.kind == "f")
+DTYPE_NAMES = NAME_BY_NUMPY
+"""Supported dtypes and their Paddle names: `pd.NAME_BY_NUMPY`."""
 
 
 class Template:
@@ -182,27 +182,22 @@ class Template:
 # more than the arithmetic (measured on the MLP benchmark: 1.4 ms -> 0.6 ms per
 # step): property reads, Paddle's `axis` alignment, a dynamic-dimension check that
 # cannot fire on static shapes.  A template whose op is one of these, with plain
-# numpy broadcasting (axis -1 or equal ranks), calls the numpy function directly
-# (warnings ignored like the kernels do; a backward plan sets that up once for all
-# its ops).  tests/unit/test_eager_tensor.py checks each against its kernel.
+# numpy broadcasting (axis -1 or equal ranks), calls the kernel's numpy function
+# directly (`BINARY_NUMPY` and `relu` in runtime/kernels/elementwise.py; warnings
+# ignored like the kernels do; a backward plan sets that up once for all its ops).  tests/unit/test_eager_tensor.py checks each against its kernel.
 _FAST_BINARY: dict[type[Operation], Callable[..., np.ndarray]] = {
-    pd.ElementwiseAddOp: np.add,
-    pd.ElementwiseSubOp: np.subtract,
-    pd.ElementwiseMulOp: np.multiply,
-    pd.ElementwiseMaxOp: np.maximum,
-    pd.ElementwiseMinOp: np.minimum,
-    pd.GreaterThanOp: np.greater,
-    pd.GreaterEqualOp: np.greater_equal,
-    pd.LessThanOp: np.less,
-    pd.LessEqualOp: np.less_equal,
-    pd.EqualOp: np.equal,
-    pd.NotEqualOp: np.not_equal,
+    t: elementwise_kernels.BINARY_NUMPY[t]
+    for t in (
+        pd.ElementwiseAddOp, pd.ElementwiseSubOp, pd.ElementwiseMulOp, pd.ElementwiseMaxOp,
+        pd.ElementwiseMinOp, pd.GreaterThanOp, pd.GreaterEqualOp, pd.LessThanOp, pd.LessEqualOp,
+        pd.EqualOp, pd.NotEqualOp,
+    )
 }
 _MAY_WARN = {pd.ElementwiseAddOp, pd.ElementwiseSubOp, pd.ElementwiseMulOp}
 """Fast ops that can raise numpy floating-point warnings (inf - inf, overflow);
 comparisons, max/min and where never do."""
 _FAST_OTHER: dict[type[Operation], Callable[..., np.ndarray]] = {
-    pd.ReluOp: lambda x: np.maximum(x, 0),
+    pd.ReluOp: elementwise_kernels.relu,
     pd.WhereOp: np.where,
 }
 
@@ -251,10 +246,10 @@ def template_for(op_cls: type[pd.PdOp], arrays: Sequence[np.ndarray], props: dic
         return tpl
     types = []
     for i, a in enumerate(arrays):
-        elem = _ELEM_BY_DTYPE.get(a.dtype)
-        if elem is None:
+        info = DTYPE_BY_NUMPY.get(a.dtype)
+        if info is None:
             raise TypeError(f"{op_cls.name}: input #{i} has unsupported dtype {a.dtype}")
-        types.append(TensorType(elem, a.shape))
+        types.append(TensorType(info.elem, a.shape))
     placeholders = Block(arg_types=types)
     try:
         op = op_cls.make(*placeholders.args, **props)
@@ -369,70 +364,6 @@ def eager_apply(
 
 
 
-# ---------------------------------------------------------------------- places
-
-
-class Place:
-    """Where eager tensors live: always the CPU (kernels are numpy)."""
-
-    def __repr__(self) -> str:
-        return "Place(cpu)"
-
-    __str__ = __repr__
-
-    def is_cpu_place(self) -> bool:
-        """Always True."""
-        return True
-
-    def is_gpu_place(self) -> bool:
-        """Always False."""
-        return False
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Place) or "cpu" in str(other).lower()
-
-    def __hash__(self) -> int:
-        return hash("cpu")
-
-
-CPU = Place()
-
-
-def _check_place(place: Any) -> None:
-    if place is None or isinstance(place, Place):
-        return
-    text = place if isinstance(place, str) else type(place).__name__ + repr(place)
-    if "cpu" not in text.lower():
-        raise ValueError(
-            f"to_tensor: eager tensors live on the CPU; place must be None, 'cpu' or "
-            f"CPUPlace, got {place!r}"
-        )
-
-
-# ---------------------------------------------------------------------- dtypes
-
-
-def to_np_dtype(dtype: Any) -> np.dtype:
-    """A supported numpy dtype from a Paddle/numpy dtype or its name."""
-    if isinstance(dtype, str):
-        name = dtype.replace("paddle.", "")
-    elif isinstance(dtype, np.dtype) or (isinstance(dtype, type) and issubclass(dtype, np.generic)):
-        name = np.dtype(dtype).name
-    elif dtype in (float, int, bool):
-        name = {float: "float32", int: "int64", bool: "bool"}[dtype]
-    else:
-        name = str(getattr(dtype, "name", dtype)).replace("paddle.", "")
-    try:
-        dt = np.dtype(name)
-    except TypeError:
-        dt = None
-    if dt not in DTYPE_NAMES:
-        raise TypeError(
-            f"unsupported dtype {dtype!r}: expected one of {', '.join(DTYPE_NAMES.values())}"
-        )
-    return dt
-
-
 # ---------------------------------------------------------------------- tensor
 
 
@@ -457,7 +388,7 @@ class Tensor:
         stop_gradient: bool = True,
         name: str | None = None,
     ) -> None:
-        _check_place(place)
+        to_cpu_place(place, "Tensor")
         self._data = _as_array(np.zeros([0], np.float32) if data is None else data, dtype)
         self._node: Node | None = None
         self._index = 0
@@ -563,7 +494,7 @@ class Tensor:
     def dtype(self) -> str:
         """Paddle's dtype (equals `'float32'`, ...; prints as `paddle.float32`), as
         static Variables report it."""
-        return _DTYPE_OBJECTS[self._data.dtype]
+        return DTYPE_BY_NUMPY[self._data.dtype]
 
     @property
     def place(self) -> Place:
@@ -666,18 +597,15 @@ def _as_array(data: Any, dtype: Any) -> np.ndarray:
     if arr.dtype.kind in "OUSV":
         raise TypeError(f"to_tensor: cannot make a tensor of {type(data).__name__} data")
     if dtype is not None:
-        dt = to_np_dtype(dtype)
-    elif arr.dtype in DTYPE_NAMES:
-        dt = arr.dtype
-    elif arr.dtype.kind == "f":
-        dt = np.dtype(np.float32)  # float16 and friends: computed in float32
-    elif arr.dtype.kind in "iu":
-        dt = np.dtype(np.int64)
+        dt = to_numpy_dtype(dtype, "to_tensor")
     else:
-        raise TypeError(
-            f"to_tensor: unsupported dtype {arr.dtype}: expected one of "
-            f"{', '.join(DTYPE_NAMES.values())}"
-        )
+        held = dtype_for_array(arr.dtype)
+        if held is None:
+            raise TypeError(
+                f"to_tensor: unsupported dtype {arr.dtype}: expected one of "
+                f"{', '.join(d.name for d in pd.DTYPES)}"
+            )
+        dt = held.numpy
     return np.array(arr, dtype=dt, order="C", copy=True)
 
 
@@ -690,7 +618,7 @@ def to_tensor(
     gradient `backward` accumulates."""
     if not isinstance(stop_gradient, bool):
         raise TypeError(f"to_tensor: stop_gradient must be a bool, got {type(stop_gradient).__name__}")
-    _check_place(place)
+    to_cpu_place(place, "to_tensor")
     t = Tensor._new(_as_array(data, dtype), None, 0, stop_gradient)
     t._where = _user_frame()
     return t

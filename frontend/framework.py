@@ -14,7 +14,6 @@ import weakref
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block as XBlock
 from xdsl.ir import Operation, SSAValue
@@ -22,9 +21,9 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from pullback.dialects import pd
-from pullback.dialects.pd.base import dtype_name, elem_of, shape_of, value_name
+from pullback.dialects.pd.base import elem_of, shape_of, value_name
+from pullback.dialects.pd.dtypes import DTYPE_BY_NAME, dtype_of, to_dtype_name
 from pullback.frontend.name_index import NameIndex
-from pullback.frontend.dtype import dtype as as_dtype
 from pullback.frontend.operator import Operator, block_operators
 
 if TYPE_CHECKING:
@@ -67,7 +66,7 @@ class Variable:
     @property
     def dtype(self) -> str:
         """Paddle's dtype (equals `'float32'`, ...; prints as `paddle.float32`)."""
-        return as_dtype(dtype_name(elem_of(self.value.type)))
+        return dtype_of(elem_of(self.value.type))
 
     @property
     def op(self) -> Operator | None:
@@ -118,6 +117,9 @@ class Variable:
 
     # `x[index]`, operators (`+ - * / @`, comparisons) and methods (`x.mean()`) are
     # attached by `frontend/install.py` from the op families.
+    if TYPE_CHECKING:
+
+        def __getitem__(self, index: Any) -> Variable: ...
 
 
 class Parameter(Variable):
@@ -226,11 +228,7 @@ class Block:
             name = unique_name.generate("_generated_var")
         if self.program._lookup(name) is not None:
             return self.var(name)
-        plain = str.__str__(dtype).replace("paddle.", "") if isinstance(dtype, str) else np.dtype(dtype).name
-        try:
-            pd.dtype_from_name(plain)
-        except ValueError as e:
-            raise TypeError(f"create_var: {e}") from None
+        plain = to_dtype_name(dtype, "create_var")
         return DeclaredVariable(self, name, list(shape or []), plain, persistable, stop_gradient)
 
     def append_op(
@@ -325,7 +323,7 @@ class DeclaredVariable(Variable):
     def dtype(self) -> str:
         """The defining op's dtype once defined, else the declared one."""
         if self.block.program._lookup(self._declared[0]) is None:
-            return as_dtype(self._declared[2])
+            return DTYPE_BY_NAME[self._declared[2]]
         return super().dtype
 
 

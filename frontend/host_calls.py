@@ -15,7 +15,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from pullback.dialects import pd
-from pullback.dialects.pd.base import dtype_from_name, tensor
+from pullback.dialects.pd.base import tensor
+from pullback.dialects.pd.dtypes import to_dtype
 from pullback.frontend.core import apply, in_dynamic_mode
 from pullback.frontend.framework import DeclaredVariable, Variable
 
@@ -57,7 +58,7 @@ def py_func(func: Callable[..., Any], x: Any, out: Any, backward_func: Callable[
             if not isinstance(v, Variable):
                 raise TypeError(f"py_func: {what} must be a Variable or a list of Variables, got {type(v).__name__}")
     out_types = [tensor([None if d is None or d < 0 else int(d) for d in o.shape],
-                        dtype_from_name(str(o.dtype).replace("paddle.", ""))) for o in outs]
+                        to_dtype(o.dtype, "py_func").elem) for o in outs]
     skips = _listify(skip_vars_in_backward_input)
     everything = [*xs, *outs]
     skip = []

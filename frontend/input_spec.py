@@ -7,8 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from pullback.frontend.dtype import dtype as as_dtype
-from pullback.frontend.layers import normalize_dtype
+from pullback.dialects.pd.dtypes import to_dtype
 
 
 def _norm_shape(shape: Any) -> tuple[int, ...]:
@@ -37,7 +36,7 @@ class InputSpec:
     def __init__(self, shape: Sequence[int | None], dtype: Any = "float32", name: str | None = None,
                  stop_gradient: bool = False) -> None:
         self.shape = _norm_shape(shape)
-        self.dtype = as_dtype(normalize_dtype(dtype, "InputSpec"))
+        self.dtype = to_dtype(dtype, "InputSpec")
         if name is not None and not isinstance(name, str):
             raise TypeError(f"InputSpec: name must be a str, got {type(name).__name__}")
         self.name = name

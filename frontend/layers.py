@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from pullback.dialects.pd.dtypes import to_dtype_name
 from pullback.dialects import pd
 from pullback.frontend import core, unique_name
 from pullback.frontend.framework import (
@@ -40,7 +41,7 @@ from pullback.frontend.initializer import (
 from pullback.frontend.ops import nn as nn_ops
 from pullback.frontend.ops import norm
 from pullback.frontend.param_attr import ParamAttr
-from pullback.frontend.parameter import eager_parameter
+from pullback.frontend.parameter import EagerParamBase, eager_parameter
 
 # --------------------------------------------------------------------------- checks
 
@@ -53,26 +54,18 @@ def require_static(api: str) -> None:
         )
 
 
-def normalize_dtype(dtype: Any, api: str) -> str:
-    """Paddle's dtype name of `dtype` ('float32', np.float32, np.dtype('int64'), ...)."""
-    if isinstance(dtype, str):
-        name = dtype.replace("paddle.", "")
-    else:
-        try:
-            name = np.dtype(dtype).name
-        except TypeError:
-            name = str(dtype).replace("paddle.", "")
-    try:
-        pd.dtype_from_name(name)
-    except ValueError as e:
-        raise TypeError(f"{api}: {e}") from None
-    return name
-
-
 def _check_variable(api: str, arg: str, x: Any) -> Variable:
     if not isinstance(x, Variable):
         raise TypeError(f"{api}: '{arg}' must be a Variable, got {type(x).__name__}")
     return x
+
+
+def _enabled_attr(api: str, arg: str, value: Any) -> ParamAttr:
+    """`ParamAttr._to_attr(value)` for a parameter the layer cannot do without."""
+    attr = ParamAttr._to_attr(value)
+    if attr is False:
+        raise ValueError(f"{api}: this parameter cannot be disabled ({arg}=False)")
+    return attr
 
 
 def _check_positive_int(api: str, arg: str, v: Any) -> int:
@@ -115,7 +108,7 @@ def _add_data(api: str, name: str, shape: Sequence[int | None], dtype: str) -> V
             f"(shape {existing.shape}, {existing.dtype})"
         )
     op = block.append(pd.DataOp.make(name, dims, dtype))
-    return block.wrap(op.out)
+    return block.wrap(op.results[0])
 
 
 def data(name: str, shape: Sequence[int | None], dtype: Any = None, lod_level: int = 0) -> Variable:
@@ -123,7 +116,7 @@ def data(name: str, shape: Sequence[int | None], dtype: Any = None, lod_level: i
     are dynamic.  `dtype` defaults to float32.  The shape is used as given (no batch
     dimension is added) and the executor checks fed arrays against it."""
     require_static("paddle.static.data")
-    dt = normalize_dtype(dtype if dtype is not None else "float32", "paddle.static.data")
+    dt = to_dtype_name(dtype, "paddle.static.data", default="float32")
     return _add_data("paddle.static.data", name, shape, dt)
 
 
@@ -158,7 +151,7 @@ def legacy_data(
         append_batch_size = False
     if append_batch_size:
         dims = [-1, *dims]
-    dt = normalize_dtype(dtype, "fluid.layers.data")
+    dt = to_dtype_name(dtype, "fluid.layers.data")
     var = _add_data("fluid.layers.data", name, dims, dt)
     var.stop_gradient = bool(stop_gradient)
     return var
@@ -197,7 +190,7 @@ def add_parameter(
     op = block.append(pd.ParameterOp.make(name, shape, dtype, trainable=attr.trainable))
     init = attr.initializer or default_initializer
     init.initialize(name, shape, dtype, default_startup_program())
-    param = block.wrap(op.out)
+    param = block.wrap(op.results[0])
     assert isinstance(param, Parameter)
     param.optimize_attr = {"learning_rate": attr.learning_rate}  # type: ignore[attr-defined]
     param.regularizer = attr.regularizer  # type: ignore[attr-defined]
@@ -230,7 +223,7 @@ def create_parameter(
     attr: Any = None,
     is_bias: bool = False,
     default_initializer: Initializer | None = None,
-) -> Parameter:
+) -> Parameter | EagerParamBase:
     """A free-standing parameter (`paddle.create_parameter`,
     `paddle.static.create_parameter`, `fluid.layers.create_parameter`), named
     `create_parameter_<k>.w_0` (`.b_0` for a bias) unless named; initializer:
@@ -246,7 +239,7 @@ def create_parameter(
         isinstance(d, (int, np.integer)) and not isinstance(d, bool) for d in shape
     ):
         raise TypeError(f"create_parameter: shape must be a list or tuple of ints, got {shape!r}")
-    dt = normalize_dtype(dtype, "create_parameter")
+    dt = to_dtype_name(dtype, "create_parameter")
     init = default_initializer or (Constant(0.0) if is_bias else Xavier())
     base = unique_name.generate("create_parameter")
     if core.in_dynamic_mode():
@@ -275,7 +268,7 @@ def block_create_parameter(
     attr = ParamAttr(name=name, initializer=initializer, trainable=trainable,
                      regularizer=regularizer, need_clip=need_clip,
                      learning_rate=optimize_attr.get("learning_rate", 1.0))
-    dt = normalize_dtype(dtype, "Block.create_parameter")
+    dt = to_dtype_name(dtype, "Block.create_parameter")
     with program_guard(self.program):
         return add_parameter(name, shape, dt, attr, initializer or Xavier())
 
@@ -291,7 +284,7 @@ def create_global_var(
     """A non-trainable persistable variable filled with `value` at startup
     (`paddle.static.create_global_var`)."""
     require_static("create_global_var")
-    dt = normalize_dtype(dtype, "create_global_var")
+    dt = to_dtype_name(dtype, "create_global_var")
     name = name or unique_name.generate("global_var")
     return add_parameter(name, shape, dt, ParamAttr(trainable=False), Constant(value))
 
@@ -334,11 +327,10 @@ def _fc(
     name: str | None,
 ) -> Variable:
     require_static(api)
-    inputs = list(xs) if isinstance(xs, (list, tuple)) else [xs]
-    if not inputs:
+    given = list(xs) if isinstance(xs, (list, tuple)) else [xs]
+    if not given:
         raise ValueError(f"{api}: needs at least one input")
-    for i, x in enumerate(inputs):
-        _check_variable(api, f"input[{i}]" if len(inputs) > 1 else "input", x)
+    inputs = [_check_variable(api, f"input[{i}]" if len(given) > 1 else "input", x) for i, x in enumerate(given)]
     size = _check_positive_int(api, "size", size)
     base = name or unique_name.generate("fc")
     w_attrs = weight_attr if isinstance(weight_attr, (list, tuple)) else [weight_attr] * len(inputs)
@@ -438,7 +430,7 @@ def _embedding(
     dim = _check_positive_int(api, "size[1]", size[1])
     if padding_idx is not None and not -rows <= padding_idx < rows:
         raise ValueError(f"{api}: padding_idx {padding_idx} is out of range for {rows} rows")
-    dt = normalize_dtype(dtype, api)
+    dt = to_dtype_name(dtype, api)
     attr = ParamAttr._to_attr(param_attr)
     if attr is False:
         raise ValueError(f"{api}: the embedding table cannot be disabled (param_attr=False)")
@@ -455,7 +447,7 @@ def _embedding(
             pd.SqueezeOp, [ids], prefix="squeeze",
             out_names=[unique_name.generate(f"{base}.ids")], axes=[len(ids.shape) - 1],
         )
-    props = {} if padding_idx is None else {"padding_idx": int(padding_idx)}
+    props: dict[str, Any] = {} if padding_idx is None else {"padding_idx": int(padding_idx)}
     return core.apply(pd.LookupTableOp, [ids, w], prefix="lookup_table", name=base,
                       op_type=None if legacy else "lookup_table_v2", **props)
 
@@ -688,7 +680,7 @@ def batch_norm(
     if attr is False:
         raise ValueError(f"{api}: the scale cannot be disabled (param_attr=False)")
     scale = create_parameter_var(base, "w", [channels], dtype, attr, Constant(1.0))
-    bias = create_parameter_var(base, "b", [channels], dtype, ParamAttr._to_attr(bias_attr), Constant(0.0))
+    bias = create_parameter_var(base, "b", [channels], dtype, _enabled_attr(api, "bias_attr", bias_attr), Constant(0.0))
     stats = []
     for stat_name, value in ((moving_mean_name, 0.0), (moving_variance_name, 1.0)):
         sattr = ParamAttr(name=stat_name, initializer=Constant(value), trainable=False,
@@ -836,13 +828,13 @@ def prelu(
         shape = list(x.shape[1:])
     if any(d < 0 for d in shape):
         raise ValueError(f"{api}: the parameter shape {shape} must be static")
-    alpha = create_parameter_var(base, "w", shape, x.dtype, ParamAttr._to_attr(param_attr), Constant(0.25))
+    alpha = create_parameter_var(base, "w", shape, x.dtype, _enabled_attr(api, "param_attr", param_attr), Constant(0.25))
     if mode == "element":
         # One slope per element of a sample, broadcast over the batch: the formula of
         # `F.prelu`, which itself takes one slope or one per channel.
         from pullback.frontend.ops import elementwise as E
 
-        return E.where(E.greater_than(x, 0.0), x, x * alpha)
+        return E.where(E.greater_than(x, 0.0), x, E.multiply(x, alpha))
     return prelu_op(x, alpha, data_format=data_format)
 
 

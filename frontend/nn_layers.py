@@ -28,8 +28,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
+from pullback.dialects.pd.dtypes import to_dtype, to_dtype_name
 from pullback.frontend import core, unique_name
-from pullback.frontend.eager import Tensor, _check_place, to_np_dtype
+from pullback.frontend.eager import Tensor
 from pullback.frontend.hooks import HookRemoveHelper
 from pullback.frontend.framework import Parameter
 from pullback.frontend.initializer import (
@@ -39,9 +40,10 @@ from pullback.frontend.initializer import (
     XavierUniform,
     global_initializer,
 )
-from pullback.frontend.layers import create_parameter_var, normalize_dtype
+from pullback.frontend.layers import create_parameter_var
 from pullback.frontend.ops import attention, composite, elementwise, loss, nn, reduction, shape
 from pullback.frontend.param_attr import ParamAttr
+from pullback.runtime.places import to_cpu_place
 from pullback.frontend.parameter import (  # noqa: F401 - re-exported
     EagerParamBase,
     _eager_init,
@@ -86,7 +88,7 @@ class Layer:
         d["_sub_layers"] = collections.OrderedDict()
         d["_buffers"] = collections.OrderedDict()
         d["_non_persistable"] = set()
-        d["_dtype"] = normalize_dtype(dtype, type(self).__name__)
+        d["_dtype"] = to_dtype_name(dtype, type(self).__name__)
         d["_full_name"] = unique_name.generate(name_scope or _camel_to_snake(type(self).__name__))
 
     # -- forward -----------------------------------------------------------------
@@ -190,7 +192,7 @@ class Layer:
         pattr = ParamAttr._to_attr(attr)
         if pattr is False:
             return None
-        dt = normalize_dtype(dtype if dtype is not None else self._dtype, "create_parameter")
+        dt = to_dtype_name(dtype if dtype is not None else self._dtype, "create_parameter")
         dims = [int(d) for d in shape]
         if any(d <= 0 for d in dims):
             raise ValueError(f"create_parameter: shape must be positive, got {list(shape)}")
@@ -367,7 +369,7 @@ class Layer:
         device must be the CPU, where eager tensors live."""
         if device is not None:
             try:
-                _check_place(device)
+                to_cpu_place(device, "Layer.to")
             except ValueError:
                 raise ValueError(f"Layer.to: this build runs on the CPU only; device must be 'cpu' or "
                                  f"CPUPlace, got {device!r}") from None
@@ -387,9 +389,10 @@ class Layer:
         return self._cast_floats("float32", "float", excluded_layers)
 
     def _cast_floats(self, dtype: Any, api: str, excluded_layers: Any = None) -> Layer:
-        target = to_np_dtype(dtype)
-        if target.kind != "f":
+        row = to_dtype(dtype, api)
+        if row.kind != "f":
             raise ValueError(f"{api}: dtype must be a floating type, got {dtype!r}")
+        target = row.numpy
         excluded = tuple(excluded_layers) if isinstance(excluded_layers, (list, tuple)) else \
             ((excluded_layers,) if excluded_layers is not None else ())
         for layer in self.sublayers(include_self=True):
@@ -406,7 +409,7 @@ class Layer:
                     if t._data.dtype.kind == "f" and t._data.dtype != target:
                         t._data = t._data.astype(target)
                         t.clear_gradient(set_to_zero=False)
-        self.__dict__["_dtype"] = normalize_dtype(target.name, api)
+        self.__dict__["_dtype"] = row.name
         return self
 
     def clear_gradients(self, set_to_zero: bool = True) -> None:
@@ -416,10 +419,10 @@ class Layer:
                 p.clear_gradient(set_to_zero)
 
     def state_dict(self, destination: dict[str, Any] | None = None, include_sublayers: bool = True,
-                   structured_name_prefix: str = "") -> collections.OrderedDict[str, Any]:
+                   structured_name_prefix: str = "") -> dict[str, Any]:
         """Parameters and persistable buffers by attribute path (the tensors
         themselves, not copies, as in Paddle)."""
-        out = collections.OrderedDict() if destination is None else destination
+        out: dict[str, Any] = collections.OrderedDict() if destination is None else destination
         for key, p in self.named_parameters(structured_name_prefix, include_sublayers):
             out[key] = p
         layers = (list(self.named_sublayers(structured_name_prefix, include_self=True))

@@ -303,8 +303,7 @@ class GradOperator(Operator):
     @property
     def type(self) -> str:
         """`<forward type>_grad` (`mul_grad` for a static fc), or `sum`."""
-        fwd = self.record.forward_op
-        return self.record.type if fwd is None else f"{self.block.program.op_type(fwd)}_grad"
+        return self.record.paddle_type(self.block.program.op_type)
 
     def _slots(self, outputs: bool) -> dict[str, list[str]]:
         fwd = self._forward()

@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 from pullback.dialects import pd
+from pullback.dialects.pd.dtypes import to_dtype_name
 from pullback.frontend import core, lr, unique_name
 from pullback.frontend.clip import (
     ClipGradBase,
@@ -303,7 +304,7 @@ class Optimizer:
         var_name = unique_name.generate(f"{param.name}_{name}")
         self._opti_name_list.append(var_name)
         shape = list(param.shape) if shape is None else list(shape)
-        dtype = dtype or f"{param.dtype}"
+        dtype = to_dtype_name(dtype, "add_accumulator", default=param.dtype)
         if core.in_dynamic_mode():
             from pullback.frontend.eager import Tensor
 

@@ -3,7 +3,7 @@ trainability, learning-rate multiplier), as `paddle.ParamAttr` / `fluid.ParamAtt
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pullback.frontend.initializer import Initializer
 
@@ -48,7 +48,7 @@ class ParamAttr:
         self.need_clip = need_clip
 
     @staticmethod
-    def _to_attr(arg: Any) -> ParamAttr | bool:
+    def _to_attr(arg: Any) -> ParamAttr | Literal[False]:
         """Normalize a layer's `param_attr`/`bias_attr` argument as Paddle does.
 
         None or True: default attributes; a str: the parameter's name; an

@@ -13,6 +13,7 @@ import numbers
 from typing import Any
 
 import numpy as np
+from pullback.dialects.pd.dtypes import to_numpy_dtype
 from pullback.frontend import core
 
 
@@ -106,7 +107,7 @@ def summary(net: Any, input_size: Any = None, dtypes: Any = None, input: Any = N
         else:
             dts = [dtypes] * len(sizes) if not isinstance(dtypes, (list, tuple)) else list(dtypes)
         rng = np.random.default_rng(0)
-        inputs = [to_tensor(rng.random(s).astype(str(dt).replace("paddle.", ""))) for s, dt in zip(sizes, dts)]
+        inputs = [to_tensor(rng.random(s).astype(to_numpy_dtype(dt, "summary"))) for s, dt in zip(sizes, dts)]
 
     rows: dict[str, dict[str, Any]] = {}
     patched: list[Any] = []

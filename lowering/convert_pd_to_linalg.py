@@ -50,31 +50,14 @@ from xdsl.rewriter import InsertPoint
 from pullback.dialects import pd
 from pullback.dialects.pd.base import DYN, PdOp, result_names, shape_of
 
-# The op families: importing each registers its lowerings in `core.LOWERINGS`.
-from pullback.lowering import (
-    control,
-    creation,
-    distributed,
-    elementwise,
-    fusion,
-    indexing,
-    loss,
-    nn,
-    optimizer,
-    program,
-    reduction,
-    rnn,
-    shape,
-)
+from pullback.lowering import fusion
 from pullback.lowering.abi import Abi, LoweringError, Program
 from pullback.lowering.core import LOWERINGS, Lowerer, declare_callees
 from pullback.lowering.views import memref_type
 
-FAMILIES = (
-    program, elementwise, reduction, loss, shape, nn, optimizer, creation, indexing, distributed, control,
-    rnn,
-)
-"""The lowering modules, one per op family of the dialect."""
+FAMILIES = pd.family_modules("pullback.lowering")
+"""The lowering modules, one per op family of the dialect (`pd.FAMILIES`) that has
+lowerings: importing each registers them in `core.LOWERINGS`."""
 
 PLANNERS = (fusion,)
 """Program-wide planners the pass runs besides the op rules: `fusion` groups the

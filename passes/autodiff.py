@@ -80,6 +80,17 @@ class GradOpRecord:
     outputs: dict[str, list[str]] = field(default_factory=dict)
     grad_to_var: dict[str, str] = field(default_factory=dict)
 
+    def paddle_type(self, op_type: Callable[[Operation], str]) -> str:
+        """The operator type Paddle shows: `grad_op_type` of the forward op's type as
+        `op_type` names it (a static fc's `pd.matmul` is `mul`, so `mul_grad`), or the
+        record's own type (`sum`) when it has no forward op."""
+        return self.type if self.forward_op is None else grad_op_type(op_type(self.forward_op))
+
+
+def grad_op_type(forward_type: str) -> str:
+    """Paddle's type of the gradient operator of a `forward_type` operator (`mul_grad`)."""
+    return f"{forward_type}_grad"
+
 
 def op_name(op: Operation) -> str:
     """The op's full name, also for ops of unregistered dialects."""
@@ -338,7 +349,7 @@ class _Differentiator:
                     grad_to_var[f"{n}@GRAD"] = n
                     outputs.setdefault(f"{n}@GRAD", []).append(value_name(g) or "")
             self._report(
-                f"{op_type(op)}_grad",
+                grad_op_type(op_type(op)),
                 op,
                 {"Out@GRAD": [value_name(g) or "" for g in out_grads if g is not None]},
                 outputs,

@@ -45,6 +45,7 @@ import numpy as np
 from pullback.dialects import pd
 from pullback.dialects.pd.base import dtype_name, elem_of, shape_of, value_name
 from pullback.runtime.native import blas_threads
+from pullback.runtime.places import CPUPlace, CUDAPlace, Place, cpu_places, cuda_places
 from pullback.runtime.scope import LoDTensor, Scope, global_scope
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -101,87 +102,6 @@ def _default_main_program() -> StaticProgram:
     if make is None:
         raise RuntimeError("Executor: no program given and no frontend loaded (import pullback.static)")
     return make()
-
-
-# ----------------------------------------------------------------------------- places
-
-
-class Place:
-    """Where a program runs (Paddle's `Place`)."""
-
-    kind = "undefined"
-
-    def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and vars(self) == vars(other)
-
-    def __hash__(self) -> int:
-        return hash((type(self).__name__, tuple(sorted(vars(self).items()))))
-
-    def is_cpu_place(self) -> bool:
-        """True for `CPUPlace`."""
-        return isinstance(self, CPUPlace)
-
-    def is_gpu_place(self) -> bool:
-        """True for `CUDAPlace`."""
-        return isinstance(self, CUDAPlace)
-
-
-class CPUPlace(Place):
-    """The host CPU."""
-
-    kind = "cpu"
-
-    def __repr__(self) -> str:
-        return "Place(cpu)"
-
-
-class CUDAPlace(Place):
-    """GPU number `device_id`; raises RuntimeError when there is no such GPU."""
-
-    kind = "gpu"
-
-    def __init__(self, device_id: int = 0) -> None:
-        if not isinstance(device_id, int) or device_id < 0:
-            raise ValueError(f"CUDAPlace: device_id must be an int >= 0, got {device_id!r}")
-        try:
-            cuda = importlib.import_module("pullback.runtime.gpu.cuda")
-        except ImportError:
-            raise RuntimeError(
-                f"CUDAPlace({device_id}): this pullback has no CUDA support; use CPUPlace()"
-            ) from None
-        cuda.require_device(device_id)  # one-line RuntimeError naming the reason
-        self.device_id = device_id
-
-    def get_device_id(self) -> int:
-        """The GPU index."""
-        return self.device_id
-
-    def __repr__(self) -> str:
-        return f"Place(gpu:{self.device_id})"
-
-
-def cuda_device_count() -> int:
-    """GPUs usable through `pullback.runtime.gpu.cuda` (0 when that support is absent)."""
-    try:
-        cuda = importlib.import_module("pullback.runtime.gpu.cuda")
-    except ImportError:
-        return 0
-    try:
-        return int(cuda.device_count())
-    except Exception:  # noqa: BLE001 - a broken driver means no usable GPU
-        return 0
-
-
-def cpu_places(device_count: int | None = None) -> list[CPUPlace]:
-    """`device_count` CPU places (default: `CPU_NUM` or 1)."""
-    n = device_count if device_count is not None else int(os.environ.get("CPU_NUM", "1"))
-    return [CPUPlace() for _ in range(n)]
-
-
-def cuda_places(device_ids: Sequence[int] | None = None) -> list[CUDAPlace]:
-    """A CUDA place per GPU id (default: every visible GPU)."""
-    ids = list(device_ids) if device_ids is not None else list(range(cuda_device_count()))
-    return [CUDAPlace(i) for i in ids]
 
 
 # --------------------------------------------------------------------------- backends

@@ -8,51 +8,53 @@ One dialect, defined across a few modules by op family (as xDSL's `linalg` is):
 `rnn` (the fused recurrent layers).
 """
 
-from xdsl.ir import Dialect
+import importlib
+from types import ModuleType
+
+from xdsl.ir import Dialect, Operation
 
 from .base import *  # noqa: F403
+from .dtypes import *  # noqa: F403
 from .distributed import *  # noqa: F403
-from .distributed import DISTRIBUTED_OPS
 from .creation import *  # noqa: F403
-from .creation import CREATION_OPS
 from .control import *  # noqa: F403
-from .control import CONTROL_OPS
 from .elementwise import *  # noqa: F403
-from .elementwise import ELEMENTWISE_OPS
 from .indexing import *  # noqa: F403
-from .indexing import INDEXING_OPS
 from .linalg import *  # noqa: F403
-from .linalg import LINALG_OPS
 from .loss import *  # noqa: F403
-from .loss import LOSS_OPS
 from .nn import *  # noqa: F403
-from .nn import NN_OPS
 from .optimizer import *  # noqa: F403
-from .optimizer import OPTIMIZER_OPS
 from .program import *  # noqa: F403
-from .program import PROGRAM_OPS
 from .reduction import *  # noqa: F403
-from .reduction import REDUCTION_OPS
 from .rnn import *  # noqa: F403
-from .rnn import RNN_OPS
 from .shape import *  # noqa: F403
-from .shape import SHAPE_OPS
 
-ALL_OPS = [
-    *PROGRAM_OPS,
-    *ELEMENTWISE_OPS,
-    *REDUCTION_OPS,
-    *LOSS_OPS,
-    *SHAPE_OPS,
-    *NN_OPS,
-    *OPTIMIZER_OPS,
-    *DISTRIBUTED_OPS,
-    *CREATION_OPS,
-    *INDEXING_OPS,
-    *LINALG_OPS,
-    *CONTROL_OPS,
-    *RNN_OPS,
+FAMILIES: tuple[str, ...] = (
+    "program", "elementwise", "reduction", "loss", "shape", "nn", "optimizer", "creation",
+    "indexing", "linalg", "control", "distributed", "rnn",
+)
+"""The op families, the one list of them: each is `dialects/pd/<family>.py` (defining
+`<FAMILY>_OPS`), and each layer keeps its rules for a family in a module of the same
+name (`runtime/kernels/`, `passes/vjp/`, `lowering/`), which `family_modules` loads."""
+
+
+def family_modules(package: str) -> tuple[ModuleType, ...]:
+    """Import `<package>.<family>` for every op family that has such a module (their
+    registrations run on import), in `FAMILIES` order.  A family without a module in
+    `package` is skipped; a module that fails to import raises."""
+    found = []
+    for fam in FAMILIES:
+        try:
+            found.append(importlib.import_module(f"{package}.{fam}"))
+        except ModuleNotFoundError as e:
+            if e.name != f"{package}.{fam}":
+                raise
+    return tuple(found)
+
+ALL_OPS: list[type[Operation]] = [
+    op for fam, mod in zip(FAMILIES, family_modules(__name__), strict=True) for op in getattr(mod, f"{fam.upper()}_OPS")
 ]
+"""Every `pd` op, family by family."""
 
 PD = Dialect("pd", ALL_OPS, [])
 """The `pd` dialect object, as registered with xDSL contexts."""

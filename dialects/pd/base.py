@@ -18,11 +18,12 @@ import functools
 import math
 import re
 import weakref
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Protocol, TypeVar
 
 import numpy as np
+
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     UNKNOWN_LOC,
@@ -30,8 +31,6 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     BoolAttr,
     DenseArrayBase,
-    Float32Type,
-    Float64Type,
     FloatAttr,
     IntAttr,
     IntegerAttr,
@@ -57,6 +56,21 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
+# The dtype facts live in `dtypes.py`; these are re-exported for modules that read
+# them from `pd.base`.
+from pullback.dialects.pd.dtypes import (
+    DTYPE_BY_ELEM,
+    DTYPE_BY_NAME,
+    DTYPE_BY_NUMPY,
+    DTYPE_BY_SHORT,
+    DTYPES,
+    FLOAT_TYPES,
+    INT_TYPES,
+    dtype_from_name,
+    dtype_name,
+    is_float,
+)
+
 DYN = DYNAMIC_INDEX
 """A dynamic dimension (`?`) in a shape tuple."""
 
@@ -64,63 +78,7 @@ Shape = tuple[int, ...]
 
 
 
-@dataclass(frozen=True)
-class DTypeInfo:
-    """One dtype pullback computes in: every other dtype table derives from `DTYPES`."""
-
-    name: str
-    """Paddle's name (`'float32'`)."""
-    elem: Attribute
-    """The xDSL element type (`f32`; Paddle's bool is `i1`)."""
-    numpy: np.dtype[Any]
-    """The numpy dtype of host arrays (and of the compiled code's buffers)."""
-
-    @property
-    def size(self) -> int:
-        """Bytes per element in memory (a bool takes one byte, as in numpy)."""
-        return self.numpy.itemsize
-
-    @property
-    def short(self) -> str:
-        """The element type as MLIR prints it (`'f32'`), the key of ABI descriptions."""
-        return str(self.elem)
-
-
-DTYPES: tuple[DTypeInfo, ...] = (
-    DTypeInfo("float32", f32, np.dtype(np.float32)),
-    DTypeInfo("float64", f64, np.dtype(np.float64)),
-    DTypeInfo("int32", i32, np.dtype(np.int32)),
-    DTypeInfo("int64", i64, np.dtype(np.int64)),
-    DTypeInfo("bool", i1, np.dtype(np.bool_)),
-)
-"""The dtypes of the dialect, in the order `paddle.float32, float64, int32, int64, bool`."""
-
-DTYPE_BY_NAME: dict[str, DTypeInfo] = {d.name: d for d in DTYPES}
-DTYPE_BY_ELEM: dict[Attribute, DTypeInfo] = {d.elem: d for d in DTYPES}
-DTYPE_BY_SHORT: dict[str, DTypeInfo] = {d.short: d for d in DTYPES}
-DTYPE_BY_NUMPY: dict[np.dtype[Any], DTypeInfo] = {d.numpy: d for d in DTYPES}
-
-FLOAT_TYPES: tuple[Attribute, ...] = tuple(d.elem for d in DTYPES if isinstance(d.elem, AnyFloat))
-INT_TYPES: tuple[Attribute, ...] = tuple(d.elem for d in DTYPES if d.numpy.kind == "i")
-
-
 # --------------------------------------------------------------------------- types
-
-
-def dtype_from_name(name: str) -> Attribute:
-    """Map a Paddle dtype name (`'float32'`, `'int64'`, ...) to an xDSL element type."""
-    try:
-        return DTYPE_BY_NAME[name].elem
-    except KeyError:
-        raise ValueError(
-            f"unsupported dtype '{name}'; expected one of {sorted(DTYPE_BY_NAME)}"
-        ) from None
-
-
-def dtype_name(elem: Attribute) -> str:
-    """Map an xDSL element type to its Paddle dtype name."""
-    info = DTYPE_BY_ELEM.get(elem)
-    return info.name if info is not None else str(elem)
 
 
 @functools.lru_cache(maxsize=65536)
@@ -155,11 +113,6 @@ def elem_of(t: Attribute) -> Attribute:
 def fmt_shape(shape: Sequence[int]) -> str:
     """Render a shape as Paddle prints it, with `?` for dynamic dimensions."""
     return "[" + ", ".join("?" if d == DYN else str(d) for d in shape) + "]"
-
-
-def is_float(elem: Attribute) -> bool:
-    """True for the floating-point element types the dialect computes in."""
-    return isinstance(elem, (Float32Type, Float64Type))
 
 
 def dims_compatible(a: int, b: int) -> bool:
@@ -284,7 +237,7 @@ def to_attr(value: Any) -> Attribute:
         value = str.__str__(value)  # e.g. a DType: attributes hold the plain name
     key = tuple(value) if isinstance(value, list) else value
     try:
-        return _to_attr_cached(type(value), key)  # type: ignore[arg-type]  # (a type is hashable)
+        return _to_attr_cached(type(value), key)  # type: ignore[arg-type]  # (mypy: a class is Hashable)
     except TypeError:  # unhashable
         return _to_attr(value)
 
@@ -363,6 +316,7 @@ def result_names(op: Operation) -> list[str | None]:
 
 def value_name(value: SSAValue) -> str | None:
     """The Paddle variable name of a value: its defining op's name property."""
+    owner: Operation | Block
     if type(value) is OpResult:
         owner = value.op  # (no ABC isinstance: AD asks this for every value it touches)
     else:
@@ -633,7 +587,7 @@ class PdOp(IRDLOperation, OpFacts):
                 specs[key] = None
             else:
                 specs[key] = _REQUIRED
-        cls._pd_prop_specs = specs  # type: ignore[attr-defined]
+        cls._pd_prop_specs = specs  # type: ignore[attr-defined]  # a per-class cache, read from __dict__
         return specs
 
     def prop(self, key: str) -> Any:
@@ -741,6 +695,7 @@ def expect_operands(op: str, types: Sequence[Attribute], n: int) -> None:
 
 
 __all__ = [
+    # re-exported from `dtypes.py` (their home)
     "DTYPES",
     "DTYPE_BY_ELEM",
     "DTYPE_BY_NAME",
@@ -749,7 +704,6 @@ __all__ = [
     "DYN",
     "FLOAT_TYPES",
     "INT_TYPES",
-    "DTypeInfo",
     "Domain",
     "MultiResultNames",
     "OpFacts",

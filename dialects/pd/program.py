@@ -86,7 +86,7 @@ class DataOp(PdOp):
             raise VerifyException("'pd.data': result must be a tensor")
 
     @classmethod
-    def make(cls, name: str, shape: Sequence[int | None], dtype: str = "float32") -> DataOp:
+    def make(cls, name: str, shape: Sequence[int | None], dtype: str = "float32") -> DataOp:  # type: ignore[override]  # a feed has no operands
         """A feed named `name`; `None`/`-1` dimensions are dynamic."""
         op = cls.create(
             result_types=[tensor(shape, dtype_from_name(dtype))],
@@ -128,7 +128,7 @@ class ParameterOp(PdOp):
             )
 
     @classmethod
-    def make(
+    def make(  # type: ignore[override]  # a parameter has no operands
         cls, name: str, shape: Sequence[int], dtype: str = "float32", trainable: bool = True
     ) -> ParameterOp:
         """A persistable variable of a static shape."""

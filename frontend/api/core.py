@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from pullback.dialects.pd.dtypes import DTYPE_TABLE
 from pullback.frontend import flags
 from pullback.frontend.api.device import is_compiled_with_cuda
-from pullback.runtime.executor import CPUPlace, CUDAPlace
+from pullback.runtime.places import CPUPlace, CUDAPlace
 from pullback.runtime.scope import Scope
 
 
@@ -37,18 +38,17 @@ def globals() -> dict[str, Any]:
 
 
 class VarDesc:
-    """`core.VarDesc.VarType`: dtype names under Paddle's enum spellings (they compare
-    equal to the dtypes pullback reports)."""
+    """`core.VarDesc.VarType`: the dtypes under Paddle's enum spellings (`FP32` is
+    `paddle.float32`, one per row of the dtype table), and variable kinds."""
 
     class VarType:
-        FP32 = "float32"
-        FP64 = "float64"
-        INT32 = "int32"
-        INT64 = "int64"
-        BOOL = "bool"
         LOD_TENSOR = "lod_tensor"
         DENSE_TENSOR = "lod_tensor"
         SELECTED_ROWS = "selected_rows"
+
+
+for _d in DTYPE_TABLE:
+    setattr(VarDesc.VarType, _d.enum, _d)
 
 
 class _EagerNamespace:

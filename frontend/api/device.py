@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pullback.frontend.api import device_cuda as cuda
 from pullback.runtime.gpu import cuda as _cuda
+from pullback.runtime.places import place_kind
 
 __path__: list[str] = []  # `paddle.device.cuda` comes from the alias finder
 
@@ -31,16 +32,14 @@ def set_device(device: str) -> str:
     global _current
     if not isinstance(device, str):
         raise TypeError(f"set_device: expected a string like 'cpu' or 'gpu:0', got {device!r}")
-    name = device.strip().lower()
-    if name == "cpu":
-        _current = "cpu"
-        return _current
-    if name == "gpu" or name.startswith("gpu:"):
-        index = int(name.split(":", 1)[1]) if ":" in name else 0
+    found = place_kind(device)
+    if found is None:
+        raise ValueError(f"set_device: unknown device '{device}' (expected 'cpu', 'gpu' or 'gpu:N')")
+    kind, index = found
+    if kind == "gpu":
         _cuda.require_device(index)
-        _current = f"gpu:{index}"
-        return _current
-    raise ValueError(f"set_device: unknown device '{device}' (expected 'cpu', 'gpu' or 'gpu:N')")
+    _current = "cpu" if kind == "cpu" else f"gpu:{index}"
+    return _current
 
 
 __all__ = ["cuda", "get_device", "is_compiled_with_cuda", "set_device"]

@@ -26,7 +26,8 @@ from pullback.frontend.layers import embedding
 from pullback.frontend.layers import fluid_data as data
 from pullback.frontend.param_attr import ParamAttr
 from pullback.runtime import executor
-from pullback.runtime.executor import CPUPlace, CUDAPlace, Executor, cpu_places, cuda_places
+from pullback.runtime.executor import Executor
+from pullback.runtime.places import CPUPlace, CUDAPlace, cpu_places, cuda_places
 from pullback.runtime.scope import Scope, global_scope, scope_guard
 
 __path__: list[str] = []  # children (`fluid.layers`, ...) come from the alias finder

@@ -16,13 +16,18 @@ from pullback.frontend.flags import get_flags, set_flags
 from pullback.frontend.layers import create_parameter
 from pullback.frontend.param_attr import ParamAttr
 from pullback.frontend.reader import batch
-from pullback.runtime.executor import CPUPlace, CUDAPlace
+from pullback.runtime.places import CPUPlace, CUDAPlace
 
 globals().update(registry.paddle())
 
-from pullback.frontend.dtype import bool_ as bool  # noqa: A001, E402, F401 - Paddle's dtype name
-from pullback.frontend.dtype import float32, float64, int32, int64  # noqa: E402, F401
-"""Dtypes are spelled by their Paddle names (`dtype=paddle.float32`)."""
+from pullback.dialects.pd.dtypes import DTYPE_TABLE, DType  # noqa: E402
+
+globals().update({d.name: d for d in DTYPE_TABLE})
+"""Dtypes are spelled by their Paddle names (`dtype=paddle.float32`; `paddle.bool`): one
+object per row of the dtype table, those pullback does not compute in yet included
+(`paddle.float16`: using it says so)."""
+dtype = DType
+"""The class of the dtype objects (`isinstance(x.dtype, paddle.dtype)`)."""
 from pullback.frontend.random import get_rng_state, seed, set_rng_state  # noqa: E402
 """`paddle.seed` reseeds the global generator every unseeded random op draws from."""
 

@@ -19,13 +19,8 @@ from pullback.frontend.framework import (
 from pullback.frontend.host_calls import Print, py_func
 from pullback.frontend.input_spec import InputSpec
 from pullback.frontend.layers import create_global_var, create_parameter, data
-from pullback.runtime.executor import (
-    CPUPlace,
-    CUDAPlace,
-    Executor,
-    cpu_places,
-    cuda_places,
-)
+from pullback.runtime.executor import Executor
+from pullback.runtime.places import CPUPlace, CUDAPlace, cpu_places, cuda_places
 from pullback.runtime.scope import Scope, global_scope, scope_guard
 
 __path__: list[str] = []  # children (`paddle.static.nn`) come from the alias finder

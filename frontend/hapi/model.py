@@ -205,7 +205,7 @@ class Model:
         specs = list(self._inputs) + (list(self._labels) if mode != "test" else [])
         names = [s.name or f"{'input' if i < len(self._inputs) else 'label'}_{i}" for i, s in enumerate(specs)]
         with program_guard(main, startup):
-            feeds = [data(n, [d if d >= 0 else None for d in s.shape], str(s.dtype).replace("paddle.", ""))
+            feeds = [data(n, [d if d >= 0 else None for d in s.shape], s.dtype)
                      for n, s in zip(names, specs)]
             ins, labs = feeds[: len(self._inputs)], feeds[len(self._inputs):]
             if mode == "train":

@@ -43,6 +43,7 @@ from pullback.frontend.nn_layers import FORWARD_CONVERTER
 from pullback.frontend.jit.dy2static import Dy2StaticError, convert_function
 from pullback.frontend.jit.program import ConcreteProgram
 from pullback.dialects import pd
+from pullback.dialects.pd.dtypes import to_numpy_dtype
 
 _to_static_enabled = True
 
@@ -429,7 +430,7 @@ class StaticFunction:
         with _static_trace(main, startup, capture, self._where):
             feeds: list[Variable] = []
             for i, t in enumerate(tensors):
-                v = data(names[i], [d if d >= 0 else None for d in shapes[i]], str(t.dtype).replace("paddle.", ""))
+                v = data(names[i], [d if d >= 0 else None for d in shapes[i]], t.dtype)
                 v.stop_gradient = t.stop_gradient
                 feeds.append(v)
             args, kwargs = _unflatten(struct, feeds)
@@ -524,7 +525,7 @@ class StaticFunction:
 def _example(spec: Any) -> Any:
     if isinstance(spec, InputSpec):
         shape = [d if d >= 0 else 1 for d in spec.shape]
-        t = Tensor._new(np.zeros(shape, dtype=np.dtype(str(spec.dtype).replace("paddle.", ""))), None, 0,
+        t = Tensor._new(np.zeros(shape, dtype=to_numpy_dtype(spec.dtype, "InputSpec")), None, 0,
                         spec.stop_gradient)
         return t
     if isinstance(spec, (list, tuple)):

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pullback.dialects import pd
+from pullback.dialects.pd.dtypes import INT_NAMES as _INT_DTYPES
 from pullback.frontend.ops.control import while_loop
 from pullback.frontend.ops.elementwise import (
     _binary,
@@ -32,7 +33,6 @@ from pullback.frontend.ops.logic import any as logical_any
 from pullback.frontend.ops.logic import logical_not
 from pullback.frontend.ops.math import floor_divide, remainder
 
-_INT_DTYPES = ("int32", "int64")
 
 
 def _operands(fn: str, x: Any, y: Any) -> tuple[Any, Any]:

@@ -323,7 +323,7 @@ def switch_case(
         raise TypeError(
             f"switch_case: 'branch_index' must be a Tensor, got {type(branch_index).__name__}"
         )
-    if str(branch_index.dtype).replace("paddle.", "") not in ("int32", "int64", "uint8"):
+    if branch_index.dtype not in ("int32", "int64", "uint8"):
         raise TypeError(
             f"switch_case: 'branch_index' must be int32, int64 or uint8, got {branch_index.dtype}"
         )

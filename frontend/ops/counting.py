@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 
+from pullback.dialects.pd.dtypes import to_dtype_name
 from pullback.frontend.core import in_dynamic_mode
 from pullback.frontend.eager import to_tensor
 from pullback.frontend.ops.elementwise import (
     cast,
-    check_dtype,
     check_tensor,
     constant_like,
     divide,
@@ -117,7 +117,7 @@ def unique(x: Any, return_index: bool = False, return_inverse: bool = False,
     unique slices along `axis`), with the first index of each, the inverse mapping and
     the counts on request (all in `dtype`).  Eager mode only."""
     a = _eager_value("unique", x)
-    idx_dtype = check_dtype("unique", dtype)
+    idx_dtype = to_dtype_name(dtype, "unique")
     if idx_dtype not in ("int32", "int64"):
         raise TypeError(f"unique: dtype must be int32 or int64, got {idx_dtype}")
     if axis is not None:

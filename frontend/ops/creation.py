@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from pullback.dialects.pd.dtypes import to_dtype_name
 from pullback.dialects import pd
 from pullback.frontend import unique_name
 from pullback.frontend.core import apply, in_dynamic_mode
@@ -29,7 +30,6 @@ from pullback.frontend.framework import default_main_program
 from pullback.frontend.random import default_generator
 from pullback.frontend.ops.elementwise import (
     cast,
-    check_dtype,
     check_float_tensor,
     check_tensor,
     full,
@@ -72,7 +72,7 @@ def _static_shape(fn: str, shape: Any) -> list[int]:
 
 def _float_dtype(fn: str, dtype: Any) -> str:
     """A float dtype argument (default float32)."""
-    name = check_dtype(fn, dtype or "float32")
+    name = to_dtype_name(dtype, fn, default="float32")
     if name not in ("float32", "float64"):
         raise TypeError(f"{fn}: dtype must be float32 or float64, got {name}")
     return name
@@ -80,7 +80,7 @@ def _float_dtype(fn: str, dtype: Any) -> str:
 
 def _int_dtype(fn: str, dtype: Any) -> str:
     """An integer dtype argument (default int64)."""
-    name = check_dtype(fn, dtype or "int64")
+    name = to_dtype_name(dtype, fn, default="int64")
     if name not in ("int32", "int64"):
         raise TypeError(f"{fn}: dtype must be int32 or int64, got {name}")
     return name
@@ -117,7 +117,7 @@ def arange(start: Any = 0, end: Any = None, step: Any = 1, dtype: Any = None,
                       for v in (start, end, step))
         dtype = "int64" if all_int else "float32"
     return apply(pd.ArangeOp, [], prefix="range", name=name, start=values[0], end=values[1],
-                 step=values[2], dtype=check_dtype(fn, dtype))
+                 step=values[2], dtype=to_dtype_name(dtype, fn))
 
 
 def fluid_range(start: Any, end: Any, step: Any, dtype: Any, name: str | None = None) -> Any:
@@ -134,7 +134,7 @@ def linspace(start: Any, stop: Any, num: Any, dtype: Any = None, name: str | Non
     if not _is_int(num) or num < 0:
         raise ValueError(f"{fn}: num must be a non-negative int, got {num!r}")
     return apply(pd.LinspaceOp, [], prefix="linspace", name=name, start=_number(fn, "start", start),
-                 stop=_number(fn, "stop", stop), num=int(num), dtype=check_dtype(fn, dtype or "float32"))
+                 stop=_number(fn, "stop", stop), num=int(num), dtype=to_dtype_name(dtype, fn, default="float32"))
 
 
 def eye(num_rows: int, num_columns: int | None = None, dtype: Any = None,
@@ -146,7 +146,7 @@ def eye(num_rows: int, num_columns: int | None = None, dtype: Any = None,
         if not _is_int(v) or v < 0:
             raise TypeError(f"{fn}: {arg} must be a non-negative int, got {v!r}")
     return apply(pd.EyeOp, [], prefix="eye", name=name, num_rows=int(num_rows),
-                 num_columns=int(cols), dtype=check_dtype(fn, dtype or "float32"))
+                 num_columns=int(cols), dtype=to_dtype_name(dtype, fn, default="float32"))
 
 
 def fluid_eye(num_rows: int, num_columns: int | None = None, batch_shape: Any = None,
@@ -257,7 +257,7 @@ def randint_like(x: Any, low: int = 0, high: int | None = None, dtype: Any = Non
     check_tensor("randint_like", "x", x)
     shape = _static_shape("randint_like", list(x.shape))
     out = randint(low, high, shape, "int64", name=name)
-    dt = check_dtype("randint_like", dtype or x.dtype)
+    dt = to_dtype_name(dtype, "randint_like", default=x.dtype)
     if dt == "int64":
         return out
     return cast(out, dt)

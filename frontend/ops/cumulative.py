@@ -20,10 +20,10 @@ from typing import Any
 
 import numpy as np
 
+from pullback.dialects.pd.dtypes import to_dtype_name
 from pullback.frontend.ops.elementwise import (
     add,
     cast,
-    check_dtype,
     check_float_tensor,
     check_tensor,
     constant_like,
@@ -56,7 +56,7 @@ def logcumsumexp(x: Any, axis: int | None = None, dtype: Any = None, name: str |
     x when None), computed without overflow."""
     check_tensor("logcumsumexp", "x", x)
     if dtype is not None:
-        x = cast(x, check_dtype("logcumsumexp", dtype))
+        x = cast(x, to_dtype_name(dtype, "logcumsumexp"))
     check_float_tensor("logcumsumexp", "x", x)
     xs, a = _prepare("logcumsumexp", x, axis)
     if not xs.shape:
@@ -70,7 +70,7 @@ def logcumsumexp(x: Any, axis: int | None = None, dtype: Any = None, name: str |
 def _running(fn: str, x: Any, axis: Any, dtype: Any, largest: bool) -> tuple[Any, Any]:
     """`(values, indices)` of the running max (`largest`) or min along `axis`."""
     xs, a = _prepare(fn, x, axis)
-    out_dtype = check_dtype(fn, dtype)
+    out_dtype = to_dtype_name(dtype, fn)
     if out_dtype not in ("int32", "int64"):
         raise TypeError(f"{fn}: dtype must be int32 or int64, got {out_dtype}")
     if not xs.shape:

@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 
 from pullback.dialects import pd
+from pullback.dialects.pd.dtypes import FLOAT_NAMES as _FLOAT_NAMES
+from pullback.dialects.pd.dtypes import INT_NAMES, to_dtype_name
 from pullback.frontend.core import apply
 from pullback.frontend.eager import Tensor
 
@@ -23,10 +25,6 @@ _FLOAT_MAX = sys.float_info.max
 
 
 # --------------------------------------------------------------------- helpers
-
-
-_FLOAT_NAMES = ("float32", "float64")
-INT_NAMES = ("int32", "int64")
 
 
 def is_scalar(v: Any) -> bool:
@@ -86,16 +84,6 @@ def int_to_float32(x: Any) -> Any:
     return x
 
 
-def check_dtype(fn: str, dtype: Any) -> str:
-    """Normalize a dtype argument (`'float32'`, numpy dtype, ...) to its Paddle name."""
-    name = str(getattr(dtype, "name", dtype)).replace("paddle.", "")
-    try:
-        pd.dtype_from_name(name)
-    except ValueError as e:
-        raise TypeError(f"{fn}: {e}") from None
-    return name
-
-
 def _check_number(fn: str, arg: str, v: Any) -> float:
     if not is_scalar(v):
         raise TypeError(f"{fn}: '{arg}' must be a number, got {type(v).__name__}")
@@ -127,7 +115,7 @@ def full(shape: Sequence[int] | int, fill_value: Scalar, dtype: Any = None, name
     """`paddle.full`: a tensor of `shape` filled with `fill_value` (float32 by default)."""
     shape = _check_shape("full", shape)
     value = _check_number("full", "fill_value", fill_value)
-    dtype = check_dtype("full", dtype or "float32")
+    dtype = to_dtype_name(dtype, "full", default="float32")
     return apply(pd.FillConstantOp, [], prefix="fill_constant", name=name,
                  shape=shape, value=value, dtype=dtype)
 
@@ -156,7 +144,7 @@ def full_like(x: Any, fill_value: Scalar, dtype: Any = None, name: str | None = 
     value = _check_number("full_like", "fill_value", fill_value)
     props: dict[str, Any] = {"value": value}
     if dtype is not None:
-        props["dtype"] = check_dtype("full_like", dtype)
+        props["dtype"] = to_dtype_name(dtype, "full_like")
     return apply(pd.FillAnyLikeOp, [x], prefix="fill_any_like", name=name, **props)
 
 
@@ -365,7 +353,7 @@ def clip(x: Any, min: Scalar | None = None, max: Scalar | None = None,  # noqa: 
 def cast(x: Any, dtype: Any) -> Any:
     """`paddle.cast`: convert x to `dtype`."""
     check_tensor("cast", "x", x)
-    return apply(pd.CastOp, [x], prefix="cast", dtype=check_dtype("cast", dtype))
+    return apply(pd.CastOp, [x], prefix="cast", dtype=to_dtype_name(dtype, "cast"))
 
 
 def _fluid_compare(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -23,12 +23,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from pullback.dialects.pd.dtypes import to_dtype_name
 from pullback.dialects import pd
 from pullback.dialects.pd.base import f64_attr
 from pullback.frontend.core import apply, in_dynamic_mode
 from pullback.frontend.ops.elementwise import (
     cast,
-    check_dtype,
     check_tensor,
     full,
     full_like,
@@ -87,7 +87,7 @@ def to_constant(value: Any, dtype: Any = None) -> Any:
     a = np.asarray(value)
     if dtype is None:
         dtype = {"i": "int64", "u": "int64", "b": "bool"}.get(a.dtype.kind, "float32")
-    dt = check_dtype("assign", dtype)
+    dt = to_dtype_name(dtype, "assign")
     vals = ArrayAttr([f64_attr(float(v)) for v in a.reshape(-1)])
     return apply(pd.AssignValueOp, [], prefix="assign_value", shape=list(a.shape), values=vals, dtype=dt)
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from pullback.dialects.pd.dtypes import PADDLE_FLOAT_NAMES as FLOAT_DTYPES
 from pullback.frontend.eager import Tensor
 from pullback.frontend.framework import Variable
 from pullback.frontend.ops.elementwise import (
@@ -37,7 +38,6 @@ from pullback.frontend.ops.reduction import check_axes
 from pullback.frontend.ops.reduction import max as reduce_max
 from pullback.frontend.ops.statistics import min as reduce_min
 
-FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 
 
 def _bool(x: Any) -> Any:

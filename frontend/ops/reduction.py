@@ -7,11 +7,11 @@ import builtins  # `sum` and `max` below are Paddle's
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from pullback.dialects.pd.dtypes import to_dtype_name
 from pullback.dialects import pd
 from pullback.frontend.core import apply
 from pullback.frontend.ops.elementwise import (
     cast,
-    check_dtype,
     check_float_tensor,
     check_tensor,
 )
@@ -62,7 +62,7 @@ def sum(x: Any, axis: Axis = None, dtype: Any = None, keepdim: bool = False,
     and int32 inputs sum in int64, as in Paddle."""
     check_tensor("sum", "x", x)
     if dtype is not None:
-        x = cast(x, check_dtype("sum", dtype))
+        x = cast(x, to_dtype_name(dtype, "sum"))
     elif x.dtype in ("bool", "int32"):
         x = cast(x, "int64")
     return _reduce(pd.ReduceSumOp, "reduce_sum", x, axis, keepdim, name)
@@ -110,7 +110,7 @@ def _softmax_like(op_cls: type[pd.PdOp], prefix: str, x: Any, axis: int, dtype: 
     """Add a softmax-style op, casting to `dtype` first when given."""
     if dtype is not None:
         check_tensor(prefix, "x", x)
-        x = cast(x, check_dtype(prefix, dtype))
+        x = cast(x, to_dtype_name(dtype, prefix))
     check_float_tensor(prefix, "x", x)
     if not isinstance(axis, int) or isinstance(axis, bool):
         raise TypeError(f"{prefix}: axis must be an int, got {axis!r}")
@@ -151,7 +151,7 @@ def _int_arg(fn: str, arg: str, v: Any) -> int:
 def _arg_search(op_cls: type[pd.PdOp], fn: str, x: Any, axis: Any, keepdim: bool, dtype: Any,
                 name: str | None) -> Any:
     check_tensor(fn, "x", x)
-    dt = check_dtype(fn, dtype)
+    dt = to_dtype_name(dtype, fn)
     if dt not in ("int32", "int64"):
         raise TypeError(f"{fn}: the type of 'dtype' must be int32 or int64, got {dt}")
     props: dict[str, Any] = {"keepdim": bool(keepdim), "dtype": dt}

@@ -15,11 +15,11 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from pullback.dialects.pd.dtypes import to_dtype_name
 from pullback.dialects import pd
 from pullback.frontend.core import apply
 from pullback.frontend.ops.elementwise import (
     cast,
-    check_dtype,
     check_float_tensor,
     check_tensor,
     exp,
@@ -60,7 +60,7 @@ def prod(x: Any, axis: Axis = None, keepdim: bool = False, dtype: Any = None,
     """`paddle.prod`: the product over `axis` (all when None); `dtype` casts first."""
     check_tensor("prod", "x", x)
     if dtype is not None:
-        x = cast(x, check_dtype("prod", dtype))
+        x = cast(x, to_dtype_name(dtype, "prod"))
     check_float_tensor("prod", "x", x)
     return _reduce(pd.ReduceProdOp, "reduce_prod", x, axis, keepdim, name)
 
@@ -106,7 +106,7 @@ def _scan(op_cls: type[pd.PdOp], fn: str, prefix: str, x: Any, axis: Any, dtype:
           name: str | None) -> Any:
     check_tensor(fn, "x", x)
     if dtype is not None:
-        x = cast(x, check_dtype(fn, dtype))
+        x = cast(x, to_dtype_name(dtype, fn))
     if axis is None:
         x = reshape(x, [-1])
         axis = 0

@@ -17,11 +17,11 @@ Rules live in `passes/vjp/<family>.py` and register with `@vjp(OpClass, ...)`.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Sequence
 
 from xdsl.ir import Operation, SSAValue
 
+from pullback.dialects.pd import FAMILIES, family_modules
 from pullback.dialects.pd.control import captured_values
 
 from .builder import VjpBuilder
@@ -32,12 +32,6 @@ VJP_RULES: dict[type[Operation], VjpRule] = {}
 
 NON_DIFFERENTIABLE: set[type[Operation]] = set()
 """Ops whose outputs carry no gradient at all (comparisons, constants, random...)."""
-
-FAMILIES = [
-    "program", "elementwise", "reduction", "loss", "shape", "nn", "optimizer", "creation",
-    "indexing", "linalg", "control", "distributed", "rnn",
-]
-
 
 def grad_inputs(op: Operation) -> Sequence[SSAValue]:
     """The values a rule returns gradients for: the operands, followed for ops with
@@ -65,13 +59,7 @@ def non_differentiable(*op_types: type[Operation]) -> None:
 
 def load_all() -> None:
     """Import every family module so that their registrations run."""
-    for fam in FAMILIES:
-        try:
-            importlib.import_module(f"pullback.passes.vjp.{fam}")
-        except ModuleNotFoundError as e:
-            # A family without rules yet is fine; a broken import inside one is not.
-            if e.name != f"pullback.passes.vjp.{fam}":
-                raise
+    family_modules(__name__)
 
 
-__all__ = ["grad_inputs", "VJP_RULES", "NON_DIFFERENTIABLE", "VjpBuilder", "VjpRule", "vjp", "non_differentiable", "load_all"]
+__all__ = ["FAMILIES", "grad_inputs", "VJP_RULES", "NON_DIFFERENTIABLE", "VjpBuilder", "VjpRule", "vjp", "non_differentiable", "load_all"]

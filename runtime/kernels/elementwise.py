@@ -48,7 +48,7 @@ def check_dynamic_dims_agree(
             raise ValueError(error)
 
 
-_BINARY = {
+BINARY_NUMPY: dict[type[pd.PdOp], Callable[..., np.ndarray]] = {
     pd.ElementwiseAddOp: np.add,
     pd.ElementwiseSubOp: np.subtract,
     pd.ElementwiseMulOp: np.multiply,
@@ -68,7 +68,12 @@ _BINARY = {
 }
 
 
-@kernel(*_BINARY)
+"""The numpy function of each binary op (on floats, and on integers but for `/` and
+`**`): the kernel below applies it after Paddle's axis alignment, and eager mode's
+fast path (`frontend/eager.py`) calls it directly."""
+
+
+@kernel(*BINARY_NUMPY)
 def binary(op: pd.PdOp, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Broadcasting binary arithmetic and comparisons."""
     x, y = align(op, x, y)
@@ -79,7 +84,7 @@ def binary(op: pd.PdOp, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     if isinstance(op, pd.ElementwisePowOp) and np.issubdtype(x.dtype, np.integer):
         return int_power(x, y)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        return _BINARY[type(op)](x, y)
+        return BINARY_NUMPY[type(op)](x, y)
 
 
 @kernel(pd.WhereOp)
@@ -203,8 +208,13 @@ def _pow(op: pd.PdOp, x: np.ndarray) -> np.ndarray:
     return np.power(x, factor)
 
 
+def relu(x: np.ndarray) -> np.ndarray:
+    """`pd.relu`'s numpy function (eager mode's fast path calls it directly)."""
+    return np.maximum(x, 0)
+
+
 _UNARY = {
-    pd.ReluOp: lambda op, x: np.maximum(x, 0),
+    pd.ReluOp: lambda op, x: relu(x),
     pd.SigmoidOp: lambda op, x: 1.0 / (1.0 + np.exp(-x)),
     pd.TanhOp: lambda op, x: np.tanh(x),
     pd.ExpOp: lambda op, x: np.exp(x),

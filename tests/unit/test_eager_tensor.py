@@ -31,7 +31,8 @@ def dynamic_mode():
         (np.ones(2, np.int32), None, "int32"),
         ([1, 2], "float64", "float64"),
         ([1, 2], np.float32, "float32"),
-        ([1.0], "paddle.float64", "float64"),
+        ([1.0], paddle.float64, "float64"),
+        ([1.0], float, "float64"),  # Python's float is float64, as everywhere in Paddle
     ],
 )
 def test_to_tensor_dtypes(data, dtype, want):
@@ -54,6 +55,8 @@ def test_to_tensor_copies_and_keeps_shape():
 def test_to_tensor_rejects_bad_arguments():
     with pytest.raises(TypeError, match="dtype"):
         to_tensor([1.0], dtype="complex64")
+    with pytest.raises(TypeError, match="invalid dtype 'paddle.float64'"):  # a printed dtype, as in Paddle
+        to_tensor([1.0], dtype="paddle.float64")
     with pytest.raises(TypeError):
         to_tensor(["a", "b"])
     with pytest.raises(ValueError, match="CPU"):

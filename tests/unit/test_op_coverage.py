@@ -107,3 +107,20 @@ def test_a_missing_piece_is_named() -> None:
 @pytest.mark.parametrize("op_type", [pd.ReluOp, pd.MatmulOp, pd.UniformRandomOp])
 def test_covered_ops_have_no_gaps(op_type: type) -> None:
     assert coverage_gaps([op_type]) == []
+
+
+def test_one_list_of_families() -> None:
+    """`pd.FAMILIES` is the one list: every dialect module defining ops is in it, and
+    the dialect, the kernels, the VJP rules and the lowerings load from it."""
+    from pathlib import Path
+
+    from pullback.lowering import convert_pd_to_linalg
+    from pullback.passes import vjp
+    from pullback.runtime import kernels
+
+    modules = {p.stem for p in Path(pd.__file__).parent.glob("*.py")} - {"__init__", "base", "dtypes"}
+    assert set(pd.FAMILIES) == modules
+    assert {family(t) for t in pd.ALL_OPS} == set(pd.FAMILIES)
+    assert kernels.FAMILIES is vjp.FAMILIES is pd.FAMILIES
+    lowered = [m.__name__.rsplit(".", 1)[-1] for m in convert_pd_to_linalg.FAMILIES]
+    assert lowered == [f for f in pd.FAMILIES if f != "linalg"]  # linalg is host-only
