@@ -72,7 +72,7 @@ from pullback.lowering.llvm.opcodes import (
 )
 from pullback.lowering.llvm.loops import emit_structured
 from pullback.lowering.llvm.types import I1, I8, I64, PTR, llvm_type, result_type, type_suffix
-from pullback.lowering.llvm.values import MemRef, add, mul, ptr_of, static_sizes
+from pullback.lowering.llvm.values import MemRef, add, close_loop, mul, open_loop, ptr_of, static_sizes
 
 Vals = dict[SSAValue, Any]
 """SSA value -> llvmlite value (or `MemRef`) of the function being translated."""
@@ -671,36 +671,14 @@ class Emitter:
     @handles(scf.ForOp)
     def for_(self, op: scf.ForOp, b: ir.IRBuilder, vals: Vals) -> None:
         """`scf.for` with loop-carried values (phis)."""
-        fn = b.function
-        pre = b.block
-        header = fn.append_basic_block("for.header")
-        body = fn.append_basic_block("for.body")
-        exit_ = fn.append_basic_block("for.exit")
-        lb, ub, step = vals[op.lb], vals[op.ub], vals[op.step]
-        b.branch(header)
-        b.position_at_end(header)
-        iv = b.phi(lb.type)
-        iv.add_incoming(lb, pre)
-        carried = []
-        for init in op.iter_args:
-            x = ptr_of(vals[init])
-            phi = b.phi(x.type)
-            phi.add_incoming(x, pre)
-            carried.append(phi)
-        b.cbranch(b.icmp_signed("<", iv, ub), body, exit_)
-        b.position_at_end(body)
+        loop = open_loop(b, vals[op.lb], vals[op.ub], "for", [ptr_of(vals[v]) for v in op.iter_args])
         inner = op.body.block
-        vals[inner.args[0]] = iv
-        for a, phi in zip(inner.args[1:], carried):
+        vals[inner.args[0]] = loop.iv
+        for a, phi in zip(inner.args[1:], loop.carried):
             vals[a] = self.rewrap(a.type, phi)
         nxt = self.block(inner, b, vals)
-        latch = b.block
-        iv.add_incoming(b.add(iv, step), latch)
-        for phi, v in zip(carried, nxt):
-            phi.add_incoming(ptr_of(v), latch)
-        b.branch(header)
-        b.position_at_end(exit_)
-        for r, phi in zip(op.results, carried):
+        close_loop(b, loop, vals[op.step], [ptr_of(v) for v in nxt])
+        for r, phi in zip(op.results, loop.carried):
             vals[r] = self.rewrap(r.type, phi)
 
     @handles(scf.ParallelOp)
@@ -708,27 +686,15 @@ class Emitter:
         """`scf.parallel` (no reductions) as sequential loops, one per dimension."""
         if op.initVals:
             raise self.fail("scf.parallel with reductions")
-        fn = b.function
         inner = op.body.block
-        exits = []
+        loops = []
         for k, (lo, hi, st) in enumerate(zip(op.lowerBound, op.upperBound, op.step)):
-            pre = b.block
-            header = fn.append_basic_block("par.header")
-            body = fn.append_basic_block("par.body")
-            exit_ = fn.append_basic_block("par.exit")
-            b.branch(header)
-            b.position_at_end(header)
-            iv = b.phi(I64)
-            iv.add_incoming(vals[lo], pre)
-            b.cbranch(b.icmp_signed("<", iv, vals[hi]), body, exit_)
-            b.position_at_end(body)
-            vals[inner.args[k]] = iv
-            exits.append((header, exit_, iv, vals[st]))
+            loop = open_loop(b, vals[lo], vals[hi], "par")
+            vals[inner.args[k]] = loop.iv
+            loops.append((loop, vals[st]))
         self.block(inner, b, vals)
-        for header, exit_, iv, st in reversed(exits):
-            iv.add_incoming(b.add(iv, st), b.block)
-            b.branch(header)
-            b.position_at_end(exit_)
+        for loop, st in reversed(loops):
+            close_loop(b, loop, st)
 
     @handles(scf.IfOp)
     def if_(self, op: scf.IfOp, b: ir.IRBuilder, vals: Vals) -> None:

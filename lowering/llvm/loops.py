@@ -27,7 +27,7 @@ from xdsl.ir import Block, SSAValue
 from xdsl.ir.affine import AffineBinaryOpExpr, AffineDimExpr, AffineExpr, AffineMap
 
 from pullback.lowering.llvm.types import I64
-from pullback.lowering.llvm.values import MemRef, mul
+from pullback.lowering.llvm.values import MemRef, close_loop, mul, open_loop
 
 if TYPE_CHECKING:
     from pullback.lowering.llvm.emitter import Emitter, Vals
@@ -67,7 +67,6 @@ def emit_structured(em: Emitter, op: LinalgStructuredOperation, b: ir.IRBuilder,
         if known is None:
             raise em.fail(f"{op.name}: the size of dimension {k} of {operand.type} is not known")
         bounds.append(known)
-    fn = b.function
     block = op.body.block
     merged = merged_dims(maps, [vals[v] for v in op.operands], bounds, block)
     ivs: list[ir.Value] = []
@@ -81,18 +80,9 @@ def emit_structured(em: Emitter, op: LinalgStructuredOperation, b: ir.IRBuilder,
             first -= 1
         for k in range(first, d):
             ub = mul(b, bounds[k], ub)
-        pre = b.block
-        header = fn.append_basic_block("linalg.header")
-        body = fn.append_basic_block("linalg.body")
-        exit_ = fn.append_basic_block("linalg.exit")
-        b.branch(header)
-        b.position_at_end(header)
-        iv = b.phi(I64)
-        iv.add_incoming(ir.Constant(I64, 0), pre)
-        b.cbranch(b.icmp_signed("<", iv, ub), body, exit_)
-        b.position_at_end(body)
-        ivs.append(iv)
-        loops.append((header, exit_, iv))
+        loop = open_loop(b, ir.Constant(I64, 0), ub, "linalg")
+        ivs.append(loop.iv)
+        loops.append(loop)
     n_in = len(op.inputs)
     for i, (arg, operand) in enumerate(zip(block.args, op.operands)):
         if not arg.uses:
@@ -115,12 +105,10 @@ def emit_structured(em: Emitter, op: LinalgStructuredOperation, b: ir.IRBuilder,
             continue
         em.op(inner, b, vals)
     interleave = INTERLEAVE_COUNT if chain_depth(block) >= INTERLEAVE_MIN_DEPTH else 0
-    for header, exit_, iv in reversed(loops):
-        iv.add_incoming(b.add(iv, ir.Constant(I64, 1)), b.block)
-        latch = b.branch(header)
-        if interleave and iv is loops[-1][2]:
+    for loop in reversed(loops):
+        latch = close_loop(b, loop, ir.Constant(I64, 1))
+        if interleave and loop is loops[-1]:
             latch.set_metadata("llvm.loop", loop_interleave(em, interleave))
-        b.position_at_end(exit_)
 
 
 def loop_interleave(em: Emitter, count: int) -> ir.MDValue:

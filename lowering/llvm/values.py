@@ -1,9 +1,11 @@
 """What a translated value is: llvmlite values, and `MemRef` for memrefs; with the
-`i64` index arithmetic both the emitter and its loop nests fold as they build."""
+`i64` index arithmetic both the emitter and its loop nests fold as they build, and
+the one shape of counted loop they all open and close."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
 import llvmlite.ir as ir
@@ -56,4 +58,52 @@ def add(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
     return b.add(x, y)
 
 
-__all__ = ["MemRef", "add", "mul", "ptr_of", "static_sizes"]
+@dataclass
+class Loop:
+    """A counted loop being built: `iv` runs from its start while `iv < bound`."""
+
+    header: ir.Block
+    exit: ir.Block
+    iv: ir.PhiInstr
+    carried: list[ir.PhiInstr]
+    """Phis of the loop-carried values, in the order given to `open_loop`."""
+
+
+def open_loop(b: ir.IRBuilder, start: ir.Value, bound: ir.Value, name: str,
+              carried: Sequence[ir.Value] = ()) -> Loop:
+    """Branch from `b`'s block into a new loop header (`<name>.header`: the index phi
+    starting at `start`, a phi per `carried` value, the `iv < bound` test) and leave
+    `b` at the start of the body (`<name>.body`)."""
+    fn = b.function
+    pre = b.block
+    header = fn.append_basic_block(f"{name}.header")
+    body = fn.append_basic_block(f"{name}.body")
+    exit_ = fn.append_basic_block(f"{name}.exit")
+    b.branch(header)
+    b.position_at_end(header)
+    iv = b.phi(start.type)
+    iv.add_incoming(start, pre)
+    phis = []
+    for x in carried:
+        phi = b.phi(x.type)
+        phi.add_incoming(x, pre)
+        phis.append(phi)
+    b.cbranch(b.icmp_signed("<", iv, bound), body, exit_)
+    b.position_at_end(body)
+    return Loop(header, exit_, iv, phis)
+
+
+def close_loop(b: ir.IRBuilder, loop: Loop, step: ir.Value, carried: Sequence[ir.Value] = ()) -> ir.Instruction:
+    """End the body at `b`: step the index, feed the carried phis `carried`, branch
+    back to the header and leave `b` at the exit.  Returns the latch branch (where
+    loop metadata goes)."""
+    latch_block = b.block
+    loop.iv.add_incoming(b.add(loop.iv, step), latch_block)
+    for phi, v in zip(loop.carried, carried):
+        phi.add_incoming(v, latch_block)
+    latch = b.branch(loop.header)
+    b.position_at_end(loop.exit)
+    return latch
+
+
+__all__ = ["Loop", "MemRef", "add", "close_loop", "mul", "open_loop", "ptr_of", "static_sizes"]
