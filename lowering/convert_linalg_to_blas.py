@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from xdsl.builder import Builder
 from xdsl.context import Context
@@ -38,6 +39,7 @@ from xdsl.dialects.builtin import (
     Float32Type,
     FloatAttr,
     IndexType,
+    IntegerType,
     IntegerAttr,
     MemRefType,
     ModuleOp,
@@ -155,7 +157,7 @@ class _Emit:
         """A constant of type `t` (one per value and type)."""
         key = (repr(v), t)  # (types hash by value; printing one is slow)
         if key not in self._consts:
-            attr = FloatAttr(v, t) if t in (f32, f64) else IntegerAttr(int(v), t)
+            attr = FloatAttr(v, t) if t in (f32, f64) else IntegerAttr(int(v), cast(IntegerType | IndexType, t))
             self._consts[key] = self.op(constant(attr))
         return self._consts[key]
 

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, func
+from xdsl.dialects.utils.fast_math import FastMathFlag
 from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import Float32Type, FloatAttr, IntegerAttr, ModuleOp, f32, i32
 from xdsl.ir import Operation, SSAValue
@@ -43,7 +44,7 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
-_F = arith.FastMathFlagsAttr(["contract"])
+_F = arith.FastMathFlagsAttr([FastMathFlag.ALLOW_CONTRACT])
 
 
 @dataclass

@@ -41,7 +41,7 @@ from pullback.lowering.llvm.nvptx import KERNEL_ATTR
 from pullback.lowering.llvm.opcodes import MATH, libdevice_name
 
 
-SREG = {
+SREG: dict[type[Operation], str] = {
     gpu.ThreadIdOp: "tid",
     gpu.BlockIdOp: "ctaid",
     gpu.BlockDimOp: "ntid",
@@ -80,7 +80,7 @@ def _on_libdevice(op: Operation) -> bool:
     if how is None or how.libdevice is None:
         return False
     t = op.results[0].type
-    native = {Float32Type: "f32", Float64Type: "f64"}.get(type(t))
+    native = "f32" if isinstance(t, Float32Type) else "f64" if isinstance(t, Float64Type) else None
     return not (how.intrinsic is not None and native in how.nvptx_native)
 
 
@@ -95,6 +95,7 @@ def convert_module(mod: gpu.ModuleOp) -> None:
             name = f"llvm.nvvm.read.ptx.sreg.{SREG[type(op)]}.{axis}"
             decls.declare(name, [], i32)
             raw = _call(b, name, [], i32)
+            assert raw is not None  # the register read returns its i32
             cast = arith.IndexCastOp(raw, IndexType())
             b.insert(cast)
             op.results[0].replace_all_uses_with(cast.result)
