@@ -6,7 +6,10 @@ Both back ends build LLVM IR with llvmlite's `IRBuilder` from the same handlers:
 | --- | --- |
 | `types.py` | LLVM types of dialect types, element storage sizes |
 | `opcodes.py` | which LLVM instruction, intrinsic, libm or libdevice function each `arith`/`math` op becomes, per target |
-| `emitter.py` | `Emitter`: the one handler registry for `arith`, `math`, `scf`, `cf`, `memref`, `func`, `affine`, `linalg` and the few `llvm` ops the lowering makes; memrefs as base pointer, sizes and strides |
+| `base.py` | the handler registry (`@handles`) and `EmitterBase`: state, target hooks, declarations, functions, blocks, dispatch |
+| `scalar.py`, `memory.py`, `control.py` | the handlers by concern: `arith`/`math`/calls; `memref` and the `llvm` pointer ops (memrefs as base pointer, sizes and strides); `scf`/`cf`/`affine` |
+| `loops.py`, `values.py` | linalg structured ops as loop nests; `MemRef`, folded index arithmetic, the counted-loop builder |
+| `emitter.py` | `Emitter`: the handlers joined, one registry for both targets |
 | `cpu.py` | `CpuEmitter`: host functions (`noalias` buffers, `noinline` segments, the packed entry wrapper, `malloc`/`free`, libm), `translate_module`, and the `-t llvm` target |
 | `nvptx.py` | `NvptxEmitter`: kernels (the kernel ABI, `ptx_kernel`, workgroup memory in address space 3, atomics, libdevice), the NVPTX target machine, PTX printing, and the `-t ptx` target |
 
