@@ -57,6 +57,9 @@ Check = Callable[["Lowerer", Any], None]
 """`check(low, op)`: emit the run-time range check of an op's integer operand."""
 
 
+# ---------------------------------------------------------------- entries
+
+
 @dataclass
 class Fold:
     """A reduction of every element of one operand into one value, as a step of a
@@ -101,7 +104,11 @@ LOWERINGS: dict[type[Operation], OpLowering] = {}
 """The lowering of every op class the pass knows (filled by the family modules)."""
 
 
+# ------------------------------------------------------------ registration
+
+
 def _entry(op_type: type[Operation]) -> OpLowering:
+    """The entry of `op_type`, made on its first registration."""
     return LOWERINGS.setdefault(op_type, OpLowering())
 
 
@@ -170,6 +177,9 @@ def result_sizes(*op_types: type[PdOp]) -> Callable[[SizeRule], SizeRule]:
         return fn
 
     return register
+
+
+# ----------------------------------------------------------------- queries
 
 
 def lowering_of(op: Operation) -> OpLowering | None:
