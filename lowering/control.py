@@ -41,15 +41,11 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from pullback.dialects import pd
 from pullback.dialects.pd.base import DYN, shape_of
 from pullback.lowering.abi import Program
-from pullback.lowering.core import (
-    Lowerer,
-    Scalar,
-    Size,
-    elem_of_buffer,
-    lowers,
-    result_sizes,
-    root_buffer,
-)
+from pullback.lowering.lowerer import Lowerer
+from pullback.lowering.lowerer.sizes import Size
+from pullback.lowering.registry import lowers, result_sizes
+from pullback.lowering.scalar import Scalar
+from pullback.lowering.views import elem_of_buffer, root_buffer
 from pullback.lowering.llvm.types import element_bytes
 from pullback.lowering.loop_nest import copy_window, if_then, load, store, to_index
 from pullback.lowering.shape import add_sizes, sub_sizes

@@ -1,8 +1,8 @@
 """`convert-pd-to-linalg`: a `pd` program becomes one `func.func` on memrefs.
 
 This is the pass module: it imports every op family's lowering
-(`lowering/<family>.py`, registered in `lowering/core.py`'s `LOWERINGS`) and builds
-the entry function.
+(`lowering/<family>.py`, registered in `lowering/registry.py`'s `LOWERINGS`) and
+builds the entry function, lowering its ops with a `Lowerer` (`lowering/lowerer/`).
 
 What the pass produces
 ----------------------
@@ -18,9 +18,9 @@ What the pass produces
 * Optimizer updates (ops declared `WRITES_PERSISTABLE`) write the parameter buffers
   in place (they ARE the Scope's numpy arrays); when the old value is still read
   afterwards the update goes to a temporary that is copied back at the end.
-* Pointwise ops are fused into their readers (`lowering/core.py`), forward and
-  backward chains alike: a chain of twenty elementwise ops and its gradient become
-  one loop for the loss and one for the gradient.
+* Pointwise ops are fused into their readers (`lowering/lowerer/fusion_plan.py`),
+  forward and backward chains alike: a chain of twenty elementwise ops and its
+  gradient become one loop for the loss and one for the gradient.
 
 Assumptions checked by the runtime before any call (`lowering/shapes.py`): a dynamic
 dimension is never broadcast at run time.
@@ -52,16 +52,17 @@ from pullback.dialects.pd.base import DYN, PdOp, result_names, shape_of
 
 from pullback.lowering import fusion
 from pullback.lowering.abi import Abi, LoweringError, Program
-from pullback.lowering.core import LOWERINGS, Lowerer, declare_callees
+from pullback.lowering.lowerer import Lowerer
+from pullback.lowering.registry import LOWERINGS
 from pullback.lowering.views import memref_type
 
 FAMILIES = pd.family_modules("pullback.lowering")
 """The lowering modules, one per op family of the dialect (`pd.FAMILIES`) that has
-lowerings: importing each registers them in `core.LOWERINGS`."""
+lowerings: importing each registers them in `registry.LOWERINGS`."""
 
 PLANNERS = (fusion,)
 """Program-wide planners the pass runs besides the op rules: `fusion` groups the
-pointwise ops left materialized into multi-output loops (`core.MULTI_OUTPUT`)."""
+pointwise ops left materialized into multi-output loops (`fusion_plan.MULTI_OUTPUT`)."""
 
 
 def lowering_gap(op_type: type[Operation]) -> str | None:
@@ -251,6 +252,20 @@ def _safe(name: str) -> str | None:
     return cleaned if cleaned[:1].isalpha() else None
 
 
+def declare_callees(module: ModuleOp) -> None:
+    """Declare, as external functions of `module`, the callees of `func.call`s it
+    does not define (C functions a lowering calls, e.g. MPI's), with the calls'
+    types."""
+    defined = {o.sym_name.data for o in module.body.block.ops if isinstance(o, func.FuncOp)}
+    for op in list(module.walk()):
+        if isinstance(op, func.CallOp) and op.callee.string_value() not in defined:
+            name = op.callee.string_value()
+            module.body.block.add_op(
+                func.FuncOp.external(name, [a.type for a in op.arguments], [r.type for r in op.res])
+            )
+            defined.add(name)
+
+
 @dataclass(frozen=True)
 class ConvertPdToLinalgPass(ModulePass):
     """Lower a `pd` program to one `func.func` on memrefs (linalg, scf, arith, math).
@@ -277,6 +292,7 @@ __all__ = [
     "LoweringError",
     "build_entry",
     "check_lowerable",
+    "declare_callees",
     "lowerable_ops",
     "lowering_gap",
 ]

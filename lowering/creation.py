@@ -15,7 +15,8 @@ from xdsl.ir import SSAValue
 
 from pullback.dialects import pd
 from pullback.dialects.pd.base import shape_of
-from pullback.lowering.core import Scalar, elem_of_result, pointwise
+from pullback.lowering.registry import pointwise
+from pullback.lowering.scalar import Scalar, elem_of_result
 
 
 def _index_as(s: Scalar, i: SSAValue, elem: object) -> SSAValue:

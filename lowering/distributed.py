@@ -21,14 +21,10 @@ from collections.abc import Iterable, Sequence
 
 from pullback.dialects import pd
 from pullback.lowering.abi import LoweringError
-from pullback.lowering.core import (
-    Lowerer,
-    Size,
-    elem_of_buffer,
-    lowers,
-    result_sizes,
-    sizes_of_first,
-)
+from pullback.lowering.lowerer import Lowerer
+from pullback.lowering.lowerer.sizes import Size
+from pullback.lowering.registry import lowers, result_sizes, sizes_of_first
+from pullback.lowering.views import elem_of_buffer
 from xdsl.dialects import arith, func, llvm
 from xdsl.dialects.builtin import (
     Float32Type,

@@ -4,7 +4,7 @@ arithmetic with Paddle's broadcasting, comparisons, `where`, unary activations a
 
 Every op here is pointwise: its scalar body (arith/math ops on loaded operand
 elements) is written once and serves both a materialized `linalg.generic` and the
-inlining of the op into each of its readers (fusion, `lowering/core.py`).
+inlining of the op into each of its readers (fusion, `lowering/lowerer/fusion_plan.py`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from xdsl.ir import Operation, SSAValue
 
 from pullback.dialects import pd
 from pullback.dialects.pd.base import f64, shape_of
-from pullback.lowering.core import (
+from pullback.lowering.registry import pointwise
+from pullback.lowering.scalar import (
     APPROX,
     FAST,
     DimMap,
@@ -29,7 +30,6 @@ from pullback.lowering.core import (
     elem_of_result,
     identity_maps,
     numpy_maps,
-    pointwise,
     result_shape,
 )
 

@@ -1,8 +1,9 @@
 """Multi-output loop fusion: pointwise ops over one iteration space computed in ONE
 `linalg.generic` with several outputs (XLA's sibling and producer-consumer
-multi-output fusion), planned after `Lowerer._plan`'s producer-into-consumer inlining.
+multi-output fusion), planned after the producer-into-consumer inlining of
+`FusionPlan.plan_inlining` (`lowering/lowerer/fusion_plan.py`).
 
-Why: inlining (`core.RECOMPUTE_BUDGET`) gives a pointwise value with many readers
+Why: inlining (`fusion_plan.RECOMPUTE_BUDGET`) gives a pointwise value with many readers
 either a recomputation in each reader or a buffer of its own.  A program with
 fan-out (a residual `h = f(h) + x`, whose gradient sums one contribution per reuse)
 then lowered to one loop per materialized value plus one for the `pd.sum` of the
@@ -18,7 +19,7 @@ in program order, so that
   are computed once per element (one memo per body, `Lowerer.generic`), not once
   per reader;
 * a sum or mean of every element of a value over the same iteration space (a loss;
-  the reduction registers its `Fold` with `core.folds`) may be a member too: it
+  the reduction registers its `Fold` with `registry.folds`) may be a member too: it
   accumulates into its scalar output in the same loop, so the forward values it and
   the backward read are computed once (`Lowerer.fold_reductions`; off for the GPU).
 
@@ -45,7 +46,7 @@ Legality (`plan_groups`), in program order over the materialized pointwise ops
 
 What stays recomputed: a value read in loops that cannot be one (across a matmul,
 a partial reduction, a softmax) is recomputed in each while within
-`core.RECOMPUTE_BUDGET`, stored otherwise (measured in benchmarks/RESULTS.md,
+`fusion_plan.RECOMPUTE_BUDGET`, stored otherwise (measured in benchmarks/RESULTS.md,
 "Fan-out fusion").
 """
 
@@ -61,19 +62,11 @@ from xdsl.traits import Pure
 from pullback.dialects.pd.base import DYN, PdOp, shape_of
 from pullback.dialects.pd.program import STRUCTURAL_OPS, ParameterOp
 from pullback.lowering.abi import FlatOp
-from pullback.lowering.core import (
-    LOWERINGS,
-    MULTI_OUTPUT,
-    BodyReads,
-    DimMap,
-    Fold,
-    Lowerer,
-    MultiOutputFusion,
-    Scalar,
-    fusible_operands,
-    identity_map,
-    shape_only,
-)
+from pullback.lowering.lowerer import Lowerer
+from pullback.lowering.lowerer.emit import BodyReads
+from pullback.lowering.lowerer.fusion_plan import MULTI_OUTPUT, MultiOutputFusion
+from pullback.lowering.registry import LOWERINGS, Fold, fusible_operands, shape_only
+from pullback.lowering.scalar import DimMap, Scalar, identity_map
 
 
 @dataclass(eq=False)

@@ -26,18 +26,11 @@ from xdsl.ir import SSAValue
 from pullback.dialects import pd
 from pullback.dialects.pd.base import DYN, shape_of
 from pullback.lowering.abi import LoweringError
-from pullback.lowering.core import (
-    Lowerer,
-    Scalar,
-    Size,
-    elem_of_buffer,
-    identity_maps,
-    lowers,
-    pointwise,
-    range_check,
-    result_sizes,
-    sizes_of_first,
-)
+from pullback.lowering.lowerer import Lowerer
+from pullback.lowering.lowerer.sizes import Size
+from pullback.lowering.registry import lowers, pointwise, range_check, result_sizes, sizes_of_first
+from pullback.lowering.scalar import Scalar, identity_maps
+from pullback.lowering.views import elem_of_buffer
 from pullback.lowering.loop_nest import (
     atomic_add,
     check_range,

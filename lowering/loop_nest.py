@@ -30,7 +30,9 @@ from xdsl.rewriter import InsertPoint
 
 from pullback.dialects.pd.base import PdOp
 from pullback.lowering.build import make, segment_sizes
-from pullback.lowering.core import Lowerer, Scalar, Size
+from pullback.lowering.lowerer import Lowerer
+from pullback.lowering.lowerer.sizes import Size
+from pullback.lowering.scalar import Scalar
 
 ATOMIC_ADDF = 0
 ATOMIC_ADDI = 1

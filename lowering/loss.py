@@ -12,21 +12,23 @@ from collections.abc import Callable, Sequence
 
 from pullback.dialects import pd
 from pullback.dialects.pd.base import shape_of
-from pullback.lowering.core import (
-    REASSOC,
-    DimMap,
-    Lowerer,
-    Scalar,
-    elem_of_result,
+from pullback.lowering.lowerer import Lowerer
+from pullback.lowering.registry import (
     fuse_first_operand,
-    identity_map,
-    identity_maps,
     lowers,
     pointwise,
     range_check,
-    result_shape,
     result_sizes,
     sizes_of_first,
+)
+from pullback.lowering.scalar import (
+    REASSOC,
+    DimMap,
+    Scalar,
+    elem_of_result,
+    identity_map,
+    identity_maps,
+    result_shape,
 )
 from pullback.lowering.loop_nest import check_range, for_range, load, parallel, store, to_float
 from pullback.lowering.reduction import row_stats

@@ -59,21 +59,18 @@ from pullback.dialects.pd.nn import (
     ConvWindow,
     dropout_threshold,
 )
-from pullback.lowering.core import (
-    REASSOC,
-    DimMap,
-    Lowerer,
-    LoweringError,
-    Scalar,
-    Size,
-    elem_of_buffer,
+from pullback.lowering.abi import LoweringError
+from pullback.lowering.lowerer import Lowerer
+from pullback.lowering.lowerer.sizes import Size
+from pullback.lowering.registry import (
     fuse_first_operand,
-    identity_map,
     lowers,
     range_check,
     result_sizes,
     sizes_of_first,
 )
+from pullback.lowering.scalar import REASSOC, DimMap, Scalar, identity_map
+from pullback.lowering.views import elem_of_buffer
 from pullback.lowering.loop_nest import (
     atomic_add,
     check_range,

@@ -22,16 +22,10 @@ from xdsl.ir import SSAValue
 
 from pullback.dialects import pd
 from pullback.dialects.pd.base import shape_of
-from pullback.lowering.core import (
-    REASSOC,
-    DimMap,
-    Lowerer,
-    Scalar,
-    elem_of_buffer,
-    identity_map,
-    lowers,
-    pointwise,
-)
+from pullback.lowering.lowerer import Lowerer
+from pullback.lowering.registry import lowers, pointwise
+from pullback.lowering.scalar import REASSOC, DimMap, Scalar, identity_map
+from pullback.lowering.views import elem_of_buffer
 
 
 def _scalar_map(v: SSAValue) -> DimMap:

@@ -14,7 +14,8 @@ from __future__ import annotations
 from xdsl.ir import SSAValue
 
 from pullback.dialects import pd
-from pullback.lowering.core import Scalar, elem_of_result, pointwise
+from pullback.lowering.registry import pointwise
+from pullback.lowering.scalar import Scalar, elem_of_result
 
 
 @pointwise(pd.FillAnyLikeOp, maps=lambda op: [None])

@@ -17,24 +17,26 @@ from collections.abc import Sequence
 
 from pullback.dialects import pd
 from pullback.dialects.pd.base import shape_of
-from pullback.lowering.core import (
-    REASSOC,
-    DimMap,
+from pullback.lowering.lowerer import Lowerer
+from pullback.lowering.lowerer.sizes import Size
+from pullback.lowering.registry import (
     Fold,
-    Lowerer,
-    Scalar,
-    Size,
-    elem_of_buffer,
-    elem_of_result,
     folds,
     fuse_first_operand,
-    identity_map,
     lowers,
-    numpy_maps,
     pointwise,
     result_sizes,
     sizes_of_first,
 )
+from pullback.lowering.scalar import (
+    REASSOC,
+    DimMap,
+    Scalar,
+    elem_of_result,
+    identity_map,
+    numpy_maps,
+)
+from pullback.lowering.views import elem_of_buffer
 from pullback.lowering.loop_nest import for_range, load, parallel, store
 from xdsl.dialects import arith
 from xdsl.dialects import math as xmath

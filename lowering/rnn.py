@@ -39,15 +39,11 @@ from xdsl.ir import Attribute, SSAValue
 from pullback.dialects import pd
 from pullback.dialects.pd.rnn import RESERVE_GATES, RnnLayout
 from pullback.lowering import loop_nest
-from pullback.lowering.core import (
-    DimMap,
-    Lowerer,
-    Scalar,
-    Size,
-    elem_of_buffer,
-    lowers,
-    result_sizes,
-)
+from pullback.lowering.lowerer import Lowerer
+from pullback.lowering.lowerer.sizes import Size
+from pullback.lowering.registry import lowers, result_sizes
+from pullback.lowering.scalar import DimMap, Scalar
+from pullback.lowering.views import elem_of_buffer
 from pullback.lowering.elementwise import sigmoid
 from pullback.lowering.nn import blas_tag, contract, dropout_keep
 

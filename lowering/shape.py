@@ -33,17 +33,10 @@ from pullback.dialects.pd.shape import (
     squeezed_axes,
     unsqueeze_positions,
 )
-from pullback.lowering.core import (
-    DimMap,
-    Lowerer,
-    Scalar,
-    Size,
-    aligned_map,
-    lowers,
-    pointwise,
-    result_shape,
-    result_sizes,
-)
+from pullback.lowering.lowerer import Lowerer
+from pullback.lowering.lowerer.sizes import Size
+from pullback.lowering.registry import lowers, pointwise, result_sizes
+from pullback.lowering.scalar import DimMap, Scalar, aligned_map, result_shape
 from pullback.lowering.loop_nest import copy_window
 
 # ------------------------------------------------------------ index arithmetic

@@ -5,7 +5,10 @@ per op building the three static-index arrays, which repeat from view to view; a
 `MemRefType` took 200 us to check its shape (ResNet-18's step makes 800), and the
 same few types recur.  Attributes are immutable, so both are shared (the index
 arrays through `build.dense_array`).  The op itself
-is built by `make` (lowering/build.py), skipping IRDL's argument checking."""
+is built by `make` (lowering/build.py), skipping IRDL's argument checking.
+
+The small questions asked of a buffer (its element type, its static shape, the
+allocation a view looks into) are answered here too."""
 
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ import functools
 from collections.abc import Sequence
 
 from xdsl.dialects import memref
-from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, i64
+from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, TensorType, i64
 from xdsl.ir import Attribute, SSAValue
 
 from pullback.lowering.build import dense_array, make, segment_sizes
@@ -54,4 +57,27 @@ def reinterpret_cast(
     return make(memref.ReinterpretCastOp, [source, *do, *ds, *dt], (result_type,), props)
 
 
-__all__ = ["memref_type", "reinterpret_cast"]
+def elem_of_buffer(mem: SSAValue | Attribute) -> Attribute:
+    """The element type of a memref or tensor value (or type)."""
+    t = mem.type if isinstance(mem, SSAValue) else mem
+    if isinstance(t, (MemRefType, TensorType)):
+        return t.get_element_type()
+    return t
+
+
+def buffer_shape(mem: SSAValue) -> tuple[int, ...]:
+    """The static shape of a memref value (DYN for `?`)."""
+    t = mem.type
+    assert isinstance(t, MemRefType)
+    return tuple(t.get_shape())
+
+
+def root_buffer(mem: SSAValue) -> SSAValue:
+    """The allocation (or argument, or region boundary value) a buffer views, through
+    reinterpret casts: what is freed, and what liveness is tracked on."""
+    while isinstance(mem.owner, memref.ReinterpretCastOp):
+        mem = mem.owner.source
+    return mem
+
+
+__all__ = ["buffer_shape", "elem_of_buffer", "memref_type", "reinterpret_cast", "root_buffer"]

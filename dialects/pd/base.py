@@ -522,7 +522,7 @@ class OpFacts:
     fixed map (elementwise math, broadcasts, transposes, fills, optimizer updates):
     the lowering builds it from a scalar body and fuses it into its readers, and
     replaying it costs O(its result) (`recompute`'s cost model).  The lowering
-    registers a scalar body exactly for these ops (`lowering/core.py`, `@pointwise`)."""
+    registers a scalar body exactly for these ops (`lowering/registry.py`, `@pointwise`)."""
 
     VIEW: ClassVar[bool] = False
     """The result holds operand 0's elements in the same row-major order (a reshape):

@@ -32,10 +32,10 @@ from typing import Any
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 
-from pullback.lowering import core, fusion
+from pullback.lowering import fusion
 from pullback.lowering.abi import LoweringError, Program, abi_of, output_values
-from pullback.lowering.convert_pd_to_linalg import build_entry
-from pullback.lowering.core import declare_callees
+from pullback.lowering.convert_pd_to_linalg import build_entry, declare_callees
+from pullback.lowering.lowerer import fusion_plan
 from pullback.lowering.memory import analyze_function
 from pullback.lowering.phase_times import PhaseTimes
 from pullback.passes.gc_pause import cyclic_gc_paused
@@ -156,7 +156,7 @@ def compile_program(
     work = settings.min_chunk_work() if min_chunk_work is None else min_chunk_work
     # (The fusion settings can be changed to compare: the code differs.)
     options = (f"blas={use_blas} outline={outline} dedupe={dedupe} unroll={unroll},{full} "
-               f"slp={settings.SLP_VECTORIZE} translate={route} mofusion={fusion.ENABLED} budget={core.RECOMPUTE_BUDGET} "
+               f"slp={settings.SLP_VECTORIZE} translate={route} mofusion={fusion.ENABLED} budget={fusion_plan.RECOMPUTE_BUDGET} "
                f"threads={threads},{work} split={split_llvm}")
     with _announced(_describe(module, fetches), times):
         with times.phase("key"):

@@ -13,7 +13,8 @@ from xdsl.dialects.linalg import ops as linalg
 import pullback as paddle
 from pullback.benchmarks.programs import ProgramBuilder, fanout_chain
 from pullback.dialects import pd
-from pullback.lowering import core, fusion
+from pullback.lowering import fusion
+from pullback.lowering.lowerer import fusion_plan
 from pullback.lowering.convert_pd_to_linalg import build_entry
 from pullback.runtime.native.backend import CompiledBackend
 from pullback.runtime.interpreter import run_module
@@ -53,7 +54,7 @@ def test_without_folded_reductions_the_loss_keeps_its_loop(monkeypatch) -> None:
     """The GPU backend lowers with `fold_reductions=False` (its reductions run
     sequentially): the loss is its own loop, the gradient one loop, and the forward
     values both read one loop of their own: every chain value has two readers, and
-    a shared value is not recomputed inside another shared one (`Lowerer._plan`),
+    a shared value is not recomputed inside another shared one (`FusionPlan.plan_inlining`),
     so alternate links are stored, by one multi-output loop."""
     built = fanout_chain(256, 20, 4)
     assert loops_and_buffers(built.module, monkeypatch, True, fold=False)[2] == 3
@@ -177,7 +178,7 @@ def test_random_fanout_programs_agree(monkeypatch, steps, budget: int, fetch_mid
     """Random DAGs with fan-out (values reused), broadcasts, matmuls and row sums
     between pointwise ops, their gradients and an SGD update; a small recompute
     budget materializes many values, so many multi-output groups form."""
-    monkeypatch.setattr(core, "RECOMPUTE_BUDGET", budget)
+    monkeypatch.setattr(fusion_plan, "RECOMPUTE_BUDGET", budget)
     b = ProgramBuilder()
     a = b.data("a", [-1, 4], "float64")
     v = b.data("v", [4], "float64")

@@ -8,8 +8,7 @@ import pytest
 
 from pullback.benchmarks.programs import ProgramBuilder, mlp_train
 from pullback.dialects import pd
-from pullback.lowering.convert_pd_to_linalg import build_entry
-from pullback.lowering.core import declare_callees
+from pullback.lowering.convert_pd_to_linalg import build_entry, declare_callees
 from pullback.lowering.outline_segments import SEGMENT_INFIX, OutlineSegmentsPass
 from pullback.lowering.pipeline import run_passes
 from pullback.runtime.native.compiler import compile_program

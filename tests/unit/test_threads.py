@@ -19,8 +19,7 @@ import pytest
 
 from pullback.benchmarks.programs import ProgramBuilder, elementwise_chain, fanout_chain, mlp_train
 from pullback.dialects import pd
-from pullback.lowering.convert_pd_to_linalg import build_entry
-from pullback.lowering.core import declare_callees
+from pullback.lowering.convert_pd_to_linalg import build_entry, declare_callees
 from pullback.lowering.parallelize_loops import FORK_SUFFIX, parallelize
 from pullback.runtime.native import threadpool
 from pullback.runtime.native.compiler import compile_program

@@ -11,7 +11,7 @@ import pytest
 
 import pullback.lowering.convert_pd_to_linalg  # noqa: F401  (registers the rules)
 from pullback.dialects import pd
-from pullback.lowering.core import LOWERINGS, pointwise
+from pullback.lowering.registry import LOWERINGS, pointwise
 
 
 def _op_classes() -> list[type]:
