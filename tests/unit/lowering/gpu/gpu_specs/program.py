@@ -4,7 +4,7 @@ Each entry is `(op, inputs, group, options)`: inputs are `(shape, dtype)` (`-1`:
 dynamic batch), ops of one group share one program (one `ptxas` run), options are
 the op"s properties plus `grad` (differentiate it, default True) and `ids_below`
 (integer inputs are drawn from `[0, ids_below)`, default 4).  Loaded by
-`tests/unit/gpu_programs.py`."""
+`tests/unit/lowering/gpu/gpu_programs.py`."""
 
 from pullback.dialects import pd
 

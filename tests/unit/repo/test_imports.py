@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 """The package directory (the repository root is the `pullback` package)."""
 
 SKIP_DIRS = {"tests", "build", "dist", ".git", ".venv", "__pycache__"}

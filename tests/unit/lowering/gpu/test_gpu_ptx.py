@@ -97,7 +97,7 @@ def test_every_compute_op_has_a_spec() -> None:
     structural = {"pd.data", "pd.fetch", "pd.backward", "pd.yield"}
     # Control flow is lowered for the CPU only (host loops reading device buffers
     # would be needed): the GPU lowering rejects it naming the op
-    # (`gpu.pipeline.reject_control_flow`, tests/unit/test_control_flow.py).
+    # (`gpu.pipeline.reject_control_flow`, tests/unit/ops/control/test_control_flow.py).
     control = {o.name for o in pd.CONTROL_OPS}
     # Collectives call MPI on host buffers (docs/distributed.md): data-parallel
     # jobs run on CPUPlace; there is no GPU-aware path to test here.
@@ -105,6 +105,6 @@ def test_every_compute_op_has_a_spec() -> None:
     covered = {s.op.name for s in OPS} | host_only | in_backward | structural | control | collectives
     missing = [o for o in pd.ALL_OPS if o.name not in covered]
     assert not missing, "ops without a GPU test spec: " + ", ".join(
-        f"'{o.name}' (add one to tests/unit/gpu_specs/{o.__module__.rsplit('.', 1)[-1]}.py)"
+        f"'{o.name}' (add one to tests/unit/lowering/gpu/gpu_specs/{o.__module__.rsplit('.', 1)[-1]}.py)"
         for o in missing
     )

@@ -11,7 +11,7 @@ from pullback.frontend.layers import require_static
 from pullback.frontend.ops import elementwise, nn
 from pullback.tools import api_table
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "api.md"
+DOC = Path(__file__).resolve().parents[3] / "docs" / "api.md"
 
 
 def test_api_table_is_current() -> None:

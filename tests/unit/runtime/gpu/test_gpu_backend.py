@@ -18,7 +18,9 @@ from pullback.runtime.interpreter import run_module
 def _catalogue():
     name = "pullback_gpu_programs"
     if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("gpu_programs.py"))
+        # The GPU test programs live beside the PTX test (tests/unit/lowering/gpu).
+        path = Path(__file__).parents[2] / "lowering" / "gpu" / "gpu_programs.py"
+        spec = importlib.util.spec_from_file_location(name, path)
         mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
         sys.modules[name] = mod
         spec.loader.exec_module(mod)  # type: ignore[union-attr]
