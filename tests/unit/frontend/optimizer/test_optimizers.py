@@ -1,7 +1,19 @@
-"""Every optimizer, static and eager: trajectories against Paddle's update rules
-written out in numpy (independent of the kernels), eager == static, compiled ==
-interpreter; weight decay (per optimizer and per parameter), gradient clipping,
-learning-rate schedules in both modes, parameter groups, state dicts."""
+"""paddle.optimizer, every optimizer, static and eager: trajectories against Paddle's
+update rules written out in numpy (independent of the kernels), eager == static,
+compiled == interpreter; weight decay (per optimizer and per parameter), gradient
+clipping, learning-rate schedules in both modes, parameter groups, state dicts.
+
+Static mode (`paddle.optimizer` / `fluid.optimizer`): `minimize` appends backward and
+update ops whose results overwrite the parameters and their state in the scope; one
+step of SGD, Momentum and Adam against Paddle's formulas; training the fit-a-line
+example must reduce the loss.
+
+Eager mode: `step()`/`clear_grad()` of SGD, Momentum and Adam equal Paddle's update
+formulas written out in numpy, a dygraph training loop drives the loss down, and
+misuse raises clear errors.
+
+(The optimizer ops' kernels: tests/unit/ops/optimizer; schedules on their own:
+test_lr_scheduler.py; regularizers and clipping on their own: test_regularize_clip.py.)"""
 
 from __future__ import annotations
 
@@ -10,7 +22,10 @@ import math
 import numpy as np
 import pullback as paddle
 import pytest
+from pullback import fluid
 from pullback.frontend import core
+
+nn = paddle.nn
 
 W0 = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
 C = np.array([[1.0, 2.0, -0.5], [0.5, 1.5, 3.0]])
@@ -435,3 +450,280 @@ def test_fluid_spellings(dynamic_mode):
         lin.clear_gradients()
     assert paddle.fluid.regularizer.L2DecayRegularizer(0.1)._regularization_coeff == 0.1
     assert paddle.fluid.clip.GradientClipByGlobalNorm is paddle.nn.ClipGradByGlobalNorm
+
+
+# ====================================================== static mode: minimize
+
+
+def _regression(lr_mult: float = 1.0):
+    x = paddle.static.data("x", [None, 3], "float32")
+    y = paddle.static.data("y", [None, 1], "float32")
+    pred = paddle.static.nn.fc(x, 1, weight_attr=paddle.ParamAttr(learning_rate=lr_mult))
+    return paddle.mean(paddle.nn.functional.square_error_cost(pred, y))
+
+
+def _feed() -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(3)
+    return {"x": rng.normal(size=(8, 3)).astype(np.float32), "y": rng.normal(size=(8, 1)).astype(np.float32)}
+
+
+def _grads(w: np.ndarray, b: np.ndarray, feed: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    resid = feed["x"] @ w + b - feed["y"]
+    n = len(resid)
+    return 2 * feed["x"].T @ resid / n, 2 * resid.sum(0) / n
+
+
+def _step(static_programs, optimizer, lr_mult: float = 1.0):
+    """Build, minimize, init, run one step; returns (w0, b0, scope, feed, result)."""
+    main, startup = static_programs
+    loss = _regression(lr_mult)
+    result = optimizer.minimize(loss)
+    exe = paddle.static.Executor(paddle.CPUPlace())
+    exe.run(startup)
+    scope = paddle.static.global_scope()
+    w0, b0 = scope["fc_0.w_0"].copy(), scope["fc_0.b_0"].copy()
+    feed = _feed()
+    exe.run(main, feed=feed, fetch_list=[loss])
+    return w0, b0, scope, feed, result
+
+
+def test_minimize_returns_ops_and_params_grads(static_programs):
+    *_, (ops, params_grads) = _step(static_programs, paddle.optimizer.SGD(learning_rate=0.1))
+    assert [(p.name, g.name) for p, g in params_grads] == [
+        ("fc_0.w_0", "fc_0.w_0@GRAD"), ("fc_0.b_0", "fc_0.b_0@GRAD"),
+    ]
+    # Operator views, in parameter-name order as Paddle's apply_gradients sorts them.
+    assert [op.type for op in ops] == ["sgd", "sgd"]
+    assert [op.output("ParamOut") for op in ops] == [["fc_0.b_0"], ["fc_0.w_0"]]
+    assert [op.input("LearningRate") for op in ops] == [["learning_rate_0"]] * 2
+
+
+def test_sgd_step(static_programs):
+    w0, b0, scope, feed, _ = _step(static_programs, paddle.optimizer.SGD(learning_rate=0.1))
+    gw, gb = _grads(w0, b0, feed)
+    np.testing.assert_allclose(scope["fc_0.w_0"], w0 - 0.1 * gw, rtol=1e-5)
+    np.testing.assert_allclose(scope["fc_0.b_0"], b0 - 0.1 * gb, rtol=1e-5)
+
+
+def test_param_attr_learning_rate_scales_the_step(static_programs):
+    w0, b0, scope, feed, _ = _step(static_programs, fluid.optimizer.SGD(learning_rate=0.1), lr_mult=0.5)
+    gw, gb = _grads(w0, b0, feed)
+    np.testing.assert_allclose(scope["fc_0.w_0"], w0 - 0.05 * gw, rtol=1e-5)
+    np.testing.assert_allclose(scope["fc_0.b_0"], b0 - 0.1 * gb, rtol=1e-5)
+
+
+@pytest.mark.parametrize("nesterov", [False, True])
+def test_momentum_step_and_state(static_programs, nesterov):
+    main, startup = static_programs
+    opt = paddle.optimizer.Momentum(learning_rate=0.1, momentum=0.9, use_nesterov=nesterov)
+    w0, b0, scope, feed, _ = _step(static_programs, opt)
+    assert "fc_0.w_0_velocity_0" in scope and "fc_0.b_0_velocity_0" in scope
+    gw, _ = _grads(w0, b0, feed)
+    v = gw  # velocity starts at zero: v1 = 0.9 * 0 + g
+    step = gw + 0.9 * v if nesterov else v
+    np.testing.assert_allclose(scope["fc_0.w_0_velocity_0"], v, rtol=1e-5)
+    np.testing.assert_allclose(scope["fc_0.w_0"], w0 - 0.1 * step, rtol=1e-5)
+    assert [p.name for p in main.all_parameters()] == ["fc_0.w_0", "fc_0.b_0"]  # state is not trainable
+
+
+def test_adam_step_and_state(static_programs):
+    main, startup = static_programs
+    w0, b0, scope, feed, _ = _step(static_programs, paddle.optimizer.Adam(learning_rate=0.01))
+    names = sorted(k for k in scope if k.startswith("fc_0.w_0_"))
+    assert names == [
+        "fc_0.w_0_beta1_pow_acc_0", "fc_0.w_0_beta2_pow_acc_0",
+        "fc_0.w_0_moment1_0", "fc_0.w_0_moment2_0",
+    ]
+    gw, _ = _grads(w0, b0, feed)
+    m1, m2 = 0.1 * gw, 0.001 * gw * gw
+    lr_t = 0.01 * np.sqrt(1 - 0.999) / (1 - 0.9)
+    want = w0 - lr_t * m1 / (np.sqrt(m2) + 1e-8 * np.sqrt(1 - 0.999))
+    np.testing.assert_allclose(scope["fc_0.w_0"], want, rtol=1e-4)
+    np.testing.assert_allclose(scope["fc_0.w_0_beta1_pow_acc_0"], [0.81], rtol=1e-6)
+    np.testing.assert_allclose(scope["fc_0.w_0_beta2_pow_acc_0"], [0.999 * 0.999], rtol=1e-6)
+    assert 'pd.fill_constant {shape = array<i64: 1>, value = 9.000000e-01 : f64, name = "fc_0.w_0_beta1_pow_acc_0"}' in str(startup)
+
+
+def test_minimize_with_parameter_subset(static_programs):
+    main, _ = static_programs
+    loss = _regression()
+    _, params_grads = paddle.optimizer.SGD(0.1, parameters=["fc_0.b_0"]).minimize(loss)
+    assert [p.name for p, _ in params_grads] == ["fc_0.b_0"]
+    assert sum(op.type == "sgd" for op in main.global_block().ops) == 1
+
+
+@pytest.mark.usefixtures("static_programs")
+def test_fit_a_line_example_trains():
+    from pullback.examples import fit_a_line
+
+    losses = fit_a_line.main(["--steps", "40"])
+    assert losses[-1] < 0.05 * losses[0]
+    assert all(b <= a * 1.001 for a, b in zip(losses, losses[1:]))
+
+
+@pytest.mark.usefixtures("static_programs")
+@pytest.mark.parametrize(
+    "make, error, fragment",
+    [
+        (lambda: paddle.optimizer.SGD(learning_rate="fast"), TypeError, "learning rate should be float or LRScheduler"),
+        (lambda: paddle.optimizer.SGD(learning_rate=-1.0), ValueError, "learning_rate must be >= 0"),
+        (lambda: paddle.optimizer.Adam(beta1=1.5), ValueError, "Invalid value of beta1, expect beta1 in [0,1)."),
+        (lambda: paddle.optimizer.SGD(weight_decay="heavy"), TypeError, "weight_decay must be a float or a regularizer"),
+        (lambda: paddle.optimizer.Momentum(grad_clip=object()), TypeError, "'grad_clip' should be an instance of GradientClipBase"),
+    ],
+)
+def test_optimizer_argument_errors(make, error, fragment):
+    with pytest.raises(error) as e:
+        make()
+    assert fragment in str(e.value)
+
+
+@pytest.mark.usefixtures("static_programs")
+def test_minimize_needs_a_variable():
+    with pytest.raises(TypeError, match="loss must be a Variable"):
+        paddle.optimizer.SGD().minimize(3.0)
+
+
+# ============================================== eager mode: step, clear_grad
+
+
+def quadratic_step(opt_cls, steps: int, **kwargs):
+    """Minimize sum(w * w * c) a few steps; returns the parameter after each step
+    and the gradients seen (g = 2 * c * w)."""
+    c = np.array([1.0, 2.0, -0.5])
+    w = nn.Linear(1, 3).weight  # [1, 3], any trainable eager parameter
+    w.set_value(np.array([[0.5, -1.0, 2.0]], dtype="float32"))
+    opt = opt_cls(parameters=[w], **kwargs)
+    values, grads = [], []
+    for _ in range(steps):
+        loss = (w * w * paddle.to_tensor(c, dtype="float32")).sum()
+        loss.backward()
+        grads.append(w.grad.numpy())
+        before = w
+        opt.step()
+        assert w is before  # updated in place
+        values.append(w.numpy())
+        opt.clear_grad()
+    return values, grads
+
+
+@pytest.mark.usefixtures("dynamic_mode")
+def test_sgd_step_is_param_minus_lr_grad():
+    values, grads = quadratic_step(paddle.optimizer.SGD, 2, learning_rate=0.1)
+    w0 = np.array([[0.5, -1.0, 2.0]])
+    np.testing.assert_allclose(values[0], w0 - 0.1 * grads[0], rtol=1e-6)
+    np.testing.assert_allclose(values[1], values[0] - 0.1 * grads[1], rtol=1e-6)
+
+
+@pytest.mark.usefixtures("dynamic_mode")
+@pytest.mark.parametrize("nesterov", [False, True])
+def test_momentum_steps_follow_paddles_formula(nesterov):
+    lr, mu = 0.1, 0.9
+    values, grads = quadratic_step(paddle.optimizer.Momentum, 3, learning_rate=lr, momentum=mu,
+                                   use_nesterov=nesterov)
+    w, v = np.array([[0.5, -1.0, 2.0]]), np.zeros((1, 3))
+    for got, g in zip(values, grads):
+        v = mu * v + g
+        w = w - lr * (g + mu * v) if nesterov else w - lr * v
+        np.testing.assert_allclose(got, w, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.usefixtures("dynamic_mode")
+def test_adam_steps_follow_paddles_formula():
+    lr, b1, b2, eps = 0.01, 0.9, 0.999, 1e-8
+    values, grads = quadratic_step(paddle.optimizer.Adam, 3, learning_rate=lr, beta1=b1, beta2=b2, epsilon=eps)
+    w, m1, m2 = np.array([[0.5, -1.0, 2.0]]), np.zeros((1, 3)), np.zeros((1, 3))
+    b1p, b2p = b1, b2
+    for got, g in zip(values, grads):
+        m1 = b1 * m1 + (1 - b1) * g
+        m2 = b2 * m2 + (1 - b2) * g * g
+        lr_t = lr * np.sqrt(1 - b2p) / (1 - b1p)
+        w = w - lr_t * m1 / (np.sqrt(m2) + eps * np.sqrt(1 - b2p))
+        b1p, b2p = b1p * b1, b2p * b2
+        np.testing.assert_allclose(got, w, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.usefixtures("dynamic_mode")
+def test_param_attr_learning_rate_scales_the_step_and_frozen_params_stay():
+    layer = nn.Linear(2, 1, weight_attr=paddle.ParamAttr(learning_rate=0.5),
+                      bias_attr=paddle.ParamAttr(trainable=False))
+    w0, b0 = layer.weight.numpy(), layer.bias.numpy()
+    opt = paddle.optimizer.SGD(learning_rate=0.2, parameters=layer.parameters())
+    layer(paddle.to_tensor([[1.0, 2.0]])).sum().backward()
+    g = layer.weight.grad.numpy()
+    np.testing.assert_allclose(g, [[1.0], [2.0]])
+    opt.step()
+    np.testing.assert_allclose(layer.weight.numpy(), w0 - 0.1 * g, rtol=1e-6)
+    np.testing.assert_array_equal(layer.bias.numpy(), b0)
+    assert layer.bias.grad is None
+
+
+@pytest.mark.usefixtures("dynamic_mode")
+def test_clear_grad_zeroes_or_drops():
+    layer = nn.Linear(2, 2)
+    opt = paddle.optimizer.Adam(parameters=layer.parameters())
+    layer(paddle.ones([1, 2])).sum().backward()
+    opt.clear_grad()
+    np.testing.assert_array_equal(layer.weight.grad.numpy(), np.zeros((2, 2)))
+    opt.clear_grad(set_to_zero=False)
+    assert layer.weight.grad is None
+    opt.step()  # no gradients: nothing moves, no error
+
+
+def mlp() -> nn.Layer:
+    paddle.seed(7)
+    return nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 3))
+
+
+@pytest.mark.usefixtures("dynamic_mode")
+@pytest.mark.parametrize("opt_cls,lr", [(paddle.optimizer.SGD, 0.5), (paddle.optimizer.Adam, 0.05)])
+def test_training_loop_drives_cross_entropy_down(opt_cls, lr):
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(64, 4)).astype("float32")
+    labels = np.argmax(x[:, :3] + 0.1 * x[:, 3:], axis=1).astype("int64")
+    model = mlp()
+    opt = opt_cls(learning_rate=lr, parameters=model.parameters())
+    loss_fn = nn.CrossEntropyLoss()
+    losses = []
+    for _ in range(40):
+        loss = loss_fn(model(paddle.to_tensor(x)), paddle.to_tensor(labels))
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        losses.append(float(loss))
+    assert losses[-1] < 0.5 * losses[0]
+    accuracy = (model(paddle.to_tensor(x)).numpy().argmax(1) == labels).mean()
+    assert accuracy > 0.85
+
+
+@pytest.mark.usefixtures("dynamic_mode")
+def test_training_loop_with_mse_and_minimize():
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(32, 4)).astype("float32")
+    y = (x @ np.array([[1.0], [-2.0], [0.5], [0.0]])).astype("float32")
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+    opt = paddle.optimizer.Momentum(learning_rate=0.05, momentum=0.9, parameters=model.parameters())
+    first = None
+    for _ in range(60):
+        loss = nn.MSELoss()(model(paddle.to_tensor(x)), paddle.to_tensor(y))
+        loss.backward()
+        _, params_grads = opt.minimize(loss)
+        model.clear_gradients()
+        first = first if first is not None else float(loss)
+    assert len(params_grads) == 4
+    assert float(loss) < 0.1 * first
+
+
+@pytest.mark.usefixtures("dynamic_mode")
+def test_errors():
+    with pytest.raises(AttributeError, match="should not be None in dygraph mode"):
+        paddle.optimizer.SGD(learning_rate=0.1)
+    with pytest.raises(TypeError, match=r"parameters\[0\] must be an eager Tensor"):
+        paddle.optimizer.SGD(learning_rate=0.1, parameters=[np.zeros(2)]).step()
+    with pytest.raises(TypeError, match="should be an iterable of paddle Tensors"):
+        paddle.optimizer.SGD(learning_rate=0.1, parameters=paddle.ones([2]))
+    with pytest.raises(TypeError, match="loss must be a Tensor in eager mode"):
+        paddle.optimizer.SGD(learning_rate=0.1, parameters=[]).minimize(1.0)
+    core.enable_static()
+    with pytest.raises(RuntimeError, match="for eager mode; in static mode use minimize"):
+        paddle.optimizer.Adam(learning_rate=0.1).step()
