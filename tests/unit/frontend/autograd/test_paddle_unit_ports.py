@@ -21,22 +21,6 @@ from pullback.frontend import core
 RNG = np.random.default_rng(7)
 
 
-@pytest.fixture
-def static_mode():
-    """Static mode with fresh default programs, names and scope; `paddle.seed`
-    undone afterwards."""
-    from pullback.frontend.random import default_generator
-
-    state = default_generator().get_state()
-    was_dynamic = core.in_dynamic_mode()
-    paddle.enable_static()
-    with base.program_guard(base.Program(), base.Program()), base.unique_name.guard(), \
-            base.scope_guard(paddle.static.Scope()):
-        yield
-    paddle.disable_static() if was_dynamic else paddle.enable_static()
-    default_generator().set_state(state)
-
-
 # --------------------------------------------- test/legacy_test/test_calc_gradient.py
 
 
