@@ -3,7 +3,8 @@
 Feeds are checked before anything runs (each error: its type and a message
 fragment naming the variable and what was expected); fetches resolve Variables and
 names (gradient names included); startup programs initialize the scope; persistable
-updates are written back; backends are chosen by name.
+updates are written back; backends are chosen by name, and CPUPlace runs native code
+by default and trains as the interpreter does.  (Places: test_places.py.)
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import numpy as np
 import pytest
 
 import pullback as paddle
+import pullback.nn.functional as F
 from pullback.runtime import executor as executor_mod
 from pullback.runtime.scope import LoDTensor, Scope
 
@@ -241,25 +243,7 @@ def test_repeated_runs_reuse_the_prepared_program(linear):
     assert list(exe._cache[main].values()) != [first]
 
 
-# ------------------------------------------------------------------ places, backends
-
-
-def test_places():
-    assert repr(paddle.CPUPlace()) == "Place(cpu)" and paddle.CPUPlace() == paddle.static.CPUPlace()
-    assert paddle.static.cpu_places(2) == [paddle.CPUPlace(), paddle.CPUPlace()]
-
-
-def test_cuda_place_without_a_gpu_is_one_clear_error():
-    from pullback.runtime import executor
-
-    if executor.importlib.util.find_spec("pullback.runtime.gpu.cuda") is not None:
-        from pullback.runtime.gpu import cuda
-
-        if cuda.is_available():
-            pytest.skip("a CUDA device is present")
-    with pytest.raises(RuntimeError) as e:
-        paddle.CUDAPlace(0)
-    assert str(e.value).startswith("CUDAPlace(0): ") and "\n" not in str(e.value)
+# ------------------------------------------------------------------------ backends
 
 
 def test_unknown_backend_is_rejected():
@@ -294,3 +278,47 @@ def test_backend_from_environment(monkeypatch):
     monkeypatch.setenv("PULLBACK_BACKEND", "nonexistent")
     with pytest.raises(ValueError, match="unknown executor backend 'nonexistent'"):
         paddle.static.Executor(paddle.CPUPlace())
+
+
+# ----------------------------------------------------- the default backend: compiled
+
+
+@pytest.fixture
+def no_backend_override(monkeypatch):
+    monkeypatch.delenv("PULLBACK_BACKEND", raising=False)
+
+
+def _fit_a_line_losses(backend: str | None, steps: int = 30) -> list[float]:
+    paddle.enable_static()
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    main.random_seed = startup.random_seed = 3
+    with paddle.static.program_guard(main, startup), paddle.utils.unique_name.guard():
+        x = paddle.static.data(name="x", shape=[None, 13], dtype="float32")
+        y = paddle.static.data(name="y", shape=[None, 1], dtype="float32")
+        pred = paddle.static.nn.fc(x, size=1)
+        loss = paddle.mean(F.square_error_cost(input=pred, label=y))
+        paddle.optimizer.SGD(learning_rate=0.05).minimize(loss)
+    with paddle.static.scope_guard(paddle.static.Scope()):
+        exe = paddle.static.Executor(paddle.CPUPlace(), backend=backend)
+        exe.run(startup)
+        rng = np.random.default_rng(0)
+        w = rng.standard_normal((13, 1)).astype("float32")
+        out = []
+        for _ in range(steps):
+            xs = rng.standard_normal((16, 13)).astype("float32")
+            (l,) = exe.run(main, feed={"x": xs, "y": xs @ w}, fetch_list=[loss])
+            out.append(float(l))
+    paddle.disable_static()
+    return out
+
+
+def test_cpu_default_is_compiled(no_backend_override):
+    exe = paddle.static.Executor(paddle.CPUPlace())
+    assert exe.backend_name == "compiled"
+
+
+def test_default_training_matches_the_interpreter(no_backend_override):
+    compiled = _fit_a_line_losses(None)
+    reference = _fit_a_line_losses("interpreter")
+    np.testing.assert_allclose(compiled, reference, rtol=2e-4, atol=1e-6)
+    assert compiled[-1] < 0.1 * compiled[0]

@@ -64,3 +64,21 @@ def test_executor_takes_a_place():
     assert Executor(paddle.CPUPlace()).place == paddle.CPUPlace()
     with pytest.raises(TypeError, match="place must be CPUPlace"):
         Executor("cpu")
+
+
+def test_places():
+    assert repr(paddle.CPUPlace()) == "Place(cpu)" and paddle.CPUPlace() == paddle.static.CPUPlace()
+    assert paddle.static.cpu_places(2) == [paddle.CPUPlace(), paddle.CPUPlace()]
+
+
+def test_cuda_place_without_a_gpu_is_one_clear_error():
+    from pullback.runtime import executor
+
+    if executor.importlib.util.find_spec("pullback.runtime.gpu.cuda") is not None:
+        from pullback.runtime.gpu import cuda
+
+        if cuda.is_available():
+            pytest.skip("a CUDA device is present")
+    with pytest.raises(RuntimeError) as e:
+        paddle.CUDAPlace(0)
+    assert str(e.value).startswith("CUDAPlace(0): ") and "\n" not in str(e.value)
