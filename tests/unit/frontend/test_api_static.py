@@ -175,12 +175,6 @@ def test_data_name_clash_is_an_error_unless_identical():
         paddle.static.data("x", [None, 4])
 
 
-def test_dtype_accepts_numpy_spellings():
-    assert paddle.static.data("a", [2], np.float64).dtype == "float64"
-    assert paddle.static.data("b", [2], np.dtype("int32")).dtype == "int32"
-    assert paddle.static.data("c", [2], paddle.int64).dtype == "int64"
-
-
 # --------------------------------------------------------------------------- layers
 
 

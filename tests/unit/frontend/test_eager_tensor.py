@@ -21,25 +21,6 @@ def dynamic_mode():
 # ------------------------------------------------------------------ to_tensor
 
 
-@pytest.mark.parametrize(
-    "data, dtype, want",
-    [
-        (1.5, None, "float32"),
-        ([1, 2], None, "int64"),
-        ([True, False], None, "bool"),
-        (np.ones(2, np.float64), None, "float64"),
-        (np.ones(2, np.int32), None, "int32"),
-        ([1, 2], "float64", "float64"),
-        ([1, 2], np.float32, "float32"),
-        ([1.0], paddle.float64, "float64"),
-        ([1.0], float, "float64"),  # Python's float is float64, as everywhere in Paddle
-    ],
-)
-def test_to_tensor_dtypes(data, dtype, want):
-    t = paddle.to_tensor(data, dtype=dtype)
-    assert t.dtype == want and t.numpy().dtype == np.dtype(want)
-
-
 def test_to_tensor_copies_and_keeps_shape():
     a = np.arange(6, dtype=np.float32).reshape(2, 3)
     t = to_tensor(a)
