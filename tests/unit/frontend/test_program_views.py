@@ -1,12 +1,14 @@
 """Programs as Paddle code inspects them: `block.ops` operator views (type, slots,
 attributes), `block.var`/`vars`, `num_blocks`, `clone(for_test=True)`, and the
-fetch-list forms `Executor.run` accepts."""
+fetch-list forms `Executor.run` accepts; variables declared with `create_var` and
+defined by `append_op` (Paddle 1.x's way of building a program)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pullback as paddle
 import pytest
+from pullback import base
 from pullback.frontend.operator import slot_name
 
 
@@ -133,3 +135,26 @@ def test_fetch_list_accepts_lists_of_variables_and_names(programs):
     np.testing.assert_allclose(np.array(t), out[0])
     with pytest.raises(TypeError, match=r"must be Variables or names: fetch_list\[1\]\[0\] is a int"):
         exe.run(main, feed=feed, fetch_list=[loss, [3]])
+
+
+# ------------------------------------------------ test/legacy_test/test_optimizer.py
+# Ported from Paddle's own tests (the source is cited in each heading): the kind of
+# program the Paddle test runs, through the public API only, written as a Paddle
+# user writes it; expected values from numpy or from the values the Paddle test asserts.
+
+
+def test_declared_variables_follow_their_definition(static_mode):
+    block = base.default_main_program().global_block()
+    out = block.create_var(name="out", shape=[2], dtype="float32")
+    assert out.name == "out" and out.shape == [2] and out.dtype == "float32"
+    x = block.create_var(name="x", shape=[-1, 2], dtype=paddle.float32)
+    block.append_op(type="scale", inputs={"X": x}, outputs={"Out": out}, attrs={"scale": 3.0})
+    assert out.op.type == "scale" and out.shape == [-1, 2]  # now the scale's result
+    assert block.create_var(name="out") .name == "out"
+    exe = base.Executor(base.CPUPlace())
+    (got,) = exe.run(feed={"x": np.ones([1, 2], "float32")}, fetch_list=[out])
+    np.testing.assert_array_equal(got, [[3.0, 3.0]])
+    with pytest.raises(ValueError, match="x_num_col_dims=1"):
+        block.append_op(type="mul", inputs={"X": x, "Y": x}, outputs={"Out": out}, attrs={"x_num_col_dims": 2})
+    with pytest.raises(TypeError, match="create_var"):
+        block.create_var(name="bad", shape=[1], dtype="complex64")

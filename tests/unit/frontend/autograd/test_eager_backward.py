@@ -1,10 +1,14 @@
 """paddle.autograd.backward and Tensor.backward in eager mode: the seed document's
 contract (values, printed tensors, argument errors), accumulation, stop_gradient,
-retain_graph (errors and released memory) and the plan cache."""
+retain_graph (errors and released memory) and the plan cache; what backward
+reaches (stop_gradient branches get None, unused parts of a split zeros: Paddle's
+test_imperative_auto_prune.py), custom seeds (test_custom_grad_input.py) and
+Tensor.backward's other arguments."""
 
 from __future__ import annotations
 
 import gc
+import os
 import tracemalloc
 import weakref
 
@@ -12,10 +16,14 @@ import numpy as np
 import pytest
 
 import pullback as paddle
+import pullback.nn.functional as F
+from pullback import base
 from pullback.dialects import pd
 from pullback.frontend import autograd, core
 from pullback.frontend.autograd import plan_cache
 from pullback.frontend.eager import Tensor, to_tensor
+
+RNG = np.random.default_rng(7)
 
 
 def matmul(x: Tensor, y: Tensor) -> Tensor:
@@ -44,7 +52,7 @@ def total(x: Tensor) -> Tensor:
 
 
 @pytest.fixture(autouse=True)
-def dynamic_mode():
+def _eager():
     core.disable_static()
     yield
 
@@ -315,3 +323,167 @@ def test_plan_cache_is_bounded(monkeypatch):
         np.testing.assert_allclose(x.grad.numpy(), (n + 1) * np.ones(2))
         x.clear_grad()
     assert autograd.cache_info()["size"] == 3 and autograd.cache_info()["misses"] == 5
+
+
+# ------------------------------------------ what backward reaches: stop_gradient, unused parts
+
+
+def test_retained_unused_split_output_gets_zeros_and_its_own_backward_ones():
+    linear = paddle.nn.Linear(6, 4)
+    x = paddle.to_tensor(np.arange(6, dtype="float32").reshape(1, 6))
+    part1, part2 = paddle.split(linear(x), num_or_sections=[2, 2], axis=1)
+    part2.retain_grads()
+    paddle.mean(part1).backward()
+    assert linear.weight._grad_ivar() is not None
+    np.testing.assert_array_equal(part2.gradient(), np.zeros([1, 2], np.float32))
+    part1, part2 = paddle.split(linear(x), num_or_sections=[2, 2], axis=1)
+    part2.retain_grads()
+    part2.backward()
+    np.testing.assert_array_equal(part2.gradient(), np.ones([1, 2], np.float32))
+
+
+def test_stop_gradient_branches_get_none():
+    linear, linear2 = paddle.nn.Linear(13, 5), paddle.nn.Linear(3, 3)
+    a = paddle.to_tensor(np.arange(26, dtype="float32").reshape(2, 13))
+    b = paddle.to_tensor(np.arange(6, dtype="float32").reshape(2, 3))
+    out1 = linear(a)
+    out2 = linear2(b)
+    out1.stop_gradient = True
+    paddle.concat([out1, out2], axis=1).backward()
+    assert linear.weight.gradient() is None and out1.gradient() is None
+    assert linear2.weight.gradient() is not None
+    # A gradient that only reaches a leaf through an integer cast is None too.
+    lin = paddle.nn.Linear(1, 1, weight_attr=paddle.ParamAttr(initializer=paddle.nn.initializer.Constant(1.0)))
+    label = paddle.cast(paddle.cast(lin(paddle.to_tensor([[1.0]])), "float32"), "int64")
+    paddle.mean(paddle.nn.functional.one_hot(label, 4)).backward()
+    assert lin.weight._grad_ivar() is None
+
+
+def test_backward_arguments(tmp_path):
+    x = paddle.to_tensor([1.0, 2.0], stop_gradient=False)
+    y = (x * x).sum()
+    y.backward(paddle.to_tensor(3.0), retain_graph=True)
+    np.testing.assert_allclose(x.grad.numpy(), [6.0, 12.0])
+    y.backward(paddle.to_tensor([1.0]), dump_backward_graph_path=str(tmp_path))  # [1] seeds a 0-d loss
+    np.testing.assert_allclose(x.grad.numpy(), [8.0, 16.0])
+    assert any(f.endswith("backward_graph.dot") for f in os.listdir(tmp_path))
+    with pytest.raises(ValueError, match=r"does not match the shape"):
+        (x * x).sum().backward(paddle.to_tensor([1.0, 1.0]))
+
+
+# ------------------------------------------ test/legacy_test/test_custom_grad_input.py
+# Ported from Paddle's own tests (the source is cited in each heading): the kind of
+# program the Paddle test runs, through the public API only, written as a Paddle
+# user writes it; expected values from numpy or from the values the Paddle test asserts.
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_backward_with_custom_seeds(dynamic_mode, dtype):
+    import pullback.base.dygraph as dg
+
+    x = RNG.random([2, 5]).astype(dtype)
+    y = RNG.random([5, 2]).astype(dtype)
+    grad = RNG.random([2, 2]).astype(dtype)
+    with dg.guard(paddle.CPUPlace()):
+        xt = paddle.to_tensor(x, stop_gradient=False)
+        paddle.matmul(xt, paddle.to_tensor(y)).backward(paddle.to_tensor(grad))
+        np.testing.assert_allclose(xt.grad.numpy(), grad @ y.T, rtol=1e-5)
+
+        xt = paddle.to_tensor(x, stop_gradient=False)
+        z1, z2 = paddle.matmul(xt, paddle.to_tensor(y)), paddle.matmul(xt, paddle.to_tensor(y))
+        g = paddle.to_tensor(grad)
+        paddle.autograd.backward([z1, z2], [g, g], True)
+        np.testing.assert_allclose(xt.grad.numpy(), 2 * grad @ y.T, rtol=1e-5)
+
+        xt = paddle.to_tensor(x, stop_gradient=False)
+        paddle.autograd.backward(paddle.matmul(xt, paddle.to_tensor(y)), None)
+        np.testing.assert_allclose(xt.grad.numpy(), np.ones([2, 2]) @ y.T, rtol=1e-5)
+
+        v = RNG.random([4]).astype(dtype)
+        y_grad, z_grad = RNG.random([4]).astype(dtype), RNG.random([4]).astype(dtype)
+        vt = paddle.to_tensor(v, stop_gradient=False)
+        yt = vt**2
+        zt = yt**3
+        paddle.autograd.backward([yt, zt], [paddle.to_tensor(y_grad), paddle.to_tensor(z_grad)])
+        np.testing.assert_allclose(vt.grad.numpy(), 2 * v * (y_grad + 3 * v**4 * z_grad), rtol=1e-5)
+
+# ----------------------------------------- test/legacy_test/test_imperative_auto_prune.py
+
+
+class _TwoLinears(paddle.nn.Layer):
+    def __init__(self, stop_second: bool) -> None:
+        super().__init__()
+        const = paddle.ParamAttr(initializer=paddle.nn.initializer.Constant(value=2))
+        self.linear1 = paddle.nn.Linear(5, 5, weight_attr=const, bias_attr=False)
+        self.linear2 = paddle.nn.Linear(5, 5, weight_attr=const, bias_attr=False)
+        self.stop_second = stop_second
+
+    def forward(self, x, y):
+        b = self.linear2(y)
+        if self.stop_second:
+            b.stop_gradient = True
+        return paddle.mean(paddle.matmul(self.linear1(x), b))
+
+
+@pytest.mark.parametrize("stop_second", [False, True])
+def test_auto_prune_stop_gradient_branch(dynamic_mode, stop_second):
+    model = _TwoLinears(stop_second)
+    v = paddle.to_tensor(np.arange(25).reshape(5, 5).astype("float32"))
+    model(v, v).backward()
+    assert model.linear1.weight._grad_ivar() is not None
+    assert (model.linear2.weight._grad_ivar() is None) == stop_second
+
+
+@pytest.mark.parametrize("sort_sum_gradient", [False, True])
+def test_auto_prune_stopped_concat_input(dynamic_mode, sort_sum_gradient):
+    linear, linear2 = paddle.nn.Linear(13, 5), paddle.nn.Linear(3, 3)
+    out1 = linear(paddle.to_tensor(np.arange(26).reshape(2, 13).astype("float32")))
+    out2 = linear2(paddle.to_tensor(np.arange(6).reshape(2, 3).astype("float32")))
+    out1.stop_gradient = True
+    out = paddle.concat([out1, out2, paddle.ones([2, 5])], axis=1)
+    base.set_flags({"FLAGS_sort_sum_gradient": sort_sum_gradient})
+    out.backward()
+    assert linear.weight.gradient() is None and out1.gradient() is None
+    assert linear2.weight.gradient() is not None
+
+
+@pytest.mark.parametrize("stop", ["weight", "output"])
+def test_auto_prune_minimize_leaves_stopped_parameters(dynamic_mode, stop):
+    linear, linear2 = paddle.nn.Linear(13, 5), paddle.nn.Linear(5, 3)
+    out1 = linear(paddle.to_tensor(np.arange(26).reshape(2, 13).astype("float32")))
+    w1, w2 = linear.weight.numpy(), linear2.weight.numpy()
+    out2 = linear2(out1)
+    if stop == "weight":
+        linear2.weight.stop_gradient = True
+    else:
+        out2.stop_gradient = True
+    out2.backward()
+    paddle.optimizer.SGD(learning_rate=0.003,
+                         parameters=linear.parameters() + linear2.parameters()).minimize(out2)
+    np.testing.assert_array_equal(w2, linear2.weight.numpy())
+    assert np.array_equal(w1, linear.weight.numpy()) == (stop == "output")
+
+
+def test_auto_prune_with_optimizer_and_unused_layers(dynamic_mode):
+    embed0, embed1 = paddle.nn.Embedding(10, 4), paddle.nn.Embedding(10, 4)
+    linear0, linear1 = paddle.nn.Linear(4, 4), paddle.nn.Linear(4, 4)
+    params = embed0.parameters() + embed1.parameters() + linear0.parameters() + linear1.parameters()
+    opt = paddle.optimizer.Adam(0.001, parameters=params, grad_clip=paddle.nn.ClipGradByGlobalNorm(0.001))
+    indices = paddle.to_tensor(RNG.integers(0, 10, (6, 1)).astype("int64"))
+    paddle.mean(linear0(paddle.ones([6, 4])) + linear1(paddle.ones([6, 4])))  # built, never backwarded
+    loss = paddle.mean(linear0(embed0(indices)))
+    loss.backward()
+    _, params_grads = opt.minimize(loss)
+    names = {p.name for p, _ in params_grads}
+    assert embed1.weight.name not in names and linear1.weight.name not in names
+    assert embed1.weight._grad_ivar() is None and linear1.weight._grad_ivar() is None
+
+
+def test_auto_prune_no_grad_branches(dynamic_mode):
+    linear = paddle.nn.Linear(1, 1)
+    label = paddle.cast(paddle.cast(linear(paddle.zeros([1, 1])), "float32"), dtype="int64")  # bias 0: label 0
+    paddle.mean(F.one_hot(label, 10)).backward()
+    assert linear.weight._grad_ivar() is None
+    out = paddle.tensor.random.gaussian(shape=[2, 3])
+    paddle.mean(out).backward()
+    assert out._grad_ivar() is None

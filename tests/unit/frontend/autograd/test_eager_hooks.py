@@ -1,16 +1,18 @@
-"""Eager gradient tools as Paddle's own tests use them (test_tensor_register_hook.py,
-test_imperative_auto_prune.py, test_imperative_double_grad.py): tensor hooks,
-retain_grads, zero vs None gradients, Tensor.backward's arguments, paddle.grad with
-create_graph, grad_outputs of shape [1] for 0-d outputs, grad-mode switches."""
+"""Eager tensor hooks and grad-mode switches as Paddle's own tests use them
+(test_tensor_register_hook.py, test_imperative_decorator.py, partly ported):
+register_hook on interior tensors and leaves, retain_grads, backward hooks and the
+final hook, hooks around paddle.grad, no_grad / enable_grad / set_grad_enabled and
+the no_grad decorator.  (What backward reaches: test_eager_backward.py; create_graph
+and double gradients: test_eager_grad.py.)"""
 
 from __future__ import annotations
-
-import os
 
 import numpy as np
 import pullback as paddle
 import pytest
 from pullback import nn
+
+RNG = np.random.default_rng(7)
 
 
 @pytest.fixture(autouse=True)
@@ -149,79 +151,6 @@ def test_register_backward_hook_called_after_each_backward():
         paddle.to_tensor([5.0])._register_backward_hook(lambda: None)
 
 
-def test_retained_unused_split_output_gets_zeros_and_its_own_backward_ones():
-    linear = paddle.nn.Linear(6, 4)
-    x = paddle.to_tensor(np.arange(6, dtype="float32").reshape(1, 6))
-    part1, part2 = paddle.split(linear(x), num_or_sections=[2, 2], axis=1)
-    part2.retain_grads()
-    paddle.mean(part1).backward()
-    assert linear.weight._grad_ivar() is not None
-    np.testing.assert_array_equal(part2.gradient(), np.zeros([1, 2], np.float32))
-    part1, part2 = paddle.split(linear(x), num_or_sections=[2, 2], axis=1)
-    part2.retain_grads()
-    part2.backward()
-    np.testing.assert_array_equal(part2.gradient(), np.ones([1, 2], np.float32))
-
-
-def test_stop_gradient_branches_get_none():
-    linear, linear2 = paddle.nn.Linear(13, 5), paddle.nn.Linear(3, 3)
-    a = paddle.to_tensor(np.arange(26, dtype="float32").reshape(2, 13))
-    b = paddle.to_tensor(np.arange(6, dtype="float32").reshape(2, 3))
-    out1 = linear(a)
-    out2 = linear2(b)
-    out1.stop_gradient = True
-    paddle.concat([out1, out2], axis=1).backward()
-    assert linear.weight.gradient() is None and out1.gradient() is None
-    assert linear2.weight.gradient() is not None
-    # A gradient that only reaches a leaf through an integer cast is None too.
-    lin = paddle.nn.Linear(1, 1, weight_attr=paddle.ParamAttr(initializer=paddle.nn.initializer.Constant(1.0)))
-    label = paddle.cast(paddle.cast(lin(paddle.to_tensor([[1.0]])), "float32"), "int64")
-    paddle.mean(paddle.nn.functional.one_hot(label, 4)).backward()
-    assert lin.weight._grad_ivar() is None
-
-
-def test_backward_arguments(tmp_path):
-    x = paddle.to_tensor([1.0, 2.0], stop_gradient=False)
-    y = (x * x).sum()
-    y.backward(paddle.to_tensor(3.0), retain_graph=True)
-    np.testing.assert_allclose(x.grad.numpy(), [6.0, 12.0])
-    y.backward(paddle.to_tensor([1.0]), dump_backward_graph_path=str(tmp_path))  # [1] seeds a 0-d loss
-    np.testing.assert_allclose(x.grad.numpy(), [8.0, 16.0])
-    assert any(f.endswith("backward_graph.dot") for f in os.listdir(tmp_path))
-    with pytest.raises(ValueError, match=r"does not match the shape"):
-        (x * x).sum().backward(paddle.to_tensor([1.0, 1.0]))
-
-
-def test_grad_with_create_graph_and_shape_1_grad_outputs():
-    x = paddle.to_tensor([2.0], stop_gradient=False)
-    y = x * x
-    (dx,) = paddle.grad(outputs=[y], inputs=[x], create_graph=True, retain_graph=True)
-    assert dx.stop_gradient is False
-    np.testing.assert_allclose(dx.numpy(), [4.0])
-    (y + dx).backward()  # d/dx (x^2 + 2x) = 2x + 2
-    np.testing.assert_allclose(x.grad.numpy(), [6.0])
-    # A linear function's gradient is a constant: still stop_gradient=False.
-    a = paddle.to_tensor([1.0, 2.0], stop_gradient=False)
-    (da,) = paddle.grad((a * 3.0).sum(), a, create_graph=True)
-    assert da.stop_gradient is False
-    s = (a * a).sum()
-    (ds,) = paddle.grad(s, a, grad_outputs=paddle.to_tensor([2.0]))
-    np.testing.assert_allclose(ds.numpy(), [4.0, 8.0])
-    assert ds.stop_gradient is True
-
-
-def test_double_grad_as_paddle_tests_write_it():
-    x = paddle.to_tensor(np.array([[1.0, 2.0], [3.0, 4.0]], np.float32), stop_gradient=False)
-    y = paddle.nn.functional.sigmoid(x)
-    (dx,) = paddle.grad([y], [x], create_graph=True, retain_graph=True)
-    loss = paddle.mean(dx * dx)
-    loss.backward()
-    s = 1 / (1 + np.exp(-x.numpy()))
-    ds = s * (1 - s)
-    want = 2 * ds * ds * (1 - 2 * s) / 4  # d/dx mean((s(1-s))^2)
-    np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-5)
-
-
 def test_grad_mode_switches():
     x = paddle.to_tensor([1.0], stop_gradient=False)
     with paddle.no_grad():
@@ -247,3 +176,117 @@ def test_grad_mode_switches():
         paddle.set_grad_enabled(True)
     with paddle.no_grad(), paddle.enable_grad():
         assert not (x * 2).stop_gradient
+
+
+# --------------------------------------- test/legacy_test/test_tensor_register_hook.py
+# Ported from Paddle's own tests (the source is cited in each heading): the kind of
+# program the Paddle test runs, through the public API only, written as a Paddle
+# user writes it; expected values from numpy or from the values the Paddle test asserts.
+
+
+def test_backward_final_hook_runs_once_after_the_next_backward(dynamic_mode):
+    from pullback.base import core as base_core
+
+    calls = []
+    base_core.eager._add_backward_final_hook(lambda: calls.append(len(calls)))
+    x = paddle.to_tensor(RNG.random((2, 3)).astype("float32"), stop_gradient=False)
+    paddle.sum(paddle.matmul(x, paddle.ones([3, 2]))).backward()
+    assert calls == [0]
+    paddle.sum(x * 2).backward()
+    assert calls == [0]  # Paddle clears the final hooks once they ran
+    with pytest.raises(TypeError, match="callable"):
+        base_core.eager._add_backward_final_hook(3)
+
+
+def test_backward_hook_registration_errors(dynamic_mode):
+    x = paddle.to_tensor([5.0], stop_gradient=False)
+    with pytest.raises(ValueError, match="leaf"):
+        paddle.pow(x, 4.0)._register_backward_hook(lambda: None)
+    with pytest.raises(ValueError, match="stop gradient"):
+        paddle.to_tensor([5.0])._register_backward_hook(lambda: None)
+
+
+def test_hooks_in_a_to_static_layer_and_around_paddle_grad(dynamic_mode):
+    class Net(paddle.nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.linear1, self.linear2 = paddle.nn.Linear(4, 4), paddle.nn.Linear(4, 3)
+
+        def forward(self, x, hook=False):
+            ret1 = self.linear1(x)
+            if hook:
+                ret1.register_hook(lambda grad: grad * 2)
+            return paddle.mean(self.linear2(ret1), axis=-1)
+
+    data = RNG.random((3, 4)).astype("float32")
+    net = Net()
+    a, b = paddle.to_tensor(data, stop_gradient=False), paddle.to_tensor(data, stop_gradient=False)
+    net(a).backward()
+    net(b, True).backward()
+    np.testing.assert_allclose(b.grad.numpy(), 2 * a.grad.numpy(), rtol=1e-6)
+    # Paddle also runs the hook inside a to_static program; pullback's traced programs
+    # have no Python callbacks in their backward yet, and say so.
+    jit_net = paddle.jit.to_static(Net(), input_spec=[paddle.static.InputSpec([None, 4])])
+    with pytest.raises(NotImplementedError, match="register_hook on static Variable"):
+        jit_net(paddle.to_tensor(data, stop_gradient=False), True)
+    # A leaf hook acts in backward only: paddle.grad leaves x.grad alone, and the
+    # backward of y + dx (d/dx = 2x + 2 = 4) goes through the doubling hook.
+    x = paddle.ones(shape=[1], dtype="float32")
+    x.stop_gradient = False
+    x.register_hook(lambda grad: grad * 2)
+    y = x * x
+    (dx,) = paddle.grad(outputs=[y], inputs=[x], create_graph=True, retain_graph=True)
+    assert x.grad is None and dx.numpy()[0] == 2.0
+    (y + dx).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [8.0])
+
+# ---------------------------------------- test/legacy_test/test_imperative_decorator.py
+
+
+def test_no_grad_decorator_keeps_the_signature_and_switches_the_tracer(dynamic_mode):
+    import inspect
+
+    from pullback.base import framework
+
+    tracer = framework._dygraph_tracer()
+    tracer._train_mode = True
+    seen = []
+
+    @paddle.no_grad()
+    def no_grad_func(a):
+        seen.append((tracer._has_grad, tracer._train_mode))
+        return a
+
+    assert no_grad_func(1) == 1 and no_grad_func.__name__ == "no_grad_func"
+    assert seen == [(False, True)] and tracer._has_grad
+
+    def need_no_grad_func(a, b=1):
+        return a + b
+
+    decorated = paddle.no_grad()(need_no_grad_func)
+    assert str(inspect.getfullargspec(decorated)) == str(inspect.getfullargspec(need_no_grad_func))
+
+    @paddle.no_grad()
+    def wrapped_gen():
+        for i in range(3):
+            assert not tracer._has_grad
+            yield i
+
+    assert sum(wrapped_gen()) == 3 and tracer._has_grad
+
+
+def test_dygraph_not_support_and_static_tracer(dynamic_mode):
+    from pullback.base import framework
+
+    @framework.dygraph_not_support
+    def static_func():
+        return True
+
+    with pytest.raises(AssertionError, match="static_func"):
+        static_func()
+    assert framework.in_dygraph_mode()
+    paddle.enable_static()
+    try:
+        assert static_func() and framework._dygraph_tracer() is None
+    finally:
+        paddle.disable_static()

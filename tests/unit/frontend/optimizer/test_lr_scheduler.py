@@ -1,6 +1,8 @@
 """`paddle.optimizer.lr`: every schedule against Paddle's documented formula, state
-dicts, argument errors.  (Schedules driving optimizers are tested with the
-optimizers, in test_optimizers.py.)"""
+dicts, argument errors; Paddle's test_lr_scheduler.py ported (ReduceOnPlateau and
+CosineAnnealingWarmRestarts driving static and eager optimizers, LinearLR).
+(Schedules driving every optimizer are tested with the optimizers, in
+test_optimizers.py.)"""
 
 from __future__ import annotations
 
@@ -9,6 +11,8 @@ import math
 import numpy as np
 import pullback as paddle
 import pytest
+from pullback import base
+from pullback.frontend import core
 from pullback.frontend import lr as L
 
 
@@ -158,3 +162,145 @@ def test_argument_errors(make, error, fragment):
     with pytest.raises(error) as e:
         make()
     assert fragment in str(e.value)
+
+
+# ---------------------------------------------- test/legacy_test/test_lr_scheduler.py
+# Ported from Paddle's own tests (the source is cited in each heading): the kind of
+# program the Paddle test runs, through the public API only, written as a Paddle
+# user writes it; expected values from numpy or from the values the Paddle test asserts.
+
+
+class _PlateauReference:
+    """ReduceOnPlateau by its documented rule: after more than `patience` epochs
+    without improvement (relative or absolute threshold), multiply the rate by
+    `factor` and wait `cooldown` epochs."""
+
+    def __init__(self, mode, threshold_mode, factor=0.5, patience=3, threshold=1e-4, cooldown=1):
+        self.mode, self.threshold_mode = mode, threshold_mode
+        self.factor, self.patience, self.threshold, self.cooldown = factor, patience, threshold, cooldown
+        self.best = -np.inf if mode == "max" else np.inf
+        self.lr, self.wait, self.bad = 1.0, 0, 0
+
+    def _better(self, x):
+        if not np.isfinite(self.best):  # the first metric
+            return True
+        # Paddle's relative margin is best * threshold (signed, as documented).
+        margin = self.best * self.threshold if self.threshold_mode == "rel" else self.threshold
+        return x < self.best - margin if self.mode == "min" else x > self.best + margin
+
+    def step(self, metric):
+        if self.wait > 0:
+            self.wait -= 1
+            return self.lr
+        if self._better(metric):
+            self.best, self.bad = metric, 0
+        else:
+            self.bad += 1
+            if self.bad > self.patience:
+                self.wait, self.bad = self.cooldown, 0
+                self.lr *= self.factor
+        return self.lr
+
+
+@pytest.mark.parametrize("mode, threshold_mode", [("min", "rel"), ("max", "rel"), ("min", "abs"), ("max", "abs")])
+def test_reduce_on_plateau_static_and_eager(mode, threshold_mode):
+    kwargs = dict(learning_rate=1.0, mode=mode, factor=0.5, patience=3, threshold=1e-4,
+                  threshold_mode=threshold_mode, cooldown=1, min_lr=0, epsilon=1e-8, verbose=False)
+    was_dynamic = core.in_dynamic_mode()
+    paddle.enable_static()
+    try:
+        main, start = paddle.static.Program(), paddle.static.Program()
+        with paddle.static.program_guard(main, start), paddle.static.scope_guard(paddle.static.Scope()), \
+                base.unique_name.guard():
+            x = paddle.static.create_global_var([1], 1, "float32", persistable=True)
+            paddle.increment(x)
+            loss = paddle.sin(x)
+            scheduler = paddle.optimizer.lr.ReduceOnPlateau(**kwargs)
+            adam = paddle.optimizer.Adam(learning_rate=scheduler)
+            adam.minimize(loss)  # no parameters: the rate variable exists all the same
+            lr_var = adam._global_learning_rate()
+            test_prog = main.clone()
+            exe = paddle.static.Executor(paddle.CPUPlace())
+            exe.run(start)
+            ref = _PlateauReference(mode, threshold_mode)
+            for prog in [main] * 12 + [test_prog] * 6:
+                out, lr_now = exe.run(prog, fetch_list=[loss.name, lr_var.name])
+                assert lr_now[0] == np.float32(ref.lr)  # the rate the program ran with
+                want = ref.step(float(out[0]))
+                scheduler.step(out[0])
+                assert scheduler() == want
+        paddle.disable_static()
+        with base.unique_name.guard():
+            linear = paddle.nn.Linear(3, 3)
+        scheduler = paddle.optimizer.lr.ReduceOnPlateau(**kwargs)
+        adam = paddle.optimizer.Adam(learning_rate=scheduler, parameters=linear.parameters())
+        ref = _PlateauReference(mode, threshold_mode)
+        for epoch in range(16):
+            loss = paddle.sin(paddle.to_tensor(epoch).astype("float32"))
+            scheduler.step(loss)
+            assert adam.get_lr() == ref.step(float(loss))
+        adam1 = paddle.optimizer.Adam(learning_rate=paddle.optimizer.lr.ReduceOnPlateau(**kwargs),
+                                      parameters=linear.parameters())
+        adam1.set_state_dict(adam.state_dict())
+        restored = adam1._learning_rate
+        for key in ("cooldown_counter", "best", "num_bad_epochs", "last_epoch", "last_lr"):
+            assert getattr(restored, key) == getattr(scheduler, key), key
+    finally:
+        paddle.disable_static() if was_dynamic else paddle.enable_static()
+
+
+def test_reduce_on_plateau_argument_errors():
+    L = paddle.optimizer.lr
+    for kwargs in ({"factor": 2.0}, {"mode": "test"}, {"threshold_mode": "test"}):
+        with pytest.raises(ValueError):
+            L.ReduceOnPlateau(learning_rate=1.0, **kwargs)
+    with pytest.raises(TypeError):
+        L.ReduceOnPlateau(learning_rate="test")
+    with pytest.raises(TypeError):
+        L.ReduceOnPlateau(learning_rate=0.5).step("test")
+
+
+def test_cosine_annealing_warm_restarts_static_and_eager(static_mode):
+    L = paddle.optimizer.lr
+    for bad in ({"T_0": -1, "T_mult": 1}, {"T_0": 1.0, "T_mult": 1}, {"T_0": 1, "T_mult": -1},
+                {"T_0": 1, "T_mult": 1.0}):
+        with pytest.raises(ValueError):
+            L.CosineAnnealingWarmRestarts(learning_rate=0.5, **bad)
+    # T_0=1, T_mult=2: periods 1, 2, 4, ... starting at epochs 0, 1, 3, 7; the rate
+    # at epoch e is 0.25 * (1 + cos(pi * (e - start) / period)).
+    def want(e):
+        start, period = 0, 1
+        while e >= start + period:
+            start, period = start + period, 2 * period
+        return 0.25 * (1 + np.cos(np.pi * (e - start) / period))
+
+    scheduler = L.CosineAnnealingWarmRestarts(learning_rate=0.5, T_0=1, T_mult=2, eta_min=0)
+    adam = paddle.optimizer.Adam(learning_rate=scheduler)
+    main, start = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, start):
+        loss = paddle.mean(paddle.static.data(name="x", shape=[3, 4]))
+        adam.minimize(loss)
+        lr_var = adam._global_learning_rate()
+    exe = paddle.static.Executor(paddle.CPUPlace())
+    exe.run(start)
+    for epoch in range(8):
+        (got,) = exe.run(main, feed={"x": np.zeros([3, 4], "float32")}, fetch_list=lr_var.name)
+        assert got[0] == pytest.approx(want(epoch), rel=1e-6)
+        scheduler.step(epoch + 1)
+    stepped = L.CosineAnnealingWarmRestarts(learning_rate=0.5, T_0=1, T_mult=2)
+    for epoch in range(8):  # stepping one epoch at a time gives the same rates
+        assert stepped() == pytest.approx(want(epoch))
+        stepped.step()
+
+
+def test_linear_lr():
+    L = paddle.optimizer.lr
+    s = L.LinearLR(learning_rate=0.5, total_steps=4, start_factor=0.25, end_factor=1.0)
+    got = []
+    for _ in range(7):
+        got.append(s())
+        s.step()
+    np.testing.assert_allclose(got, [0.5 * f for f in (0.25, 0.4375, 0.625, 0.8125, 1.0, 1.0, 1.0)])
+    for kwargs in ({"start_factor": 0.0}, {"end_factor": 1.5}, {"total_steps": 0}):
+        with pytest.raises(ValueError):
+            L.LinearLR(**{"learning_rate": 0.5, "total_steps": 4, **kwargs})

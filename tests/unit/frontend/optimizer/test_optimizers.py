@@ -22,7 +22,7 @@ import math
 import numpy as np
 import pullback as paddle
 import pytest
-from pullback import fluid
+from pullback import base, fluid
 from pullback.frontend import core
 
 nn = paddle.nn
@@ -727,3 +727,68 @@ def test_errors():
     core.enable_static()
     with pytest.raises(RuntimeError, match="for eager mode; in static mode use minimize"):
         paddle.optimizer.Adam(learning_rate=0.1).step()
+
+
+# ------------------------------------------------ test/legacy_test/test_optimizer.py
+# Ported from Paddle's own tests (the source is cited in each heading): the kind of
+# program the Paddle test runs, through the public API only, written as a Paddle
+# user writes it; expected values from numpy or from the values the Paddle test asserts.
+
+
+def _legacy_mul_mean(program, lr_scale):
+    """Paddle 1.x's way of building a program op by op: declared variables, raw
+    operator types, a parameter with its own learning-rate scale."""
+    block = program.global_block()
+    mul_x = block.create_parameter(dtype="float32", shape=[5, 10], lod_level=0, name="mul.x",
+                                   optimize_attr={"learning_rate": lr_scale})
+    mul_y = block.create_var(dtype="float32", shape=[10, 8], lod_level=0, name="mul.y")
+    mul_out = block.create_var(dtype="float32", shape=[5, 8], lod_level=0, name="mul.out")
+    mean_out = block.create_var(dtype="float32", shape=[1], lod_level=0, name="mean.out")
+    block.append_op(type="mul", inputs={"X": mul_x, "Y": mul_y}, outputs={"Out": mul_out},
+                    attrs={"x_num_col_dims": 1})
+    block.append_op(type="mean", inputs={"X": mul_out}, outputs={"Out": mean_out})
+    return mul_x, mean_out
+
+
+@pytest.mark.parametrize("lr_scale, want", [(1.1, ["scale", "sgd"]), (1.0, ["sgd"])])
+@pytest.mark.parametrize("via_minimize", [True, False])
+def test_optimizer_returns_every_op_of_its_pass(static_mode, lr_scale, want, via_minimize):
+    init_program, program = base.framework.Program(), base.framework.Program()
+    _, mean_out = _legacy_mul_mean(program, lr_scale)
+    sgd = base.optimizer.SGDOptimizer(learning_rate=0.01)
+    if via_minimize:
+        opts, _ = sgd.minimize(mean_out, init_program)
+    else:
+        with base.framework.program_guard(program, init_program):
+            opts = sgd.apply_gradients(sgd.backward(mean_out))
+    assert [op.type for op in opts] == want
+    assert program.global_block().ops[0].type == "mul"
+
+
+@pytest.mark.parametrize("make, acc_attrs, update, n_init", [
+    (lambda: base.optimizer.MomentumOptimizer(learning_rate=0.01, momentum=0.2), ["_velocity_acc_str"],
+     "momentum", 2),
+    (lambda: base.optimizer.MomentumOptimizer(learning_rate=0.01, momentum=0.2, use_nesterov=True),
+     ["_velocity_acc_str"], "momentum", 2),
+    (lambda: base.optimizer.AdagradOptimizer(learning_rate=0.01, epsilon=1e-6), ["_moment_acc_str"],
+     "adagrad", 2),
+    (lambda: base.optimizer.AdamOptimizer(learning_rate=0.01, beta1=0.9, beta2=0.999),
+     ["_moment1_acc_str", "_moment2_acc_str"], "adam", 5),
+])
+def test_optimizer_accumulators_and_startup_ops(static_mode, make, acc_attrs, update, n_init):
+    init_program, program = base.framework.Program(), base.framework.Program()
+    mul_x, mean_out = _legacy_mul_mean(program, 1.1)
+    opt = make()
+    params_grads = base.backward.append_backward(mean_out)
+    assert len(params_grads) == 1 and len(opt._accumulators) == 0
+    with base.framework.program_guard(program, init_program):
+        opts = opt.apply_gradients(params_grads)
+    assert [op.type for op in opts] == ["scale", update]
+    if update == "momentum":
+        assert opts[-1].attr("use_nesterov") == opt._use_nesterov
+    for attr in acc_attrs:
+        assert list(opt._accumulators[getattr(opt, attr)]) == [mul_x.name]
+    init_ops = init_program.global_block().ops
+    assert len(init_ops) == n_init and all(op.type == "fill_constant" for op in init_ops)
+    assert init_ops[-1].attr("value") == pytest.approx(0.01)  # the learning rate, created last
+    assert init_ops[0].attr("value") == 0.0  # the first accumulator
