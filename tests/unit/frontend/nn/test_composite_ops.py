@@ -1,6 +1,8 @@
-"""Composite functional ops (frontend/ops/composite.py): values against numpy
-formulas, gradients against float64 central finite differences (eager mode), the
-reductions, argument errors and the static-mode path."""
+"""Composite functional ops (frontend/ops/composite.py): the losses (mse, l1, binary
+cross entropy with and without logits) and normalize: values against numpy formulas,
+gradients against float64 central finite differences (eager mode), the reductions,
+argument errors (the composite activations' too) and the static-mode path.
+(The activations of composite.py: tests/unit/frontend/nn/test_activations.py.)"""
 
 from __future__ import annotations
 
@@ -22,31 +24,11 @@ def dynamic_mode():
     core.disable_static()
 
 
-def softplus_np(x: np.ndarray) -> np.ndarray:
-    return np.logaddexp(0.0, x)
-
-
-def sigmoid_np(x: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-x))
-
-
 RNG = np.random.default_rng(0)
 # Away from the kinks at 0 so finite differences are meaningful.
 X = np.array([-3.0, -1.2, -0.4, 0.3, 0.9, 2.5])
 PROB = np.array([0.1, 0.3, 0.45, 0.6, 0.8, 0.95])
 LABEL = np.array([0.0, 1.0, 0.3, 1.0, 0.0, 0.7])
-
-UNARY: list[tuple[str, Callable[..., object], dict, Callable[[np.ndarray], np.ndarray]]] = [
-    ("leaky_relu", F.leaky_relu, {"negative_slope": 0.1}, lambda x: np.where(x > 0, x, 0.1 * x)),
-    ("elu", F.elu, {"alpha": 1.5}, lambda x: np.where(x > 0, x, 1.5 * (np.exp(x) - 1))),
-    ("softplus", F.softplus, {}, softplus_np),
-    ("softplus_beta", F.softplus, {"beta": 2.0, "threshold": 3.0},
-     lambda x: np.where(2 * x > 3, x, softplus_np(2 * x) / 2)),
-    ("silu", F.silu, {}, lambda x: x * sigmoid_np(x)),
-    ("swish", F.swish, {}, lambda x: x * sigmoid_np(x)),
-    ("log_sigmoid", F.log_sigmoid, {}, lambda x: -softplus_np(-x)),
-    ("hardtanh", F.hardtanh, {"min": -0.5, "max": 2.0}, lambda x: np.clip(x, -0.5, 2.0)),
-]
 
 
 def check_grads(fn: Callable[..., object], arrays: list[np.ndarray], wrt: list[int], **kwargs: object) -> None:
@@ -64,34 +46,6 @@ def check_grads(fn: Callable[..., object], arrays: list[np.ndarray], wrt: list[i
     grads = paddle.grad(y * paddle.to_tensor(proj), [ts[i] for i in wrt])
     for i, g in zip(wrt, grads):
         np.testing.assert_allclose(g.numpy(), fd_grad(lambda a, i=i: scalar([*arrays[:i], a, *arrays[i + 1:]]), arrays[i]), rtol=1e-6, atol=1e-8)
-
-
-@pytest.mark.parametrize("name,fn,kwargs,ref", UNARY, ids=[u[0] for u in UNARY])
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_activation_values(name, fn, kwargs, ref, dtype):
-    y = fn(paddle.to_tensor(X, dtype=dtype), **kwargs)
-    assert y.dtype == dtype and y.shape == [6]
-    np.testing.assert_allclose(y.numpy(), ref(X), rtol=1e-5 if dtype == "float32" else 1e-12, atol=1e-7)
-
-
-@pytest.mark.parametrize("name,fn,kwargs,ref", UNARY, ids=[u[0] for u in UNARY])
-def test_activation_gradients(name, fn, kwargs, ref):
-    check_grads(fn, [X.reshape(2, 3)], [0], **kwargs)
-
-
-@pytest.mark.parametrize("fn", [F.softplus, F.log_sigmoid, F.elu, F.silu])
-def test_activations_stay_finite_for_large_inputs(fn):
-    x = paddle.to_tensor([-1000.0, -80.0, 0.0, 80.0, 1000.0], stop_gradient=False)
-    y = fn(x)
-    (g,) = paddle.grad(y.sum(), x)
-    assert np.isfinite(y.numpy()).all() and np.isfinite(g.numpy()).all()
-
-
-def test_softplus_gradient_at_zero_is_one_half():
-    # The logsumexp form has no kink: d/dx softplus(0) = sigmoid(0).
-    x = paddle.to_tensor([0.0], dtype="float64", stop_gradient=False)
-    (g,) = paddle.grad(F.softplus(x).sum(), x)
-    assert g.numpy()[0] == pytest.approx(0.5)
 
 
 def test_eager_mse_loss_is_one_square_error_op_and_broadcasts_like_subtract():

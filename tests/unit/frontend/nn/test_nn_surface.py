@@ -610,32 +610,7 @@ def test_pool3d(kind, kw):
     check_eager_grad(lambda t: fn(t, **kw), [x[:1, :1]])
 
 
-# ------------------------------------------------------- activations and norms
-
-
-def test_maxout_rrelu_softmax2d_silu():
-    x = R.standard_normal((2, 6, 3, 2))
-    want = x.reshape(2, 3, 2, 3, 2).max(2)
-    np.testing.assert_array_equal(F.maxout(T(x), 2).numpy(), want)
-    np.testing.assert_array_equal(paddle.nn.Maxout(2, axis=-1)(T(x.transpose(0, 2, 3, 1))).numpy(),
-                                  want.transpose(0, 2, 3, 1))
-    check_eager_grad(lambda t: F.maxout(t, 3), [x[:1, :, :1]])
-    with pytest.raises(ValueError, match="Attr\\(axis\\) should be 1"):
-        F.maxout(T(x), 2, axis=2)
-    y = F.rrelu(T(x), 0.1, 0.3, training=False).numpy()
-    np.testing.assert_allclose(y, np.where(x >= 0, x, 0.2 * x), rtol=1e-12)
-    z = F.rrelu(T(x), 0.1, 0.3).numpy()
-    ratio = z[x < 0] / x[x < 0]
-    assert (ratio >= 0.1).all() and (ratio <= 0.3).all() and ratio.std() > 0
-    np.testing.assert_array_equal(z[x >= 0], x[x >= 0])
-    layer = paddle.nn.RReLU(0.1, 0.3)
-    layer.eval()
-    np.testing.assert_allclose(layer(T(x)).numpy(), y)
-    with pytest.raises(ValueError, match="upper value must be greater than lower"):
-        F.rrelu(T(x), 0.5, 0.2)
-    e = np.exp(x - x.max(1, keepdims=True))
-    np.testing.assert_allclose(paddle.nn.Softmax2D()(T(x)).numpy(), e / e.sum(1, keepdims=True), rtol=1e-12)
-    np.testing.assert_allclose(paddle.nn.SiLU()(T(x)).numpy(), x / (1 + np.exp(-x)), rtol=1e-12)
+# ------------------------------------------------------------------------ norms
 
 
 def test_gumbel_softmax():

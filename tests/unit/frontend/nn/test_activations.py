@@ -1,8 +1,9 @@
-"""Elementwise math ops (sin ... round) and the composite activations (relu6 ... glu):
-interpreter kernels against numpy (float32, float64), VJP rules against float64
-finite differences to second order, zero gradients of the rounding ops, the Paddle
-spellings (`paddle.X`, `Tensor.X`, `fluid.layers.X`, `F.X`, `nn.X`) eager and static,
-and argument errors."""
+"""Activation functions (paddle.nn.functional and their layers), composites of the
+elementwise ops: relu6 ... glu (frontend/ops/activation.py), leaky_relu ... hardtanh
+(frontend/ops/composite.py), maxout, rrelu, Softmax2D, SiLU: values against numpy
+formulas (float32, float64), gradients against float64 finite differences, large
+inputs that stay finite, prelu per channel, the layers, argument errors and static
+mode.  (The elementwise ops themselves: tests/unit/ops/elementwise.)"""
 
 from __future__ import annotations
 
@@ -12,13 +13,9 @@ from typing import Any
 import numpy as np
 import pullback as paddle
 import pytest
-from pullback.dialects import pd
 from pullback.frontend import core
-from pullback.passes.vjp import NON_DIFFERENTIABLE
-from pullback.runtime.kernels import load_all
-from pullback.testing import check_vjp, fd_grad, input_range, run_op
+from pullback.testing import check_eager_grad, fd_grad
 
-load_all()
 F = paddle.nn.functional
 RNG = np.random.default_rng(3)
 
@@ -43,119 +40,15 @@ def check_grad(fn: Callable[..., Any], x: np.ndarray, rtol: float = 1e-6, atol: 
     np.testing.assert_allclose(g.numpy(), fd_grad(scalar, x), rtol=rtol, atol=atol)
 
 
-# ------------------------------------------------------------------ math ops
-
-def _round_away(x: np.ndarray) -> np.ndarray:
-    return np.copysign(np.floor(np.abs(x) + 0.5), x)
+def softplus_np(x: np.ndarray) -> np.ndarray:
+    return np.logaddexp(0.0, x)
 
 
-# (op, numpy reference, bounds): inputs are drawn from the bounds narrowed into the
-# op's declared domain (`input_range`); tan's bounds keep float32 tan accurate to 1e-6.
-MATH_OPS: list[tuple[type[pd.PdOp], Callable[[np.ndarray], np.ndarray], tuple[float, float]]] = [
-    (pd.SinOp, np.sin, (-3, 3)),
-    (pd.CosOp, np.cos, (-3, 3)),
-    (pd.TanOp, np.tan, (-1.2, 1.2)),
-    (pd.AsinOp, np.arcsin, (-3, 3)),
-    (pd.AcosOp, np.arccos, (-3, 3)),
-    (pd.AtanOp, np.arctan, (-3, 3)),
-    (pd.SinhOp, np.sinh, (-2, 2)),
-    (pd.CoshOp, np.cosh, (-2, 2)),
-    (pd.Log1pOp, lambda x: np.log(1 + x), (-3, 3)),
-    (pd.Expm1Op, lambda x: np.exp(x) - 1, (-2, 2)),
-    (pd.FloorOp, np.floor, (-3, 3)),
-    (pd.CeilOp, np.ceil, (-3, 3)),
-    (pd.RoundOp, _round_away, (-3, 3)),
-]
-IDS = [c[0].name for c in MATH_OPS]
+def sigmoid_np(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-x))
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("op_cls,ref,bounds", MATH_OPS, ids=IDS)
-def test_math_kernels_match_numpy(op_cls, ref, bounds, dtype):
-    x = RNG.uniform(*input_range(op_cls, lo=bounds[0], hi=bounds[1]), (3, 4)).astype(dtype)
-    got = run_op(op_cls, x, dynamic=True)
-    assert got.dtype == dtype
-    tol = 1e-6 if dtype == np.float32 else 1e-13
-    np.testing.assert_allclose(got, ref(x.astype(np.float64)), rtol=tol, atol=tol)
-
-
-def test_round_is_half_away_from_zero():
-    x = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 0.49999])
-    np.testing.assert_array_equal(run_op(pd.RoundOp, x), [-3, -2, -1, 1, 2, 3, 0])
-    np.testing.assert_array_equal(paddle.round(paddle.to_tensor(x)).numpy(), [-3, -2, -1, 1, 2, 3, 0])
-
-
-@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic_batch"])
-@pytest.mark.parametrize("op_cls,ref,bounds", [c for c in MATH_OPS if c[0] not in
-                                               (pd.FloorOp, pd.CeilOp, pd.RoundOp)],
-                         ids=IDS[:10])
-def test_math_vjp_first_and_second_order(op_cls, ref, bounds, dynamic):
-    x = RNG.uniform(*input_range(op_cls, lo=bounds[0], hi=bounds[1]), (3, 4))
-    check_vjp(op_cls, [x], order=2, dynamic_batch=dynamic)
-
-
-@pytest.mark.parametrize("op_cls", [pd.FloorOp, pd.CeilOp, pd.RoundOp])
-def test_rounding_ops_have_zero_gradient(op_cls):
-    assert op_cls in NON_DIFFERENTIABLE
-    x = RNG.uniform(0.1, 0.4, (2, 3)) + np.arange(3)  # away from the jumps
-    check_vjp(op_cls, [x])
-    fn = {pd.FloorOp: paddle.floor, pd.CeilOp: paddle.ceil, pd.RoundOp: paddle.round}[op_cls]
-    t = paddle.to_tensor(x, stop_gradient=False)
-    (g,) = paddle.grad((fn(t) * t).sum(), [t])
-    np.testing.assert_allclose(g.numpy(), fn(paddle.to_tensor(x)).numpy())
-
-
-FRONTEND_MATH: list[tuple[str, Callable[[np.ndarray], np.ndarray], tuple[float, float]]] = [
-    ("sin", np.sin, (-3, 3)), ("cos", np.cos, (-3, 3)), ("tan", np.tan, (-1, 1)),
-    ("asin", np.arcsin, (-3, 3)), ("acos", np.arccos, (-3, 3)),
-    ("atan", np.arctan, (-3, 3)), ("sinh", np.sinh, (-2, 2)), ("cosh", np.cosh, (-2, 2)),
-    ("log1p", np.log1p, (-3, 3)), ("expm1", np.expm1, (-2, 2)),
-    ("log2", np.log2, (-3, 5)), ("log10", np.log10, (-3, 5)),
-    # reciprocal: positive values (1/x is finite for any x != 0; the test keeps to one sign)
-    ("rsqrt", lambda x: 1 / np.sqrt(x), (-3, 5)), ("reciprocal", lambda x: 1 / x, (0.2, 5)),
-    ("floor", np.floor, (-3, 3)), ("ceil", np.ceil, (-3, 3)), ("round", _round_away, (-3, 3)),
-]
-# The op whose declared input domain narrows a frontend function's bounds.
-FRONTEND_DOMAIN: dict[str, type[pd.PdOp]] = {
-    "tan": pd.TanOp, "asin": pd.AsinOp, "acos": pd.AcosOp, "log1p": pd.Log1pOp,
-    "log2": pd.LogOp, "log10": pd.LogOp, "rsqrt": pd.SqrtOp,
-}
-
-
-@pytest.mark.parametrize("name,ref,bounds", FRONTEND_MATH, ids=[c[0] for c in FRONTEND_MATH])
-def test_math_frontend_spellings_values_and_gradients(name, ref, bounds):
-    ops = [FRONTEND_DOMAIN[name]] if name in FRONTEND_DOMAIN else []
-    x = RNG.uniform(*input_range(*ops, lo=bounds[0], hi=bounds[1]), (2, 3))
-    fn = getattr(paddle, name)
-    np.testing.assert_allclose(fn(paddle.to_tensor(x)).numpy(), ref(x), rtol=1e-12)
-    np.testing.assert_allclose(getattr(paddle.to_tensor(x), name)().numpy(), ref(x), rtol=1e-12)
-    assert fn(paddle.to_tensor(x, dtype="float32")).dtype == "float32"
-    if name not in ("floor", "ceil", "round"):
-        check_grad(fn, x)
-    # Static mode: the same function builds a program; the fluid spelling exists too.
-    paddle.enable_static()
-    main, startup = paddle.static.Program(), paddle.static.Program()
-    with paddle.static.program_guard(main, startup):
-        v = paddle.static.data("x", [None, 3], "float64")
-        out = getattr(paddle.fluid.layers, name)(v)
-        exe = paddle.static.Executor(paddle.CPUPlace(), backend="interpreter")
-        (got,) = exe.run(main, feed={"x": x}, fetch_list=[out])
-    np.testing.assert_allclose(got, ref(x), rtol=1e-12)
-
-
-def test_round_decimals_and_errors():
-    x = paddle.to_tensor([1.2345, -2.5678])
-    np.testing.assert_allclose(paddle.round(x, decimals=2).numpy(), [1.23, -2.57], rtol=1e-6)
-    with pytest.raises(TypeError, match="round: 'x' must be float32 or float64, got int64"):
-        paddle.round(paddle.to_tensor([1, 2]))  # Paddle's round has float kernels only
-    with pytest.raises(TypeError, match="decimals"):
-        paddle.round(x, decimals=1.5)
-
-
-# ---------------------------------------------------------------- activations
-
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    return 1 / (1 + np.exp(-x))
+# ------------------------------------------------ relu6 ... glu (ops/activation.py)
 
 
 _SELU_S, _SELU_A = 1.0507009873554804934193349852946, 1.6732632423543772848170429916717
@@ -173,10 +66,10 @@ ACTS: list[tuple[str, dict, Callable[[np.ndarray], np.ndarray]]] = [
     ("hardshrink", {"threshold": 0.6}, lambda x: np.where(np.abs(x) > 0.6, x, 0)),
     ("softshrink", {"threshold": 0.6}, lambda x: np.where(x > 0.6, x - 0.6, np.where(x < -0.6, x + 0.6, 0))),
     ("thresholded_relu", {"threshold": 0.5}, lambda x: np.where(x > 0.5, x, 0)),
-    ("silu", {}, lambda x: x * _sigmoid(x)),
-    ("swish", {}, lambda x: x * _sigmoid(x)),
-    ("glu", {}, lambda x: x[:, :2] * _sigmoid(x[:, 2:])),
-    ("glu", {"axis": 0}, lambda x: x[:1] * _sigmoid(x[1:])),
+    ("silu", {}, lambda x: x * sigmoid_np(x)),
+    ("swish", {}, lambda x: x * sigmoid_np(x)),
+    ("glu", {}, lambda x: x[:, :2] * sigmoid_np(x[:, 2:])),
+    ("glu", {"axis": 0}, lambda x: x[:1] * sigmoid_np(x[1:])),
 ]
 # Away from every kink (0, +-0.5, +-0.6, +-3, 6) so finite differences are meaningful.
 XA = np.array([[-4.1, -2.2, -0.85, -0.3], [0.2, 0.55, 1.7, 7.2]])
@@ -265,6 +158,80 @@ def test_activations_in_static_mode():
         got = exe.run(main, feed={"x": XA}, fetch_list=outs)
     np.testing.assert_allclose(got[0], XA * np.tanh(np.log1p(np.exp(XA))), rtol=1e-12)
     np.testing.assert_allclose(got[1], XA * np.clip(XA + 3, 0, 6) / 6, rtol=1e-12)
-    np.testing.assert_allclose(got[2], XA[:, :2] * _sigmoid(XA[:, 2:]), rtol=1e-12)
+    np.testing.assert_allclose(got[2], XA[:, :2] * sigmoid_np(XA[:, 2:]), rtol=1e-12)
     np.testing.assert_allclose(got[3], np.clip(0.2 * XA + 0.5, 0, 1), rtol=1e-12)
     np.testing.assert_allclose(got[4], np.clip(XA, 0, 3), rtol=1e-12)
+
+
+# ------------------------------------------ leaky_relu ... hardtanh (ops/composite.py)
+
+# Away from the kinks at 0 so finite differences are meaningful.
+X = np.array([-3.0, -1.2, -0.4, 0.3, 0.9, 2.5])
+
+UNARY: list[tuple[str, Callable[..., object], dict, Callable[[np.ndarray], np.ndarray]]] = [
+    ("leaky_relu", F.leaky_relu, {"negative_slope": 0.1}, lambda x: np.where(x > 0, x, 0.1 * x)),
+    ("elu", F.elu, {"alpha": 1.5}, lambda x: np.where(x > 0, x, 1.5 * (np.exp(x) - 1))),
+    ("softplus", F.softplus, {}, softplus_np),
+    ("softplus_beta", F.softplus, {"beta": 2.0, "threshold": 3.0},
+     lambda x: np.where(2 * x > 3, x, softplus_np(2 * x) / 2)),
+    ("silu", F.silu, {}, lambda x: x * sigmoid_np(x)),
+    ("swish", F.swish, {}, lambda x: x * sigmoid_np(x)),
+    ("log_sigmoid", F.log_sigmoid, {}, lambda x: -softplus_np(-x)),
+    ("hardtanh", F.hardtanh, {"min": -0.5, "max": 2.0}, lambda x: np.clip(x, -0.5, 2.0)),
+]
+
+
+@pytest.mark.parametrize("name,fn,kwargs,ref", UNARY, ids=[u[0] for u in UNARY])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_activation_values(name, fn, kwargs, ref, dtype):
+    y = fn(paddle.to_tensor(X, dtype=dtype), **kwargs)
+    assert y.dtype == dtype and y.shape == [6]
+    np.testing.assert_allclose(y.numpy(), ref(X), rtol=1e-5 if dtype == "float32" else 1e-12, atol=1e-7)
+
+
+@pytest.mark.parametrize("name,fn,kwargs,ref", UNARY, ids=[u[0] for u in UNARY])
+def test_activation_gradients(name, fn, kwargs, ref):
+    check_grad(lambda t: fn(t, **kwargs), X.reshape(2, 3))
+
+
+@pytest.mark.parametrize("fn", [F.softplus, F.log_sigmoid, F.elu, F.silu])
+def test_activations_stay_finite_for_large_inputs(fn):
+    x = paddle.to_tensor([-1000.0, -80.0, 0.0, 80.0, 1000.0], stop_gradient=False)
+    y = fn(x)
+    (g,) = paddle.grad(y.sum(), x)
+    assert np.isfinite(y.numpy()).all() and np.isfinite(g.numpy()).all()
+
+
+def test_softplus_gradient_at_zero_is_one_half():
+    # The logsumexp form has no kink: d/dx softplus(0) = sigmoid(0).
+    x = paddle.to_tensor([0.0], dtype="float64", stop_gradient=False)
+    (g,) = paddle.grad(F.softplus(x).sum(), x)
+    assert g.numpy()[0] == pytest.approx(0.5)
+
+
+# ------------------------------------------------------ maxout, rrelu, Softmax2D, SiLU
+
+
+def test_maxout_rrelu_softmax2d_silu():
+    x = RNG.standard_normal((2, 6, 3, 2))
+    want = x.reshape(2, 3, 2, 3, 2).max(2)
+    np.testing.assert_array_equal(F.maxout(paddle.to_tensor(x), 2).numpy(), want)
+    np.testing.assert_array_equal(paddle.nn.Maxout(2, axis=-1)(paddle.to_tensor(x.transpose(0, 2, 3, 1))).numpy(),
+                                  want.transpose(0, 2, 3, 1))
+    check_eager_grad(lambda t: F.maxout(t, 3), [x[:1, :, :1]])
+    with pytest.raises(ValueError, match="Attr\\(axis\\) should be 1"):
+        F.maxout(paddle.to_tensor(x), 2, axis=2)
+    y = F.rrelu(paddle.to_tensor(x), 0.1, 0.3, training=False).numpy()
+    np.testing.assert_allclose(y, np.where(x >= 0, x, 0.2 * x), rtol=1e-12)
+    z = F.rrelu(paddle.to_tensor(x), 0.1, 0.3).numpy()
+    ratio = z[x < 0] / x[x < 0]
+    assert (ratio >= 0.1).all() and (ratio <= 0.3).all() and ratio.std() > 0
+    np.testing.assert_array_equal(z[x >= 0], x[x >= 0])
+    layer = paddle.nn.RReLU(0.1, 0.3)
+    layer.eval()
+    np.testing.assert_allclose(layer(paddle.to_tensor(x)).numpy(), y)
+    with pytest.raises(ValueError, match="upper value must be greater than lower"):
+        F.rrelu(paddle.to_tensor(x), 0.5, 0.2)
+    e = np.exp(x - x.max(1, keepdims=True))
+    np.testing.assert_allclose(paddle.nn.Softmax2D()(paddle.to_tensor(x)).numpy(), e / e.sum(1, keepdims=True), rtol=1e-12)
+    np.testing.assert_allclose(paddle.nn.SiLU()(paddle.to_tensor(x)).numpy(), x / (1 + np.exp(-x)), rtol=1e-12)
