@@ -45,6 +45,22 @@ def static_programs() -> Iterator[tuple[Program, Program]]:
 
 
 @pytest.fixture
+def static_mode() -> Iterator[None]:
+    """Static mode with fresh default programs (made current), names and global scope;
+    `paddle.seed` undone and the previous mode restored afterwards."""
+    from pullback.frontend.random import default_generator
+    from pullback.runtime.scope import Scope, scope_guard
+
+    state = default_generator().get_state()
+    was_dynamic = core.in_dynamic_mode()
+    core.enable_static()
+    with program_guard(Program(), Program()), unique_name.guard(), scope_guard(Scope()):
+        yield
+    core.disable_static() if was_dynamic else core.enable_static()
+    default_generator().set_state(state)
+
+
+@pytest.fixture
 def dynamic_mode() -> Iterator[None]:
     """Eager mode, fresh names, and `paddle.seed` undone afterwards."""
     from pullback.frontend.framework import default_main_program, default_startup_program

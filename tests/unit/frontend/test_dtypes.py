@@ -214,6 +214,31 @@ def test_default_dtypes_are_paddles(dynamic_mode: None):
     assert {k: str(v.dtype.name) for k, v in got.items()} == want
 
 
+@pytest.mark.parametrize(
+    "data, dtype, want",
+    [
+        (1.5, None, "float32"),
+        ([1, 2], None, "int64"),
+        ([True, False], None, "bool"),
+        (np.ones(2, np.float64), None, "float64"),
+        (np.ones(2, np.int32), None, "int32"),
+        ([1, 2], "float64", "float64"),
+        ([1, 2], np.float32, "float32"),
+        ([1.0], paddle.float64, "float64"),
+        ([1.0], float, "float64"),  # Python's float is float64, as everywhere in Paddle
+    ],
+)
+def test_to_tensor_dtypes(dynamic_mode: None, data: Any, dtype: Any, want: str):
+    t = paddle.to_tensor(data, dtype=dtype)
+    assert t.dtype == want and t.numpy().dtype == np.dtype(want)
+
+
+def test_dtype_accepts_numpy_spellings(static_programs: Any):
+    assert paddle.static.data("a", [2], np.float64).dtype == "float64"
+    assert paddle.static.data("b", [2], np.dtype("int32")).dtype == "int32"
+    assert paddle.static.data("c", [2], paddle.int64).dtype == "int64"
+
+
 NOT_YET = [("'float16'", "float16"), ("np.float16", np.float16), ("'bfloat16'", "bfloat16"),
            ("'uint16'", "uint16"), ("np.uint8", np.uint8), ("'int8'", "int8"), ("paddle.int16", paddle.int16),
            ("'complex64'", "complex64"), ("complex", complex), ("paddle.float8_e5m2", paddle.float8_e5m2)]

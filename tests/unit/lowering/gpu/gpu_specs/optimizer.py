@@ -1,0 +1,30 @@
+"""GPU test programs of the `optimizer` family: optimizer updates; forward only, updates
+have no gradient.
+
+Each entry is `(op, inputs, group, options)`: inputs are `(shape, dtype)` (`-1`: a
+dynamic batch), ops of one group share one program (one `ptxas` run), options are
+the op"s properties plus `grad` (differentiate it, default True) and `ids_below`
+(integer inputs are drawn from `[0, ids_below)`, default 4).  Loaded by
+`tests/unit/lowering/gpu/gpu_programs.py`."""
+
+from pullback.dialects import pd
+
+F = "float32"
+
+L = ((1,), F)  # the learning rate, a one-element operand
+P = ((3, 2), F)
+
+SPECS = [
+    (pd.SgdOp, [P, P, L], "optimizer", {"grad": False}),
+    (pd.MomentumOp, [P, P, L, P], "optimizer", {"mu": 0.9, "grad": False}),
+    (pd.MomentumOp, [P, P, L, P], "optimizer",
+     {"mu": 0.9, "use_nesterov": True, "regularization_method": "l2_decay",
+      "regularization_coeff": 0.1, "rescale_grad": 0.5, "grad": False}),
+    (pd.AdamOp, [P, P, L, P, P, L, L], "optimizer", {"grad": False}),
+    (pd.AdamwOp, [P, P, L, P, P, L, L], "optimizer", {"coeff": 0.1, "lr_ratio": 0.5, "grad": False}),
+    (pd.LambOp, [P, P, L, P, P, L, L], "optimizer", {"grad": False}),
+    (pd.AdamaxOp, [P, P, L, P, P, L], "optimizer", {"grad": False}),
+    (pd.AdagradOp, [P, P, L, P], "optimizer", {"grad": False}),
+    (pd.AdadeltaOp, [P, P, L, P, P], "optimizer", {"grad": False}),
+    (pd.RmspropOp, [P, P, L, P, P, P], "optimizer", {"centered": True, "momentum": 0.5, "grad": False}),
+]
