@@ -184,7 +184,7 @@ class Template:
 # cannot fire on static shapes.  A template whose op is one of these, with plain
 # numpy broadcasting (axis -1 or equal ranks), calls the kernel's numpy function
 # directly (`BINARY_NUMPY` and `relu` in runtime/kernels/elementwise.py; warnings
-# ignored like the kernels do; a backward plan sets that up once for all its ops).  tests/unit/test_eager_tensor.py checks each against its kernel.
+# ignored like the kernels do; a backward plan sets that up once for all its ops).  tests/unit/frontend/test_eager_tensor.py checks each against its kernel.
 _FAST_BINARY: dict[type[Operation], Callable[..., np.ndarray]] = {
     t: elementwise_kernels.BINARY_NUMPY[t]
     for t in (

@@ -6,7 +6,7 @@ libm call per element.  With these expansions an elementwise chain of `tanh`,
 `sigmoid`, `exp`... vectorizes with the rest of its loop.  f64 keeps the exact libm
 functions (`convert-math-to-llvm`).
 
-Accuracy (against float64 libm rounded to f32; `tests/unit/test_compiled_ops.py`
+Accuracy (against float64 libm rounded to f32; `tests/unit/lowering/test_compiled_ops.py`
 checks every bound on dense grids, every binade and the special values):
 - `exp`, `log` (Cephes `expf`/`logf`): within 2 ulp over the whole f32 range,
   denormal inputs and results included (measured: at most 1 ulp).

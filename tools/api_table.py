@@ -15,7 +15,7 @@ from them:
   non-differentiable.
 
 A second table lists the other public names of each namespace (layers,
-optimizers, initializers, ...).  `tests/unit/test_api_table.py` fails when the file
+optimizers, initializers, ...).  `tests/unit/repo/test_api_table.py` fails when the file
 is out of date; rerun this command to update it (`--check` only compares).
 """
 

@@ -347,7 +347,7 @@ def _create(
     old operands' uses (an op is made for every gradient and every lowered value:
     `autodiff` on 5,000 ops makes 11,700).  The default properties IRDL's post-init
     fills in are filled in from a list made once per class;
-    `tests/unit/test_op_create.py` checks the result equals `create`'s."""
+    `tests/unit/dialects/test_op_create.py` checks the result equals `create`'s."""
     fill = cls.__dict__.get("_pd_fill")
     if fill is None:
         irdl = cls.get_irdl_definition()

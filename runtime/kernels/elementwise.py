@@ -128,7 +128,7 @@ def _clenshaw(series: Chebyshev, x: np.ndarray) -> np.ndarray:
 # Both branches run on the whole array (cheaper than gathering the elements of
 # each), clamped into their domains, and `where` picks.  Per precision: degrees and
 # cutoff, and the worst relative error against libm measured on a dense grid
-# (tests/unit/test_elementwise_ops.py checks it).
+# (tests/unit/ops/elementwise/test_elementwise_ops.py checks it).
 def _erf_fits(small_deg: int, mid_deg: int, cutoff: float) -> tuple[Chebyshev, Chebyshev, float]:
     small = _chebyshev(
         lambda t: math.erf(math.sqrt(t)) / math.sqrt(t) if t > 0 else 2 / math.sqrt(math.pi),

@@ -12,7 +12,7 @@ process by llvmlite (already in the process for the compiled backend), in their 
 small engine, as `runtime/native/blas.py` does its router: no thread pool, no BLAS binding.
 Each entry point returns None where no native code can be had (or the arrays do not
 suit it: read-only or strided), and the caller computes the same values in numpy
-(tests/unit/test_dropout_native.py checks they agree bit for bit).
+(tests/unit/runtime/native/test_dropout_native.py checks they agree bit for bit).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ outlined segments and their parallel-loop bodies, `lowering/outline_segments.py`
 LLVM's O3 and instruction selection work one function at a time (the outlined
 functions are external and `noinline`, so little crosses functions: attributes
 inferred for a callee), so a module cut into chunks optimizes to the same code per
-function (bit-identical results, tests/unit/test_llvm_chunks.py), and the chunks' object files
+function (bit-identical results, tests/unit/runtime/native/test_llvm_chunks.py), and the chunks' object files
 linked together into the JIT (MCJIT resolves the calls between them) make the same
 program.  `split_module` cuts the IR text; `emit_chunks` compiles the chunks in
 parallel, each in its own LLVM context and with its own target machine (LLVM is

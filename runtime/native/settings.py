@@ -47,7 +47,7 @@ SLP_VECTORIZE = os.environ.get("PULLBACK_SLP", "0") == "1"
 """LLVM's SLP (straight-line) vectorizer stays off: the LLVM 22.1 that llvmlite 0.50
 ships aborts the whole process on some valid modules with it (an assertion in
 `Value::doRAUW`, llvm/llvm-project#177124; found by the differential fuzzer on a
-conv2d program, tests/unit/test_fuzz.py).  The loop vectorizer does the work that
+conv2d program, tests/unit/testing/test_fuzz.py).  The loop vectorizer does the work that
 matters for our loops (benchmarks/RESULTS.md).  `PULLBACK_SLP=1` turns it back on."""
 
 MAX_COMPILE_THREADS = 8

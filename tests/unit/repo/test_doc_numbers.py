@@ -13,7 +13,7 @@ from pullback.dialects import pd
 from pullback.runtime.native import settings
 from pullback.testing.fuzz.specs import BUILT, EXCLUDED, SPECS
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 DOCS = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
 
 
