@@ -6,7 +6,9 @@ for that input signature), keeps the test-mode forward program its outputs need
 writes `path.pdmodel` (the `pd` IR text, feed and fetch names recorded on the
 module) and `path.pdiparams` (the parameters it reads, by name).
 
-`load(path)` returns a `TranslatedLayer`: a Layer holding the parameters as eager
+`load(path)` reads those files, or Paddle's (`path.pdmodel` as a legacy
+ProgramDesc or `path.json` as a PIR program, with the binary `path.pdiparams`:
+`serialization.read_inference_files`), and returns a `TranslatedLayer`: a Layer holding the parameters as eager
 parameters and calling the program as one `pd.run_program` op, so it needs no
 Python class of the original model, runs compiled, and can be fine-tuned.
 """
@@ -29,10 +31,11 @@ from pullback.frontend.parameter import EagerParamBase
 from pullback.frontend.serialization import (
     FEED_ATTR,
     FETCH_ATTR,
+    _model_file,
     inference_program,
     persistable_names,
-    program_from_text,
     program_to_text,
+    read_inference_files,
 )
 
 MODEL_SUFFIX = ".pdmodel"
@@ -187,19 +190,16 @@ class TranslatedLayer(Layer):
 
 def load(path: str, **configs: Any) -> TranslatedLayer:
     """`paddle.jit.load`: the model `paddle.jit.save` wrote to `path` as a
-    `TranslatedLayer` (no Python class of the original model needed)."""
-    model = path + MODEL_SUFFIX
-    if not os.path.exists(model):
-        raise ValueError(f"The ``path`` ({path}) to load model not exists: there is no '{model}'.")
-    with open(model, "rb") as f:
-        program = program_from_text(f.read())
-    attrs = program.module.attributes
-    if FEED_ATTR not in attrs or FETCH_ATTR not in attrs:
-        raise ValueError(f"paddle.jit.load: '{model}' is not an inference model (no feed/fetch names)")
-    params: dict[str, np.ndarray] = {}
-    if persistable_names(program):
-        with open(path + PARAMS_SUFFIX, "rb") as f:
-            params = pickle.load(f)
+    `TranslatedLayer` (no Python class of the original model needed).  Paddle's
+    files load too: `path.pdmodel` (a legacy ProgramDesc) or `path.json` (a PIR
+    program) with the binary `path.pdiparams`."""
+    api = "paddle.jit.load"
+    model = _model_file(path, configs.get("model_filename"))
+    if model is None:
+        raise ValueError(f"The ``path`` ({path}) to load model not exists: there is no '{path}{MODEL_SUFFIX}' "
+                         f"or '{path}.json'.")
+    params_file = configs.get("params_filename") or path + PARAMS_SUFFIX
+    program, _, _, params = read_inference_files(model, params_file, api)
     return TranslatedLayer(program, params)
 
 
