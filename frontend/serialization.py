@@ -211,10 +211,13 @@ def program_from_text(text: str | bytes, source: Any = None, api: str = "program
     except UnicodeDecodeError:
         raise FileFormatError(f"{api}: {where} is not UTF-8 text") from None
     except (ParseError, VerifyException) as e:
-        first = str(e).strip().splitlines()
+        lines = [ln.strip() for ln in str(e).strip().splitlines() if ln.strip()]
+        # xDSL's message: `<file>:line:col`, the line, a caret, then the reason.
+        reason = lines[-1] if lines else type(e).__name__
+        at = f" at {lines[0].split(':', 1)[-1]}" if len(lines) > 1 and lines[0].count(":") >= 2 else ""
         raise FileFormatError(
             f"{api}: {where} is pullback IR text that does not parse or verify (written by another "
-            f"version, or damaged): {first[0] if first else type(e).__name__}"
+            f"version, or damaged){at}: {reason}"
         ) from None
     prog = Program()
     prog.module = module
@@ -358,15 +361,8 @@ def sniff(data: bytes) -> str:
         return "pd_ir"
     if head.startswith(b"{") and b'"base_code"' in data[:4096]:
         return "pir_json"
-    if data[:1] == b"\x0a":  # field 1 (blocks), length-delimited: a ProgramDesc
-        from pullback.frontend.formats.program_desc import parse_program
-        from pullback.frontend.formats.wire import WireError
-
-        try:
-            parse_program(data)
-            return "program_desc"
-        except WireError:
-            return "unknown"
+    if data[:1] == b"\x0a":  # field 1 (blocks), length-delimited: a ProgramDesc (or a damaged one)
+        return "program_desc"
     return "unknown"
 
 
@@ -382,7 +378,7 @@ def _paddle_program(data: bytes, kind: str, source: Any, api: str) -> tuple[Prog
         try:
             doc = json.loads(data.decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as e:
-            raise FileFormatError(f"{api}: {where} is not valid JSON ({e})") from None
+            raise FileFormatError(f"{api}: {where} is not valid JSON: truncated or damaged ({e})") from None
         prog = importer.read_pir_json(doc, where, api)
     else:
         prog = importer.read_program_desc(data, where, api)

@@ -85,7 +85,8 @@ def read_program_desc(data: bytes, source: str, api: str) -> PaddleProgram:
     try:
         prog = pdesc.parse_program(data)
     except WireError as e:
-        raise FileFormatError(f"{api}: {source} is not a Paddle program file (ProgramDesc: {e})") from None
+        raise FileFormatError(f"{api}: {source} is not a Paddle program, or a truncated or damaged one "
+                              f"(ProgramDesc: {e})") from None
     block = prog["blocks"][0]
     vars_: dict[str, VarInfo] = {}
     for v in block.get("vars", []):
@@ -1013,16 +1014,16 @@ def check_ops(prog: PaddleProgram, source: str, api: str) -> None:
         table = legacy_ops()
         for op in prog.ops:
             entry = table.get(op.type)
-            if entry is None or any(isinstance(v, tuple) and v and v[0] in ("block", "blocks")
-                                    for v in op.attrs.values()):
-                counts[op.type] = counts.get(op.type, 0) + 1
-                if entry is not None:
-                    problems[op.type] = "sub-blocks"
-                continue
             have = prog.op_versions.get(op.type)
-            if have is not None and have > entry[0] and op.type not in problems:
+            if entry is None:
+                pass
+            elif any(isinstance(v, tuple) and v and v[0] in ("block", "blocks") for v in op.attrs.values()):
+                problems[op.type] = "sub-blocks"
+            elif have is not None and have > entry[0]:
                 problems[op.type] = f"op version {have}, pullback translates up to {entry[0]}"
-                counts[op.type] = counts.get(op.type, 0) + 1
+            else:
+                continue
+            counts[op.type] = counts.get(op.type, 0) + 1
     else:
         ptable = pir_ops()
         for op in prog.ops:
@@ -1139,9 +1140,11 @@ def translate(prog: PaddleProgram, source: str, api: str) -> tuple[Any, list[str
         for i, n in enumerate(prog.fetches):
             v = ctx.var(n)
             want = n if not n.startswith("%") else f"fetch_name_{i}"
-            if v.name != want or want in fetch_names:
-                v = _api().assign(v)
-                want = want if want not in fetch_names else f"{want}_{i}"
+            if want in fetch_names:
+                want = f"{want}_{i}"
+            if v.name != want:
+                if isinstance(v.value.owner, (pd.DataOp, pd.ParameterOp)) or v.name in fetch_names:
+                    v = _api().assign(v)  # a feed, a parameter or another fetch: keep its name
                 pd.set_value_name(v.value, want)
             fetch_names.append(want)
     program._bump()

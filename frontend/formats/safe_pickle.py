@@ -7,8 +7,9 @@ the table holds only what checkpoints contain:
 
 * numpy arrays and scalars: `numpy.ndarray`, `numpy.dtype`, numpy's
   `_reconstruct` and `scalar` (under `numpy.core.multiarray`, as numpy 1.x files
-  spell them, and `numpy._core.multiarray`, as numpy 2.x files do), and numpy's
-  scalar types (`numpy.float32`, ...);
+  spell them, and `numpy._core.multiarray`, as numpy 2.x files do), its
+  `_frombuffer` (protocol 5, `numpy(._)core.numeric`), and numpy's scalar types
+  (`numpy.float32`, ...);
 * Python values: `dict`, `list`, `tuple`, `set`, `frozenset`, `bytearray`,
   `complex`, `int`, `float`, `bool`, `str`, `bytes`, `slice` (as `builtins` or,
   in protocol-2 files, `__builtin__`), `collections.OrderedDict`, and
@@ -52,6 +53,15 @@ def _reconstruct(subtype: Any, shape: Any, dtype: Any) -> Any:
     return _multiarray._reconstruct(subtype, shape, dtype)
 
 
+def _frombuffer(buf: Any, dtype: Any, shape: Any, order: Any) -> np.ndarray:
+    """numpy's `_frombuffer` (protocol-5 pickles of arrays): an array copied from
+    bytes, never of object dtype."""
+    dt = np.dtype(dtype)
+    if dt.hasobject or not isinstance(buf, (bytes, bytearray, memoryview)):
+        raise pickle.UnpicklingError("_frombuffer is loaded only for plain bytes of a non-object dtype")
+    return np.frombuffer(buf, dtype=dt).reshape(shape, order=order).copy(order="K")
+
+
 def _latin1_encode(text: Any, encoding: Any = "utf-8", *rest: Any) -> bytes:
     """`_codecs.encode` as protocol-2 pickles use it for bytes (latin-1 text)."""
     if not isinstance(text, str) or encoding not in ("latin1", "latin-1") or rest:
@@ -86,6 +96,8 @@ def _allowed() -> dict[tuple[str, str], Any]:
     for module in ("numpy.core.multiarray", "numpy._core.multiarray"):
         table[(module, "_reconstruct")] = _reconstruct
         table[(module, "scalar")] = _multiarray.scalar
+    for module in ("numpy.core.numeric", "numpy._core.numeric"):
+        table[(module, "_frombuffer")] = _frombuffer
     table[("numpy", "ndarray")] = np.ndarray
     table[("numpy", "dtype")] = np.dtype
     for name in _NUMPY_SCALARS:
@@ -130,8 +142,9 @@ class SafeUnpickler(pickle.Unpickler):
 
 
 def looks_like_pickle(data: bytes) -> bool:
-    """Protocol 2-5 pickles start with PROTO (0x80) and the protocol number."""
-    return len(data) >= 2 and data[0] == 0x80 and 2 <= data[1] <= 5
+    """Pickles of protocol 2 and later start with PROTO (0x80) and the protocol
+    number (one newer than this Python reads still counts: `safe_load` says so)."""
+    return len(data) >= 2 and data[0] == 0x80 and 2 <= data[1] < 0x10
 
 
 def safe_load(data: bytes | Any, source: Any, api: str) -> Any:
@@ -159,7 +172,11 @@ def safe_load(data: bytes | Any, source: Any, api: str) -> Any:
         raise UnsafeFileError(f"{api}: refusing to load {where}: {e}") from None
     except EOFError:
         raise FileFormatError(f"{api}: {where} is truncated: the pickle ends before its STOP mark") from None
-    except (pickle.UnpicklingError, ValueError, TypeError, KeyError, IndexError, AttributeError,
+    except pickle.UnpicklingError as e:
+        if "truncated" in str(e):
+            raise FileFormatError(f"{api}: {where} is truncated: the pickle ends inside a value") from None
+        raise FileFormatError(f"{api}: {where} is not a readable pickle (UnpicklingError: {e})") from None
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError,
             OverflowError, MemoryError, UnicodeDecodeError) as e:
         raise FileFormatError(f"{api}: {where} is not a readable pickle ({type(e).__name__}: {e})") from None
 

@@ -1,0 +1,139 @@
+"""Paddle's inference models, read into `pd` IR and run.
+
+The fixtures under `tests/data/paddle_files/infer` were written by real
+PaddlePaddle 3.3.1 (`tests/data/paddle_files/make_fixtures.py`), each model in the
+format Paddle 3.3.1 writes by default (PIR `<name>.json`) and in the legacy
+`ProgramDesc` (`<name>_legacy.pdmodel`), with the binary `.pdiparams`, plus an
+input and Paddle's outputs for it (`<name>[_legacy]_io.npz`):
+
+* `mlp` (jit.save of Linear-ReLU-Linear), `lenet` (conv, batch_norm, relu, max
+  and avg pool, flatten, linear, softmax), `mixed` (layer_norm, gelu/silu,
+  dropout, reshape, transpose, concat, scale, mean, slice, ...), `static_fc`
+  (`save_inference_model` of a static fc program);
+* `unsupported`: ops pullback does not have (i0, polygamma, renorm).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pullback as paddle
+from pullback.dialects import pd
+from pullback.frontend import core
+from pullback.frontend.formats.importer import UnsupportedOpsError, legacy_ops, pir_ops
+from pullback.runtime.scope import Scope, scope_guard
+
+INFER = Path(__file__).resolve().parents[2] / "data" / "paddle_files" / "infer"
+
+MODELS = ["mlp", "mlp_legacy", "lenet", "lenet_legacy", "mixed", "mixed_legacy", "static_fc", "static_fc_legacy"]
+
+
+def _io(name: str) -> np.lib.npyio.NpzFile:
+    own = INFER / f"{name}_io.npz"
+    return np.load(own if own.exists() else INFER / f"{name.removesuffix('_legacy')}_io.npz")
+
+
+def _outputs(io: np.lib.npyio.NpzFile) -> list[np.ndarray]:
+    return [io[f"out{i}"] for i in range(len([k for k in io.files if k.startswith("out")]))]
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_jit_load_runs_paddle_models_like_paddle(dynamic_mode, name):
+    io = _io(name)
+    layer = paddle.jit.load(str(INFER / name))
+    out = layer(paddle.to_tensor(io["x"]))
+    outs = out if isinstance(out, list) else [out]
+    expected = _outputs(io)
+    assert len(outs) == len(expected)
+    for got, want in zip(outs, expected):
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=2e-6)
+
+
+@pytest.mark.parametrize("name", ["lenet", "static_fc_legacy"])
+def test_load_inference_model_runs_paddle_models(name):
+    io = _io(name)
+    core.enable_static()
+    try:
+        with scope_guard(Scope()):
+            exe = paddle.static.Executor(paddle.CPUPlace())
+            program, feeds, fetches = paddle.static.load_inference_model(str(INFER / name), exe)
+            assert feeds == (["img"] if name.startswith("static_fc") else ["x"])
+            got = exe.run(program, feed={feeds[0]: io["x"]}, fetch_list=fetches)
+    finally:
+        core.disable_static()
+    for g, want in zip(got, _outputs(io)):
+        np.testing.assert_allclose(g, want, rtol=1e-5, atol=2e-6)
+
+
+def test_imported_program_keeps_paddles_names_and_parameters(dynamic_mode):
+    core.enable_static()
+    try:
+        with scope_guard(Scope()) :
+            exe = paddle.static.Executor(paddle.CPUPlace())
+            program, feeds, fetches = paddle.static.load_inference_model(str(INFER / "lenet_legacy"), exe)
+            scope = paddle.static.global_scope()
+            params = {op.var_name.data: op for op in program.module.walk() if isinstance(op, pd.ParameterOp)}
+            assert "conv2d_0.w_0" in params and scope["conv2d_0.w_0"].shape == (4, 1, 3, 3)
+            # Batch-norm statistics are written by Paddle's op: not trainable.
+            assert not params["batch_norm2d_0.w_1"].trainable.value.data
+            assert params["conv2d_0.w_0"].trainable.value.data
+            assert [v.name for v in fetches] == ["softmax_0.tmp_0"]
+            assert program.global_block().var("relu_0.tmp_0").shape == [-1, 4, 16, 16]
+            # Inference behaviour: batch_norm in test mode.
+            bns = [op for op in program.module.walk() if isinstance(op, pd.BatchNormOp)]
+            assert bns and all(op.prop("is_test") for op in bns)
+    finally:
+        core.disable_static()
+
+
+def test_both_formats_give_the_same_program_shape(dynamic_mode):
+    legacy = paddle.jit.load(str(INFER / "lenet_legacy"))
+    pir = paddle.jit.load(str(INFER / "lenet"))
+    names = lambda layer: sorted(op.name for op in layer.program().module.walk())  # noqa: E731
+    assert names(legacy) == names(pir)
+
+
+def test_paddle_load_of_a_model_prefix_gives_its_state_dict(dynamic_mode):
+    state = paddle.load(str(INFER / "mlp"))
+    assert sorted(state) == ["linear_2.b_0", "linear_2.w_0", "linear_3.b_0", "linear_3.w_0"]
+    assert state["linear_2.w_0"].shape == [3, 4]
+    assert isinstance(paddle.load(str(INFER / "mlp_legacy"), return_numpy=True)["linear_0.b_0"], np.ndarray)
+
+
+def test_loaded_paddle_model_fine_tunes(dynamic_mode):
+    layer = paddle.jit.load(str(INFER / "mlp_legacy"))
+    x = paddle.to_tensor(_io("mlp_legacy")["x"])
+    opt = paddle.optimizer.SGD(0.1, parameters=layer.parameters())
+    before = float((layer(x) ** 2).mean())
+    for _ in range(3):
+        loss = (layer(x) ** 2).mean()
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+    assert float((layer(x) ** 2).mean()) < before
+
+
+@pytest.mark.parametrize("name, prefix", [("unsupported", "pd_op."), ("unsupported_legacy", "")])
+def test_unsupported_ops_are_listed_at_once(dynamic_mode, name, prefix):
+    with pytest.raises(UnsupportedOpsError) as e:
+        paddle.jit.load(str(INFER / name))
+    msg = str(e.value)
+    assert f"{name}." in msg and "3 operator type(s)" in msg
+    assert f"{prefix}i0, {prefix}polygamma, {prefix}renorm" in msg
+    assert "erfinv" not in msg and "clip" not in msg  # those it has
+
+
+def test_translation_tables_cover_the_common_inference_ops():
+    for op in ["feed", "fetch"]:
+        assert op not in legacy_ops()  # handled before translation
+    for op in ["matmul_v2", "mul", "elementwise_add", "conv2d", "depthwise_conv2d", "pool2d", "batch_norm",
+               "layer_norm", "relu", "softmax", "reshape2", "transpose2", "flatten_contiguous_range", "concat",
+               "dropout", "scale", "slice", "reduce_mean", "gelu", "hard_swish", "lookup_table_v2", "cast"]:
+        assert op in legacy_ops(), op
+    for op in ["matmul", "add", "conv2d", "pool2d", "batch_norm_", "layer_norm", "relu", "softmax",
+               "reshape", "transpose", "flatten", "concat", "dropout", "scale", "slice", "mean", "full",
+               "full_int_array", "embedding", "cast"]:
+        assert f"pd_op.{op}" in pir_ops(), op
