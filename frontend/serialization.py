@@ -16,8 +16,11 @@ Formats (files written by one run load in another):
   the program's IR text.
 * Inference models: `<prefix>.pdmodel` is the forward program pruned to what the
   fetch targets need from the feeds, with `is_test` set on the ops that have it,
-  as `pd` IR text whose module attributes list the feed and fetch names;
-  `<prefix>.pdiparams` holds its parameters as above.
+  written as Paddle's legacy `ProgramDesc` protobuf (`formats/exporter.py`: real
+  Paddle loads it) or, with `model_format='pullback'` or for ops Paddle has no
+  operator for, as `pd` IR text whose module attributes list the feed and fetch
+  names; `<prefix>.pdiparams` holds its parameters in Paddle's binary combined
+  format (sorted by name).
 
 Reading is also Paddle's formats (`frontend/formats`): a `.pdmodel` in Paddle's
 legacy `ProgramDesc` protobuf or a PIR `<prefix>.json`, with the binary combined
@@ -696,22 +699,61 @@ def normalize_program(program: Program, feed_vars: Any, fetch_vars: Any, **kwarg
     return inference_program(program, feed_vars, fetch_vars, "paddle.static.normalize_program")
 
 
+MODEL_FORMATS = ("paddle", "pullback")
+
+
+def write_inference_files(path_prefix: str, infer: Program, params: Mapping[str, np.ndarray], api: str,
+                          model_format: Any = None) -> str:
+    """Write an inference Program (as `inference_program` makes it) and its
+    parameters: `<prefix>.pdmodel` as Paddle's legacy ProgramDesc
+    (`model_format='paddle'`, the default) or as pullback's IR text
+    (`'pullback'`), and `<prefix>.pdiparams` as Paddle's combined tensor stream
+    (sorted by name).  A program with ops Paddle has no operator for is written as
+    IR text with a warning (an error if 'paddle' was asked for explicitly).
+    Returns the format written."""
+    from pullback.frontend.formats.exporter import NotExportable, export_program
+
+    fmt = "paddle" if model_format is None else model_format
+    if fmt not in MODEL_FORMATS:
+        raise ValueError(f"{api}: model_format must be one of {MODEL_FORMATS}, got {model_format!r}")
+    attrs = infer.module.attributes
+    feeds = [a.data for a in attrs[FEED_ATTR].data]  # type: ignore[attr-defined]
+    fetches = [a.data for a in attrs[FETCH_ATTR].data]  # type: ignore[attr-defined]
+    model: bytes | None = None
+    if fmt == "paddle":
+        try:
+            model = export_program(infer, feeds, fetches)
+        except NotExportable as e:
+            if model_format == "paddle":
+                raise ValueError(f"{api}: the program cannot be written in Paddle's format: {e} have no "
+                                 "Paddle operator (model_format='pullback' writes pullback IR text)") from None
+            warnings.warn(f"{api}: {e} have no Paddle operator: '{path_prefix}.pdmodel' is written as pullback "
+                          "IR text, which only pullback reads", stacklevel=3)
+            fmt = "pullback"
+    if model is None:
+        model = program_to_text(infer).encode("utf-8")
+    _ensure_dir(path_prefix)
+    with open(path_prefix + ".pdmodel", "wb") as f:
+        f.write(model)
+    with open(path_prefix + ".pdiparams", "wb") as f:
+        f.write(tensor_stream.write_tensors([np.asarray(params[n]) for n in sorted(params)]))
+    return fmt
+
+
 def save_inference_model(path_prefix: str, feed_vars: Any, fetch_vars: Any, executor: Any,
                          program: Program | None = None, **kwargs: Any) -> None:
     """`paddle.static.save_inference_model`: the pruned test-mode forward program to
-    `<path_prefix>.pdmodel` (IR text) and its parameters to `<path_prefix>.pdiparams`."""
+    `<path_prefix>.pdmodel` (Paddle's ProgramDesc, which real Paddle loads; or
+    pullback IR text with `model_format='pullback'`) and its parameters to
+    `<path_prefix>.pdiparams` (Paddle's binary format)."""
     api = "paddle.static.save_inference_model"
     if not isinstance(path_prefix, str) or not path_prefix or os.path.basename(path_prefix) == "":
         raise ValueError(f"{api}: path_prefix must be 'dirname/filename_prefix', got {path_prefix!r}")
     program = default_main_program() if program is None else _require_program(api, program)
     infer = inference_program(program, feed_vars, fetch_vars, api)
-    _ensure_dir(path_prefix)
     scope = global_scope()
     params = {n: _scope_value(scope, n, api) for n in persistable_names(infer)}
-    with open(path_prefix + ".pdmodel", "wb") as f:
-        f.write(program_to_text(infer).encode("utf-8"))
-    with open(path_prefix + ".pdiparams", "wb") as f:
-        pickle.dump(params, f, protocol=4)
+    write_inference_files(path_prefix, infer, params, api, kwargs.get("model_format"))
 
 
 def load_inference_model(path_prefix: str, executor: Any, **kwargs: Any) -> list[Any]:
@@ -740,6 +782,7 @@ __all__ = [
     "program_from_text",
     "program_to_text",
     "read_inference_files",
+    "write_inference_files",
     "save",
     "save_inference_model",
     "set_program_state",

@@ -120,8 +120,10 @@ def write_tensors(arrays: Sequence[np.ndarray]) -> bytes:
 
 
 def looks_like_tensor(data: bytes) -> bool:
-    """Whether `data` starts like a serialized tensor (version 0, no/short LoD)."""
-    return len(data) >= 12 and data[:4] == b"\0\0\0\0" and struct.unpack_from("<Q", data, 4)[0] <= 16
+    """Whether `data` starts like a serialized tensor: a small version (0 is the
+    only one; `read_tensor` names others) and a short LoD."""
+    return (len(data) >= 12 and struct.unpack_from("<I", data, 0)[0] < 256
+            and struct.unpack_from("<Q", data, 4)[0] <= 16)
 
 
 __all__ = ["TensorStreamError", "looks_like_tensor", "read_tensor", "read_tensors", "write_tensor", "write_tensors"]

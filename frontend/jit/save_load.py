@@ -3,8 +3,9 @@
 `save(layer, path, input_spec)` traces the layer's forward (the `to_static` trace
 for that input signature), keeps the test-mode forward program its outputs need
 (`serialization.inference_program`, as `static.save_inference_model` does) and
-writes `path.pdmodel` (the `pd` IR text, feed and fetch names recorded on the
-module) and `path.pdiparams` (the parameters it reads, by name).
+writes `path.pdmodel` (Paddle's ProgramDesc, which real Paddle loads, or the `pd`
+IR text with `model_format='pullback'`) and `path.pdiparams` (the parameters it
+reads, in Paddle's binary format: `serialization.write_inference_files`).
 
 `load(path)` reads those files, or Paddle's (`path.pdmodel` as a legacy
 ProgramDesc or `path.json` as a PIR program, with the binary `path.pdiparams`:
@@ -16,7 +17,6 @@ Python class of the original model, runs compiled, and can be fine-tuned.
 from __future__ import annotations
 
 import os
-import pickle
 import weakref
 from typing import Any
 
@@ -34,8 +34,8 @@ from pullback.frontend.serialization import (
     _model_file,
     inference_program,
     persistable_names,
-    program_to_text,
     read_inference_files,
+    write_inference_files,
 )
 
 MODEL_SUFFIX = ".pdmodel"
@@ -100,13 +100,7 @@ def save(layer: Any, path: str, input_spec: Any = None, **configs: Any) -> None:
     _drop_call_seeds(infer)
     by_name = dict(zip(concrete.param_names, concrete.captured))
     params = {n: np.array(by_name[n]._data) for n in persistable_names(infer)}
-    directory = os.path.dirname(path)
-    if directory:
-        os.makedirs(directory, exist_ok=True)
-    with open(path + MODEL_SUFFIX, "wb") as f:
-        f.write(program_to_text(infer).encode("utf-8"))
-    with open(path + PARAMS_SUFFIX, "wb") as f:
-        pickle.dump(params, f, protocol=4)
+    write_inference_files(path, infer, params, api, configs.get("model_format"))
 
 
 def _drop_call_seeds(program: Any) -> None:

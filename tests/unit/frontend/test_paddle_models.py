@@ -137,3 +137,58 @@ def test_translation_tables_cover_the_common_inference_ops():
                "reshape", "transpose", "flatten", "concat", "dropout", "scale", "slice", "mean", "full",
                "full_int_array", "embedding", "cast"]:
         assert f"pd_op.{op}" in pir_ops(), op
+
+
+# ------------------------------------------------------------ writing Paddle's format
+
+
+def test_saved_models_are_paddle_program_descs(dynamic_mode, tmp_path):
+    """`jit.save` writes Paddle's ProgramDesc and binary parameters (real Paddle
+    3.3.1 loaded such files when these tests were written:
+    tests/data/paddle_files/check_paddle_reads_pullback.py), and reads them back."""
+    from pullback.frontend.formats import program_desc as pdesc
+    from pullback.frontend.formats.tensor_stream import read_tensors
+    from pullback.frontend.serialization import sniff
+
+    paddle.seed(2)
+    net = paddle.nn.Sequential(paddle.nn.Conv2D(1, 2, 3, padding=1), paddle.nn.BatchNorm2D(2), paddle.nn.ReLU(),
+                               paddle.nn.Flatten(), paddle.nn.Linear(2 * 16, 3), paddle.nn.LayerNorm(3),
+                               paddle.nn.GELU(), paddle.nn.Dropout(0.2), paddle.nn.Softmax())
+    net.eval()
+    prefix = str(tmp_path / "net")
+    paddle.jit.save(net, prefix, input_spec=[paddle.static.InputSpec([None, 1, 4, 4], "float32", "img")])
+    raw = (tmp_path / "net.pdmodel").read_bytes()
+    assert sniff(raw) == "program_desc"
+    prog = pdesc.parse_program(raw)
+    types = [op["type"] for op in prog["blocks"][0]["ops"]]
+    assert types[0] == "feed" and types[-1] == "fetch"
+    for t in ("conv2d", "batch_norm", "relu", "reshape2", "matmul_v2", "elementwise_add", "layer_norm", "gelu",
+              "dropout", "softmax"):
+        assert t in types, t
+    params = read_tensors((tmp_path / "net.pdiparams").read_bytes())
+    assert len(params) == 10  # conv w/b, bn scale/bias/mean/var, linear w/b, layer_norm w/b
+    x = paddle.to_tensor(np.random.default_rng(0).standard_normal((2, 1, 4, 4)).astype("float32"))
+    np.testing.assert_allclose(paddle.jit.load(prefix)(x).numpy(), net(x).numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_model_format_pullback_and_the_fallback(dynamic_mode, tmp_path):
+    from pullback.frontend.serialization import sniff
+
+    net = paddle.nn.Linear(3, 2)
+    spec = [paddle.static.InputSpec([None, 3], "float32", "x")]
+    paddle.jit.save(net, str(tmp_path / "ir"), input_spec=spec, model_format="pullback")
+    assert sniff((tmp_path / "ir.pdmodel").read_bytes()) == "pd_ir"
+    x = paddle.ones([2, 3])
+    np.testing.assert_allclose(paddle.jit.load(str(tmp_path / "ir"))(x).numpy(), net(x).numpy(), rtol=1e-6)
+
+    def cum(x):  # pd.cumsum: no Paddle operator written here
+        return paddle.cumsum(net(x), axis=1)
+
+    with pytest.warns(UserWarning, match="pd.cumsum have no Paddle operator"):
+        paddle.jit.save(cum, str(tmp_path / "cum"), input_spec=spec)
+    assert sniff((tmp_path / "cum.pdmodel").read_bytes()) == "pd_ir"
+    np.testing.assert_allclose(paddle.jit.load(str(tmp_path / "cum"))(x).numpy(), cum(x).numpy(), rtol=1e-6)
+    with pytest.raises(ValueError, match="cannot be written in Paddle's format"):
+        paddle.jit.save(cum, str(tmp_path / "cum2"), input_spec=spec, model_format="paddle")
+    with pytest.raises(ValueError, match="model_format"):
+        paddle.jit.save(net, str(tmp_path / "bad"), input_spec=spec, model_format="onnx")
