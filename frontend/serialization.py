@@ -706,8 +706,10 @@ def write_inference_files(path_prefix: str, infer: Program, params: Mapping[str,
                           model_format: Any = None) -> str:
     """Write an inference Program (as `inference_program` makes it) and its
     parameters: `<prefix>.pdmodel` as Paddle's legacy ProgramDesc
-    (`model_format='paddle'`, the default) or as pullback's IR text
-    (`'pullback'`), and `<prefix>.pdiparams` as Paddle's combined tensor stream
+    (`model_format='paddle'`, the default) and `<prefix>.json` as Paddle 3's PIR
+    program (what Paddle 3 reads by default; skipped with a warning for ops it has
+    no form for here), or `<prefix>.pdmodel` as pullback's IR text
+    (`'pullback'`); `<prefix>.pdiparams` as Paddle's combined tensor stream
     (sorted by name).  A program with ops Paddle has no operator for is written as
     IR text with a warning (an error if 'paddle' was asked for explicitly).
     Returns the format written."""
@@ -730,11 +732,26 @@ def write_inference_files(path_prefix: str, infer: Program, params: Mapping[str,
             warnings.warn(f"{api}: {e} have no Paddle operator: '{path_prefix}.pdmodel' is written as pullback "
                           "IR text, which only pullback reads", stacklevel=3)
             fmt = "pullback"
+    pir: bytes | None = None
     if model is None:
         model = program_to_text(infer).encode("utf-8")
+    else:
+        from pullback.frontend.formats.pir_writer import export_pir_json
+
+        try:
+            pir = export_pir_json(infer, feeds, fetches)
+        except NotExportable as e:
+            warnings.warn(f"{api}: {e} have no PIR form here: '{path_prefix}.json' (what Paddle 3 reads by "
+                          f"default) is not written; Paddle reads '{path_prefix}.pdmodel' with "
+                          "FLAGS_enable_pir_api=0", stacklevel=3)
     _ensure_dir(path_prefix)
     with open(path_prefix + ".pdmodel", "wb") as f:
         f.write(model)
+    if pir is not None:
+        with open(path_prefix + ".json", "wb") as f:
+            f.write(pir)
+    elif os.path.exists(path_prefix + ".json"):
+        os.remove(path_prefix + ".json")  # a stale program of an earlier save
     with open(path_prefix + ".pdiparams", "wb") as f:
         f.write(tensor_stream.write_tensors([np.asarray(params[n]) for n in sorted(params)]))
     return fmt

@@ -169,6 +169,13 @@ def test_saved_models_are_paddle_program_descs(dynamic_mode, tmp_path):
     assert len(params) == 10  # conv w/b, bn scale/bias/mean/var, linear w/b, layer_norm w/b
     x = paddle.to_tensor(np.random.default_rng(0).standard_normal((2, 1, 4, 4)).astype("float32"))
     np.testing.assert_allclose(paddle.jit.load(prefix)(x).numpy(), net(x).numpy(), rtol=1e-5, atol=1e-6)
+    # Paddle 3's default form, `.json` (PIR), is written next to it and reads back too.
+    assert sniff((tmp_path / "net.json").read_bytes()) == "pir_json"
+    (tmp_path / "pir").mkdir()
+    (tmp_path / "pir" / "net.json").write_bytes((tmp_path / "net.json").read_bytes())
+    (tmp_path / "pir" / "net.pdiparams").write_bytes((tmp_path / "net.pdiparams").read_bytes())
+    got = paddle.jit.load(str(tmp_path / "pir" / "net"))(x).numpy()
+    np.testing.assert_allclose(got, net(x).numpy(), rtol=1e-5, atol=1e-6)
 
 
 def test_model_format_pullback_and_the_fallback(dynamic_mode, tmp_path):
@@ -190,5 +197,16 @@ def test_model_format_pullback_and_the_fallback(dynamic_mode, tmp_path):
     np.testing.assert_allclose(paddle.jit.load(str(tmp_path / "cum"))(x).numpy(), cum(x).numpy(), rtol=1e-6)
     with pytest.raises(ValueError, match="cannot be written in Paddle's format"):
         paddle.jit.save(cum, str(tmp_path / "cum2"), input_spec=spec, model_format="paddle")
+    # An op the ProgramDesc writer has and the PIR json writer has not: no `.json`.
+    idx = paddle.to_tensor(np.array([1, 0], dtype="int64"))
+
+    def gathered(x):
+        return paddle.gather(net(x), idx, axis=1)
+
+    (tmp_path / "g.json").write_text("stale")
+    with pytest.warns(UserWarning, match="pd.gather have no PIR form"):
+        paddle.jit.save(gathered, str(tmp_path / "g"), input_spec=spec)
+    assert sniff((tmp_path / "g.pdmodel").read_bytes()) == "program_desc" and not (tmp_path / "g.json").exists()
+    np.testing.assert_allclose(paddle.jit.load(str(tmp_path / "g"))(x).numpy(), gathered(x).numpy(), rtol=1e-6)
     with pytest.raises(ValueError, match="model_format"):
         paddle.jit.save(net, str(tmp_path / "bad"), input_spec=spec, model_format="onnx")
