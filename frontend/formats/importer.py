@@ -15,9 +15,18 @@ static mode, so the result is the Program those calls would have built:
 
 Before anything is built, every op type is checked: types without a translator,
 and legacy ops whose recorded version (`op_version_map`) is newer than the one
-translated here, are reported together in one `UnsupportedOpsError`.
+translated here (Paddle 3.3.1's), are reported together in one
+`UnsupportedOpsError`.
 
-Ops translated (Paddle's legacy type / PIR `pd_op` name):
+`legacy_ops()` and `pir_ops()` list the ops translated: the usual inference ops
+(matmul/mul/fc parts, elementwise and comparison ops, activations, softmax,
+conv2d/depthwise/transposed, pool2d, batch_norm, layer_norm, dropout, reshape,
+transpose, flatten, squeeze/unsqueeze, concat, split, slice, reductions, cast,
+fill_constant/full, embedding, stack, expand, top-k, where, gather, bilinear and
+nearest interpolation).  Shapes, axes and sizes must be constants of the file: a
+value computed at run time (`ShapeTensor` inputs, `pd_op.shape` feeding a
+reshape) is reported by the op that needs it.  Control flow (sub-blocks) is not
+translated.
 """
 
 from __future__ import annotations
@@ -549,6 +558,7 @@ def _legacy_table() -> dict[str, tuple[int, Translator]]:
         "lgamma", "digamma", "log1p", "expm1", "sign", "logical_not", "log2", "log10",
     ]
     t: dict[str, tuple[int, Translator]] = {name: (0, _unary(name)) for name in paddle_unary}
+    t["round"] = (1, _unary("round"))  # (Paddle 3.3.1's op versions)
     t.update({name: (0, _unary(name, "F")) for name in ["relu", "silu", "mish", "softsign", "tanhshrink"]})
 
     def relu6(ctx: Ctx) -> None:
@@ -734,9 +744,9 @@ def _legacy_table() -> dict[str, tuple[int, Translator]]:
         return tr
 
     t.update({
-        "relu6": (0, relu6), "gelu": (0, gelu), "leaky_relu": (0, leaky_relu), "elu": (0, elu),
+        "relu6": (0, relu6), "gelu": (0, gelu), "leaky_relu": (1, leaky_relu), "elu": (0, elu),
         "swish": (0, swish), "hard_sigmoid": (0, hard_sigmoid), "hard_swish": (0, hard_swish),
-        "brelu": (0, brelu), "softplus": (0, softplus), "softmax": (0, softmax),
+        "brelu": (0, brelu), "softplus": (1, softplus), "softmax": (0, softmax),
         "log_softmax": (0, log_softmax), "scale": (0, scale), "clip": (1, clip),
         "matmul_v2": (0, matmul_v2), "matmul": (1, _matmul_v1), "mul": (0, _mul),
         "conv2d": (1, conv2d), "depthwise_conv2d": (1, conv2d), "conv2d_transpose": (2, conv2d_transpose),
@@ -750,7 +760,7 @@ def _legacy_table() -> dict[str, tuple[int, Translator]]:
         "reduce_min": (0, reduce("min")), "reduce_prod": (0, reduce("prod")), "mean": (0, mean),
         "cast": (0, cast), "assign": (0, assign), "fill_constant": (2, _fill_constant),
         "assign_value": (1, lambda ctx: _assign_value(ctx, "Out")), "arg_max": (0, arg_max),
-        "lookup_table_v2": (0, lookup_table_v2), "stack": (0, stack), "expand_v2": (0, expand_v2),
+        "lookup_table_v2": (1, lookup_table_v2), "stack": (0, stack), "expand_v2": (0, expand_v2),
         "sum": (0, sum_), "pow": (0, pow_), "top_k_v2": (0, top_k_v2), "where": (0, where),
         "gather": (1, gather), "bilinear_interp_v2": (0, interp("bilinear")),
         "nearest_interp_v2": (0, interp("nearest")),

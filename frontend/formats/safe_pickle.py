@@ -118,8 +118,8 @@ ALLOWED: dict[tuple[str, str], Any] = _allowed()
 class SafeUnpickler(pickle.Unpickler):
     """`pickle.Unpickler` resolving globals through `ALLOWED` only."""
 
-    def __init__(self, file: Any, source: Any, api: str) -> None:
-        super().__init__(file, encoding="latin1")
+    def __init__(self, file: Any, source: Any, api: str, encoding: str = "latin1") -> None:
+        super().__init__(file, encoding=encoding)
         self._source = source
         self._api = api
 
@@ -147,8 +147,9 @@ def looks_like_pickle(data: bytes) -> bool:
     return len(data) >= 2 and data[0] == 0x80 and 2 <= data[1] < 0x10
 
 
-def safe_load(data: bytes | Any, source: Any, api: str) -> Any:
-    """Unpickle `data` (bytes or a binary file object) through `SafeUnpickler`.
+def safe_load(data: bytes | Any, source: Any, api: str, encoding: str = "latin1") -> Any:
+    """Unpickle `data` (bytes or a binary file object) through `SafeUnpickler`
+    (`encoding`: how Python 2 `str` objects load, as for `pickle.load`).
 
     Errors name `source` (a path or buffer) and `api`: `UnsafeFileError` for a
     refused name, `FileFormatError` for an empty, truncated or damaged pickle."""
@@ -165,7 +166,7 @@ def safe_load(data: bytes | Any, source: Any, api: str) -> Any:
     else:
         stream = data
     try:
-        return SafeUnpickler(stream, source, api).load()
+        return SafeUnpickler(stream, source, api, encoding).load()
     except UnsafeFileError as e:
         if str(e).startswith(api):
             raise
