@@ -280,7 +280,7 @@ def load(path: Any, **configs: Any) -> Any:
         path = os.fspath(path)
         model = _model_file(path, configs.get("model_filename"))
         if model is not None:
-            _, _, _, params = read_inference_files(model, configs.get("params_filename") or path + ".pdiparams", api)
+            _, _, _, params = read_inference_files(model, _params_file(path, configs), api)
             return {k: _as_tensor(v, k, return_numpy) for k, v in params.items()}
         hint = ""
         if os.path.exists(path + ".pdparams") or os.path.exists(path + ".pdopt"):
@@ -393,23 +393,67 @@ def _paddle_program(data: bytes, kind: str, source: Any, api: str) -> tuple[Prog
 
 
 def _model_file(prefix: str, model_filename: Any = None) -> str | None:
-    """The model file of an inference model `prefix`: `model_filename` if given,
-    else `<prefix>.pdmodel` (pullback IR text or a Paddle ProgramDesc) or
-    `<prefix>.json` (Paddle 3's PIR program), whichever exists."""
+    """The model file of an inference model `prefix`: `<prefix>.pdmodel` (pullback
+    IR text or a Paddle ProgramDesc) or `<prefix>.json` (Paddle 3's PIR program),
+    whichever exists; with `model_filename`, that file itself, or as Paddle reads
+    it, `<prefix>/<model_filename>[.pdmodel]` (`prefix` a directory)."""
     if model_filename:
-        return str(model_filename) if os.path.isfile(model_filename) else None
+        name = os.fspath(model_filename)
+        for candidate in (name, os.path.join(prefix, name + ".pdmodel"), os.path.join(prefix, name)):
+            if os.path.isfile(candidate):
+                return candidate
+        return None
     for suffix in (".pdmodel", ".json"):
         if os.path.isfile(prefix + suffix):
             return prefix + suffix
     return None
 
 
+def _params_file(prefix: str, kwargs: Mapping[str, Any], suffix: str = ".pdiparams") -> str:
+    """The parameter file of an inference model `prefix`: `<prefix>.pdiparams`;
+    with `params_filename`, that file itself or `<prefix>/<params_filename>
+    [.pdiparams]`; with only a `model_filename` (Paddle 1.x), the directory
+    `prefix`, holding one file per parameter."""
+    name = kwargs.get("params_filename")
+    if name:
+        name = os.fspath(name)
+        for candidate in (name, os.path.join(prefix, name + ".pdiparams"), os.path.join(prefix, name)):
+            if os.path.isfile(candidate):
+                return candidate
+        return name
+    if kwargs.get("model_filename") and os.path.isdir(prefix):
+        return prefix
+    return prefix + suffix
+
+
+def _read_separate_params(directory: str, names: Sequence[str], api: str) -> dict[str, np.ndarray]:
+    """Paddle 1.x's uncombined parameters: one tensor file per variable, named
+    after it, in `directory`."""
+    out: dict[str, np.ndarray] = {}
+    for name in names:
+        path = os.path.join(directory, name)
+        if not os.path.isfile(path):
+            raise FileFormatError(f"{api}: there is no parameter file {describe(path)} for the model's "
+                                  f"parameter '{name}' (and no combined parameter file)")
+        with open(path, "rb") as f:
+            raw = f.read()
+        try:
+            arr, end = tensor_stream.read_tensor(raw)
+        except tensor_stream.TensorStreamError as e:
+            raise FileFormatError(f"{api}: {describe(path)} is not a Paddle tensor file: {e}") from None
+        if end != len(raw):
+            raise FileFormatError(f"{api}: {describe(path)} holds more than one tensor")
+        out[name] = arr
+    return out
+
+
 def read_inference_files(model_file: str, params_file: str | None, api: str
                          ) -> tuple[Program, list[str], list[str], dict[str, np.ndarray]]:
     """An inference model from disk: `(program, feed names, fetch names, {parameter:
     array})`.  The model is pullback IR text, a Paddle `ProgramDesc` or a PIR json
-    program; the parameters are Paddle's combined binary stream (sorted by name)
-    or, for pullback IR models, a pickled dict.  Every mismatch between the two
+    program; the parameters are Paddle's combined binary stream (sorted by name),
+    a directory of one tensor file per parameter (Paddle 1.x), or, for pullback IR
+    models of earlier versions, a pickled dict.  Every mismatch between the two
     files raises `FileFormatError` naming them."""
     with open(model_file, "rb") as f:
         data = f.read()
@@ -431,13 +475,20 @@ def read_inference_files(model_file: str, params_file: str | None, api: str
     shapes = _param_shapes(program)
     params: dict[str, np.ndarray] = {}
     if order:
-        if params_file is None or not os.path.isfile(params_file):
+        if params_file is not None and os.path.isdir(params_file):
+            params = _read_separate_params(params_file, order, api)
+            pkind = "separate"
+            raw = b""
+        elif params_file is None or not os.path.isfile(params_file):
             raise FileFormatError(f"{api}: the model {describe(model_file)} has {len(order)} parameters, and "
                                   f"there is no parameter file {describe(params_file or '')}")
-        with open(params_file, "rb") as f:
-            raw = f.read()
-        pkind = sniff(raw)
-        if pkind == "pickle":
+        else:
+            with open(params_file, "rb") as f:
+                raw = f.read()
+            pkind = sniff(raw)
+        if pkind == "separate":
+            pass
+        elif pkind == "pickle":
             loaded = safe_pickle.safe_load(raw, params_file, api)
             if not isinstance(loaded, dict):
                 raise FileFormatError(f"{api}: {describe(params_file)} is not a parameter file (a pickled "
@@ -780,7 +831,7 @@ def load_inference_model(path_prefix: str, executor: Any, **kwargs: Any) -> list
     `<prefix>.json` as a PIR program, with the binary `<prefix>.pdiparams`)."""
     api = "paddle.static.load_inference_model"
     model_file = _model_file(path_prefix, kwargs.get("model_filename"))
-    params_file = kwargs.get("params_filename") or path_prefix + ".pdiparams"
+    params_file = _params_file(path_prefix, kwargs)
     if model_file is None:
         wanted = kwargs.get("model_filename") or f"{path_prefix}.pdmodel' or '{path_prefix}.json"
         raise ValueError(f"{api}: there is no model file '{wanted}'")

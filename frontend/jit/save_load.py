@@ -32,6 +32,7 @@ from pullback.frontend.serialization import (
     FEED_ATTR,
     FETCH_ATTR,
     _model_file,
+    _params_file,
     inference_program,
     persistable_names,
     read_inference_files,
@@ -192,7 +193,7 @@ def load(path: str, **configs: Any) -> TranslatedLayer:
     if model is None:
         raise ValueError(f"The ``path`` ({path}) to load model not exists: there is no '{path}{MODEL_SUFFIX}' "
                          f"or '{path}.json'.")
-    params_file = configs.get("params_filename") or path + PARAMS_SUFFIX
+    params_file = _params_file(path, configs, PARAMS_SUFFIX)
     program, _, _, params = read_inference_files(model, params_file, api)
     return TranslatedLayer(program, params)
 

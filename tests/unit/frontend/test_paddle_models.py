@@ -210,3 +210,41 @@ def test_model_format_pullback_and_the_fallback(dynamic_mode, tmp_path):
     np.testing.assert_allclose(paddle.jit.load(str(tmp_path / "g"))(x).numpy(), gathered(x).numpy(), rtol=1e-6)
     with pytest.raises(ValueError, match="model_format"):
         paddle.jit.save(net, str(tmp_path / "bad"), input_spec=spec, model_format="onnx")
+
+
+def test_paddle_1x_directory_models(tmp_path):
+    """Paddle 1.x's `save_inference_model(dirname)`: `dirname/__model__` and one
+    tensor file per parameter; and Paddle 2's `model_filename`/`params_filename`
+    relative to a directory."""
+    from pullback.frontend.formats import program_desc as pdesc
+    from pullback.frontend.formats.tensor_stream import read_tensors, write_tensor
+
+    model = (INFER / "lenet_legacy.pdmodel").read_bytes()
+    prog = pdesc.parse_program(model)
+    names = sorted(v["name"] for v in prog["blocks"][0]["vars"]
+                   if v.get("persistable") and v["type"]["type"] == pdesc.DENSE_TENSOR)
+    arrays = read_tensors((INFER / "lenet_legacy.pdiparams").read_bytes())
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "__model__").write_bytes(model)
+    for n, a in zip(names, arrays):
+        (old / n).write_bytes(write_tensor(a))
+    new = tmp_path / "new"
+    new.mkdir()
+    (new / "net.pdmodel").write_bytes(model)
+    (new / "net.pdiparams").write_bytes((INFER / "lenet_legacy.pdiparams").read_bytes())
+    io = _io("lenet_legacy")
+    core.enable_static()
+    try:
+        for where, kwargs in ((old, {"model_filename": "__model__"}),
+                              (new, {"model_filename": "net", "params_filename": "net"})):
+            with scope_guard(Scope()):
+                exe = paddle.static.Executor(paddle.CPUPlace())
+                program, feeds, fetches = paddle.static.load_inference_model(str(where), exe, **kwargs)
+                (got,) = exe.run(program, feed={feeds[0]: io["x"]}, fetch_list=fetches)
+            np.testing.assert_allclose(got, io["out0"], rtol=1e-5, atol=2e-6)
+        (old / names[0]).unlink()
+        with scope_guard(Scope()), pytest.raises(ValueError, match="no parameter file .*conv2d_0.b_0|batch_norm"):
+            paddle.static.load_inference_model(str(old), paddle.static.Executor(), model_filename="__model__")
+    finally:
+        core.disable_static()
