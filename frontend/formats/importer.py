@@ -92,10 +92,14 @@ def read_program_desc(data: bytes, source: str, api: str) -> PaddleProgram:
     from pullback.frontend.formats.wire import WireError
 
     try:
-        prog = pdesc.parse_program(data)
-    except WireError as e:
+        return _read_program_desc(pdesc.parse_program(data))
+    except (WireError, KeyError, IndexError, TypeError) as e:
+        why = str(e) if isinstance(e, WireError) else f"{type(e).__name__}: {e}"
         raise FileFormatError(f"{api}: {source} is not a Paddle program, or a truncated or damaged one "
-                              f"(ProgramDesc: {e})") from None
+                              f"(ProgramDesc: {why})") from None
+
+
+def _read_program_desc(prog: dict[str, Any]) -> PaddleProgram:
     block = prog["blocks"][0]
     vars_: dict[str, VarInfo] = {}
     for v in block.get("vars", []):
@@ -220,7 +224,8 @@ def read_pir_json(doc: Any, source: str, api: str) -> PaddleProgram:
                     vars_[n] = info
             if op.get("regions"):
                 full += " (with regions)"
-            if full == "pd_op.data":
+            if full in ("pd_op.data", "pd_op.feed"):
+                full = "pd_op.data"
                 feeds.append(outs["0"][0])
                 attrs["_feed_name"] = attrs.get("name")
             elif full == "pd_op.fetch":
@@ -1087,6 +1092,9 @@ def translate(prog: PaddleProgram, source: str, api: str) -> tuple[Any, list[str
     from pullback.frontend.framework import Program
 
     check_ops(prog, source, api)
+    if not prog.fetches:
+        raise FileFormatError(f"{api}: {source} is a {prog.format} program without fetch ops: not an "
+                              "inference model (save it with save_inference_model or jit.save)")
     program = Program()
     ctx = Ctx(prog, api, source)
     block = program.global_block()

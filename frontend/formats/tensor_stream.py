@@ -16,6 +16,7 @@ the persistable variables of the program, sorted by name.  A single tensor is wh
 
 from __future__ import annotations
 
+import math
 import struct
 from collections.abc import Sequence
 
@@ -80,7 +81,7 @@ def read_tensor(data: bytes, pos: int = 0) -> tuple[np.ndarray, int]:
     if any(d < 0 for d in dims):
         raise TensorStreamError(f"tensor with negative dims {dims}")
     dtype = np.dtype(dtype_name).newbyteorder("<")
-    nbytes = int(np.prod(dims, dtype=np.int64)) * dtype.itemsize
+    nbytes = math.prod(dims) * dtype.itemsize
     need(nbytes, f"the data of a {dtype_name} tensor of shape {dims}")
     arr = np.frombuffer(data, dtype=dtype, count=nbytes // dtype.itemsize, offset=pos).reshape(dims)
     return arr.astype(dtype.newbyteorder("="), copy=True), pos + nbytes

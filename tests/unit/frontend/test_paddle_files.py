@@ -430,3 +430,40 @@ def test_version_mismatches(dynamic_mode, tmp_path):
     (tmp_path / "ir.pdmodel").write_text('builtin.module {\n  %0 = "pd.op_from_the_future"() : () -> tensor<2xf32>\n}\n')
     msg = _err(paddle.load, str(tmp_path / "ir.pdmodel"))
     assert "ir.pdmodel" in msg and "does not parse or verify" in msg
+
+
+def test_damaged_files_only_raise_format_errors(dynamic_mode, tmp_path):
+    """Every truncation and many single-byte corruptions of Paddle's files give a
+    `FileFormatError` (or load, when the damage hits a value), never another
+    exception out of the readers."""
+    from pullback.frontend.formats.errors import FileFormatError as FFE
+
+    rng = np.random.default_rng(0)
+    cases = [("mlp_legacy.pdmodel", "mlp_legacy.pdiparams", "pdmodel"), ("mlp.json", "mlp.pdiparams", "json"),
+             ("mlp_legacy.pdmodel", "mlp_legacy.pdiparams", "pdiparams")]
+    for model, params, damaged in cases:
+        m, p = (INFER / model).read_bytes(), (INFER / params).read_bytes()
+        raw = {"pdmodel": m, "json": m, "pdiparams": p}[damaged]
+        cuts = [raw[:n] for n in range(0, len(raw), max(1, len(raw) // 20))]
+        flips = []
+        for _ in range(20):
+            b = bytearray(raw)
+            i = int(rng.integers(len(b)))
+            b[i] = int(rng.integers(256))
+            flips.append(bytes(b))
+        for k, bad in enumerate(cuts + flips):
+            d = tmp_path / f"{damaged}{k}"
+            d.mkdir()
+            suffix = ".json" if model.endswith(".json") else ".pdmodel"
+            (d / f"m{suffix}").write_bytes(bad if damaged != "pdiparams" else m)
+            (d / "m.pdiparams").write_bytes(bad if damaged == "pdiparams" else p)
+            try:
+                paddle.jit.load(str(d / "m"))
+            except FFE:
+                pass
+    for name in ("mlp.pdopt", "mlp_p2.pdparams", "dense.pdtensor"):
+        raw = (CKPT / name).read_bytes()
+        for n in range(0, len(raw), max(1, len(raw) // 30)):
+            (tmp_path / "cut").write_bytes(raw[:n])
+            with pytest.raises(FFE):
+                paddle.load(str(tmp_path / "cut"))
