@@ -447,6 +447,40 @@ def _read_separate_params(directory: str, names: Sequence[str], api: str) -> dic
     return out
 
 
+def _read_params(params_file: str | None, order: Sequence[str], model_file: str, api: str
+                 ) -> dict[str, np.ndarray]:
+    """The parameters `order` names (sorted) from a combined tensor stream, a
+    directory of per-parameter files or a pickled dict (earlier pullback)."""
+    if params_file is not None and os.path.isdir(params_file):
+        return _read_separate_params(params_file, order, api)
+    if params_file is None or not os.path.isfile(params_file):
+        raise FileFormatError(f"{api}: the model {describe(model_file)} has {len(order)} parameters, and "
+                              f"there is no parameter file {describe(params_file or '')}")
+    with open(params_file, "rb") as f:
+        raw = f.read()
+    kind = sniff(raw)
+    if kind == "tensor":
+        try:
+            arrays = tensor_stream.read_tensors(raw, len(order))
+        except tensor_stream.TensorStreamError as e:
+            raise FileFormatError(f"{api}: {describe(params_file)} does not fit the model "
+                                  f"{describe(model_file)}: {e}") from None
+        return dict(zip(order, arrays))
+    if kind == "pickle":
+        loaded = safe_pickle.safe_load(raw, params_file, api)
+        if not isinstance(loaded, dict):
+            raise FileFormatError(f"{api}: {describe(params_file)} is not a parameter file (a pickled "
+                                  f"{type(loaded).__name__}, not a dict)")
+        params = {str(k): np.asarray(v) for k, v in loaded.items()}
+        missing = [n for n in order if n not in params]
+        if missing:
+            raise FileFormatError(f"{api}: {describe(params_file)} lacks parameters {missing} of the model "
+                                  f"{describe(model_file)}: it belongs to another model")
+        return params
+    what = "is empty (0 bytes)" if kind == "empty" else f"is not a parameter file (it starts with {raw[:8]!r})"
+    raise FileFormatError(f"{api}: {describe(params_file)} {what}")
+
+
 def read_inference_files(model_file: str, params_file: str | None, api: str
                          ) -> tuple[Program, list[str], list[str], dict[str, np.ndarray]]:
     """An inference model from disk: `(program, feed names, fetch names, {parameter:
@@ -472,50 +506,16 @@ def read_inference_files(model_file: str, params_file: str | None, api: str
         what = {"empty": "is empty (0 bytes)", "pickle": "is a pickle, not a model",
                 "tensor": "is a tensor file, not a model"}.get(kind, f"is not a model file (it starts with {data[:8]!r})")
         raise FileFormatError(f"{api}: {describe(model_file)} {what}")
+    params = _read_params(params_file, order, model_file, api) if order else {}
     shapes = _param_shapes(program)
-    params: dict[str, np.ndarray] = {}
-    if order:
-        if params_file is not None and os.path.isdir(params_file):
-            params = _read_separate_params(params_file, order, api)
-            pkind = "separate"
-            raw = b""
-        elif params_file is None or not os.path.isfile(params_file):
-            raise FileFormatError(f"{api}: the model {describe(model_file)} has {len(order)} parameters, and "
-                                  f"there is no parameter file {describe(params_file or '')}")
-        else:
-            with open(params_file, "rb") as f:
-                raw = f.read()
-            pkind = sniff(raw)
-        if pkind == "separate":
-            pass
-        elif pkind == "pickle":
-            loaded = safe_pickle.safe_load(raw, params_file, api)
-            if not isinstance(loaded, dict):
-                raise FileFormatError(f"{api}: {describe(params_file)} is not a parameter file (a pickled "
-                                      f"{type(loaded).__name__}, not a dict)")
-            params = {str(k): np.asarray(v) for k, v in loaded.items()}
-            missing = [n for n in order if n not in params]
-            if missing:
-                raise FileFormatError(f"{api}: {describe(params_file)} lacks parameters {missing} of the model "
-                                      f"{describe(model_file)}: it belongs to another model")
-        elif pkind == "tensor":
-            try:
-                arrays = tensor_stream.read_tensors(raw, len(order))
-            except tensor_stream.TensorStreamError as e:
-                raise FileFormatError(f"{api}: {describe(params_file)} does not fit the model "
-                                      f"{describe(model_file)}: {e}") from None
-            params = dict(zip(order, arrays))
-        else:
-            what = "is empty (0 bytes)" if pkind == "empty" else f"is not a parameter file (it starts with {raw[:8]!r})"
-            raise FileFormatError(f"{api}: {describe(params_file)} {what}")
-        for name in order:
-            want = shapes.get(name)
-            if want is not None and list(params[name].shape) != want[0]:
-                raise FileFormatError(
-                    f"{api}: {describe(params_file)} does not fit the model {describe(model_file)}: parameter "
-                    f"'{name}' has shape {list(params[name].shape)} in the file and {want[0]} in the model "
-                    "(the two files belong to different models)"
-                )
+    for name in order:
+        want = shapes.get(name)
+        if want is not None and list(params[name].shape) != want[0]:
+            raise FileFormatError(
+                f"{api}: {describe(params_file)} does not fit the model {describe(model_file)}: parameter "
+                f"'{name}' has shape {list(params[name].shape)} in the file and {want[0]} in the model "
+                "(the two files belong to different models)"
+            )
     return program, feeds, fetches, params
 
 
