@@ -334,8 +334,13 @@ def _table() -> dict[str, Exporter]:
     def gather(op: Operation, p: dict[str, Any], ins: list[str], outs: list[str], names: _Names) -> list[_Out]:
         return [_Out("gather", {"X": ins[:1], "Index": ins[1:2]}, {"Out": outs[:1]}, {"axis": _i(p["axis"])})]
 
+    def fill_any_like(op: Operation, p: dict[str, Any], ins: list[str], outs: list[str],
+                      names: _Names) -> list[_Out]:
+        return [_Out("fill_any_like", {"X": ins[:1]}, {"Out": outs[:1]}, {
+            "value": _f(p["value"]), "dtype": _i(_var_type(_dtype(op.results[0])))})]
+
     t.update({
-        "pd.cast": cast, "pd.clip": clip, "pd.matmul": matmul, "pd.conv2d": conv2d,
+        "pd.fill_any_like": fill_any_like, "pd.cast": cast, "pd.clip": clip, "pd.matmul": matmul, "pd.conv2d": conv2d,
         "pd.conv2d_transpose": conv2d_transpose, "pd.pool2d": pool2d, "pd.batch_norm": batch_norm,
         "pd.layer_norm": layer_norm, "pd.dropout": dropout, "pd.concat": concat, "pd.sum": sum_,
         "pd.split": split, "pd.slice": slice_, "pd.strided_slice": strided_slice,
@@ -398,7 +403,9 @@ def export_program(program: Any, feed_names: Sequence[str], fetch_names: Sequenc
     for op in block.ops:
         if isinstance(op, (pd.DataOp, pd.ParameterOp)):
             name_of(op.results[0])
-    for col, n in enumerate(feed_names):
+    # Feed ops in reverse column order, as Paddle's `prepend_feed_ops` leaves them
+    # (its `GetFeedTargetNames` reads them back to front).
+    for col, n in reversed(list(enumerate(feed_names))):
         feed_value = next(v for v in names.of if names.of[v] == n)
         ops.append(_op_desc(_Out("feed", {"X": ["feed"]}, {"Out": [names.of[feed_value]]}, {"col": _i(col)})))
     for op in block.ops:

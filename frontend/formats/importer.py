@@ -741,6 +741,11 @@ def _legacy_table() -> dict[str, tuple[int, Translator]]:
         ctx.no_tensor("Axis")
         ctx.out("Out", _api().gather(ctx.x("X"), ctx.x("Index"), int(ctx.attr("axis", 0))))
 
+    def fill_any_like(ctx: Ctx) -> None:
+        code = int(ctx.attr("dtype", -1))
+        x = ctx.x()
+        ctx.out("Out", _api().full_like(x, float(ctx.attr("value", 0.0)), None if code < 0 else _dtype_attr(code)))
+
     def interp(method: str) -> Translator:
         def tr(ctx: Ctx) -> None:
             ctx.no_tensor("OutSize", "SizeTensor", "Scale")
@@ -768,7 +773,7 @@ def _legacy_table() -> dict[str, tuple[int, Translator]]:
         "lookup_table_v2": (1, lookup_table_v2), "stack": (0, stack), "expand_v2": (0, expand_v2),
         "sum": (0, sum_), "pow": (0, pow_), "top_k_v2": (0, top_k_v2), "where": (0, where),
         "gather": (1, gather), "bilinear_interp_v2": (0, interp("bilinear")),
-        "nearest_interp_v2": (0, interp("nearest")),
+        "nearest_interp_v2": (0, interp("nearest")), "fill_any_like": (0, fill_any_like),
     })
     for name in ("equal", "not_equal", "greater_than", "greater_equal", "less_than", "less_equal"):
         t[name] = (1, compare(name))
@@ -791,6 +796,8 @@ def _pir_table() -> dict[str, Translator]:
             dtype = "float32"
         if ctx.op.type == "pd_op.full_int_array":
             arr = np.array(value, dtype=dtype)
+        elif ctx.op.type == "pd_op.assign_value_":
+            arr = np.array(ctx.attr("values", []), dtype=dtype).reshape(_ints(ctx.attr("shape", [])))
         else:
             arr = np.full(_ints(ctx.attr("shape", [1])), value, dtype=dtype)
         ctx.consts[ctx.op.outputs["0"][0]] = arr
@@ -818,7 +825,7 @@ def _pir_table() -> dict[str, Translator]:
 
     t: dict[str, Translator] = {
         "builtin.combine": combine, "builtin.split": split_vec,
-        "pd_op.full": const_value, "pd_op.full_int_array": const_value,
+        "pd_op.full": const_value, "pd_op.full_int_array": const_value, "pd_op.assign_value_": const_value,
     }
     for name in ["exp", "log", "sqrt", "rsqrt", "abs", "square", "reciprocal", "floor", "ceil", "round", "sin",
                  "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "sigmoid", "erf", "erfinv",
@@ -979,6 +986,14 @@ def _pir_table() -> dict[str, Translator]:
 
         return tr
 
+    def full_like(ctx: Ctx) -> None:
+        dtype = str(ctx.attr("dtype", ""))
+        ctx.out("0", _api().full_like(ctx.x("0"), c_float(ctx, "1", 0.0),
+                                      None if not dtype or dtype.startswith("Undefined") else dtype))
+
+    def tile(ctx: Ctx) -> None:
+        ctx.out("0", _api().tile(ctx.x("0"), _ints(ctx.const("1"))))
+
     def data(ctx: Ctx) -> None:  # feeds are made before the ops run
         pass
 
@@ -998,6 +1013,7 @@ def _pir_table() -> dict[str, Translator]:
         "pd_op.stack": stack, "pd_op.expand": expand, "pd_op.add_n": add_n, "pd_op.pow": pow_,
         "pd_op.topk": topk, "pd_op.where": where, "pd_op.gather": gather,
         "pd_op.bilinear_interp": interp("bilinear"), "pd_op.nearest_interp": interp("nearest"),
+        "pd_op.tile": tile, "pd_op.full_like": full_like,
     })
     return t
 

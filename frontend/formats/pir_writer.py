@@ -283,6 +283,90 @@ def _table() -> dict[str, Emit]:
         return w.op("1.slice", [w.id(op.operands[0]), starts, ends], [_res(op)], {
             "axes": a_i64s(axes), "infer_flags": a_i64s([1] * len(axes)), "decrease_axis": a_i64s([])})
 
+    for name in ("equal", "not_equal", "greater_than", "greater_equal", "less_than", "less_equal"):
+        t[f"pd.{name}"] = _binary(name)
+
+    def split(w: _Writer, op: Operation, p: dict[str, Any]) -> list[int]:
+        axis = w.full(p["axis"], "int32")
+        vec_type = {"#": "0.t_vec", "D": [_ttype(_dtype(r), _shape(r)) for r in op.results]}
+        if p["num"]:
+            (vec,) = w.op("1.split_with_num", [w.id(op.operands[0]), axis], [("float32", [])], {"num": a_i32(p["num"])})
+        else:
+            sections = w.full_int_array(p["sections"])
+            (vec,) = w.op("1.split", [w.id(op.operands[0]), sections, axis], [("float32", [])], {})
+        w.ops[-1]["O"][0]["TT"] = vec_type
+        return w.op("0.split", [vec], [_res(op, i) for i in range(len(op.results))], {})
+
+    def gather(w: _Writer, op: Operation, p: dict[str, Any]) -> list[int]:
+        axis = w.full(p["axis"], "int32")
+        return w.op("1.gather", [w.id(op.operands[0]), w.id(op.operands[1]), axis], [_res(op)], {})
+
+    def top_k(w: _Writer, op: Operation, p: dict[str, Any]) -> list[int]:
+        k = w.full(p["k"], "int32")
+        return w.op("1.topk", [w.id(op.operands[0]), k], [_res(op, 0), _res(op, 1)], {
+            "axis": a_i32(p["axis"]), "largest": a_bool(p["largest"]), "sorted": a_bool(p["sorted"])})
+
+    def where(w: _Writer, op: Operation, p: dict[str, Any]) -> list[int]:
+        return w.op("1.where", [w.id(v) for v in op.operands], [_res(op)], {})
+
+    def expand(w: _Writer, op: Operation, p: dict[str, Any]) -> list[int]:
+        return w.op("1.expand", [w.id(op.operands[0]), w.full_int_array(p["shape"])], [_res(op)], {})
+
+    def arg_max(w: _Writer, op: Operation, p: dict[str, Any]) -> list[int]:
+        axis = w.full(p["axis"], "int64")
+        return w.op("1.argmax", [w.id(op.operands[0]), axis], [_res(op)], {
+            "keepdims": a_bool(p["keepdim"]), "flatten": a_bool(p["flatten"]), "dtype": a_dtype(p["dtype"])})
+
+    def lookup_table(w: _Writer, op: Operation, p: dict[str, Any]) -> list[int]:
+        pad = p.get("padding_idx")
+        return w.op("1.embedding", [w.id(op.operands[0]), w.id(op.operands[1])], [_res(op)], {
+            "padding_idx": a_i64(-1 if pad is None else pad), "sparse": a_bool(False)})
+
+    def fill_constant(w: _Writer, op: Operation, p: dict[str, Any]) -> list[int]:
+        return w.op("1.full", [], [_res(op)], {
+            "shape": a_intarray(p["shape"]), "value": a_f64(p["value"]), "dtype": a_dtype(p["dtype"]),
+            "place": a_place(0)}, stop_gradient=True)
+
+    def assign_value(w: _Writer, op: Operation, p: dict[str, Any]) -> list[int]:
+        dt, shape = _res(op)
+        (init,) = w.op("1.full", [], [(dt, shape)], {
+            "shape": a_intarray(shape), "value": a_f64(0.0), "dtype": a_dtype(dt), "place": a_place(0)},
+            stop_gradient=True)
+        return w.op("1.assign_value_", [init], [(dt, shape)], {
+            "shape": a_i32s(p["shape"]), "dtype": a_dtype(dt),
+            "values": a_array([a_f64(float(v)) for v in p["values"]]), "place": a_place(0)}, stop_gradient=True)
+
+    def sum_(w: _Writer, op: Operation, p: dict[str, Any]) -> list[int]:
+        vec = w.op("0.combine", [w.id(v) for v in op.operands], [("float32", [])], {})[0]
+        w.ops[-1]["O"][0]["TT"] = {"#": "0.t_vec", "D": [_ttype(_dtype(v), _shape(v)) for v in op.operands]}
+        return w.op("1.add_n", [vec], [_res(op)], {})
+
+    def pow_(w: _Writer, op: Operation, p: dict[str, Any]) -> list[int]:
+        return w.op("1.pow", [w.id(op.operands[0])], [_res(op)], {"y": a_f32(p["factor"])})
+
+    def strided_slice(w: _Writer, op: Operation, p: dict[str, Any]) -> list[int]:
+        ids = [w.full_int_array(p[k]) for k in ("starts", "ends", "strides")]
+        return w.op("1.strided_slice", [w.id(op.operands[0]), *ids], [_res(op)], {"axes": a_i32s(p["axes"])})
+
+    def conv2d_transpose(w: _Writer, op: Operation, p: dict[str, Any]) -> list[int]:
+        size = w.full_int_array(p["output_size"])
+        return w.op("1.conv2d_transpose", [w.id(op.operands[0]), w.id(op.operands[1]), size], [_res(op)], {
+            "strides": a_i32s(p["strides"]), "paddings": a_i32s(p["paddings"]),
+            "output_padding": a_i32s(p["output_padding"]), "padding_algorithm": a_str(p["padding_algorithm"]),
+            "groups": a_i32(p["groups"]), "dilations": a_i32s(p["dilations"]), "data_format": a_str("NCHW")})
+
+    def fill_any_like(w: _Writer, op: Operation, p: dict[str, Any]) -> list[int]:
+        dt = _dtype(op.results[0])
+        value = w.full(p["value"], dt)
+        return w.op("1.full_like", [w.id(op.operands[0]), value], [_res(op)], {
+            "dtype": a_dtype(dt), "place": a_place(0)})
+
+    t.update({
+        "pd.fill_any_like": fill_any_like, "pd.split": split, "pd.gather": gather, "pd.top_k": top_k, "pd.where": where, "pd.expand": expand,
+        "pd.arg_max": arg_max, "pd.lookup_table": lookup_table, "pd.fill_constant": fill_constant,
+        "pd.assign_value": assign_value, "pd.sum": sum_, "pd.pow": pow_, "pd.strided_slice": strided_slice,
+        "pd.conv2d_transpose": conv2d_transpose,
+    })
     t.update({
         "pd.mean": mean, "pd.gelu": gelu, "pd.softmax": softmax("softmax"), "pd.log_softmax": softmax("log_softmax"),
         "pd.scale": scale, "pd.clip": clip, "pd.cast": cast, "pd.matmul": matmul, "pd.conv2d": conv2d,

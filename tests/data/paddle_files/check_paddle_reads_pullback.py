@@ -8,8 +8,9 @@ Two steps (run by hand; the results are in the report of issue 30):
 `--write` (pullback) saves, into OUT: a checkpoint of an MLP trained one Adam step
 under a StepDecay scheduler (`paddle.save` of its state dicts, protocols 4 and 2,
 and of a Tensor), the next training step's input and results; inference models
-(`jit.save` of a small CNN and of an MLP, `static.save_inference_model` of a
-static fc program) with an input and pullback's outputs.
+(`jit.save` of a small CNN, of an MLP and of a layer of assorted ops,
+`static.save_inference_model` of a static fc program) with inputs and pullback's
+outputs.
 
 `--check` (Paddle) loads the checkpoint into the same model built with Paddle,
 resumes training one step and compares with pullback's step; loads each inference
@@ -49,6 +50,32 @@ def cnn(paddle):
             t = paddle.transpose(paddle.reshape(h, [-1, 2, 4]), [0, 2, 1])
             c = paddle.concat([paddle.tanh(t), nn.functional.sigmoid(t) * 2.0 + 1.0], axis=-1).mean(axis=1)
             return nn.functional.softmax(c, -1), paddle.unsqueeze(c, 1).squeeze(1)[:, 1:3]
+
+    return Net()
+
+
+def ops_model(paddle):
+    """Ops beyond the CNN's: split, gather, topk, where, expand, argmax,
+    embedding, add_n, pow, strided_slice, conv2d_transpose, equal, cast."""
+    nn = paddle.nn
+
+    class Net(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(10, 4)
+            self.up = nn.Conv2DTranspose(2, 3, 3, stride=2, padding=1, output_padding=1)
+
+        def forward(self, x, ids, img):
+            a, b = paddle.split(x, 2, axis=1)
+            g = paddle.gather(x, paddle.to_tensor(np.array([3, 0], dtype="int64")), axis=1)
+            tv, ti = paddle.topk(x, 2)
+            w = paddle.where(x > 0, x, paddle.concat([a, a], axis=1))
+            e = paddle.expand(paddle.unsqueeze(a, 0), [3, -1, 2])
+            am = paddle.argmax(x, axis=1)
+            s = paddle.add_n([a, b, g]) + paddle.pow(a, 2.0)
+            ss = paddle.strided_slice(x, [1], [0], [4], [2])
+            eq = paddle.cast(paddle.equal(x, paddle.ones_like(x)), "float32")
+            return [tv, ti, w, e, am, self.emb(ids), s, ss, self.up(img), eq]
 
     return Net()
 
@@ -101,6 +128,16 @@ def write(out: str) -> None:
     x = rng.standard_normal((2, 3)).astype("float32")
     np.savez(f"{out}/mlp_infer_io.npz", x=x, out0=net2(paddle.to_tensor(x)).numpy())
 
+    net3 = ops_model(paddle)
+    spec = [paddle.static.InputSpec([None, 4], "float32", "x"), paddle.static.InputSpec([None, 2], "int64", "ids"),
+            paddle.static.InputSpec([None, 2, 5, 5], "float32", "img")]
+    paddle.jit.save(net3, f"{out}/ops", input_spec=spec)
+    feed = {"x": rng.standard_normal((2, 4)).astype("float32"), "ids": np.array([[1, 9], [0, 4]], dtype="int64"),
+            "img": rng.standard_normal((2, 2, 5, 5)).astype("float32")}
+    feed["x"][0, 2] = 1.0
+    outs = net3(*(paddle.to_tensor(v) for v in feed.values()))
+    np.savez(f"{out}/ops_io.npz", **feed, **{f"out{i}": o.numpy() for i, o in enumerate(outs)})
+
     paddle.enable_static()
     main, start = paddle.static.Program(), paddle.static.Program()
     with paddle.static.program_guard(main, start):
@@ -143,19 +180,22 @@ def check(out: str) -> None:
     t = paddle.load(f"{out}/tensor.pdtensor")
     close("tensor.pdtensor", t.numpy(), np.arange(6, dtype="float32").reshape(2, 3), 0)
 
-    for name in ("cnn", "mlp_infer"):
+    def inputs(io):
+        return [io[k] for k in ("x", "ids", "img") if k in io.files]
+
+    for name in ("cnn", "mlp_infer", "ops"):
         io = np.load(f"{out}/{name}_io.npz")
         layer = paddle.jit.load(f"{out}/{name}")
-        outs = layer(paddle.to_tensor(io["x"]))
+        outs = layer(*(paddle.to_tensor(v) for v in inputs(io)))
         outs = outs if isinstance(outs, (list, tuple)) else [outs]
         for i, o in enumerate(outs):
             close(f"paddle.jit.load {name} output {i}", o.numpy(), io[f"out{i}"])
     paddle.enable_static()
-    for name in ("cnn", "mlp_infer", "static_fc"):
+    for name in ("cnn", "mlp_infer", "ops", "static_fc"):
         io = np.load(f"{out}/{name}_io.npz")
         exe = paddle.static.Executor(paddle.CPUPlace())
         prog, feeds, fetches = paddle.static.load_inference_model(f"{out}/{name}", exe)
-        got = exe.run(prog, feed={feeds[0]: io["x"]}, fetch_list=fetches)
+        got = exe.run(prog, feed=dict(zip(feeds, inputs(io))), fetch_list=fetches)
         for i, g in enumerate(got):
             close(f"paddle.static.load_inference_model {name} output {i}", g, io[f"out{i}"])
     paddle.disable_static()

@@ -256,6 +256,47 @@ def make_static_inference(legacy: bool) -> None:
     paddle.disable_static()
 
 
+def make_pir_ops() -> None:
+    """`pir_ops`: a static program of ops the models above lack (split, gather,
+    topk, where, tile, expand, argmax, embedding, full, add_n, pow, strided_slice,
+    conv2d_transpose, equal, cast, a constant array), saved as Paddle 3.3.1's PIR
+    json only (its legacy static mode has no builders for several of them)."""
+    paddle = _paddle()
+    paddle.enable_static()
+    main, start = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, start):
+        x = paddle.static.data("x", [None, 4], "float32")
+        ids = paddle.static.data("ids", [None, 2], "int64")
+        img = paddle.static.data("img", [None, 2, 5, 5], "float32")
+        a, b = paddle.split(x, 2, axis=1)
+        _, c1, c2 = paddle.split(x, [1, 1, 2], axis=1)
+        g = paddle.gather(x, paddle.to_tensor(np.array([3, 0], dtype="int64")), axis=1)
+        tv, ti = paddle.topk(x, 2)
+        w = paddle.where(x > 0, x, paddle.tile(a, [1, 2]))
+        e = paddle.expand(paddle.unsqueeze(a, 0), [3, -1, 2])
+        am = paddle.argmax(x, axis=1)
+        emb = paddle.nn.functional.embedding(ids, paddle.static.create_parameter([10, 3], "float32"))
+        s = paddle.add_n([a, b, c2]) + paddle.full([1, 2], 1.5, "float32")
+        p = paddle.pow(x, 3.0)
+        ss = paddle.strided_slice(x, [1], [0], [4], [2])
+        ct = paddle.nn.functional.conv2d_transpose(
+            img, paddle.static.create_parameter([2, 3, 3, 3], "float32"), stride=2, padding=1, output_padding=1)
+        eq = paddle.cast(paddle.equal(x, paddle.assign(np.array([[1.0, 0.0, 1.0, 0.0]], dtype="float32"))), "float32")
+        outs = [c1, g, tv, ti, w, e, am, emb, s, p, ss, ct, eq]
+        exe = paddle.static.Executor(paddle.CPUPlace())
+        paddle.seed(5)
+        exe.run(start)
+        paddle.static.save_inference_model(os.path.join(INFER, "pir_ops"), [x, ids, img], outs, exe)
+        rng = np.random.default_rng(4)
+        feed = {"x": rng.standard_normal((2, 4)).astype("float32"),
+                "ids": np.array([[1, 9], [0, 4]], dtype="int64"),
+                "img": rng.standard_normal((2, 2, 5, 5)).astype("float32")}
+        feed["x"][0, 2] = 1.0
+        got = exe.run(main, feed=feed, fetch_list=outs)
+        np.savez(os.path.join(INFER, "pir_ops_io.npz"), **feed, **{f"out{i}": o for i, o in enumerate(got)})
+    paddle.disable_static()
+
+
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--legacy":
         make_inference(legacy=True)
@@ -266,6 +307,7 @@ def main() -> None:
     make_checkpoint()
     make_inference(legacy=False)
     make_static_inference(legacy=False)
+    make_pir_ops()
     env = dict(os.environ, FLAGS_enable_pir_api="0")
     subprocess.run([sys.executable, os.path.abspath(__file__), "--legacy"], check=True, env=env)
     total = sum(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(HERE) for f in fs)

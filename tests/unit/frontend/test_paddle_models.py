@@ -248,3 +248,17 @@ def test_paddle_1x_directory_models(tmp_path):
             paddle.static.load_inference_model(str(old), paddle.static.Executor(), model_filename="__model__")
     finally:
         core.disable_static()
+
+
+def test_pir_program_of_more_ops(dynamic_mode):
+    """`pir_ops`: Paddle 3.3.1's PIR forms of split (vector results), gather,
+    topk, where, tile, expand, argmax, embedding, full, add_n, pow,
+    strided_slice, conv2d_transpose, equal and a constant array; three feeds."""
+    io = np.load(INFER / "pir_ops_io.npz")
+    layer = paddle.jit.load(str(INFER / "pir_ops"))
+    outs = layer(*(paddle.to_tensor(io[k]) for k in ("x", "ids", "img")))
+    expected = _outputs(io)
+    assert len(outs) == len(expected) == 13
+    for i, (got, want) in enumerate(zip(outs, expected)):
+        assert got.numpy().dtype == want.dtype, i
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-6, err_msg=str(i))
