@@ -16,11 +16,21 @@ Formats (files written by one run load in another):
   the program's IR text.
 * Inference models: `<prefix>.pdmodel` is the forward program pruned to what the
   fetch targets need from the feeds, with `is_test` set on the ops that have it,
-  as `pd` IR text whose module attributes list the feed and fetch names;
-  `<prefix>.pdiparams` holds its parameters as above.
+  written as Paddle's legacy `ProgramDesc` protobuf (`formats/exporter.py`: real
+  Paddle loads it) or, with `model_format='pullback'` or for ops Paddle has no
+  operator for, as `pd` IR text whose module attributes list the feed and fetch
+  names; `<prefix>.pdiparams` holds its parameters in Paddle's binary combined
+  format (sorted by name).
 
-These are pullback's formats: Paddle's own protobuf `.pdmodel` and binary tensor
-files are not read or written.
+Reading is also Paddle's formats (`frontend/formats`): a `.pdmodel` in Paddle's
+legacy `ProgramDesc` protobuf or a PIR `<prefix>.json`, with the binary combined
+`.pdiparams`, load through `load_inference_model` and `jit.load` (translated op by
+op into a `pd` Program); `paddle.load` reads Paddle's pickles and binary tensors.
+
+Nothing is loaded that can run code: every pickle goes through
+`formats.safe_pickle` (numpy arrays, dtypes and Python containers, numbers and
+strings only), and a file that is empty, truncated, of another format or version,
+or does not fit the model raises a `FileFormatError` (a ValueError) naming it.
 """
 
 from __future__ import annotations
@@ -35,6 +45,8 @@ from typing import Any
 import numpy as np
 from pullback.dialects import pd
 from pullback.dialects.pd.base import value_name
+from pullback.frontend.formats import safe_pickle, tensor_stream
+from pullback.frontend.formats.errors import FileFormatError, describe
 from pullback.frontend.framework import Program, Variable, default_main_program
 from pullback.runtime.scope import global_scope
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
@@ -179,22 +191,37 @@ def program_to_text(program: Program) -> str:
     return program.to_string(generic=True)
 
 
-def program_from_text(text: str | bytes) -> Program:
-    """A Program from `pd` IR text (as `program_to_text` or `pullback-opt` write)."""
+def program_from_text(text: str | bytes, source: Any = None, api: str = "program_from_text") -> Program:
+    """A Program from `pd` IR text (as `program_to_text` or `pullback-opt` write).
+    Text that does not parse or verify raises `FileFormatError` naming `source`."""
     from pullback.dialects.pd import PD, restore_name_hints
     from xdsl.context import Context
     from xdsl.dialects.builtin import Builtin
     from xdsl.parser import Parser
+    from xdsl.utils.exceptions import ParseError, VerifyException
 
-    if isinstance(text, bytes):
-        text = text.decode("utf-8")
-    ctx = Context()
-    ctx.load_dialect(Builtin)
-    ctx.load_dialect(PD)
-    module = Parser(ctx, text).parse_module()
-    for op in module.walk():
-        restore_name_hints(op)
-    module.verify()
+    where = describe(source) if source is not None else "the text"
+    try:
+        if isinstance(text, bytes):
+            text = text.decode("utf-8")
+        ctx = Context()
+        ctx.load_dialect(Builtin)
+        ctx.load_dialect(PD)
+        module = Parser(ctx, text).parse_module()
+        for op in module.walk():
+            restore_name_hints(op)
+        module.verify()
+    except UnicodeDecodeError:
+        raise FileFormatError(f"{api}: {where} is not UTF-8 text") from None
+    except (ParseError, VerifyException) as e:
+        lines = [ln.strip() for ln in str(e).strip().splitlines() if ln.strip()]
+        # xDSL's message: `<file>:line:col`, the line, a caret, then the reason.
+        reason = lines[-1] if lines else type(e).__name__
+        at = f" at {lines[0].split(':', 1)[-1]}" if len(lines) > 1 and lines[0].count(":") >= 2 else ""
+        raise FileFormatError(
+            f"{api}: {where} is pullback IR text that does not parse or verify (written by another "
+            f"version, or damaged){at}: {reason}"
+        ) from None
     prog = Program()
     prog.module = module
     prog._bump()
@@ -238,15 +265,23 @@ def save(obj: Any, path: Any, protocol: int = 4, **configs: Any) -> None:
 
 
 def load(path: Any, **configs: Any) -> Any:
-    """`paddle.load`: read what `paddle.save` (or `paddle.static.save`) wrote.
+    """`paddle.load`: read what `paddle.save` (or `paddle.static.save`) wrote, or
+    what Paddle's own `paddle.save` wrote (its pickles, its binary tensors, its
+    program files), or the state dict of an inference model given its path prefix.
     Arrays come back as Tensors unless `return_numpy=True`; `keep_name_table=True`
-    keeps a state dict's `StructuredToParameterName@@` entry."""
+    keeps a state dict's `StructuredToParameterName@@` entry.  Pickles are read
+    with `formats.safe_pickle`: a file naming anything but data is refused."""
+    api = "paddle.load"
     unknown = set(configs) - {"model_filename", "params_filename", "keep_name_table", "return_numpy"}
     if unknown:
         raise ValueError(f"The additional config ({min(unknown)}) of `paddle.load` is not supported.")
     return_numpy = bool(configs.get("return_numpy", False))
     if isinstance(path, (str, os.PathLike)) and not os.path.isfile(path):
         path = os.fspath(path)
+        model = _model_file(path, configs.get("model_filename"))
+        if model is not None:
+            _, _, _, params = read_inference_files(model, _params_file(path, configs), api)
+            return {k: _as_tensor(v, k, return_numpy) for k, v in params.items()}
         hint = ""
         if os.path.exists(path + ".pdparams") or os.path.exists(path + ".pdopt"):
             hint = (" please specify the full file name, not just the file name prefix. For "
@@ -255,12 +290,35 @@ def load(path: Any, **configs: Any) -> Any:
         raise ValueError(f"The ``path`` ({path}) to load model not exists.{hint}")
     with _open(path, "rb") as f:
         data = f.read()
-    if data.lstrip().startswith(_IR_MAGIC) or data.lstrip().startswith(b'"builtin.module"'):
-        return program_from_text(data)
-    try:
-        result = pickle.loads(data, encoding="latin1")
-    except Exception as e:  # noqa: BLE001 - any unpickling failure means "not ours"
-        raise ValueError(f"`paddle.load` can not parse the file:{path} ({e})") from None
+    kind = sniff(data)
+    if kind == "empty":
+        raise FileFormatError(f"{api}: {describe(path)} is empty (0 bytes)")
+    if kind == "pd_ir":
+        return program_from_text(data, path, api)
+    if kind in ("program_desc", "pir_json"):
+        return _paddle_program(data, kind, path, api)[0]
+    if kind == "tensor":
+        try:
+            arr, end = tensor_stream.read_tensor(data)
+        except tensor_stream.TensorStreamError as e:
+            raise FileFormatError(f"{api}: {describe(path)} is a damaged Paddle tensor file: {e}") from None
+        if end != len(data):
+            raise FileFormatError(f"{api}: {describe(path)} holds more than one tensor ({len(data) - end} bytes "
+                                  "follow the first): a combined parameter file needs its model "
+                                  "(paddle.static.load_inference_model or paddle.jit.load)")
+        return _as_tensor(arr, None, return_numpy)
+    if kind != "pickle":
+        try:
+            result = safe_pickle.safe_load(data, path, api)
+        except FileFormatError:
+            raise FileFormatError(
+                f"{api}: can not parse the file {describe(path)}: it is not a pickle, a Paddle tensor, "
+                f"a Paddle program or pullback IR text (it starts with {bytes(data[:8])!r})"
+            ) from None
+    else:
+        result = safe_pickle.safe_load(data, path, api)
+    if isinstance(result, dict):
+        result = _pack_big_params(result)
     if isinstance(result, dict) and NAME_TABLE in result:
         for key, name in result[NAME_TABLE].items():
             if isinstance(result.get(key), np.ndarray):
@@ -271,6 +329,194 @@ def load(path: Any, **configs: Any) -> Any:
     if _contains(result, _is_encoded_tensor):
         return _decode(result, _is_encoded_tensor, lambda t: _as_tensor(t[1], t[0], return_numpy))
     return _decode(result, lambda x: isinstance(x, np.ndarray), lambda a: _as_tensor(a, None, return_numpy))
+
+
+BIG_PARAM_INFO = "UnpackBigParamInfor@@"  # (Paddle's spelling)
+
+
+def _pack_big_params(obj: dict[Any, Any]) -> dict[Any, Any]:
+    """Paddle's protocol-2/3 pickles split arrays over 4 GB into slices listed under
+    `UnpackBigParamInfor@@`: join them back (Paddle's `_pack_loaded_dict`)."""
+    info = obj.get(BIG_PARAM_INFO)
+    if not isinstance(info, dict):
+        return obj
+    for key, value in info.items():
+        slices = [obj[part] for part in value["slices"]]
+        obj[key] = np.concatenate(slices).reshape(value["OriginShape"])
+        for part in value["slices"]:
+            obj.pop(part, None)
+    del obj[BIG_PARAM_INFO]
+    return obj
+
+
+def sniff(data: bytes) -> str:
+    """What a file holds, from its first bytes: 'empty', 'pickle' (protocol 2-5),
+    'tensor' (Paddle's binary tensor serialization), 'pd_ir' (pullback IR text),
+    'pir_json', 'program_desc' (a legacy protobuf program) or 'unknown'."""
+    if not data:
+        return "empty"
+    if safe_pickle.looks_like_pickle(data):
+        return "pickle"
+    if tensor_stream.looks_like_tensor(data):
+        return "tensor"
+    head = data[:4096].lstrip()
+    if head.startswith(_IR_MAGIC) or head.startswith(b'"builtin.module"'):
+        return "pd_ir"
+    if head.startswith(b"{") and b'"base_code"' in data[:4096]:
+        return "pir_json"
+    if data[:1] == b"\x0a":  # field 1 (blocks), length-delimited: a ProgramDesc (or a damaged one)
+        return "program_desc"
+    return "unknown"
+
+
+def _paddle_program(data: bytes, kind: str, source: Any, api: str) -> tuple[Program, list[str], list[str], list[str]]:
+    """A Paddle program file translated: Program, feed names, fetch names, and the
+    names of its persistables in the order a combined `.pdiparams` stores them."""
+    import json
+
+    from pullback.frontend.formats import importer
+
+    where = describe(source)
+    if kind == "pir_json":
+        try:
+            doc = json.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as e:
+            raise FileFormatError(f"{api}: {where} is not valid JSON: truncated or damaged ({e})") from None
+        prog = importer.read_pir_json(doc, where, api)
+    else:
+        prog = importer.read_program_desc(data, where, api)
+    program, feeds, fetches = importer.translate(prog, where, api)
+    program.module.attributes[FEED_ATTR] = ArrayAttr([StringAttr(n) for n in feeds])
+    program.module.attributes[FETCH_ATTR] = ArrayAttr([StringAttr(n) for n in fetches])
+    _test_mode(program.module)
+    return program, feeds, fetches, sorted(prog.parameters)
+
+
+def _model_file(prefix: str, model_filename: Any = None) -> str | None:
+    """The model file of an inference model `prefix`: `<prefix>.pdmodel` (pullback
+    IR text or a Paddle ProgramDesc) or `<prefix>.json` (Paddle 3's PIR program),
+    whichever exists; with `model_filename`, that file itself, or as Paddle reads
+    it, `<prefix>/<model_filename>[.pdmodel]` (`prefix` a directory)."""
+    if model_filename:
+        name = os.fspath(model_filename)
+        for candidate in (name, os.path.join(prefix, name + ".pdmodel"), os.path.join(prefix, name)):
+            if os.path.isfile(candidate):
+                return candidate
+        return None
+    for suffix in (".pdmodel", ".json"):
+        if os.path.isfile(prefix + suffix):
+            return prefix + suffix
+    return None
+
+
+def _params_file(prefix: str, kwargs: Mapping[str, Any], suffix: str = ".pdiparams") -> str:
+    """The parameter file of an inference model `prefix`: `<prefix>.pdiparams`;
+    with `params_filename`, that file itself or `<prefix>/<params_filename>
+    [.pdiparams]`; with only a `model_filename` (Paddle 1.x), the directory
+    `prefix`, holding one file per parameter."""
+    name = kwargs.get("params_filename")
+    if name:
+        name = os.fspath(name)
+        for candidate in (name, os.path.join(prefix, name + ".pdiparams"), os.path.join(prefix, name)):
+            if os.path.isfile(candidate):
+                return candidate
+        return name
+    if kwargs.get("model_filename") and os.path.isdir(prefix):
+        return prefix
+    return prefix + suffix
+
+
+def _read_separate_params(directory: str, names: Sequence[str], api: str) -> dict[str, np.ndarray]:
+    """Paddle 1.x's uncombined parameters: one tensor file per variable, named
+    after it, in `directory`."""
+    out: dict[str, np.ndarray] = {}
+    for name in names:
+        path = os.path.join(directory, name)
+        if not os.path.isfile(path):
+            raise FileFormatError(f"{api}: there is no parameter file {describe(path)} for the model's "
+                                  f"parameter '{name}' (and no combined parameter file)")
+        with open(path, "rb") as f:
+            raw = f.read()
+        try:
+            arr, end = tensor_stream.read_tensor(raw)
+        except tensor_stream.TensorStreamError as e:
+            raise FileFormatError(f"{api}: {describe(path)} is not a Paddle tensor file: {e}") from None
+        if end != len(raw):
+            raise FileFormatError(f"{api}: {describe(path)} holds more than one tensor")
+        out[name] = arr
+    return out
+
+
+def _read_params(params_file: str | None, order: Sequence[str], model_file: str, api: str
+                 ) -> dict[str, np.ndarray]:
+    """The parameters `order` names (sorted) from a combined tensor stream, a
+    directory of per-parameter files or a pickled dict (earlier pullback)."""
+    if params_file is not None and os.path.isdir(params_file):
+        return _read_separate_params(params_file, order, api)
+    if params_file is None or not os.path.isfile(params_file):
+        raise FileFormatError(f"{api}: the model {describe(model_file)} has {len(order)} parameters, and "
+                              f"there is no parameter file {describe(params_file or '')}")
+    with open(params_file, "rb") as f:
+        raw = f.read()
+    kind = sniff(raw)
+    if kind == "tensor":
+        try:
+            arrays = tensor_stream.read_tensors(raw, len(order))
+        except tensor_stream.TensorStreamError as e:
+            raise FileFormatError(f"{api}: {describe(params_file)} does not fit the model "
+                                  f"{describe(model_file)}: {e}") from None
+        return dict(zip(order, arrays))
+    if kind == "pickle":
+        loaded = safe_pickle.safe_load(raw, params_file, api)
+        if not isinstance(loaded, dict):
+            raise FileFormatError(f"{api}: {describe(params_file)} is not a parameter file (a pickled "
+                                  f"{type(loaded).__name__}, not a dict)")
+        params = {str(k): np.asarray(v) for k, v in loaded.items()}
+        missing = [n for n in order if n not in params]
+        if missing:
+            raise FileFormatError(f"{api}: {describe(params_file)} lacks parameters {missing} of the model "
+                                  f"{describe(model_file)}: it belongs to another model")
+        return params
+    what = "is empty (0 bytes)" if kind == "empty" else f"is not a parameter file (it starts with {raw[:8]!r})"
+    raise FileFormatError(f"{api}: {describe(params_file)} {what}")
+
+
+def read_inference_files(model_file: str, params_file: str | None, api: str
+                         ) -> tuple[Program, list[str], list[str], dict[str, np.ndarray]]:
+    """An inference model from disk: `(program, feed names, fetch names, {parameter:
+    array})`.  The model is pullback IR text, a Paddle `ProgramDesc` or a PIR json
+    program; the parameters are Paddle's combined binary stream (sorted by name),
+    a directory of one tensor file per parameter (Paddle 1.x), or, for pullback IR
+    models of earlier versions, a pickled dict.  Every mismatch between the two
+    files raises `FileFormatError` naming them."""
+    with open(model_file, "rb") as f:
+        data = f.read()
+    kind = sniff(data)
+    if kind == "pd_ir":
+        program = program_from_text(data, model_file, api)
+        attrs = program.module.attributes
+        if FEED_ATTR not in attrs or FETCH_ATTR not in attrs:
+            raise FileFormatError(f"{api}: {describe(model_file)} is not an inference model (no feed/fetch names)")
+        feeds = [a.data for a in attrs[FEED_ATTR].data]  # type: ignore[attr-defined]
+        fetches = [a.data for a in attrs[FETCH_ATTR].data]  # type: ignore[attr-defined]
+        order = sorted(persistable_names(program))
+    elif kind in ("program_desc", "pir_json"):
+        program, feeds, fetches, order = _paddle_program(data, kind, model_file, api)
+    else:
+        what = {"empty": "is empty (0 bytes)", "pickle": "is a pickle, not a model",
+                "tensor": "is a tensor file, not a model"}.get(kind, f"is not a model file (it starts with {data[:8]!r})")
+        raise FileFormatError(f"{api}: {describe(model_file)} {what}")
+    params = _read_params(params_file, order, model_file, api) if order else {}
+    shapes = _param_shapes(program)
+    for name in order:
+        want = shapes.get(name)
+        if want is not None and list(params[name].shape) != want[0]:
+            raise FileFormatError(
+                f"{api}: {describe(params_file)} does not fit the model {describe(model_file)}: parameter "
+                f"'{name}' has shape {list(params[name].shape)} in the file and {want[0]} in the model "
+                "(the two files belong to different models)"
+            )
+    return program, feeds, fetches, params
 
 
 # ------------------------------------------------------------------ static side
@@ -349,7 +595,11 @@ def _read_state(model_path: str, api: str) -> dict[str, np.ndarray]:
         if os.path.exists(p):
             found = True
             with open(p, "rb") as f:
-                data = pickle.load(f, encoding="latin1")
+                data = safe_pickle.safe_load(f.read(), p, api)
+            if not isinstance(data, dict):
+                raise FileFormatError(f"{api}: {describe(p)} is not a state file (a pickled "
+                                      f"{type(data).__name__}, not a dict of arrays)")
+            data = _pack_big_params(data)
             data.pop(NAME_TABLE, None)
             state.update({k: np.asarray(v.numpy() if _is_tensor(v) else v) for k, v in data.items()})
     if not found:
@@ -500,45 +750,93 @@ def normalize_program(program: Program, feed_vars: Any, fetch_vars: Any, **kwarg
     return inference_program(program, feed_vars, fetch_vars, "paddle.static.normalize_program")
 
 
+MODEL_FORMATS = ("paddle", "pullback")
+
+
+def write_inference_files(path_prefix: str, infer: Program, params: Mapping[str, np.ndarray], api: str,
+                          model_format: Any = None) -> str:
+    """Write an inference Program (as `inference_program` makes it) and its
+    parameters: `<prefix>.pdmodel` as Paddle's legacy ProgramDesc
+    (`model_format='paddle'`, the default) and `<prefix>.json` as Paddle 3's PIR
+    program (what Paddle 3 reads by default; skipped with a warning for ops it has
+    no form for here), or `<prefix>.pdmodel` as pullback's IR text
+    (`'pullback'`); `<prefix>.pdiparams` as Paddle's combined tensor stream
+    (sorted by name).  A program with ops Paddle has no operator for is written as
+    IR text with a warning (an error if 'paddle' was asked for explicitly).
+    Returns the format written."""
+    from pullback.frontend.formats.exporter import NotExportable, export_program
+
+    fmt = "paddle" if model_format is None else model_format
+    if fmt not in MODEL_FORMATS:
+        raise ValueError(f"{api}: model_format must be one of {MODEL_FORMATS}, got {model_format!r}")
+    attrs = infer.module.attributes
+    feeds = [a.data for a in attrs[FEED_ATTR].data]  # type: ignore[attr-defined]
+    fetches = [a.data for a in attrs[FETCH_ATTR].data]  # type: ignore[attr-defined]
+    model: bytes | None = None
+    if fmt == "paddle":
+        try:
+            model = export_program(infer, feeds, fetches)
+        except NotExportable as e:
+            if model_format == "paddle":
+                raise ValueError(f"{api}: the program cannot be written in Paddle's format: {e} have no "
+                                 "Paddle operator (model_format='pullback' writes pullback IR text)") from None
+            warnings.warn(f"{api}: {e} have no Paddle operator: '{path_prefix}.pdmodel' is written as pullback "
+                          "IR text, which only pullback reads", stacklevel=3)
+            fmt = "pullback"
+    pir: bytes | None = None
+    if model is None:
+        model = program_to_text(infer).encode("utf-8")
+    else:
+        from pullback.frontend.formats.pir_writer import export_pir_json
+
+        try:
+            pir = export_pir_json(infer, feeds, fetches)
+        except NotExportable as e:
+            warnings.warn(f"{api}: {e} have no PIR form here: '{path_prefix}.json' (what Paddle 3 reads by "
+                          f"default) is not written; Paddle reads '{path_prefix}.pdmodel' with "
+                          "FLAGS_enable_pir_api=0", stacklevel=3)
+    _ensure_dir(path_prefix)
+    with open(path_prefix + ".pdmodel", "wb") as f:
+        f.write(model)
+    if pir is not None:
+        with open(path_prefix + ".json", "wb") as f:
+            f.write(pir)
+    elif os.path.exists(path_prefix + ".json"):
+        os.remove(path_prefix + ".json")  # a stale program of an earlier save
+    with open(path_prefix + ".pdiparams", "wb") as f:
+        f.write(tensor_stream.write_tensors([np.asarray(params[n]) for n in sorted(params)]))
+    return fmt
+
+
 def save_inference_model(path_prefix: str, feed_vars: Any, fetch_vars: Any, executor: Any,
                          program: Program | None = None, **kwargs: Any) -> None:
     """`paddle.static.save_inference_model`: the pruned test-mode forward program to
-    `<path_prefix>.pdmodel` (IR text) and its parameters to `<path_prefix>.pdiparams`."""
+    `<path_prefix>.pdmodel` (Paddle's ProgramDesc, which real Paddle loads; or
+    pullback IR text with `model_format='pullback'`) and its parameters to
+    `<path_prefix>.pdiparams` (Paddle's binary format)."""
     api = "paddle.static.save_inference_model"
     if not isinstance(path_prefix, str) or not path_prefix or os.path.basename(path_prefix) == "":
         raise ValueError(f"{api}: path_prefix must be 'dirname/filename_prefix', got {path_prefix!r}")
     program = default_main_program() if program is None else _require_program(api, program)
     infer = inference_program(program, feed_vars, fetch_vars, api)
-    _ensure_dir(path_prefix)
     scope = global_scope()
     params = {n: _scope_value(scope, n, api) for n in persistable_names(infer)}
-    with open(path_prefix + ".pdmodel", "wb") as f:
-        f.write(program_to_text(infer).encode("utf-8"))
-    with open(path_prefix + ".pdiparams", "wb") as f:
-        pickle.dump(params, f, protocol=4)
+    write_inference_files(path_prefix, infer, params, api, kwargs.get("model_format"))
 
 
 def load_inference_model(path_prefix: str, executor: Any, **kwargs: Any) -> list[Any]:
     """`paddle.static.load_inference_model`: `[program, feed_target_names,
-    fetch_targets]`, with the parameters stored in the global scope."""
+    fetch_targets]`, with the parameters stored in the global scope.  Reads
+    pullback's files and Paddle's (`<prefix>.pdmodel` as a legacy ProgramDesc, or
+    `<prefix>.json` as a PIR program, with the binary `<prefix>.pdiparams`)."""
     api = "paddle.static.load_inference_model"
-    model_file = kwargs.get("model_filename") or path_prefix + ".pdmodel"
-    params_file = kwargs.get("params_filename") or path_prefix + ".pdiparams"
-    if not os.path.exists(model_file):
-        raise ValueError(f"{api}: there is no model file '{model_file}'")
-    with open(model_file, "rb") as f:
-        program = program_from_text(f.read())
-    attrs = program.module.attributes
-    if FEED_ATTR not in attrs or FETCH_ATTR not in attrs:
-        raise ValueError(f"{api}: '{model_file}' is not an inference model (no feed/fetch names)")
-    feed_names = [a.data for a in attrs[FEED_ATTR].data]  # type: ignore[attr-defined]
-    fetch_names = [a.data for a in attrs[FETCH_ATTR].data]  # type: ignore[attr-defined]
-    if persistable_names(program):
-        if not os.path.exists(params_file):
-            raise ValueError(f"{api}: there is no parameter file '{params_file}'")
-        with open(params_file, "rb") as f:
-            params = pickle.load(f)
-        _set_state(program, params, persistable_names(program), api, strict=True)
+    model_file = _model_file(path_prefix, kwargs.get("model_filename"))
+    params_file = _params_file(path_prefix, kwargs)
+    if model_file is None:
+        wanted = kwargs.get("model_filename") or f"{path_prefix}.pdmodel' or '{path_prefix}.json"
+        raise ValueError(f"{api}: there is no model file '{wanted}'")
+    program, feed_names, fetch_names, params = read_inference_files(model_file, params_file, api)
+    _set_state(program, params, persistable_names(program), api, strict=True)
     block = program.global_block()
     fetch_targets = [block.var(n) for n in fetch_names]
     return [program, feed_names, fetch_targets]
@@ -551,9 +849,12 @@ __all__ = [
     "normalize_program",
     "program_from_text",
     "program_to_text",
+    "read_inference_files",
+    "write_inference_files",
     "save",
     "save_inference_model",
     "set_program_state",
+    "sniff",
     "static_load",
     "static_save",
 ]

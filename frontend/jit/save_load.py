@@ -3,10 +3,13 @@
 `save(layer, path, input_spec)` traces the layer's forward (the `to_static` trace
 for that input signature), keeps the test-mode forward program its outputs need
 (`serialization.inference_program`, as `static.save_inference_model` does) and
-writes `path.pdmodel` (the `pd` IR text, feed and fetch names recorded on the
-module) and `path.pdiparams` (the parameters it reads, by name).
+writes `path.pdmodel` (Paddle's ProgramDesc, which real Paddle loads, or the `pd`
+IR text with `model_format='pullback'`) and `path.pdiparams` (the parameters it
+reads, in Paddle's binary format: `serialization.write_inference_files`).
 
-`load(path)` returns a `TranslatedLayer`: a Layer holding the parameters as eager
+`load(path)` reads those files, or Paddle's (`path.pdmodel` as a legacy
+ProgramDesc or `path.json` as a PIR program, with the binary `path.pdiparams`:
+`serialization.read_inference_files`), and returns a `TranslatedLayer`: a Layer holding the parameters as eager
 parameters and calling the program as one `pd.run_program` op, so it needs no
 Python class of the original model, runs compiled, and can be fine-tuned.
 """
@@ -14,7 +17,6 @@ Python class of the original model, runs compiled, and can be fine-tuned.
 from __future__ import annotations
 
 import os
-import pickle
 import weakref
 from typing import Any
 
@@ -29,10 +31,12 @@ from pullback.frontend.parameter import EagerParamBase
 from pullback.frontend.serialization import (
     FEED_ATTR,
     FETCH_ATTR,
+    _model_file,
+    _params_file,
     inference_program,
     persistable_names,
-    program_from_text,
-    program_to_text,
+    read_inference_files,
+    write_inference_files,
 )
 
 MODEL_SUFFIX = ".pdmodel"
@@ -97,13 +101,7 @@ def save(layer: Any, path: str, input_spec: Any = None, **configs: Any) -> None:
     _drop_call_seeds(infer)
     by_name = dict(zip(concrete.param_names, concrete.captured))
     params = {n: np.array(by_name[n]._data) for n in persistable_names(infer)}
-    directory = os.path.dirname(path)
-    if directory:
-        os.makedirs(directory, exist_ok=True)
-    with open(path + MODEL_SUFFIX, "wb") as f:
-        f.write(program_to_text(infer).encode("utf-8"))
-    with open(path + PARAMS_SUFFIX, "wb") as f:
-        pickle.dump(params, f, protocol=4)
+    write_inference_files(path, infer, params, api, configs.get("model_format"))
 
 
 def _drop_call_seeds(program: Any) -> None:
@@ -187,19 +185,16 @@ class TranslatedLayer(Layer):
 
 def load(path: str, **configs: Any) -> TranslatedLayer:
     """`paddle.jit.load`: the model `paddle.jit.save` wrote to `path` as a
-    `TranslatedLayer` (no Python class of the original model needed)."""
-    model = path + MODEL_SUFFIX
-    if not os.path.exists(model):
-        raise ValueError(f"The ``path`` ({path}) to load model not exists: there is no '{model}'.")
-    with open(model, "rb") as f:
-        program = program_from_text(f.read())
-    attrs = program.module.attributes
-    if FEED_ATTR not in attrs or FETCH_ATTR not in attrs:
-        raise ValueError(f"paddle.jit.load: '{model}' is not an inference model (no feed/fetch names)")
-    params: dict[str, np.ndarray] = {}
-    if persistable_names(program):
-        with open(path + PARAMS_SUFFIX, "rb") as f:
-            params = pickle.load(f)
+    `TranslatedLayer` (no Python class of the original model needed).  Paddle's
+    files load too: `path.pdmodel` (a legacy ProgramDesc) or `path.json` (a PIR
+    program) with the binary `path.pdiparams`."""
+    api = "paddle.jit.load"
+    model = _model_file(path, configs.get("model_filename"))
+    if model is None:
+        raise ValueError(f"The ``path`` ({path}) to load model not exists: there is no '{path}{MODEL_SUFFIX}' "
+                         f"or '{path}.json'.")
+    params_file = _params_file(path, configs, PARAMS_SUFFIX)
+    program, _, _, params = read_inference_files(model, params_file, api)
     return TranslatedLayer(program, params)
 
 
