@@ -84,6 +84,7 @@ ALIASES: dict[str, str] = {
     "incubate": "pullback.frontend.api.incubate",
     "incubate.optimizer": "pullback.frontend.api.incubate_optimizer",
     "incubate.autograd": "pullback.frontend.api.incubate_autograd",
+    "distribution": "pullback.frontend.distribution",
 }
 """Public namespace (relative to the package root) -> implementing module."""
 
