@@ -7,7 +7,7 @@ Binomial, Cauchy, Chi2, ContinuousBernoulli, Exponential, Gamma, Geometric,
 LKJCholesky, Poisson and StudentT are not supported by pullback.
 """
 
-from pullback.frontend.distribution import transform
+from pullback.frontend.distribution import transform  # noqa: F401 - `paddle.distribution.transform`
 from pullback.frontend.distribution.bernoulli import Bernoulli
 from pullback.frontend.distribution.beta import Beta
 from pullback.frontend.distribution.categorical import Categorical

@@ -29,7 +29,9 @@ class Bernoulli(exponential_family.ExponentialFamily):
     not a value in (0, 1): apply a sigmoid to get the Gumbel-softmax (binary
     Concrete) sample."""
 
-    def __init__(self, probs: float | Any, name: str | None = None) -> None:
+    probs: Any  # type: ignore[assignment]  # a tensor here, as in Paddle (the base class's method)
+
+    def __init__(self, probs: Any, name: str | None = None) -> None:
         self.name = name or "Bernoulli"
         if not paddle.in_dynamic_mode() and not isinstance(probs, float) and not is_tensor(probs):
             raise TypeError(f"{self.name}: probs must be a float or a Tensor, got {type(probs).__name__}")
@@ -56,13 +58,13 @@ class Bernoulli(exponential_family.ExponentialFamily):
     def sample(self, shape: Sequence[int] = ()) -> Any:
         """0/1 samples (of the parameters' dtype) of shape `shape + batch_shape`; no
         gradient."""
-        shape = self._extend_shape(tuple(shape))
+        shape = self._extend_shape(shape)
         with paddle.no_grad():
             return paddle.bernoulli(self.probs.expand(list(shape)))
 
     def rsample(self, shape: Sequence[int] = (), temperature: float = 1.0) -> Any:
         """Relaxed samples' logits (see the class), differentiable in `probs`."""
-        shape = self._extend_shape(tuple(shape))
+        shape = self._extend_shape(shape)
         temp = paddle.full(shape=[], fill_value=temperature, dtype=self.dtype)
         probs = self.probs.expand(list(shape))
         uniforms = paddle.rand(list(shape), dtype=self.dtype)

@@ -9,6 +9,7 @@ from typing import Any
 
 import pullback as paddle
 from pullback.frontend.distribution import dirichlet, exponential_family
+from pullback.frontend.distribution.distribution import shape_list
 
 
 class Beta(exponential_family.ExponentialFamily):
@@ -21,7 +22,7 @@ class Beta(exponential_family.ExponentialFamily):
     a Dirichlet sample and then squeezes a last axis of size 1 (so a batch shape
     ending in 1 loses that axis), has no gradient, and there is no `rsample`."""
 
-    def __init__(self, alpha: float | Any, beta: float | Any) -> None:
+    def __init__(self, alpha: Any, beta: Any) -> None:
         if isinstance(alpha, numbers.Real):
             alpha = paddle.full(shape=[], fill_value=alpha)
         if isinstance(beta, numbers.Real):
@@ -51,7 +52,8 @@ class Beta(exponential_family.ExponentialFamily):
 
     def sample(self, shape: Sequence[int] = ()) -> Any:
         """Samples of shape `shape + batch_shape` (see the class for the squeeze)."""
-        return paddle.squeeze(self._dirichlet.sample(tuple(shape))[..., 0], axis=-1)
+        first = self._dirichlet.sample(shape_list(shape))[..., 0]
+        return first if len(first.shape) == 0 else paddle.squeeze(first, axis=-1)  # Paddle: 0-D unchanged
 
     def entropy(self) -> Any:
         """The entropy (of the two-category Dirichlet)."""

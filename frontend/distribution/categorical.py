@@ -9,7 +9,7 @@ import numpy as np
 
 import pullback as paddle
 from pullback.frontend.distribution import distribution
-from pullback.frontend.distribution.distribution import dtype_name
+from pullback.frontend.distribution.distribution import dtype_name, shape_list
 
 
 class Categorical(distribution.Distribution):
@@ -45,7 +45,7 @@ class Categorical(distribution.Distribution):
     def sample(self, shape: Sequence[int] = ()) -> Any:
         """Category indices (int64) of shape `shape + batch_shape`, drawn from
         `softmax(logits)`."""
-        shape = list(shape)
+        shape = shape_list(shape)
         num_samples = int(np.prod(np.array(shape)))
         logits_shape = list(self.logits.shape)
         if len(logits_shape) > 1:

@@ -81,7 +81,7 @@ class Dirichlet(exponential_family.ExponentialFamily):
 
     def sample(self, shape: Sequence[int] = ()) -> Any:
         """Samples of shape `shape + batch_shape + event_shape`."""
-        return _dirichlet(self.concentration.expand(list(self._extend_shape(tuple(shape)))))
+        return _dirichlet(self.concentration.expand(list(self._extend_shape(shape))))
 
     def prob(self, value: Any) -> Any:
         """`exp(log_prob(value))`."""

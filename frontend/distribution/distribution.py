@@ -46,6 +46,14 @@ def constant(array: Any, dtype: str | None = None) -> Any:
     return paddle.assign(arr)
 
 
+def shape_list(shape: Any) -> list[int]:
+    """A sample shape (a sequence of ints, or an eager int Tensor as Paddle accepts) as
+    a list of ints."""
+    if is_tensor(shape):
+        return [int(d) for d in np.asarray(shape.numpy()).reshape(-1)]
+    return [int(d) for d in shape]
+
+
 def sum_rightmost(value: Any, n: int) -> Any:
     """`value` summed over its `n` rightmost axes."""
     return value.sum(list(range(-n, 0))) if n > 0 else value
@@ -95,7 +103,7 @@ class Distribution:
         """The entropy."""
         raise NotImplementedError
 
-    def kl_divergence(self, other: Distribution) -> Any:
+    def kl_divergence(self, other: Any) -> Any:
         """KL(self || other)."""
         raise NotImplementedError
 
@@ -113,7 +121,7 @@ class Distribution:
 
     def _extend_shape(self, sample_shape: Sequence[int]) -> tuple[int, ...]:
         """`sample_shape + batch_shape + event_shape`."""
-        return tuple(sample_shape) + tuple(self._batch_shape) + tuple(self._event_shape)
+        return tuple(shape_list(sample_shape)) + tuple(self._batch_shape) + tuple(self._event_shape)
 
     def _validate_args(self, *args: Any) -> bool:
         """True when every argument is a tensor, False when none is; a mix raises

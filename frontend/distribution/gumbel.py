@@ -24,7 +24,7 @@ class Gumbel(TransformedDistribution):
     `loc - scale * log(-log(u))`, so gradients reach `loc` and `scale`; `sample` is
     it without gradient."""
 
-    def __init__(self, loc: float | Any, scale: float | Any) -> None:
+    def __init__(self, loc: Any, scale: Any) -> None:
         if not isinstance(loc, numbers.Real) and not is_tensor(loc):
             raise TypeError(f"Expected type of loc is Real|Variable|Value, but got {type(loc)}")
         if not isinstance(scale, numbers.Real) and not is_tensor(scale):

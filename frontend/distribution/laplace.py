@@ -20,7 +20,7 @@ class Laplace(distribution.Distribution):
     they are broadcast together when either has axes and their dtypes agree.
     `sample` is `rsample` without gradient."""
 
-    def __init__(self, loc: float | Any, scale: float | Any) -> None:
+    def __init__(self, loc: Any, scale: Any) -> None:
         if not isinstance(loc, numbers.Real) and not is_tensor(loc):
             raise TypeError(f"Expected type of loc is Real|Variable, but got {type(loc)}")
         if not isinstance(scale, numbers.Real) and not is_tensor(scale):
@@ -86,14 +86,14 @@ class Laplace(distribution.Distribution):
     def sample(self, shape: Sequence[int] = ()) -> Any:
         """`rsample(shape)` without gradient."""
         with paddle.no_grad():
-            return self.rsample(tuple(shape))
+            return self.rsample(shape)
 
     def rsample(self, shape: Sequence[int] = ()) -> Any:
         """Reparameterized samples of shape `shape + batch_shape`: the inverse CDF of
         uniform values in (-1, 1)."""
         eps = self._get_eps()
         uniform = paddle.uniform(
-            shape=list(self._extend_shape(tuple(shape))),
+            shape=list(self._extend_shape(shape)),
             min=float(np.nextafter(-1, 1)) + eps / 2,
             max=1.0 - eps / 2,
             dtype=dtype_name(self.loc.dtype),

@@ -18,6 +18,8 @@ class Multinomial(distribution.Distribution):
     >= 1.  `sample` returns counts of the parameters' dtype, of shape
     `shape + batch_shape + event_shape`, without gradient."""
 
+    probs: Any  # type: ignore[assignment]  # a tensor here, as in Paddle (the base class's method)
+
     def __init__(self, total_count: int, probs: Any) -> None:
         if not isinstance(total_count, int) or total_count < 1:
             raise ValueError("input parameter total_count must be int type and grater than zero.")

@@ -26,7 +26,7 @@ class MultivariateNormal(distribution.Distribution):
 
     def __init__(
         self,
-        loc: float | Any,
+        loc: Any,
         covariance_matrix: Any = None,
         precision_matrix: Any = None,
         scale_tril: Any = None,

@@ -11,7 +11,7 @@ import numpy as np
 
 import pullback as paddle
 from pullback.frontend.distribution import distribution
-from pullback.frontend.distribution.distribution import dtype_name
+from pullback.frontend.distribution.distribution import dtype_name, shape_list
 
 
 def gaussian(shape: Sequence[int], dtype: str, seed: int = 0) -> Any:
@@ -89,7 +89,7 @@ class Normal(distribution.Distribution):
         Paddle, gradients reach `loc` and `scale`."""
         if not isinstance(shape, Iterable):
             raise TypeError("sample shape must be Iterable object.")
-        shape = list(shape)
+        shape = shape_list(shape)
         batch_shape = list((self.loc + self.scale).shape)
         _static_shape(batch_shape, "Normal.sample")
         output_shape = shape + batch_shape
@@ -106,14 +106,12 @@ class Normal(distribution.Distribution):
         with `eps` standard normal (of the parameters' dtype; Paddle draws float32)."""
         if not isinstance(shape, Iterable):
             raise TypeError("sample shape must be Iterable object.")
-        eps = gaussian(self._extend_shape(tuple(shape)), self.dtype)
+        eps = gaussian(self._extend_shape(shape), self.dtype)
         return self.loc + eps * self.scale
 
     def entropy(self) -> Any:
         r"""`0.5 + 0.5 * log(2 pi) + log(scale)`, of the batch shape."""
-        batch_shape = list((self.loc + self.scale).shape)
-        _static_shape(batch_shape, "Normal.entropy")
-        zero_tmp = paddle.full(batch_shape, 0.0, self.dtype)
+        zero_tmp = paddle.zeros_like(self.loc + self.scale)
         return paddle.add(0.5 + zero_tmp, 0.5 * math.log(2 * math.pi) + paddle.log(self.scale + zero_tmp))
 
     def log_prob(self, value: Any) -> Any:

@@ -10,7 +10,7 @@ import numpy as np
 
 import pullback as paddle
 from pullback.frontend.distribution import distribution
-from pullback.frontend.distribution.distribution import dtype_name
+from pullback.frontend.distribution.distribution import dtype_name, shape_list
 from pullback.frontend.distribution.normal import _static_shape
 
 
@@ -50,7 +50,7 @@ class Uniform(distribution.Distribution):
 
     def sample(self, shape: Sequence[int] = (), seed: int = 0) -> Any:
         """Samples of shape `shape + batch_shape`: `low + u * (high - low)`."""
-        shape = list(shape)
+        shape = shape_list(shape)
         batch_shape = list((self.low + self.high).shape)
         _static_shape(batch_shape, "Uniform.sample")
         output_shape = shape + batch_shape
