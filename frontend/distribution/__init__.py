@@ -3,17 +3,22 @@ as Paddle 3.3.1 defines them, written with pullback's public tensor ops (so they
 in eager and static mode, on every backend, and `rsample` is differentiable).
 
 Each module is named as Paddle's (`paddle.distribution.normal.Normal`).  Paddle's
-Binomial, Cauchy, Chi2, ContinuousBernoulli, Exponential, Gamma, Geometric,
-LKJCholesky, Poisson and StudentT are not supported by pullback.
+Binomial, ContinuousBernoulli, LKJCholesky, Poisson and StudentT are not supported
+by pullback (Binomial and Poisson need discrete samplers pullback has no op for).
 """
 
 from pullback.frontend.distribution import transform  # noqa: F401 - `paddle.distribution.transform`
 from pullback.frontend.distribution.bernoulli import Bernoulli
 from pullback.frontend.distribution.beta import Beta
 from pullback.frontend.distribution.categorical import Categorical
+from pullback.frontend.distribution.cauchy import Cauchy
+from pullback.frontend.distribution.chi2 import Chi2
 from pullback.frontend.distribution.dirichlet import Dirichlet
 from pullback.frontend.distribution.distribution import Distribution
+from pullback.frontend.distribution.exponential import Exponential
 from pullback.frontend.distribution.exponential_family import ExponentialFamily
+from pullback.frontend.distribution.gamma import Gamma
+from pullback.frontend.distribution.geometric import Geometric
 from pullback.frontend.distribution.gumbel import Gumbel
 from pullback.frontend.distribution.independent import Independent
 from pullback.frontend.distribution.kl import kl_divergence, register_kl
@@ -44,9 +49,14 @@ __all__ = [
     "Bernoulli",
     "Beta",
     "Categorical",
+    "Cauchy",
+    "Chi2",
     "Dirichlet",
     "Distribution",
+    "Exponential",
     "ExponentialFamily",
+    "Gamma",
+    "Geometric",
     "Gumbel",
     "Independent",
     "Laplace",

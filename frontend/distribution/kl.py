@@ -12,13 +12,17 @@ from typing import Any, TypeVar
 from pullback.frontend.distribution.bernoulli import Bernoulli
 from pullback.frontend.distribution.beta import Beta
 from pullback.frontend.distribution.categorical import Categorical
+from pullback.frontend.distribution.cauchy import Cauchy
 from pullback.frontend.distribution.dirichlet import Dirichlet
 from pullback.frontend.distribution.distribution import Distribution, sum_rightmost
+from pullback.frontend.distribution.exponential import Exponential
 from pullback.frontend.distribution.exponential_family import (
     ExponentialFamily,
     detached_parameters,
     natural_gradients,
 )
+from pullback.frontend.distribution.gamma import Gamma
+from pullback.frontend.distribution.geometric import Geometric
 from pullback.frontend.distribution.laplace import Laplace
 from pullback.frontend.distribution.lognormal import LogNormal
 from pullback.frontend.distribution.multivariate_normal import MultivariateNormal
@@ -124,6 +128,11 @@ def _kl_categorical_categorical(p: Categorical, q: Categorical) -> Any:
     return p.kl_divergence(q)
 
 
+@register_kl(Cauchy, Cauchy)
+def _kl_cauchy_cauchy(p: Cauchy, q: Cauchy) -> Any:
+    return p.kl_divergence(q)
+
+
 @register_kl(Normal, Normal)
 def _kl_normal_normal(p: Normal, q: Normal) -> Any:
     return p.kl_divergence(q)
@@ -143,6 +152,11 @@ def _kl_uniform_uniform(p: Uniform, q: Uniform) -> Any:
 
 @register_kl(Laplace, Laplace)
 def _kl_laplace_laplace(p: Laplace, q: Laplace) -> Any:
+    return p.kl_divergence(q)
+
+
+@register_kl(Geometric, Geometric)
+def _kl_geometric_geometric(p: Geometric, q: Geometric) -> Any:
     return p.kl_divergence(q)
 
 
@@ -167,6 +181,16 @@ def _kl_expfamily_expfamily(p: ExponentialFamily, q: ExponentialFamily) -> Any:
         term = (q_param - p_param) * p_grad
         kl = kl - sum_rightmost(term, len(q.event_shape))
     return kl
+
+
+@register_kl(Exponential, Exponential)
+def _kl_exponential_exponential(p: Exponential, q: Exponential) -> Any:
+    return p.kl_divergence(q)
+
+
+@register_kl(Gamma, Gamma)
+def _kl_gamma_gamma(p: Gamma, q: Gamma) -> Any:
+    return p.kl_divergence(q)
 
 
 @register_kl(LogNormal, LogNormal)

@@ -157,6 +157,46 @@ def multivariate_normal(paddle: Any) -> dict[str, np.ndarray]:
     }
 
 
+def exponential_gamma(paddle: Any) -> dict[str, np.ndarray]:
+    D = paddle.distribution
+    e = D.Exponential(paddle.to_tensor(A))
+    eo = D.Exponential(paddle.to_tensor(B))
+    g = D.Gamma(paddle.to_tensor(A * 2), paddle.to_tensor(B))
+    go = D.Gamma(paddle.to_tensor(B), paddle.to_tensor(A))
+    c = D.Chi2(paddle.to_tensor(A * 3))
+    v = paddle.to_tensor(V + 0.1)
+    return {
+        "e_mean": _np(e.mean), "e_variance": _np(e.variance), "e_entropy": _np(e.entropy()),
+        "e_log_prob": _np(e.log_prob(v)), "e_prob": _np(e.prob(v)), "e_cdf": _np(e.cdf(v)),
+        "e_icdf": _np(e.icdf(paddle.to_tensor(V))), "e_kl": _np(D.kl_divergence(e, eo)),
+        "e_sample_shape": _shape(e.sample([3])),
+        "g_mean": _np(g.mean), "g_variance": _np(g.variance), "g_entropy": _np(g.entropy()),
+        "g_log_prob": _np(g.log_prob(v)), "g_prob": _np(g.prob(v)), "g_kl": _np(D.kl_divergence(g, go)),
+        "g_sample_shape": _shape(g.sample([3])), "g_rsample_shape": _shape(g.rsample([2, 2])),
+        "c_mean": _np(c.mean), "c_variance": _np(c.variance), "c_log_prob": _np(c.log_prob(v)),
+        "c_entropy": _np(c.entropy()),
+    }
+
+
+def cauchy_geometric(paddle: Any) -> dict[str, np.ndarray]:
+    D = paddle.distribution
+    c = D.Cauchy(paddle.to_tensor(A - 1.0), paddle.to_tensor(B))
+    co = D.Cauchy(paddle.to_tensor(B), paddle.to_tensor(A))
+    g = D.Geometric(paddle.to_tensor(V * 0.8 + 0.1))
+    go = D.Geometric(paddle.to_tensor(B * 0.5))
+    v = paddle.to_tensor(V * 4 - 2)
+    k = paddle.to_tensor(np.array([[0.0, 1.0, 2.0], [3.0, 0.0, 5.0]]))
+    return {
+        "c_entropy": _np(c.entropy()), "c_log_prob": _np(c.log_prob(v)), "c_prob": _np(c.prob(v)),
+        "c_cdf": _np(c.cdf(v)), "c_kl": _np(D.kl_divergence(c, co)), "c_sample_shape": _shape(c.sample([4])),
+        "c_scalar_entropy": _np(D.Cauchy(0.5, 2.0).entropy()),
+        "g_mean": _np(g.mean), "g_variance": _np(g.variance), "g_stddev": _np(g.stddev),
+        "g_entropy": _np(g.entropy()), "g_pmf": _np(g.pmf(k)), "g_log_pmf": _np(g.log_pmf(k)),
+        "g_cdf": _np(g.cdf(k)), "g_pmf_int": _np(g.pmf(2)), "g_kl": _np(D.kl_divergence(g, go)),
+        "g_sample_shape": _shape(g.sample([3])),
+    }
+
+
 def transforms(paddle: Any) -> dict[str, np.ndarray]:
     D = paddle.distribution
     x = paddle.to_tensor(V * 2 - 1)
@@ -217,5 +257,5 @@ def composite(paddle: Any) -> dict[str, np.ndarray]:
 CASES: dict[str, Callable[[Any], dict[str, np.ndarray]]] = {
     f.__name__: f
     for f in (normal, uniform, categorical, bernoulli, beta_dirichlet, multinomial, laplace, lognormal_gumbel,
-              multivariate_normal, transforms, composite)
+              multivariate_normal, exponential_gamma, cauchy_geometric, transforms, composite)
 }

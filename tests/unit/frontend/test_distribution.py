@@ -937,3 +937,135 @@ def test_values_pass_between_float_dtypes_with_a_warning():
         warnings.simplefilter("always")
         out = n.log_prob(paddle.to_tensor([0.5], dtype="float64"))
     assert out.dtype == "float32" and any("dtype of input 'value'" in str(x.message) for x in w)
+
+
+# ------------------------------------------------------------------ Exponential, Gamma, Chi2, Cauchy, Geometric
+
+
+def test_exponential():
+    """test_distribution_exponential.py (and _static): mean, variance, entropy,
+    prob/log_prob, cdf/icdf, KL, sample moments and rsample gradients."""
+    rate = xrand((2, 3), "float64", 0.5, 3.0)
+    e = D.Exponential(paddle.to_tensor(rate))
+    close(e.mean, 1 / rate)
+    close(e.variance, rate**-2)
+    close(e.entropy(), 1 - np.log(rate))
+    v = xrand((2, 3), "float64", 0.1, 2.0)
+    close(e.log_prob(paddle.to_tensor(v)), np.log(rate) - rate * v)
+    close(e.prob(paddle.to_tensor(v)), rate * np.exp(-rate * v))
+    close(e.cdf(paddle.to_tensor(v)), 1 - np.exp(-rate * v))
+    q = np.random.rand(2, 3)
+    close(e.icdf(paddle.to_tensor(q)), -np.log1p(-q) / rate)
+    other = xrand((2, 3), "float64", 0.5, 3.0)
+    close(D.kl_divergence(e, D.Exponential(paddle.to_tensor(other))), np.log(rate / other) + other / rate - 1)
+    s = e.sample([20000]).numpy()
+    np.testing.assert_allclose(s.mean(0), 1 / rate, rtol=0.05)
+    (lp,) = run_static(lambda r, v: [D.Exponential(r).log_prob(v)], dict(r=rate, v=v))
+    close(lp, np.log(rate) - rate * v)
+
+    def f(r):
+        paddle.seed(19)
+        return float(D.Exponential(paddle.to_tensor(r)).rsample([3]).sum().numpy())
+
+    r = paddle.to_tensor(rate[0], stop_gradient=False)
+    paddle.seed(19)
+    D.Exponential(r).rsample([3]).sum().backward()
+    np.testing.assert_allclose(r.grad.numpy(), fd_grad(f, rate[0]), rtol=1e-6)
+
+
+@pytest.mark.parametrize("concentration, rate", [(0.5, 2.0), (3.0, 1.0), (0.05, 0.5), (40.0, 4.0)])
+def test_gamma_and_chi2(concentration, rate):
+    """test_distribution_gamma.py / test_distribution_chi2.py: mean, variance,
+    log_prob, entropy, KL and the sampler's moments (small shapes included)."""
+    a, b = np.full((2,), concentration), np.full((2,), rate)
+    g = D.Gamma(paddle.to_tensor(a), paddle.to_tensor(b))
+    close(g.mean, a / b)
+    close(g.variance, a / b**2)
+    v = np.array([0.3, 1.7])
+    close(g.log_prob(paddle.to_tensor(v)), a * np.log(b) + (a - 1) * np.log(v) - b * v - lgamma(a))
+    close(g.entropy(), a - np.log(b) + lgamma(a) + (1 - a) * digamma(a))
+    s = g.sample([40000]).numpy()
+    assert s.shape == (40000, 2) and np.all(s >= 0)
+    np.testing.assert_allclose(s.mean(0), a / b, rtol=0.05)
+    np.testing.assert_allclose(s.var(0), a / b**2, rtol=0.25)  # heavy tails for small shapes
+    logs = np.log(s)  # E[log X] = digamma(a) - log(b): the small values right too
+    np.testing.assert_allclose(logs.mean(0), digamma(a) - np.log(b), atol=4 * logs.std() / math.sqrt(40000))
+    c = D.Chi2(paddle.to_tensor(a))
+    close(c.mean, a)
+    close(c.variance, 2 * a)
+    with pytest.raises(ValueError, match="positive"):
+        D.Chi2(paddle.to_tensor([-1.0]))
+
+
+def test_gamma_rsample_gradient_reaches_rate():
+    a, b0 = np.array([2.0, 0.7]), np.array([1.5, 3.0])
+
+    def f(b):
+        paddle.seed(23)
+        return float(D.Gamma(paddle.to_tensor(a), paddle.to_tensor(b)).rsample([3]).sum().numpy())
+
+    b = paddle.to_tensor(b0, stop_gradient=False)
+    paddle.seed(23)
+    D.Gamma(paddle.to_tensor(a), b).rsample([3]).sum().backward()
+    np.testing.assert_allclose(b.grad.numpy(), fd_grad(f, b0), rtol=1e-6)
+
+
+def test_cauchy():
+    """test_distribution_cauchy.py (and _static): entropy, prob/log_prob, cdf, KL,
+    errors, sample median and rsample gradients."""
+    loc, scale = xrand((2, 3), "float64", -1, 1), xrand((2, 3), "float64", 0.5, 2)
+    c = D.Cauchy(paddle.to_tensor(loc), paddle.to_tensor(scale))
+    for prop in ("mean", "variance", "stddev"):
+        with pytest.raises(ValueError):
+            getattr(c, prop)
+    v = xrand((2, 3), "float64", -3, 3)
+    z = (v - loc) / scale
+    close(c.log_prob(paddle.to_tensor(v)), -np.log1p(z**2) - np.log(np.pi * scale))
+    close(c.prob(paddle.to_tensor(v)), 1 / (np.pi * scale * (1 + z**2)))
+    close(c.cdf(paddle.to_tensor(v)), np.arctan(z) / np.pi + 0.5)
+    close(c.entropy(), np.log(4 * np.pi * scale))
+    loc2, scale2 = xrand((2, 3), "float64", -1, 1), xrand((2, 3), "float64", 0.5, 2)
+    close(D.kl_divergence(c, D.Cauchy(paddle.to_tensor(loc2), paddle.to_tensor(scale2))),
+          np.log(((scale + scale2) ** 2 + (loc - loc2) ** 2) / (4 * scale * scale2)))
+    with pytest.raises(TypeError):
+        c.log_prob(1.0)
+    with pytest.raises(TypeError):
+        D.Cauchy("a", 1.0)
+    s = D.Cauchy(1.0, 2.0).sample([40000]).numpy()
+    np.testing.assert_allclose(np.median(s), 1.0, atol=0.06)
+    (cdf,) = run_static(lambda loc, scale, v: [D.Cauchy(loc, scale).cdf(v)], dict(loc=loc, scale=scale, v=v))
+    close(cdf, np.arctan(z) / np.pi + 0.5)
+
+    def f(s_):
+        paddle.seed(29)
+        return float(D.Cauchy(paddle.to_tensor(loc[0]), paddle.to_tensor(s_)).rsample([2]).sum().numpy())
+
+    sc = paddle.to_tensor(scale[0], stop_gradient=False)
+    paddle.seed(29)
+    D.Cauchy(paddle.to_tensor(loc[0]), sc).rsample([2]).sum().backward()
+    np.testing.assert_allclose(sc.grad.numpy(), fd_grad(f, scale[0]), rtol=1e-5)
+
+
+def test_geometric():
+    """test_distribution_geometric.py (and _static): mean, variance, stddev,
+    entropy, pmf/log_pmf/cdf, Paddle's KL value and sample moments."""
+    p = np.array([0.2, 0.5, 0.9])
+    g = D.Geometric(paddle.to_tensor(p))
+    close(g.mean, 1 / p - 1)
+    close(g.variance, (1 / p - 1) / p)
+    close(g.stddev, np.sqrt((1 / p - 1) / p))
+    close(g.entropy(), -((1 - p) * np.log(1 - p) + p * np.log(p)) / p)
+    k = np.array([0.0, 2.0, 5.0])
+    close(g.pmf(paddle.to_tensor(k)), (1 - p) ** k * p)
+    close(g.log_pmf(paddle.to_tensor(k)), np.log((1 - p) ** k * p))
+    close(g.cdf(paddle.to_tensor(k)), 1 - (1 - p) ** (k + 1))
+    close(g.pmf(3), (1 - p) ** 3 * p)
+    with pytest.raises(TypeError):
+        g.pmf(1.5)
+    q = np.array([0.3, 0.3, 0.3])
+    close(D.kl_divergence(g, D.Geometric(paddle.to_tensor(q))), p * np.log(p / q) + (1 - p) * np.log((1 - p) / (1 - q)))
+    s = g.sample([40000]).numpy()
+    np.testing.assert_allclose(s.mean(0), 1 / p - 1, rtol=0.05, atol=0.01)
+    assert np.all(s == np.floor(s))
+    (pmf,) = run_static(lambda p, k: [D.Geometric(p).pmf(k)], dict(p=p, k=k))
+    close(pmf, (1 - p) ** k * p)
