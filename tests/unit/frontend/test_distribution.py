@@ -7,7 +7,10 @@ Ported from Paddle's own unit tests (PaddlePaddle/Paddle, test/distribution/):
 `test_distribution_beta.py`, `test_distribution_dirichlet.py`,
 `test_distribution_multinomial.py`, `test_distribution_laplace.py`,
 `test_distribution_lognormal.py`, `test_distribution_gumbel.py`,
-`test_distribution_multivariate_normal.py` and their `_static` variants: the same
+`test_distribution_multivariate_normal.py`, `test_distribution_exponential.py`,
+`test_distribution_gamma.py`, `test_distribution_chi2.py`, `test_distribution_cauchy.py`,
+`test_distribution_geometric.py`, `test_distribution_expfamily.py` (with
+`mock_data.py`'s Exponential) and their `_static` variants: the same
 parameter sets and checks, with scipy's reference values replaced by the numpy
 formulas below, and sampling checked by moments instead of scipy's KS test.
 Complex `Normal` cases are left out (pullback has no complex dtype).
