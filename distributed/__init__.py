@@ -72,3 +72,7 @@ __all__ = [
     "reduce_scatter",
     "spawn",
 ]
+
+from pullback.namespaces import adopt_real  # noqa: E402 - names of Paddle's module it lacks
+
+adopt_real(__name__)

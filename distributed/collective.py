@@ -176,3 +176,7 @@ def barrier(group: Group | None = None) -> None:
     if token is None:
         raise ValueError("barrier: in static mode the program must define a variable first")
     assign_inplace(token, ops.barrier(token, token.name))
+
+from pullback.namespaces import adopt_real  # noqa: E402 - names of Paddle's module it lacks
+
+adopt_real(__name__)

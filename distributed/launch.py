@@ -105,5 +105,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     return subprocess.call(cmd)
 
 
+from pullback.namespaces import adopt_real  # noqa: E402 - names of Paddle's module it lacks
+
+adopt_real(__name__)
+
 if __name__ == "__main__":
     sys.exit(main())

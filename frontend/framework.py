@@ -63,6 +63,12 @@ class Variable:
     def ndim(self) -> int:
         return len(shape_of(self.value.type))
 
+    def dim(self) -> int:
+        """The number of dimensions (`Variable.dim()`, as eager Tensors have it)."""
+        return self.ndim
+
+    ndimension = dim
+
     @property
     def dtype(self) -> str:
         """Paddle's dtype (equals `'float32'`, ...; prints as `paddle.float32`)."""

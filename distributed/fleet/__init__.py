@@ -186,3 +186,7 @@ __all__ = [
     "worker_index",
     "worker_num",
 ]
+
+from pullback.namespaces import adopt_real  # noqa: E402 - names of Paddle's module it lacks
+
+adopt_real(__name__)

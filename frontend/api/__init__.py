@@ -84,8 +84,18 @@ ALIASES: dict[str, str] = {
     "incubate": "pullback.frontend.api.incubate",
     "incubate.optimizer": "pullback.frontend.api.incubate_optimizer",
     "incubate.autograd": "pullback.frontend.api.incubate_autograd",
+    "distribution": "pullback.frontend.distribution",
 }
 """Public namespace (relative to the package root) -> implementing module."""
+
+SYNONYMS: dict[str, str] = {
+    "tensor.fill_constant": "pullback.frontend.api.fluid_layers:fill_constant",
+}
+"""Paddle names (relative to the root) that pullback has under another path than
+Paddle's: `"module:attr"` of pullback's object.  Every other public module path of
+Paddle 3 resolves its names through `paddle_modules.json` (see
+`pullback.namespaces`): a name is the object pullback has at another place of the
+same Paddle object."""
 
 ROOT_NAMESPACE = "pullback.frontend.api.paddle"
 """The module whose attributes are the root's own (`paddle.enable_static`, ...)."""

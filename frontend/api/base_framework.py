@@ -10,11 +10,10 @@ from typing import Any
 from pullback.frontend.api.wrapped_decorator import wrap_decorator
 from pullback.frontend.core import in_dynamic_mode
 from pullback.frontend.eager import _set_grad_enabled, is_grad_enabled
+from pullback.frontend import framework as _framework
 from pullback.frontend.framework import (
     Block,
-    Parameter,
     Program,
-    Variable,
     default_main_program,
     default_startup_program,
     program_guard,
@@ -23,9 +22,8 @@ from pullback.frontend.framework import (
 )
 
 
-def in_dygraph_mode() -> bool:
-    """True in eager (dygraph) mode."""
-    return in_dynamic_mode()
+in_dygraph_mode = in_dynamic_mode
+"""True in eager (dygraph) mode (Paddle's `in_dygraph_mode` is `in_dynamic_mode`)."""
 
 
 class Tracer:
@@ -46,6 +44,47 @@ class Tracer:
 
 
 _TRACER = Tracer()
+
+
+class VariableMetaClass(type):
+    """Paddle's rule for `isinstance(x, Variable)`: in dygraph mode, whether `x` is an
+    eager Tensor; in static mode, whether it is a static Variable.
+
+    Paddle 3.3.1's static mode builds PIR programs whose values are not Variables
+    (`isinstance(paddle.static.data(...), Variable)` is False there); pullback's
+    static programs hold Variables, as Paddle's programs did before PIR, so a static
+    Variable is an instance in static mode."""
+
+    def __instancecheck__(cls, instance: Any) -> bool:
+        if in_dynamic_mode():
+            from pullback.frontend.eager import Tensor
+
+            return isinstance(instance, Tensor)
+        return isinstance(instance, _framework.Variable)
+
+
+class Variable(_framework.Variable, metaclass=VariableMetaClass):
+    """`paddle.static.Variable` / `paddle.base.framework.Variable` as user code sees
+    it: a static program's variable, and the class of eager Tensors in dygraph mode
+    (`isinstance(paddle.to_tensor(1.0), paddle.base.framework.Variable)` is True, as
+    in Paddle).  pullback's own code tests against `pullback.frontend.framework.Variable`."""
+
+
+class ParameterMetaClass(VariableMetaClass):
+    """Paddle's rule for `isinstance(x, Parameter)`: an eager parameter in dygraph
+    mode, a static Parameter in static mode."""
+
+    def __instancecheck__(cls, instance: Any) -> bool:
+        if in_dynamic_mode():
+            from pullback.frontend.parameter import EagerParamBase
+
+            return isinstance(instance, EagerParamBase)
+        return isinstance(instance, _framework.Parameter)
+
+
+class Parameter(_framework.Parameter, Variable, metaclass=ParameterMetaClass):
+    """`paddle.static.Parameter` / `paddle.base.framework.Parameter` as user code sees
+    it (see `Variable`)."""
 
 
 def _dygraph_tracer() -> Tracer | None:

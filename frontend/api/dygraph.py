@@ -30,14 +30,11 @@ def enabled() -> bool:
     return core.in_dynamic_mode()
 
 
-def enable_dygraph(place: Any = None) -> None:
-    """Switch to eager mode (`paddle.disable_static`)."""
-    core.disable_static(place)
+enable_dygraph = core.disable_static
+"""Switch to eager mode: Paddle's `enable_dygraph` is `paddle.disable_static`."""
 
-
-def disable_dygraph() -> None:
-    """Switch to static mode (`paddle.enable_static`)."""
-    core.enable_static()
+disable_dygraph = core.enable_static
+"""Switch to static mode: Paddle's `disable_dygraph` is `paddle.enable_static`."""
 
 
 def to_variable(value: Any, name: str | None = None, zero_copy: bool | None = None,

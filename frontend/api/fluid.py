@@ -14,10 +14,9 @@ from pullback.frontend.api.dygraph import disable_dygraph, enable_dygraph
 from pullback.frontend.data_feeder import DataFeeder
 from pullback.frontend.flags import get_flags, set_flags
 from pullback.frontend.core import in_dynamic_mode as in_dygraph_mode
+from pullback.frontend.api.base_framework import Parameter, Variable
 from pullback.frontend.framework import (
-    Parameter,
     Program,
-    Variable,
     default_main_program,
     default_startup_program,
     program_guard,

@@ -18,9 +18,8 @@ def use_pir_api() -> bool:
     return False
 
 
-def in_dygraph_mode() -> bool:
-    """True in eager mode."""
-    return in_dynamic_mode()
+in_dygraph_mode = in_dynamic_mode
+"""True in eager mode (Paddle's `in_dygraph_mode` is `in_dynamic_mode`)."""
 
 
 def _manual_program_seed(seed: int) -> None:

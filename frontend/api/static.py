@@ -8,10 +8,9 @@ from typing import Any
 
 from pullback.frontend.api import registry
 from pullback.frontend.api import static_nn as nn
+from pullback.frontend.api.base_framework import Parameter, Variable
 from pullback.frontend.framework import (
-    Parameter,
     Program,
-    Variable,
     default_main_program,
     default_startup_program,
     program_guard,

@@ -128,18 +128,23 @@ def binary_cross_entropy_with_logits(logit: Any, label: Any, weight: Any = None,
                                      reduction: str = "mean", pos_weight: Any = None,
                                      name: str | None = None) -> Any:
     """`paddle.nn.functional.binary_cross_entropy_with_logits`: sigmoid cross entropy
-    of LOGITS, `(1 - label) * logit + lw * softplus(-logit)` with
-    `lw = (pos_weight - 1) * label + 1` (1 without `pos_weight`), times `weight`,
-    reduced.  Equal to Paddle's `max(x, 0) - x*z + log(1 + exp(-|x|))` form, and as
+    of LOGITS, `softplus(logit) - label * logit`, or with `pos_weight`
+    `(1 - label) * logit + lw * softplus(-logit)` with
+    `lw = (pos_weight - 1) * label + 1`, times `weight`, reduced.  Equal to Paddle's `max(x, 0) - x*z + log(1 + exp(-|x|))` form, and as
     stable (see the module docstring)."""
     fn = "binary_cross_entropy_with_logits"
     _check_pair(fn, "logit", logit, label)
     reduction = check_reduction(fn, reduction)
-    sp = _softplus(-logit)
-    if pos_weight is not None:
+    if pos_weight is None:
+        # the same value as `(1 - label) * logit + softplus(-logit)`, without its
+        # cancellation of two large terms when the logit is very negative and the
+        # label small (Paddle's form has none either)
+        m = relu(logit)
+        loss = (m - label * logit) + log(exp(-m) + exp(logit - m))  # softplus(logit) - label * logit
+    else:
         check_float_tensor(fn, "pos_weight", pos_weight)
-        sp = (label * scale(pos_weight, 1.0, -1.0) + 1.0) * sp
-    loss = scale(label, -1.0, 1.0) * logit + sp
+        sp = (label * scale(pos_weight, 1.0, -1.0) + 1.0) * _softplus(-logit)
+        loss = scale(label, -1.0, 1.0) * logit + sp
     if weight is not None:
         check_float_tensor(fn, "weight", weight)
         loss = loss * weight
