@@ -12,7 +12,7 @@ and of a Tensor), the next training step's input and results; the same (Adam,
 lr 0.01) for a `TransformerEncoderLayer` and a two-layer `LSTM` with a Linear head
 (`make_fixtures.py`'s models), with their outputs before the step; inference
 models (`jit.save` of a small CNN, of an MLP, of a layer of assorted ops, of the
-encoder and of the LSTM; `static.save_inference_model` of a static fc program and
+encoder, of the LSTM and of a bidirectional GRU over sequences of given lengths; `static.save_inference_model` of a static fc program and
 of the LSTM built in static mode) with inputs and pullback's outputs.  Each model
 is also copied into `OUT/pir_only` (`.json` + `.pdiparams`) and `OUT/legacy_only`
 (`.pdmodel` + `.pdiparams`), so each format is read for certain.
@@ -96,6 +96,21 @@ def static_fc(paddle, x):
     return paddle.nn.functional.softmax(paddle.static.nn.fc(h, 3))
 
 
+def gru(paddle):
+    """A bidirectional two-layer GRU over sequences of given lengths."""
+
+    class Net(paddle.nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.gru = paddle.nn.GRU(4, 3, num_layers=2, direction="bidirect")
+
+        def forward(self, x, lens):
+            y, h = self.gru(x, sequence_length=lens)
+            return [y, h]
+
+    return Net()
+
+
 def lstm_static(paddle, x):
     net = Lstm.build(paddle)
     net.eval()
@@ -103,7 +118,7 @@ def lstm_static(paddle, x):
 
 
 MODEL_CKPTS = {"encoder": (Encoder.build, [2, 3, 8]), "lstm": (Lstm.build, [2, 3, 4])}
-INFER_MODELS = ("cnn", "mlp_infer", "ops", "encoder_infer", "lstm_infer")
+INFER_MODELS = ("cnn", "mlp_infer", "ops", "encoder_infer", "lstm_infer", "gru_infer")
 STATIC_MODELS = ("static_fc", "lstm_static")
 
 
@@ -197,6 +212,14 @@ def write(out: str) -> None:
         outs = outs if isinstance(outs, (list, tuple)) else [outs]
         np.savez(f"{out}/{name}_infer_io.npz", x=x, **{f"out{i}": o.numpy() for i, o in enumerate(outs)})
 
+    net = gru(paddle)
+    net.eval()
+    spec = [paddle.static.InputSpec([None, 5, 4], "float32", "x"), paddle.static.InputSpec([None], "int64", "lens")]
+    paddle.jit.save(net, f"{out}/gru_infer", input_spec=spec)
+    feed = {"x": rng.standard_normal((2, 5, 4)).astype("float32"), "lens": np.array([5, 3], dtype="int64")}
+    outs = net(*(paddle.to_tensor(v) for v in feed.values()))
+    np.savez(f"{out}/gru_infer_io.npz", **feed, **{f"out{i}": o.numpy() for i, o in enumerate(outs)})
+
     paddle.enable_static()
     for name, build, shape in (("static_fc", static_fc, [5]), ("lstm_static", lstm_static, [3, 4])):
         main, start = paddle.static.Program(), paddle.static.Program()
@@ -284,7 +307,7 @@ def check(out: str) -> None:
               f"{worst:.3g} ({worst_key})")
 
     def inputs(io):
-        return [io[k] for k in ("x", "ids", "img") if k in io.files]
+        return [io[k] for k in ("x", "ids", "img", "lens") if k in io.files]
 
     legacy = os.environ.get("FLAGS_enable_pir_api", "").lower() in ("0", "false")
     where = f"{out}/{'legacy_only' if legacy else 'pir_only'}"

@@ -488,3 +488,35 @@ def test_symbolic_shapes_are_reported_where_unsupported():
         ["x"], ["y"], [])
     with pytest.raises(FileFormatError, match="op 'cast'.*'s', a shape computed at run time"):
         translate(prog, "m.pdmodel", "paddle.jit.load")
+
+
+def test_saved_bidirectional_gru_with_lengths_reads_back(dynamic_mode, tmp_path):
+    """`pd.rnn` with two directions, GRU gates and a `sequence_length` operand, in
+    both formats (Paddle 3.3.1 read these too: check_paddle_reads_pullback.py)."""
+
+    class Net(paddle.nn.Layer):
+        def __init__(self) -> None:
+            super().__init__()
+            self.gru = paddle.nn.GRU(4, 3, num_layers=2, direction="bidirect")
+
+        def forward(self, x: Any, lens: Any) -> Any:
+            y, h = self.gru(x, sequence_length=lens)
+            return [y, h]
+
+    net = Net()
+    net.eval()
+    spec = [paddle.static.InputSpec([None, 5, 4], "float32", "x"), paddle.static.InputSpec([None], "int64", "lens")]
+    paddle.jit.save(net, str(tmp_path / "gru"), input_spec=spec)
+    x = paddle.to_tensor(np.random.default_rng(3).standard_normal((2, 5, 4)).astype("float32"))
+    lens = paddle.to_tensor(np.array([5, 3], dtype="int64"))
+    want = net(x, lens)
+    for kind, suffix in (("pir", ".json"), ("legacy", ".pdmodel")):
+        (tmp_path / kind).mkdir()
+        for ext in (suffix, ".pdiparams"):
+            (tmp_path / kind / f"gru{ext}").write_bytes((tmp_path / f"gru{ext}").read_bytes())
+        got = paddle.jit.load(str(tmp_path / kind / "gru"))(x, lens)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-6)
+    rnn = [op for op in json.loads((tmp_path / "gru.json").read_text())["program"]["regions"][0]["blocks"][0]["ops"]
+           if op["#"] == "1.rnn"]
+    assert len(rnn) == 1 and rnn[0]["I"][3] != {"%": 0}  # the lengths operand
