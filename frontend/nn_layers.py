@@ -421,16 +421,27 @@ class Layer:
     def state_dict(self, destination: dict[str, Any] | None = None, include_sublayers: bool = True,
                    structured_name_prefix: str = "") -> dict[str, Any]:
         """Parameters and persistable buffers by attribute path (the tensors
-        themselves, not copies, as in Paddle)."""
+        themselves, not copies, as in Paddle), in Paddle's order: a layer's own
+        parameters, its buffers, then each sublayer's, depth first.  As Paddle's,
+        a parameter reachable by several paths is listed under each (`nn.LSTM`'s
+        `weight_ih_l0` is also `0.cell.weight_ih`)."""
         out: dict[str, Any] = collections.OrderedDict() if destination is None else destination
-        for key, p in self.named_parameters(structured_name_prefix, include_sublayers):
-            out[key] = p
-        layers = (list(self.named_sublayers(structured_name_prefix, include_self=True))
-                  if include_sublayers else [(structured_name_prefix, self)])
-        for path, layer in layers:
+
+        def add(layer: Layer, path: str) -> None:
+            for key, p in layer._parameters.items():
+                if p is not None:
+                    out[f"{path}.{key}" if path else key] = p
             for key, b in layer._buffers.items():
                 if b is not None and key not in layer._non_persistable:
                     out[f"{path}.{key}" if path else key] = b
+            if include_sublayers:
+                for key, sub in layer._sub_layers.items():
+                    if sub is not None:
+                        add(sub, f"{path}.{key}" if path else key)
+
+        add(self, structured_name_prefix)
+        layers = (list(self.named_sublayers(structured_name_prefix, include_self=True))
+                  if include_sublayers else [(structured_name_prefix, self)])
         hooked = [layer for _, layer in layers if layer.__dict__.get("_state_dict_hooks")]
         for layer in reversed(hooked):  # sublayers' hooks before their parents'
             for (hook,) in list(layer.__dict__["_state_dict_hooks"].values()):

@@ -93,9 +93,10 @@ class MultiHeadAttention(Layer):
             raise NotImplementedError("MultiHeadAttention: incremental caches are not supported")
         key = query if key is None else key
         value = query if value is None else value
+        # (Paddle's order, `_prepare_qkv`: q, then both projections, then k's and v's heads.)
         q = self._heads(self.q_proj(query))
-        k = self._heads(self.k_proj(key))
-        v = self._heads(self.v_proj(value))
+        k, v = self.k_proj(key), self.v_proj(value)
+        k, v = self._heads(k), self._heads(v)
         product = N.matmul(scale(q, self.head_dim ** -0.5), k, transpose_y=True)
         if attn_mask is not None:
             product = product + convert_attention_mask(attn_mask, product.dtype)

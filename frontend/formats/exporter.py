@@ -99,6 +99,8 @@ class _Names:
     of: dict[SSAValue, str] = field(default_factory=dict)
     used: set[str] = field(default_factory=set)
     extra: list[tuple[str, list[int], str]] = field(default_factory=list)
+    retype: dict[str, tuple[list[int], str]] = field(default_factory=dict)
+    """Variables declared otherwise than their `pd` type (an RNN's opaque reserve)."""
 
     def fresh(self, base: str) -> str:
         name, k = base, 0
@@ -339,8 +341,23 @@ def _table() -> dict[str, Exporter]:
         return [_Out("fill_any_like", {"X": ins[:1]}, {"Out": outs[:1]}, {
             "value": _f(p["value"]), "dtype": _i(_var_type(_dtype(op.results[0])))})]
 
+    def rnn(op: Operation, p: dict[str, Any], ins: list[str], outs: list[str], names: _Names) -> list[_Out]:
+        from pullback.dialects.pd.rnn import rnn_layout
+
+        lay = rnn_layout(p)
+        s, w = 1 + lay.states, 1 + lay.states + lay.weight_count
+        # Paddle declares the reserve and the dropout state as opaque uint8 buffers.
+        names.retype[outs[s]] = ([], "uint8")
+        names.retype[outs[s + 1]] = ([], "uint8")
+        return [_Out("rnn", {"Input": ins[:1], "PreState": ins[1:s], "WeightList": ins[s:w],
+                             "SequenceLength": ins[w:w + 1]},
+                     {"Out": outs[:1], "State": outs[1:s], "Reserve": [outs[s]], "DropoutState": [outs[s + 1]]}, {
+            "mode": _s(p["mode"]), "input_size": _i(p["input_size"]), "hidden_size": _i(p["hidden_size"]),
+            "num_layers": _i(p["num_layers"]), "is_bidirec": _b(p["is_bidirec"]),
+            "dropout_prob": _f(p["dropout_prob"]), "is_test": _b(True), "seed": _i(p["seed"])})]
+
     t.update({
-        "pd.fill_any_like": fill_any_like, "pd.cast": cast, "pd.clip": clip, "pd.matmul": matmul, "pd.conv2d": conv2d,
+        "pd.rnn": rnn, "pd.fill_any_like": fill_any_like, "pd.cast": cast, "pd.clip": clip, "pd.matmul": matmul, "pd.conv2d": conv2d,
         "pd.conv2d_transpose": conv2d_transpose, "pd.pool2d": pool2d, "pd.batch_norm": batch_norm,
         "pd.layer_norm": layer_norm, "pd.dropout": dropout, "pd.concat": concat, "pd.sum": sum_,
         "pd.split": split, "pd.slice": slice_, "pd.strided_slice": strided_slice,
@@ -421,6 +438,9 @@ def export_program(program: Any, feed_names: Sequence[str], fetch_names: Sequenc
         if n not in by_name:
             raise NotExportable(f"fetch target '{n}' is not a value of the program")
         ops.append(_op_desc(_Out("fetch", {"X": [n]}, {"Out": ["fetch"]}, {"col": _i(col)})))
+    for var in vars_:
+        if var["name"] in names.retype:
+            var.update(_var_desc(var["name"], *names.retype[var["name"]]))
     vars_.extend(_var_desc(n, s, d) for n, s, d in names.extra)
     vars_.append({"name": "feed", "type": {"type": pdesc.FEED_MINIBATCH}, "persistable": True})
     vars_.append({"name": "fetch", "type": {"type": pdesc.FETCH_LIST}, "persistable": True})

@@ -23,10 +23,14 @@ translated here (Paddle 3.3.1's), are reported together in one
 conv2d/depthwise/transposed, pool2d, batch_norm, layer_norm, dropout, reshape,
 transpose, flatten, squeeze/unsqueeze, concat, split, slice, reductions, cast,
 fill_constant/full, embedding, stack, expand, top-k, where, gather, bilinear and
-nearest interpolation).  Shapes, axes and sizes must be constants of the file: a
-value computed at run time (`ShapeTensor` inputs, `pd_op.shape` feeding a
-reshape) is reported by the op that needs it.  Control flow (sub-blocks) is not
-translated.
+nearest interpolation, the fused recurrent `rnn` of `nn.LSTM`/`GRU`/`SimpleRNN`).
+Shapes, axes and sizes must be constants of the file, with one exception: the
+idiom Paddle writes for an RNN's zero initial states, a `shape` of a feed whose
+entries are sliced out, stacked with constants and used as the shape of a
+`fill_constant` / `full_with_tensor`, is followed symbolically (a size is "axis k
+of tensor t") and built from `t` at run time.  Any other value computed at run
+time (a `ShapeTensor` input, a shape feeding arithmetic) is reported by the op
+that needs it.  Control flow (sub-blocks) is not translated.
 """
 
 from __future__ import annotations
@@ -202,11 +206,12 @@ def read_pir_json(doc: Any, source: str, api: str) -> PaddleProgram:
                 if info is None:
                     raise FileFormatError(f"{api}: {source}: parameter '{pname}' is not a dense tensor")
                 oa = op.get("OA", [])
-                info.persistable = True
+                info.persistable = bool(oa[0]) if oa else True
                 info.trainable = bool(oa[2]) if len(oa) > 2 else True
                 vars_[pname] = info
                 vars_[vname(out["%"])] = info
-                params.append(pname)
+                if info.persistable:  # (an RNN's dropout state is not: not in `.pdiparams`)
+                    params.append(pname)
                 ops.append(OpRecord("builtin.parameter", {}, {"0": [vname(out["%"])]}, {"name": pname}))
                 continue
             dialect, _, opname = name.partition(".")
@@ -253,6 +258,9 @@ class Ctx:
         self.env: dict[str, Any] = {}
         self.consts: dict[str, np.ndarray] = {}
         self.lists: dict[str, list[str]] = {}
+        self.sym: dict[str, tuple[list[Dim], bool]] = {}
+        """Integer tensors known symbolically (a `shape` and what is sliced and
+        stacked from it): the entries, and whether it is a scalar."""
         self.op: OpRecord | None = None
 
     # -- errors
@@ -276,9 +284,31 @@ class Ctx:
         v = self.env.get(name)
         if v is None and name in self.consts:
             v = self.env[name] = _materialize(self.consts[name])
+        if v is None and name in self.sym:
+            raise self.fail(f"it reads '{name}', a shape computed at run time: pullback follows such a "
+                            "value only into slice, stack and the shape of fill_constant/full_with_tensor")
         if v is None:
             raise self.fail(f"it reads '{name}', which no earlier op defines")
         return v
+
+    def dims(self, name: str) -> tuple[list[Dim], bool] | None:
+        """An integer tensor as sizes (static ints, or `(tensor name, axis)`) and
+        whether it is a scalar: a constant or a symbolic shape; None otherwise."""
+        if name in self.sym:
+            return self.sym[name]
+        if name in self.consts and name not in self.env:
+            arr = self.consts[name]
+            if arr.dtype.kind in "iu" and arr.ndim <= 1:
+                return [int(x) for x in arr.reshape(-1)], arr.ndim == 0
+        return None
+
+    def put_dims(self, name: str, dims: list[Dim], scalar: bool) -> None:
+        """Record an integer result: a constant when every size is static."""
+        if all(isinstance(d, int) for d in dims):
+            arr = np.array(dims, dtype=np.int64)
+            self.consts[name] = arr.reshape(()) if scalar else arr
+        else:
+            self.sym[name] = (dims, scalar)
 
     def x(self, slot: str = "X") -> Any:
         names = self.names(slot)
@@ -331,12 +361,88 @@ class Ctx:
             self.out(slot, v, i)
 
 
+Dim = int | tuple[str, int]
+"""A size: static, or `(name, axis)`, the size of axis `axis` of tensor `name` at run time."""
+
+
 def _materialize(arr: np.ndarray) -> Any:
     import pullback as paddle
 
-    if arr.ndim <= 1 and arr.size == 1 and arr.dtype.kind in "fiub":
+    if arr.size and arr.dtype.kind in "fiub" and bool((arr == arr.reshape(-1)[0]).all()):
         return paddle.full(list(arr.shape), arr.reshape(-1)[0].item(), str(arr.dtype))
     return paddle.assign(arr)
+
+
+def _shape_dims(ctx: Ctx, name: str) -> list[Dim]:
+    """`shape(name)`: its static sizes, `(name, axis)` for the dynamic ones."""
+    return [int(d) if d >= 0 else (name, i) for i, d in enumerate(ctx.var(name).shape)]
+
+
+def _slice_dims(ctx: Ctx, dims: list[Dim], axes: list[int], starts: list[int], ends: list[int],
+                decrease: list[int]) -> tuple[list[Dim], bool]:
+    """A slice of a 1-D size vector."""
+    if axes != [0] or len(starts) != 1 or len(ends) != 1:
+        raise ctx.fail(f"a slice of a shape along axes {axes}")
+    part = dims[slice(starts[0], min(ends[0], len(dims)))]
+    scalar = bool(decrease)
+    if scalar and len(part) != 1:
+        raise ctx.fail("a decreased slice of a shape that is not one element")
+    return part, scalar
+
+
+def _stack_dims(ctx: Ctx, names: list[str]) -> list[Dim] | None:
+    """Scalars (constants or symbolic sizes) stacked into a size vector, or None
+    when one of them is another tensor."""
+    out: list[Dim] = []
+    for n in names:
+        d = ctx.dims(n)
+        if d is None or len(d[0]) != 1:
+            return None
+        out.append(d[0][0])
+    return out
+
+
+def _full_dims(ctx: Ctx, dims: list[Dim], value: Any, dtype: str) -> Any:
+    """`full(dims, value)` with sizes known only at run time: filled like their
+    source tensor, its other axes sliced away, then the static sizes expanded in."""
+    paddle = _api()
+    if all(isinstance(d, int) for d in dims):
+        return paddle.full([int(d) for d in dims], value, dtype)  # type: ignore[arg-type]
+    refs = [d for d in dims if isinstance(d, tuple)]
+    sources = {r[0] for r in refs}
+    axes = [r[1] for r in refs]
+    if len(sources) != 1 or len(set(axes)) != len(axes):
+        raise ctx.fail("a shape whose run-time sizes come from more than one tensor (or repeat an axis)")
+    src = ctx.var(refs[0][0])
+    rank = len(src.shape)
+    t = paddle.full_like(src, value, dtype)
+    others = [i for i in range(rank) if i not in axes]
+    if others:
+        t = paddle.slice(t, others, [0] * len(others), [1] * len(others))
+    if axes + others != list(range(rank)):
+        t = paddle.transpose(t, axes + others)
+    if others:
+        t = paddle.squeeze(t, list(range(len(axes), rank)))
+    static = [i for i, d in enumerate(dims) if isinstance(d, int)]
+    if static:
+        t = paddle.unsqueeze(t, static)
+        t = paddle.expand(t, [d if isinstance(d, int) else -1 for d in dims])
+    return t
+
+
+def _rnn(ctx: Ctx, x: Any, states: list[Any], weights: list[Any], seq: Any) -> list[Any]:
+    """Paddle's fused `rnn` as `pd.rnn` (the op `nn.LSTM`/`GRU`/`SimpleRNN` append)."""
+    from pullback.dialects import pd
+    from pullback.frontend.core import apply
+
+    mode = str(ctx.attr("mode", "LSTM"))
+    if mode not in pd.RNN_GATES:
+        raise ctx.fail(f"mode '{mode}'")
+    outs = apply(pd.RnnOp, [x, *states, *weights, *([seq] if seq is not None else [])], prefix="rnn",
+                 mode=mode, input_size=int(ctx.attr("input_size")), hidden_size=int(ctx.attr("hidden_size")),
+                 num_layers=int(ctx.attr("num_layers", 1)), is_bidirec=bool(ctx.attr("is_bidirec", False)),
+                 dropout_prob=float(ctx.attr("dropout_prob", 0.0)), is_test=True, seed=int(ctx.attr("seed", 0)))
+    return list(outs)
 
 
 Translator = Callable[[Ctx], None]
@@ -518,13 +624,29 @@ def _dtype_attr(v: Any) -> str:
 
 
 def _fill_constant(ctx: Ctx) -> None:
-    ctx.no_tensor("ShapeTensor", "ShapeTensorList", "ValueTensor")
+    ctx.no_tensor("ValueTensor")
+    assert ctx.op is not None
     dtype = _dtype_attr(ctx.attr("dtype", 5))
     s = ctx.attr("str_value", "")
     value: Any = float(s) if s else ctx.attr("value", 0.0)
     if dtype.startswith(("int", "uint")) or dtype == "bool":
         value = int(value)
-    ctx.out("Out", _api().full(_ints(ctx.attr("shape", [])), value, dtype))
+    dims: list[Dim] | None
+    if ctx.has("ShapeTensorList"):
+        dims = _stack_dims(ctx, ctx.names("ShapeTensorList"))
+    elif ctx.has("ShapeTensor"):
+        found = ctx.dims(ctx.names("ShapeTensor")[0])
+        dims = found[0] if found is not None and not found[1] else None
+    else:
+        dims = [int(d) for d in _ints(ctx.attr("shape", []))]
+    if dims is None:
+        raise ctx.fail("a shape computed at run time (beyond sizes of a tensor) is not supported")
+    out = ctx.op.outputs.get("Out", [""])[0]
+    if all(isinstance(d, int) for d in dims):
+        # A constant, built where something reads it (a scalar may only be a size).
+        ctx.consts[out] = np.full([int(d) for d in dims], value, dtype=np.dtype(dtype))  # type: ignore[arg-type]
+    else:
+        ctx.out("Out", _full_dims(ctx, dims, value, dtype))
 
 
 def _assign_value(ctx: Ctx, out_slot: str) -> None:
@@ -669,8 +791,26 @@ def _legacy_table() -> dict[str, tuple[int, Translator]]:
 
     def slice_(ctx: Ctx) -> None:
         ctx.no_tensor("StartsTensor", "EndsTensor", "StartsTensorList", "EndsTensorList")
-        ctx.out("Out", _slice(ctx, ctx.x("Input"), _ints(ctx.attr("axes", [])), _ints(ctx.attr("starts", [])),
-                              _ints(ctx.attr("ends", [])), _ints(ctx.attr("decrease_axis", []))))
+        args = (_ints(ctx.attr("axes", [])), _ints(ctx.attr("starts", [])), _ints(ctx.attr("ends", [])),
+                _ints(ctx.attr("decrease_axis", [])))
+        src = ctx.names("Input")[0] if ctx.has("Input") else ""
+        if src in ctx.sym:
+            assert ctx.op is not None
+            ctx.put_dims(ctx.op.outputs["Out"][0], *_slice_dims(ctx, ctx.sym[src][0], *args))
+            return
+        ctx.out("Out", _slice(ctx, ctx.x("Input"), *args))
+
+    def shape(ctx: Ctx) -> None:
+        assert ctx.op is not None
+        ctx.put_dims(ctx.op.outputs["Out"][0], _shape_dims(ctx, ctx.names("Input")[0]), False)
+
+    def rnn(ctx: Ctx) -> None:
+        outs = _rnn(ctx, ctx.x("Input"), ctx.xs("PreState"), ctx.xs("WeightList"), ctx.opt("SequenceLength"))
+        n = len(ctx.names("PreState"))
+        ctx.out("Out", outs[0])
+        ctx.outs("State", outs[1:1 + n])
+        ctx.out("Reserve", outs[1 + n])
+        ctx.out("DropoutState", outs[2 + n])
 
     def strided_slice(ctx: Ctx) -> None:
         ctx.no_tensor("StartsTensor", "EndsTensor", "StridesTensor", "StartsTensorList", "EndsTensorList",
@@ -708,6 +848,11 @@ def _legacy_table() -> dict[str, tuple[int, Translator]]:
         ctx.out("Out", _F().embedding(ctx.x("Ids"), ctx.x("W"), None if pad == -1 else pad))
 
     def stack(ctx: Ctx) -> None:
+        dims = _stack_dims(ctx, ctx.names("X")) if int(ctx.attr("axis", 0)) == 0 else None
+        if dims is not None and any(n in ctx.sym for n in ctx.names("X")):
+            assert ctx.op is not None
+            ctx.put_dims(ctx.op.outputs["Y"][0], dims, False)
+            return
         ctx.out("Y", _api().stack(ctx.xs("X"), int(ctx.attr("axis", 0))))
 
     def expand_v2(ctx: Ctx) -> None:
@@ -766,6 +911,7 @@ def _legacy_table() -> dict[str, tuple[int, Translator]]:
         "flatten_contiguous_range": (0, flatten_range), "flatten2": (0, _flatten2), "flatten": (0, _flatten2),
         "squeeze2": (0, squeeze), "squeeze": (0, squeeze), "unsqueeze2": (0, unsqueeze), "unsqueeze": (0, unsqueeze),
         "concat": (0, concat), "split": (0, split), "slice": (0, slice_), "strided_slice": (0, strided_slice),
+        "shape": (0, shape), "rnn": (0, rnn),
         "reduce_sum": (0, reduce("sum")), "reduce_mean": (0, reduce("mean")), "reduce_max": (0, reduce("max")),
         "reduce_min": (0, reduce("min")), "reduce_prod": (0, reduce("prod")), "mean": (0, mean),
         "cast": (0, cast), "assign": (0, assign), "fill_constant": (2, _fill_constant),
@@ -926,8 +1072,36 @@ def _pir_table() -> dict[str, Translator]:
         ctx.outs("0", parts)
 
     def slice_(ctx: Ctx) -> None:
-        ctx.out("0", _slice(ctx, ctx.x("0"), _ints(ctx.attr("axes", [])), _ints(ctx.const("1")),
-                            _ints(ctx.const("2")), _ints(ctx.attr("decrease_axis", []))))
+        args = (_ints(ctx.attr("axes", [])), _ints(ctx.const("1")), _ints(ctx.const("2")),
+                _ints(ctx.attr("decrease_axis", [])))
+        src = ctx.names("0")[0] if ctx.has("0") else ""
+        if src in ctx.sym:
+            assert ctx.op is not None
+            ctx.put_dims(ctx.op.outputs["0"][0], *_slice_dims(ctx, ctx.sym[src][0], *args))
+            return
+        ctx.out("0", _slice(ctx, ctx.x("0"), *args))
+
+    def shape(ctx: Ctx) -> None:
+        assert ctx.op is not None
+        ctx.put_dims(ctx.op.outputs["0"][0], _shape_dims(ctx, ctx.names("0")[0]), False)
+
+    def full_with_tensor(ctx: Ctx) -> None:
+        found = ctx.dims(ctx.names("1")[0]) if ctx.has("1") else None
+        if found is None or found[1]:
+            raise ctx.fail("operand 1 must be a shape: constant sizes, or sizes of a tensor")
+        dtype = str(ctx.attr("dtype", "float32"))
+        ctx.out("0", _full_dims(ctx, found[0], c_float(ctx, "0", 0.0), "float32" if dtype.startswith("Undefined")
+                                else dtype))
+
+    def rnn(ctx: Ctx) -> None:
+        # Operands: x, pre_state (vector), weight_list (vector), sequence_length
+        # (optional), dropout_state_in (not read in inference).
+        outs = _rnn(ctx, ctx.x("0"), ctx.xs("1"), ctx.xs("2"), ctx.opt("3"))
+        n = len(ctx.names("1"))
+        ctx.out("0", outs[0])
+        ctx.outs("2", outs[1:1 + n])
+        ctx.out("3", outs[1 + n])
+        ctx.out("1", outs[2 + n])
 
     def strided_slice(ctx: Ctx) -> None:
         ctx.out("0", _api().strided_slice(ctx.x("0"), _ints(ctx.attr("axes", [])), _ints(ctx.const("1")),
@@ -953,6 +1127,11 @@ def _pir_table() -> dict[str, Translator]:
         ctx.out("0", _F().embedding(ctx.x("0"), ctx.x("1"), None if pad == -1 else pad))
 
     def stack(ctx: Ctx) -> None:
+        dims = _stack_dims(ctx, ctx.names("0")) if int(ctx.attr("axis", 0)) == 0 else None
+        if dims is not None and any(n in ctx.sym for n in ctx.names("0")):
+            assert ctx.op is not None
+            ctx.put_dims(ctx.op.outputs["0"][0], dims, False)
+            return
         ctx.out("0", _api().stack(ctx.xs("0"), int(ctx.attr("axis", 0))))
 
     def expand(ctx: Ctx) -> None:
@@ -1013,7 +1192,8 @@ def _pir_table() -> dict[str, Translator]:
         "pd_op.stack": stack, "pd_op.expand": expand, "pd_op.add_n": add_n, "pd_op.pow": pow_,
         "pd_op.topk": topk, "pd_op.where": where, "pd_op.gather": gather,
         "pd_op.bilinear_interp": interp("bilinear"), "pd_op.nearest_interp": interp("nearest"),
-        "pd_op.tile": tile, "pd_op.full_like": full_like,
+        "pd_op.tile": tile, "pd_op.full_like": full_like, "pd_op.shape": shape, "pd_op.shape64": shape,
+        "pd_op.full_with_tensor": full_with_tensor, "pd_op.rnn": rnn,
     })
     return t
 
@@ -1158,7 +1338,8 @@ def translate(prog: PaddleProgram, source: str, api: str) -> tuple[Any, list[str
         ptable = pir_ops() if prog.format != "ProgramDesc" else None
         for rec in prog.ops:
             if rec.type == "builtin.parameter":
-                ctx.env[rec.outputs["0"][0]] = ctx.env[rec.attrs["name"]]
+                if rec.attrs["name"] in ctx.env:  # (not a non-persistable one, as an RNN's dropout state)
+                    ctx.env[rec.outputs["0"][0]] = ctx.env[rec.attrs["name"]]
                 continue
             ctx.op = rec
             before = ir.last_op

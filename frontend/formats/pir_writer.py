@@ -104,6 +104,7 @@ class _Writer:
         self.ops: list[dict[str, Any]] = []
         self.ids: dict[SSAValue, int] = {}
         self.next_id = 1
+        self.names: set[str] = set()
 
     def new_id(self) -> int:
         i = self.next_id
@@ -125,6 +126,30 @@ class _Writer:
             "O": [{"%": o, "TT": _ttype(d, s)} for o, (d, s) in zip(outs, results)], "OA": out_attrs,
         })
         return outs
+
+    def combine(self, values: Sequence[SSAValue]) -> int:
+        """A `builtin.combine` of `values` (a vector operand)."""
+        (vec,) = self.op("0.combine", [self.id(v) for v in values], [("float32", [])], {})
+        self.ops[-1]["O"][0]["TT"] = {"#": "0.t_vec", "D": [_ttype(_dtype(v), _shape(v)) for v in values]}
+        return vec
+
+    def fresh(self, base: str) -> str:
+        """A name not given before in this program."""
+        k = sum(1 for n in self.names if n.startswith(base + "_"))
+        name = f"{base}_{k}"
+        self.names.add(name)
+        return name
+
+    def param(self, name: str, dtype: str, shape: Sequence[int], persistable: bool = True,
+              trainable: bool = True) -> int:
+        """A `builtin.parameter`, placed with the others at the top of the block."""
+        i = self.new_id()
+        op = {"#": "p", "A": [0, 1, 1, name], "DA": [], "O": {"%": i, "TT": _ttype(dtype, shape)},
+              "OA": [1 if persistable else 0, 0 if trainable and persistable else 1,
+                     1 if trainable and persistable else 0], "QA": []}
+        at = next((k for k, o in enumerate(self.ops) if o["#"] != "p"), len(self.ops))
+        self.ops.insert(at, op)
+        return i
 
     def full_int_array(self, values: Sequence[int]) -> int:
         return self.op("1.full_int_array", [], [("int64", [len(values)])], {
@@ -361,8 +386,32 @@ def _table() -> dict[str, Emit]:
         return w.op("1.full_like", [w.id(op.operands[0]), value], [_res(op)], {
             "dtype": a_dtype(dt), "place": a_place(0)})
 
+    def rnn(w: _Writer, op: Operation, p: dict[str, Any]) -> list[int]:
+        from pullback.dialects.pd.rnn import rnn_layout
+
+        lay = rnn_layout(p)
+        s, n = 1 + lay.states, 1 + lay.states + lay.weight_count
+        args = list(op.operands)
+        pre = w.combine(args[1:s])
+        weights = w.combine(args[s:n])
+        seq = w.id(args[n]) if len(args) > n else 0
+        # Paddle's PIR `rnn` reads a dropout state, a non-persistable `builtin.parameter`
+        # (`<layer>.dropout_state__non_persistable`, not in `.pdiparams`) as Paddle writes it.
+        state_in = w.param(f"{w.fresh('rnn')}.dropout_state__non_persistable", "uint8", [], persistable=False)
+        dt = _dtype(op.results[0])
+        out, _dstate, vec, _reserve = w.op("1.rnn", [w.id(args[0]), pre, weights, seq, state_in], [
+            _res(op), (dt, []), ("float32", []), (dt, [])], {
+            "dropout_prob": a_f32(p["dropout_prob"]), "is_bidirec": a_bool(p["is_bidirec"]),
+            "input_size": a_i32(p["input_size"]), "hidden_size": a_i32(p["hidden_size"]),
+            "num_layers": a_i32(p["num_layers"]), "mode": a_str(p["mode"]), "seed": a_i32(p["seed"]),
+            "is_test": a_bool(True)})
+        w.ops[-1]["O"][2]["TT"] = {"#": "0.t_vec", "D": [_ttype(*_res(op, i)) for i in range(1, s)]}
+        finals = w.op("0.split", [vec], [_res(op, i) for i in range(1, s)], {})
+        # (pd.rnn's reserve and dropout state: Paddle's are opaque, unread by inference.)
+        return [out, *finals, _reserve, _dstate]
+
     t.update({
-        "pd.fill_any_like": fill_any_like, "pd.split": split, "pd.gather": gather, "pd.top_k": top_k, "pd.where": where, "pd.expand": expand,
+        "pd.rnn": rnn, "pd.fill_any_like": fill_any_like, "pd.split": split, "pd.gather": gather, "pd.top_k": top_k, "pd.where": where, "pd.expand": expand,
         "pd.arg_max": arg_max, "pd.lookup_table": lookup_table, "pd.fill_constant": fill_constant,
         "pd.assign_value": assign_value, "pd.sum": sum_, "pd.pow": pow_, "pd.strided_slice": strided_slice,
         "pd.conv2d_transpose": conv2d_transpose,
@@ -399,12 +448,8 @@ def export_pir_json(program: Any, feed_names: Sequence[str], fetch_names: Sequen
     w = _Writer()
     for op in block.ops:
         if isinstance(op, pd.ParameterOp):
-            i = w.new_id()
-            w.ids[op.out] = i
-            trainable = bool(op.trainable.value.data)
-            w.ops.append({"#": "p", "A": [0, 1, 1, op.var_name.data], "DA": [],
-                          "O": {"%": i, "TT": _ttype(_dtype(op.out), _shape(op.out))},
-                          "OA": [1, 0 if trainable else 1, 1 if trainable else 0], "QA": []})
+            w.ids[op.out] = w.param(op.var_name.data, _dtype(op.out), _shape(op.out),
+                                    trainable=bool(op.trainable.value.data))
     feeds = {op.var_name.data: op for op in block.ops if isinstance(op, pd.DataOp)}
     for n in feed_names:
         data = feeds[n]

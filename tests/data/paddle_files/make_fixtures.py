@@ -12,10 +12,20 @@ It rewrites the files next to it:
   (`nested.pdobj`), a static-mode DenseTensor (`dense.pdtensor`, pickled by Paddle
   through `eval`), and `expected.npz`: the next step's input and what Paddle's
   parameters, optimizer state and loss are after it.
+  `encoder.*` and `lstm.*`: the same for a `TransformerEncoderLayer` (d_model 8,
+  2 heads, feed-forward 16, dropout 0) and a two-layer `LSTM` (4 -> 5) with a
+  `Linear` head, trained one Adam step (lr 0.01) from a fresh name scope, with
+  `<name>_expected.npz`: the next step's input, Paddle's outputs for it before
+  the step, and its loss, parameters and optimizer state after it.
 * `infer/`: inference models, each as Paddle 3.3.1 writes it by default (PIR
   `<name>.json` + `<name>.pdiparams`) and as the legacy `ProgramDesc`
   (`<name>_legacy.pdmodel` + `.pdiparams`, written in a child process with
   `FLAGS_enable_pir_api=0`), plus `<name>_io.npz`: an input and Paddle's outputs.
+  `encoder` and `lstm` are the models above (the encoder with dropout 0.1, in
+  eval mode); Paddle 3.3.1's legacy `jit.save` cannot trace either, so their
+  legacy forms are the same layers called in legacy static mode and written by
+  `save_inference_model` (`paddle.matmul` there is PIR-only in 3.3.1, so the
+  encoder's matmuls are appended as Paddle's `matmul_v2` operator by hand).
 
 Models are tiny on purpose (the whole folder stays well under 1 MB).
 """
@@ -92,6 +102,78 @@ def make_checkpoint() -> None:
     np.save(os.path.join(CKPT, "dense.npy"), arr)
 
 
+class Encoder:
+    """`paddle.nn.TransformerEncoderLayer(8, 2, 16)` (post-norm, relu)."""
+
+    @staticmethod
+    def build(paddle, dropout=0.0):
+        return paddle.nn.TransformerEncoderLayer(8, 2, 16, dropout=dropout)
+
+
+class Lstm:
+    """A two-layer `paddle.nn.LSTM(4, 5)` and a `Linear(5, 3)` head: the head's
+    outputs at every step and the final hidden states."""
+
+    @staticmethod
+    def build(paddle):
+        nn = paddle.nn
+
+        class Net(nn.Layer):
+            def __init__(self):
+                super().__init__()
+                self.lstm = nn.LSTM(4, 5, num_layers=2)
+                self.head = nn.Linear(5, 3)
+
+            def forward(self, x):
+                y, (h, _c) = self.lstm(x)
+                return self.head(y), h
+
+        return Net()
+
+
+def _loss(paddle, out):
+    """A loss with real gradients everywhere (a LayerNorm output's mean square
+    alone would be ~1 whatever came before): each output against a fixed ramp."""
+    total = None
+    for o in out if isinstance(out, (list, tuple)) else [out]:
+        ramp = np.linspace(-1.0, 1.0, int(np.prod(o.shape))).astype("float32").reshape(o.shape)
+        term = ((o - paddle.to_tensor(ramp)) ** 2).mean()
+        total = term if total is None else total + term
+    return total
+
+
+def make_model_checkpoints() -> None:
+    """`encoder` and `lstm`: one Adam step, saved, then the step a resumed run takes."""
+    paddle = _paddle()
+    paddle.disable_static()
+    for name, build, shape in (("encoder", Encoder.build, [2, 3, 8]), ("lstm", Lstm.build, [2, 3, 4])):
+        with paddle.utils.unique_name.guard():  # parameter and accumulator names as in a fresh process
+            _train_and_save(paddle, name, build, shape)
+
+
+def _train_and_save(paddle, name, build, shape) -> None:
+    paddle.seed(2025)
+    model = build(paddle)
+    opt = paddle.optimizer.Adam(0.01, parameters=model.parameters())
+    rng = np.random.default_rng(8)
+    _loss(paddle, model(paddle.to_tensor(rng.standard_normal(shape).astype("float32")))).backward()
+    opt.step()
+    opt.clear_grad()
+    paddle.save(model.state_dict(), os.path.join(CKPT, f"{name}.pdparams"))
+    paddle.save(opt.state_dict(), os.path.join(CKPT, f"{name}.pdopt"))
+    x2 = rng.standard_normal(shape).astype("float32")
+    out = model(paddle.to_tensor(x2))
+    outs = out if isinstance(out, (list, tuple)) else [out]
+    recorded = {f"out{i}": o.numpy().copy() for i, o in enumerate(outs)}
+    loss2 = _loss(paddle, out)
+    loss2.backward()
+    opt.step()
+    opt.clear_grad()
+    np.savez_compressed(os.path.join(CKPT, f"{name}_expected.npz"), x2=x2, loss2=np.float32(loss2.numpy()),
+                        **recorded, **{f"param/{k}": v.numpy() for k, v in model.state_dict().items()},
+                        **{f"opt/{k}": v.numpy() for k, v in opt.state_dict().items() if hasattr(v, "numpy")})
+
+
 class LeNet:
     """conv-bn-relu-maxpool, conv-bn-relu-avgpool, flatten, fc-relu-fc, softmax."""
 
@@ -165,6 +247,8 @@ MODELS = {
     "lenet": (LeNet.build, [1, 18, 18], 2),
     "mixed": (Mixed.build, [6], 3),
     "unsupported": (Unsupported.build, [4], 2),
+    "encoder": (lambda p: Encoder.build(p, dropout=0.1), [3, 8], 2),
+    "lstm": (Lstm.build, [3, 4], 2),
 }
 
 
@@ -205,10 +289,30 @@ def make_inference(legacy: bool) -> None:
                  **{f"out{i}": o.numpy() for i, o in enumerate(outs)})
 
 
+def _legacy_matmul(paddle):
+    """Paddle 3.3.1's `paddle.matmul` calls `_C_ops.matmul`, which takes PIR values
+    only: in legacy static mode, append its `matmul_v2` operator as the 2.x
+    builder did."""
+    from paddle.base.layer_helper import LayerHelper
+
+    def matmul(x, y, transpose_x=False, transpose_y=False, name=None):
+        helper = LayerHelper("matmul_v2")
+        out = helper.create_variable_for_type_inference(dtype=x.dtype)
+        helper.append_op(type="matmul_v2", inputs={"X": x, "Y": y}, outputs={"Out": out},
+                         attrs={"trans_x": transpose_x, "trans_y": transpose_y})
+        return out
+
+    import paddle.nn.layer.transformer as transformer
+
+    paddle.matmul = paddle.tensor.matmul = matmul
+    transformer.tensor = paddle.tensor
+
+
 def _static_models(paddle):
     """Programs built op by op in static mode: `static_fc` (fc + softmax, as
-    `save_inference_model` users write), and, in legacy mode, `mixed` and
-    `unsupported` (Paddle 3.3.1's legacy `jit.save` cannot trace them)."""
+    `save_inference_model` users write), and, in legacy mode, `mixed`,
+    `unsupported`, `encoder` and `lstm` (Paddle 3.3.1's legacy `jit.save` cannot
+    trace them)."""
     F = paddle.nn.functional
 
     def static_fc(x):
@@ -229,19 +333,31 @@ def _static_models(paddle):
         y = paddle.erfinv(paddle.clip(x, -0.5, 0.5))
         return [paddle.i0(y) + paddle.polygamma(x * x + 1.0, 1) + paddle.renorm(x, 2.0, 0, 1.0)]
 
-    return {"static_fc": (static_fc, 5, 3), "mixed": (mixed, 6, 3), "unsupported": (unsupported, 4, 2)}
+    def encoder(x):
+        _legacy_matmul(paddle)
+        layer = Encoder.build(paddle, dropout=0.1)
+        layer.eval()
+        return [layer(x)]
+
+    def lstm(x):
+        net = Lstm.build(paddle)
+        net.eval()
+        return list(net(x))
+
+    return {"static_fc": (static_fc, [5], 3), "mixed": (mixed, [6], 3), "unsupported": (unsupported, [4], 2),
+            "encoder": (encoder, [3, 8], 2), "lstm": (lstm, [3, 4], 2)}
 
 
 def make_static_inference(legacy: bool) -> None:
     """`paddle.static.save_inference_model` of programs built in static mode."""
     paddle = _paddle()
     paddle.enable_static()
-    for name, (build, width, batch) in _static_models(paddle).items():
+    for name, (build, shape, batch) in _static_models(paddle).items():
         if not legacy and name != "static_fc":
             continue
         main, start = paddle.static.Program(), paddle.static.Program()
         with paddle.static.program_guard(main, start):
-            x = paddle.static.data("img", [None, width], "float32")
+            x = paddle.static.data("img" if len(shape) == 1 else "x", [None, *shape], "float32")
             outs = build(x)
             exe = paddle.static.Executor(paddle.CPUPlace())
             paddle.seed(11)
@@ -249,8 +365,8 @@ def make_static_inference(legacy: bool) -> None:
             suffix = "_legacy" if legacy else ""
             stem = os.path.join(INFER, name + suffix)
             paddle.static.save_inference_model(stem, [x], outs, exe)
-            feed = np.random.default_rng(2).standard_normal((batch, width)).astype("float32")
-            got = exe.run(main, feed={"img": feed}, fetch_list=outs)
+            feed = np.random.default_rng(2).standard_normal((batch, *shape)).astype("float32")
+            got = exe.run(main, feed={x.name: feed}, fetch_list=outs)
             np.savez(os.path.join(INFER, f"{name}{suffix}_io.npz"), x=feed,
                      **{f"out{i}": o for i, o in enumerate(got)})
     paddle.disable_static()
@@ -305,6 +421,7 @@ def main() -> None:
     for d in (CKPT, INFER):
         shutil.rmtree(d, ignore_errors=True)
     make_checkpoint()
+    make_model_checkpoints()
     make_inference(legacy=False)
     make_static_inference(legacy=False)
     make_pir_ops()

@@ -214,9 +214,38 @@ def test_run_time_shapes_and_unknown_ops_are_reported(dynamic_mode, tmp_path):
            _op("reshape2", {"X": ["x"], "ShapeTensor": ["s"]}, {"Out": ["r"]}, shape=[]),
            _op("my_custom_op", {"X": ["r"]}, {"Out": ["y"]}),
            _op("my_custom_op", {"X": ["y"]}, {"Out": ["z"]})]
-    with pytest.raises(UnsupportedOpsError, match=r"2 operator type\(s\).*: my_custom_op x2, shape$"):
+    with pytest.raises(UnsupportedOpsError, match=r"1 operator type\(s\).*: my_custom_op x2$"):
         run(tmp_path, ops, {"x": x}, ["z"])
+    # `shape` is followed symbolically (into fill_constant's sizes), not into a reshape.
+    with pytest.raises(ValueError, match="cannot translate op 'reshape2': input 'ShapeTensor'"):
+        run(tmp_path, ops[:2], {"x": x}, ["r"])
     ops = [_op("fill_constant", {}, {"Out": ["s"]}, shape=[2], value=3.0, dtype=3, str_value=""),
            _op("reshape2", {"X": ["x"], "ShapeTensor": ["s"]}, {"Out": ["r"]}, shape=[])]
     with pytest.raises(ValueError, match="cannot translate op 'reshape2': input 'ShapeTensor'"):
         run(tmp_path, ops, {"x": x}, ["r"])
+
+
+def test_run_time_sizes_of_fill_constant(dynamic_mode, tmp_path):
+    """What Paddle writes for an RNN's zero initial states: `shape` of a feed, its
+    batch sliced out and stacked with constants (`ShapeTensorList`) or the whole
+    shape (`ShapeTensor`), as a `fill_constant`'s sizes."""
+    x = RNG.standard_normal((2, 3, 4)).astype(F32)
+
+    def const(name: str, value: int) -> dict[str, Any]:
+        return _op("fill_constant", {}, {"Out": [name]}, shape=[], value=float(value), dtype=2, str_value=str(value))
+
+    ops = [_op("shape", {"Input": ["x"]}, {"Out": ["s"]}),
+           _op("slice", {"Input": ["s"]}, {"Out": ["b"]}, axes=[0], starts=[0], ends=[1], decrease_axis=[0],
+               infer_flags=[1]),
+           _op("slice", {"Input": ["s"]}, {"Out": ["t"]}, axes=[0], starts=[1], ends=[2], decrease_axis=[0],
+               infer_flags=[1]),
+           const("c5", 5),
+           _op("fill_constant", {"ShapeTensorList": ["t", "b", "c5"]}, {"Out": ["z"]}, shape=[3, -1, 5],
+               value=1.5, dtype=5, str_value="1.5"),
+           _op("fill_constant", {"ShapeTensor": ["s"]}, {"Out": ["w"]}, shape=[-1, 3, 4], value=0.0, dtype=5,
+               str_value="0.0")]
+    z, w = run(tmp_path, ops, {"x": x}, ["z", "w"], batch_dynamic=True)
+    np.testing.assert_array_equal(z, np.full((3, 2, 5), 1.5, F32))
+    np.testing.assert_array_equal(w, np.zeros((2, 3, 4), F32))
+    layer = paddle.jit.load(str(tmp_path / "m"))
+    assert layer(paddle.zeros([7, 3, 4]))[0].shape == [3, 7, 5]  # the batch of this call
