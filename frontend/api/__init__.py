@@ -56,6 +56,7 @@ ALIASES: dict[str, str] = {
     "tensor.stat": "pullback.frontend.api.tensor.stat",
     "framework": "pullback.frontend.api.framework",
     "jit": "pullback.frontend.api.jit",
+    "inference": "pullback.frontend.inference",
     "callbacks": "pullback.frontend.hapi.callbacks",
     "hapi": "pullback.frontend.hapi",
     "hapi.callbacks": "pullback.frontend.hapi.callbacks",
