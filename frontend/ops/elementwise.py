@@ -16,7 +16,7 @@ import numpy as np
 
 from pullback.dialects import pd
 from pullback.dialects.pd.dtypes import FLOAT_NAMES as _FLOAT_NAMES
-from pullback.dialects.pd.dtypes import INT_NAMES, to_dtype_name
+from pullback.dialects.pd.dtypes import DTYPE_BY_NAME, INT_NAMES, to_dtype_name
 from pullback.frontend.core import apply
 from pullback.frontend.eager import Tensor
 
@@ -47,16 +47,17 @@ def check_tensor(fn: str, arg: str, x: Any) -> None:
         )
 
 
-_FLOAT_ARRAYS = frozenset(np.dtype(n) for n in _FLOAT_NAMES)
+_FLOAT_ARRAYS = frozenset(DTYPE_BY_NAME[n].numpy for n in _FLOAT_NAMES)
+"""numpy dtypes of float tensors' data (bfloat16's is uint16, its bits)."""
 
 
 def check_float_tensor(fn: str, arg: str, x: Any) -> None:
-    """Raise TypeError unless `x` is a float32/float64 Variable/Tensor."""
+    """Raise TypeError unless `x` is a float (float16/bfloat16/float32/float64) Variable/Tensor."""
     if type(x) is Tensor and x._data.dtype in _FLOAT_ARRAYS:
         return  # every eager op checks its inputs: the common case without calls
     check_tensor(fn, arg, x)
     if x.dtype not in _FLOAT_NAMES:
-        raise TypeError(f"{fn}: '{arg}' must be float32 or float64, got {x.dtype}")
+        raise TypeError(f"{fn}: '{arg}' must be a float tensor ({', '.join(_FLOAT_NAMES)}), got {x.dtype}")
 
 
 def check_float_or_int_tensor(fn: str, arg: str, x: Any) -> None:
