@@ -638,7 +638,7 @@ def _as_array(data: Any, dtype: Any) -> np.ndarray:
             )
         dt = held.numpy
     if dt == np.uint16 or arr.dtype == np.uint16:  # bfloat16 bits, on either side
-        return np.ascontiguousarray(host_cast(arr, dt))
+        return host_cast(arr, dt)
     return np.array(arr, dtype=dt, order="C", copy=True)
 
 

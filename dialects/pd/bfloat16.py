@@ -31,7 +31,7 @@ def f32_to_bf16(values: Any) -> np.ndarray:
     """bfloat16 bits (uint16) of float values, rounded to nearest even (other floats
     and integers go through float32 first, as Paddle's casts do)."""
     with np.errstate(over="ignore", invalid="ignore"):
-        f = np.ascontiguousarray(np.asarray(values, dtype=np.float32))
+        f = np.array(values, dtype=np.float32, order="C")  # (0-d stays 0-d)
     u = f.view(np.uint32)
     rounded = (u + (np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1)))) >> np.uint32(16)
     quiet_nan = (u >> np.uint32(16)) | np.uint32(0x40)
