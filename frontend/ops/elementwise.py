@@ -16,7 +16,7 @@ import numpy as np
 
 from pullback.dialects import pd
 from pullback.dialects.pd.dtypes import FLOAT_NAMES as _FLOAT_NAMES
-from pullback.dialects.pd.dtypes import DTYPE_BY_NAME, INT_NAMES, to_dtype_name
+from pullback.dialects.pd.dtypes import DTYPE_BY_NAME, INT_NAMES, promote_types, scalar_result_dtype, to_dtype_name
 from pullback.frontend.core import apply
 from pullback.frontend.eager import Tensor
 
@@ -182,7 +182,22 @@ def _binary(
             x = constant_like(y, x)
     if type(axis) is not int:
         raise TypeError(f"{prefix}: axis must be an int, got {axis!r}")
+    if x.dtype != y.dtype:
+        x, y = promote(prefix, x, y)
     return apply(op_cls, [x, y], prefix=prefix, name=name, axis=axis)
+
+
+def promote(fn: str, x: Any, y: Any) -> tuple[Any, Any]:
+    """x and y cast to their common dtype by Paddle 3.3.1's promotion rule
+    (`dtypes.promote_types`: between float dtypes only); TypeError for a pair Paddle
+    refuses (two different integer dtypes, an integer with a float)."""
+    to = promote_types(x.dtype, y.dtype)
+    if to is None:
+        raise TypeError(
+            f"{fn}: x ({x.dtype}) and y ({y.dtype}) must have the same dtype: Paddle promotes "
+            f"only between float dtypes (cast one of them with astype)"
+        )
+    return (x if x.dtype == to else cast(x, to)), (y if y.dtype == to else cast(y, to))
 
 
 def _activate(x: Any, act: str | None) -> Any:
@@ -385,7 +400,8 @@ def _scale_or(op_cls: type[pd.PdOp], prefix: str,
 
     def method(self: Any, other: Any) -> Any:
         if is_scalar(other):
-            return on_scalar(self, float(other))
+            to = scalar_result_dtype(self.dtype, other)
+            return on_scalar(self if to == self.dtype else cast(self, to), float(other))
         return _binary(op_cls, prefix, self, other)
 
     return method
@@ -393,7 +409,7 @@ def _scale_or(op_cls: type[pd.PdOp], prefix: str,
 
 def _true_div_operand(x: Any) -> Any:
     # Paddle's `/` is true division: integer tensors are computed in float32.
-    return x if x.dtype in ("float32", "float64") else cast(x, "float32")
+    return x if x.dtype in _FLOAT_NAMES else cast(x, "float32")
 
 
 def _rsub(self: Any, other: Any) -> Any:

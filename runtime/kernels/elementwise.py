@@ -171,8 +171,9 @@ def _scale(op: pd.PdOp, x: np.ndarray) -> np.ndarray:
 
 
 def _cast(op: pd.PdOp, x: np.ndarray) -> np.ndarray:
-    out = pd.DTYPE_BY_ELEM[pd.elem_of(op.results[0].type)].numpy
-    if x.dtype.kind == "f" and out.kind in "iu":
+    row = pd.DTYPE_BY_ELEM[pd.elem_of(op.results[0].type)]
+    out = row.numpy
+    if x.dtype.kind == "f" and row.kind in "iu":  # (not bfloat16's uint16 storage)
         if out.itemsize < 4:
             # Paddle (C++ static_cast through int) and the compiled code: truncated,
             # saturated into int32, then wrapped (-3.7 -> uint8 253, 300.0 -> 44).
