@@ -57,7 +57,7 @@ def check_float_tensor(fn: str, arg: str, x: Any) -> None:
         return  # every eager op checks its inputs: the common case without calls
     check_tensor(fn, arg, x)
     if x.dtype not in _FLOAT_NAMES:
-        raise TypeError(f"{fn}: '{arg}' must be a float tensor ({', '.join(_FLOAT_NAMES)}), got {x.dtype}")
+        raise TypeError(f"{fn}: '{arg}' must be float32 or float64, got {x.dtype} (or float16, bfloat16)")
 
 
 def check_float_or_int_tensor(fn: str, arg: str, x: Any) -> None:
