@@ -35,6 +35,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from pullback.dialects import pd
 from pullback.dialects.pd.bfloat16 import bf16_to_f32, host_cast
+from pullback.dialects.pd.dtypes import DTYPE_BY_NAME, get_default_dtype
 from pullback.dialects.pd.dtypes import DTYPE_BY_NUMPY, NAME_BY_NUMPY, NUMPY_BY_SHORT, dtype_for_array, to_numpy_dtype
 from pullback.frontend import unique_name
 from pullback.runtime.native import blas_threads
@@ -624,7 +625,8 @@ def _as_array(data: Any, dtype: Any) -> np.ndarray:
         except ValueError as e:
             raise ValueError(f"to_tensor: cannot make a tensor of {data!r}: {e}") from None
         if arr.dtype == np.float64 and dtype is None:
-            arr = arr.astype(np.float32)  # Python floats: Paddle's default dtype
+            # Python floats: Paddle's default dtype (float32 unless set)
+            arr = host_cast(arr, DTYPE_BY_NAME[get_default_dtype()].numpy)
     if arr.dtype.kind in "OUSV":
         raise TypeError(f"to_tensor: cannot make a tensor of {type(data).__name__} data")
     if dtype is not None:

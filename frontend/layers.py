@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from pullback.dialects.pd.dtypes import to_dtype_name
+from pullback.dialects.pd.dtypes import get_default_dtype, to_dtype_name
 from pullback.dialects import pd
 from pullback.frontend import core, unique_name
 from pullback.frontend.framework import (
@@ -116,7 +116,7 @@ def data(name: str, shape: Sequence[int | None], dtype: Any = None, lod_level: i
     are dynamic.  `dtype` defaults to float32.  The shape is used as given (no batch
     dimension is added) and the executor checks fed arrays against it."""
     require_static("paddle.static.data")
-    dt = to_dtype_name(dtype, "paddle.static.data", default="float32")
+    dt = to_dtype_name(dtype, "paddle.static.data", default=get_default_dtype())
     return _add_data("paddle.static.data", name, shape, dt)
 
 

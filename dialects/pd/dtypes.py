@@ -262,6 +262,32 @@ def dtype_for_array(dt: np.dtype[Any]) -> DType | None:
     return DTYPE_BY_NUMPY.get(dt)
 
 
+# ------------------------------------------------------------- default dtype
+
+DEFAULT_DTYPE_CHOICES: tuple[str, ...] = ("float16", "float32", "float64", "bfloat16")
+"""What `paddle.set_default_dtype` takes (Paddle 3.3.1's list)."""
+
+_default_float: list[str] = ["float32"]
+
+
+def get_default_dtype() -> str:
+    """`paddle.get_default_dtype()`: the float dtype of Python floats in `to_tensor`,
+    of new parameters and of creation ops without `dtype=` (float32 unless set)."""
+    return _default_float[0]
+
+
+def set_default_dtype(d: object) -> None:
+    """`paddle.set_default_dtype(d)`: one of float16, float32, float64, bfloat16 (any
+    spelling `to_dtype` reads); TypeError, as Paddle's, for any other."""
+    found = find_dtype(d)
+    if found is None or found.name not in DEFAULT_DTYPE_CHOICES:
+        shown = found.name if found is not None else d
+        raise TypeError(
+            f"set_default_dtype only supports [{', '.join(DEFAULT_DTYPE_CHOICES)}], but received {shown}"
+        )
+    _default_float[0] = found.name
+
+
 # ------------------------------------------------------------- type promotion
 
 LOW_PRECISION_NAMES: tuple[str, ...] = ("float16", "bfloat16")
@@ -302,8 +328,7 @@ def promote_types(a: str, b: str) -> str | None:
 
 def scalar_result_dtype(tensor: str, scalar: object) -> str:
     """The dtype of `tensor_op_scalar` in Paddle 3.3.1 (`x + 1.5`, `x * 2`): a Python
-    float with an integer or bool tensor gives float32 (the default dtype, Paddle
-    reads it too), a Python int with a bool tensor int64; otherwise the tensor's dtype
+    float with an integer or bool tensor gives float32 (whatever the default dtype), a Python int with a bool tensor int64; otherwise the tensor's dtype
     (a float16 tensor times 1.5 stays float16)."""
     if isinstance(scalar, bool):
         return tensor
@@ -366,6 +391,9 @@ __all__ = [
     "dtype_of",
     "find_dtype",
     "dtype_for_array",
+    "DEFAULT_DTYPE_CHOICES",
+    "get_default_dtype",
+    "set_default_dtype",
     "LOW_PRECISION_NAMES",
     "SMALL_INT_NAMES",
     "promote_types",

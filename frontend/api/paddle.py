@@ -32,9 +32,7 @@ from pullback.frontend.random import get_rng_state, seed, set_rng_state  # noqa:
 """`paddle.seed` reseeds the global generator every unseeded random op draws from."""
 
 
-def get_default_dtype() -> str:
-    """The default floating-point dtype (always float32 in pullback)."""
-    return "float32"
+from pullback.dialects.pd.dtypes import get_default_dtype, set_default_dtype  # noqa: E402
 
 
 __getattr__, __dir__ = registry.lazy_attributes(
@@ -70,6 +68,7 @@ __all__ = [
     "disable_static",
     "enable_static",
     "get_default_dtype",
+    "set_default_dtype",
     "in_dynamic_mode",
     "get_rng_state",
     "seed",

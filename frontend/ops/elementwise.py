@@ -16,7 +16,7 @@ import numpy as np
 
 from pullback.dialects import pd
 from pullback.dialects.pd.dtypes import FLOAT_NAMES as _FLOAT_NAMES
-from pullback.dialects.pd.dtypes import DTYPE_BY_NAME, INT_NAMES, promote_types, scalar_result_dtype, to_dtype_name
+from pullback.dialects.pd.dtypes import DTYPE_BY_NAME, INT_NAMES, get_default_dtype, promote_types, scalar_result_dtype, to_dtype_name
 from pullback.frontend.core import apply
 from pullback.frontend.eager import Tensor
 
@@ -116,7 +116,7 @@ def full(shape: Sequence[int] | int, fill_value: Scalar, dtype: Any = None, name
     """`paddle.full`: a tensor of `shape` filled with `fill_value` (float32 by default)."""
     shape = _check_shape("full", shape)
     value = _check_number("full", "fill_value", fill_value)
-    dtype = to_dtype_name(dtype, "full", default="float32")
+    dtype = to_dtype_name(dtype, "full", default=get_default_dtype())
     return apply(pd.FillConstantOp, [], prefix="fill_constant", name=name,
                  shape=shape, value=value, dtype=dtype)
 

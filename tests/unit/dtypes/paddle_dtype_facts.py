@@ -23,6 +23,17 @@ def _name(t: object) -> str:
     return str(t).replace("paddle.", "")
 
 
+CREATIONS = {
+    "to_tensor(1.0)": lambda: paddle.to_tensor(1.0), "to_tensor([1.5])": lambda: paddle.to_tensor([1.5]),
+    "to_tensor(float64 array)": lambda: paddle.to_tensor(np.array([1.5])), "ones": lambda: paddle.ones([1]),
+    "full": lambda: paddle.full([1], 1.0), "zeros": lambda: paddle.zeros([1]), "rand": lambda: paddle.rand([1]),
+    "randn": lambda: paddle.randn([1]), "Linear.weight": lambda: paddle.nn.Linear(2, 2).weight,
+    "arange(3)": lambda: paddle.arange(3), "arange(0.,3.)": lambda: paddle.arange(0.0, 3.0),
+    "eye": lambda: paddle.eye(2), "linspace": lambda: paddle.linspace(0, 1, 3), "empty": lambda: paddle.empty([1]),
+    "int tensor + 1.5": lambda: paddle.to_tensor([1]) + 1.5,
+}
+
+
 def facts() -> dict[str, object]:
     out: dict[str, object] = {}
     add: dict[str, str | None] = {}
@@ -76,8 +87,13 @@ def facts() -> dict[str, object]:
             defaults[d] = _name(paddle.get_default_dtype())
         except Exception:  # noqa: BLE001
             defaults[d] = None
-    paddle.set_default_dtype("float32")
     out["set_default_dtype"] = defaults
+    made = {}
+    for d in ("float64", "float32"):
+        paddle.set_default_dtype(d)
+        made[d] = {k: _name(fn().dtype) for k, fn in CREATIONS.items()}
+    paddle.set_default_dtype("float32")
+    out["created_under_default"] = made
     return out
 
 
