@@ -74,7 +74,7 @@ def _float_dtype(fn: str, dtype: Any) -> str:
     """A float dtype argument (default: `paddle.get_default_dtype()`)."""
     name = to_dtype_name(dtype, fn, default=get_default_dtype())
     if name not in FLOAT_NAMES:
-        raise TypeError(f"{fn}: dtype must be float32 or float64 (or float16, bfloat16), got {name}")
+        raise TypeError(f"{fn}: dtype must be float32 or float64, got {name} (or float16, bfloat16)")
     return name
 
 
