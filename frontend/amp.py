@@ -51,7 +51,13 @@ WHITE_LIST: frozenset[str] = frozenset({
     "conv2d", "einsum", "matmul", "matmul_v2", "linear_v2", "max_pool2d_with_index", "mul",
     "fused_gemm_epilogue", "fused_rotary_position_embedding", "flash_attn",
 })
-"""Paddle 3.3.1's `amp_lists.WHITE_LIST` (float16 and bfloat16 alike)."""
+"""Paddle 3.3.1's `amp_lists.WHITE_LIST` (= `BF16_WHITE_LIST`)."""
+
+ONLY_FP16_WHITE_LIST: frozenset[str] = frozenset({
+    "fake_quantize_dequantize_abs_max", "fake_quantize_dequantize_moving_average_abs_max", "fused_attention",
+    "fused_feedforward",
+})
+"""Paddle 3.3.1's `amp_lists.ONLY_FP16_WHITE_LIST` (float16's white list adds it)."""
 
 FP16_BLACK_LIST: frozenset[str] = frozenset({
     "tan", "acos", "asin", "sinh", "cosh", "atanh", "tanh_shrink", "erfinv", "exp", "expm1", "log",
@@ -89,7 +95,8 @@ def _pullback_names(names: Iterable[str]) -> frozenset[str]:
 
 def white_list() -> dict[str, dict[str, set[str]]]:
     """Paddle's `paddle.amp.white_list()`: the white list by dtype and level."""
-    return {d: {lv: set(WHITE_LIST) for lv in ("OD", "O1", "O2")} for d in LOW_DTYPES}
+    lists = {"float16": WHITE_LIST | ONLY_FP16_WHITE_LIST, "bfloat16": WHITE_LIST}
+    return {d: {lv: set(lists[d]) for lv in ("OD", "O1", "O2")} for d in LOW_DTYPES}
 
 
 def black_list() -> dict[str, dict[str, set[str]]]:

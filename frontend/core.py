@@ -120,6 +120,11 @@ def set_amp_hook(hook: Callable[[type[pd.PdOp], Sequence[Any]], Sequence[Any]] |
     _amp_hook = hook
 
 
+def amp_hook_installed() -> bool:
+    """Whether a `paddle.amp.auto_cast` is active."""
+    return _amp_hook is not None
+
+
 def apply(
     op_cls: type[pd.PdOp],
     inputs: Sequence[Any],

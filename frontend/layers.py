@@ -213,6 +213,10 @@ def create_parameter_var(
     the layer's default."""
     name = attr.name or unique_name.generate(f"{base}.{suffix}")
     default_initializer = global_initializer(suffix == "b") or default_initializer
+    if core.amp_hook_installed() and f"{dtype}" in ("float16", "bfloat16"):
+        # Inside paddle.amp.auto_cast a layer reading a 16-bit input still makes a
+        # float32 parameter (its master weight); the op list casts it where it is used.
+        dtype = "float32"
     return add_parameter(name, shape, dtype, attr, default_initializer)
 
 

@@ -28,7 +28,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
-from pullback.dialects.pd.dtypes import get_default_dtype, to_dtype, to_dtype_name
+from pullback.dialects.pd.bfloat16 import host_cast
+from pullback.dialects.pd.dtypes import get_default_dtype, is_float_data, to_dtype, to_dtype_name
 from pullback.frontend import core, unique_name
 from pullback.frontend.eager import Tensor
 from pullback.frontend.hooks import HookRemoveHelper
@@ -407,8 +408,8 @@ class Layer:
                         raise NotImplementedError(
                             f"{api}: static-mode parameters are Variables of the program; cast in dynamic mode"
                         )
-                    if t._data.dtype.kind == "f" and t._data.dtype != target:
-                        t._data = t._data.astype(target)
+                    if is_float_data(t._data.dtype) and t._data.dtype != target:
+                        t._data = host_cast(t._data, target)
                         t.clear_gradient(set_to_zero=False)
         self.__dict__["_dtype"] = row.name
         return self

@@ -262,6 +262,12 @@ def dtype_for_array(dt: np.dtype[Any]) -> DType | None:
     return DTYPE_BY_NUMPY.get(dt)
 
 
+def is_float_data(dt: np.dtype[Any]) -> bool:
+    """Whether host data of numpy dtype `dt` holds floats: a numpy float, or uint16
+    (bfloat16's bits)."""
+    return dt.kind == "f" or dt == np.uint16
+
+
 # ------------------------------------------------------------- default dtype
 
 DEFAULT_DTYPE_CHOICES: tuple[str, ...] = ("float16", "float32", "float64", "bfloat16")
@@ -391,6 +397,7 @@ __all__ = [
     "dtype_of",
     "find_dtype",
     "dtype_for_array",
+    "is_float_data",
     "DEFAULT_DTYPE_CHOICES",
     "get_default_dtype",
     "set_default_dtype",

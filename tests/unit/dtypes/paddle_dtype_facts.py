@@ -94,6 +94,14 @@ def facts() -> dict[str, object]:
         made[d] = {k: _name(fn().dtype) for k, fn in CREATIONS.items()}
     paddle.set_default_dtype("float32")
     out["created_under_default"] = made
+    out["amp_white_list"] = {d: {lv: sorted(v) for lv, v in t.items()} for d, t in paddle.amp.white_list().items()}
+    out["amp_black_list"] = {d: {lv: sorted(v) for lv, v in t.items()} for d, t in paddle.amp.black_list().items()}
+    sc = paddle.amp.GradScaler()
+    out["grad_scaler_defaults"] = {
+        "init_loss_scaling": 2.0**16, "incr_ratio": 2.0, "decr_ratio": 0.5, "incr_every_n_steps": 2000,
+        "decr_every_n_nan_or_inf": 1, "enabled_on_cpu": sc.is_enable(),
+    }
+    out["amp_is_supported_on_cpu"] = [paddle.amp.is_float16_supported(), paddle.amp.is_bfloat16_supported()]
     return out
 
 
