@@ -416,7 +416,7 @@ class Optimizer:
 
             m = Tensor._new(host_cast(param._data, np.dtype(np.float32)), None, 0, True)
             m._name = f"{param.name}_fp32_master_0"
-            m.optimize_attr = getattr(param, "optimize_attr", None)
+            m.optimize_attr = getattr(param, "optimize_attr", None)  # type: ignore[attr-defined]
             masters[param.name] = m
         return m
 

@@ -48,6 +48,13 @@ def _elem(t: Attribute) -> Attribute | None:
     return t.get_element_type() if isinstance(t, TensorType) else None
 
 
+def _name_of(t: Attribute) -> str:
+    """The dtype name of a tensor type's elements."""
+    elem = _elem(t)
+    assert elem is not None
+    return DTYPE_BY_ELEM[elem].name
+
+
 def is_narrow(t: Attribute) -> bool:
     """Whether values of type `t` compute in a wider type (`WIDE`)."""
     return _elem(t) in WIDE
@@ -77,7 +84,7 @@ def _widen_op(op: Operation, wide_of: dict[SSAValue, SSAValue], replaced: dict[S
             continue
         w = wide_of.get(v)
         if w is None:
-            cast = pd.CastOp.make(v, dtype=_WIDE_NAMES[DTYPE_BY_ELEM[_elem(v.type)].name])
+            cast = pd.CastOp.make(v, dtype=_WIDE_NAMES[_name_of(v.type)])
             owner = v.owner
             if isinstance(owner, Block):
                 Rewriter.insert_op(cast, InsertPoint.at_start(owner))
@@ -101,11 +108,12 @@ def _widen_op(op: Operation, wide_of: dict[SSAValue, SSAValue], replaced: dict[S
         raise LoweringError(f"cannot compute '{op.name}' on {_narrow_names(op)} in a wider type: {e}") from None
     Rewriter.insert_op(wide, InsertPoint.before(op))
     replacements: list[SSAValue] = []
-    for old, new in zip(op.results, wide.results):
+    for old, wide_result in zip(op.results, wide.results):
+        new: SSAValue = wide_result
         if not is_narrow(old.type):
             replacements.append(new)
             continue
-        back = pd.CastOp.make(new, dtype=DTYPE_BY_ELEM[_elem(old.type)].name)
+        back = pd.CastOp.make(new, dtype=_name_of(old.type))
         if "name" in op.properties and len(op.results) == 1:
             back.properties["name"] = op.properties["name"]
         Rewriter.insert_op(back, InsertPoint.before(op))

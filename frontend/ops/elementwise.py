@@ -12,7 +12,6 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
 
 from pullback.dialects import pd
 from pullback.dialects.pd.dtypes import FLOAT_NAMES as _FLOAT_NAMES
