@@ -280,7 +280,7 @@ class Optimizer:
         if core.in_dynamic_mode():
             from pullback.frontend.eager import Tensor
 
-            value = host_cast(np.full([1], self.get_lr() * mult, np.float32), param._data.dtype)
+            value = host_cast(np.full([1], self.get_lr() * mult, np.float64), param._data.dtype)
             return Tensor._new(value, None, 0, True)
         base = self._create_global_learning_rate(f"{param.dtype}")
         if base.dtype != param.dtype:
