@@ -284,3 +284,65 @@ def test_static_training_reaches_float32_accuracy(dtype: str) -> None:
     want = _static_accuracy(None)
     got = _static_accuracy(dtype)
     assert want > 0.8 and got >= want - 0.03, (dtype, got, want)
+
+
+# -------------------------------------------------- static programs: the AMP pass
+
+
+def test_static_amp_decorate_runs_the_pass_and_trains() -> None:
+    x, y = _data()
+    paddle.enable_static()
+    try:
+        main, start = paddle.static.Program(), paddle.static.Program()
+        with paddle.static.program_guard(main, start):
+            xv = paddle.static.data("x", [None, 16])
+            yv = paddle.static.data("y", [None, 1], "int64")
+            out = paddle.static.nn.fc(paddle.nn.functional.relu(paddle.static.nn.fc(xv, 64)), 4)
+            loss = paddle.mean(paddle.nn.functional.cross_entropy(out, yv))
+            lists = paddle.static.amp.AutoMixedPrecisionLists(dtype="bfloat16")
+            assert "matmul" in lists.white_list and "softmax_with_cross_entropy" in lists.black_list
+            opt = paddle.static.amp.decorate(paddle.optimizer.Adam(learning_rate=0.01), lists)
+            opt.minimize(loss)
+        text = str(main)
+        assert re.search(r"pd.matmul %\d+, %\d+ \{name = \"fc_\d+.tmp_0\"\} : \(tensor<\?x16xbf16>, tensor<16x64xbf16>\)", text)
+        assert opt._casts >= 4 and loss.dtype == "float32" and opt.get_loss_scaling() == 1.0
+        exe = paddle.static.Executor(paddle.CPUPlace())
+        paddle.seed(0)
+        exe.run(start)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            for _ in range(3):
+                for i in range(0, 512, 64):
+                    exe.run(main, feed={"x": x[i:i + 64], "y": y[i:i + 64]}, fetch_list=[loss])
+            (o,) = exe.run(main, feed={"x": x, "y": y}, fetch_list=[out])
+    finally:
+        paddle.disable_static()
+    assert (to_float64(o).argmax(1) == y[:, 0]).mean() >= _static_accuracy(None) - 0.03
+
+
+def test_auto_mixed_precision_pass_on_mlir_text() -> None:
+    from xdsl.context import Context
+    from xdsl.parser import Parser
+
+    from pullback.dialects import pd
+    from pullback.passes import PASSES
+
+    text = """
+    %x = pd.data "x" : tensor<2x3xf32>
+    %w = pd.data "w" : tensor<3x4xf32>
+    %y = pd.matmul %x, %w : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+    %r = pd.relu %y : (tensor<2x4xf32>) -> tensor<2x4xf32>
+    %s = pd.softmax %r : (tensor<2x4xf32>) -> tensor<2x4xf32>
+    """
+    ctx = Context()
+    ctx.load_dialect(pd.PD)
+    from xdsl.dialects.builtin import Builtin
+
+    ctx.load_dialect(Builtin)
+    module = Parser(ctx, text).parse_module()
+    PASSES["auto-mixed-precision"]()(dtype="float16", level="O1").apply(ctx, module)
+    module.verify()
+    out = str(module)
+    assert out.count("pd.cast") == 3, out  # x and w down for the matmul, relu's f16 result up for softmax
+    assert "pd.relu %y : (tensor<2x4xf16>) -> tensor<2x4xf16>" in out
+    assert "pd.softmax" in out and "-> tensor<2x4xf32>" in out
