@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from pullback.dialects import pd
-from pullback.dialects.pd.bfloat16 import host_cast
+from pullback.dialects.bfloat16 import host_cast
 from pullback.dialects.pd.dtypes import DTYPE_BY_NAME, find_dtype
 from pullback.frontend import core
 from pullback.passes.amp import (  # noqa: F401 (re-exported: Paddle's paddle.amp names)

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
-from pullback.dialects.pd.bfloat16 import host_cast
+from pullback.dialects.bfloat16 import host_cast
 from pullback.dialects.pd.dtypes import DTYPE_BY_NAME
 from pullback.frontend.framework import Variable, default_main_program
 

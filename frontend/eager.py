@@ -34,7 +34,7 @@ from xdsl.ir import Block, Operation
 from xdsl.utils.exceptions import VerifyException
 
 from pullback.dialects import pd
-from pullback.dialects.pd.bfloat16 import bf16_to_f32, host_cast
+from pullback.dialects.bfloat16 import bf16_to_f32, host_cast
 from pullback.dialects.pd.dtypes import DTYPE_BY_NAME, get_default_dtype
 from pullback.dialects.pd.dtypes import DTYPE_BY_NUMPY, NAME_BY_NUMPY, NUMPY_BY_SHORT, dtype_for_array, to_numpy_dtype
 from pullback.frontend import unique_name

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
-from pullback.dialects.pd.bfloat16 import host_cast
+from pullback.dialects.bfloat16 import host_cast
 from pullback.dialects.pd.dtypes import get_default_dtype, is_float_data, to_dtype, to_dtype_name
 from pullback.frontend import core, unique_name
 from pullback.frontend.eager import Tensor

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 from pullback.dialects import pd
-from pullback.dialects.pd.bfloat16 import host_cast
+from pullback.dialects.bfloat16 import host_cast
 from pullback.dialects.pd.dtypes import DTYPE_BY_NAME, to_dtype_name
 from pullback.frontend import core, lr, unique_name
 from pullback.frontend.clip import (

@@ -263,7 +263,7 @@ class Scalar:
 
     def bf16_from_f32(self, f: SSAValue) -> SSAValue:
         """A float32 rounded to bfloat16, to nearest even, on its bits (as
-        `dialects/pd/bfloat16.py` does, and LLVM's `fptrunc` to `bfloat` would: done by
+        `dialects/bfloat16.py` does, and LLVM's `fptrunc` to `bfloat` would: done by
         hand, so that no target needs a bfloat16 conversion instruction or libcall);
         a NaN stays a quiet NaN."""
         u = self.emit(arith.BitcastOp(f, i32))

@@ -44,7 +44,7 @@ from typing import Any, Protocol
 import numpy as np
 from pullback.dialects import pd
 from pullback.dialects.pd.base import DTYPE_BY_NAME, dtype_name, elem_of, shape_of, value_name
-from pullback.dialects.pd.bfloat16 import host_cast
+from pullback.dialects.bfloat16 import host_cast
 from pullback.runtime.native import blas_threads
 from pullback.runtime.places import CPUPlace, CUDAPlace, Place, cpu_places, cuda_places
 from pullback.runtime.scope import LoDTensor, Scope, global_scope

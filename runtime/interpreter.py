@@ -5,7 +5,7 @@ kernel per op (registered with `@kernel(OpClass)` in `runtime/kernels/<family>.p
 computing in the op's result dtype with plain numpy.
 
 float16 and bfloat16 values are held narrow (float16 arrays; bfloat16 as its bits in
-uint16 arrays, as Paddle's `numpy()` gives them: `dialects/pd/bfloat16.py`) and
+uint16 arrays, as Paddle's `numpy()` gives them: `dialects/bfloat16.py`) and
 computed in float32: an op reading one gets float32 arrays (`compute_array`), an op
 whose result is one computes it in float32 (`np_dtype` is float32 there) and the
 interpreter rounds it to nearest even on store (`storage_array`).  So each op rounds
@@ -23,7 +23,7 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from pullback.dialects import pd
-from pullback.dialects.pd.bfloat16 import bf16_to_f32, f32_to_bf16
+from pullback.dialects.bfloat16 import bf16_to_f32, f32_to_bf16
 from xdsl.dialects.builtin import bf16, f16
 
 Kernel = Callable[..., "np.ndarray | tuple[np.ndarray, ...] | list[np.ndarray]"]

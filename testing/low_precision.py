@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from pullback.dialects import pd
-from pullback.dialects.pd.bfloat16 import bf16_to_f32, host_cast
+from pullback.dialects.bfloat16 import bf16_to_f32, host_cast
 
 from . import _Program
 from .finite_differences import fd_grad

@@ -134,7 +134,7 @@ DTYPE_TABLE: tuple[DType, ...] = (
     DType("float16", "f", "FP16", np.float16, f16),
     # Paddle keeps bfloat16 values as their 16 bits in numpy uint16 arrays (`numpy()`
     # gives them, `to_tensor` of a uint16 array is bfloat16): so does pullback
-    # (`dialects/pd/bfloat16.py` converts, rounding to nearest even).
+    # (`dialects/bfloat16.py` converts, rounding to nearest even).
     DType("bfloat16", "f", "BF16", np.uint16, bf16, aliases=("uint16",)),
     # uint8 is the one unsigned type: `ui8` (signless `i8` is int8), so that
     # conversions, comparisons, division, max and min know it is unsigned.

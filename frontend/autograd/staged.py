@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from pullback.dialects.pd.bfloat16 import host_cast
+from pullback.dialects.bfloat16 import host_cast
 from pullback.frontend import hooks
 from pullback.frontend.autograd.delivery import (
     check_used,

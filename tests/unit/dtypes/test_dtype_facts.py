@@ -145,7 +145,7 @@ def test_rounding_to_16_bit_floats(backend: str) -> None:
 def test_bfloat16_round_trip_of_every_value() -> None:
     """Every finite bfloat16 survives float32 and back, and float32 -> bfloat16 rounds
     to nearest even on both backends (all 65536 bit patterns, and their midpoints)."""
-    from pullback.dialects.pd.bfloat16 import bf16_to_f32, f32_to_bf16
+    from pullback.dialects.bfloat16 import bf16_to_f32, f32_to_bf16
 
     bits = np.arange(65536, dtype=np.uint32).astype(np.uint16)
     f = bf16_to_f32(bits)
