@@ -65,16 +65,18 @@ def amp_state() -> AmpState | None:
     return _STATE[0]
 
 
-def is_autocast_enabled() -> bool:
+def is_autocast_enabled(device: str | None = None) -> bool:
     """`paddle.amp.is_autocast_enabled()`."""
     return _STATE[0] is not None
 
 
-def get_autocast_dtype() -> str:
-    """`paddle.amp.get_autocast_dtype()`: the low dtype of the current `auto_cast`
-    (float32 outside one)."""
-    st = _STATE[0]
-    return "float32" if st is None else st.dtype
+_DTYPE: list[str] = ["float16"]
+
+
+def get_autocast_dtype(device: str | None = None) -> str:
+    """`paddle.amp.get_autocast_dtype()`: the dtype of the innermost `auto_cast` (an
+    enabled one or not), float16 outside any, as Paddle's on a GPU."""
+    return _DTYPE[0]
 
 
 get_autocast_cpu_dtype = get_autocast_gpu_dtype = get_autocast_dtype
@@ -122,13 +124,14 @@ def auto_cast(
     """`paddle.amp.auto_cast`: ops added inside compute in `dtype` by the op lists (see
     the module's docstring); `enable=False` or `level='O0'` computes as written."""
     st = AmpState.of(dtype, level, custom_white_list, custom_black_list) if enable and level != "O0" else None
-    prev = _STATE[0]
-    _STATE[0] = st
+    prev, prev_dtype = _STATE[0], _DTYPE[0]
+    found = find_dtype(dtype)
+    _STATE[0], _DTYPE[0] = st, (found.name if found is not None else str(dtype))
     core.set_amp_hook(cast_inputs if st is not None else None)
     try:
         yield
     finally:
-        _STATE[0] = prev
+        _STATE[0], _DTYPE[0] = prev, prev_dtype
         core.set_amp_hook(cast_inputs if prev is not None else None)
 
 
