@@ -14,8 +14,15 @@ new row (then kernels, VJP rules and lowerings for it).
 a dtype (`np.float32`, `np.dtype('float32')`, `'float'`, `'double'`, `'f4'`, Python's
 `float` / `int` / `bool`, which are float64 / int64 / bool).  A spelling Paddle does
 not take raises TypeError naming it; a dtype Paddle has but pullback does not compute
-in (float16, bfloat16, uint8, ...) raises TypeError saying so, rather than computing
-in another dtype.  (Some Paddle APIs check `dtype` against a narrower list first:
+in (complex64/128, float8) raises TypeError saying so, rather than computing in
+another dtype.
+
+float16 and bfloat16 are stored in 16 bits and computed in float32, each op's result
+rounded to nearest even (`DType.compute`; the interpreter in `runtime/interpreter.py`,
+compiled code through `lowering/widen.py`); bfloat16 host data is its bits in numpy
+uint16 arrays, as Paddle's (`dialects/bfloat16.py`).  uint8's element type is `ui8`.
+Type promotion (`promote_types`, `scalar_result_dtype`) and the default float dtype
+(`get_default_dtype`/`set_default_dtype`) are here too.  (Some Paddle APIs check `dtype` against a narrower list first:
 `to_tensor(dtype=float)` and `empty(dtype='float')` raise there; pullback reads every
 `dtype=` argument the one way.)
 """
