@@ -626,6 +626,7 @@ class SGD(Optimizer):
     ) -> None:
         super().__init__(learning_rate, parameters if parameters is not None else parameter_list,
                          weight_decay if weight_decay is not None else regularization, grad_clip, name)
+        self._multi_precision = bool(multi_precision)  # float32 master weights of 16-bit parameters
         self._set_defaults()
 
     def _append_optimize_op(self, param: Any, grad: Any, lr_value: Any) -> Any:
@@ -666,6 +667,7 @@ class Momentum(Optimizer):
             raise ValueError("momentum is not set")
         super().__init__(learning_rate, parameters if parameters is not None else parameter_list,
                          weight_decay if weight_decay is not None else regularization, grad_clip, name)
+        self._multi_precision = bool(multi_precision)  # float32 master weights of 16-bit parameters
         self._set_defaults(momentum=_number("Momentum", "momentum", momentum),
                            use_nesterov=bool(use_nesterov),
                            rescale_grad=_number("Momentum", "rescale_grad", rescale_grad))
@@ -739,6 +741,7 @@ class Adam(Optimizer):
         epsilon = _nonnegative(cls, "epsilon", epsilon)
         super().__init__(learning_rate, parameters if parameters is not None else parameter_list,
                          weight_decay if weight_decay is not None else regularization, grad_clip, name)
+        self._multi_precision = bool(multi_precision)  # float32 master weights of 16-bit parameters
         self._set_defaults(beta1=beta1, beta2=beta2, epsilon=epsilon, lazy_mode=bool(lazy_mode))
 
     def _create_accumulators(self, param: Any) -> None:
@@ -793,6 +796,7 @@ class AdamW(Adam):
             raise TypeError("'apply_decay_param_fun' should be None or a callable")
         super().__init__(learning_rate, beta1, beta2, epsilon, parameters, None, grad_clip,
                          lazy_mode, multi_precision, False, amsgrad, name)
+        self._multi_precision = bool(multi_precision)  # float32 master weights of 16-bit parameters
         self._default_dict["coeff"] = float(weight_decay)
         if self._pending_groups is not None:
             for g in self._param_groups:
@@ -843,6 +847,7 @@ class Lamb(Adam):
         super().__init__(learning_rate, beta1, beta2, epsilon,
                          parameters if parameters is not None else parameter_list,
                          regularization, grad_clip, name=name)
+        self._multi_precision = bool(multi_precision)  # float32 master weights of 16-bit parameters
         self._default_dict["lamb_weight_decay"] = _number("Lamb", "lamb_weight_decay", lamb_weight_decay)
         self._exclude_from_weight_decay_fn = exclude_from_weight_decay_fn
         self._always_adapt = bool(always_adapt)

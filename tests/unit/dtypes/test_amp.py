@@ -346,3 +346,19 @@ def test_auto_mixed_precision_pass_on_mlir_text() -> None:
     assert out.count("pd.cast") == 3, out  # x and w down for the matmul, relu's f16 result up for softmax
     assert "pd.relu %y : (tensor<2x4xf16>) -> tensor<2x4xf16>" in out
     assert "pd.softmax" in out and "-> tensor<2x4xf32>" in out
+
+
+def test_optimizer_multi_precision_argument_keeps_master_weights() -> None:
+    layer = paddle.nn.Linear(2, 2)
+    layer.to(dtype="float16")
+    opt = paddle.optimizer.Momentum(learning_rate=1e-4, parameters=layer.parameters(), multi_precision=True)
+    w = layer.weight
+    start = w.numpy().astype(np.float64)
+    for _ in range(3):  # updates far below float16's resolution accumulate in the master weight
+        paddle.mean(layer(paddle.ones([1, 2], dtype="float16"))).backward()
+        opt.step()
+        opt.clear_grad()
+    master = opt._master_weights[w.name]
+    assert master.dtype == "float32"
+    assert not np.array_equal(master.numpy().astype(np.float64), start)
+    np.testing.assert_array_equal(master.numpy().astype(np.float16), w.numpy())
