@@ -109,6 +109,22 @@ def output_names(prefix: str, name: str | None, count: int) -> list[str]:
     return [unique_name.generate(f"{base}.tmp") for _ in range(count)]
 
 
+_amp_hook: Callable[[type[pd.PdOp], Sequence[Any]], Sequence[Any]] | None = None
+"""`frontend.amp.cast_inputs` while a `paddle.amp.auto_cast` is active, else None."""
+
+
+def set_amp_hook(hook: Callable[[type[pd.PdOp], Sequence[Any]], Sequence[Any]] | None) -> None:
+    """Install (or remove, None) the function `apply` passes every op's inputs through
+    first (`paddle.amp.auto_cast`)."""
+    global _amp_hook
+    _amp_hook = hook
+
+
+def amp_hook_installed() -> bool:
+    """Whether a `paddle.amp.auto_cast` is active."""
+    return _amp_hook is not None
+
+
 def apply(
     op_cls: type[pd.PdOp],
     inputs: Sequence[Any],
@@ -126,6 +142,8 @@ def apply(
     `op_type` is Paddle's operator type when it is not the `pd` op's name (`fc`'s
     `pd.matmul` is a `mul`); `append_backward` callbacks report it.
     """
+    if _amp_hook is not None:
+        inputs = _amp_hook(op_cls, inputs)  # inside paddle.amp.auto_cast: casts by its op lists
     if in_dynamic_mode():
         assert _eager_apply is not None, "importing pullback.frontend installs eager mode"
         return _eager_apply(op_cls, inputs, prefix=prefix, name=name, **props)

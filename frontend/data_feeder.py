@@ -7,6 +7,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
+from pullback.dialects.bfloat16 import host_cast
+from pullback.dialects.pd.dtypes import DTYPE_BY_NAME
 from pullback.frontend.framework import Variable, default_main_program
 
 
@@ -40,7 +42,7 @@ class DataFeeder:
                     f"DataFeeder: each sample must have {len(self.feed_vars)} entries, one per "
                     "feed variable"
                 ) from None
-            arr = np.asarray(column, dtype=np.dtype(f"{var.dtype}"))
+            arr = host_cast(column, DTYPE_BY_NAME[f"{var.dtype}"].numpy)
             tail = var.shape[1:]
             if tail and all(d >= 0 for d in tail) and arr.size == len(samples) * int(np.prod(tail)):
                 arr = arr.reshape([len(samples), *tail])

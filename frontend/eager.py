@@ -34,10 +34,20 @@ from xdsl.ir import Block, Operation
 from xdsl.utils.exceptions import VerifyException
 
 from pullback.dialects import pd
+from pullback.dialects.bfloat16 import bf16_to_f32, host_cast
+from pullback.dialects.pd.dtypes import DTYPE_BY_NAME, get_default_dtype
 from pullback.dialects.pd.dtypes import DTYPE_BY_NUMPY, NAME_BY_NUMPY, NUMPY_BY_SHORT, dtype_for_array, to_numpy_dtype
 from pullback.frontend import unique_name
 from pullback.runtime.native import blas_threads
-from pullback.runtime.interpreter import KERNELS, InterpreterError, _load_kernels
+from pullback.runtime.interpreter import (
+    KERNELS,
+    NARROW_FLOATS,
+    InterpreterError,
+    _load_kernels,
+    compute_array,
+    reads_narrow,
+    storage_array,
+)
 from pullback.runtime.kernels import elementwise as elementwise_kernels
 from pullback.runtime.native.malloc import keep_freed_memory
 from pullback.runtime.places import CPU, Place, to_cpu_place
@@ -114,7 +124,7 @@ class Template:
     kind: same op class, properties and input types.  Its operands are placeholders;
     kernels read only properties and types, so one template serves all such calls."""
 
-    __slots__ = ("op", "kernel", "fast", "may_warn", "dtypes", "float_out", "records", "uid", "type")
+    __slots__ = ("op", "kernel", "fast", "may_warn", "dtypes", "float_out", "records", "uid", "type", "narrow")
 
     _uids = itertools.count(1)
 
@@ -146,6 +156,13 @@ class Template:
         self.fast = fast_kernel(op)
         self.may_warn = type(op) in _MAY_WARN
         self.dtypes = [DTYPE_BY_ELEM[str(r.type.get_element_type())] for r in op.results]  # type: ignore[attr-defined]
+        # An op on or to a 16-bit float computes in float32 and rounds its results
+        # (runtime/interpreter.py): no fast path, and conversions around the kernel.
+        self.narrow = reads_narrow(op) or any(
+            r.type.get_element_type() in NARROW_FLOATS for r in op.results  # type: ignore[attr-defined]
+        )
+        if self.narrow:
+            self.fast = None
         self.float_out = [dt in _FLOATS for dt in self.dtypes]
         # Ops whose results never carry a gradient are not recorded (constants,
         # comparisons, random initializers): their results are plain tensors.
@@ -160,6 +177,8 @@ class Template:
 
         `quiet=True` says the caller already ignores numpy floating-point warnings
         (as the kernels do), so the fast path need not set that up per op."""
+        if self.narrow:
+            return self._run_narrow(arrays)
         if self.fast is None:
             out = self.kernel(self.op, *arrays)
         elif quiet or not self.may_warn:
@@ -176,6 +195,19 @@ class Template:
                 f"for {len(self.dtypes)} results"
             )
         return [np.asarray(o, dtype=dt) for o, dt in zip(outs, self.dtypes)]
+
+    def _run_narrow(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """`run` of an op reading or making 16-bit floats: the kernel on float32 arrays,
+        its results rounded to their dtypes (bfloat16 as uint16 bits)."""
+        op = self.op
+        args = [compute_array(a, v.type) for a, v in zip(arrays, op.operands)]
+        out = self.kernel(op, *args)
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        if len(outs) != len(op.results):
+            raise InterpreterError(
+                f"kernel for '{op.name}' returned {len(outs)} values for {len(op.results)} results"
+            )
+        return [storage_array(o, r.type) for o, r in zip(outs, op.results)]
 
 
 # Fast path.  For the commonest small ops the interpreter kernel's generality costs
@@ -593,7 +625,8 @@ def _as_array(data: Any, dtype: Any) -> np.ndarray:
         except ValueError as e:
             raise ValueError(f"to_tensor: cannot make a tensor of {data!r}: {e}") from None
         if arr.dtype == np.float64 and dtype is None:
-            arr = arr.astype(np.float32)  # Python floats: Paddle's default dtype
+            # Python floats: Paddle's default dtype (float32 unless set)
+            arr = host_cast(arr, DTYPE_BY_NAME[get_default_dtype()].numpy)
     if arr.dtype.kind in "OUSV":
         raise TypeError(f"to_tensor: cannot make a tensor of {type(data).__name__} data")
     if dtype is not None:
@@ -606,6 +639,8 @@ def _as_array(data: Any, dtype: Any) -> np.ndarray:
                 f"{', '.join(d.name for d in pd.DTYPES)}"
             )
         dt = held.numpy
+    if dt == np.uint16 or arr.dtype == np.uint16:  # bfloat16 bits, on either side
+        return host_cast(arr, dt)
     return np.array(arr, dtype=dt, order="C", copy=True)
 
 
@@ -681,6 +716,8 @@ def format_tensor(t: Tensor, prefix: str = "Tensor") -> str:
     fixed 8 decimals unless every element is integral, 80 columns, summaries of more
     than 1000 elements."""
     a = t._data
+    if a.dtype == np.uint16:  # bfloat16 bits: print the values
+        a = bf16_to_f32(a)
     indent = len(prefix) + 1
     summary = a.size > _THRESHOLD
     width, signed = 0, False

@@ -26,6 +26,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from pullback.dialects import pd
+from pullback.dialects.bfloat16 import host_cast
 from pullback.frontend import core
 
 # ------------------------------------------------------------------------ datasets
@@ -595,8 +597,8 @@ class DataLoader:
                 name = var if isinstance(var, str) else var.name
                 arr = np.asarray(value.numpy() if _is_tensor(value) else value)
                 dtype = None if isinstance(var, str) else getattr(var, "dtype", None)
-                want = None if dtype is None else np.dtype(f"{dtype}")  # the plain name
-                feed[name] = arr.astype(want) if want is not None and arr.dtype != want else arr
+                want = None if dtype is None else pd.DTYPE_BY_NAME[f"{dtype}"].numpy  # (bfloat16: uint16 bits)
+                feed[name] = host_cast(arr, want) if want is not None and arr.dtype != want else arr
             return [feed]
         if core.in_dynamic_mode() and self.return_list:
             return _to_tensors(data)  # the sample's structure, numpy arrays as Tensors

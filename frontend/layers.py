@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from pullback.dialects.pd.dtypes import to_dtype_name
+from pullback.dialects.pd.dtypes import get_default_dtype, to_dtype_name
 from pullback.dialects import pd
 from pullback.frontend import core, unique_name
 from pullback.frontend.framework import (
@@ -116,7 +116,7 @@ def data(name: str, shape: Sequence[int | None], dtype: Any = None, lod_level: i
     are dynamic.  `dtype` defaults to float32.  The shape is used as given (no batch
     dimension is added) and the executor checks fed arrays against it."""
     require_static("paddle.static.data")
-    dt = to_dtype_name(dtype, "paddle.static.data", default="float32")
+    dt = to_dtype_name(dtype, "paddle.static.data", default=get_default_dtype())
     return _add_data("paddle.static.data", name, shape, dt)
 
 
@@ -213,6 +213,10 @@ def create_parameter_var(
     the layer's default."""
     name = attr.name or unique_name.generate(f"{base}.{suffix}")
     default_initializer = global_initializer(suffix == "b") or default_initializer
+    if core.amp_hook_installed() and f"{dtype}" in ("float16", "bfloat16"):
+        # Inside paddle.amp.auto_cast a layer reading a 16-bit input still makes a
+        # float32 parameter (its master weight); the op list casts it where it is used.
+        dtype = "float32"
     return add_parameter(name, shape, dtype, attr, default_initializer)
 
 

@@ -28,7 +28,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
-from pullback.dialects.pd.dtypes import to_dtype, to_dtype_name
+from pullback.dialects.bfloat16 import host_cast
+from pullback.dialects.pd.dtypes import get_default_dtype, is_float_data, to_dtype, to_dtype_name
 from pullback.frontend import core, unique_name
 from pullback.frontend.eager import Tensor
 from pullback.frontend.hooks import HookRemoveHelper
@@ -81,14 +82,15 @@ class Layer:
 
     training: bool
 
-    def __init__(self, name_scope: str | None = None, dtype: Any = "float32") -> None:
+    def __init__(self, name_scope: str | None = None, dtype: Any = None) -> None:
         d = self.__dict__
         d["training"] = True
         d["_parameters"] = collections.OrderedDict()
         d["_sub_layers"] = collections.OrderedDict()
         d["_buffers"] = collections.OrderedDict()
         d["_non_persistable"] = set()
-        d["_dtype"] = to_dtype_name(dtype, type(self).__name__)
+        # (None: `paddle.get_default_dtype()` when the layer is made, as Paddle's layers read it)
+        d["_dtype"] = to_dtype_name(dtype, type(self).__name__, default=get_default_dtype())
         d["_full_name"] = unique_name.generate(name_scope or _camel_to_snake(type(self).__name__))
 
     # -- forward -----------------------------------------------------------------
@@ -406,8 +408,8 @@ class Layer:
                         raise NotImplementedError(
                             f"{api}: static-mode parameters are Variables of the program; cast in dynamic mode"
                         )
-                    if t._data.dtype.kind == "f" and t._data.dtype != target:
-                        t._data = t._data.astype(target)
+                    if is_float_data(t._data.dtype) and t._data.dtype != target:
+                        t._data = host_cast(t._data, target)
                         t.clear_gradient(set_to_zero=False)
         self.__dict__["_dtype"] = row.name
         return self

@@ -35,7 +35,8 @@ from typing import Any
 
 import numpy as np
 from pullback.dialects import pd
-from pullback.dialects.pd.dtypes import to_dtype_name
+from pullback.dialects.bfloat16 import host_cast
+from pullback.dialects.pd.dtypes import DTYPE_BY_NAME, to_dtype_name
 from pullback.frontend import core, lr, unique_name
 from pullback.frontend.clip import (
     ClipGradBase,
@@ -279,7 +280,7 @@ class Optimizer:
         if core.in_dynamic_mode():
             from pullback.frontend.eager import Tensor
 
-            value = np.full([1], self.get_lr() * mult, dtype=param._data.dtype)
+            value = host_cast(np.full([1], self.get_lr() * mult, np.float64), param._data.dtype)
             return Tensor._new(value, None, 0, True)
         base = self._create_global_learning_rate(f"{param.dtype}")
         if base.dtype != param.dtype:
@@ -308,7 +309,7 @@ class Optimizer:
         if core.in_dynamic_mode():
             from pullback.frontend.eager import Tensor
 
-            t = Tensor._new(np.full(shape, fill_value, dtype=np.dtype(dtype)), None, 0, True)
+            t = Tensor._new(host_cast(np.full(shape, fill_value, np.float64), DTYPE_BY_NAME[dtype].numpy), None, 0, True)
             t._name = var_name
             t.persistable = True
             if self._accumulators_holder:
@@ -385,6 +386,12 @@ class Optimizer:
             for p, g in pairs:
                 if g is None or p.stop_gradient:
                     continue
+                master = self._master_weight(p)
+                if master is not None:  # paddle.amp.decorate(level='O2'): update the float32 copy
+                    self._create_accumulators(master)
+                    updates.append(self._append_optimize_op(master, g.astype("float32"), self._param_lr(master)))
+                    p._data = host_cast(master._data, p._data.dtype)
+                    continue
                 self._create_accumulators(p)
                 updates.append(self._append_optimize_op(p, g, self._param_lr(p)))
             updates.extend(self._finish_update(pairs))
@@ -392,6 +399,26 @@ class Optimizer:
             # (a parameter's learning-rate `scale` included), not only the updates.
             ops.extend(updates if block is None else block.ops[start:])
         return [op for op in ops if op is not None]
+
+    def _master_weight(self, param: Any) -> Any:
+        """The float32 master weight of a float16/bfloat16 eager parameter when the
+        optimizer keeps them (`_multi_precision`, set by `paddle.amp.decorate`), made
+        from the parameter on first use and named `<param>_fp32_master_0` as Paddle's;
+        None otherwise."""
+        if not getattr(self, "_multi_precision", False) or not core.in_dynamic_mode():
+            return None
+        if f"{param.dtype}" not in ("float16", "bfloat16"):
+            return None
+        masters = self.__dict__.setdefault("_master_weights", {})
+        m = masters.get(param.name)
+        if m is None:
+            from pullback.frontend.eager import Tensor
+
+            m = Tensor._new(host_cast(param._data, np.dtype(np.float32)), None, 0, True)
+            m._name = f"{param.name}_fp32_master_0"
+            m.optimize_attr = getattr(param, "optimize_attr", None)  # type: ignore[attr-defined]
+            masters[param.name] = m
+        return m
 
     def _regularize(self, param: Any, grad: Any, regularization: WeightDecayRegularizer | None) -> Any:
         """`grad` with `param`'s decay term added by gradient ops (Momentum fuses L2
@@ -599,6 +626,7 @@ class SGD(Optimizer):
     ) -> None:
         super().__init__(learning_rate, parameters if parameters is not None else parameter_list,
                          weight_decay if weight_decay is not None else regularization, grad_clip, name)
+        self._multi_precision = bool(multi_precision)  # float32 master weights of 16-bit parameters
         self._set_defaults()
 
     def _append_optimize_op(self, param: Any, grad: Any, lr_value: Any) -> Any:
@@ -639,6 +667,7 @@ class Momentum(Optimizer):
             raise ValueError("momentum is not set")
         super().__init__(learning_rate, parameters if parameters is not None else parameter_list,
                          weight_decay if weight_decay is not None else regularization, grad_clip, name)
+        self._multi_precision = bool(multi_precision)  # float32 master weights of 16-bit parameters
         self._set_defaults(momentum=_number("Momentum", "momentum", momentum),
                            use_nesterov=bool(use_nesterov),
                            rescale_grad=_number("Momentum", "rescale_grad", rescale_grad))
@@ -712,6 +741,7 @@ class Adam(Optimizer):
         epsilon = _nonnegative(cls, "epsilon", epsilon)
         super().__init__(learning_rate, parameters if parameters is not None else parameter_list,
                          weight_decay if weight_decay is not None else regularization, grad_clip, name)
+        self._multi_precision = bool(multi_precision)  # float32 master weights of 16-bit parameters
         self._set_defaults(beta1=beta1, beta2=beta2, epsilon=epsilon, lazy_mode=bool(lazy_mode))
 
     def _create_accumulators(self, param: Any) -> None:
@@ -766,6 +796,7 @@ class AdamW(Adam):
             raise TypeError("'apply_decay_param_fun' should be None or a callable")
         super().__init__(learning_rate, beta1, beta2, epsilon, parameters, None, grad_clip,
                          lazy_mode, multi_precision, False, amsgrad, name)
+        self._multi_precision = bool(multi_precision)  # float32 master weights of 16-bit parameters
         self._default_dict["coeff"] = float(weight_decay)
         if self._pending_groups is not None:
             for g in self._param_groups:
@@ -816,6 +847,7 @@ class Lamb(Adam):
         super().__init__(learning_rate, beta1, beta2, epsilon,
                          parameters if parameters is not None else parameter_list,
                          regularization, grad_clip, name=name)
+        self._multi_precision = bool(multi_precision)  # float32 master weights of 16-bit parameters
         self._default_dict["lamb_weight_decay"] = _number("Lamb", "lamb_weight_decay", lamb_weight_decay)
         self._exclude_from_weight_decay_fn = exclude_from_weight_decay_fn
         self._always_adapt = bool(always_adapt)

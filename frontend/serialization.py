@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 from pullback.dialects import pd
+from pullback.dialects.bfloat16 import host_cast
 from pullback.dialects.pd.base import value_name
 from pullback.frontend.formats import safe_pickle, tensor_stream
 from pullback.frontend.formats.errors import FileFormatError, describe
@@ -669,7 +670,7 @@ def _set_state(program: Program, state: dict[str, Any], names: Sequence[str], ap
                     f"{api}: variable '{name}' has shape {shape} in the program, but the "
                     f"saved value has shape {list(arr.shape)}"
                 )
-            arr = arr.astype(dtype, copy=False)
+            arr = host_cast(arr, pd.DTYPE_BY_NAME[f"{dtype}"].numpy)  # (bfloat16: uint16 bits)
         scope[name] = np.array(arr)
         used.add(name)
     unused = [k for k in state if k not in used]

@@ -55,6 +55,7 @@ from pullback.lowering.abi import Abi, LoweringError, Program
 from pullback.lowering.lowerer import Lowerer
 from pullback.lowering.registry import LOWERINGS
 from pullback.lowering.views import memref_type
+from pullback.lowering.widen import widen
 
 FAMILIES = pd.family_modules("pullback.lowering")
 """The lowering modules, one per op family of the dialect (`pd.FAMILIES`) that has
@@ -116,6 +117,7 @@ def build_entry(
     `fold_reductions`: a loss may be summed in the loop of the elementwise work
     that reads the same values (`Lowerer.fold_reductions`; off for the GPU).
     """
+    module, extra_fetches = widen(module, extra_fetches)  # 16-bit floats and uint8 compute wide
     prog = Program.of(module, extra_fetches, use_fetch_ops=not only_given_fetches)
     for op in prog.ops:
         for inner in op.walk():  # (the ops of control-flow regions too)

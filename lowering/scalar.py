@@ -25,8 +25,14 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     IntegerType,
+    Signedness,
     TensorType,
+    bf16,
+    f16,
+    f32,
     i1,
+    i16,
+    i32,
 )
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.utils import FastMathFlag
@@ -212,10 +218,21 @@ class Scalar:
         return self.emit(cls(a, FAST))
 
     def convert(self, a: SSAValue, elem: Attribute) -> SSAValue:
-        """Convert a scalar to another element type (Paddle's `cast`)."""
+        """Convert a scalar to another element type (Paddle's `cast`).
+
+        Float to integer truncates and saturates (into int32 first for the integers
+        narrower than that, then wraps, as Paddle's C++ casts do: -3.7 -> uint8 253);
+        16-bit floats convert through float32 (`bf16_from_f32`, `f32_from_bf16` for
+        bfloat16, done on its bits); uint8 (`ui8`) converts as unsigned."""
         src = a.type
         if src == elem:
             return a
+        if src == bf16:
+            return self.convert(self.f32_from_bf16(a), elem)
+        if elem == bf16:
+            return self.bf16_from_f32(self.convert(a, f32))
+        if (src == f16 and elem != f32) or (elem == f16 and src != f32):
+            return self.convert(self.convert(a, f32), elem)  # half <-> other via float32
         if isinstance(src, AnyFloat) and isinstance(elem, AnyFloat):
             wider = src.bitwidth < elem.bitwidth
             return self.emit((arith.ExtFOp if wider else arith.TruncFOp)(a, elem))
@@ -223,19 +240,39 @@ class Scalar:
             assert isinstance(elem, IntegerType)
             if elem == i1:
                 return self.cmp("ne", a, self.const(0.0, src))
+            if elem.bitwidth < 32:
+                return self.emit(arith.TruncIOp(self.emit(arith.FPToSIOp(a, i32)), elem))
             return self.emit(arith.FPToSIOp(a, elem))
         assert isinstance(src, IntegerType)
+        unsigned = src == i1 or src.signedness.data == Signedness.UNSIGNED
         if isinstance(elem, AnyFloat):
-            if src == i1:
-                return self.emit(arith.UIToFPOp(a, elem))
-            return self.emit(arith.SIToFPOp(a, elem))
+            return self.emit((arith.UIToFPOp if unsigned else arith.SIToFPOp)(a, elem))
         assert isinstance(elem, IntegerType)
         if elem == i1:
             return self.cmp("ne", a, self.const(0, src))
         if src.bitwidth < elem.bitwidth:
-            ext = arith.ExtUIOp if src == i1 else arith.ExtSIOp
-            return self.emit(ext(a, elem))
+            return self.emit((arith.ExtUIOp if unsigned else arith.ExtSIOp)(a, elem))
+        if src.bitwidth == elem.bitwidth:  # int8 <-> uint8: the same bits
+            return self.emit(arith.BitcastOp(a, elem))
         return self.emit(arith.TruncIOp(a, elem))
+
+    def f32_from_bf16(self, a: SSAValue) -> SSAValue:
+        """The float32 value of a bfloat16 (exact: its bits are float32's upper half)."""
+        bits = self.emit(arith.ExtUIOp(self.emit(arith.BitcastOp(a, i16)), i32))
+        return self.emit(arith.BitcastOp(self.emit(arith.ShLIOp(bits, self.const(16, i32))), f32))
+
+    def bf16_from_f32(self, f: SSAValue) -> SSAValue:
+        """A float32 rounded to bfloat16, to nearest even, on its bits (as
+        `dialects/bfloat16.py` does, and LLVM's `fptrunc` to `bfloat` would: done by
+        hand, so that no target needs a bfloat16 conversion instruction or libcall);
+        a NaN stays a quiet NaN."""
+        u = self.emit(arith.BitcastOp(f, i32))
+        hi = self.emit(arith.ShRUIOp(u, self.const(16, i32)))
+        bias = self.emit(arith.AddiOp(self.emit(arith.AndIOp(hi, self.const(1, i32))), self.const(0x7FFF, i32)))
+        rounded = self.emit(arith.ShRUIOp(self.emit(arith.AddiOp(u, bias)), self.const(16, i32)))
+        nan = self.emit(cmpf("uno", f, f))
+        bits = self.select(nan, self.emit(arith.OrIOp(hi, self.const(0x40, i32))), rounded)
+        return self.emit(arith.BitcastOp(self.emit(arith.TruncIOp(bits, i16)), bf16))
 
 
 # ----------------------------------------------------------------- index maps

@@ -33,10 +33,17 @@ def _recompute() -> type[ModulePass]:
     return RecomputePass
 
 
+def _amp() -> type[ModulePass]:
+    from pullback.passes.amp import AutoMixedPrecisionPass
+
+    return AutoMixedPrecisionPass
+
+
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "autodiff": _autodiff,
     "prune": _prune,
     "data-parallel": _data_parallel,
     "recompute": _recompute,
+    "auto-mixed-precision": _amp,
 }
 """Our passes by command-line name (lowering passes are in `pullback.lowering`)."""

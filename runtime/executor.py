@@ -43,7 +43,8 @@ from typing import Any, Protocol
 
 import numpy as np
 from pullback.dialects import pd
-from pullback.dialects.pd.base import dtype_name, elem_of, shape_of, value_name
+from pullback.dialects.pd.base import DTYPE_BY_NAME, dtype_name, elem_of, shape_of, value_name
+from pullback.dialects.bfloat16 import host_cast
 from pullback.runtime.native import blas_threads
 from pullback.runtime.places import CPUPlace, CUDAPlace, Place, cpu_places, cuda_places
 from pullback.runtime.scope import LoDTensor, Scope, global_scope
@@ -316,14 +317,15 @@ def check_feed(name: str, var: pd.DataOp, value: Any) -> np.ndarray:
         value = value.numpy()  # an eager Tensor
     if isinstance(value, (np.ndarray, np.generic)):
         arr = np.asarray(value)
-        if arr.dtype != np.dtype(want):
+        if arr.dtype != DTYPE_BY_NAME[want].numpy:
+            bits = " (its bits as uint16, as Paddle's numpy() gives them)" if want == "bfloat16" else ""
             raise ValueError(
-                f"The data type of fed variable '{name}' must be {want}, but received "
+                f"The data type of fed variable '{name}' must be {want}{bits}, but received "
                 f"{arr.dtype.name}"
             )
     else:
         try:
-            arr = np.array(value, dtype=np.dtype(want))
+            arr = host_cast(np.array(value), DTYPE_BY_NAME[want].numpy)
         except (TypeError, ValueError) as e:
             raise ValueError(
                 f"The fed value of '{name}' cannot be converted to a {want} array: {e}"

@@ -3,6 +3,14 @@
 It is the oracle every compiled backend is tested against, so it stays simple: one
 kernel per op (registered with `@kernel(OpClass)` in `runtime/kernels/<family>.py`),
 computing in the op's result dtype with plain numpy.
+
+float16 and bfloat16 values are held narrow (float16 arrays; bfloat16 as its bits in
+uint16 arrays, as Paddle's `numpy()` gives them: `dialects/bfloat16.py`) and
+computed in float32: an op reading one gets float32 arrays (`compute_array`), an op
+whose result is one computes it in float32 (`np_dtype` is float32 there) and the
+interpreter rounds it to nearest even on store (`storage_array`).  So each op rounds
+once, as Paddle's kernels (which compute 16-bit floats in float32) and the compiled
+code do.
 """
 
 from __future__ import annotations
@@ -15,6 +23,8 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from pullback.dialects import pd
+from pullback.dialects.bfloat16 import bf16_to_f32, f32_to_bf16
+from xdsl.dialects.builtin import bf16, f16
 
 Kernel = Callable[..., "np.ndarray | tuple[np.ndarray, ...] | list[np.ndarray]"]
 """`kernel(op, *operand_arrays) -> array or sequence of arrays` (one per result)."""
@@ -69,9 +79,53 @@ def region_kernel(*op_types: type[Operation]) -> Callable[[RegionKernel], Region
 
 
 def np_dtype(t: Attribute) -> np.dtype[Any]:
-    """The numpy dtype of a tensor type's elements."""
+    """The numpy dtype a kernel computes a tensor type's elements in (float32 for the
+    16-bit floats, see the module's docstring)."""
     elem = t.get_element_type() if isinstance(t, TensorType) else t
-    return pd.DTYPE_BY_ELEM[elem].numpy
+    return pd.DTYPE_BY_ELEM[elem].compute
+
+
+NARROW_FLOATS = (f16, bf16)
+"""The element types held in 16 bits and computed in float32."""
+
+
+def _elem(t: Attribute) -> Attribute:
+    return t.get_element_type() if isinstance(t, TensorType) else t
+
+
+def compute_array(a: np.ndarray, t: Attribute) -> np.ndarray:
+    """The array a kernel reads for a value of type `t` held as `a` (float32 values
+    of a 16-bit float's storage; `a` itself otherwise)."""
+    elem = _elem(t)
+    if elem == bf16:
+        return bf16_to_f32(a)
+    if elem == f16:
+        return np.asarray(a, dtype=np.float32)
+    return a
+
+
+def storage_array(v: Any, t: Attribute) -> np.ndarray:
+    """A kernel's result `v` held as a value of type `t`: in `t`'s numpy dtype, a
+    16-bit float rounded to nearest even (bfloat16 as its uint16 bits)."""
+    elem = _elem(t)
+    if elem == bf16:
+        a = np.asarray(v)
+        return a if a.dtype == np.uint16 else f32_to_bf16(a)
+    return np.asarray(v, dtype=pd.DTYPE_BY_ELEM[elem].numpy)
+
+
+def host_array(v: Any, t: Attribute) -> np.ndarray:
+    """Host data given for a value of type `t` (a feed, a scope entry) as it is held:
+    for bfloat16, uint16 arrays are bits already and any other numbers are rounded."""
+    return storage_array(v, t)
+
+
+def reads_narrow(op: Operation) -> bool:
+    """Whether `op` reads a 16-bit float (its kernel then gets float32 arrays)."""
+    for v in op.operands:
+        if _elem(v.type) in NARROW_FLOATS:
+            return True
+    return False
 
 
 _loaded = False
@@ -114,7 +168,7 @@ def run_op(
         name = op.var_name.data
         if name not in feeds:
             raise InterpreterError(f"feed '{name}' is missing")
-        env[op.out] = np.asarray(feeds[name], dtype=np_dtype(op.out.type))
+        env[op.out] = host_array(feeds[name], op.out.type)
         return
     if isinstance(op, pd.ParameterOp):
         name = op.var_name.data
@@ -146,6 +200,8 @@ def run_op(
     if fn is None:
         raise InterpreterError(f"the interpreter has no kernel for '{op.name}'")
     args = [env[v] for v in op.operands]
+    if reads_narrow(op):
+        args = [compute_array(a, v.type) for a, v in zip(args, op.operands)]
     out = fn(op, *args)
     outs = list(out) if isinstance(out, (tuple, list)) else [out]
     if len(outs) != len(op.results):
@@ -153,7 +209,7 @@ def run_op(
             f"kernel for '{op.name}' returned {len(outs)} values for {len(op.results)} results"
         )
     for res, val in zip(op.results, outs):
-        env[res] = np.asarray(val, dtype=np_dtype(res.type))
+        env[res] = storage_array(val, res.type)
 
 
 def run_module(

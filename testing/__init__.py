@@ -249,7 +249,7 @@ def run_op(
     outs = [env[r] for r in op.results]
     for r, v in zip(op.results, outs):
         assert pd.shapes_compatible(pd.shape_of(r.type), v.shape), (r.type, v.shape)
-        assert v.dtype == np_dtype(r.type), (r.type, v.dtype)
+        assert v.dtype == pd.DTYPE_BY_ELEM[pd.elem_of(r.type)].numpy, (r.type, v.dtype)
     return outs[0] if len(outs) == 1 else outs
 
 

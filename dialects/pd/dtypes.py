@@ -14,8 +14,15 @@ new row (then kernels, VJP rules and lowerings for it).
 a dtype (`np.float32`, `np.dtype('float32')`, `'float'`, `'double'`, `'f4'`, Python's
 `float` / `int` / `bool`, which are float64 / int64 / bool).  A spelling Paddle does
 not take raises TypeError naming it; a dtype Paddle has but pullback does not compute
-in (float16, bfloat16, uint8, ...) raises TypeError saying so, rather than computing
-in another dtype.  (Some Paddle APIs check `dtype` against a narrower list first:
+in (complex64/128, float8) raises TypeError saying so, rather than computing in
+another dtype.
+
+float16 and bfloat16 are stored in 16 bits and computed in float32, each op's result
+rounded to nearest even (`DType.compute`; the interpreter in `runtime/interpreter.py`,
+compiled code through `lowering/widen.py`); bfloat16 host data is its bits in numpy
+uint16 arrays, as Paddle's (`dialects/bfloat16.py`).  uint8's element type is `ui8`.
+Type promotion (`promote_types`, `scalar_result_dtype`) and the default float dtype
+(`get_default_dtype`/`set_default_dtype`) are here too.  (Some Paddle APIs check `dtype` against a narrower list first:
 `to_tensor(dtype=float)` and `empty(dtype='float')` raise there; pullback reads every
 `dtype=` argument the one way.)
 """
@@ -26,7 +33,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import f32, f64, i1, i32, i64
+from xdsl.dialects.builtin import IntegerType, Signedness, bf16, f16, f32, f64, i1, i8, i16, i32, i64
 from xdsl.ir import Attribute
 
 
@@ -91,6 +98,15 @@ class DType(str):
         return self._numpy
 
     @property
+    def compute(self) -> np.dtype[Any]:
+        """The numpy dtype values of this dtype are computed in: float32 for the 16-bit
+        floats (stored narrow, each result rounded to nearest even), the storage dtype
+        for every other."""
+        if self.kind == "f" and self.numpy.itemsize == 2:
+            return np.dtype(np.float32)
+        return self.numpy
+
+    @property
     def size(self) -> int:
         """Bytes per element in memory (a bool takes one byte, as in numpy)."""
         return self.numpy.itemsize
@@ -112,6 +128,9 @@ class DType(str):
         return (_row, (self.name,))
 
 
+UI8 = IntegerType(8, Signedness.UNSIGNED)
+"""uint8's element type (prints `ui8`)."""
+
 DTYPE_TABLE: tuple[DType, ...] = (
     # name, kind, VarType, numpy, element type (None: pullback does not compute in it yet)
     DType("float32", "f", "FP32", np.float32, f32),
@@ -119,18 +138,24 @@ DTYPE_TABLE: tuple[DType, ...] = (
     DType("int32", "i", "INT32", np.int32, i32),
     DType("int64", "i", "INT64", np.int64, i64),
     DType("bool", "b", "BOOL", np.bool_, i1, aliases=("bool_",)),
-    DType("float16", "f", "FP16", np.float16),
-    DType("bfloat16", "f", "BF16", np.uint16, aliases=("uint16",)),  # Paddle keeps bfloat16 bits in uint16
-    DType("uint8", "u", "UINT8", np.uint8),
-    DType("int8", "i", "INT8", np.int8),
-    DType("int16", "i", "INT16", np.int16),
+    DType("float16", "f", "FP16", np.float16, f16),
+    # Paddle keeps bfloat16 values as their 16 bits in numpy uint16 arrays (`numpy()`
+    # gives them, `to_tensor` of a uint16 array is bfloat16): so does pullback
+    # (`dialects/bfloat16.py` converts, rounding to nearest even).
+    DType("bfloat16", "f", "BF16", np.uint16, bf16, aliases=("uint16",)),
+    # uint8 is the one unsigned type: `ui8` (signless `i8` is int8), so that
+    # conversions, comparisons, division, max and min know it is unsigned.
+    DType("uint8", "u", "UINT8", np.uint8, UI8),
+    DType("int8", "i", "INT8", np.int8, i8),
+    DType("int16", "i", "INT16", np.int16, i16),
     DType("complex64", "c", "COMPLEX64", np.complex64),
     DType("complex128", "c", "COMPLEX128", np.complex128),
     DType("float8_e4m3fn", "f", "FP8_E4M3FN"),
     DType("float8_e5m2", "f", "FP8_E5M2"),
 )
-"""Every dtype Paddle names, pullback's own first (`paddle.float32, float64, int32,
-int64, bool`), then those it does not compute in yet."""
+"""Every dtype Paddle names, the five of pullback 0.1 first (`paddle.float32, float64,
+int32, int64, bool`), then the low-precision and small integer ones, then those it
+does not compute in yet (complex, float8)."""
 
 DTYPES: tuple[DType, ...] = tuple(d for d in DTYPE_TABLE if d.supported)
 """The dtypes pullback computes in: the dialect's element types."""
@@ -148,11 +173,12 @@ NAME_BY_NUMPY: dict[np.dtype[Any], str] = {d.numpy: d.name for d in DTYPES}
 """Plain Paddle names by numpy dtype (what `pd` op properties hold)."""
 
 FLOAT_TYPES: tuple[Attribute, ...] = tuple(d.elem for d in DTYPES if d.kind == "f")
-INT_TYPES: tuple[Attribute, ...] = tuple(d.elem for d in DTYPES if d.kind == "i")
+INT_TYPES: tuple[Attribute, ...] = tuple(d.elem for d in DTYPES if d.kind in "iu")
+"""Every integer element type (signed and uint8's `ui8`; bool's `i1` is not one)."""
 FLOAT_NAMES: tuple[str, ...] = tuple(d.name for d in DTYPES if d.kind == "f")
-"""The float dtypes pullback computes in (`'float32', 'float64'`)."""
-INT_NAMES: tuple[str, ...] = tuple(d.name for d in DTYPES if d.kind == "i")
-"""The integer dtypes pullback computes in (`'int32', 'int64'`)."""
+"""The float dtypes pullback computes in (`'float32', 'float64', 'float16', 'bfloat16'`)."""
+INT_NAMES: tuple[str, ...] = tuple(d.name for d in DTYPES if d.kind in "iu")
+"""The integer dtypes pullback computes in (`'int32', 'int64', 'uint8', 'int8', 'int16'`)."""
 PADDLE_FLOAT_NAMES: tuple[str, ...] = tuple(d.name for d in DTYPE_TABLE if d.kind == "f")
 """Every floating dtype Paddle has (what `paddle.is_floating_point` asks)."""
 _FLOAT_ELEM_CLASSES = tuple(type(d.elem) for d in DTYPES if d.kind == "f")
@@ -236,18 +262,94 @@ def to_numpy_dtype(spec: object, api: str = "dtype", default: str | None = None)
 
 
 def dtype_for_array(dt: np.dtype[Any]) -> DType | None:
-    """The dtype an eager tensor made from array data of numpy dtype `dt` holds: `dt`'s
-    own when pullback computes in it; until the other Paddle dtypes are supported,
-    other floats are held as float32 and other integers as int64 (an image's
-    uint8 pixels); None for data of no numeric dtype."""
-    found = DTYPE_BY_NUMPY.get(dt)
-    if found is not None:
-        return found
-    if dt.kind == "f":
-        return DTYPE_BY_NAME["float32"]
-    if dt.kind in "iu":
-        return DTYPE_BY_NAME["int64"]
-    return None
+    """The dtype an eager tensor made from array data of numpy dtype `dt` holds, as in
+    Paddle: `dt`'s own (uint8 pixels stay uint8, a float16 array is float16, a uint16
+    array is bfloat16 bits); None for any other numpy dtype (uint32, uint64,
+    float128, strings...), which Paddle refuses too."""
+    return DTYPE_BY_NUMPY.get(dt)
+
+
+def is_float_data(dt: np.dtype[Any]) -> bool:
+    """Whether host data of numpy dtype `dt` holds floats: a numpy float, or uint16
+    (bfloat16's bits)."""
+    return dt.kind == "f" or dt == np.uint16
+
+
+# ------------------------------------------------------------- default dtype
+
+DEFAULT_DTYPE_CHOICES: tuple[str, ...] = ("float16", "float32", "float64", "bfloat16")
+"""What `paddle.set_default_dtype` takes (Paddle 3.3.1's list)."""
+
+_default_float: list[str] = ["float32"]
+
+
+def get_default_dtype() -> str:
+    """`paddle.get_default_dtype()`: the float dtype of Python floats in `to_tensor`,
+    of new parameters and of creation ops without `dtype=` (float32 unless set)."""
+    return _default_float[0]
+
+
+def set_default_dtype(d: object) -> None:
+    """`paddle.set_default_dtype(d)`: one of float16, float32, float64, bfloat16 (any
+    spelling `to_dtype` reads); TypeError, as Paddle's, for any other."""
+    found = find_dtype(d)
+    if found is None or found.name not in DEFAULT_DTYPE_CHOICES:
+        shown = found.name if found is not None else d
+        raise TypeError(
+            f"set_default_dtype only supports [{', '.join(DEFAULT_DTYPE_CHOICES)}], but received {shown}"
+        )
+    _default_float[0] = found.name
+
+
+# ------------------------------------------------------------- type promotion
+
+LOW_PRECISION_NAMES: tuple[str, ...] = ("float16", "bfloat16")
+"""The 16-bit floats: stored in 16 bits, computed in float32 (each op's result
+rounded to nearest even on store), as Paddle's CPU and GPU kernels do."""
+
+SMALL_INT_NAMES: tuple[str, ...] = ("uint8", "int8", "int16")
+"""The integers narrower than int32."""
+
+_FLOAT_RANK = {"float16": 1, "bfloat16": 1, "float32": 2, "float64": 3}
+
+
+def promote_types(a: str, b: str) -> str | None:
+    """Paddle 3.3.1's type promotion of a binary op on two tensors of dtypes `a` and
+    `b` (the one table of it): the result dtype, or None where Paddle refuses the pair.
+
+    | operands                         | result            |
+    | -------------------------------- | ----------------- |
+    | same dtype                       | that dtype        |
+    | float16 + bfloat16               | float32           |
+    | 16-bit float + float32           | float32           |
+    | any float + float64              | float64           |
+    | two different integer/bool dtypes | refused (uint8 + int8 too) |
+    | an integer/bool + a float tensor | refused           |
+
+    (Read off Paddle 3.3.1's eager `+` for every pair: `tests/unit/dtypes/paddle_promotion.py`.)
+    A Python scalar operand does not promote like a tensor: `scalar_result_dtype`.
+    """
+    if a == b:
+        return a
+    ra, rb = _FLOAT_RANK.get(a), _FLOAT_RANK.get(b)
+    if ra is None or rb is None:
+        return None
+    if ra == rb:  # float16 with bfloat16
+        return "float32"
+    return a if ra > rb else b
+
+
+def scalar_result_dtype(tensor: str, scalar: object) -> str:
+    """The dtype of `tensor_op_scalar` in Paddle 3.3.1 (`x + 1.5`, `x * 2`): a Python
+    float with an integer or bool tensor gives float32 (whatever the default dtype), a Python int with a bool tensor int64; otherwise the tensor's dtype
+    (a float16 tensor times 1.5 stays float16)."""
+    if isinstance(scalar, bool):
+        return tensor
+    if isinstance(scalar, float) or type(scalar).__module__ == "numpy" and np.asarray(scalar).dtype.kind == "f":
+        return tensor if tensor in _FLOAT_RANK else "float32"
+    if tensor == "bool":
+        return "int64"
+    return tensor
 
 
 # ------------------------------------------------------------ element types (IR)
@@ -302,6 +404,14 @@ __all__ = [
     "dtype_of",
     "find_dtype",
     "dtype_for_array",
+    "is_float_data",
+    "DEFAULT_DTYPE_CHOICES",
+    "get_default_dtype",
+    "set_default_dtype",
+    "LOW_PRECISION_NAMES",
+    "SMALL_INT_NAMES",
+    "promote_types",
+    "scalar_result_dtype",
     "is_float",
     "not_supported_message",
     "to_dtype",

@@ -78,6 +78,8 @@ ALIASES: dict[str, str] = {
     "utils.unique_name": "pullback.frontend.unique_name",
     "io": "pullback.frontend.io",
     "metric": "pullback.frontend.metric",
+    "amp": "pullback.frontend.amp",
+    "static.amp": "pullback.frontend.static_amp",
     "vision": "pullback.frontend.vision",
     "vision.models": "pullback.frontend.vision.models",
     "vision.transforms": "pullback.frontend.vision.transforms",

@@ -32,14 +32,15 @@ from pullback.frontend.random import get_rng_state, seed, set_rng_state  # noqa:
 """`paddle.seed` reseeds the global generator every unseeded random op draws from."""
 
 
-def get_default_dtype() -> str:
-    """The default floating-point dtype (always float32 in pullback)."""
-    return "float32"
+from pullback.dialects.pd.dtypes import get_default_dtype, set_default_dtype  # noqa: E402
 
 
 __getattr__, __dir__ = registry.lazy_attributes(
     __name__,
     {
+        "is_autocast_enabled": "pullback.frontend.amp:is_autocast_enabled",
+        "get_autocast_dtype": "pullback.frontend.amp:get_autocast_dtype",
+        "get_autocast_gpu_dtype": "pullback.frontend.amp:get_autocast_gpu_dtype",
         "to_tensor": "pullback.frontend.eager:to_tensor",
         "Tensor": "pullback.frontend.eager:Tensor",
         "is_grad_enabled": "pullback.frontend.eager:is_grad_enabled",
@@ -70,6 +71,7 @@ __all__ = [
     "disable_static",
     "enable_static",
     "get_default_dtype",
+    "set_default_dtype",
     "in_dynamic_mode",
     "get_rng_state",
     "seed",

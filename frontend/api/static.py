@@ -87,6 +87,7 @@ class CompiledProgram:
 __getattr__, __dir__ = registry.lazy_attributes(
     __name__,
     {
+        "amp": "pullback.frontend.static_amp",
         "append_backward": "pullback.frontend.backward:append_backward",
         "gradients": "pullback.frontend.backward:gradients",
         "accuracy": "pullback.frontend.metric:static_accuracy",

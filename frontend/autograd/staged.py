@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from pullback.dialects.bfloat16 import host_cast
 from pullback.frontend import hooks
 from pullback.frontend.autograd.delivery import (
     check_used,
@@ -256,7 +257,7 @@ class StagedBackward:
         roots: list[Seeded] = []
         for t, s in live:
             if s is None:
-                seed = self.unwrap(Tensor._new(np.ones_like(t._data), None, 0, True))
+                seed = self.unwrap(Tensor._new(host_cast(np.ones(t._data.shape), t._data.dtype), None, 0, True))
             else:
                 seed = self.unwrap(
                     s if s.dtype == t.dtype else Tensor._new(s._data.astype(t._data.dtype), None, 0, True)

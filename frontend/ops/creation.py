@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from pullback.dialects.pd.dtypes import to_dtype_name
+from pullback.dialects.pd.dtypes import FLOAT_NAMES, get_default_dtype, to_dtype_name
 from pullback.dialects import pd
 from pullback.frontend import unique_name
 from pullback.frontend.core import apply, in_dynamic_mode
@@ -71,10 +71,10 @@ def _static_shape(fn: str, shape: Any) -> list[int]:
 
 
 def _float_dtype(fn: str, dtype: Any) -> str:
-    """A float dtype argument (default float32)."""
-    name = to_dtype_name(dtype, fn, default="float32")
-    if name not in ("float32", "float64"):
-        raise TypeError(f"{fn}: dtype must be float32 or float64, got {name}")
+    """A float dtype argument (default: `paddle.get_default_dtype()`)."""
+    name = to_dtype_name(dtype, fn, default=get_default_dtype())
+    if name not in FLOAT_NAMES:
+        raise TypeError(f"{fn}: dtype must be float32 or float64, got {name} (or float16, bfloat16)")
     return name
 
 
@@ -115,7 +115,7 @@ def arange(start: Any = 0, end: Any = None, step: Any = 1, dtype: Any = None,
     if dtype is None:
         all_int = all(_is_int(v) or (hasattr(v, "dtype") and "int" in str(v.dtype))
                       for v in (start, end, step))
-        dtype = "int64" if all_int else "float32"
+        dtype = "int64" if all_int else get_default_dtype()
     return apply(pd.ArangeOp, [], prefix="range", name=name, start=values[0], end=values[1],
                  step=values[2], dtype=to_dtype_name(dtype, fn))
 
@@ -134,7 +134,7 @@ def linspace(start: Any, stop: Any, num: Any, dtype: Any = None, name: str | Non
     if not _is_int(num) or num < 0:
         raise ValueError(f"{fn}: num must be a non-negative int, got {num!r}")
     return apply(pd.LinspaceOp, [], prefix="linspace", name=name, start=_number(fn, "start", start),
-                 stop=_number(fn, "stop", stop), num=int(num), dtype=to_dtype_name(dtype, fn, default="float32"))
+                 stop=_number(fn, "stop", stop), num=int(num), dtype=to_dtype_name(dtype, fn, default=get_default_dtype()))
 
 
 def eye(num_rows: int, num_columns: int | None = None, dtype: Any = None,
@@ -146,7 +146,7 @@ def eye(num_rows: int, num_columns: int | None = None, dtype: Any = None,
         if not _is_int(v) or v < 0:
             raise TypeError(f"{fn}: {arg} must be a non-negative int, got {v!r}")
     return apply(pd.EyeOp, [], prefix="eye", name=name, num_rows=int(num_rows),
-                 num_columns=int(cols), dtype=to_dtype_name(dtype, fn, default="float32"))
+                 num_columns=int(cols), dtype=to_dtype_name(dtype, fn, default=get_default_dtype()))
 
 
 def fluid_eye(num_rows: int, num_columns: int | None = None, batch_shape: Any = None,

@@ -12,11 +12,10 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
 
 from pullback.dialects import pd
 from pullback.dialects.pd.dtypes import FLOAT_NAMES as _FLOAT_NAMES
-from pullback.dialects.pd.dtypes import INT_NAMES, to_dtype_name
+from pullback.dialects.pd.dtypes import DTYPE_BY_NAME, INT_NAMES, get_default_dtype, promote_types, scalar_result_dtype, to_dtype_name
 from pullback.frontend.core import apply
 from pullback.frontend.eager import Tensor
 
@@ -47,16 +46,17 @@ def check_tensor(fn: str, arg: str, x: Any) -> None:
         )
 
 
-_FLOAT_ARRAYS = frozenset(np.dtype(n) for n in _FLOAT_NAMES)
+_FLOAT_ARRAYS = frozenset(DTYPE_BY_NAME[n].numpy for n in _FLOAT_NAMES)
+"""numpy dtypes of float tensors' data (bfloat16's is uint16, its bits)."""
 
 
 def check_float_tensor(fn: str, arg: str, x: Any) -> None:
-    """Raise TypeError unless `x` is a float32/float64 Variable/Tensor."""
+    """Raise TypeError unless `x` is a float (float16/bfloat16/float32/float64) Variable/Tensor."""
     if type(x) is Tensor and x._data.dtype in _FLOAT_ARRAYS:
         return  # every eager op checks its inputs: the common case without calls
     check_tensor(fn, arg, x)
     if x.dtype not in _FLOAT_NAMES:
-        raise TypeError(f"{fn}: '{arg}' must be float32 or float64, got {x.dtype}")
+        raise TypeError(f"{fn}: '{arg}' must be float32 or float64, got {x.dtype} (or float16, bfloat16)")
 
 
 def check_float_or_int_tensor(fn: str, arg: str, x: Any) -> None:
@@ -115,7 +115,7 @@ def full(shape: Sequence[int] | int, fill_value: Scalar, dtype: Any = None, name
     """`paddle.full`: a tensor of `shape` filled with `fill_value` (float32 by default)."""
     shape = _check_shape("full", shape)
     value = _check_number("full", "fill_value", fill_value)
-    dtype = to_dtype_name(dtype, "full", default="float32")
+    dtype = to_dtype_name(dtype, "full", default=get_default_dtype())
     return apply(pd.FillConstantOp, [], prefix="fill_constant", name=name,
                  shape=shape, value=value, dtype=dtype)
 
@@ -181,7 +181,22 @@ def _binary(
             x = constant_like(y, x)
     if type(axis) is not int:
         raise TypeError(f"{prefix}: axis must be an int, got {axis!r}")
+    if x.dtype != y.dtype:
+        x, y = promote(prefix, x, y)
     return apply(op_cls, [x, y], prefix=prefix, name=name, axis=axis)
+
+
+def promote(fn: str, x: Any, y: Any) -> tuple[Any, Any]:
+    """x and y cast to their common dtype by Paddle 3.3.1's promotion rule
+    (`dtypes.promote_types`: between float dtypes only); TypeError for a pair Paddle
+    refuses (two different integer dtypes, an integer with a float)."""
+    to = promote_types(x.dtype, y.dtype)
+    if to is None:
+        raise TypeError(
+            f"{fn}: x ({x.dtype}) and y ({y.dtype}) must have the same dtype: Paddle promotes "
+            f"only between float dtypes (cast one of them with astype)"
+        )
+    return (x if x.dtype == to else cast(x, to)), (y if y.dtype == to else cast(y, to))
 
 
 def _activate(x: Any, act: str | None) -> Any:
@@ -384,7 +399,8 @@ def _scale_or(op_cls: type[pd.PdOp], prefix: str,
 
     def method(self: Any, other: Any) -> Any:
         if is_scalar(other):
-            return on_scalar(self, float(other))
+            to = scalar_result_dtype(self.dtype, other)
+            return on_scalar(self if to == self.dtype else cast(self, to), float(other))
         return _binary(op_cls, prefix, self, other)
 
     return method
@@ -392,7 +408,7 @@ def _scale_or(op_cls: type[pd.PdOp], prefix: str,
 
 def _true_div_operand(x: Any) -> Any:
     # Paddle's `/` is true division: integer tensors are computed in float32.
-    return x if x.dtype in ("float32", "float64") else cast(x, "float32")
+    return x if x.dtype in _FLOAT_NAMES else cast(x, "float32")
 
 
 def _rsub(self: Any, other: Any) -> Any:

@@ -23,6 +23,7 @@ from pullback.frontend.ops.elementwise import (
     _unary_api,
     abs,
     cast,
+    promote,
     check_float_tensor,
     check_float_or_int_tensor,
     check_tensor,
@@ -127,7 +128,7 @@ def _binary_operands(fn: str, x: Any, y: Any) -> tuple[Any, Any]:
     check_tensor(fn, "x", x)
     check_tensor(fn, "y", y)
     if x.dtype != y.dtype:
-        raise TypeError(f"{fn}: x ({x.dtype}) and y ({y.dtype}) must have the same dtype")
+        return promote(fn, x, y)
     return x, y
 
 

@@ -1,7 +1,9 @@
 """LLVM types of the dialect's types, and how many bytes an element takes in memory.
 
 One table for both targets: `index` is 64 bits wide, a memref or `!llvm.ptr` is an
-opaque pointer, and floats and integers are themselves.  How an element is *stored*
+opaque pointer, floats and integers are themselves (uint8's `ui8` is an `i8`: the
+lowering makes signedness explicit in its operations), and a bfloat16 is its bits, an
+`i16`.  How an element is *stored*
 is a target's choice (`Emitter.storage_type`: the GPU stores `i1` as a byte).
 """
 
@@ -10,6 +12,7 @@ from __future__ import annotations
 import llvmlite.ir as ir
 from xdsl.dialects import llvm as xllvm
 from xdsl.dialects.builtin import (
+    BFloat16Type,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -42,6 +45,10 @@ def llvm_type(t: Attribute) -> ir.Type:
         return ir.DoubleType()
     if isinstance(t, Float16Type):
         return ir.HalfType()
+    if isinstance(t, BFloat16Type):
+        # Only stored, loaded and bitcast (the lowering computes bfloat16 in float32 and
+        # converts on its bits, `Scalar.bf16_from_f32`): its 16 bits, as an `i16`.
+        return ir.IntType(16)
     if isinstance(t, (MemRefType, xllvm.LLVMPointerType)):
         return PTR
     raise LoweringError(f"no LLVM type for {t}")

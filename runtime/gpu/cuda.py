@@ -270,8 +270,11 @@ class Function:
         )
 
 
-_SCALAR_CTYPES = {d.short: np.ctypeslib.as_ctypes_type(d.numpy) for d in DTYPES} | {"i8": ctypes.c_int8}
-"""ctypes of kernel scalar parameters: the dialect's dtypes, and `i8` (an `i1` widened)."""
+_SCALAR_CTYPES = {
+    d.short: np.ctypeslib.as_ctypes_type(d.numpy) for d in DTYPES if not (d.kind == "f" and d.size == 2)
+} | {"i8": ctypes.c_int8}
+"""ctypes of kernel scalar parameters: the dialect's dtypes, and `i8` (an `i1` widened);
+not the 16-bit floats, which ctypes lacks and the lowering computes in float32."""
 
 
 def scalar_arg(kind: str, value: Any) -> Any:

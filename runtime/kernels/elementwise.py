@@ -171,8 +171,13 @@ def _scale(op: pd.PdOp, x: np.ndarray) -> np.ndarray:
 
 
 def _cast(op: pd.PdOp, x: np.ndarray) -> np.ndarray:
-    out = pd.DTYPE_BY_ELEM[pd.elem_of(op.results[0].type)].numpy
-    if x.dtype.kind == "f" and out.kind == "i":
+    row = pd.DTYPE_BY_ELEM[pd.elem_of(op.results[0].type)]
+    out = row.numpy
+    if x.dtype.kind == "f" and row.kind in "iu":  # (not bfloat16's uint16 storage)
+        if out.itemsize < 4:
+            # Paddle (C++ static_cast through int) and the compiled code: truncated,
+            # saturated into int32, then wrapped (-3.7 -> uint8 253, 300.0 -> 44).
+            return to_int_saturating(x, np.dtype(np.int32)).astype(out)
         return to_int_saturating(x, out)
     return x  # the interpreter casts every result to its type
 
@@ -251,8 +256,8 @@ def unary(op: pd.PdOp, x: np.ndarray) -> np.ndarray:
     """Activations and other one-operand elementwise ops.  An integer x of an op
     whose result is float (its `INT_INPUT` is "float32") is converted first, so the
     op computes in the result's precision as Paddle's autocast does."""
-    out = pd.DTYPE_BY_ELEM[pd.elem_of(op.results[0].type)].numpy
-    if x.dtype.kind == "i" and out.kind == "f":
+    out = pd.DTYPE_BY_ELEM[pd.elem_of(op.results[0].type)].compute
+    if x.dtype.kind in "iu" and out.kind == "f":
         x = x.astype(out)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         return _UNARY[type(op)](op, x)

@@ -53,12 +53,13 @@ def test_each_row_is_the_paddle_dtype_object():
         assert getattr(paddle, d.name) is d and isinstance(d, paddle.dtype)
         assert getattr(paddle.base.core.VarDesc.VarType, d.enum) is d
         assert pickle.loads(pickle.dumps(d)) is d and copy.deepcopy(d) is d
-    assert [d.name for d in pd.DTYPES] == ["float32", "float64", "int32", "int64", "bool"]
+    assert [d.name for d in pd.DTYPES] == [
+        "float32", "float64", "int32", "int64", "bool", "float16", "bfloat16", "uint8", "int8", "int16"]
     assert paddle.bool.elem == pd.i1 and paddle.float64.short == "f64" and paddle.int32.size == 4
     assert paddle.float32.numpy == np.float32 and paddle.bfloat16.numpy == np.uint16  # Paddle's bfloat16 bits
-    assert not paddle.float16.supported and paddle.float16.kind == "f"
-    with pytest.raises(TypeError, match="float16 is not supported by pullback yet"):
-        _ = paddle.float16.elem
+    assert not paddle.complex64.supported and paddle.complex64.kind == "c"
+    with pytest.raises(TypeError, match="complex64 is not supported by pullback yet"):
+        _ = paddle.complex64.elem
 
 
 @pytest.mark.parametrize("spec, name", [
@@ -92,12 +93,13 @@ def test_errors_name_the_bad_value():
         paddle.cast(paddle.to_tensor([1.0]), np.complex64)
 
 
-def test_array_data_of_a_dtype_not_supported_yet():
-    """Data arrays (not `dtype=`) of the Paddle dtypes pullback does not compute in
-    are held in its nearest own (until they are supported; Paddle keeps them)."""
-    assert dtype_for_array(np.dtype(np.uint8)) == "int64" and dtype_for_array(np.dtype(np.float16)) == "float32"
-    assert paddle.to_tensor(np.ones(2, np.uint8)).dtype == "int64"
-    assert dtype_for_array(np.dtype("U3")) is None
+def test_array_data_keeps_its_dtype():
+    """Data arrays (not `dtype=`) keep their dtype as in Paddle (uint16 is bfloat16's
+    bits); a numpy dtype Paddle has no dtype for is none."""
+    assert dtype_for_array(np.dtype(np.uint8)) == "uint8" and dtype_for_array(np.dtype(np.float16)) == "float16"
+    assert dtype_for_array(np.dtype(np.uint16)) == "bfloat16"
+    assert paddle.to_tensor(np.ones(2, np.uint8)).dtype == "uint8"
+    assert dtype_for_array(np.dtype("U3")) is None and dtype_for_array(np.dtype(np.uint32)) is None
 
 
 # ----------------------------------------------------- every API, both modes
@@ -239,9 +241,8 @@ def test_dtype_accepts_numpy_spellings(static_programs: Any):
     assert paddle.static.data("c", [2], paddle.int64).dtype == "int64"
 
 
-NOT_YET = [("'float16'", "float16"), ("np.float16", np.float16), ("'bfloat16'", "bfloat16"),
-           ("'uint16'", "uint16"), ("np.uint8", np.uint8), ("'int8'", "int8"), ("paddle.int16", paddle.int16),
-           ("'complex64'", "complex64"), ("complex", complex), ("paddle.float8_e5m2", paddle.float8_e5m2)]
+NOT_YET = [("'complex64'", "complex64"), ("complex", complex), ("np.complex128", np.complex128),
+           ("paddle.float8_e5m2", paddle.float8_e5m2), ("'float8_e4m3fn'", "float8_e4m3fn")]
 
 
 @pytest.mark.parametrize("spelling", [s[1] for s in NOT_YET], ids=[s[0] for s in NOT_YET])

@@ -81,14 +81,14 @@
 // -----
 
 %x = pd.data "x" : tensor<3xf32>
-%z = pd.cast %x {dtype = "float16"} : (tensor<3xf32>) -> tensor<3xf32>
-// CHECK: 'pd.cast': unsupported dtype 'float16': Paddle's float16 is not supported by pullback yet (it computes in float32, float64, int32, int64, bool)
+%z = pd.cast %x {dtype = "complex64"} : (tensor<3xf32>) -> tensor<3xf32>
+// CHECK: 'pd.cast': unsupported dtype 'complex64': Paddle's complex64 is not supported by pullback yet (it computes in float32, float64, int32, int64, bool, float16, bfloat16, uint8, int8, int16)
 
 // -----
 
 %x = pd.data "x" : tensor<3xf32>
 %z = pd.cast %x {dtype = "float"} : (tensor<3xf32>) -> tensor<3xf64>
-// CHECK: 'pd.cast': unsupported dtype 'float'; expected one of ['bool', 'float32', 'float64', 'int32', 'int64']
+// CHECK: 'pd.cast': unsupported dtype 'float'; expected one of ['bfloat16', 'bool', 'float16', 'float32', 'float64', 'int16', 'int32', 'int64', 'int8', 'uint8']
 
 // -----
 
