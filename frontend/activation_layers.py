@@ -69,12 +69,13 @@ class PReLU(Layer):
             raise ValueError(f"PReLU: num_parameters must be a positive int, got {num_parameters!r}")
         self._num_parameters, self._init, self._data_format, self._name = (
             num_parameters, init, data_format, name)
-        self.weight = self.create_parameter([num_parameters], attr=weight_attr,
-                                            default_initializer=Constant(float(init)))
+        # Paddle names the slope `_weight` (state_dict key `_weight`).
+        self._weight = self.create_parameter([num_parameters], attr=weight_attr,
+                                             default_initializer=Constant(float(init)))
 
     def forward(self, x: Any) -> Any:
-        """`F.prelu(x, self.weight, data_format)`."""
-        return activation.prelu(x, self.weight, self._data_format, name=self._name)
+        """`F.prelu(x, self._weight, data_format)`."""
+        return activation.prelu(x, self._weight, self._data_format, name=self._name)
 
     def extra_repr(self) -> str:
         return f"num_parameters={self._num_parameters}, data_format={self._data_format}, init={self._init}"

@@ -7,6 +7,10 @@ select in Paddle are pullback's only behaviour (gradients are summed in a fixed
 order, as `FLAGS_sort_sum_gradient` asks; memory is freed by Python; there is no
 cuDNN to make deterministic) or concern machinery pullback does not have (PIR,
 allocators, oneDNN).
+
+One flag is pullback's own: `FLAGS_pullback_compile_notice` (default True) -- False
+silences the stderr notice of a compile slower than a second (as the environment
+variable `PULLBACK_COMPILE_NOTICE=0` does), for quiet runs.
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ _DEFAULTS: dict[str, Any] = {
     "FLAGS_prim_enabled": False,
     "FLAGS_prim_forward": False,
     "FLAGS_print_sub_graph_dir": "",
+    "FLAGS_pullback_compile_notice": True,
     "FLAGS_retain_grad_for_all_tensor": False,
     "FLAGS_set_to_1d": False,
     "FLAGS_sort_sum_gradient": False,
@@ -82,6 +87,10 @@ def set_flags(flags: dict[str, Any]) -> None:
         if not ok:
             raise TypeError(f"{name} expects a {type(default).__name__}, got {value!r}")
         _values[name] = type(default)(value) if not isinstance(default, str) else value
+        if name == "FLAGS_pullback_compile_notice":
+            from pullback.runtime.native import settings
+
+            settings.set_compile_notice(bool(value))
 
 
 def get_flags(flags: str | Iterable[str]) -> dict[str, Any]:

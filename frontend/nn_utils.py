@@ -110,32 +110,46 @@ def _wrap_forward(layer: Layer, key: str, compute: Any) -> None:
     object.__setattr__(layer, "forward", forward)
 
 
+def _g_broadcast(g: Any, rank: int, dim: int | None) -> Any:
+    """`weight_g` (1-D `[w.shape[dim]]`, or 0-D for the whole tensor) shaped to
+    broadcast against the weight."""
+    if dim is None:
+        return g
+    return S.reshape(g, [int(g.shape[0]) if i == dim else 1 for i in range(rank)])
+
+
 def weight_norm(layer: Layer, name: str = "weight", dim: int | None = 0) -> Layer:
     """Reparametrize `layer.<name>` as `g * v / ||v||` (norm over every dimension but
-    `dim`), with new parameters `<name>_g` and `<name>_v`."""
+    `dim`; `dim=None` or `-1`: over the whole tensor), with new parameters
+    `<name>_v` (the weight's shape) and `<name>_g` (Paddle's layout: 1-D
+    `[shape[dim]]`, or 0-D when `dim` is None/-1), added in that order."""
     w = layer._parameters.get(name)
     if w is None:
         raise ValueError(f"weight_norm: layer has no parameter '{name}'")
     rank = len(w.shape)
+    if dim is not None and not -rank <= dim < rank:
+        raise ValueError("dim must set between [-R, R), R means the dimension of weight.")
     if dim is not None and dim == -1:
         dim = None
-    g_shape = [w.shape[dim % rank] if i == dim % rank else 1 for i in range(rank)] if dim is not None else [1] * rank
+    if dim is not None:
+        dim %= rank
+    g_shape = [] if dim is None else [int(w.shape[dim])]
+    if not in_dynamic_mode():
+        raise NotImplementedError("weight_norm: supported in eager mode only")
     del layer._parameters[name]
     v = layer.create_parameter(list(w.shape), dtype=w.dtype)
     g = layer.create_parameter(g_shape, dtype=w.dtype)
-    if in_dynamic_mode():
-        wv = w.numpy()
-        v.set_value(wv)
-        axes = tuple(a for a in range(rank) if dim is None or a != dim % rank)
-        g.set_value(np.sqrt((wv.astype(np.float64) ** 2).sum(axis=axes, keepdims=True)).astype(wv.dtype))
-    else:
-        raise NotImplementedError("weight_norm: supported in eager mode only")
-    layer.add_parameter(name + "_g", g)
+    wv = w.numpy()
+    v.set_value(wv)
+    axes = tuple(a for a in range(rank) if dim is None or a != dim)
+    g.set_value(np.sqrt((wv.astype(np.float64) ** 2).sum(axis=axes)).reshape(g_shape).astype(wv.dtype))
     layer.add_parameter(name + "_v", v)
+    layer.add_parameter(name + "_g", g)
+    layer.__dict__.setdefault("_weight_norm_dims", {})[name] = dim
 
     def compute(m: Layer) -> Any:
         wv = getattr(m, name + "_v")
-        return wv * (getattr(m, name + "_g") / _norm_except(wv, dim))
+        return wv * (_g_broadcast(getattr(m, name + "_g"), rank, dim) / _norm_except(wv, dim))
 
     _wrap_forward(layer, name, compute)
     object.__setattr__(layer, name, compute(layer))  # readable before the first forward
@@ -147,9 +161,9 @@ def remove_weight_norm(layer: Layer, name: str = "weight") -> Layer:
     inner = layer.__dict__.get("_reparam_forward", {}).pop(name, None)
     if inner is None:
         raise ValueError(f"remove_weight_norm: weight_norm of '{name}' not found in {type(layer).__name__}")
+    dim = layer.__dict__.get("_weight_norm_dims", {}).pop(name, None)
     v, g = layer._parameters.pop(name + "_v"), layer._parameters.pop(name + "_g")
-    w = v * (g / _norm_except(v, None if list(g.shape) == [1] * len(v.shape) else
-                              next(i for i, d in enumerate(g.shape) if d != 1)))
+    w = v * (_g_broadcast(g, len(v.shape), dim) / _norm_except(v, dim))
     p = layer.create_parameter(list(v.shape), dtype=v.dtype)
     p.set_value(w.numpy())
     layer.__dict__.pop(name, None)
@@ -168,7 +182,11 @@ def spectral_norm(layer: Layer, name: str = "weight", n_power_iterations: int = 
     if not in_dynamic_mode():
         raise NotImplementedError("spectral_norm: supported in eager mode only")
     if dim is None:
-        dim = 1 if type(layer).__name__.startswith("Conv") and "Transpose" in type(layer).__name__ else 0
+        # Paddle: dim 1 for Linear ([in, out] weights) and the transposed convolutions.
+        from pullback.frontend.nn_cnn import Conv1DTranspose, Conv2DTranspose, Conv3DTranspose
+        from pullback.frontend.nn_layers import Linear
+
+        dim = 1 if isinstance(layer, (Conv1DTranspose, Conv2DTranspose, Conv3DTranspose, Linear)) else 0
     rank = len(w.shape)
     perm = [dim] + [i for i in range(rank) if i != dim]
     h = w.shape[dim]
@@ -202,7 +220,9 @@ def spectral_norm(layer: Layer, name: str = "weight", n_power_iterations: int = 
         return wo / sigma
 
     _wrap_forward(layer, name, compute)
-    object.__setattr__(layer, name, compute(layer))
+    # As Paddle, `<name>` reads as the plain weight until the first forward (no power
+    # iteration at apply time, which would move `u`/`v` one step ahead of Paddle's).
+    object.__setattr__(layer, name, w * 1.0)
     return layer
 
 

@@ -22,10 +22,14 @@ is out of date; rerun this command to update it (`--check` only compares).
 from __future__ import annotations
 
 import argparse
+import ast
 import dis
 import functools
 import importlib
+import inspect
+import json
 import sys
+import textwrap
 import types
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -172,6 +176,39 @@ def registry_entries() -> dict[str, Callable[..., Any]]:
     return out
 
 
+PADDLE_MODULES = Path(__file__).resolve().parent.parent / "frontend" / "api" / "paddle_modules.json"
+"""The public names of real Paddle's modules (recorded from Paddle 3.3.1)."""
+
+
+@functools.cache
+def _paddle_modules() -> tuple[str, dict[str, Any]]:
+    data = json.loads(PADDLE_MODULES.read_text())
+    return str(data.get("paddle_version", "?")), data["modules"]
+
+
+def paddle_lacks(name: str) -> bool:
+    """Whether real Paddle has no such public name (`paddle.svd`: Paddle has only
+    `paddle.linalg.svd`).  `Tensor.*` methods are not recorded: never marked."""
+    module, _, attr = name.rpartition(".")
+    names = _paddle_modules()[1].get(module)
+    return names is not None and attr not in names
+
+
+def always_raises(fn: Callable[..., Any]) -> bool:
+    """Whether the function's body ends in an unconditional `raise` (e.g.
+    `paddle.linalg.eig`, which pullback cannot compute: complex results)."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(inspect.unwrap(fn))))
+    except (OSError, TypeError, SyntaxError):
+        return False
+    body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.FunctionDef) else []
+    return bool(body) and isinstance(body[-1], ast.Raise)
+
+
+def _name_cell(name: str) -> str:
+    return f"`{name}` (not in Paddle)" if paddle_lacks(name) else f"`{name}`"
+
+
 def api_rows() -> list[tuple[str, str, str, str, str]]:
     """(names, modes, backends, differentiable, ops): one row per function, its
     public names together."""
@@ -184,11 +221,12 @@ def api_rows() -> list[tuple[str, str, str, str, str]]:
     for key, names in by_fn.items():
         ops, static_only = analyze(fns[key])
         compute = sorted(o.name for o in ops if o not in STRUCTURAL)
+        raises = not compute and always_raises(fns[key])
         rows.append((
-            "<br>".join(f"`{n}`" for n in names),
+            "<br>".join(_name_cell(n) for n in names),
             "static" if static_only else "static, eager",
-            backends(ops),
-            differentiable(ops),
+            "none: raises NotImplementedError" if raises else backends(ops),
+            "-" if raises else differentiable(ops),
             ", ".join(f"`{c}`" for c in compute) or "-",
         ))
     return rows
@@ -239,7 +277,11 @@ def render() -> str:
         "* **differentiable**: whether gradients flow through it (`no` for comparisons,",
         "  constants and other integer-valued results).",
         "",
-        "`Tensor.*` are methods of eager Tensors and static Variables alike.",
+        "`Tensor.*` are methods of eager Tensors and static Variables alike.  A name",
+        f"marked *(not in Paddle)* is pullback's own spelling: real Paddle {_paddle_modules()[0]} has",
+        "no such public name (e.g. `paddle.svd`: Paddle has `paddle.linalg.svd`), so code",
+        "using it runs only on pullback.  Functions marked *none: raises* are accepted",
+        "names that always raise `NotImplementedError` (e.g. `eig`: complex results).",
         "",
         "| API | modes | backends | differentiable | `pd` ops |",
         "|---|---|---|---|---|",

@@ -547,10 +547,7 @@ def _layer_norm(ctx: Ctx, x: Any, scale: Any, bias: Any) -> Any:
     shape = list(x.shape)[axis:]
     if any(d < 0 for d in shape):
         raise ctx.fail(f"normalized dimensions {shape} must be static")
-    if len(shape) > 1:
-        paddle = _api()
-        scale = None if scale is None else paddle.reshape(scale, shape)
-        bias = None if bias is None else paddle.reshape(bias, shape)
+    # Scale and Bias stay 1-D ([prod(shape)]), as Paddle's layer_norm takes them.
     return _F().layer_norm(x, shape, scale, bias, epsilon=float(ctx.attr("epsilon", 1e-5)))
 
 

@@ -370,10 +370,13 @@ class ReduceLROnPlateau(Callback):
 
 def config_callbacks(callbacks: Sequence[Callback] | None, model: Any, params: dict[str, Any],
                      log_freq: int, verbose: int) -> CallbackList:
-    """The run's callbacks: the user's, plus a `ProgBarLogger` unless one is given."""
+    """The run's callbacks: the user's, plus a `ProgBarLogger` and an `LRScheduler`
+    (stepping the optimizer's schedule after every training batch) unless given."""
     cbks = list(callbacks or [])
     if not any(isinstance(c, ProgBarLogger) for c in cbks):
         cbks = [ProgBarLogger(log_freq, verbose=verbose), *cbks]
+    if not any(isinstance(c, LRScheduler) for c in cbks):
+        cbks = [*cbks, LRScheduler()]
     for c in cbks:
         if not isinstance(c, Callback):
             raise TypeError(f"callbacks must be paddle.callbacks.Callback instances, got {type(c).__name__}")

@@ -14,6 +14,7 @@ parameters are shared by name) and run by an Executor.
 
 from __future__ import annotations
 
+import inspect
 import os
 import warnings
 from collections.abc import Sequence
@@ -64,11 +65,36 @@ class Model:
         self._metrics: list[Metric] = []
         self.stop_training = False
         self._static: StaticFunction | None = None
+        # Without `inputs`, Paddle takes the inputs to be `forward`'s named positional
+        # arguments (`_verify_spec`): a batch's first that many fields go to the network.
+        self._n_forward_args = self._forward_arity(network)
         if not self._static_mode and self._inputs and all(isinstance(s, InputSpec) for s in self._inputs):
             forward = type(network).forward
             if not isinstance(network.__dict__.get("forward"), StaticFunction):
                 fn = forward._function if isinstance(forward, StaticFunction) else forward
                 self._static = StaticFunction(fn, list(self._inputs), network)
+
+    @staticmethod
+    def _forward_arity(network: Layer) -> int | None:
+        forward = getattr(network, "forward", None)
+        if isinstance(forward, StaticFunction):
+            forward = getattr(forward, "_function", None)
+        try:
+            spec = inspect.getfullargspec(forward)  # type: ignore[arg-type]
+        except TypeError:
+            return None
+        args = [a for a in spec.args if a != "self"]
+        return len(args) if args and spec.varargs is None else None
+
+    def _n_inputs(self, n_fields: int) -> int:
+        """How many of a batch's `n_fields` are inputs (the rest are labels)."""
+        if self._inputs:
+            return len(self._inputs)
+        if self._n_forward_args is not None:
+            return min(self._n_forward_args, n_fields)
+        if self._loss is not None or self._labels:
+            return n_fields - len(self._labels or [1])
+        return n_fields
 
     @staticmethod
     def _specs(specs: Any, what: str) -> list[Any]:
@@ -126,9 +152,7 @@ class Model:
 
     def _split(self, data: Any) -> tuple[list[Any], list[Any]]:
         data = _as_list(data)
-        n_in = len(self._inputs) if self._inputs else (len(data) - len(self._labels or [1]) if
-                                                        self._loss is not None or self._labels else len(data))
-        n_in = max(1, min(n_in, len(data)))
+        n_in = max(1, min(self._n_inputs(len(data)), len(data)))
         return data[:n_in], data[n_in:]
 
     def _update_metrics(self, outs: list[Tensor], labels: list[Tensor]) -> list[Any]:
@@ -351,13 +375,16 @@ class Model:
         result = self._logs([], samples)
         result.pop("batch_size")
         if losses_all:
-            result = {"loss": [float(v) for v in np.mean(np.array(losses_all), axis=0)], **result}
+            # Paddle reports the last batch's loss (its logs keep the latest value), not
+            # the mean over batches; the metrics are accumulated over all of them.
+            result = {"loss": losses_all[-1], **result}
         cbks.on_end("eval", {**result, "samples": samples})
         return result
 
     def evaluate(self, eval_data: Any, batch_size: int = 1, log_freq: int = 10, verbose: int = 2,
                  num_workers: int = 0, callbacks: Any = None, num_iters: int | None = None) -> dict[str, Any]:
-        """Evaluate on `eval_data`; returns `{'loss': [mean loss], <metric>: value}`."""
+        """Evaluate on `eval_data`; returns `{'loss': [last batch's loss], <metric>:
+        accumulated value}` (Paddle's convention)."""
         loader = self._loader(eval_data, batch_size, False, False, num_workers)
         cbks = config_callbacks(_as_list(callbacks), self,
                                 {"batch_size": batch_size, "verbose": verbose,
@@ -377,8 +404,7 @@ class Model:
         for step, data in enumerate(loader):
             cbks.on_batch_begin("predict", step, {})
             ins = _as_list(data)
-            n_in = len(self._inputs) if self._inputs else len(ins)
-            outs = self.predict_batch(ins[:n_in])
+            outs = self.predict_batch(ins[:max(1, self._n_inputs(len(ins)))])
             samples += int(outs[0].shape[0]) if outs and outs[0].ndim else 1
             if not outputs:
                 outputs = [[] for _ in outs]

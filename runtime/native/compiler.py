@@ -15,8 +15,9 @@
    point becomes a `CompiledProgram` (`native/program.py`).
 
 Ops the pipeline cannot lower raise `NotCompilable` (naming the op).  A compile
-longer than `NOTICE_AFTER_S` says so on stderr; `PULLBACK_COMPILE_TIMES=1` prints
-every compile's phase times.
+longer than `NOTICE_AFTER_S` says so on stderr (silenced by
+`PULLBACK_COMPILE_NOTICE=0` or `paddle.set_flags({'FLAGS_pullback_compile_notice':
+False})`); `PULLBACK_COMPILE_TIMES=1` prints every compile's phase times.
 """
 
 from __future__ import annotations
@@ -60,8 +61,10 @@ def _announced(what: str, times: PhaseTimes) -> Iterator[None]:
     shown = threading.Event()
 
     def notice() -> None:
+        if not settings.compile_notice_enabled():
+            return
         shown.set()
-        print(f"pullback: compiling {what} ...", file=sys.stderr, flush=True)
+        print(f"pullback: compiling {what}", file=sys.stderr, flush=True)
 
     timer = threading.Timer(NOTICE_AFTER_S, notice)
     timer.daemon = True
@@ -83,11 +86,26 @@ def _announced(what: str, times: PhaseTimes) -> Iterator[None]:
             print(times.format(), file=sys.stderr, flush=True)
 
 
+def _fetch_name(v: SSAValue) -> str | None:
+    """A fetched value's Paddle variable name (`fc_0.b_0`, not the SSA hint `fc_0.b`)."""
+    from pullback.dialects.pd import value_name
+
+    return value_name(v) or v.name_hint
+
+
 def _describe(module: ModuleOp, fetches: Sequence[SSAValue]) -> str:
-    """`a program of 412 ops fetching mean_0`: how a compile names its program."""
+    """`a program of 412 ops fetching mean_0.tmp_0`: how a compile names its program
+    (by Paddle's variable names; unnamed values are counted, never shown as `?`)."""
     n = sum(1 for _ in module.walk()) - 1
-    names = [v.name_hint or "?" for v in fetches[:3]] + (["..."] if len(fetches) > 3 else [])
-    return f"a program of {n} ops fetching {', '.join(names) or 'nothing'}"
+    names = [m for m in (_fetch_name(v) for v in fetches) if m]
+    shown = names[:3]
+    rest = len(fetches) - len(shown)
+    if not fetches:
+        return f"a program of {n} ops fetching nothing"
+    if not shown:
+        return f"a program of {n} ops fetching {len(fetches)} value{'s' if len(fetches) > 1 else ''}"
+    more = f" and {rest} more" if rest else ""
+    return f"a program of {n} ops fetching {', '.join(shown)}{more}"
 
 
 def _translator() -> str:

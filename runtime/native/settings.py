@@ -5,7 +5,9 @@ A compile (`native/compiler.py`, `native/jit.py`) is configured by the LLVM opti
 (`SLP_VECTORIZE`, `LOOP_UNROLL_THRESHOLD`, `FULL_UNROLL_MAX_COUNT`), the translation
 the lowering's switches (`OUTLINE_SEGMENTS`, `DEDUPE_SEGMENTS`,
 `PARALLEL_LOOPS`, `min_chunk_work`), the threads LLVM compiles on
-(`compile_threads`), and whether phase times are printed (`times_requested`).
+(`compile_threads`), whether phase times are printed (`times_requested`) and whether
+a slow compile is announced on stderr (`compile_notice_enabled`:
+`PULLBACK_COMPILE_NOTICE=0` or `FLAGS_pullback_compile_notice` silences it).
 
 `PULLBACK_SLP` and `PULLBACK_PARALLEL_LOOPS` are read once, when
 this module is first imported: with the compiled backend (the eager kernels and the
@@ -103,6 +105,27 @@ def min_chunk_work() -> int:
     how the test suite can run everything through the threaded path)."""
     value = int_setting("PULLBACK_PARALLEL_MIN_WORK")
     return MIN_CHUNK_WORK if value is None else value
+
+
+_compile_notice: bool | None = None
+"""Set by `paddle.set_flags({'FLAGS_pullback_compile_notice': ...})`; None: the
+environment decides."""
+
+
+def set_compile_notice(on: bool | None) -> None:
+    """Turn the slow-compile notice on or off (None: back to `PULLBACK_COMPILE_NOTICE`)."""
+    global _compile_notice
+    _compile_notice = on
+
+
+def compile_notice_enabled() -> bool:
+    """Whether a compile slower than `compiler.NOTICE_AFTER_S` says so on stderr: on
+    unless `paddle.set_flags({'FLAGS_pullback_compile_notice': False})` or
+    `PULLBACK_COMPILE_NOTICE=0` (the flag wins when set).  `PULLBACK_COMPILE_TIMES=1`
+    prints its report regardless."""
+    if _compile_notice is not None:
+        return _compile_notice
+    return os.environ.get("PULLBACK_COMPILE_NOTICE", "1").strip().lower() not in ("0", "false", "off", "no")
 
 
 def times_requested() -> bool:

@@ -54,3 +54,17 @@ def test_columns() -> None:
     ops, _ = api_table.analyze(_compare)
     assert api_table.backends(ops) == "native" and api_table.differentiable(ops) == "no"
     assert api_table.differentiable(api_table.analyze(nn.linear)[0]) == "yes"
+
+
+def test_names_real_paddle_lacks_are_marked_and_eig_is_not_native():
+    """Issue 29: `paddle.svd`/`paddle.solve` are pullback's spellings (Paddle 3.3.1 has
+    only `paddle.linalg.*`), and `eig` always raises (complex results)."""
+    from pullback.tools import api_table
+
+    assert api_table.paddle_lacks("paddle.svd") and api_table.paddle_lacks("paddle.solve")
+    assert not api_table.paddle_lacks("paddle.linalg.svd") and not api_table.paddle_lacks("paddle.add")
+    rows = {r[0]: r for r in api_table.api_rows()}
+    eig = next(r for k, r in rows.items() if "`paddle.eig`" in k)
+    assert eig[2].startswith("none: raises") and "native" not in eig[2]
+    add = next(r for k, r in rows.items() if k.startswith("`paddle.add`"))
+    assert "not in Paddle" not in add[0]

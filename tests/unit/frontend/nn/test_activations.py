@@ -129,8 +129,9 @@ def test_activation_layers():
     with pytest.raises(TypeError, match="unexpected keyword"):
         paddle.nn.CELU(beta=1.0)
     p = paddle.nn.PReLU(num_parameters=4, init=0.1)
-    assert p.weight.shape == [4] and len(p.parameters()) == 1
-    np.testing.assert_allclose(p.weight.numpy(), 0.1)
+    assert p._weight.shape == [4] and len(p.parameters()) == 1
+    assert list(p.state_dict()) == ["_weight"]  # Paddle's name
+    np.testing.assert_allclose(p._weight.numpy(), 0.1)
     out = p(paddle.to_tensor(XA.astype("float32")))
     np.testing.assert_allclose(out.numpy(), np.where(XA > 0, XA, 0.1 * XA), rtol=1e-6)
 

@@ -97,17 +97,21 @@ def test_weight_norm_and_spectral_norm():
     lin = nn.Linear(3, 2)
     y0 = lin(x).numpy()
     nn.utils.weight_norm(lin, dim=1)
-    assert [n for n, _ in lin.named_parameters()] == ["bias", "weight_g", "weight_v"]
+    # Paddle's order and layout: weight_v, then a 1-D weight_g of the kept dim
+    assert [(n, p.shape) for n, p in lin.named_parameters()] == [
+        ("bias", [2]), ("weight_v", [3, 2]), ("weight_g", [2])]
     np.testing.assert_allclose(lin(x).numpy(), y0, rtol=1e-5, atol=1e-6)
     lin(x).sum().backward()
     # d/dg of sum(x @ (g * v / |v|)): the column sums of x times v / |v|
     v = lin.weight_v.numpy().astype(np.float64)
     unit = v / np.sqrt((v**2).sum(0, keepdims=True))
-    want = (x.numpy().sum(0)[:, None] * unit).sum(0, keepdims=True)
+    want = (x.numpy().sum(0)[:, None] * unit).sum(0)
     np.testing.assert_allclose(lin.weight_g.grad.numpy(), want, rtol=1e-5)
     nn.utils.remove_weight_norm(lin)
     np.testing.assert_allclose(lin(x).numpy(), y0, rtol=1e-5, atol=1e-6)
     sn = nn.Linear(4, 3)
     nn.utils.spectral_norm(sn, n_power_iterations=30)
+    # Paddle: dim=1 for Linear, so u runs over the output features and v over the inputs
+    assert sn.weight_u.shape == [3] and sn.weight_v.shape == [4]
     sn(x[:, :1].tile([1, 4]))
     np.testing.assert_allclose(np.linalg.svd(sn.weight.numpy())[1][0], 1.0, rtol=1e-4)
