@@ -34,8 +34,9 @@ from typing import IO, Any, NoReturn
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation, Region
+from xdsl.ir import AttributeInvT, Operation, Region, SSAValue
 from xdsl.parser import Parser
+from xdsl.parser.core import UnresolvedOperand
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.arg_spec import parse_pipeline
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
@@ -93,6 +94,9 @@ class LocatingParser(Parser):
         self.line_offset = line_offset
         self.op_spans: dict[Operation, Span[str] | Span[bytes]] = {}
         self.depth = 0
+        # Where each value used before its definition is first used: a value never
+        # defined is reported there, not at the end of the input.
+        self.first_uses: dict[str, Span[Any]] = {}
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
         """Parse the whole input; a nesting too deep for Python's stack (nested
@@ -101,6 +105,35 @@ class LocatingParser(Parser):
             return super().parse_module(allow_implicit_module)
         except RecursionError:
             raise ParseError(self._located(self._current_token.span), "nesting too deep") from None
+        except ParseError as e:
+            raise self._locate_undefined(e) from None
+
+    def resolve_operand(
+        self, operand: UnresolvedOperand, type: AttributeInvT
+    ) -> SSAValue[AttributeInvT]:
+        """Resolve an operand, remembering where a not-yet-defined value is first used."""
+        name = operand.operand_name
+        if name not in self.ssa_values and name not in self.first_uses:
+            self.first_uses[name] = operand.span
+        return super().resolve_operand(operand, type)
+
+    def _locate_undefined(self, err: ParseError) -> ParseError:
+        """`values used but not defined: [%z]` at the end of the input becomes
+        `use of undefined value '%z'` at its first use (with close matches)."""
+        if not err.msg.strip().startswith("values used but not defined"):
+            return err
+        undefined = [n for n in self.forward_ssa_references if n in self.first_uses]
+        if not undefined:
+            return err
+        name = min(undefined, key=lambda n: self.first_uses[n].start)
+        others = [f"%{n}" for n in undefined if n != name]
+        close = difflib.get_close_matches(name, list(self.ssa_values), n=3)
+        msg = f"use of undefined value '%{name}'"
+        if close:
+            msg += f"; did you mean {', '.join(repr('%' + c) for c in close)}?"
+        if others:
+            msg += f" (also undefined: {', '.join(others)})"
+        return ParseError(self._located(self.first_uses[name]), msg)
 
     def _located(self, span: Span[Any]) -> Span[Any]:
         return Span(span.start, span.end, span.input, self.line_offset)
@@ -299,6 +332,16 @@ class PullbackOptMain(xDSLOptMain):
         """xDSL's arguments; `--help` ends with the named pipelines."""
         super().register_all_arguments(arg_parser)
         base = arg_parser.format_help
+        parser_error = arg_parser.error
+
+        def error(message: str) -> NoReturn:
+            # An unknown `-t` lists the targets (with close matches), not the usage.
+            m = re.match(r"argument -t/--target: invalid choice: '([^']*)'", message)
+            if m is None:
+                parser_error(message)
+            raise UnknownTargetError(unknown_target_message(m.group(1), self.available_targets))
+
+        arg_parser.error = error  # type: ignore[method-assign]
         # Built only when help is printed: describing a pipeline imports its passes.
         arg_parser.format_help = lambda: base() + pipelines_help(self.available_passes)  # type: ignore[method-assign]
 
@@ -403,6 +446,19 @@ class UnknownPassError(ValueError):
     """A pass named in `-p` is not registered."""
 
 
+class UnknownTargetError(ValueError):
+    """The target named with `-t` is not registered."""
+
+
+def unknown_target_message(name: str, available: Mapping[str, object]) -> str:
+    """`unknown target 'lvm'; did you mean 'llvm'?` and the list of targets."""
+    close = difflib.get_close_matches(name, list(available), n=3)
+    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    return f"-t {name}: error: unknown target '{name}'{hint}\navailable targets: " + ", ".join(
+        sorted(available)
+    )
+
+
 def check_pass_names(spec: str, available: Mapping[str, object]) -> None:
     """Raise UnknownPassError naming each unknown pass of a `-p` pipeline, with
     close matches; a malformed pipeline raises xDSL's ArgSpecParseError."""
@@ -436,7 +492,7 @@ def run_guarded(body: Callable[[], None], describe: Callable[[BaseException], st
 
 
 def _describe_setup_error(err: BaseException) -> str:
-    if isinstance(err, UnknownPassError):
+    if isinstance(err, (UnknownPassError, UnknownTargetError)):
         return f"{TOOL}: {err}"
     return f"{TOOL}: error: {str(err).strip()}"
 

@@ -8,7 +8,9 @@ dimensions, dtypes).  Parameters come from `.npy` files (`--param NAME=FILE`, or
 `--params DIR` holding `NAME.npy` files) or from running a startup program first.
 Without `--fetch`, the values marked by `pd.fetch` ops are fetched.  Empty
 `pd.backward` regions are filled by the `autodiff` pass first, so gradients can be
-fetched by name (`--fetch fc_0.w_0@GRAD`).  Fetched values are printed, or saved as
+fetched by name (`--fetch fc_0.w_0@GRAD`); a forward-only program is differentiated
+with `--targets mean_0.tmp_0 [--wrt fc_0.w_0,fc_0.b_0] [--no-grad NAME]`, as
+`pullback-opt -p 'autodiff{targets=... wrt=...}'` does.  Fetched values are printed, or saved as
 `DIR/NAME.npy` with `--out DIR`.
 
 Every error (bad IR, a missing file, a bad feed, an uninitialized parameter) is one
@@ -18,6 +20,7 @@ message on stderr and exit status 1.
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -63,19 +66,61 @@ def program_of(module: ModuleOp) -> Program:
     return program
 
 
-def fill_backward_regions(module: ModuleOp, path: str) -> None:
+def fill_backward_regions(
+    module: ModuleOp,
+    path: str,
+    targets: Sequence[str] = (),
+    wrt: Sequence[str] = (),
+    no_grad: Sequence[str] = (),
+) -> None:
     """Run the `autodiff` pass when some `pd.backward` region is empty, so that the
-    gradients it defines (`x@GRAD`) are values of the program that can be fetched."""
-    if not any(isinstance(op, pd.BackwardOp) and not op.is_filled for op in module.walk()):
+    gradients it defines (`x@GRAD`) are values of the program that can be fetched.
+    With `targets`, first append a `pd.backward` op differentiating them with respect
+    to `wrt` (default: every trainable parameter), as `autodiff{targets=... wrt=...}`."""
+    if not targets and (wrt or no_grad):
+        raise ToolError(f"{TOOL}: error: --wrt and --no-grad need --targets (the values to differentiate)")
+    if not targets and not any(
+        isinstance(op, pd.BackwardOp) and not op.is_filled for op in module.walk()
+    ):
         return
     from xdsl.context import Context
 
     from pullback.passes.autodiff import AutodiffError, AutodiffPass
 
     try:
-        AutodiffPass().apply(Context(allow_unregistered=True), module)
+        AutodiffPass(targets=tuple(targets), wrt=tuple(wrt), no_grad=tuple(no_grad)).apply(
+            Context(allow_unregistered=True), module
+        )
     except AutodiffError as e:
         raise ToolError(f"{path}: error: {e}") from None
+
+
+def split_names(specs: Sequence[str]) -> list[str]:
+    """`--wrt a,b --wrt c` -> ['a', 'b', 'c']."""
+    return [n for spec in specs for n in spec.split(",") if n]
+
+
+def program_names(module: ModuleOp) -> list[str]:
+    """The names that can be fetched: those of the top-level values."""
+    return [
+        n for op in module.body.block.ops for n in pd.result_names(op) if n is not None
+    ] + [
+        n
+        for op in module.body.block.ops
+        if isinstance(op, (pd.DataOp, pd.ParameterOp))
+        for n in [value_name(op.results[0])]
+        if n is not None
+    ]
+
+
+def check_fetch_names(module: ModuleOp, fetch: Sequence[str], path: str) -> None:
+    """A fetch name that is not in the program is an error, with close matches."""
+    known = program_names(module)
+    for name in fetch:
+        if name not in known:
+            close = difflib.get_close_matches(name, sorted(set(known)), n=3)
+            hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+            raise ToolError(f"{path}: error: fetch variable '{name}' is not in the program{hint}")
 
 
 def default_fetches(module: ModuleOp) -> list[str]:
@@ -125,6 +170,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="directory of NAME.npy files, one per parameter")
     p.add_argument("--startup", metavar="FILE.mlir",
                    help="a startup program run first to initialize parameters")
+    p.add_argument("--targets", action="append", default=[], metavar="NAME[,NAME...]",
+                   help="differentiate these values first (a forward-only program gets a "
+                   "pd.backward op, as with pullback-opt -p 'autodiff{targets=...}'); "
+                   "fetch the gradients as NAME@GRAD")
+    p.add_argument("--wrt", action="append", default=[], metavar="NAME[,NAME...]",
+                   help="with --targets: the inputs to differentiate with respect to "
+                   "(default: every trainable parameter)")
+    p.add_argument("--no-grad", action="append", default=[], metavar="NAME[,NAME...]",
+                   help="with --targets: values no gradient flows through")
     p.add_argument("--out", metavar="DIR", help="save fetched values as DIR/NAME.npy")
     p.add_argument("--backend", default=None,
                    help="executor backend (default: interpreter, or $PULLBACK_BACKEND)")
@@ -137,7 +191,10 @@ def run(args: argparse.Namespace) -> None:
     from pullback.runtime.scope import Scope
 
     module = parse_pd_file(args.program, TOOL)
-    fill_backward_regions(module, args.program)
+    fill_backward_regions(
+        module, args.program, split_names(args.targets), split_names(args.wrt),
+        split_names(args.no_grad),
+    )
     program = program_of(module)
     scope = Scope()
     # The reference interpreter by default: pullback-run is the debugging tool.
@@ -172,6 +229,7 @@ def run(args: argparse.Namespace) -> None:
     fetch = args.fetch or default_fetches(module)
     if not fetch:
         raise ToolError(f"{TOOL}: error: nothing to fetch: pass --fetch NAME")
+    check_fetch_names(module, fetch, args.program)
     try:
         values = exe.run(program, feed=feed, fetch_list=fetch, scope=scope)
     except (ValueError, RuntimeError, TypeError) as e:
