@@ -590,6 +590,27 @@ class Tensor:
         else:
             self._grad._data = self._grad._data + g
 
+    def cpu(self) -> Tensor:
+        """The tensor on the CPU: itself, as in Paddle for a tensor already there
+        (eager values are host arrays)."""
+        return self
+
+    def cuda(self, device_id: int | None = None, blocking: bool = True) -> Tensor:
+        """Raises ValueError, as Paddle without a GPU does: eager tensors are host
+        arrays; the GPU runs compiled static programs (`Executor(CUDAPlace(0))`)."""
+        raise ValueError(
+            "Tensor.cuda: No available device found: pullback's eager tensors are host "
+            "(numpy) arrays; run a static program with Executor(paddle.CUDAPlace(0)) "
+            "to use the GPU"
+        )
+
+    def pin_memory(self, blocking: bool = True) -> Tensor:
+        """Raises RuntimeError, as Paddle's CPU-only build does (no CUDA pinned memory)."""
+        raise RuntimeError(
+            "Tensor.pin_memory: Cannot use CUDAPinnedPlace: pullback's eager tensors are "
+            "host (numpy) arrays"
+        )
+
     def detach(self) -> Tensor:
         """The same value, cut from the graph (stop_gradient=True)."""
         t = Tensor._new(self._data, None, 0, True)

@@ -55,6 +55,12 @@ class Variable:
         self.block.program._rename(self, new)
 
     @property
+    def grad_name(self) -> str:
+        """The name of this variable's gradient (`NAME@GRAD`), as Paddle's legacy
+        static Variable gives it."""
+        return self.name + "@GRAD"
+
+    @property
     def shape(self) -> list[int]:
         """The shape, `-1` for dynamic dimensions."""
         return [d if d >= 0 else -1 for d in shape_of(self.value.type)]

@@ -19,6 +19,8 @@ repeat); `random_split` draws from Paddle's generator (`paddle.seed`).
 
 from __future__ import annotations
 
+import itertools
+
 import bisect
 import math
 import numbers
@@ -261,6 +263,9 @@ class RandomSampler(Sampler):
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self) -> Iterator[int]:
+        if self.generator is not None and hasattr(self.generator, "__next__"):
+            # Paddle's `generator` is an iterator of indices: up to num_samples of them.
+            return itertools.islice(self.generator, self.num_samples)
         rng = _generator(self.generator)
         n = len(self.data_source)
         if self.replacement:
