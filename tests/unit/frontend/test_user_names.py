@@ -47,3 +47,15 @@ def test_random_sampler_without_generator_follows_numpy_seed_as_paddle() -> None
     assert list(RandomSampler(list(range(6)))) == [3, 5, 4, 1, 0, 2]
     np.random.seed(3)
     assert list(RandomSampler(list(range(6)), replacement=True, num_samples=4)) == [2, 0, 1, 3]
+
+
+def test_run_check_prints_as_paddle(capsys: pytest.CaptureFixture[str]) -> None:
+    was_dynamic = paddle.in_dynamic_mode()
+    paddle.utils.run_check()
+    out = capsys.readouterr().out.splitlines()
+    assert out == [
+        "Running verify PaddlePaddle program ... ",
+        "PaddlePaddle works well on 1 CPU.",
+        "PaddlePaddle is installed successfully! Let's start deep learning with PaddlePaddle now.",
+    ]
+    assert paddle.in_dynamic_mode() == was_dynamic
