@@ -29,7 +29,7 @@ needs_ptxas = pytest.mark.skipif(PTXAS is None, reason="ptxas (CUDA toolkit) is 
 def _catalogue():
     name = "pullback_gpu_programs"
     if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).parent.parent / "gpu_programs.py")
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).parents[1] / "lowering" / "gpu" / "gpu_programs.py")
         mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
         sys.modules[name] = mod
         spec.loader.exec_module(mod)  # type: ignore[union-attr]

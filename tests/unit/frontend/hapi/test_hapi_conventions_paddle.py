@@ -54,5 +54,7 @@ def test_reference_is_paddle_3_3_1():
 
 
 @pytest.mark.parametrize("name", sorted(cases.CASES))
-def test_matches_paddle(name):
+def test_matches_paddle(name, dynamic_mode):
+    # The cases are dygraph code (as recorded under Paddle), with fresh names and a
+    # fresh scope: whatever an earlier test on this worker left behind must not leak.
     _compare(cases.CASES[name](paddle), REFERENCE[name], name)
