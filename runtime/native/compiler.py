@@ -40,7 +40,7 @@ from pullback.lowering.core import declare_callees
 from pullback.lowering.memory import MemoryReport, analyze_function
 from pullback.lowering.phase_times import PhaseTimes
 from pullback.passes.gc_pause import cyclic_gc_paused
-from pullback.runtime.native import disk_cache, llvm_chunks, settings
+from pullback.runtime.native import constants, disk_cache, llvm_chunks, settings
 from pullback.runtime.native.jit import Jit
 from pullback.runtime.native.program import CompiledProgram
 
@@ -128,8 +128,14 @@ def _entry_of(meta: dict[str, Any], objects: list[bytes], symbol: str) -> dict[s
         raise ValueError(f"its entry point is {meta.get('symbol')!r}, not {symbol!r}")
     if not objects:
         raise ValueError("it has no object code")
+    named = meta.get("constants", [])
+    if not isinstance(named, list) or not all(
+        isinstance(c, list) and len(c) == 2 and isinstance(c[0], str) and isinstance(c[1], int) for c in named
+    ):
+        raise ValueError("its list of constants is malformed")
     return {"abi": abi, "memory": MemoryReport.from_json(meta.get("memory")), "objects": objects,
-            "symbol": symbol, "collectives": bool(meta.get("collectives"))}
+            "symbol": symbol, "collectives": bool(meta.get("collectives")),
+            "constants": [(name, pos) for name, pos in named]}
 
 
 def program_digest(text: str, positions: Any) -> str:
@@ -197,7 +203,7 @@ def compile_program(
                 )
             with times.phase("disk-cache-store"):
                 meta = {"abi": entry["abi"], "memory": entry["memory"].to_json(), "symbol": entry["symbol"],
-                        "collectives": entry["collectives"]}
+                        "collectives": entry["collectives"], "constants": [list(c) for c in entry["constants"]]}
                 stored = disk_cache.store(key, digest, disk_cache.Entry(meta, entry["objects"]))
         elif entry["collectives"]:
             _bind_collectives(jit, module)
@@ -207,9 +213,13 @@ def compile_program(
     fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(addr)
     prog = Program.of(module, fetches, use_fetch_ops=False)
     abi = entry["abi"]
+    try:
+        data = constants.arrays(module, entry["constants"])
+    except ValueError as e:  # (an entry passing every check of disk_cache.load names the same ops)
+        raise RuntimeError(f"compiled backend: {e}") from None
     return CompiledProgram(
         prog, output_values(prog, abi, fetches), abi, fn, time.perf_counter() - t0, native, entry["memory"], times,
-        first_call=key if stored else None,
+        first_call=key if stored else None, constants=data,
     )
 
 
@@ -234,8 +244,12 @@ def _lower_and_emit(
     entry (object files, ABI, memory report)."""
     from pullback.lowering.pipeline import run_passes, translate, translate_passes, translate_streamed
 
+    named: list[tuple[str, int]] = []
     try:
         with times.phase("convert-pd-to-linalg"):
+            positions = constants.hoistable(module)
+            if positions:  # large constants become inputs (native/constants.py)
+                module, fetches, named = constants.hoist(module, fetches, positions)
             fn_op, _ = build_entry(module, fetches, entry=entry, only_given_fetches=True)
     except LoweringError as e:
         raise NotCompilable(str(e)) from None
@@ -271,7 +285,7 @@ def _lower_and_emit(
             raise NotCompilable(str(e)) from None
         objs = jit.emit(ir, times, *unroll, threads=llvm_threads, split=split_llvm)
     return {"abi": abi, "memory": memory, "objects": objs, "symbol": PACKED_PREFIX + entry,
-            "collectives": collectives}
+            "collectives": collectives, "constants": named}
 
 
 def value_positions(module: ModuleOp, values: Sequence[SSAValue]) -> tuple[tuple[int, int], ...]:

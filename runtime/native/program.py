@@ -81,6 +81,9 @@ class CompiledProgram:
     addresses: dict[str, tuple[weakref.ref[np.ndarray], int]] = field(default_factory=dict, repr=False)
     """Each persistable's last scope array (weakly: a cached program must not keep a
     dropped model's parameters alive) and its buffer address (`execute`)."""
+    constants: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    """Values of the feeds large constants became (`native/constants.py`), passed on
+    every call."""
     first_call: str | None = None
     """The disk-cache key of an entry whose first call has not returned yet: that
     call runs under `disk_cache.trial` (a crash in it drops the entry)."""
@@ -230,7 +233,9 @@ def execute(
         try:
             value = feeds[name]
         except KeyError:
-            raise ValueError(f"feed '{name}' is missing") from None
+            if name not in compiled.constants:
+                raise ValueError(f"feed '{name}' is missing") from None
+            value = compiled.constants[name]
         feed_arrays.append(_feed_array(name, value, dtype, rank, spec))
     try:
         out_shapes = compiled.output_shapes(feed_arrays)
