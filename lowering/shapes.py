@@ -21,7 +21,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from pullback.dialects import pd
 from pullback.dialects.pd.base import DYN, dynamic_broadcast_error, fmt_shape, shape_of
-from pullback.dialects.pd.limits import check_tensor_size, max_tensor_bytes
+from pullback.dialects.limits import check_tensor_size, max_tensor_bytes
 from pullback.lowering.abi import Program
 from pullback.lowering.convert_pd_to_linalg import LOWERINGS
 
@@ -33,7 +33,7 @@ class ShapeError(ValueError):
 def plan_shapes(prog: Program, feed_shapes: Mapping[str, Sequence[int]]) -> dict[SSAValue, tuple[int, ...]]:
     """Concrete shape of every value of `prog`, or ShapeError naming the op at fault
     (`TensorTooLarge`, a ValueError, for a value beyond `max_tensor_bytes()`: the
-    interpreter refuses the same values, `dialects/pd/limits.py`)."""
+    interpreter refuses the same values, `dialects/limits.py`)."""
     shapes: dict[SSAValue, tuple[int, ...]] = {}
     bound = max_tensor_bytes()
 

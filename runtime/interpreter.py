@@ -16,7 +16,7 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from pullback.dialects import pd
-from pullback.dialects.pd.limits import TensorTooLarge, check_tensor_size, max_tensor_bytes
+from pullback.dialects.limits import TensorTooLarge, check_tensor_size, max_tensor_bytes
 from pullback.dialects.pd.base import PdOp
 
 Kernel = Callable[..., "np.ndarray | tuple[np.ndarray, ...] | list[np.ndarray]"]
@@ -165,7 +165,7 @@ def run_op(
     except KeyError:
         raise InterpreterError(f"'{op.name}' reads a value no op computed before it (a malformed program)") from None
     bound = max_tensor_bytes()
-    for i, result in enumerate(op.results):  # before anything is allocated (dialects/pd/limits.py)
+    for i, result in enumerate(op.results):  # before anything is allocated (dialects/limits.py)
         t = result.type
         if isinstance(t, TensorType):
             shape = t.get_shape()

@@ -175,7 +175,7 @@ def verify_ops(module: ModuleOp) -> None:
     before its uses (`check_dominance`: xDSL's verifier checks no order in a
     module's body).  A VerifyException raised for an op carries that op as its
     `failed_op` attribute, so callers can locate it."""
-    from pullback.dialects.pd.dominance import check_dominance
+    from pullback.dialects.dominance import check_dominance
 
     for op in module.walk(region_first=True):
         try:

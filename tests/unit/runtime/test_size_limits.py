@@ -1,5 +1,5 @@
 """One tensor's size is bounded the same way on every backend (issue 32,
-`dialects/pd/limits.py`): a value beyond `PULLBACK_MAX_TENSOR_BYTES` (default: the
+`dialects/limits.py`): a value beyond `PULLBACK_MAX_TENSOR_BYTES` (default: the
 machine's memory) is refused before anything is allocated or run, with one message
 on the interpreter and on the compiled backend; the interpreter names an op that
 reads a value nothing computed instead of raising `KeyError`."""
@@ -14,7 +14,7 @@ import pytest
 import pullback as paddle
 from pullback.benchmarks.programs import ProgramBuilder
 from pullback.dialects import pd
-from pullback.dialects.pd.limits import TensorTooLarge, max_tensor_bytes
+from pullback.dialects.limits import TensorTooLarge, max_tensor_bytes
 from pullback.runtime.interpreter import InterpreterError, run_module
 from pullback.runtime.native.backend import CompiledBackend
 
