@@ -632,6 +632,38 @@ class Tensor:
         return t
 
 
+def _non_numeric(data: Any, arr: np.ndarray) -> str:
+    """What makes `data` no numbers (`arr`, its numpy array, has a non-numeric
+    dtype): the first element that is not a number, named with its type and place."""
+    def first(x: Any, where: str) -> tuple[Any, str] | None:
+        if isinstance(x, (list, tuple)):
+            for i, item in enumerate(x):
+                found = first(item, f"{where}[{i}]")
+                if found is not None:
+                    return found
+            return None
+        if isinstance(x, np.ndarray):
+            if x.dtype.kind not in "OUSV":
+                return None
+            for idx in np.ndindex(x.shape):
+                found = first(x[idx], where + "".join(f"[{i}]" for i in idx))
+                if found is not None:
+                    return found
+            return None
+        if isinstance(x, (bool, int, float, complex, np.number, np.bool_)):
+            return None
+        return x, where
+
+    found = first(data, "")
+    if found is None:
+        return f"its elements make numpy dtype {arr.dtype}"
+    value, where = found
+    shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+    if not where:
+        return f"a {type(value).__name__} ({shown}) is not a number or bool"
+    return f"element {where} is a {type(value).__name__} ({shown}), not a number or bool"
+
+
 def _as_array(data: Any, dtype: Any) -> np.ndarray:
     """A fresh, C-contiguous, supported-dtype array for `to_tensor`."""
     if isinstance(data, Tensor):
@@ -649,7 +681,7 @@ def _as_array(data: Any, dtype: Any) -> np.ndarray:
             # Python floats: Paddle's default dtype (float32 unless set)
             arr = host_cast(arr, DTYPE_BY_NAME[get_default_dtype()].numpy)
     if arr.dtype.kind in "OUSV":
-        raise TypeError(f"to_tensor: cannot make a tensor of {type(data).__name__} data")
+        raise TypeError(f"to_tensor: cannot make a tensor of {type(data).__name__} data: {_non_numeric(data, arr)}")
     if dtype is not None:
         dt = to_numpy_dtype(dtype, "to_tensor")
     else:

@@ -81,7 +81,7 @@ class LRScheduler:
         return out
 
     def set_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Load a state saved by `state_dict`."""
+        """Load a state saved by `state_dict` (every key checked before any is set)."""
         self.state_keys()
         for key in self.keys:
             if key not in state_dict:
@@ -89,6 +89,7 @@ class LRScheduler:
                     "Please check whether state_dict is correct for optimizer. Can't find "
                     f"[ {key} ] in state_dict"
                 )
+        for key in self.keys:
             self.__dict__[key] = state_dict[key]
         if len(state_dict) > len(self.keys):
             warnings.warn(
@@ -222,7 +223,11 @@ class LinearWarmup(LRScheduler):
         return out
 
     def set_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Load the state (and the wrapped scheduler's)."""
+        """Load the state (and the wrapped scheduler's; both checked first)."""
+        if isinstance(self.learning_rate, LRScheduler) and "LinearWarmup_LR" not in state_dict:
+            raise RuntimeError(
+                "Please check whether state_dict is correct for optimizer. Can't find [ LinearWarmup_LR ] in state_dict"
+            )
         super().set_state_dict(state_dict)
         if isinstance(self.learning_rate, LRScheduler):
             self.learning_rate.set_state_dict(state_dict["LinearWarmup_LR"])

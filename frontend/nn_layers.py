@@ -455,31 +455,45 @@ class Layer:
     def set_state_dict(self, state_dict: dict[str, Any], use_structured_name: bool = True) -> tuple[list[str], list[str]]:
         """Copy values (Tensors or arrays) into the parameters and buffers named by
         `state_dict` (attribute paths, or parameter names when not
-        `use_structured_name`).  A shape mismatch raises ValueError; missing and
-        unexpected keys warn.  Returns `(missing_keys, unexpected_keys)`."""
+        `use_structured_name`).  As in Paddle, an entry of the wrong shape is
+        skipped with a warning (its key is returned as both missing and
+        unexpected); missing and unexpected keys warn.  Every value is checked and
+        converted before any is assigned, so an error (a value that does not convert
+        to the parameter's dtype) leaves the layer as it was.  Returns
+        `(missing_keys, unexpected_keys)`."""
         own = self.state_dict()
         if not use_structured_name:
             own = collections.OrderedDict((getattr(t, "name", k), t) for k, t in own.items())
-        missing = [k for k in own if k not in state_dict]
-        unexpected = [k for k in state_dict if k not in own]
+        skipped: set[str] = set()
+        loads: list[tuple[Tensor, np.ndarray]] = []
         for key, target in own.items():
             if key not in state_dict:
                 continue
-            value = state_dict[key]
-            arr = np.asarray(value._data if isinstance(value, Tensor) else value)
-            if list(arr.shape) != list(target.shape):
-                raise ValueError(
-                    f"set_state_dict: '{key}' has shape {list(arr.shape)}, the layer's is {list(target.shape)}"
-                )
             if not isinstance(target, Tensor):
                 raise NotImplementedError(
                     "set_state_dict: static-mode parameters live in the scope; set them there"
                 )
+            value = state_dict[key]
+            arr = np.asarray(value._data if isinstance(value, Tensor) else value)
+            if list(arr.shape) != list(target.shape):
+                warnings.warn(f"Skip loading for {key}. {key} receives a shape {list(arr.shape)}, "
+                              f"but the expected shape is {list(target.shape)}.", stacklevel=2)
+                skipped.add(key)
+                continue
+            try:
+                loads.append((target, np.array(arr, dtype=target._data.dtype)))
+            except (TypeError, ValueError) as e:
+                raise ValueError(f"set_state_dict: '{key}' does not convert to {target._data.dtype}: {e}") from None
+        for target, arr in loads:
             target.set_value(arr)
-        if missing:
-            warnings.warn(f"set_state_dict: no value for {missing}", stacklevel=2)
-        if unexpected:
-            warnings.warn(f"set_state_dict: unused keys {unexpected}", stacklevel=2)
+        missing = [k for k in own if k not in state_dict or k in skipped]
+        unexpected = [k for k in state_dict if k not in own or k in skipped]
+        absent = [k for k in missing if k not in skipped]
+        if absent:
+            warnings.warn(f"set_state_dict: no value for {absent}", stacklevel=2)
+        unused = [k for k in unexpected if k not in skipped]
+        if unused:
+            warnings.warn(f"set_state_dict: unused keys {unused}", stacklevel=2)
         return missing, unexpected
 
     set_dict = set_state_dict

@@ -541,21 +541,27 @@ class Optimizer:
 
     def set_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Load a state saved by `state_dict` (accumulators not created yet are
-        loaded when they are)."""
-        if isinstance(self._learning_rate, lr.LRScheduler) and "LR_Scheduler" in state_dict:
-            self._learning_rate.set_state_dict(state_dict["LR_Scheduler"])
+        loaded when they are).  Every accumulator is checked (name, shape, dtype)
+        before any is assigned, and the scheduler's state before either: an error
+        leaves the optimizer as it was (Paddle raises after loading those before the
+        bad one)."""
         state = {k: v for k, v in state_dict.items() if k not in ("LR_Scheduler", "master_weights")}
-        self._accumulators_holder = state
+        loads = []
         for table in self._accumulators.values():
             for var in table.values():
                 if var.name not in state:
                     raise ValueError(f"optimizer Tensor {var.name} not found")
-                if core.in_dynamic_mode():
-                    self._load_into(var, state[var.name])
-                else:
-                    from pullback.runtime.scope import global_scope
+                loads.append((var, self._checked(var, state[var.name])))
+        if isinstance(self._learning_rate, lr.LRScheduler) and "LR_Scheduler" in state_dict:
+            self._learning_rate.set_state_dict(state_dict["LR_Scheduler"])  # checks its keys first
+        self._accumulators_holder = state
+        for var, arr in loads:
+            if core.in_dynamic_mode():
+                var._data = arr
+            else:
+                from pullback.runtime.scope import global_scope
 
-                    global_scope()[var.name] = self._checked(var, state[var.name])
+                global_scope()[var.name] = arr
 
     set_dict = set_state_dict
 

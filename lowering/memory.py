@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref
@@ -119,6 +120,42 @@ class MemoryReport:
     def argument_bytes(self, dims: Mapping[str, int] | None = None, default: int = 1) -> int:
         """Bytes of the caller-owned buffers (feeds, parameters, outputs)."""
         return sum(b.size.value(dims or {}, default) for b in self.arguments)
+
+    def to_json(self) -> dict[str, Any]:
+        """The report as plain JSON data (the compile cache stores it; `from_json`
+        reads it back): buffers listed once, events and arguments by index."""
+        buffers: list[Buffer] = []
+        index: dict[int, int] = {}
+
+        def ref(b: Buffer) -> int:
+            if id(b) not in index:
+                index[id(b)] = len(buffers)
+                buffers.append(b)
+            return index[id(b)]
+
+        events = [[kind, ref(b)] for kind, b in self.events]
+        arguments = [ref(b) for b in self.arguments]
+        return {"function": self.function, "events": events, "arguments": arguments,
+                "buffers": [[b.name, b.type, b.size.coef, list(b.size.symbols)] for b in buffers]}
+
+    @staticmethod
+    def from_json(data: Any) -> MemoryReport:
+        """The report `to_json` wrote (ValueError if `data` is not of that shape)."""
+        try:
+            buffers = [Buffer(str(name), str(type_), Size(int(coef), tuple(str(s) for s in syms)))
+                       for name, type_, coef, syms in data["buffers"]]
+
+            def buffer(i: Any) -> Buffer:
+                if not isinstance(i, int) or not 0 <= i < len(buffers):
+                    raise ValueError(f"no buffer {i!r}")
+                return buffers[i]
+
+            events = [(str(kind), buffer(i)) for kind, i in data["events"]]
+            if any(kind not in ("alloc", "free") for kind, _ in events):
+                raise ValueError("unknown event")
+            return MemoryReport(str(data["function"]), events, [buffer(i) for i in data["arguments"]])
+        except (KeyError, IndexError, TypeError, ValueError) as e:
+            raise ValueError(f"not a memory report: {e}") from None
 
     def format(self, dims: Mapping[str, int] | None = None, default: int = 1, top: int = 8) -> str:
         """A human-readable report (one `//` comment line per fact)."""

@@ -21,6 +21,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from pullback.dialects import pd
 from pullback.dialects.pd.base import DYN, dynamic_broadcast_error, fmt_shape, shape_of
+from pullback.dialects.limits import check_tensor_size, max_tensor_bytes
 from pullback.lowering.abi import Program
 from pullback.lowering.convert_pd_to_linalg import LOWERINGS
 
@@ -30,8 +31,11 @@ class ShapeError(ValueError):
 
 
 def plan_shapes(prog: Program, feed_shapes: Mapping[str, Sequence[int]]) -> dict[SSAValue, tuple[int, ...]]:
-    """Concrete shape of every value of `prog`, or ShapeError naming the op at fault."""
+    """Concrete shape of every value of `prog`, or ShapeError naming the op at fault
+    (`TensorTooLarge`, a ValueError, for a value beyond `max_tensor_bytes()`: the
+    interpreter refuses the same values, `dialects/limits.py`)."""
     shapes: dict[SSAValue, tuple[int, ...]] = {}
+    bound = max_tensor_bytes()
 
     def get(v: SSAValue) -> tuple[int, ...]:
         return shapes[prog.resolve(v)]
@@ -62,8 +66,9 @@ def plan_shapes(prog: Program, feed_shapes: Mapping[str, Sequence[int]]) -> dict
             results = infer(types, op.py_props())  # type: ignore[attr-defined]
         except VerifyException as e:
             raise ShapeError(f"with these feed shapes, {e}") from None
-        for r, t in zip(op.results, results):
-            shapes[r] = tuple(t.get_shape())
+        for i, (r, t) in enumerate(zip(op.results, results)):
+            shape = shapes[r] = tuple(t.get_shape())
+            check_tensor_size(op, i, shape, t.get_element_type(), bound)
         _count_entries(op, shapes, get)
         _check_refines_types(op, shapes)
         _check_dynamic_broadcast(op, shapes, get)
@@ -96,8 +101,9 @@ def _plan_ops(ops, shapes, get) -> None:  # type: ignore[no-untyped-def]
             results = op.infer(types, op.py_props())
         except VerifyException as e:
             raise ShapeError(f"with these feed shapes, {e}") from None
-        for r, t in zip(op.results, results):
-            shapes[r] = tuple(t.get_shape())
+        for i, (r, t) in enumerate(zip(op.results, results)):
+            shape = shapes[r] = tuple(t.get_shape())
+            check_tensor_size(op, i, shape, t.get_element_type())  # (DYN dims not counted)
         _count_entries(op, shapes, get)
         _check_refines_types(op, shapes)
         _check_dynamic_broadcast(op, shapes, get)

@@ -15,6 +15,7 @@ code do.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from typing import Any
 
@@ -24,6 +25,8 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from pullback.dialects import pd
 from pullback.dialects.bfloat16 import bf16_to_f32, f32_to_bf16
+from pullback.dialects.limits import TensorTooLarge, check_tensor_size, max_tensor_bytes
+from pullback.dialects.pd.base import PdOp
 from xdsl.dialects.builtin import bf16, f16
 
 Kernel = Callable[..., "np.ndarray | tuple[np.ndarray, ...] | list[np.ndarray]"]
@@ -154,7 +157,19 @@ def run_block(
     """
     _load_kernels()
     for op in block.ops:
-        run_op(op, env, feeds, scope)
+        try:
+            run_op(op, env, feeds, scope)
+        except Exception as e:
+            locate_error(e, op)
+            raise
+
+
+def locate_error(e: BaseException, op: Operation) -> None:
+    """Record `op` as the op an error was raised at (`e.failed_op`), unless an op
+    nested in it was recorded already: tools print its source location."""
+    if getattr(e, "failed_op", None) is None:
+        with contextlib.suppress(AttributeError, TypeError):
+            e.failed_op = op  # type: ignore[attr-defined]
 
 
 def run_op(
@@ -199,17 +214,50 @@ def run_op(
     fn = KERNELS.get(type(op))
     if fn is None:
         raise InterpreterError(f"the interpreter has no kernel for '{op.name}'")
-    args = [env[v] for v in op.operands]
+    try:
+        args = [env[v] for v in op.operands]
+    except KeyError:
+        raise InterpreterError(f"'{op.name}' reads a value no op computed before it (a malformed program)") from None
     if reads_narrow(op):
         args = [compute_array(a, v.type) for a, v in zip(args, op.operands)]
+    bound = max_tensor_bytes()
+    for i, result in enumerate(op.results):  # before anything is allocated (dialects/limits.py)
+        t = result.type
+        if isinstance(t, TensorType):
+            shape = t.get_shape()
+            try:
+                check_tensor_size(op, i, shape, t.get_element_type(), bound)
+            except TensorTooLarge:
+                if all(d >= 0 for d in shape):
+                    raise
+                _check_inferred_sizes(op, args, bound)  # the shapes these operands give
     out = fn(op, *args)
     outs = list(out) if isinstance(out, (tuple, list)) else [out]
     if len(outs) != len(op.results):
         raise InterpreterError(
             f"kernel for '{op.name}' returned {len(outs)} values for {len(op.results)} results"
         )
-    for res, val in zip(op.results, outs):
-        env[res] = storage_array(val, res.type)
+    for i, (result, computed) in enumerate(zip(op.results, outs)):
+        arr = storage_array(computed, result.type)
+        env[result] = arr
+        if arr.nbytes > bound and isinstance(result.type, TensorType):  # a dynamic shape, known only now
+            check_tensor_size(op, i, arr.shape, result.type.get_element_type(), bound)
+
+
+def _check_inferred_sizes(op: Operation, args: list[np.ndarray], bound: int) -> None:
+    """`check_tensor_size` of `op`'s results with the shapes its typing rule gives for
+    these operands (the compiled backends check those, `lowering/shapes.py`): for a
+    result whose static dimensions alone exceed the bound."""
+    infer = getattr(type(op), "infer", None)
+    if infer is None or not isinstance(op, PdOp):
+        return
+    try:
+        types = [TensorType(v.type.get_element_type(), a.shape) for v, a in zip(op.operands, args)]  # type: ignore[attr-defined]
+        results = infer(types, op.py_props())
+    except Exception:  # noqa: BLE001 - the kernel reports bad operands itself
+        return
+    for i, t in enumerate(results):
+        check_tensor_size(op, i, t.get_shape(), t.get_element_type(), bound)
 
 
 def run_module(

@@ -204,11 +204,21 @@ class LocatingParser(Parser):
 
 
 def verify_ops(module: ModuleOp) -> None:
-    """Verify innermost ops first (as MLIR does).  A VerifyException raised for an op
-    carries that op as its `failed_op` attribute, so callers can locate it."""
+    """Verify innermost ops first (as MLIR does), then that every value is defined
+    before its uses (`check_dominance`: xDSL's verifier checks no order in a
+    module's body).  A VerifyException raised for an op carries that op as its
+    `failed_op` attribute, so callers can locate it."""
+    from pullback.dialects.dominance import check_dominance
+
     for op in module.walk(region_first=True):
         try:
-            op.verify(verify_nested_ops=False)
+            try:
+                op.verify(verify_nested_ops=False)
+            except (ValueError, TypeError, KeyError) as e:
+                # A typing rule that refused its properties (`dtype = "float128"`).
+                raise VerifyException(str(e).strip("'\"")) from None
+            if op.name.startswith("pd."):
+                check_element_types(op)
         except VerifyException as e:
             if not str(e).lstrip().startswith(f"'{op.name}'"):
                 # Constraint messages ("2 : i64 should be of base attribute float")
@@ -216,12 +226,34 @@ def verify_ops(module: ModuleOp) -> None:
                 e = VerifyException(f"'{op.name}': {str(e).strip()}")
             e.failed_op = op  # type: ignore[attr-defined]
             raise e from None
+    check_dominance(module)
     module.verify()
 
 
-def parse_pd_file(path: str, tool: str = TOOL) -> ModuleOp:
+def check_element_types(op: Operation) -> None:
+    """A `pd` op's tensors hold one of the dialect's element types (`pd.DTYPES`):
+    `tensor<3xf128>` is refused where it is written, not where a backend meets it."""
+    from xdsl.dialects.builtin import TensorType
+
+    from pullback.dialects.pd.dtypes import DTYPE_BY_ELEM, DTYPES
+
+    for kind, values in (("operand", op.operands), ("result", op.results)):
+        for i, v in enumerate(values):
+            t = v.type
+            if isinstance(t, TensorType) and t.get_element_type() not in DTYPE_BY_ELEM:
+                names = ", ".join(str(d.elem) for d in DTYPES)
+                raise VerifyException(
+                    f"'{op.name}': {kind} {i} has element type {t.get_element_type()}, "
+                    f"which pd programs do not support (one of {names})"
+                )
+
+
+def parse_pd_file(
+    path: str, tool: str = TOOL, spans: dict[Operation, Span[str] | Span[bytes]] | None = None
+) -> ModuleOp:
     """Parse and verify a `pd` program file; errors are raised as `ToolError` with a
-    located, ready-to-print message (`tool` prefixes errors that have no location)."""
+    located, ready-to-print message (`tool` prefixes errors that have no location).
+    `spans`, if given, receives where each op starts in the file."""
     from xdsl.dialects.builtin import Builtin
 
     try:
@@ -234,6 +266,8 @@ def parse_pd_file(path: str, tool: str = TOOL) -> ModuleOp:
     ctx.load_dialect(Builtin)
     ctx.register_dialect("pd", get_pd_dialect)
     parser = LocatingParser(ctx, source, path)
+    if spans is not None:
+        parser.op_spans = spans
     try:
         module = parser.parse_module()
         restore_all_name_hints(module)
@@ -479,16 +513,35 @@ def fail(message: str) -> NoReturn:
     raise SystemExit(1)
 
 
+_PENDING_WARNINGS: list[str] = []
+"""Warnings `show_warnings_as` held back: printed after the run, after its error if
+it failed (a tool reading the first line of stderr sees the error)."""
+
+
+def flush_warnings() -> None:
+    """Print the warnings held back so far (see `_PENDING_WARNINGS`)."""
+    for line in _PENDING_WARNINGS:
+        sys.stderr.write(line)
+    _PENDING_WARNINGS.clear()
+    sys.stderr.flush()
+
+
 def run_guarded(body: Callable[[], None], describe: Callable[[BaseException], str]) -> None:
-    """Run `body`; turn any exception into a short message and exit status 1."""
+    """Run `body`; turn any exception into a short message and exit status 1.  The
+    error comes first on stderr, then any warnings the run gave."""
     try:
         body()
     except (SystemExit, KeyboardInterrupt):
+        flush_warnings()
         raise
     except BaseException as err:  # noqa: BLE001 - the tool must never show a traceback
         if os.environ.get("PULLBACK_TRACEBACK"):
             traceback.print_exc()
-        fail(describe(err))
+        message = describe(err)
+        sys.stderr.write(message if message.endswith("\n") else message + "\n")
+        flush_warnings()
+        raise SystemExit(1) from None
+    flush_warnings()
 
 
 def _describe_setup_error(err: BaseException) -> str:
@@ -498,12 +551,13 @@ def _describe_setup_error(err: BaseException) -> str:
 
 
 def show_warnings_as(where: Callable[[], str]) -> None:
-    """Print Python warnings raised by passes as `WHERE: warning: MESSAGE` on stderr
-    (no Python file, line or class name)."""
+    """Print Python warnings raised while running as `WHERE: warning: MESSAGE` on
+    stderr (no Python file, line or class name), when the run ends (`run_guarded`):
+    after its error if it fails."""
 
     def show(message: Warning | str, category: type[Warning], filename: str, lineno: int,
              file: Any = None, line: str | None = None) -> None:
-        sys.stderr.write(f"{where()}: warning: {str(message).strip()}\n")
+        _PENDING_WARNINGS.append(f"{where()}: warning: {str(message).strip()}\n")
 
     warnings.showwarning = show
 

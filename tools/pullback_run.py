@@ -14,7 +14,9 @@ with `--targets mean_0.tmp_0 [--wrt fc_0.w_0,fc_0.b_0] [--no-grad NAME]`, as
 `DIR/NAME.npy` with `--out DIR`.
 
 Every error (bad IR, a missing file, a bad feed, an uninitialized parameter) is one
-message on stderr and exit status 1.
+message on stderr and exit status 1; an error raised at an op of the program (a
+kernel's, a tensor too large) is located at that op (`FILE:LINE:COL: error:`).
+Warnings come after the error, or after a successful run.
 """
 
 from __future__ import annotations
@@ -22,15 +24,17 @@ from __future__ import annotations
 import argparse
 import difflib
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.utils.lexer import Span
 
 from pullback.dialects import pd
 from pullback.dialects.pd.base import value_name
-from pullback.tools.pullback_opt import ToolError, parse_pd_file, run_guarded
+from pullback.tools.pullback_opt import ToolError, format_error, parse_pd_file, run_guarded, show_warnings_as
 
 if TYPE_CHECKING:
     from pullback.frontend.framework import Program
@@ -190,7 +194,8 @@ def run(args: argparse.Namespace) -> None:
     from pullback.runtime.executor import CPUPlace, Executor
     from pullback.runtime.scope import Scope
 
-    module = parse_pd_file(args.program, TOOL)
+    spans: dict[Operation, Span[str] | Span[bytes]] = {}
+    module = parse_pd_file(args.program, TOOL, spans)
     fill_backward_regions(
         module, args.program, split_names(args.targets), split_names(args.wrt),
         split_names(args.no_grad),
@@ -232,8 +237,10 @@ def run(args: argparse.Namespace) -> None:
     check_fetch_names(module, fetch, args.program)
     try:
         values = exe.run(program, feed=feed, fetch_list=fetch, scope=scope)
-    except (ValueError, RuntimeError, TypeError) as e:
-        raise ToolError(f"{args.program}: error: {e}") from None
+    except Exception as e:  # noqa: BLE001 - every failure is one located message
+        message = str(e) if isinstance(e, (ValueError, RuntimeError, TypeError)) else f"{type(e).__name__}: {e}"
+        raise ToolError(format_error(message, _span_of(getattr(e, "failed_op", None), module, spans),
+                                     args.program)) from None
     if args.out:
         os.makedirs(args.out, exist_ok=True)
         for name, value in zip(fetch, values):
@@ -242,6 +249,23 @@ def run(args: argparse.Namespace) -> None:
     with np.printoptions(threshold=200):
         for name, value in zip(fetch, values):
             print(f"{name} = {np.array2string(value, separator=', ')}  # {list(value.shape)} {value.dtype}")
+
+
+def _span_of(
+    op: Operation | None, module: ModuleOp, spans: Mapping[Operation, Span[str] | Span[bytes]]
+) -> Span[str] | Span[bytes] | None:
+    """Where in the file the op an error was raised at was written.  The executor
+    runs a copy of the program, so the op is found in the parsed module by its name
+    and its results' names (None if that is not one op of the file)."""
+    if op is None:
+        return None
+    if op in spans:
+        return spans[op]
+    names = pd.result_names(op)
+    if not any(names):
+        return None
+    found = [o for o in module.walk() if o.name == op.name and pd.result_names(o) == names]
+    return spans.get(found[0]) if len(found) == 1 else None
 
 
 def _describe(err: BaseException) -> str:
@@ -253,6 +277,7 @@ def _describe(err: BaseException) -> str:
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of the `pullback-run` console script."""
     args = build_parser().parse_args(argv)
+    show_warnings_as(lambda: args.program)
     run_guarded(lambda: run(args), _describe)
 
 

@@ -8,9 +8,11 @@ runs where; compiling is `native/compiler.py`'s, calling the native code
 
 - *Compile* once per program content, fetch list and feed dtypes/ranks
   (`compile_program`).  Compiled programs are kept per backend, least recently used
-  first out beyond `cache_size` (default `DEFAULT_CACHE_SIZE`, 64 programs), found by
-  the module's identity (without printing it) or by its printed content (equal
-  programs share code).
+  first out beyond `cache_size` (default `DEFAULT_CACHE_SIZE`, 64 programs) or
+  `cache_bytes` (`PULLBACK_PROGRAM_CACHE_BYTES`, default `DEFAULT_CACHE_BYTES`),
+  found by the module's identity (without printing it) or by its printed content
+  (equal programs share code).  A dropped program's machine code is freed with its
+  engine (`native/jit.py`).
 - *Run* with `execute`: the feeds are checked before any native code runs.
 - Startup-style programs (host-only initializers) run on the interpreter by design.
   Programs that do not compile raise `NotCompilable`; `CompiledBackend(fallback=True)`
@@ -33,6 +35,7 @@ from xdsl.ir import Region, SSAValue
 
 from pullback.dialects.pd.base import PdOp
 from pullback.runtime.native.compiler import NotCompilable, compile_program, value_positions
+from pullback.runtime.native.env import int_setting
 from pullback.runtime.native.jit import Jit
 from pullback.runtime.native.program import CompiledProgram, execute, remember
 
@@ -41,18 +44,43 @@ DEFAULT_CACHE_SIZE = 64
 A program is specialized to its static shapes, so a workload whose shapes keep
 changing would otherwise grow the cache, and the process, without bound."""
 
+DEFAULT_CACHE_BYTES = 256 << 20
+"""The bytes of compiled programs one `CompiledBackend` keeps (`program_bytes`; least
+recently used dropped first) when `PULLBACK_PROGRAM_CACHE_BYTES` is unset: a bound
+for a few very large programs, where `DEFAULT_CACHE_SIZE` bounds many small ones."""
+
+PROGRAM_OVERHEAD_BYTES = 16 << 10
+"""What a linked program costs besides its object code (its share of an engine's
+pages and tables: about 11 KB for a small program, measured)."""
+
+
+def program_bytes(p: CompiledProgram) -> int:
+    """The memory a compiled program holds, estimated: its machine code (about the
+    size of its object files), `PROGRAM_OVERHEAD_BYTES`, and its constants."""
+    code = p.native.nbytes if p.native is not None else 0
+    return code + PROGRAM_OVERHEAD_BYTES + sum(int(a.nbytes) for a in p.constants.values())
+
+
+def cache_bytes_setting() -> int:
+    """`PULLBACK_PROGRAM_CACHE_BYTES`, else `DEFAULT_CACHE_BYTES`."""
+    value = int_setting("PULLBACK_PROGRAM_CACHE_BYTES", minimum=1, what="a number of bytes (1 or more)")
+    return DEFAULT_CACHE_BYTES if value is None else value
+
 
 class CompiledBackend:
     """Runs `pd` programs as JIT-compiled native code (see the module docstring)."""
 
     def __init__(
-        self, fallback: bool = False, blas: bool | None = None, cache_size: int = DEFAULT_CACHE_SIZE
+        self, fallback: bool = False, blas: bool | None = None, cache_size: int = DEFAULT_CACHE_SIZE,
+        cache_bytes: int | None = None,
     ) -> None:
         if cache_size < 1:
             raise ValueError(f"CompiledBackend: cache_size must be at least 1, got {cache_size}")
         self.fallback = fallback
         self.blas = blas
         self.cache_size = cache_size
+        self.cache_bytes = cache_bytes_setting() if cache_bytes is None else cache_bytes
+        """Bytes of programs kept (`program_bytes`), at least the last one compiled."""
         self._by_identity: OrderedDict[
             tuple[Any, ...], tuple[ModuleOp, CompiledProgram | None, tuple[Any, ...] | None]
         ] = OrderedDict()
@@ -70,7 +98,8 @@ class CompiledBackend:
     def cache_info(self) -> dict[str, int]:
         """Entries of the two program caches, their bound and the compiles so far."""
         return {"identity": len(self._by_identity), "content": len(self._by_content),
-                "size": self.cache_size, "compiles": self.compiles}
+                "size": self.cache_size, "compiles": self.compiles,
+                "bytes": sum(map(program_bytes, self._by_content.values())), "bytes_bound": self.cache_bytes}
 
     # The cache: an identity key (module object, its ops, fetches, feed dtypes/ranks)
     # finds a program without printing the module; the content key (its text) lets
@@ -109,11 +138,25 @@ class CompiledBackend:
                 remember(self._by_identity, ident, (module, None, None), self.cache_size)
                 return None
             remember(self._by_content, content, compiled, self.cache_size)
+            self._trim_bytes()
         else:
             self._by_content.move_to_end(content)
             compiled = compiled.for_module(module, fetches)
         remember(self._by_identity, ident, (module, compiled, content), self.cache_size)
         return compiled
+
+    def _trim_bytes(self) -> None:
+        """Drop the least recently used programs (and the identity entries that name
+        them) while the programs kept exceed `cache_bytes`; the newest stays."""
+        total = sum(map(program_bytes, self._by_content.values()))
+        dropped = set()
+        while total > self.cache_bytes and len(self._by_content) > 1:
+            key, old = self._by_content.popitem(last=False)
+            total -= program_bytes(old)
+            dropped.add(key)
+        if dropped:
+            for ident in [i for i, (_, _, c) in self._by_identity.items() if c in dropped]:
+                del self._by_identity[ident]
 
     def run(
         self,
@@ -183,4 +226,5 @@ def make_backend(place: Any) -> CompiledBackend:
     return CompiledBackend(fallback=os.environ.get("PULLBACK_COMPILED_FALLBACK", "1") != "0")
 
 
-__all__ = ["DEFAULT_CACHE_SIZE", "CompiledBackend", "make_backend"]
+__all__ = ["DEFAULT_CACHE_BYTES", "DEFAULT_CACHE_SIZE", "PROGRAM_OVERHEAD_BYTES", "CompiledBackend", "make_backend",
+           "program_bytes"]

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import hashlib
 import sys
 import threading
 import time
@@ -34,13 +35,13 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 
 from pullback.lowering import fusion
-from pullback.lowering.abi import LoweringError, Program, abi_of, output_values
+from pullback.lowering.abi import PACKED_PREFIX, LoweringError, Program, abi_of, output_values
 from pullback.lowering.convert_pd_to_linalg import build_entry, declare_callees
 from pullback.lowering.lowerer import fusion_plan
-from pullback.lowering.memory import analyze_function
+from pullback.lowering.memory import MemoryReport, analyze_function
 from pullback.lowering.phase_times import PhaseTimes
 from pullback.passes.gc_pause import cyclic_gc_paused
-from pullback.runtime.native import disk_cache, llvm_chunks, settings
+from pullback.runtime.native import constants, disk_cache, llvm_chunks, settings
 from pullback.runtime.native.jit import Jit
 from pullback.runtime.native.program import CompiledProgram
 
@@ -132,7 +133,33 @@ def _bind_collectives(jit: Jit, module: ModuleOp) -> None:
         raise NotCompilable(str(e)) from None
 
 
-_ENTRY_KEYS = frozenset({"abi", "memory", "objects", "symbol", "collectives"})
+_ABI_KEYS = frozenset({"feeds", "params", "outputs", "dims", "fetches"})
+
+
+def _entry_of(meta: dict[str, Any], objects: list[bytes], symbol: str) -> dict[str, Any]:
+    """A disk-cache entry's content as `_lower_and_emit` returns it; ValueError if its
+    JSON is not of that shape (the entry is then dropped and the program compiled)."""
+    abi = meta.get("abi")
+    if not isinstance(abi, dict) or not _ABI_KEYS <= abi.keys():
+        raise ValueError("its ABI is incomplete")
+    if meta.get("symbol") != symbol:
+        raise ValueError(f"its entry point is {meta.get('symbol')!r}, not {symbol!r}")
+    if not objects:
+        raise ValueError("it has no object code")
+    named = meta.get("constants", [])
+    if not isinstance(named, list) or not all(
+        isinstance(c, list) and len(c) == 2 and isinstance(c[0], str) and isinstance(c[1], int) for c in named
+    ):
+        raise ValueError("its list of constants is malformed")
+    return {"abi": abi, "memory": MemoryReport.from_json(meta.get("memory")), "objects": objects,
+            "symbol": symbol, "collectives": bool(meta.get("collectives")),
+            "constants": [(name, pos) for name, pos in named]}
+
+
+def program_digest(text: str, positions: Any) -> str:
+    """The digest of a program (its printed IR and fetch positions) a disk-cache entry
+    records and `disk_cache.load` checks."""
+    return hashlib.sha256(f"{text}\n{positions!r}".encode()).hexdigest()
 
 
 def compile_program(
@@ -181,24 +208,36 @@ def compile_program(
             text = str(module) if text is None else text
             positions = value_positions(module, fetches)
             key = disk_cache.key(text, repr(positions), options, jit.fingerprint())
+            digest = program_digest(text, positions)
+        symbol = PACKED_PREFIX + f"pb_{key[:24]}"
         with times.phase("disk-cache-load"):
-            entry = disk_cache.load(key)
-        if entry is None or not _ENTRY_KEYS <= entry.keys():
+            entry = disk_cache.load(key, digest, lambda e: _entry_of(e.meta, e.objects, symbol))
+        stored = entry is not None
+        if entry is None:
             with cyclic_gc_paused():
                 entry = _lower_and_emit(
                     jit, module, fetches, f"pb_{key[:24]}", use_blas, outline, (unroll, full), times, dedupe,
                     work if threads else None, llvm_threads, split_llvm,
                 )
             with times.phase("disk-cache-store"):
-                disk_cache.store(key, entry)
+                meta = {"abi": entry["abi"], "memory": entry["memory"].to_json(), "symbol": entry["symbol"],
+                        "collectives": entry["collectives"], "constants": [list(c) for c in entry["constants"]]}
+                stored = disk_cache.store(key, digest, disk_cache.Entry(meta, entry["objects"]))
         elif entry["collectives"]:
             _bind_collectives(jit, module)
-        native, addr = jit.load(entry["objects"], entry["symbol"], times)
+        # A linked entry's code stays linked: the guard is for its first link only.
+        with disk_cache.trial(key) if stored and entry["symbol"] not in jit.loaded else contextlib.nullcontext():
+            native, addr = jit.load(entry["objects"], entry["symbol"], times)
     fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(addr)
     prog = Program.of(module, fetches, use_fetch_ops=False)
     abi = entry["abi"]
+    try:
+        data = constants.arrays(module, entry["constants"])
+    except ValueError as e:  # (an entry passing every check of disk_cache.load names the same ops)
+        raise RuntimeError(f"compiled backend: {e}") from None
     return CompiledProgram(
-        prog, output_values(prog, abi, fetches), abi, fn, time.perf_counter() - t0, native, entry["memory"], times
+        prog, output_values(prog, abi, fetches), abi, fn, time.perf_counter() - t0, native, entry["memory"], times,
+        first_call=key if stored else None, constants=data,
     )
 
 
@@ -221,11 +260,14 @@ def _lower_and_emit(
     work per chunk of `parallelize-loops` (None: not run); `llvm_threads` and
     `split_llvm`: `Jit.emit`'s `threads` and `split`.  Returns the disk cache's
     entry (object files, ABI, memory report)."""
-    from pullback.lowering.abi import PACKED_PREFIX
     from pullback.lowering.pipeline import run_passes, translate, translate_passes, translate_streamed
 
+    named: list[tuple[str, int]] = []
     try:
         with times.phase("convert-pd-to-linalg"):
+            positions = constants.hoistable(module)
+            if positions:  # large constants become inputs (native/constants.py)
+                module, fetches, named = constants.hoist(module, fetches, positions)
             fn_op, _ = build_entry(module, fetches, entry=entry, only_given_fetches=True)
     except LoweringError as e:
         raise NotCompilable(str(e)) from None
@@ -261,7 +303,7 @@ def _lower_and_emit(
             raise NotCompilable(str(e)) from None
         objs = jit.emit(ir, times, *unroll, threads=llvm_threads, split=split_llvm)
     return {"abi": abi, "memory": memory, "objects": objs, "symbol": PACKED_PREFIX + entry,
-            "collectives": collectives}
+            "collectives": collectives, "constants": named}
 
 
 def value_positions(module: ModuleOp, values: Sequence[SSAValue]) -> tuple[tuple[int, int], ...]:
@@ -274,4 +316,4 @@ def value_positions(module: ModuleOp, values: Sequence[SSAValue]) -> tuple[tuple
     return tuple(out)
 
 
-__all__ = ["NOTICE_AFTER_S", "NotCompilable", "compile_program", "value_positions"]
+__all__ = ["NOTICE_AFTER_S", "NotCompilable", "compile_program", "program_digest", "value_positions"]

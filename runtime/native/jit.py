@@ -9,8 +9,14 @@ object files (emitted here or loaded from the disk cache) linked into the engine
   SLP off, loop unrolling bounded: `native/settings.py`) and emit object files, the
   module cut into chunks compiled on several threads (`native/llvm_chunks.py`).
 - `Jit.load`: link a program's object files and return its entry point's address
-  (`NativeCode` names the linked machine code, which MCJIT keeps for the engine's
-  life; symbols already linked are not linked twice).
+  (`NativeCode` holds the linked machine code; symbols already linked are not
+  linked twice).  Programs are linked into MCJIT engines of `GENERATION_PROGRAMS`
+  programs each: MCJIT cannot unload one object file, but an engine is freed whole
+  (its machine code, object files and target machine) once it takes no more programs
+  and none of its programs is alive (every `NativeCode` of it collected).  A
+  workload that compiles distinct programs without end (shapes that keep changing)
+  so keeps the machine code of the programs its caches hold, not of every program
+  it ever ran (`benchmarks/bench_program_memory.py`).
 
 What is compiled, and the caches around it, are `native/compiler.py`'s and
 `native/backend.py`'s.
@@ -21,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+import weakref
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -31,13 +38,30 @@ from pullback.runtime.native.malloc import keep_freed_memory
 from pullback.runtime.native.settings import FULL_UNROLL_MAX_COUNT, LOOP_UNROLL_THRESHOLD, compile_threads
 
 
+GENERATION_PROGRAMS = 16
+"""Programs linked into one MCJIT engine before the next engine is started.  An
+engine costs a target machine and its own memory pages (about 54 KB with one small
+program, against 11 KB per program sharing one, measured); one per 16 programs keeps
+that small while letting engines whose programs are all gone be freed."""
+
+
+class _Generation:
+    """One MCJIT engine and how many live `NativeCode`s use it."""
+
+    def __init__(self, llvm: Any, tm: Any) -> None:
+        self.engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), tm)
+        self.linked = 0
+        """Programs linked into it."""
+        self.live = 0
+        """`NativeCode`s of it not yet collected."""
+        self.symbols: list[str] = []
+
+
 class Jit:
-    """One MCJIT engine for the process.  Programs are optimized and emitted as
-    object files (which the disk cache stores), then linked into the engine; the
-    LLVM module is freed right after emission, the machine code (a few KB to a few
-    MB per program) stays in the engine's memory manager.  (An engine per program
-    would free that too, but costs a target machine and memory pages per program:
-    more memory in all, measured.)"""
+    """The process's JIT: programs are optimized and emitted as object files (which
+    the disk cache stores), then linked into MCJIT engines (see the module
+    docstring: an engine per `GENERATION_PROGRAMS` programs, freed when all of its
+    programs are); the LLVM module is freed right after emission."""
 
     _lock = threading.RLock()
     _instance: Jit | None = None
@@ -61,10 +85,14 @@ class Jit:
         keep_freed_memory()  # large temporaries reused across runs (native/malloc.py)
         # Before any program links: they may call the pool (`pb_parallel_for`).
         threadpool.ensure()
-        backing = llvm.parse_assembly("")
-        self.engine = llvm.create_mcjit_compiler(backing, self.tm)
-        self.loaded: dict[str, int] = {}
-        """Entry symbols linked so far and their addresses."""
+        self._generation: _Generation | None = None
+        """The engine new programs are linked into."""
+        self.loaded: dict[str, tuple[int, _Generation]] = {}
+        """Entry symbols linked and not freed, with their addresses and engines."""
+        self.engines_freed = 0
+        """Engines closed so far (all of their programs gone)."""
+        self._released: list[_Generation] = []
+        """Engines of collected `NativeCode`s, one entry each, not yet counted down."""
         self._tms: list[Any] = [self.tm]
         """Target machines of the compiling threads (`target_machines`)."""
         self._fast_tms: list[Any] = []
@@ -200,21 +228,69 @@ class Jit:
             times.threads.append((f"llvm-{step}{tag}", sum(getattr(ct, step) for ct in chunk_times)))
 
     def load(self, objs: Sequence[bytes], symbol: str, times: PhaseTimes) -> tuple[NativeCode, int]:
-        """Link object files (from `emit` or the disk cache) into the engine; returns
-        a handle and `symbol`'s address.  Objects whose symbol this engine already
-        holds are not linked twice (the same program, compiled again after eviction
-        or by another backend, shares the code)."""
+        """Link object files (from `emit` or the disk cache) into the current engine;
+        returns a handle (keep it as long as the code may run) and `symbol`'s
+        address.  A symbol linked already and not freed is not linked twice (the
+        same program, compiled again after eviction or by another backend, shares
+        the code)."""
         with times.phase("jit-link"), self._lock:
-            addr = self.loaded.get(symbol)
-            if addr is None:
+            self._drain()
+            known = self.loaded.get(symbol)
+            if known is not None:
+                addr, gen = known
+            else:
+                current = self._generation
+                if current is None or current.linked >= GENERATION_PROGRAMS:
+                    self._retire(current)
+                    current = self._generation = _Generation(self.llvm, self._target_machine())
+                gen = current
                 for obj in objs:
-                    self.engine.add_object_file(self.llvm.ObjectFileRef.from_data(obj))
-                self.engine.finalize_object()
-                addr = self.engine.get_function_address(symbol)
+                    gen.engine.add_object_file(self.llvm.ObjectFileRef.from_data(obj))
+                gen.engine.finalize_object()
+                gen.linked += 1
+                gen.symbols.append(symbol)
+                addr = gen.engine.get_function_address(symbol)
                 if not addr:
                     raise RuntimeError(f"compiled backend: the object code has no symbol {symbol!r}")
-                self.loaded[symbol] = addr
-            return NativeCode(symbol, sum(len(o) for o in objs)), addr
+                self.loaded[symbol] = (addr, gen)
+            gen.live += 1
+            code = NativeCode(symbol, sum(len(o) for o in objs))
+            weakref.finalize(code, self._release, gen)
+            return code, addr
+
+    def _retire(self, gen: _Generation | None) -> None:
+        """`gen` takes no more programs: it is freed now if none of its programs is
+        alive, else when the last one goes (`_release`)."""
+        if gen is not None and gen.live == 0:
+            self._close(gen)
+
+    def _release(self, gen: _Generation) -> None:
+        """A `NativeCode` of `gen` was collected.  This runs on whichever thread
+        collected it, which may be a chunk-compiling thread while another holds
+        `_lock` waiting for it: so it never waits for the lock; the release is
+        queued and done now if the lock is free, else by the next `load`."""
+        self._released.append(gen)  # (atomic)
+        if self._lock.acquire(blocking=False):
+            try:
+                self._drain()
+            finally:
+                self._lock.release()
+
+    def _drain(self) -> None:
+        """Apply the queued releases (under `_lock`)."""
+        while self._released:
+            gen = self._released.pop()
+            gen.live -= 1
+            if gen.live == 0 and gen is not self._generation:
+                self._close(gen)
+
+    def _close(self, gen: _Generation) -> None:
+        for symbol in gen.symbols:
+            if self.loaded.get(symbol, (0, None))[1] is gen:
+                del self.loaded[symbol]
+        gen.symbols.clear()
+        gen.engine.close()
+        self.engines_freed += 1
 
 
 if hasattr(os, "register_at_fork"):
@@ -223,12 +299,13 @@ if hasattr(os, "register_at_fork"):
 
 @dataclass(eq=False)
 class NativeCode:
-    """A program's machine code in the process-wide JIT.  (MCJIT's memory manager
-    keeps machine code until the engine goes; no LLVM module or context is kept.)"""
+    """A program's machine code in the JIT: while it is alive, so is the code (its
+    engine is freed when every `NativeCode` of it is collected, `Jit.load`); no LLVM
+    module or context is kept."""
 
     symbol: str
     nbytes: int
     """Size of the object files it was linked from."""
 
 
-__all__ = ["Jit", "NativeCode"]
+__all__ = ["GENERATION_PROGRAMS", "Jit", "NativeCode"]

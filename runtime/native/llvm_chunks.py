@@ -438,6 +438,8 @@ class ChunkWriter:
         self._parts: dict[bool, tuple[list[str], list[str]]] = {True: ([], []), False: ([], [])}
         self._chars = {True: 0, False: 0}
         self._module: Any = None
+        self._flushed = False
+        """Whether a chunk was handed on already."""
 
     def add(self, module: Any, functions: Sequence[Any]) -> None:
         """One group of `module`'s functions (`llvmlite.ir.Function`s, written)."""
@@ -452,7 +454,15 @@ class ChunkWriter:
             self._flush(flat)
 
     def close(self) -> None:
-        """Hand on the chunks not yet full."""
+        """Hand on the chunks not yet full.  A module that never filled a chunk (a
+        small program) goes as one chunk, loop-free functions included: each chunk
+        costs a pass pipeline, and llvmlite never frees part of one (about 75 KB per
+        chunk with llvmlite 0.50, `benchmarks/bench_program_memory.py`), so a small
+        program compiled in one chunk leaves half of what it did in two."""
+        if not self._flushed and self._parts[True][1] and self._parts[False][1]:
+            (flat_texts, flat_names), (texts, names) = self._parts[True], self._parts[False]
+            self._parts[False] = (texts + flat_texts, names + flat_names)
+            self._parts[True] = ([], [])
         for flat in (False, True):
             if self._parts[flat][1]:
                 self._flush(flat)
@@ -480,5 +490,6 @@ class ChunkWriter:
             out.append(f"!{k} = !{{ {', '.join(i.get_reference() for i in v.operands)} }}")
         out += [str(md) for md in mod.metadata]
         self.sink(Chunk("\n".join(out) + "\n", list(names), flat))
+        self._flushed = True
         self._parts[flat] = ([], [])
         self._chars[flat] = 0

@@ -37,6 +37,7 @@ from pullback.lowering.memory import MemoryReport, Peak
 from pullback.lowering.phase_times import PhaseTimes
 from pullback.lowering.shapes import ShapeError, plan_shapes
 from pullback.runtime.interpreter import out_of_range
+from pullback.runtime.native import disk_cache
 from pullback.runtime.native.jit import NativeCode
 
 _NP = {d.short: d.numpy for d in DTYPES}
@@ -80,6 +81,12 @@ class CompiledProgram:
     addresses: dict[str, tuple[weakref.ref[np.ndarray], int]] = field(default_factory=dict, repr=False)
     """Each persistable's last scope array (weakly: a cached program must not keep a
     dropped model's parameters alive) and its buffer address (`execute`)."""
+    constants: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    """Values of the feeds large constants became (`native/constants.py`), passed on
+    every call."""
+    first_call: str | None = None
+    """The disk-cache key of an entry whose first call has not returned yet: that
+    call runs under `disk_cache.trial` (a crash in it drops the entry)."""
     _plan: CallPlan | None = field(default=None, repr=False)
 
     def call_plan(self) -> CallPlan:
@@ -226,7 +233,9 @@ def execute(
         try:
             value = feeds[name]
         except KeyError:
-            raise ValueError(f"feed '{name}' is missing") from None
+            if name not in compiled.constants:
+                raise ValueError(f"feed '{name}' is missing") from None
+            value = compiled.constants[name]
         feed_arrays.append(_feed_array(name, value, dtype, rank, spec))
     try:
         out_shapes = compiled.output_shapes(feed_arrays)
@@ -254,7 +263,12 @@ def execute(
     status = np.zeros(3, np.int64) if checks else None
     if status is not None:
         slots.append(status.ctypes.data)
-    compiled.fn(plan.slots(*slots))
+    if compiled.first_call is None:
+        compiled.fn(plan.slots(*slots))
+    else:
+        with disk_cache.trial(compiled.first_call):
+            compiled.fn(plan.slots(*slots))
+        compiled.first_call = None
     if status is not None and status[0]:
         # A failed range check: the code skipped every persistable update after it.
         code, bad, limit = (int(v) for v in status)

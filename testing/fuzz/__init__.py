@@ -42,7 +42,7 @@ The modules, by concern:
 
 from .case import FLOAT, Case, Input, Item, Stats, Step
 from .check import Mismatch, Static, build_static, check_case
-from .cli import main, run
+from .cli import main, run, seed_range, start_seed
 from .gen import Draw, Gen, Rejected, Spec, Val
 from .generate import SpecError, case_from, check_draw, generate
 from .shrink import reproducer, shrink
@@ -74,6 +74,8 @@ __all__ = [
     "main",
     "reproducer",
     "run",
+    "seed_range",
     "shrink",
+    "start_seed",
     "uncovered",
 ]

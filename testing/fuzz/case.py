@@ -81,6 +81,8 @@ class Stats:
     fd_checked: int = 0
     fd_skipped: int = 0
     failures: list[str] = field(default_factory=list)
+    seeds: list[int] = field(default_factory=list)
+    """The seeds checked, in order."""
 
 
 def resolve(props: dict[str, Any], dtype: str) -> dict[str, Any]:

@@ -2,7 +2,8 @@
 and shrinks and reports each failure; `main` is the command line (nightly runs),
 `python -m pullback.testing.fuzz`::
 
-    python -m pullback.testing.fuzz --seconds 600            # random seeds until the time is up
+    python -m pullback.testing.fuzz --seconds 600            # fresh seeds until the time is up
+    python -m pullback.testing.fuzz --seconds 600 --start 7  # seeds 7, 8, ... (a run repeated)
     python -m pullback.testing.fuzz --seed 17 --seed 40      # replay seeds
     python -m pullback.testing.fuzz --coverage               # ops fuzzed, built and excluded
 """
@@ -11,10 +12,11 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import os
 import sys
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pullback.dialects import pd
@@ -41,6 +43,7 @@ def run(seeds: Sequence[int] | None = None, seconds: float | None = None, start:
     for seed in it:
         if t_end is not None and time.monotonic() > t_end:
             break
+        stats.seeds.append(seed)
         case = generate(seed, stats=stats, ops=ops)
         stats.programs += 1
         stats.ops.update(s.op.name for s in case.steps())
@@ -58,11 +61,33 @@ def run(seeds: Sequence[int] | None = None, seconds: float | None = None, start:
     return stats
 
 
+SEED_VARIABLES = ("PULLBACK_FUZZ_SEED", "PULLBACK_FUZZ_START")
+"""Environment variables that fix a timed run's first seed (the second is the older
+spelling); without them every run starts from a fresh seed (`start_seed`)."""
+
+
+def start_seed(environ: Mapping[str, str] | None = None) -> tuple[int, bool]:
+    """The first seed of a timed run and whether it is fresh: `PULLBACK_FUZZ_SEED`
+    (or `PULLBACK_FUZZ_START`) when set, else drawn from `os.urandom`, so that each
+    run of the suite explores programs no earlier run has (a failing run prints its
+    seeds and the command that repeats it)."""
+    env = os.environ if environ is None else environ
+    for name in SEED_VARIABLES:
+        value = env.get(name, "").strip()
+        if value:
+            try:
+                return int(value), False
+            except ValueError:
+                raise ValueError(f"{name} must be an integer seed, got {value!r}") from None
+    return int.from_bytes(os.urandom(4), "little") % 1_000_000_000, True
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """`python -m pullback.testing.fuzz`: fuzz for a time or replay seeds."""
     p = argparse.ArgumentParser(prog="python -m pullback.testing.fuzz", description=DESCRIPTION)
     p.add_argument("--seconds", type=float, default=60.0, help="fuzz consecutive seeds for this long (default 60)")
-    p.add_argument("--start", type=int, default=0, help="first seed of a timed run (default 0)")
+    p.add_argument("--start", type=int, default=None,
+                   help="first seed of a timed run (default: $PULLBACK_FUZZ_SEED, else a fresh random seed)")
     p.add_argument("--seed", type=int, action="append", help="replay this seed (repeatable)")
     p.add_argument("--no-eager", action="store_true", help="static programs only")
     p.add_argument("--ops", help="comma-separated op names to draw from (default: every fuzzed op)")
@@ -82,10 +107,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if bad:
             p.error(f"not fuzzed: {', '.join(bad)} (see --coverage)")
         ops = [by_name[n] for n in names]
+    start = args.start if args.start is not None else start_seed()[0]
     t0 = time.monotonic()
-    stats = run(args.seed, None if args.seed else args.seconds, args.start, not args.no_eager,
+    stats = run(args.seed, None if args.seed else args.seconds, start, not args.no_eager,
                 log=lambda s: print(s + "\n", file=sys.stderr, flush=True), ops=ops)
     dt = time.monotonic() - t0
+    if not args.seed:
+        print(f"seeds {seed_range(stats)} (repeat: python -m pullback.testing.fuzz --seconds {args.seconds:g} "
+              f"--start {start})")
     print(f"{stats.programs} programs ({sum(stats.ops.values())} ops, {len(stats.ops)} kinds) in {dt:.0f} s; "
           f"{stats.fd_checked} gradient elements checked against finite differences "
           f"({stats.fd_skipped} at kinks skipped); {len(stats.failures)} failures")
@@ -95,4 +124,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 1 if stats.failures else 0
 
 
-__all__ = ["DESCRIPTION", "main", "run"]
+def seed_range(stats: Stats) -> str:
+    """The seeds a run checked, in words (`'17..42'`, `'17'`, `'none'`)."""
+    if not stats.seeds:
+        return "none"
+    lo, hi = stats.seeds[0], stats.seeds[-1]
+    return str(lo) if lo == hi else f"{lo}..{hi}"
+
+
+__all__ = ["DESCRIPTION", "SEED_VARIABLES", "main", "run", "seed_range", "start_seed"]

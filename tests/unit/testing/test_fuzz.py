@@ -92,12 +92,36 @@ def test_specs_read_the_op_classes(monkeypatch) -> None:
 
 
 @pytest.mark.skipif(FUZZ_SECONDS <= 0, reason="PULLBACK_FUZZ_SECONDS=0 turns the bounded run off")
-def test_bounded_fuzz_run_finds_nothing() -> None:
+def test_bounded_fuzz_run_finds_nothing(capsys, record_property) -> None:
     """Random programs for FUZZ_SECONDS: compiled = interpreter = eager, gradients =
-    float64 finite differences.  A failure message is the shrunk reproducer."""
-    stats = fuzz.run(seconds=FUZZ_SECONDS, start=int(os.environ.get("PULLBACK_FUZZ_START", "0")), shrink_s=30)
-    assert not stats.failures, "\n\n".join(stats.failures)
+    float64 finite differences.  Each run starts from a fresh seed (fixed by
+    `PULLBACK_FUZZ_SEED`); the seeds it checked are printed and recorded (the
+    junit property `fuzz_seeds`), and a failure message holds the shrunk
+    reproducers and the command that repeats the run."""
+    start, fresh = fuzz.start_seed()
+    stats = fuzz.run(seconds=FUZZ_SECONDS, start=start, shrink_s=30)
+    seeds = fuzz.seed_range(stats)
+    repeat = (f"PULLBACK_FUZZ_SEED={start} PULLBACK_FUZZ_SECONDS={FUZZ_SECONDS:g} "
+              "python -m pytest tests/unit/testing/test_fuzz.py -k bounded_fuzz_run")
+    record_property("fuzz_seeds", seeds)
+    with capsys.disabled():
+        print(f"\nfuzz: {stats.programs} programs, seeds {seeds} ({'fresh' if fresh else 'fixed'}); repeat: {repeat}")
+    assert not stats.failures, (f"the fuzzer failed on seeds {seeds}; repeat the run: {repeat}\n\n"
+                                + "\n\n".join(stats.failures))
     assert stats.programs >= 5 and stats.fd_checked > 0
+
+
+def test_timed_runs_start_from_fresh_seeds_unless_one_is_set() -> None:
+    """Issue 32: the suite's bounded run fuzzed seeds 0, 1, ... every time (it could
+    only find what the first run found)."""
+    drawn = {fuzz.start_seed({})[0] for _ in range(8)}
+    assert len(drawn) > 1 and all(fuzz.start_seed({})[1] for _ in range(2))
+    assert fuzz.start_seed({"PULLBACK_FUZZ_SEED": "123"}) == (123, False)
+    assert fuzz.start_seed({"PULLBACK_FUZZ_START": "7"}) == (7, False)
+    with pytest.raises(ValueError, match="PULLBACK_FUZZ_SEED"):
+        fuzz.start_seed({"PULLBACK_FUZZ_SEED": "soon"})
+    stats = fuzz.run(seeds=[5, 6], ops=[pd.TanhOp], eager=False)
+    assert stats.seeds == [5, 6] and fuzz.seed_range(stats) == "5..6"
 
 
 def test_a_wrong_gradient_is_found_and_shrunk_to_one_op(monkeypatch) -> None:

@@ -172,15 +172,21 @@ def _parse(text: str) -> builtin.ModuleOp:
     return Parser(ctx, text).parse_module()
 
 
+_ENGINES: list[Any] = []
+"""Engines of the handwritten modules, kept for the session (their code is called)."""
+
+
 def _jit(module: builtin.ModuleOp, symbol: str) -> Callable[..., Any]:
-    """JIT the translated module (the backend's engine) and return `symbol`'s address."""
+    """JIT the translated module (an MCJIT engine of its own, for the backend's target)
+    and return `symbol`'s address."""
     jit = Jit.get()
     ir = str(translate_module(module, "handwritten"))
     mod = jit.llvm.parse_assembly(ir)
     mod.verify()
-    jit.engine.add_module(mod)
-    jit.engine.finalize_object()
-    return jit.engine.get_function_address(symbol)
+    engine = jit.llvm.create_mcjit_compiler(mod, jit._target_machine())
+    engine.finalize_object()
+    _ENGINES.append(engine)
+    return engine.get_function_address(symbol)
 
 
 _GENERAL = """
