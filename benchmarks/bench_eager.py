@@ -6,7 +6,9 @@ Workloads (the issue's): the `paddle.autograd.backward` seed example (two 2x2
 matmuls, backward with two seed tensors, clear_grad) and a 3-layer MLP (64-128-128-10,
 ReLU, mean squared error, batch 32) forward + backward + clear_grad, written with
 `paddle.matmul`; and issue 18's 3-layer MLP with dropout written with `nn` layers
-(`Linear`, `ReLU`, `Dropout(0.1)`, `F.mse_loss`), as a Paddle user writes it.  Both frameworks
+(`Linear`, `ReLU`, `Dropout(0.1)`, `F.mse_loss`), as a Paddle user writes it; and
+issue 33's LeNet training step (`paddle.vision.models.LeNet`, batch 64 of 1x28x28,
+cross entropy, Adam: forward, backward, `step`, `clear_grad`).  Both frameworks
 run single-threaded (BLAS threads only add noise at these sizes), in interleaved
 rounds; the median round is reported.  PyTorch is only imported here: it is never a
 dependency of pullback.
@@ -36,6 +38,7 @@ from pullback.frontend import autograd  # noqa: E402
 
 DIMS = [64, 128, 128, 10]
 BATCH = 32
+LENET_BATCH = 64
 
 
 # ----------------------------------------------------------------- pullback
@@ -108,6 +111,29 @@ def pb_mlp_dropout(rng: np.random.Generator) -> Callable[[], None]:
     return step
 
 
+def _lenet_data(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    x = rng.standard_normal((LENET_BATCH, 1, 28, 28)).astype(np.float32)
+    return x, rng.integers(0, 10, (LENET_BATCH, 1)).astype(np.int64)
+
+
+def pb_lenet(rng: np.random.Generator) -> Callable[[], None]:
+    """Issue 33's workload: one eager LeNet training step with Adam."""
+    paddle.seed(0)
+    model = paddle.vision.models.LeNet()
+    opt = paddle.optimizer.Adam(learning_rate=1e-3, parameters=model.parameters())
+    xv, yv = _lenet_data(rng)
+    x, y = paddle.to_tensor(xv), paddle.to_tensor(yv)
+    ce = F.cross_entropy
+
+    def step() -> None:
+        loss = ce(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+
+    return step
+
+
 # -------------------------------------------------------------------- torch
 
 
@@ -174,6 +200,29 @@ def torch_mlp_dropout(torch, rng: np.random.Generator) -> Callable[[], None]:
     return step
 
 
+def torch_lenet(torch, rng: np.random.Generator) -> Callable[[], None]:
+    """The same LeNet (Paddle's layout) and step in PyTorch."""
+    nn = torch.nn
+    torch.manual_seed(0)
+    model = nn.Sequential(
+        nn.Conv2d(1, 6, 3, stride=1, padding=1), nn.ReLU(), nn.MaxPool2d(2, 2),
+        nn.Conv2d(6, 16, 5, stride=1, padding=0), nn.ReLU(), nn.MaxPool2d(2, 2),
+        nn.Flatten(), nn.Linear(400, 120), nn.Linear(120, 84), nn.Linear(84, 10),
+    )
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    xv, yv = _lenet_data(rng)
+    x, y = torch.from_numpy(xv), torch.from_numpy(yv[:, 0])
+    ce = torch.nn.functional.cross_entropy
+
+    def step() -> None:
+        loss = ce(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+
+    return step
+
+
 # ------------------------------------------------------------------- timing
 
 
@@ -184,23 +233,25 @@ def per_iter_us(step: Callable[[], None], iters: int) -> float:
     return (time.perf_counter() - t0) / iters * 1e6
 
 
-def compare(name: str, ours: Callable[[], None], theirs: Callable[[], None] | None, iters: int, rounds: int) -> None:
-    for _ in range(20):  # warm up: templates, plans, allocator
+def compare(name: str, ours: Callable[[], None], theirs: Callable[[], None] | None, iters: int, rounds: int,
+            unit: str = "us") -> None:
+    for _ in range(min(20, 2 * iters)):  # warm up: templates, plans, allocator
         ours()
         if theirs:
             theirs()
+    scale = 1e-3 if unit == "ms" else 1.0
     a, b = [], []
     for _ in range(rounds):
-        a.append(per_iter_us(ours, iters))
+        a.append(per_iter_us(ours, iters) * scale)
         if theirs:
-            b.append(per_iter_us(theirs, iters))
+            b.append(per_iter_us(theirs, iters) * scale)
     ma, fa = statistics.median(a), min(a)
     if theirs:
         mb, fb = statistics.median(b), min(b)
-        print(f"{name:<24} median: pullback {ma:8.1f} us, torch {mb:8.1f} us, ratio {ma / mb:4.2f}x"
-              f" | best: {fa:8.1f} us vs {fb:8.1f} us, ratio {fa / fb:4.2f}x")
+        print(f"{name:<24} median: pullback {ma:8.1f} {unit}, torch {mb:8.1f} {unit}, ratio {ma / mb:4.2f}x"
+              f" | best: {fa:8.1f} {unit} vs {fb:8.1f} {unit}, ratio {fa / fb:4.2f}x")
     else:
-        print(f"{name:<24} median: pullback {ma:8.1f} us | best: {fa:8.1f} us")
+        print(f"{name:<24} median: pullback {ma:8.1f} {unit} | best: {fa:8.1f} {unit}")
 
 
 def uncached_backward_us(iters: int) -> float:
@@ -234,6 +285,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--iters", type=int, default=200)
     ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--only", choices=["lenet"], help="run only this workload (its --iters "
+                    "default 20)")
     args = ap.parse_args()
     try:
         import torch
@@ -246,11 +299,18 @@ def main() -> None:
           f"{os.cpu_count()} CPUs, Python {platform.python_version()}, numpy {np.__version__}, "
           f"torch {tver}, OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}")
     rng = np.random.default_rng(0)
+    lenet_iters = max(1, args.iters // 10)  # a LeNet step is ~100x an MLP step
+    if args.only == "lenet":
+        compare("LeNet Adam b=64", pb_lenet(rng), torch_lenet(torch, rng) if torch else None,
+                lenet_iters, args.rounds, unit="ms")
+        return
     compare("seed example fwd+bwd", pb_seed(), torch_seed(torch) if torch else None, args.iters, args.rounds)
     compare("MLP 64-128-128-10 b=32", pb_mlp(rng), torch_mlp(torch, rng) if torch else None,
             args.iters, args.rounds)
     compare("MLP+dropout nn layers", pb_mlp_dropout(rng), torch_mlp_dropout(torch, rng) if torch else None,
             args.iters, args.rounds)
+    compare("LeNet Adam b=64", pb_lenet(rng), torch_lenet(torch, rng) if torch else None,
+            lenet_iters, args.rounds, unit="ms")
     print(f"plan cache: {autograd.cache_info()}")
     print(f"seed example with the plan rebuilt each step: {uncached_backward_us(50):.1f} us")
     op_costs(args.iters)

@@ -13,6 +13,7 @@ import threading
 from collections import OrderedDict
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 from pullback.dialects import pd
 from pullback.dialects.pd.nn import (
     DROPOUT_BITS,
@@ -105,64 +106,75 @@ def _tap(i: int, d: int, s: int, n: int) -> slice:
     return slice(i * d, i * d + s * (n - 1) + 1, s)
 
 
-def _columns(xp: np.ndarray, khw, strides, dils, out_hw) -> np.ndarray:
-    """`cols[n, c, i, j, y, x] = xp[n, c, y*sh + i*dh, x*sw + j*dw]`."""
+def _windows(xp: np.ndarray, khw, strides, dils, out_hw) -> np.ndarray:
+    """The view `v[n, c, y, x, i, j] = xp[n, c, y*sh + i*dh, x*sw + j*dw]` (no copy)."""
     (kh, kw), (sh, sw), (dh, dw), (oh, ow) = khw, strides, dils, out_hw
-    cols = np.empty(xp.shape[:2] + (kh, kw, oh, ow), xp.dtype)
-    for i in range(kh):
-        for j in range(kw):
-            cols[:, :, i, j] = xp[:, :, _tap(i, dh, sh, oh), _tap(j, dw, sw, ow)]
-    return cols
+    v = sliding_window_view(xp, ((kh - 1) * dh + 1, (kw - 1) * dw + 1), axis=(2, 3))
+    return v[:, :, _tap(0, 1, sh, oh), _tap(0, 1, sw, ow), ::dh, ::dw]
 
 
-def _grouped_columns(op, x: np.ndarray, khw, out_hw) -> np.ndarray:
-    """Padded input columns split by group: `[N, G, C/G, kh, kw, oh, ow]`."""
+def _columns(op, x: np.ndarray, khw, out_hw) -> np.ndarray:
+    """Im2col by group, one contiguous copy: `[G, C/G * kh * kw, N * oh * ow]` with
+    `cols[g, (c, i, j), (n, y, x)] = xp[n, g*C/G + c, y*sh + i*dh, x*sw + j*dw]`
+    (`xp` the zero-padded input), so that a convolution is one matrix product."""
     win = op.window(x.shape[2:], khw)
     xp = np.pad(x, ((0, 0), (0, 0), *win.pads))
-    cols = _columns(xp, khw, win.strides, win.dilations, out_hw)
-    g = op.prop("groups")
-    return cols.reshape(x.shape[0], g, x.shape[1] // g, *cols.shape[2:])
+    v = _windows(xp, khw, win.strides, win.dilations, out_hw)  # [N, C, oh, ow, kh, kw]
+    (n, c), g = x.shape[:2], op.prop("groups")
+    v = v.reshape(n, g, c // g, *v.shape[2:]).transpose(1, 2, 5, 6, 0, 3, 4)
+    return np.ascontiguousarray(v).reshape(g, (c // g) * khw[0] * khw[1], -1)
+
+
+def _by_group(a: np.ndarray, g: int) -> np.ndarray:
+    """`[N, C, H, W]` as the contiguous `[G, C/G, N * H * W]` (channels by group first)."""
+    n, c = a.shape[:2]
+    return np.ascontiguousarray(a.reshape(n, g, c // g, -1).transpose(1, 2, 0, 3)).reshape(g, c // g, -1)
+
+
+def _from_groups(a: np.ndarray, n: int, hw) -> np.ndarray:
+    """The inverse of `_by_group`: `[G, C/G, N * H * W]` as the contiguous `[N, C, H, W]`."""
+    return np.ascontiguousarray(a.reshape(-1, n, *hw).transpose(1, 0, 2, 3))
 
 
 @kernel(pd.Conv2DOp)
 def conv2d(op, x: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Grouped correlation of the padded input columns with the filter."""
+    """Per group, the filter `[O/G, C/G*kh*kw]` times the input columns (one BLAS
+    product each)."""
     n, o, oh, ow = out_shape(op, x, w)
     g = op.prop("groups")
-    cols = _grouped_columns(op, x, w.shape[2:], (oh, ow))
-    wg = w.reshape(g, o // g, *w.shape[1:])
-    return np.einsum("ngcijyx,gocij->ngoyx", cols, wg).reshape(n, o, oh, ow)
+    cols = _columns(op, x, w.shape[2:], (oh, ow))
+    return _from_groups(np.matmul(w.reshape(g, o // g, -1), cols), n, (oh, ow))
 
 
 @kernel(pd.Conv2DFilterGradOp)
 def conv2d_filter_grad(op, x: np.ndarray, grad: np.ndarray) -> np.ndarray:
-    """Grouped correlation of the input columns with the output gradient."""
+    """Per group, the output gradient `[O/G, N*oh*ow]` times the transposed input
+    columns."""
     o, cg, kh, kw = out_shape(op, x, grad)
     g = op.prop("groups")
-    cols = _grouped_columns(op, x, (kh, kw), grad.shape[2:])
-    gg = grad.reshape(grad.shape[0], g, o // g, *grad.shape[2:])
-    return np.einsum("ngcijyx,ngoyx->gocij", cols, gg).reshape(o, cg, kh, kw)
+    cols = _columns(op, x, (kh, kw), grad.shape[2:])
+    return np.matmul(_by_group(grad, g), cols.transpose(0, 2, 1)).reshape(o, cg, kh, kw)
 
 
 @kernel(pd.Conv2DTransposeOp)
 def conv2d_transpose(op, x: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Every input pixel scatters `pixel * filter` into the (padded) output."""
+    """Every input pixel scatters `pixel * filter` into the (padded) output: the
+    columns `cols[c, i, j, n, y, x]` (per group, the transposed filter times the
+    input) added tap by tap (col2im)."""
     n, c, oh, ow = out_shape(op, x, w)
     g = op.prop("groups")
     (kh, kw), (h, wd) = w.shape[2:], x.shape[2:]
     win = op.window((h, wd), (kh, kw))
     ((pt, _), (pl, _)), (sh, sw), (dh, dw) = win.pads, win.strides, win.dilations
-    # cols[n, c, i, j, y, x]: what input pixel (y, x) sends through filter tap (i, j).
-    xg = x.reshape(n, g, x.shape[1] // g, h, wd)
-    wg = w.reshape(g, w.shape[0] // g, *w.shape[1:])
-    cols = np.einsum("ngoyx,gocij->ngcijyx", xg, wg).reshape(n, c, kh, kw, h, wd)
+    wg = w.reshape(g, w.shape[0] // g, -1).transpose(0, 2, 1)  # [G, C/G*kh*kw, Ci/G]
+    cols = np.matmul(wg, _by_group(x, g)).reshape(c, kh, kw, n, h, wd)
     # Scatter into the padded output (large enough for the taps and the crop).
     full_h = max((h - 1) * sh + dh * (kh - 1) + 1, pt + oh)
     full_w = max((wd - 1) * sw + dw * (kw - 1) + 1, pl + ow)
     full = np.zeros((n, c, full_h, full_w), x.dtype)
     for i in range(kh):
         for j in range(kw):
-            full[:, :, _tap(i, dh, sh, h), _tap(j, dw, sw, wd)] += cols[:, :, i, j]
+            full[:, :, _tap(i, dh, sh, h), _tap(j, dw, sw, wd)] += cols[:, i, j].transpose(1, 0, 2, 3)
     return full[:, :, pt : pt + oh, pl : pl + ow]
 
 
@@ -200,6 +212,34 @@ def _divisor(op, area: int, spans, oy: int, ox: int) -> int:
     return spans[0][oy] * spans[1][ox]
 
 
+def _divisors(op, rows, cols, spans) -> np.ndarray:
+    """`_divisor` at every output `(oy, ox)`, as an `[oh, ow]` array."""
+    if op.prop("exclusive") or spans is None:
+        return np.outer([h1 - h0 for h0, h1 in rows], [w1 - w0 for w0, w1 in cols])
+    return np.outer(spans[0], spans[1])
+
+
+def _padded(op, x: np.ndarray, out_hw, fill: float) -> tuple[np.ndarray, tuple[int, int]]:
+    """`x` padded with `fill` so that window `(y, x)` of a strided pooling is
+    `xp[.., y*s : y*s + k, x*s : x*s + k]` (clipped windows read `fill` outside the
+    input; the `ceil_mode` overhang included), and the `(top, left)` padding."""
+    ks, strides, before = op.prop("ksize"), op.prop("strides"), op.pads_before(x.shape[2:])
+    pads = [(p, max(0, (o - 1) * s + k - p - size))
+            for size, o, k, s, p in zip(x.shape[2:], out_hw, ks, strides, before)]
+    return np.pad(x, ((0, 0), (0, 0), *pads), constant_values=fill), before
+
+
+def _over_taps(ufunc, win: np.ndarray) -> np.ndarray:
+    """`ufunc` reduced over the window taps (the last two axes) of `win`, tap by tap
+    in row-major order (numpy reduces small trailing axes of a strided view ~30x
+    slower)."""
+    kh, kw = win.shape[-2:]
+    out = win[..., 0, 0].copy()
+    for t in range(1, kh * kw):
+        ufunc(out, win[..., t // kw, t % kw], out=out)
+    return out
+
+
 @kernel(pd.Pool2DOp)
 def pool2d(op, x: np.ndarray) -> np.ndarray:
     """Max or average over each clipped window.  A window wholly in the padding
@@ -208,8 +248,15 @@ def pool2d(op, x: np.ndarray) -> np.ndarray:
     there); average gives 0 / its divisor (NaN when exclusive, as in Paddle)."""
     shape = out_shape(op, x)
     (rows, cols), spans = pool_windows(op, x.shape[2:], shape[2:])
-    out = np.empty(shape, x.dtype)
     is_max = op.prop("pooling_type") == "max"
+    if op.mode() == "window":
+        # Padding with -inf (max) or 0 (sum) leaves each clipped window's result as it is.
+        xp, _ = _padded(op, x, shape[2:], -np.inf if is_max else 0.0)
+        win = _windows(xp, op.prop("ksize"), op.prop("strides"), (1, 1), shape[2:])
+        if is_max:
+            return _over_taps(np.maximum, win)
+        return (_over_taps(np.add, win) / _divisors(op, rows, cols, spans)).astype(x.dtype)
+    out = np.empty(shape, x.dtype)  # global or adaptive windows, one by one
     for oy, (h0, h1) in enumerate(rows):
         for ox, (w0, w1) in enumerate(cols):
             win = x[:, :, h0:h1, w0:w1]
@@ -225,14 +272,14 @@ def pool2d(op, x: np.ndarray) -> np.ndarray:
 def pool2d_grad(op, x: np.ndarray, grad: np.ndarray) -> np.ndarray:
     """Route each gradient to its window's first maximum, or spread it (average)."""
     (rows, cols), spans = pool_windows(op, x.shape[2:], grad.shape[2:])
-    dx = np.zeros_like(x)
-    n, c = np.indices(x.shape[:2])
     is_max = op.prop("pooling_type") == "max"
+    if op.mode() == "window":
+        return (_max_pool_grad if is_max else _avg_pool_grad)(op, x, grad, rows, cols, spans)
+    dx = np.zeros_like(x)  # global or adaptive windows, one by one
+    n, c = np.indices(x.shape[:2])
     for oy, (h0, h1) in enumerate(rows):
         for ox, (w0, w1) in enumerate(cols):
             g = grad[:, :, oy, ox]
-            if h1 <= h0 or w1 <= w0:
-                continue  # an empty window (wholly in the padding) reads nothing
             if is_max:
                 # The first maximum in row-major order takes the whole gradient.
                 arg = x[:, :, h0:h1, w0:w1].reshape(*x.shape[:2], -1).argmax(axis=2)
@@ -242,6 +289,43 @@ def pool2d_grad(op, x: np.ndarray, grad: np.ndarray) -> np.ndarray:
                 area = (h1 - h0) * (w1 - w0)
                 dx[:, :, h0:h1, w0:w1] += (g / _divisor(op, area, spans, oy, ox))[:, :, None, None]
     return dx
+
+
+def _max_pool_grad(op, x, grad, rows, cols, spans) -> np.ndarray:
+    """Strided max pooling's gradient: in each window, the first tap (row-major) that
+    lies in the input and holds the window's maximum (NaN counting as the maximum,
+    as for `np.argmax`) takes the gradient.  Tap by tap into the padded input, which
+    is then cropped; a window wholly in the padding gives nothing."""
+    (h, w), (oh, ow), (kh, kw), (sh, sw) = x.shape[2:], grad.shape[2:], op.prop("ksize"), op.prop("strides")
+    xp, (pt, pl) = _padded(op, x, (oh, ow), -np.inf)
+    inside, _ = _padded(op, np.ones((1, 1, h, w), bool), (oh, ow), False)
+    win, ins = (_windows(a, (kh, kw), (sh, sw), (1, 1), (oh, ow)) for a in (xp, inside))
+    top = _over_taps(np.maximum, win)
+    taken = np.zeros(grad.shape, bool)
+    dxp = np.zeros_like(xp)
+    zero = grad.dtype.type(0)
+    for i in range(kh):
+        for j in range(kw):
+            v = win[..., i, j]
+            hit = ((v == top) | np.isnan(v)) & ins[..., i, j]
+            first = hit > taken  # (hit and not taken)
+            taken |= hit
+            dxp[:, :, _tap(i, 1, sh, oh), _tap(j, 1, sw, ow)] += np.where(first, grad, zero)
+    return dxp[:, :, pt : pt + h, pl : pl + w]
+
+
+def _avg_pool_grad(op, x, grad, rows, cols, spans) -> np.ndarray:
+    """Strided average pooling's gradient: the divided gradient added window tap by
+    window tap into the padded input, which is then cropped."""
+    (h, w), (oh, ow), (kh, kw), (sh, sw) = x.shape[2:], grad.shape[2:], op.prop("ksize"), op.prop("strides")
+    xp, (pt, pl) = _padded(op, x, (oh, ow), 0.0)
+    dxp = np.zeros_like(xp)
+    with np.errstate(divide="ignore", invalid="ignore"):  # empty windows: cropped below
+        gd = (grad / _divisors(op, rows, cols, spans)).astype(x.dtype)
+        for i in range(kh):
+            for j in range(kw):
+                dxp[:, :, _tap(i, 1, sh, oh), _tap(j, 1, sw, ow)] += gd
+    return dxp[:, :, pt : pt + h, pl : pl + w]
 
 
 # ------------------------------------------------------------------------ layer norm
