@@ -54,6 +54,13 @@ def _check_tensor(x: Any, what: str) -> None:
         raise TypeError(f"Expected '{what}' is a Tensor or Real, but got {type(x)}.")
 
 
+def _check_event(x: Any, what: str, rank: int) -> None:
+    """`x` is a tensor with at least `rank` dimensions (Paddle's messages, typo kept)."""
+    _check_tensor(x, what)
+    if x.dim() < rank:
+        raise ValueError(f"The dimensions of {what}({x.dim()}) should be grater than or equal to {rank}")
+
+
 class Transform:
     """Base class of transforms `y = f(x)`: `forward`, `inverse`, their
     log-determinant Jacobians and the shapes they map.  Calling a transform on a
@@ -78,40 +85,24 @@ class Transform:
 
     def forward(self, x: Any) -> Any:
         """`f(x)`."""
-        _check_tensor(x, "x")
-        if x.dim() < self._domain.event_rank:
-            raise ValueError(
-                f"The dimensions of x({x.dim()}) should be grater than or equal to {self._domain.event_rank}"
-            )
+        _check_event(x, "x", self._domain.event_rank)
         return self._forward(x)
 
     def inverse(self, y: Any) -> Any:
         """`f^-1(y)`."""
-        _check_tensor(y, "y")
-        if y.dim() < self._codomain.event_rank:
-            raise ValueError(
-                f"The dimensions of y({y.dim()}) should be grater than or equal to {self._codomain.event_rank}"
-            )
+        _check_event(y, "y", self._codomain.event_rank)
         return self._inverse(y)
 
     def forward_log_det_jacobian(self, x: Any) -> Any:
         """`log |det J_f(x)|`."""
-        _check_tensor(x, "x")
-        if x.dim() < self._domain.event_rank:
-            raise ValueError(
-                f"The dimensions of x({x.dim()}) should be grater than or equal to {self._domain.event_rank}"
-            )
+        _check_event(x, "x", self._domain.event_rank)
         if not self._is_injective():
             raise NotImplementedError("forward_log_det_jacobian can't be implemented for non-injectivetransforms.")
         return self._call_forward_log_det_jacobian(x)
 
     def inverse_log_det_jacobian(self, y: Any) -> Any:
         """`log |det J_f^-1(y)|`."""
-        _check_tensor(y, "y")
-        if y.dim() < self._codomain.event_rank:
-            raise ValueError(
-                f"The dimensions of y({y.dim()}) should be grater than or equal to {self._codomain.event_rank}"
-            )
+        _check_event(y, "y", self._codomain.event_rank)
         return self._call_inverse_log_det_jacobian(y)
 
     def forward_shape(self, shape: Sequence[int]) -> Sequence[int]:
