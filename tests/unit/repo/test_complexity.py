@@ -175,6 +175,24 @@ def test_prune_pass_is_linear() -> None:
     _module_pass(lambda n: mlp(n)[0], lambda m: PrunePass().apply(Context(), m), 25)
 
 
+def test_auto_mixed_precision_pass_is_linear() -> None:
+    from pullback.passes.amp import AutoMixedPrecisionPass
+
+    _module_pass(lambda n: mlp(n, minimize=False)[0], lambda m: AutoMixedPrecisionPass(dtype="bfloat16").apply(Context(), m), 25)
+
+
+def test_low_precision_widening_is_linear() -> None:
+    from pullback.lowering.widen import widen
+    from pullback.passes.amp import AutoMixedPrecisionPass
+
+    def build(n: int) -> Program:
+        prog = mlp(n, minimize=False)[0]
+        AutoMixedPrecisionPass(dtype="bfloat16").apply(Context(), prog.module)  # bf16 ops to widen
+        return prog
+
+    _module_pass(build, lambda m: widen(m), 25)
+
+
 def test_dce_is_linear() -> None:
     from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
