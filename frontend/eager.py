@@ -44,8 +44,8 @@ from pullback.runtime.interpreter import (
     NARROW_FLOATS,
     InterpreterError,
     _load_kernels,
-    compute_array,
     reads_narrow,
+    run_narrow,
     storage_array,
 )
 from pullback.runtime.kernels import elementwise as elementwise_kernels
@@ -200,8 +200,7 @@ class Template:
         """`run` of an op reading or making 16-bit floats: the kernel on float32 arrays,
         its results rounded to their dtypes (bfloat16 as uint16 bits)."""
         op = self.op
-        args = [compute_array(a, v.type) for a, v in zip(arrays, op.operands)]
-        out = self.kernel(op, *args)
+        out = run_narrow(op, self.kernel, arrays)
         outs = out if isinstance(out, (tuple, list)) else (out,)
         if len(outs) != len(op.results):
             raise InterpreterError(

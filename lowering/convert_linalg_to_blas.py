@@ -44,6 +44,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     UnrealizedConversionCastOp,
+    bf16,
     f32,
     f64,
     i32,
@@ -66,8 +67,10 @@ from pullback.lowering.build import constant, make
 
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
 
-GEMM_SYMBOLS = {"f32": "pullback_sgemm", "f64": "pullback_dgemm"}
-"""Symbols the generated code calls; the runtime maps them to the BLAS in use."""
+GEMM_SYMBOLS = {"f32": "pullback_sgemm", "f64": "pullback_dgemm", "bf16": "pullback_sbgemm"}
+"""Symbols the generated code calls, by operand type; the runtime maps the first two
+to the BLAS in use and the third to its bfloat16 GEMM (`runtime/native/bf16_gemm.py`:
+bfloat16 `A` and `B`, float32 `C`, alpha and beta)."""
 
 BLAS_TAGS = ("gemm", "batch_gemm")
 """`library_call` values this pass rewrites."""
@@ -225,6 +228,9 @@ class GemmToCall(RewritePattern):
         (amem, bmem), (cmem,) = op.inputs, op.outputs
         maps = [_dims(m) for m in op.indexing_maps.data]
         elem = cmem.type.get_element_type()  # type: ignore[attr-defined]
+        name = _symbol(elem, {mem.type.get_element_type() for mem in (amem, bmem)})  # type: ignore[attr-defined]
+        if name is None:
+            return
         e = _Emit(Builder(InsertPoint.before(op)))
 
         def size_of(d: int) -> SSAValue:
@@ -257,7 +263,6 @@ class GemmToCall(RewritePattern):
         batch = [d for d in plan.batch if _static_size(op, d) != 1]
         bounds = [size_of(d) for d in batch]
         strides = [_strides(e, mem) if batch else [] for mem in (amem, bmem, cmem)]
-        name = GEMM_SYMBOLS["f32" if isinstance(elem, Float32Type) else "f64"]
         self.used.add(name)
         fixed = [
             e.const(ROW_MAJOR, i32), e.const(TRANS if plan.trans_a else NO_TRANS, i32),
@@ -298,6 +303,16 @@ class GemmToCall(RewritePattern):
 
         _batch_loops(e, bounds, call)
         rewriter.erase(op)
+
+
+def _symbol(out: Attribute, operands: set[Attribute]) -> str | None:
+    """The kernel for operands of types `operands` into a buffer of type `out`; None
+    for a mix no kernel takes (then `convert-linalg-to-loops` lowers it)."""
+    if operands == {bf16} and isinstance(out, Float32Type):
+        return GEMM_SYMBOLS["bf16"]
+    if operands == {out}:
+        return GEMM_SYMBOLS["f32" if isinstance(out, Float32Type) else "f64"]
+    return None
 
 
 def _static_size(op: linalg.GenericOp, d: int) -> int | None:
@@ -359,7 +374,7 @@ def declare_gemms(module: ModuleOp, used: set[str]) -> list[Operation]:
     added: list[Operation] = []
     existing = {getattr(o, "sym_name", None) and o.sym_name.data for o in module.body.block.ops}  # type: ignore[attr-defined]
     for name in sorted(used - existing):
-        elem = f32 if name == GEMM_SYMBOLS["f32"] else f64
+        elem = f64 if name == GEMM_SYMBOLS["f64"] else f32
         ins, outs = gemm_signature(elem)
         decl = func.FuncOp.external(name, ins, outs)
         module.body.block.add_op(decl)

@@ -108,6 +108,7 @@ def build_entry(
     only_given_fetches: bool = False,
     range_checks: bool = True,
     fold_reductions: bool = True,
+    bf16_gemm: bool = False,
 ) -> tuple[func.FuncOp, Abi]:
     """Lower the `pd` program in `module` to a new entry function (not inserted).
 
@@ -116,8 +117,10 @@ def build_entry(
     and labels are checked at run time (`Abi.checks`; off for the GPU backend).
     `fold_reductions`: a loss may be summed in the loop of the elementwise work
     that reads the same values (`Lowerer.fold_reductions`; off for the GPU).
+    `bf16_gemm`: bfloat16 matrix products call the bfloat16 GEMM (`widen`'s
+    `bf16_gemm`; the CPU backend's choice, `runtime/native/bf16_gemm.py`).
     """
-    module, extra_fetches = widen(module, extra_fetches)  # 16-bit floats and uint8 compute wide
+    module, extra_fetches = widen(module, extra_fetches, bf16_gemm=bf16_gemm)  # 16-bit floats and uint8 compute wide
     prog = Program.of(module, extra_fetches, use_fetch_ops=not only_given_fetches)
     for op in prog.ops:
         for inner in op.walk():  # (the ops of control-flow regions too)

@@ -191,7 +191,10 @@ def contract(
     low.fill(mem, 0.0 if isinstance(elem, AnyFloat) else 0)
 
     def body(s: Scalar, a: list[SSAValue], o: list[SSAValue]) -> list[SSAValue]:
-        return [s.add(o[0], s.mul(a[0], a[1]))]
+        # (Narrow operands of a wide result -- a bfloat16 product summed in float32,
+        # `widen._narrow_product` -- convert exactly before they multiply.)
+        x, y = (v if v.type == elem else s.convert(v, elem) for v in a[:2])
+        return [s.add(o[0], s.mul(x, y))]
 
     tag = blas_tag(domain, [m for _, m, _ in reads] + [omap], reductions, elem)
     low.generic(domain, reads, [out], body, reductions=reductions, library_call=tag)

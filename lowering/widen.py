@@ -132,9 +132,46 @@ def _narrow_names(op: Operation) -> str:
     return ", ".join(sorted(names))
 
 
-def widen(module: ModuleOp, fetches: Sequence[SSAValue] = ()) -> tuple[ModuleOp, list[SSAValue]]:
+def _narrow_product(op: Operation, replaced: dict[SSAValue, SSAValue]) -> None:
+    """Replace a `pd.matmul` of two bfloat16 operands by one that reads them as they
+    are and gives float32 (the bfloat16 GEMM's contract: exact products, float32
+    sums), followed by the usual `pd.cast` back to bfloat16.
+
+    The new op's result type is not the one its typing rule gives (that would be
+    bfloat16): it exists only in this lowering copy, between here and
+    `convert-linalg-to-blas`, which calls `pullback_sbgemm` for a contraction of
+    bfloat16 buffers into a float32 one.  Converting the operands first (as
+    `_widen_op` does) would give the same value, with two extra passes over them."""
+    (old,) = op.results
+    wide = type(op).create(
+        operands=list(op.operands),
+        result_types=[_widened_type(old.type)],
+        properties=dict(op.properties),
+        attributes=dict(op.attributes),
+    )
+    Rewriter.insert_op(wide, InsertPoint.before(op))
+    back = pd.CastOp.make(wide.results[0], dtype=_name_of(old.type))
+    if "name" in op.properties:
+        back.properties["name"] = op.properties["name"]
+    Rewriter.insert_op(back, InsertPoint.before(op))
+    wide.results[0].name_hint = back.results[0].name_hint = old.name_hint
+    old.replace_all_uses_with(back.results[0])
+    replaced[old] = back.results[0]
+    op.detach()
+    op.erase()
+
+
+def _is_bf16_product(op: Operation) -> bool:
+    return isinstance(op, pd.MatmulOp) and all(_elem(v.type) == bf16 for v in op.operands)
+
+
+def widen(
+    module: ModuleOp, fetches: Sequence[SSAValue] = (), bf16_gemm: bool = False
+) -> tuple[ModuleOp, list[SSAValue]]:
     """`module` with its narrow ops computed wide, and `fetches` in it: `module` itself
-    when it has none (no copy), else a rewritten copy (`module` is left unchanged)."""
+    when it has none (no copy), else a rewritten copy (`module` is left unchanged).
+    `bf16_gemm`: a `pd.matmul` of two bfloat16 operands keeps them narrow for the
+    bfloat16 GEMM (`_narrow_product`; the CPU backend on CPUs with AVX512-BF16)."""
     if not needs_widening(module):
         return module, list(fetches)
     mapping: dict[SSAValue, SSAValue] = {}
@@ -149,6 +186,9 @@ def widen(module: ModuleOp, fetches: Sequence[SSAValue] = ()) -> tuple[ModuleOp,
                 f"'{op.name}' updates a {_narrow_names(op)} persistable: not compiled "
                 "(keep float32 master weights: paddle.amp.decorate(level='O2'))"
             )
+        if bf16_gemm and _is_bf16_product(op):
+            _narrow_product(op, replaced)
+            continue
         _widen_op(op, wide_of, replaced)
     new_fetches = []
     for v in fetches:

@@ -16,7 +16,7 @@ code do.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterable, Mapping, MutableMapping
+from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -57,6 +57,36 @@ class IndexOutOfRange(InterpreterError, IndexError, ValueError):
 def out_of_range(op_name: str, what: str, value: int, limit: int) -> IndexOutOfRange:
     """`'<op>': <what> <value> is out of range [0, <limit>)`."""
     return IndexOutOfRange(f"'{op_name}': {what} {value} is out of range [0, {limit})")
+
+
+NARROW_KERNELS: dict[type[Operation], Kernel] = {}
+"""Kernels that read 16-bit float operands as they are held (bfloat16 as uint16
+bits) instead of float32 copies (`narrow_kernel`); by op class."""
+
+
+def narrow_kernel(*op_types: type[Operation]) -> Callable[[Kernel], Kernel]:
+    """Register a kernel reading 16-bit float storage directly (a bfloat16 GEMM): it
+    returns the op's results (in float32 or the result type) or None to decline, and
+    the op then runs its ordinary kernel on float32 copies."""
+
+    def register(fn: Kernel) -> Kernel:
+        for t in op_types:
+            NARROW_KERNELS[t] = fn
+        return fn
+
+    return register
+
+
+def run_narrow(op: Operation, kernel_fn: Kernel, args: Sequence[Any]) -> Any:
+    """The results of `op`, which reads 16-bit floats, on its operands as held: its
+    narrow kernel's when it has one that takes them, else `kernel_fn` on float32
+    copies (the rounding to the result types is the caller's, `storage_array`)."""
+    narrow = NARROW_KERNELS.get(type(op))
+    if narrow is not None:
+        out = narrow(op, *args)
+        if out is not None:
+            return out
+    return kernel_fn(op, *[compute_array(a, v.type) for a, v in zip(args, op.operands)])
 
 
 def kernel(*op_types: type[Operation]) -> Callable[[Kernel], Kernel]:
@@ -218,8 +248,7 @@ def run_op(
         args = [env[v] for v in op.operands]
     except KeyError:
         raise InterpreterError(f"'{op.name}' reads a value no op computed before it (a malformed program)") from None
-    if reads_narrow(op):
-        args = [compute_array(a, v.type) for a, v in zip(args, op.operands)]
+    narrow = reads_narrow(op)
     bound = max_tensor_bytes()
     for i, result in enumerate(op.results):  # before anything is allocated (dialects/limits.py)
         t = result.type
@@ -231,7 +260,7 @@ def run_op(
                 if all(d >= 0 for d in shape):
                     raise
                 _check_inferred_sizes(op, args, bound)  # the shapes these operands give
-    out = fn(op, *args)
+    out = run_narrow(op, fn, args) if narrow else fn(op, *args)
     outs = list(out) if isinstance(out, (tuple, list)) else [out]
     if len(outs) != len(op.results):
         raise InterpreterError(

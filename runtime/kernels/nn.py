@@ -15,6 +15,7 @@ from collections import OrderedDict
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 from pullback.dialects import pd
+from pullback.dialects.pd.base import elem_of
 from pullback.dialects.pd.nn import (
     DROPOUT_BITS,
     SPLITMIX_GAMMA,
@@ -22,9 +23,10 @@ from pullback.dialects.pd.nn import (
     SPLITMIX_MIX,
     dropout_threshold,
 )
+from pullback.runtime.native import bf16_gemm
 from pullback.runtime.native import dropout as native_dropout
-from pullback.runtime.interpreter import kernel, out_of_range
-from xdsl.dialects.builtin import TensorType
+from pullback.runtime.interpreter import kernel, narrow_kernel, out_of_range
+from xdsl.dialects.builtin import TensorType, bf16
 
 
 def out_shape(op: pd.PdOp, *arrays: np.ndarray) -> tuple[int, ...]:
@@ -44,6 +46,27 @@ def matmul(op, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     if op.prop("transpose_y") and y.ndim >= 2:
         y = np.swapaxes(y, -1, -2)
     return _product(x, y)
+
+
+@narrow_kernel(pd.MatmulOp)
+def matmul_bf16(op, x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
+    """A product of two bfloat16 matrices (uint16 bits) by the bfloat16 GEMM
+    (`runtime/native/bf16_gemm.py`), summed in float32 as the float32 kernel on
+    converted copies would; None (that kernel) for other dtypes, batched or vector
+    operands, or a CPU without AVX512-BF16."""
+    if x.ndim != 2 or y.ndim != 2 or x.dtype != np.uint16 or y.dtype != np.uint16:
+        return None
+    if not all(elem_of(v.type) == bf16 for v in op.operands) or not bf16_gemm.enabled():
+        return None
+    tx, ty = bool(op.prop("transpose_x")), bool(op.prop("transpose_y"))
+    m, k = (x.shape[1], x.shape[0]) if tx else x.shape
+    n = y.shape[0] if ty else y.shape[1]
+    if (y.shape[1] if ty else y.shape[0]) != k:
+        return None  # (the float32 kernel reports the mismatch)
+    x, y = np.ascontiguousarray(x), np.ascontiguousarray(y)
+    out = np.empty((m, n), np.float32)
+    bf16_gemm.call(tx, ty, m, n, k, x, y, out)
+    return out
 
 
 def _product(x: np.ndarray, y: np.ndarray) -> np.ndarray:

@@ -41,7 +41,7 @@ from pullback.lowering.lowerer import fusion_plan
 from pullback.lowering.memory import MemoryReport, analyze_function
 from pullback.lowering.phase_times import PhaseTimes
 from pullback.passes.gc_pause import cyclic_gc_paused
-from pullback.runtime.native import constants, disk_cache, llvm_chunks, settings
+from pullback.runtime.native import bf16_gemm, constants, disk_cache, llvm_chunks, settings
 from pullback.runtime.native.jit import Jit
 from pullback.runtime.native.program import CompiledProgram
 
@@ -202,7 +202,7 @@ def compile_program(
     # (The fusion settings can be changed to compare: the code differs.)
     options = (f"blas={use_blas} outline={outline} dedupe={dedupe} unroll={unroll},{full} "
                f"slp={settings.SLP_VECTORIZE} translate={route} mofusion={fusion.ENABLED} budget={fusion_plan.RECOMPUTE_BUDGET} "
-               f"threads={threads},{work} split={split_llvm}")
+               f"threads={threads},{work} split={split_llvm} bf16gemm={use_blas and bf16_gemm.enabled()}")
     with _announced(_describe(module, fetches), times):
         with times.phase("key"):
             text = str(module) if text is None else text
@@ -268,7 +268,9 @@ def _lower_and_emit(
             positions = constants.hoistable(module)
             if positions:  # large constants become inputs (native/constants.py)
                 module, fetches, named = constants.hoist(module, fetches, positions)
-            fn_op, _ = build_entry(module, fetches, entry=entry, only_given_fetches=True)
+            fn_op, _ = build_entry(
+                module, fetches, entry=entry, only_given_fetches=True, bf16_gemm=use_blas and bf16_gemm.enabled()
+            )
     except LoweringError as e:
         raise NotCompilable(str(e)) from None
     lowered = ModuleOp([fn_op])

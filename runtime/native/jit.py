@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pullback.lowering.phase_times import PhaseTimes
-from pullback.runtime.native import blas, disk_cache, llvm_chunks, settings, threadpool
+from pullback.runtime.native import bf16_gemm, blas, disk_cache, llvm_chunks, settings, threadpool
 from pullback.runtime.native.malloc import keep_freed_memory
 from pullback.runtime.native.settings import FULL_UNROLL_MAX_COUNT, LOOP_UNROLL_THRESHOLD, compile_threads
 
@@ -244,6 +244,8 @@ class Jit:
                     self._retire(current)
                     current = self._generation = _Generation(self.llvm, self._target_machine())
                 gen = current
+                if any(bf16_gemm.SYMBOL.encode() in obj for obj in objs):
+                    bf16_gemm.bind(self.llvm)  # (compiled on first use: ~1 s once per process)
                 for obj in objs:
                     gen.engine.add_object_file(self.llvm.ObjectFileRef.from_data(obj))
                 gen.engine.finalize_object()
