@@ -198,7 +198,8 @@ class Communicator:
             dtype=np.int64,
         )
         tensors = ", ".join(f"{a.dtype} {_shape_text(a.shape)}" for a in arrays) or "no tensor"
-        self._agree(what, mine, f"{what} of {tensors}", deadline)
+        at = f" with root {root}" if root >= 0 else ""
+        self._agree(what, mine, f"{what}{at} of {tensors}", deadline)
         return deadline
 
     def _agree(self, what: str, mine: np.ndarray, description: str, deadline: float | None) -> None:
@@ -380,6 +381,11 @@ class Communicator:
         if self.comm is None:
             raise SystemExit(code)
         self.comm.Abort(code)
+        # MPICH's MPI_Abort returns once it has told the process manager, which then
+        # kills the ranks: nothing may run meanwhile (a collective that timed out
+        # has no result, and the program would go on with garbage).
+        time.sleep(ABORT_WAIT_S)
+        os._exit(code)
 
 
 # -- native collectives ---------------------------------------------------------
@@ -470,6 +476,9 @@ def native_run(trust: bool) -> Iterator[None]:
 
 
 # -- ending a job ------------------------------------------------------------------
+
+ABORT_WAIT_S = 10.0
+"""Seconds a rank that called MPI_Abort waits to be killed before it exits itself."""
 
 FLUSH_LIMIT_S = 5.0
 """Seconds `flush_output` waits at most for the launcher to read this rank's output."""
