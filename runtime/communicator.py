@@ -38,7 +38,8 @@ import threading
 import time
 import traceback
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
@@ -68,6 +69,10 @@ _OP_NAMES = {v: k for k, v in REDUCE_OPS.items()}
 
 NATIVE_DTYPES = ("float32", "float64", "int32", "int64")
 """Element types native collectives pass, by their code (`native_collective`)."""
+
+WATCH_EVERY_S = 0.5
+"""How often the watchdog looks at the collective in progress (the precision of
+the timeout)."""
 
 _META_TAG = 7
 _META_LEN = 8  # seq, kind, op, root, dtype digest, element count, shape digest, spare
@@ -138,6 +143,23 @@ def _shape_text(shape: Sequence[int]) -> str:
     return "[" + ", ".join(str(int(d)) for d in shape) + "]"
 
 
+@dataclass(frozen=True)
+class _Wait:
+    """A wait for the other ranks in progress, as the watchdog sees it."""
+
+    what: str
+    deadline: float | None
+    table: np.ndarray | None
+    """The metadata exchange's table, a row per rank, -1 until its message came
+    (MPI writes it meanwhile); None for a payload."""
+
+    def missing(self) -> list[int] | None:
+        """The ranks whose metadata has not come (None: not a metadata exchange)."""
+        if self.table is None:
+            return None
+        return [r for r in range(len(self.table)) if self.table[r, 0] == -1]
+
+
 class Communicator:
     """All ranks of the job (MPI_COMM_WORLD) and the collectives on numpy arrays.
 
@@ -164,6 +186,8 @@ class Communicator:
         """Exchange metadata before each collective (off while `trusting`)."""
         self.seq = 0
         """Collectives this rank has issued (metadata: ranks must agree on it)."""
+        self._waiting: _Wait | None = None
+        self._watchdog: threading.Thread | None = None
         self.bytes_reduced = 0
         """Payload bytes this rank has all-reduced (benchmarks read it)."""
         self.calls = 0
@@ -206,18 +230,18 @@ class Communicator:
         """Send this rank's metadata to every rank and receive theirs; raise
         DistributedError on every rank when they differ, abort the job naming the
         ranks that did not arrive by the deadline."""
-        table = np.empty((self.size, _META_LEN), dtype=np.int64)
+        # Rows stay -1 (no rank's sequence number) until that rank's metadata
+        # came: what the watchdog reads to name the ranks that did not arrive.
+        table = np.full((self.size, _META_LEN), -1, dtype=np.int64)
         table[self.rank] = mine
-        recvs: dict[int, Any] = {}
-        sends = []
-        for r in range(self.size):
-            if r != self.rank:
-                recvs[r] = self.side.Irecv(table[r], source=r, tag=_META_TAG)
-                sends.append(self.side.Isend(mine, dest=r, tag=_META_TAG))
-        pending = list(recvs.values()) + sends
-        if not self._poll(lambda: self.mpi.Request.Testall(pending), deadline):
-            missing = [r for r, q in recvs.items() if not q.Test()]
-            self._timed_out(what, missing)
+        others = [r for r in range(self.size) if r != self.rank]
+        requests = [self.side.Irecv(table[r], source=r, tag=_META_TAG) for r in others]
+        requests += [self.side.Isend(mine, dest=r, tag=_META_TAG) for r in others]
+        self._watch(_Wait(what, deadline, table))
+        try:
+            self.mpi.Request.Waitall(requests)
+        finally:
+            self._watch(None)
         if (table == mine).all():
             return
         # Every rank sees the same table, so every rank is here: a blocking gather
@@ -232,22 +256,35 @@ class Communicator:
             f"same shapes and dtypes):\n  " + "\n  ".join(lines)
         )
 
-    def _poll(self, done: Callable[[], bool], deadline: float | None) -> bool:
-        """Test `done` until it is true (True) or the deadline passes (False),
-        sleeping a little longer each round (up to 1 ms) so that a long wait does
-        not take a core from the ranks doing the work."""
-        delay = 0.0
-        while not done():
-            if deadline is not None and time.monotonic() > deadline:
-                return False
-            time.sleep(delay)
-            delay = min(delay * 2 + 2e-6, 1e-3)
-        return True
-
     def _wait(self, request: Any, what: str, deadline: float | None) -> None:
-        """Complete a non-blocking collective, within the deadline."""
-        if not self._poll(request.Test, deadline):
-            self._timed_out(what, None)
+        """Complete a non-blocking collective, within the deadline.  MPI's own wait
+        (it spins as MPICH tunes it; a loop of tests in Python added milliseconds
+        to a collective on a loaded machine), watched by the watchdog thread."""
+        self._watch(_Wait(what, deadline, None))
+        try:
+            request.Wait()
+        finally:
+            self._watch(None)
+
+    def _watch(self, wait: _Wait | None) -> None:
+        """Tell the watchdog which wait is in progress (None: none)."""
+        if wait is not None and wait.deadline is not None and self._watchdog is None:
+            self._watchdog = threading.Thread(target=self._watchdog_loop, name="pullback-collective-watchdog",
+                                              daemon=True)
+            self._watchdog.start()
+        self._waiting = wait
+
+    def _watchdog_loop(self) -> None:
+        """Abort the job when the wait in progress passes its deadline.  A thread,
+        so that waits are MPI's own blocking calls (mpi4py initializes MPI with
+        MPI_THREAD_MULTIPLE, so this thread may call MPI_Abort meanwhile)."""
+        while True:
+            wait = self._waiting
+            left = WATCH_EVERY_S if wait is None or wait.deadline is None else wait.deadline - time.monotonic()
+            if left > 0:
+                time.sleep(min(left, WATCH_EVERY_S))
+            elif self._waiting is wait:
+                self._timed_out(wait.what, wait.missing())
 
     def _timed_out(self, what: str, missing: list[int] | None) -> None:
         """Abort the job: a request this rank started cannot be cancelled, so no
