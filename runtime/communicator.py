@@ -13,8 +13,8 @@ this rank issued so far, the dtype, the element count and a digest of the shapes
 Ranks that disagree all raise `DistributedError` naming the collective and each
 rank's tensors (MPI itself would run the payload and pad or truncate: an all-reduce
 of [3] against [5] returned `[2, 2, 2, 1, 7.27e22]`).  The exchange is point to
-point on a duplicate of the world communicator (the program's own messages never
-match it), so a rank that waits past the timeout knows which ranks did not arrive.
+point, with a tag of its own, so a rank that waits past the timeout knows which
+ranks did not arrive.
 It is always on in eager mode and on the interpreter; compiled programs run it on
 their first run only (`trusting`), then trust their metadata.
 
@@ -74,7 +74,11 @@ WATCH_EVERY_S = 0.5
 """How often the watchdog looks at the collective in progress (the precision of
 the timeout)."""
 
-_META_TAG = 7
+_META_TAG = 23308
+"""The metadata messages' tag on the world communicator.  Collectives never match
+point-to-point messages, so only a program receiving with MPI_ANY_TAG itself could
+take one.  (A communicator of their own would need MPI_Comm_dup, a collective that
+would hang at start-up when a rank never starts the communicator.)"""
 _META_LEN = 8  # seq, kind, op, root, dtype digest, element count, shape digest, spare
 
 
@@ -179,9 +183,6 @@ class Communicator:
         self.rank: int = self.comm.Get_rank() if self.comm is not None else 0
         self.size: int = self.comm.Get_size() if self.comm is not None else 1
         self.timeout = resolve_timeout(timeout)
-        # The metadata exchange's own communicator: its messages cannot match (or be
-        # matched by) anything the program sends on the world.
-        self.side = self.comm.Dup() if self.size > 1 else None
         self.check = True
         """Exchange metadata before each collective (off while `trusting`)."""
         self.seq = 0
@@ -235,8 +236,8 @@ class Communicator:
         table = np.full((self.size, _META_LEN), -1, dtype=np.int64)
         table[self.rank] = mine
         others = [r for r in range(self.size) if r != self.rank]
-        requests = [self.side.Irecv(table[r], source=r, tag=_META_TAG) for r in others]
-        requests += [self.side.Isend(mine, dest=r, tag=_META_TAG) for r in others]
+        requests = [self.comm.Irecv(table[r], source=r, tag=_META_TAG) for r in others]
+        requests += [self.comm.Isend(mine, dest=r, tag=_META_TAG) for r in others]
         self._watch(_Wait(what, deadline, table))
         try:
             self.mpi.Request.Waitall(requests)
@@ -246,7 +247,7 @@ class Communicator:
             return
         # Every rank sees the same table, so every rank is here: a blocking gather
         # of the descriptions cannot hang.
-        described = self.side.allgather((int(mine[0]), description))
+        described = self.comm.allgather((int(mine[0]), description))
         seqs = {s for s, _ in described}
         lines = [f"rank {r}: {d}" + (f" (its collective #{s})" if len(seqs) > 1 else "")
                  for r, (s, d) in enumerate(described)]
