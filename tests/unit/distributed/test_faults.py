@@ -1,7 +1,8 @@
 """Faults of a data-parallel job end it with an error naming the problem, never
 with a wrong answer or a hang (issue 32, "Distributed faults").
 
-Single-process tests: the timeout setting, and the launcher's `Job.stop` on a plain
+Single-process tests: the timeout setting, native collectives in a lone process,
+what a pipe holds (`flush_output`), and the launcher's `Job.stop` on a plain
 process tree (a child that ignores SIGTERM, a grandchild in a session of its own).
 Multi-rank tests (2 ranks through the launcher; skipped, saying why, without MPI):
 collectives whose ranks disagree on shapes, dtypes, roots or the collective itself;
@@ -203,3 +204,58 @@ def test_rank_exit_keeps_its_status_and_output(tmp_path: Path) -> None:
         assert job.returncode == 3, out + err
         assert "rank 1 stdout line before exit" in out, out + err
         assert "rank 1 stderr line before exit" in err, out + err
+
+
+def test_native_collectives_in_a_lone_process(tmp_path: Path) -> None:
+    """A compiled program with every collective runs natively in a process of one
+    rank (the callback is the identity there, with or without MPI)."""
+    import warnings
+
+    import numpy as np
+    import pullback as paddle
+    import pullback.distributed as dist
+    from pullback.frontend import unique_name
+    from pullback.runtime.native.program import checked_collectives
+
+    before = len(checked_collectives)
+    paddle.enable_static()
+    try:
+        with unique_name.guard():
+            main, startup = paddle.static.Program(), paddle.static.Program()
+            with paddle.static.program_guard(main, startup):
+                v = paddle.static.data("v", [2, 3], "float32")
+                dist.all_reduce(v)
+                dist.broadcast(v, src=0)
+                dist.reduce(v, dst=0)
+                dist.barrier()
+                parts: list = []
+                dist.all_gather(parts, v)
+                w = paddle.concat(parts, axis=0) * 2.0
+            exe = paddle.static.Executor(paddle.CPUPlace(), backend="compiled")
+            x = np.arange(6, dtype=np.float32).reshape(2, 3)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                (out,) = exe.run(main, feed={"v": x}, fetch_list=[w])
+    finally:
+        paddle.disable_static()
+    np.testing.assert_array_equal(out, 2 * x)
+    assert not [c for c in caught if "pd." in str(c.message)], [str(c.message) for c in caught]
+    assert len(checked_collectives) == before + 1  # native code called the collectives
+
+
+def test_unread_counts_what_a_pipe_holds() -> None:
+    """`flush_output` waits on what mpiexec has not read from a rank's pipes: the
+    bytes in a pipe, 0 once read, 0 for what is not a pipe."""
+    from pullback.runtime.communicator import _unread
+
+    r, w = os.pipe()
+    try:
+        os.write(w, b"message\n")
+        assert _unread(w) == 8
+        os.read(r, 100)
+        assert _unread(w) == 0
+    finally:
+        os.close(r)
+        os.close(w)
+    with open(os.devnull, "w") as f:
+        assert _unread(f.fileno()) == 0
