@@ -5,44 +5,64 @@ new ranks, started through `mpiexec` (as the launcher does).
 importable module or in the main script (which the ranks re-run under the name
 `__mp_main__`, so its `if __name__ == "__main__":` block does not spawn again, as
 with multiprocessing's spawn method).  `args` must be picklable.
+
+The job runs as the launcher's does (`launch.Job`): while `join` waits, SIGTERM,
+SIGINT and SIGHUP to this process stop every process of the job first, and then
+take their usual effect here (SIGINT raises KeyboardInterrupt).
 """
 
 from __future__ import annotations
 
 import os
 import pickle
-import subprocess
+import signal
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pullback.distributed.launch import Job
 
 
 class SpawnContext:
     """The started job (Paddle's `MultiprocessContext`)."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], payload: str) -> None:
-        self.proc = proc
+    def __init__(self, job: Job, payload: str) -> None:
+        self.job = job
+        self.proc = job.proc
         self._payload = payload
 
     def join(self, timeout: float | None = None) -> bool:
         """Wait for the job; True once it ended.  Raises RuntimeError when a rank
-        failed (its traceback is on stderr)."""
-        try:
-            code = self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
+        failed (its traceback is on stderr).  A signal that stops the job takes
+        its effect here once no process of the job is left."""
+        code = self.job.wait(timeout)
+        if code is None:
             return False
         if os.path.exists(self._payload):
             os.unlink(self._payload)
+        signalled = self.job.signalled
+        if signalled is not None:
+            if signalled == signal.SIGINT:
+                raise KeyboardInterrupt
+            signal.signal(signalled, signal.SIG_DFL)
+            os.kill(os.getpid(), signalled)
         if code != 0:
             raise RuntimeError(f"spawn: the job failed with exit status {code} (see the ranks' stderr)")
         return True
+
+    def terminate(self) -> None:
+        """Stop every process of the job (SIGTERM, then SIGKILL)."""
+        self.job.stop()
+        if os.path.exists(self._payload):
+            os.unlink(self._payload)
 
 
 def spawn(func: Callable[..., Any], args: Sequence[Any] = (), nprocs: int = -1, join: bool = True,
           daemon: bool = False, **options: Any) -> SpawnContext:
     """Start `nprocs` ranks (-1: the number of CPUs) each running `func(*args)`."""
-    from pullback.distributed.launch import LaunchError, check_mpi4py, find_mpiexec
+    from pullback.distributed.launch import Job, LaunchError, check_mpi4py, find_mpiexec
 
     if not callable(func):
         raise TypeError(f"spawn: func must be callable, got {type(func).__name__}")
@@ -68,7 +88,7 @@ def spawn(func: Callable[..., Any], args: Sequence[Any] = (), nprocs: int = -1, 
         pickle.dump(payload, f)
     cmd = [mpiexec, "-n", str(nprocs), sys.executable, "-m", "mpi4py", "-m",
            "pullback.distributed.spawn_worker", path]
-    ctx = SpawnContext(subprocess.Popen(cmd), path)
+    ctx = SpawnContext(Job(cmd), path)
     if join:
         ctx.join()
     return ctx

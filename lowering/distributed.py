@@ -1,23 +1,25 @@
-"""Native lowering of the collectives: calls into the MPI library, on the buffers
-the program already has (no copy through Python).
+"""Native lowering of the collectives: calls of `pullback_collective` on the
+buffers the program already has (no copy through Python).
 
-Each collective becomes a `func.call` of the MPI C function itself (`MPI_Allreduce`,
-`MPI_Bcast`, `MPI_Reduce`, `MPI_Barrier`) with bare pointers to its buffers and
-MPICH's handle constants, which are plain `int`s in MPICH's ABI (`MPICH` below;
-`runtime/communicator.py` checks them against the loaded library before binding
-the symbols, and the program runs on the interpreter when they differ).
+Each collective becomes one `func.call @pullback_collective(kind, src, dst, count,
+dtype, op, root)` with bare pointers to its buffers.  The symbol is a ctypes
+callback into the runtime's communicator (`runtime/communicator.py`,
+`native_collective`), which runs the collective as the interpreter does: the ranks
+first agree on its metadata (on a compiled program's first run), then the payload
+goes through MPI with a timeout, so native collectives cannot hang or combine
+tensors of different shapes.  The codes (`KINDS`, `REDUCE_OPS`, `NATIVE_DTYPES`)
+are the communicator's.
 
 `pd.allgather` and `pd.reduce_scatter` are compiled for the `nranks` they state;
 the runtime checks it against the job before running native code
 (`job_size_mismatch`).  An `avg` all-reduce (a sum scaled by a number of ranks
 only known at run time) and bool collectives are not lowered: programs with them
-run on the interpreter.  Native collectives have no timeout; a failing rank still
-aborts the job.
+run on the interpreter.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 from pullback.dialects import pd
 from pullback.lowering.abi import LoweringError
@@ -25,45 +27,37 @@ from pullback.lowering.lowerer import Lowerer
 from pullback.lowering.lowerer.sizes import Size
 from pullback.lowering.registry import lowers, result_sizes, sizes_of_first
 from pullback.lowering.views import elem_of_buffer
+from pullback.runtime.communicator import KINDS, NATIVE_DTYPES, NATIVE_SYMBOL, REDUCE_OPS
 from xdsl.dialects import arith, func, llvm
 from xdsl.dialects.builtin import (
     Float32Type,
     Float64Type,
     IntegerType,
     UnrealizedConversionCastOp,
-    i32,
+    i64,
 )
 from xdsl.ir import Attribute, SSAValue
 
-MPICH: dict[str, int] = {
-    "MPI_COMM_WORLD": 0x44000000,
-    "MPI_FLOAT": 0x4C00040A,
-    "MPI_DOUBLE": 0x4C00080B,
-    "MPI_INT32_T": 0x4C000439,
-    "MPI_INT64_T": 0x4C00083A,
-    "MPI_SUM": 0x58000003,
-    "MPI_MAX": 0x58000001,
-    "MPI_MIN": 0x58000002,
-    "MPI_PROD": 0x58000004,
-}
-"""MPICH's handles (`mpi.h`: `typedef int MPI_Datatype`, ...)."""
+COLLECTIVE_ABI = 2
+"""The calling convention of native collectives (part of the compile cache's key:
+version 1 called MPI's C functions directly)."""
 
-_OPS = {"sum": "MPI_SUM", "max": "MPI_MAX", "min": "MPI_MIN", "prod": "MPI_PROD"}
+_OPS = ("sum", "max", "min", "prod")
 
 
 def _datatype(elem: Attribute, what: str) -> int:
-    """The MPI datatype handle of an element type."""
+    """The `NATIVE_DTYPES` code of an element type."""
     if isinstance(elem, Float32Type):
-        return MPICH["MPI_FLOAT"]
+        return NATIVE_DTYPES.index("float32")
     if isinstance(elem, Float64Type):
-        return MPICH["MPI_DOUBLE"]
+        return NATIVE_DTYPES.index("float64")
     if isinstance(elem, IntegerType) and elem.width.data in (32, 64):
-        return MPICH[f"MPI_INT{elem.width.data}_T"]
+        return NATIVE_DTYPES.index(f"int{elem.width.data}")
     raise LoweringError(f"cannot lower '{what}' on {elem} buffers to native code")
 
 
-def _i32(low: Lowerer, v: int) -> SSAValue:
-    return low.emit(arith.ConstantOp.from_int_and_width(v, i32)).results[0]
+def _i64(low: Lowerer, v: int) -> SSAValue:
+    return low.emit(arith.ConstantOp.from_int_and_width(v, i64)).results[0]
 
 
 def _ptr(low: Lowerer, mem: SSAValue) -> SSAValue:
@@ -72,19 +66,22 @@ def _ptr(low: Lowerer, mem: SSAValue) -> SSAValue:
 
 
 def _count(low: Lowerer, v: SSAValue) -> SSAValue:
-    """The number of elements of `pd` value `v`, as MPI's `int` count."""
+    """The number of elements of `pd` value `v`, as an i64."""
     n = low.as_value(low.mul_sizes(low.sizes_of(v)))
-    return low.emit(arith.IndexCastOp(n, i32)).results[0]
+    return low.emit(arith.IndexCastOp(n, i64)).results[0]
 
 
-def _call(low: Lowerer, name: str, args: Sequence[SSAValue]) -> None:
-    """`func.call @name(args) -> i32` (MPI's error code; errors abort the job, as
-    MPI_ERRORS_ARE_FATAL, the default handler, does)."""
-    low.emit(func.CallOp(name, list(args), [i32]))
-
-
-def _comm(low: Lowerer) -> SSAValue:
-    return _i32(low, MPICH["MPI_COMM_WORLD"])
+def _collective(
+    low: Lowerer, kind: str, src: SSAValue, dst: SSAValue, count: SSAValue, elem: Attribute | None,
+    what: str, op: str = "sum", root: int = -1,
+) -> None:
+    """`func.call @pullback_collective(kind, src, dst, count, dtype, op, root)`
+    (`elem` None: no elements, dtype code 0)."""
+    args = [
+        _i64(low, KINDS[kind]), _ptr(low, src), _ptr(low, dst), count,
+        _i64(low, 0 if elem is None else _datatype(elem, what)), _i64(low, REDUCE_OPS[op]), _i64(low, root),
+    ]
+    low.emit(func.CallOp(NATIVE_SYMBOL, args, []))
 
 
 @result_sizes(pd.AllReduceOp)
@@ -108,22 +105,16 @@ def _allreduce(low: Lowerer, op: pd.AllReduceOp) -> None:
             tmp = low.temp(elem_of_buffer(src), low.sizes_of(x))
             low.copy_buffer(src, tmp)
             src = tmp
-        dtype = _datatype(elem_of_buffer(dst), op.name)
-        _call(low, "MPI_Allreduce", [
-            _ptr(low, src), _ptr(low, dst), _count(low, x), _i32(low, dtype),
-            _i32(low, MPICH[_OPS[red]]), _comm(low),
-        ])
+        _collective(low, "allreduce", src, dst, _count(low, x), elem_of_buffer(dst), op.name, red)
 
 
 @lowers(pd.BroadcastOp)
 def _broadcast(low: Lowerer, op: pd.BroadcastOp) -> None:
     r = op.results[0]
     dst = low.out(r)
-    low.copy_buffer(low.read(op.x), dst)
-    dtype = _datatype(elem_of_buffer(dst), op.name)
-    _call(low, "MPI_Bcast", [
-        _ptr(low, dst), _count(low, op.x), _i32(low, dtype), _i32(low, op.prop("root")), _comm(low),
-    ])
+    low.copy_buffer(low.read(op.x), dst)  # broadcast in place in the result
+    _collective(low, "broadcast", dst, dst, _count(low, op.x), elem_of_buffer(dst), op.name,
+                root=op.prop("root"))
 
 
 @lowers(pd.ReduceToRootOp)
@@ -136,11 +127,8 @@ def _reduce(low: Lowerer, op: pd.ReduceToRootOp) -> None:
         low.copy_buffer(src, tmp)
         src = tmp
     low.fill(dst, 0.0)  # what the ranks other than the root get
-    dtype = _datatype(elem_of_buffer(dst), op.name)
-    _call(low, "MPI_Reduce", [
-        _ptr(low, src), _ptr(low, dst), _count(low, op.x), _i32(low, dtype),
-        _i32(low, MPICH[_OPS[op.prop("reduce_op")]]), _i32(low, op.prop("root")), _comm(low),
-    ])
+    _collective(low, "reduce", src, dst, _count(low, op.x), elem_of_buffer(dst), op.name,
+                op.prop("reduce_op"), op.prop("root"))
 
 
 @result_sizes(pd.AllGatherOp, pd.ReduceScatterOp)
@@ -163,20 +151,14 @@ def _gather_scatter_size(
 def _allgather(low: Lowerer, op: pd.AllGatherOp) -> None:
     r = op.results[0]
     src, dst = low.read(op.x), low.out(r)
-    dtype = _i32(low, _datatype(elem_of_buffer(dst), op.name))
-    n = _count(low, op.x)
-    _call(low, "MPI_Allgather", [_ptr(low, src), n, dtype, _ptr(low, dst), n, dtype, _comm(low)])
+    _collective(low, "allgather", src, dst, _count(low, op.x), elem_of_buffer(dst), op.name)
 
 
 @lowers(pd.ReduceScatterOp)
 def _reduce_scatter(low: Lowerer, op: pd.ReduceScatterOp) -> None:
     r = op.results[0]
     src, dst = low.read(op.x), low.out(r)
-    dtype = _datatype(elem_of_buffer(dst), op.name)
-    _call(low, "MPI_Reduce_scatter_block", [
-        _ptr(low, src), _ptr(low, dst), _count(low, r), _i32(low, dtype),
-        _i32(low, MPICH["MPI_SUM"]), _comm(low),
-    ])
+    _collective(low, "reduce_scatter", src, dst, _count(low, op.x), elem_of_buffer(dst), op.name)
 
 
 def job_size_mismatch(ops: Iterable[object], size: int) -> str | None:
@@ -193,9 +175,10 @@ def job_size_mismatch(ops: Iterable[object], size: int) -> str | None:
 
 @lowers(pd.BarrierOp)
 def _barrier(low: Lowerer, op: pd.BarrierOp) -> None:
-    _call(low, "MPI_Barrier", [_comm(low)])
     r = op.results[0]
     if r in low.dest:
         low.copy_buffer(low.read(op.x), low.out(r))
     else:
         low.buf[r] = low.read(op.x)
+    x = low.read(op.x)  # any pointer: a barrier sends no elements
+    _collective(low, "barrier", x, x, _i64(low, 0), None, op.name)

@@ -10,6 +10,7 @@ single process (rank 0 of 1).
 
 from __future__ import annotations
 
+import datetime
 import os
 from dataclasses import dataclass
 
@@ -97,14 +98,15 @@ def is_initialized() -> bool:
     return _initialized
 
 
-def init_parallel_env(timeout: float | None = None) -> Group:
+def init_parallel_env(timeout: float | datetime.timedelta | None = None) -> Group:
     """Start the communicator of the job (MPI) and return the global group.
 
-    `timeout` (seconds) bounds every collective: a rank waiting longer raises and
-    the job is aborted, instead of hanging (default: `PULLBACK_COLLECTIVE_TIMEOUT`,
-    else no limit).  A process started alone is rank 0 of 1, with or without MPI;
-    one started as a rank of several without mpi4py raises `DistributedError` (a
-    RuntimeError) saying how to install it.
+    `timeout` (seconds or a `datetime.timedelta`) bounds every collective: a rank
+    waiting longer aborts the job naming the ranks that did not arrive, instead of
+    hanging (default: `PULLBACK_COLLECTIVE_TIMEOUT`, else 1800 s; 0: no limit).  A
+    process started alone is rank 0 of 1, with or without MPI; one started as a rank
+    of several without mpi4py raises `DistributedError` (a RuntimeError) saying how
+    to install it.
     """
     global _initialized
     comm = communicator(timeout)
@@ -112,8 +114,9 @@ def init_parallel_env(timeout: float | None = None) -> Group:
     return Group(comm.rank, comm.size)
 
 
-def communicator(timeout: float | None = None) -> Communicator:
-    """The job's communicator (MPI starts on first use)."""
+def communicator(timeout: float | datetime.timedelta | None = None) -> Communicator:
+    """The job's communicator (MPI starts on first use); a given `timeout`
+    replaces the current one."""
     return world(timeout)
 
 
@@ -142,8 +145,14 @@ def get_group(id: int = 0) -> Group:
     return Group(get_rank(), get_world_size())
 
 
-def new_group(ranks: list[int] | None = None, backend: str | None = None, timeout: float | None = None) -> Group:
-    """Paddle's `new_group`; only the group of all ranks is supported."""
+def new_group(
+    ranks: list[int] | None = None, backend: str | None = None,
+    timeout: float | datetime.timedelta | None = None,
+) -> Group:
+    """Paddle's `new_group`; only the group of all ranks is supported.  A given
+    `timeout` becomes the collectives' (as `init_parallel_env(timeout=...)`)."""
+    if timeout is not None:
+        communicator(timeout)
     n = get_world_size()
     if ranks is not None and sorted(ranks) != list(range(n)):
         raise NotImplementedError(

@@ -37,10 +37,12 @@ from xdsl.ir import SSAValue
 from pullback.lowering import fusion
 from pullback.lowering.abi import PACKED_PREFIX, LoweringError, Program, abi_of, output_values
 from pullback.lowering.convert_pd_to_linalg import build_entry, declare_callees
+from pullback.lowering.distributed import COLLECTIVE_ABI
 from pullback.lowering.lowerer import fusion_plan
 from pullback.lowering.memory import MemoryReport, analyze_function
 from pullback.lowering.phase_times import PhaseTimes
 from pullback.passes.gc_pause import cyclic_gc_paused
+from pullback.runtime.communicator import NATIVE_SYMBOL
 from pullback.runtime.native import bf16_gemm, constants, disk_cache, llvm_chunks, settings
 from pullback.runtime.native.jit import Jit
 from pullback.runtime.native.program import CompiledProgram
@@ -117,13 +119,14 @@ def _translator() -> str:
 
 
 def _bind_collectives(jit: Jit, module: ModuleOp) -> None:
-    """Native collectives (lowering/distributed.py) call the MPI library itself: bind
-    it, and refuse (NotCompilable) a program built for another job size."""
-    from pullback.lowering.distributed import MPICH, job_size_mismatch
-    from pullback.runtime.communicator import DistributedError, bind_native_mpi, world
+    """Native collectives (lowering/distributed.py) call back into the communicator:
+    bind that callback, and refuse (NotCompilable) a program built for another job
+    size."""
+    from pullback.lowering.distributed import job_size_mismatch
+    from pullback.runtime.communicator import DistributedError, bind_native_collectives, world
 
     try:
-        bind_native_mpi(jit.llvm, MPICH)
+        bind_native_collectives(jit.llvm)
         # Native collectives trust their buffer sizes: a program built for
         # another job size runs on the interpreter, which reports it.
         why = job_size_mismatch(module.walk(), world().size)
@@ -202,7 +205,8 @@ def compile_program(
     # (The fusion settings can be changed to compare: the code differs.)
     options = (f"blas={use_blas} outline={outline} dedupe={dedupe} unroll={unroll},{full} "
                f"slp={settings.SLP_VECTORIZE} translate={route} mofusion={fusion.ENABLED} budget={fusion_plan.RECOMPUTE_BUDGET} "
-               f"threads={threads},{work} split={split_llvm} bf16gemm={use_blas and bf16_gemm.enabled()}")
+               f"threads={threads},{work} split={split_llvm} collectives=v{COLLECTIVE_ABI} "
+               f"bf16gemm={use_blas and bf16_gemm.enabled()}")
     with _announced(_describe(module, fetches), times):
         with times.phase("key"):
             text = str(module) if text is None else text
@@ -237,7 +241,7 @@ def compile_program(
         raise RuntimeError(f"compiled backend: {e}") from None
     return CompiledProgram(
         prog, output_values(prog, abi, fetches), abi, fn, time.perf_counter() - t0, native, entry["memory"], times,
-        first_call=key if stored else None, constants=data,
+        first_call=key if stored else None, constants=data, collectives=entry["collectives"], key=key,
     )
 
 
@@ -276,7 +280,7 @@ def _lower_and_emit(
     lowered = ModuleOp([fn_op])
     declare_callees(lowered)
     collectives = any(
-        getattr(o, "sym_name", None) and o.sym_name.data.startswith("MPI_") for o in lowered.body.block.ops
+        getattr(o, "sym_name", None) and o.sym_name.data == NATIVE_SYMBOL for o in lowered.body.block.ops
     )
     if collectives:
         _bind_collectives(jit, module)

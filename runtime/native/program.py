@@ -20,10 +20,11 @@ Compiling is `native/compiler.py`'s; the caches of compiled programs are
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import weakref
 from collections import OrderedDict
-from collections.abc import Hashable, Mapping, MutableMapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -87,6 +88,11 @@ class CompiledProgram:
     first_call: str | None = None
     """The disk-cache key of an entry whose first call has not returned yet: that
     call runs under `disk_cache.trial` (a crash in it drops the entry)."""
+    collectives: bool = False
+    """The code calls native collectives (`lowering/distributed.py`)."""
+    key: str = ""
+    """The compile's key: a program whose collectives were checked once
+    (`checked_collectives`) runs later with their metadata trusted."""
     _plan: CallPlan | None = field(default=None, repr=False)
 
     def call_plan(self) -> CallPlan:
@@ -263,12 +269,13 @@ def execute(
     status = np.zeros(3, np.int64) if checks else None
     if status is not None:
         slots.append(status.ctypes.data)
-    if compiled.first_call is None:
-        compiled.fn(plan.slots(*slots))
-    else:
-        with disk_cache.trial(compiled.first_call):
+    with _collectives_of(compiled):
+        if compiled.first_call is None:
             compiled.fn(plan.slots(*slots))
-        compiled.first_call = None
+        else:
+            with disk_cache.trial(compiled.first_call):
+                compiled.fn(plan.slots(*slots))
+            compiled.first_call = None
     if status is not None and status[0]:
         # A failed range check: the code skipped every persistable update after it.
         code, bad, limit = (int(v) for v in status)
@@ -278,6 +285,27 @@ def execute(
         scope[name] = outs[i]
     by_name = {n: p for (n, _, _), p in zip(plan.params, params)}
     return [outs[ref] if kind == "out" else by_name[ref] for kind, ref in abi["fetches"]]
+
+
+checked_collectives: set[str] = set()
+"""Keys of the programs whose first run agreed on every collective's metadata with
+the other ranks: their later runs trust it.  Every rank runs the same programs the
+same number of times, so every rank decides alike (a per-object flag would not:
+a program dropped from one rank's cache and compiled again would check alone)."""
+
+
+@contextlib.contextmanager
+def _collectives_of(compiled: CompiledProgram) -> Iterator[None]:
+    """Around a call of `compiled`: its native collectives checked on its first run
+    and their errors raised (`communicator.native_run`)."""
+    if not compiled.collectives:
+        yield
+        return
+    from pullback.runtime.communicator import native_run
+
+    with native_run(trust=compiled.key in checked_collectives):
+        yield
+    checked_collectives.add(compiled.key)
 
 
 def _n_new(abi: dict[str, Any]) -> int:

@@ -1,29 +1,36 @@
 // RUN: pullback-opt %s -p convert-pd-to-linalg | filecheck %s
 
-// Collectives call the MPI library on the program's own buffers (bare pointers):
-// the all-reduce reads its operand's buffer and writes the result's, with the
-// element count computed from the dynamic batch size; the broadcast copies its
-// operand into the result buffer and broadcasts that in place; the reduce zeroes
-// the result (the non-root ranks' value) first.  The MPI functions are declared as
-// externals (MPICH handles are i32 constants).
+// Collectives call `pullback_collective` (the runtime communicator's callback,
+// which checks the ranks' metadata and bounds the wait) on the program's own
+// buffers (bare pointers): kind, source, destination, element count, dtype code,
+// reduction code, root.  The all-reduce reads its operand's buffer and writes the
+// result's, with the element count computed from the dynamic batch size; the
+// broadcast copies its operand into the result buffer and broadcasts that in place;
+// the reduce zeroes the result (the non-root ranks' value) first; the barrier sends
+// no elements.  The callee is declared as an external.
 
 // CHECK:      %[[Y:.*]] = memref.alloc(%x_d0)
-// CHECK:      %[[SRC:.*]] = builtin.unrealized_conversion_cast %[[Y]] : memref<?x3xf32> to !llvm.ptr
+// CHECK:      %[[N:.*]] = arith.muli %{{.*}}, %x_d0 : index
+// CHECK-NEXT: %[[N64:.*]] = arith.index_cast %[[N]] : index to i64
+// CHECK-NEXT: %[[ALLREDUCE:.*]] = arith.constant 1 : i64
+// CHECK-NEXT: %[[SRC:.*]] = builtin.unrealized_conversion_cast %[[Y]] : memref<?x3xf32> to !llvm.ptr
 // CHECK-NEXT: %[[DST:.*]] = builtin.unrealized_conversion_cast %{{.*}} : memref<?x3xf32> to !llvm.ptr
-// CHECK-NEXT: %[[N:.*]] = arith.muli %{{.*}}, %x_d0 : index
-// CHECK-NEXT: %[[N32:.*]] = arith.index_cast %[[N]] : index to i32
-// CHECK-NEXT: %[[FLOAT:.*]] = arith.constant 1275069450 : i32
-// CHECK-NEXT: %[[SUM:.*]] = arith.constant 1476395011 : i32
-// CHECK-NEXT: %[[WORLD:.*]] = arith.constant 1140850688 : i32
-// CHECK-NEXT: func.call @MPI_Allreduce(%[[SRC]], %[[DST]], %[[N32]], %[[FLOAT]], %[[SUM]], %[[WORLD]])
-// CHECK:      func.call @MPI_Bcast(
+// CHECK-NEXT: %[[FLOAT:.*]] = arith.constant 0 : i64
+// CHECK-NEXT: %[[SUM:.*]] = arith.constant 0 : i64
+// CHECK-NEXT: %[[NOROOT:.*]] = arith.constant -1 : i64
+// CHECK-NEXT: func.call @pullback_collective(%[[ALLREDUCE]], %[[SRC]], %[[DST]], %[[N64]], %[[FLOAT]], %[[SUM]], %[[NOROOT]])
+// CHECK:      %[[BCAST:.*]] = arith.constant 2 : i64
+// CHECK:      %[[B:.*]] = builtin.unrealized_conversion_cast %b : memref<3xf64> to !llvm.ptr
+// CHECK-NEXT: %[[B2:.*]] = builtin.unrealized_conversion_cast %b : memref<3xf64> to !llvm.ptr
+// CHECK-NEXT: %[[DOUBLE:.*]] = arith.constant 1 : i64
+// CHECK:      %[[ROOT:.*]] = arith.constant 1 : i64
+// CHECK-NEXT: func.call @pullback_collective(%[[BCAST]], %[[B]], %[[B2]], %{{.*}}, %[[DOUBLE]], %{{.*}}, %[[ROOT]])
 // CHECK:      linalg.fill
-// CHECK:      func.call @MPI_Reduce(
-// CHECK:      func.call @MPI_Barrier(
-// CHECK:      func.func private @MPI_Allreduce(!llvm.ptr, !llvm.ptr, i32, i32, i32, i32) -> i32
-// CHECK:      func.func private @MPI_Bcast(!llvm.ptr, i32, i32, i32, i32) -> i32
-// CHECK:      func.func private @MPI_Reduce(!llvm.ptr, !llvm.ptr, i32, i32, i32, i32, i32) -> i32
-// CHECK:      func.func private @MPI_Barrier(i32) -> i32
+// CHECK:      %[[REDUCE:.*]] = arith.constant 3 : i64
+// CHECK:      func.call @pullback_collective(%[[REDUCE]],
+// CHECK:      %[[BARRIER:.*]] = arith.constant 6 : i64
+// CHECK:      func.call @pullback_collective(%[[BARRIER]],
+// CHECK:      func.func private @pullback_collective(i64, !llvm.ptr, !llvm.ptr, i64, i64, i64, i64) -> ()
 
 %x = pd.data "x" : tensor<?x3xf32>
 %w = pd.parameter "w" : tensor<3xf64>

@@ -3,6 +3,7 @@ with `python -m pullback.distributed.launch --nproc_per_node N` or `mpiexec -n N
 
     python distributed_programs.py OUT_DIR train   # collectives, eager and static training
     python distributed_programs.py OUT_DIR fail    # rank 1 raises; the job must abort
+    python distributed_programs.py OUT_DIR MODE    # the fault modes below (run_* functions)
 
 `train` writes `OUT_DIR/rank<r>.npz` with what each rank computed; the test compares
 it with numpy and with single-process training on the full batch
@@ -235,6 +236,21 @@ def spawn_target(out_dir: str, scale: float) -> None:
     np.save(f"{out_dir}/spawn{dist.get_rank()}.npy", t.numpy())
 
 
+def spawn_sleeper(out_dir: str) -> None:
+    """Run by `paddle.distributed.spawn` in the signal test: write the pid, sleep."""
+    run_sleep(out_dir)
+
+
+def spawn_parent(out_dir: str) -> None:
+    """A program that spawns 2 sleeping ranks and joins them (signalled meanwhile)."""
+    import pullback.distributed as dist
+
+    sys.path.insert(0, __file__.rsplit("/", 1)[0])
+    import distributed_programs as progs
+
+    dist.spawn(progs.spawn_sleeper, args=(out_dir,), nprocs=2)
+
+
 def run_fail() -> None:
     """Rank 1 raises before a collective; rank 0 waits in it.  The job must end
     (abort), not hang."""
@@ -262,12 +278,137 @@ def run_timeout() -> None:
     dist.all_reduce(t)
 
 
+def run_mismatch(out_dir: str) -> None:
+    """Every collective called with tensors that differ between the ranks (and
+    collectives that differ): each must raise DistributedError on every rank,
+    before any payload moves, so the job goes on to the next case.  The messages
+    are saved; then a clean all-reduce shows the ranks are still in step."""
+    import json
+    import warnings
+
+    import pullback as paddle
+    import pullback.distributed as dist
+    from pullback.runtime.communicator import DistributedError
+
+    dist.init_parallel_env(timeout=60)
+    rank = dist.get_rank()
+    t = paddle.to_tensor
+    cases = {
+        "all_reduce": lambda: dist.all_reduce(t(np.ones([3 if rank == 0 else 5], np.float32))),
+        "broadcast": lambda: dist.broadcast(t(np.ones([2], np.float32 if rank == 0 else np.float64)), src=0),
+        "reduce": lambda: dist.reduce(t(np.ones([2, 2])), dst=rank),
+        "all_gather": lambda: dist.all_gather([], t(np.ones([1, 2 + rank]))),
+        "reduce_scatter": lambda: dist.reduce_scatter(
+            t(np.zeros([1 + rank])), [t(np.ones([1 + rank])) for _ in range(dist.get_world_size())]),
+        "skipped": lambda: dist.all_reduce(t(np.ones([2]))) if rank == 0 else dist.barrier(),
+    }
+    messages = {}
+    for name, call in cases.items():
+        try:
+            call()
+        except DistributedError as e:
+            messages[name] = str(e)
+    # A compiled program, checked on its first run: rank 1 feeds another shape.
+    paddle.enable_static()
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        v = paddle.static.data("v", [None], "float32")
+        dist.all_reduce(v)
+        w = v * 2.0
+    exe = paddle.static.Executor(paddle.CPUPlace(), backend="compiled")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            exe.run(main, feed={"v": np.ones([3 + 2 * rank], np.float32)}, fetch_list=[w])
+        except DistributedError as e:
+            messages["native"] = str(e)
+        (after,) = exe.run(main, feed={"v": np.ones([3], np.float32)}, fetch_list=[w])
+    paddle.disable_static()
+    messages["warnings"] = [str(c.message) for c in caught]
+    ok = t(np.ones([2]))
+    dist.all_reduce(ok)
+    messages["after"] = [ok.numpy().tolist(), after.tolist()]
+    with open(f"{out_dir}/mismatch{rank}.json", "w") as f:
+        json.dump(messages, f)
+
+
+def run_uneven() -> None:
+    """Rank 1 takes one step fewer and ends; rank 0 waits in its last all-reduce
+    until the 2 s timeout, then the job is aborted naming rank 1."""
+    import pullback as paddle
+    import pullback.distributed as dist
+
+    dist.init_parallel_env(timeout=2.0)
+    for _ in range(3 if dist.get_rank() == 0 else 2):
+        t = paddle.to_tensor(np.ones([3]))
+        dist.all_reduce(t)
+    print(f"rank {dist.get_rank()} finished its steps", flush=True)
+
+
+def run_native_stall() -> None:
+    """A compiled data-parallel step (native all-reduce): rank 1 stops after the
+    first run (checked) and sleeps, so rank 0's second run (trusted) waits in
+    native code until the 2 s timeout aborts the job."""
+    import time
+
+    import pullback as paddle
+    import pullback.distributed as dist
+
+    dist.init_parallel_env(timeout=2.0)
+    paddle.enable_static()
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        v = paddle.static.data("v", [3], "float32")
+        dist.all_reduce(v)
+        w = v * 2.0
+    exe = paddle.static.Executor(paddle.CPUPlace(), backend="compiled")
+    for _ in range(2 if dist.get_rank() == 0 else 1):
+        exe.run(main, feed={"v": np.ones([3], np.float32)}, fetch_list=[w])
+    if dist.get_rank() == 1:
+        time.sleep(60)
+    print(f"rank {dist.get_rank()} passed its steps", flush=True)
+
+
+def run_exit3() -> None:
+    """Rank 1 prints to stdout and stderr (not flushed) and calls sys.exit(3)
+    while rank 0 waits in an all-reduce: the job's status must be 3 and both
+    lines must reach the launcher's output."""
+    import pullback as paddle
+    import pullback.distributed as dist
+
+    dist.init_parallel_env()
+    if dist.get_rank() == 1:
+        print("rank 1 stdout line before exit")
+        sys.stderr.write("rank 1 stderr line before exit\n")
+        sys.exit(3)
+    t = paddle.to_tensor(np.ones([2]))
+    dist.all_reduce(t)
+
+
+def run_sleep(out_dir: str) -> None:
+    """Each rank writes its pid and sleeps: the launcher is signalled meanwhile."""
+    import os
+    import time
+
+    import pullback.distributed as dist
+
+    dist.init_parallel_env()
+    with open(f"{out_dir}/pid{dist.get_rank()}", "w") as f:
+        f.write(str(os.getpid()))
+    time.sleep(120)
+
+
 if __name__ == "__main__":
-    if sys.argv[2] == "timeout":
+    mode, out = sys.argv[2], sys.argv[1]
+    if mode == "timeout":
         run_timeout()
-    elif sys.argv[2] == "train":
-        run_train(sys.argv[1])
-    elif sys.argv[2] == "fail":
+    elif mode == "train":
+        run_train(out)
+    elif mode == "fail":
         run_fail()
+    elif mode in ("mismatch", "sleep", "spawn_parent"):
+        {"mismatch": run_mismatch, "sleep": run_sleep, "spawn_parent": spawn_parent}[mode](out)
+    elif mode in ("uneven", "native_stall", "exit3"):
+        {"uneven": run_uneven, "native_stall": run_native_stall, "exit3": run_exit3}[mode]()
     else:
-        raise SystemExit(f"unknown mode {sys.argv[2]!r}")
+        raise SystemExit(f"unknown mode {mode!r}")
