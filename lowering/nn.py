@@ -303,7 +303,7 @@ def _conv2d(low: Lowerer, op: pd.Conv2DOp) -> None:
     cols = im2col(low, low.read(x), n, c, (h, wd), (kh, kw), win, (oh, ow))
     og, rr, p = o // g, cg * kh * kw, oh * ow
     q = low.mul_sizes([n, p])
-    prod = low.temp(elem_of_buffer(cols), [o, n, p])
+    prod = low.temp(r.type.get_element_type(), [o, n, p])  # type: ignore[attr-defined]  # (float32 for bfloat16 cols)
     # Loops (g, o, q, r): prod[g, o, q] += W[g, o, r] * cols[g, r, q].
     contract(
         low, [g, og, q, rr],
@@ -357,7 +357,7 @@ def _conv2d_transpose(low: Lowerer, op: pd.Conv2DTransposeOp) -> None:
     co, cig, rr = cog * g, ci // g, cog * kh * kw
     q = low.mul_sizes([n, h * wd])
     image = channel_major(low, x)
-    cols = low.temp(elem_of_buffer(image), [co, kh, kw, n, h, wd])
+    cols = low.temp(r.type.get_element_type(), [co, kh, kw, n, h, wd])  # type: ignore[attr-defined]  # (float32 for bfloat16 operands)
     # Loops (g, r, q, c): cols[g, r, q] += W[g, c, r] * x[g, c, q].
     contract(
         low, [g, rr, q, cig],

@@ -133,7 +133,7 @@ def _narrow_names(op: Operation) -> str:
 
 
 def _narrow_product(op: Operation, replaced: dict[SSAValue, SSAValue]) -> None:
-    """Replace a `pd.matmul` of two bfloat16 operands by one that reads them as they
+    """Replace a product (`_PRODUCTS`) of two bfloat16 operands by one that reads them as they
     are and gives float32 (the bfloat16 GEMM's contract: exact products, float32
     sums), followed by the usual `pd.cast` back to bfloat16.
 
@@ -161,8 +161,14 @@ def _narrow_product(op: Operation, replaced: dict[SSAValue, SSAValue]) -> None:
     op.erase()
 
 
+_PRODUCTS = (pd.MatmulOp, pd.Conv2DOp, pd.Conv2DFilterGradOp, pd.Conv2DTransposeOp)
+"""Ops whose lowering is one contraction of their two operands (`lowering/nn.py`'s
+`contract`, after `im2col` for convolutions): run on bfloat16 operands by the
+bfloat16 GEMM."""
+
+
 def _is_bf16_product(op: Operation) -> bool:
-    return isinstance(op, pd.MatmulOp) and all(_elem(v.type) == bf16 for v in op.operands)
+    return isinstance(op, _PRODUCTS) and all(_elem(v.type) == bf16 for v in op.operands)
 
 
 def widen(

@@ -4,11 +4,13 @@ function calls and returns."""
 from __future__ import annotations
 
 import llvmlite.ir as ir
+import numpy as np
 from xdsl.dialects import arith, func
 from xdsl.dialects import llvm as xllvm
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr
+from xdsl.dialects.builtin import BFloat16Type, FloatAttr, IntegerAttr
 from xdsl.ir import Operation
 
+from pullback.dialects.bfloat16 import f32_to_bf16
 from pullback.lowering.llvm.base import CMP_PRED, EmitterBase, Vals, emit, fastmath, handles, register_table
 from pullback.lowering.llvm.opcodes import (
     BINARY_INTRINSICS,
@@ -80,7 +82,10 @@ class ScalarHandlers(EmitterBase):
         """A scalar constant (`arith.constant`, `llvm.mlir.constant`)."""
         attr = op.properties.get("value")
         t = self.llvm_type(op.results[0].type)
-        if isinstance(attr, FloatAttr):
+        if isinstance(attr, FloatAttr) and isinstance(attr.type, BFloat16Type):
+            # (a bfloat16 is held as its bits in an i16, `types.py`: rounded to nearest even)
+            vals[op.results[0]] = ir.Constant(t, int(f32_to_bf16(np.float32(attr.value.data))))
+        elif isinstance(attr, FloatAttr):
             vals[op.results[0]] = ir.Constant(t, float(attr.value.data))
         elif isinstance(attr, IntegerAttr):
             v = int(attr.value.data)

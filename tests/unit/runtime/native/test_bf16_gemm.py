@@ -117,3 +117,42 @@ def test_eager_bfloat16_matmul_uses_it_and_rounds_once(tx: bool, ty: bool, monke
     again = paddle.matmul(x, y, transpose_x=tx, transpose_y=ty).astype("float32").numpy()
     assert len(calls) == 1 and np.allclose(again, got, rtol=2 ** -7, atol=1e-3)
     assert nn_kernels.matmul_bf16 is not None
+
+
+@needs_bf16
+def test_bfloat16_convolution_and_its_gradients_call_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    import re
+
+    import pullback as paddle
+    from xdsl.context import Context
+    from xdsl.dialects.builtin import ModuleOp
+
+    from pullback.lowering.convert_linalg_to_blas import ConvertLinalgToBlasPass
+    from pullback.lowering.convert_pd_to_linalg import build_entry
+
+    paddle.enable_static()
+    try:
+        main, start = paddle.static.Program(), paddle.static.Program()
+        with paddle.static.program_guard(main, start):
+            x = paddle.static.data("x", [None, 3, 10, 10], "float32")
+            x.stop_gradient = False
+            with paddle.amp.auto_cast(dtype="bfloat16", level="O1"):
+                conv = paddle.nn.Conv2D(3, 8, 3, padding=1, stride=2)
+                loss = (conv(x).astype("float32") ** 2).mean()
+            grads = paddle.static.gradients([loss], [x, conv.weight])
+        fetch = [loss, *grads]
+        fn, _ = build_entry(main.module, [v.value for v in fetch], only_given_fetches=True, bf16_gemm=True)
+        lowered = ModuleOp([fn])
+        ConvertLinalgToBlasPass().apply(Context(), lowered)
+        # The forward product, the filter gradient's and the input gradient's.
+        assert len(re.findall("func.call @pullback_sbgemm", str(lowered))) == 3
+        exe = paddle.static.Executor()
+        exe.run(start)
+        feed = {"x": np.random.default_rng(0).standard_normal((4, 3, 10, 10)).astype(np.float32)}
+        compiled = exe.run(main, feed=feed, fetch_list=fetch)
+        monkeypatch.setenv("PULLBACK_BACKEND", "interpreter")
+        reference = paddle.static.Executor().run(main, feed=feed, fetch_list=fetch)
+        for got, want in zip(compiled, reference):
+            assert np.allclose(got, want, rtol=2 ** -7, atol=1e-6 + 2 ** -8 * np.abs(want).max())
+    finally:
+        paddle.disable_static()
