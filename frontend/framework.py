@@ -440,6 +440,8 @@ class Program:
         p.module = self.module.clone()
         p.random_seed = self.random_seed
         p.passes = list(self.passes)
+        if hasattr(self, "_feed_readers"):  # (Paddle's clone copies the `read` op too)
+            p._feed_readers = list(self._feed_readers)
         mapping = dict(zip(self.module.walk(), p.module.walk()))
         for old, new in mapping.items():
             if old in self.op_types:
