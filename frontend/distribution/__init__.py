@@ -25,6 +25,7 @@ from pullback.frontend.distribution.gumbel import Gumbel
 from pullback.frontend.distribution.independent import Independent
 from pullback.frontend.distribution.kl import kl_divergence, register_kl
 from pullback.frontend.distribution.laplace import Laplace
+from pullback.frontend.distribution.lkj_cholesky import LKJCholesky
 from pullback.frontend.distribution.lognormal import LogNormal
 from pullback.frontend.distribution.multinomial import Multinomial
 from pullback.frontend.distribution.multivariate_normal import MultivariateNormal
@@ -65,6 +66,7 @@ __all__ = [
     "Geometric",
     "Gumbel",
     "Independent",
+    "LKJCholesky",
     "Laplace",
     "LogNormal",
     "Multinomial",

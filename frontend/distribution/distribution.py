@@ -154,9 +154,9 @@ class Distribution:
         return any(tensors)
 
     def _to_tensor(self, *args: Any) -> tuple[Any, ...]:
-        """Numbers, lists and arrays as tensors broadcast to one shape, as Paddle: each
-        becomes float32 unless it is float64 already (other dtypes warn and become
-        float32); the common dtype is numpy's of their sum."""
+        """Numbers, lists and arrays as float32 tensors broadcast to one shape, as
+        Paddle 3.3.1's (`float64` input too: Paddle casts every non-float32 argument
+        to float32, warning for the non-float ones)."""
         arrays = []
         total: Any = 0.0
         for arg in args:
@@ -166,12 +166,13 @@ class Distribution:
                     f"received type {type(arg)}"
                 )
             arr = np.array(arg)
-            if str(arr.dtype) not in ("float32", "float64"):
-                warnings.warn(
-                    "data type of argument only support float32 and float64, your argument will be "
-                    "convert to float32.",
-                    stacklevel=3,
-                )
+            if str(arr.dtype) != "float32":
+                if str(arr.dtype) != "float64":
+                    warnings.warn(
+                        "data type of argument only support float32 and float64, your argument will be "
+                        "convert to float32.",
+                        stacklevel=3,
+                    )
                 arr = arr.astype("float32")
             total = total + arr
             arrays.append(arr)

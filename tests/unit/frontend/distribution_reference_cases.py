@@ -308,9 +308,24 @@ def continuous_bernoulli(paddle: Any) -> dict[str, np.ndarray]:
     }
 
 
+def lkj_cholesky(paddle: Any) -> dict[str, np.ndarray]:
+    D = paddle.distribution
+    corr = np.array([[1.0, 0.3, -0.2], [0.3, 1.0, 0.4], [-0.2, 0.4, 1.0]])
+    L = np.linalg.cholesky(corr)
+    t = D.LKJCholesky(3, paddle.to_tensor(np.array([1.0, 3.0])))
+    f = D.LKJCholesky(2, 1.5, "cvine")
+    return {
+        "log_prob": _np(t.log_prob(paddle.to_tensor(np.stack([L, np.eye(3)])))),
+        "f_log_prob": _np(f.log_prob(paddle.to_tensor(np.linalg.cholesky(corr[:2, :2]).astype(np.float32)))),
+        "onion_shape": _shape(t.sample([4])), "cvine_shape": _shape(D.LKJCholesky(3, 2.0, "cvine").sample([2, 3])),
+        "f_shape": _shape(f.sample([5])), "batch": np.array(list(t.batch_shape), dtype=np.int64),
+        "f_batch": np.array(list(f.batch_shape) + [-1] + list(f.event_shape), dtype=np.int64),
+    }
+
+
 CASES: dict[str, Callable[[Any], dict[str, np.ndarray]]] = {
     f.__name__: f
     for f in (normal, uniform, categorical, bernoulli, beta_dirichlet, multinomial, laplace, lognormal_gumbel,
               multivariate_normal, exponential_gamma, cauchy_geometric, transforms, composite,
-              binomial_poisson, student_t, continuous_bernoulli)
+              binomial_poisson, student_t, continuous_bernoulli, lkj_cholesky)
 }

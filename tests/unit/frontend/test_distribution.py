@@ -1139,3 +1139,19 @@ def test_continuous_bernoulli_rsample_gradient_and_moments():
     s = c.sample([20000]).numpy()
     assert np.all((s >= 0) & (s <= 1))
     np.testing.assert_allclose(s.mean(0), c.mean.numpy(), atol=0.01)
+
+
+@pytest.mark.parametrize("method", ["onion", "cvine"])
+def test_lkj_cholesky_samples_are_correlation_factors(method):
+    """Samples are lower-triangular with unit-norm rows (`L L^T` a correlation
+    matrix); for dim 2 the correlation follows Beta(c, c) on (-1, 1): variance
+    `1 / (2c + 1)`."""
+    paddle.seed(4)
+    s = D.LKJCholesky(4, paddle.to_tensor([0.5, 2.0], dtype="float64"), method).sample([500]).numpy()
+    assert s.shape == (500, 2, 4, 4)
+    np.testing.assert_allclose(np.linalg.norm(s, axis=-1), 1.0, rtol=1e-12)
+    assert np.all(np.triu(s, 1) == 0) and np.all(np.diagonal(s, axis1=-2, axis2=-1) > 0)
+    r = D.LKJCholesky(2, 2.0, method).sample([20000]).numpy()[:, 1, 0]
+    assert np.abs(r.var() - 1 / 5) < 0.01 and np.abs(r.mean()) < 0.02
+    with pytest.raises(ValueError, match="dim greater than or equal to 2"):
+        D.LKJCholesky(1)
