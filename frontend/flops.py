@@ -198,7 +198,7 @@ def flops(net: Any, input_size: list[int], custom_ops: dict[type, Counter] | Non
     if isinstance(net, Layer):
         forward = net.__dict__.get("forward", getattr(type(net), "forward", None))
         if isinstance(forward, StaticFunction):  # Paddle's unwrap_decorators: count the dygraph code
-            net.forward = forward.__get__(net).dygraph_function
+            net.__dict__["forward"] = forward.__get__(net).dygraph_function
         return dynamic_flops(net, randn(list(input_size)), custom_ops=custom_ops, print_detail=print_detail)
     if isinstance(net, Program):
         raise NotImplementedError(

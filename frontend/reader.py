@@ -165,8 +165,7 @@ class GeneratorLoader(DataLoaderBase):
         self._places: Any = None
         self._batches: Iterator[Any] | None = None
         if not iterable:
-            program = default_main_program()
-            program._feed_readers = [*getattr(program, "_feed_readers", []), self]
+            default_main_program()._feed_readers.append(self)
 
     @property
     def iterable(self) -> bool:
