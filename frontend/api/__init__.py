@@ -61,6 +61,7 @@ ALIASES: dict[str, str] = {
     "hapi": "pullback.frontend.hapi",
     "hapi.callbacks": "pullback.frontend.hapi.callbacks",
     "hapi.model": "pullback.frontend.hapi.model",
+    "hapi.dynamic_flops": "pullback.frontend.flops",
     "framework.random": "pullback.frontend.api.framework.random",
     "nn": "pullback.frontend.api.nn",
     "nn.functional": "pullback.frontend.api.nn_functional",

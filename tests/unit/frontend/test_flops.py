@@ -40,7 +40,10 @@ def test_flops_leaves_the_network_as_it_was() -> None:
     assert paddle.flops(net, [2, 3]) == 24
     assert net.training and all(not hasattr(m, "total_ops") for m in net.sublayers(include_self=True))
     assert not net[0]._forward_post_hooks
-    assert paddle.hapi.flops is paddle.flops
+    assert paddle.hapi.flops is paddle.flops is paddle.hapi.dynamic_flops.flops
+    # Paddle's counters, importable from Paddle's module, serve as custom_ops
+    from pullback.hapi.dynamic_flops import count_leaky_relu
+    assert paddle.flops(net, [2, 3], custom_ops={paddle.nn.ReLU: count_leaky_relu}) == 24 + 8
 
 
 def test_flops_of_a_to_static_forward_counts_the_dygraph_code() -> None:
