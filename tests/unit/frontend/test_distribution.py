@@ -1155,3 +1155,21 @@ def test_lkj_cholesky_samples_are_correlation_factors(method):
     assert np.abs(r.var() - 1 / 5) < 0.01 and np.abs(r.mean()) < 0.02
     with pytest.raises(ValueError, match="dim greater than or equal to 2"):
         D.LKJCholesky(1)
+
+
+def test_parameter_dtypes_from_numbers_and_arrays_are_paddles():
+    """Paddle 3.3.1's `_to_tensor` makes float32 of every non-tensor argument, float64
+    arrays included; Uniform, Normal and Categorical cast float64 arrays back.  (The
+    dtypes below are what Paddle 3.3.1 gives for the same calls.)"""
+    a, b = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+    got = {
+        "Uniform": D.Uniform(a, b).low, "Normal": D.Normal(a, b).loc, "Normal_float": D.Normal(0.5, 1.0).loc,
+        "Categorical": D.Categorical(a).logits, "Bernoulli": D.Bernoulli(0.3).probs,
+        "Exponential": D.Exponential(a).rate, "Chi2": D.Chi2(a).df, "Gamma": D.Gamma(a, b).rate,
+        "LKJCholesky": D.LKJCholesky(3, 1.5).concentration,
+    }
+    assert {k: str(v.dtype) for k, v in got.items()} == {
+        "Uniform": "paddle.float64", "Normal": "paddle.float64", "Normal_float": "paddle.float32",
+        "Categorical": "paddle.float64", "Bernoulli": "paddle.float32", "Exponential": "paddle.float32",
+        "Chi2": "paddle.float32", "Gamma": "paddle.float32", "LKJCholesky": "paddle.float32",
+    }
