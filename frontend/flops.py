@@ -18,7 +18,8 @@ The total sums the network's sublayers only, so a network that is itself a leaf
 
 Paddle also accepts a static `Program` (its legacy op-desc counter); under Paddle
 3.3.1's default PIR programs that path fails with an AttributeError, so pullback
-does not offer it.
+does not offer it.  A Layer in static mode (where Paddle 3.3.1 fails too) is counted
+over its static shapes, its pass built in a scratch program.
 """
 
 from __future__ import annotations
@@ -191,7 +192,8 @@ def flops(net: Any, input_size: list[int], custom_ops: dict[type, Counter] | Non
     """`paddle.flops`: the FLOPs of `net` (an `nn.Layer`) on a `paddle.randn(input_size)`
     input; prints the total (and the per-layer table when `print_detail`)."""
     from pullback.frontend.ops.creation import randn
-    from pullback.frontend.framework import Program
+    from pullback.frontend import core
+    from pullback.frontend.framework import Program, program_guard
     from pullback.frontend.jit.static_function import StaticFunction
     from pullback.frontend.nn_layers import Layer
 
@@ -199,7 +201,13 @@ def flops(net: Any, input_size: list[int], custom_ops: dict[type, Counter] | Non
         forward = net.__dict__.get("forward", getattr(type(net), "forward", None))
         if isinstance(forward, StaticFunction):  # Paddle's unwrap_decorators: count the dygraph code
             net.__dict__["forward"] = forward.__get__(net).dygraph_function
-        return dynamic_flops(net, randn(list(input_size)), custom_ops=custom_ops, print_detail=print_detail)
+        if core.in_dynamic_mode():
+            return dynamic_flops(net, randn(list(input_size)), custom_ops=custom_ops, print_detail=print_detail)
+        # Static mode (Paddle 3.3.1 fails here: its counters register buffers of static
+        # values): the same count over static shapes, built in a scratch program so the
+        # user's default program gains no ops.
+        with program_guard(Program(), Program()):
+            return dynamic_flops(net, randn(list(input_size)), custom_ops=custom_ops, print_detail=print_detail)
     if isinstance(net, Program):
         raise NotImplementedError(
             "paddle.flops of a static Program is not supported (Paddle 3.3.1's own static "

@@ -62,3 +62,12 @@ def test_flops_of_a_to_static_forward_counts_the_dygraph_code() -> None:
 def test_flops_of_something_else_warns_and_returns_minus_one() -> None:
     with pytest.warns(UserWarning, match="nn.Layer"):
         assert paddle.flops(object(), [1]) == -1
+
+
+def test_flops_in_static_mode_counts_static_shapes_in_a_scratch_program() -> None:
+    paddle.enable_static()
+    net = paddle.nn.Sequential(paddle.nn.Linear(3, 4), paddle.nn.ReLU())
+    main = paddle.static.default_main_program()
+    before = len(main.global_block().ops)
+    assert paddle.flops(net, [2, 3]) == 24
+    assert len(main.global_block().ops) == before
