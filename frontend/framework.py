@@ -376,6 +376,9 @@ class Program:
         self.blocks = [Block(self, 0)]
         self.version = 0
         self.random_seed = Program._global_seed
+        self._feed_readers: list[Any] = []
+        """Non-iterable `DataLoader.from_generator` loaders feeding this program (see
+        `frontend/reader.py`): `Executor.run` asks them for the batches it is not fed."""
         self.op_types: weakref.WeakKeyDictionary[Operation, str] = weakref.WeakKeyDictionary()
         """Paddle's operator type of ops whose `pd` name differs (an `fc`'s `pd.matmul`
         is a `mul`, `paddle.reshape`'s `pd.reshape` a `reshape2`): what `append_backward`
@@ -440,6 +443,7 @@ class Program:
         p.module = self.module.clone()
         p.random_seed = self.random_seed
         p.passes = list(self.passes)
+        p._feed_readers = list(self._feed_readers)  # (Paddle's clone copies the `read` op too)
         mapping = dict(zip(self.module.walk(), p.module.walk()))
         for old, new in mapping.items():
             if old in self.op_types:

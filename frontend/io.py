@@ -621,6 +621,15 @@ class DataLoader:
         """`for data in loader():` (Paddle's static-mode spelling)."""
         return iter(self)
 
+    @staticmethod
+    def from_generator(*args: Any, **kwargs: Any) -> Any:
+        """`paddle.base.io.DataLoader.from_generator` (see `frontend/reader.py`).
+        Paddle 2.x had it here too, where much code still calls it; Paddle 3 keeps it
+        only on the `base.io` class."""
+        from pullback.frontend.reader import DataLoader as GeneratorFactory
+
+        return GeneratorFactory.from_generator(*args, **kwargs)
+
 
 __all__ = [
     "BatchSampler",

@@ -5,11 +5,19 @@ print Paddle's table and return `{'total_params', 'trainable_params'}`.
 As Paddle's does, it counts the parameters each recorded layer owns (batch-norm
 running statistics as non-trainable ones) and estimates memory in float32
 megabytes.
+
+In static mode (`paddle.enable_static()`) Paddle builds the forward pass as a
+program on random inputs instead, warns that the summary may be inexact, leaves the
+layers' train/eval mode alone, and its table reads each layer's inputs as `None`
+(static values are not the tensors its hook recognises: `[None]` for one input)
+while the output shapes are the static ones.  pullback prints the same; it builds
+that pass in a scratch program, so the user's default program gains no ops.
 """
 
 from __future__ import annotations
 
 import numbers
+import warnings
 from typing import Any
 
 import numpy as np
@@ -77,6 +85,15 @@ def _check_shape(shape: Any) -> list[int]:
     return out
 
 
+def _static_input(shape: list[int], dtype: Any) -> Any:
+    """A random static input, Paddle's `paddle.cast(paddle.rand(shape), dtype)` (in
+    the scratch program the caller guards)."""
+    from pullback.frontend.ops.creation import rand
+    from pullback.frontend.ops.elementwise import cast
+
+    return cast(rand(shape), dtype)
+
+
 def summary(net: Any, input_size: Any = None, dtypes: Any = None, input: Any = None) -> dict[str, int]:
     """`paddle.summary`: print the layer table of `net` (every sublayer except
     containers; the network itself only when it has no sublayers) for random inputs
@@ -84,14 +101,18 @@ def summary(net: Any, input_size: Any = None, dtypes: Any = None, input: Any = N
     or for the given `input`; returns `{'total_params', 'trainable_params'}`."""
     from pullback.frontend.autograd import no_grad
     from pullback.frontend.eager import to_tensor
+    from pullback.frontend.framework import Program, program_guard
     from pullback.frontend.nn_layers import Layer, LayerList, Sequential
 
     if not isinstance(net, Layer):
         raise TypeError(f"summary: net must be a paddle.nn.Layer, got {type(net).__name__}")
     if input is None and input_size is None:
         raise ValueError("input_size and input cannot be None at the same time")
-    if not core.in_dynamic_mode():
-        raise RuntimeError("summary: call it in dynamic (eager) mode")
+    static = not core.in_dynamic_mode()
+    scratch = (Program(), Program())  # static mode: the summary's forward pass is built here
+    if static:
+        warnings.warn("Your model was created in static graph mode, this may not get correct summary information!",
+                      stacklevel=2)
     if input is not None:
         inputs = list(input) if isinstance(input, (list, tuple)) else [input]
         sizes = [list(t.shape) for t in inputs]
@@ -106,8 +127,12 @@ def summary(net: Any, input_size: Any = None, dtypes: Any = None, input: Any = N
             dts = ["float32"] * len(sizes)
         else:
             dts = [dtypes] * len(sizes) if not isinstance(dtypes, (list, tuple)) else list(dtypes)
-        rng = np.random.default_rng(0)
-        inputs = [to_tensor(rng.random(s).astype(to_numpy_dtype(dt, "summary"))) for s, dt in zip(sizes, dts)]
+        if static:
+            with program_guard(*scratch):
+                inputs = [_static_input(s, dt) for s, dt in zip(sizes, dts)]
+        else:
+            rng = np.random.default_rng(0)
+            inputs = [to_tensor(rng.random(s).astype(to_numpy_dtype(dt, "summary"))) for s, dt in zip(sizes, dts)]
 
     rows: dict[str, dict[str, Any]] = {}
     patched: list[Any] = []
@@ -120,7 +145,7 @@ def summary(net: Any, input_size: Any = None, dtypes: Any = None, input: Any = N
             out = original(*args, **kwargs)
             params, trainable = _layer_params(layer)
             rows[_row_key(layer, len(rows))] = {
-                "input": _shapes_of(list(args)), "output": _shapes_of(out),
+                "input": [None] * len(args) if static else _shapes_of(list(args)), "output": _shapes_of(out),
                 "params": params, "trainable": trainable,
             }
             return out
@@ -131,11 +156,16 @@ def summary(net: Any, input_size: Any = None, dtypes: Any = None, input: Any = N
     for layer in [*layers, *([net] if not layers else [])]:
         if not isinstance(layer, (Sequential, LayerList)):
             wrap(layer)
-    was_training = net.training
-    net.eval()
+    was_training = net.training and not static  # (static: Paddle leaves the mode alone)
+    if not static:
+        net.eval()
     try:
-        with no_grad():
-            net(*inputs)
+        if static:
+            with program_guard(*scratch):
+                net(*inputs)
+        else:
+            with no_grad():
+                net(*inputs)
     finally:
         for layer in patched:
             layer.__dict__.pop("forward", None)
@@ -170,7 +200,7 @@ def summary(net: Any, input_size: Any = None, dtypes: Any = None, input: Any = N
               f"Params size (MB): {params_mb:0.2f}",
               f"Estimated Total Size (MB): {input_mb + out_mb + params_mb:0.2f}",
               "-" * width]
-    print("\n".join(lines))
+    print("\n".join(lines) + "\n")  # (Paddle prints its summary string, which ends in a newline)
     return {"total_params": total, "trainable_params": trainable}
 
 

@@ -7,12 +7,19 @@ and dropout placement, `[batch, seq, d_model]` inputs.
 
 Attention masks broadcast against `[batch, heads, seq_q, seq_k]`: a bool (or int)
 mask keeps the True (non-zero) positions, the others get -1e9 added (Paddle's
-`_convert_attention_mask`); a float mask is added as is.  Incremental decoding
-caches (`cache=`, `gen_cache`) are not supported.
+`_convert_attention_mask`); a float mask is added as is.
+
+Incremental decoding follows Paddle's caches: `MultiHeadAttention.Cache(k, v)` holds
+the keys/values of the steps decoded so far (`[batch, heads, steps, head_dim]`) and a
+forward with it appends this step's along axis 2 and returns the grown cache;
+`StaticCache(k, v)` holds keys/values precomputed once from the encoder memory and is
+returned unchanged.  `gen_cache` on the attention, encoder and decoder layers/stacks
+builds them as Paddle does, and `cache=` forwards return `(out, new_cache)`.
 """
 
 from __future__ import annotations
 
+import collections
 import math
 from typing import Any
 
@@ -25,6 +32,7 @@ from pullback.frontend.ops import reduction as R
 from pullback.frontend.ops import shape as S
 from pullback.frontend.ops.elementwise import cast, scale
 from pullback.frontend.ops.indexing import triu
+from pullback.frontend.ops.shape import concat
 
 
 def convert_attention_mask(attn_mask: Any, dtype: str) -> Any:
@@ -63,6 +71,11 @@ class MultiHeadAttention(Layer):
     """`paddle.nn.MultiHeadAttention`: `out_proj(softmax(q k^T / sqrt(d) + mask) v)`
     over `num_heads` heads of size `embed_dim // num_heads`."""
 
+    # Paddle's namedtuples (class attributes, so `isinstance(c, m.Cache)` and
+    # `type=nn.MultiHeadAttention.StaticCache` read as in Paddle).
+    Cache = collections.namedtuple("Cache", ["k", "v"])
+    StaticCache = collections.namedtuple("StaticCache", ["k", "v"])
+
     def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, kdim: int | None = None,
                  vdim: int | None = None, need_weights: bool = False, weight_attr: Any = None,
                  bias_attr: Any = None) -> None:
@@ -85,18 +98,41 @@ class MultiHeadAttention(Layer):
         """`[B, L, E]` -> `[B, H, L, D]`."""
         return S.transpose(S.reshape(x, [0, 0, self.num_heads, self.head_dim]), [0, 2, 1, 3])
 
+    def compute_kv(self, key: Any, value: Any) -> tuple[Any, Any]:
+        """Paddle's `compute_kv`: the projected keys and values split into heads,
+        `[batch, heads, seq, head_dim]` (what a `StaticCache` holds)."""
+        k, v = self.k_proj(key), self.v_proj(value)
+        return self._heads(k), self._heads(v)
+
+    def gen_cache(self, key: Any, value: Any = None, type: Any = None) -> Any:  # noqa: A002 (Paddle's name)
+        """Paddle's `gen_cache(key, value=None, type=Cache)`: a `StaticCache` of
+        `compute_kv(key, value)`; an empty `Cache` (`[batch, heads, 0, head_dim]`, batch
+        from `key`) when `value` is None; else `Cache(key, value)` as given (UniLM-style
+        prefilled state)."""
+        type = MultiHeadAttention.Cache if type is None else type  # noqa: A001
+        if type is MultiHeadAttention.StaticCache:
+            return self.StaticCache(*self.compute_kv(key, value))
+        if value is None:
+            shape = [int(key.shape[0]), self.num_heads, 0, self.head_dim]
+            return self.Cache(E.full(shape, 0, key.dtype), E.full(shape, 0, key.dtype))
+        return self.Cache(key, value)
+
     def forward(self, query: Any, key: Any = None, value: Any = None, attn_mask: Any = None,
                 cache: Any = None) -> Any:
         """Attention of `query` over `key`/`value` (both default to `query`); returns the
-        output, and the attention weights too when `need_weights`."""
-        if cache is not None:
-            raise NotImplementedError("MultiHeadAttention: incremental caches are not supported")
+        output, then the attention weights when `need_weights`, then the new cache
+        when `cache` is given (one tensor when neither)."""
         key = query if key is None else key
         value = query if value is None else value
         # (Paddle's order, `_prepare_qkv`: q, then both projections, then k's and v's heads.)
         q = self._heads(self.q_proj(query))
-        k, v = self.k_proj(key), self.v_proj(value)
-        k, v = self._heads(k), self._heads(v)
+        if isinstance(cache, self.StaticCache):
+            k, v = cache.k, cache.v
+        else:
+            k, v = self.compute_kv(key, value)
+        if isinstance(cache, self.Cache):
+            k, v = concat([cache.k, k], axis=2), concat([cache.v, v], axis=2)
+            cache = self.Cache(k, v)
         product = N.matmul(scale(q, self.head_dim ** -0.5), k, transpose_y=True)
         if attn_mask is not None:
             product = product + convert_attention_mask(attn_mask, product.dtype)
@@ -105,7 +141,8 @@ class MultiHeadAttention(Layer):
             weights = N.dropout(weights, self.dropout, training=self.training, mode="upscale_in_train")
         out = S.transpose(N.matmul(weights, v), [0, 2, 1, 3])
         out = self.out_proj(S.reshape(out, [0, 0, self.embed_dim]))
-        return (out, weights) if self.need_weights else out
+        outs = [out] + ([weights] if self.need_weights else []) + ([cache] if cache is not None else [])
+        return out if len(outs) == 1 else tuple(outs)
 
     def extra_repr(self) -> str:
         return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, dropout={self.dropout}"
@@ -140,13 +177,15 @@ class TransformerEncoderLayer(Layer):
 
     def forward(self, src: Any, src_mask: Any = None, cache: Any = None) -> Any:
         """One encoder block over `src` `[batch, seq, d_model]`."""
-        if cache is not None:
-            raise NotImplementedError("TransformerEncoderLayer: incremental caches are not supported")
         mask = convert_attention_mask(src_mask, src.dtype)
         residual = src
         if self.normalize_before:
             src = self.norm1(src)
-        src = residual + _drop(self.dropout1, self.self_attn(src, src, src, mask))
+        if cache is None:
+            attended = self.self_attn(src, src, src, mask)
+        else:  # (Paddle's UniLM-style encoder cache: self-attention over past steps too)
+            attended, cache = self.self_attn(src, src, src, mask, cache)
+        src = residual + _drop(self.dropout1, attended)
         if not self.normalize_before:
             src = self.norm1(src)
         residual = src
@@ -156,7 +195,11 @@ class TransformerEncoderLayer(Layer):
         src = residual + _drop(self.dropout2, src)
         if not self.normalize_before:
             src = self.norm2(src)
-        return src
+        return src if cache is None else (src, cache)
+
+    def gen_cache(self, src: Any) -> Any:
+        """An empty `MultiHeadAttention.Cache` for the self-attention (batch from `src`)."""
+        return self.self_attn.gen_cache(src, type=self.self_attn.Cache)
 
 
 def _drop(layer: Dropout, x: Any) -> Any:
@@ -182,14 +225,22 @@ class TransformerEncoder(Layer):
         self.norm = norm
 
     def forward(self, src: Any, src_mask: Any = None, cache: Any = None) -> Any:
-        """The layers in turn, then the final norm."""
-        if cache is not None:
-            raise NotImplementedError("TransformerEncoder: incremental caches are not supported")
+        """The layers in turn, then the final norm; with `cache` (one per layer, see
+        `gen_cache`) also the list of grown caches."""
         mask = convert_attention_mask(src_mask, src.dtype)
-        out = src
-        for layer in self.layers:
-            out = layer(out, src_mask=mask)
-        return self.norm(out) if self.norm is not None else out
+        out, new_caches = src, []
+        for i, layer in enumerate(self.layers):
+            if cache is None:
+                out = layer(out, src_mask=mask)
+            else:
+                out, c = layer(out, src_mask=mask, cache=cache[i])
+                new_caches.append(c)
+        out = self.norm(out) if self.norm is not None else out
+        return out if cache is None else (out, new_caches)
+
+    def gen_cache(self, src: Any) -> list[Any]:
+        """One `TransformerEncoderLayer.gen_cache(src)` per layer."""
+        return [layer.gen_cache(src) for layer in self.layers]
 
 
 class TransformerDecoderLayer(Layer):
@@ -224,21 +275,29 @@ class TransformerDecoderLayer(Layer):
 
     def forward(self, tgt: Any, memory: Any, tgt_mask: Any = None, memory_mask: Any = None,
                 cache: Any = None) -> Any:
-        """One decoder block over `tgt` attending to `memory`."""
-        if cache is not None:
-            raise NotImplementedError("TransformerDecoderLayer: incremental caches are not supported")
+        """One decoder block over `tgt` attending to `memory`; with `cache`
+        (`(Cache, StaticCache)`, see `gen_cache`) returns `(out, (grown Cache,
+        StaticCache))`, the cross-attention reading keys/values from the StaticCache."""
         tgt_mask = convert_attention_mask(tgt_mask, tgt.dtype)
         memory_mask = convert_attention_mask(memory_mask, memory.dtype)
         residual = tgt
         if self.normalize_before:
             tgt = self.norm1(tgt)
-        tgt = residual + _drop(self.dropout1, self.self_attn(tgt, tgt, tgt, tgt_mask))
+        if cache is None:
+            attended = self.self_attn(tgt, tgt, tgt, tgt_mask)
+        else:
+            attended, incremental = self.self_attn(tgt, tgt, tgt, tgt_mask, cache[0])
+        tgt = residual + _drop(self.dropout1, attended)
         if not self.normalize_before:
             tgt = self.norm1(tgt)
         residual = tgt
         if self.normalize_before:
             tgt = self.norm2(tgt)
-        tgt = residual + _drop(self.dropout2, self.cross_attn(tgt, memory, memory, memory_mask))
+        if cache is None:
+            attended = self.cross_attn(tgt, memory, memory, memory_mask)
+        else:
+            attended, static = self.cross_attn(tgt, memory, memory, memory_mask, cache[1])
+        tgt = residual + _drop(self.dropout2, attended)
         if not self.normalize_before:
             tgt = self.norm2(tgt)
         residual = tgt
@@ -248,7 +307,13 @@ class TransformerDecoderLayer(Layer):
         tgt = residual + _drop(self.dropout3, tgt)
         if not self.normalize_before:
             tgt = self.norm3(tgt)
-        return tgt
+        return tgt if cache is None else (tgt, (incremental, static))
+
+    def gen_cache(self, memory: Any) -> tuple[Any, Any]:
+        """`(empty Cache for the self-attention, StaticCache of memory's keys/values
+        for the cross-attention)`, as Paddle's `TransformerDecoderLayer.gen_cache`."""
+        return (self.self_attn.gen_cache(memory, type=self.self_attn.Cache),
+                self.cross_attn.gen_cache(memory, memory, type=self.cross_attn.StaticCache))
 
 
 class TransformerDecoder(Layer):
@@ -262,15 +327,25 @@ class TransformerDecoder(Layer):
 
     def forward(self, tgt: Any, memory: Any, tgt_mask: Any = None, memory_mask: Any = None,
                 cache: Any = None) -> Any:
-        """The layers in turn, then the final norm."""
-        if cache is not None:
-            raise NotImplementedError("TransformerDecoder: incremental caches are not supported")
+        """The layers in turn, then the final norm; with `cache` (one `(Cache,
+        StaticCache)` per layer, see `gen_cache`) also the list of new caches."""
         tgt_mask = convert_attention_mask(tgt_mask, tgt.dtype)
         memory_mask = convert_attention_mask(memory_mask, memory.dtype)
-        out = tgt
-        for layer in self.layers:
-            out = layer(out, memory, tgt_mask=tgt_mask, memory_mask=memory_mask)
-        return self.norm(out) if self.norm is not None else out
+        out, new_caches = tgt, []
+        for i, layer in enumerate(self.layers):
+            if cache is None:
+                out = layer(out, memory, tgt_mask=tgt_mask, memory_mask=memory_mask)
+            else:
+                out, c = layer(out, memory, tgt_mask=tgt_mask, memory_mask=memory_mask, cache=cache[i])
+                new_caches.append(c)
+        out = self.norm(out) if self.norm is not None else out
+        return out if cache is None else (out, new_caches)
+
+    def gen_cache(self, memory: Any, do_zip: bool = False) -> list[Any]:
+        """One `TransformerDecoderLayer.gen_cache(memory)` per layer; `do_zip` transposes
+        that into `[all Caches, all StaticCaches]` (Paddle's `list(zip(*cache))`)."""
+        cache = [layer.gen_cache(memory) for layer in self.layers]
+        return list(zip(*cache)) if do_zip else cache
 
 
 class Transformer(Layer):

@@ -339,6 +339,23 @@ def check_feed(name: str, var: pd.DataOp, value: Any) -> np.ndarray:
     return arr
 
 
+def _reader_feeds(program: StaticProgram, feed: Any) -> Any:
+    """`feed` completed by the program's non-iterable loaders
+    (`DataLoader.from_generator(iterable=False)`, in `program._feed_readers`): each
+    one whose variables `feed` lacks gives its next batch, raising
+    `core.EOFException` at the end of its data, as Paddle's `read` op does."""
+    readers = getattr(program, "_feed_readers", None)
+    if not readers:
+        return feed
+    if isinstance(feed, (list, tuple)) and len(feed) == 1 and isinstance(feed[0], Mapping):
+        feed = feed[0]
+    merged = dict(feed or {})
+    for reader in readers:
+        if not all(name in merged for name in reader.feed_names):
+            merged.update(reader.next_feed())
+    return merged
+
+
 def check_feeds(
     program: StaticProgram, feed: Mapping[str, Any] | None, fetches: Sequence[SSAValue] = ()
 ) -> dict[str, np.ndarray]:
@@ -488,7 +505,7 @@ class Executor:
         scope = scope if scope is not None else global_scope()
         fetch_list = flatten_fetch_list(fetch_list)
         fetch_values = [resolve_fetch(program, f) for f in fetch_list]
-        feeds = check_feeds(program, feed, fetch_values)
+        feeds = check_feeds(program, _reader_feeds(program, feed), fetch_values)
         _set_scheduled_learning_rate(program, scope)
         _check_parameters(program, scope)
 

@@ -61,6 +61,7 @@ ALIASES: dict[str, str] = {
     "hapi": "pullback.frontend.hapi",
     "hapi.callbacks": "pullback.frontend.hapi.callbacks",
     "hapi.model": "pullback.frontend.hapi.model",
+    "hapi.dynamic_flops": "pullback.frontend.flops",
     "framework.random": "pullback.frontend.api.framework.random",
     "nn": "pullback.frontend.api.nn",
     "nn.functional": "pullback.frontend.api.nn_functional",
@@ -93,6 +94,10 @@ ALIASES: dict[str, str] = {
 
 SYNONYMS: dict[str, str] = {
     "tensor.fill_constant": "pullback.frontend.api.fluid_layers:fill_constant",
+    "base.reader.DataLoader": "pullback.frontend.reader:DataLoader",
+    "base.reader.DataLoaderBase": "pullback.frontend.reader:DataLoaderBase",
+    "base.reader.GeneratorLoader": "pullback.frontend.reader:GeneratorLoader",
+    "base.reader.DygraphGeneratorLoader": "pullback.frontend.reader:DygraphGeneratorLoader",
 }
 """Paddle names (relative to the root) that pullback has under another path than
 Paddle's: `"module:attr"` of pullback's object.  Every other public module path of

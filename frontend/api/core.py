@@ -8,6 +8,7 @@ from typing import Any
 from pullback.dialects.pd.dtypes import DTYPE_TABLE
 from pullback.frontend import flags
 from pullback.frontend.api.device import is_compiled_with_cuda
+from pullback.frontend.reader import EOFException
 from pullback.runtime.places import CPUPlace, CUDAPlace
 from pullback.runtime.scope import Scope
 
@@ -84,7 +85,7 @@ def set_num_threads(num_threads: int) -> None:
     blas_threads.apply()
 
 __all__ = [
-    "CPUPlace", "CUDAPlace", "Scope", "VarDesc", "eager", "globals", "is_compiled_with_cuda",
+    "CPUPlace", "CUDAPlace", "EOFException", "Scope", "VarDesc", "eager", "globals", "is_compiled_with_cuda",
     "is_compiled_with_custom_device", "is_compiled_with_mkldnn", "is_compiled_with_rocm",
     "is_compiled_with_xpu", "set_num_threads",
 ]

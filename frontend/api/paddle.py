@@ -51,6 +51,8 @@ __getattr__, __dir__ = registry.lazy_attributes(
         "save": "pullback.frontend.serialization:save",
         "load": "pullback.frontend.serialization:load",
         "summary": "pullback.frontend.summary:summary",
+        "flops": "pullback.frontend.flops:flops",
+        "core": "pullback.frontend.api.core",  # (Paddle: `paddle.core` is `paddle.base.core`)
         "Model": "pullback.frontend.hapi.model:Model",
         "DataParallel": "pullback.distributed.parallel:DataParallel",
     },

@@ -54,6 +54,28 @@ def shape_list(shape: Any) -> list[int]:
     return [int(d) for d in shape]
 
 
+def eps_of(dtype: Any) -> float:
+    """Machine epsilon of a float dtype (Paddle's `paddle.finfo(dtype).eps`)."""
+    return float(np.finfo(np.dtype(dtype_name(dtype))).eps)
+
+
+def inverse_cdf_sample(pmf: Any, shape: Sequence[int], dtype: str) -> Any:
+    """Draws of shape `shape` (sample shape + batch shape) from discrete distributions
+    on `0, 1, ..., K-1` given by `pmf` (`[K, *batch]`, summing to about 1 along axis
+    0): a uniform `u` per draw, the draw being the number of CDF values below `u`
+    (at most K - 1).  Exact for distributions of finite support (Binomial) and for
+    supports cut where the remaining mass is below float precision (Poisson); it
+    builds on uniform, cumsum and comparisons, so it runs in both modes."""
+    k = int(pmf.shape[0])
+    batch_rank = len(pmf.shape) - 1
+    cdf = paddle.cumsum(pmf, axis=0)
+    extra = len(shape) - batch_rank  # the sample dimensions, between K and the batch
+    cdf = cdf.reshape([k] + [1] * extra + [int(d) for d in pmf.shape[1:]])
+    u = paddle.uniform(list(shape), dtype=dtype, min=0.0, max=1.0)
+    below = paddle.cast(paddle.unsqueeze(u, 0) > cdf, dtype).sum(0)
+    return paddle.clip(below, max=float(k - 1))
+
+
 def sum_rightmost(value: Any, n: int) -> Any:
     """`value` summed over its `n` rightmost axes."""
     return value.sum(list(range(-n, 0))) if n > 0 else value
@@ -132,9 +154,9 @@ class Distribution:
         return any(tensors)
 
     def _to_tensor(self, *args: Any) -> tuple[Any, ...]:
-        """Numbers, lists and arrays as tensors broadcast to one shape, as Paddle: each
-        becomes float32 unless it is float64 already (other dtypes warn and become
-        float32); the common dtype is numpy's of their sum."""
+        """Numbers, lists and arrays as float32 tensors broadcast to one shape, as
+        Paddle 3.3.1's (`float64` input too: Paddle casts every non-float32 argument
+        to float32, warning for the non-float ones)."""
         arrays = []
         total: Any = 0.0
         for arg in args:
@@ -144,12 +166,13 @@ class Distribution:
                     f"received type {type(arg)}"
                 )
             arr = np.array(arg)
-            if str(arr.dtype) not in ("float32", "float64"):
-                warnings.warn(
-                    "data type of argument only support float32 and float64, your argument will be "
-                    "convert to float32.",
-                    stacklevel=3,
-                )
+            if str(arr.dtype) != "float32":
+                if str(arr.dtype) != "float64":
+                    warnings.warn(
+                        "data type of argument only support float32 and float64, your argument will be "
+                        "convert to float32.",
+                        stacklevel=3,
+                    )
                 arr = arr.astype("float32")
             total = total + arr
             arrays.append(arr)

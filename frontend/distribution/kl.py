@@ -11,8 +11,10 @@ from typing import Any, TypeVar
 
 from pullback.frontend.distribution.bernoulli import Bernoulli
 from pullback.frontend.distribution.beta import Beta
+from pullback.frontend.distribution.binomial import Binomial
 from pullback.frontend.distribution.categorical import Categorical
 from pullback.frontend.distribution.cauchy import Cauchy
+from pullback.frontend.distribution.continuous_bernoulli import ContinuousBernoulli
 from pullback.frontend.distribution.dirichlet import Dirichlet
 from pullback.frontend.distribution.distribution import Distribution, sum_rightmost
 from pullback.frontend.distribution.exponential import Exponential
@@ -27,6 +29,7 @@ from pullback.frontend.distribution.laplace import Laplace
 from pullback.frontend.distribution.lognormal import LogNormal
 from pullback.frontend.distribution.multivariate_normal import MultivariateNormal
 from pullback.frontend.distribution.normal import Normal
+from pullback.frontend.distribution.poisson import Poisson
 from pullback.frontend.distribution.uniform import Uniform
 
 __all__ = ["register_kl", "kl_divergence"]
@@ -196,3 +199,18 @@ def _kl_gamma_gamma(p: Gamma, q: Gamma) -> Any:
 @register_kl(LogNormal, LogNormal)
 def _kl_lognormal_lognormal(p: LogNormal, q: LogNormal) -> Any:
     return p._base.kl_divergence(q._base)
+
+
+@register_kl(Binomial, Binomial)
+def _kl_binomial_binomial(p: Binomial, q: Binomial) -> Any:
+    return p.kl_divergence(q)
+
+
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuousbernoulli_continuousbernoulli(p: ContinuousBernoulli, q: ContinuousBernoulli) -> Any:
+    return p.kl_divergence(q)
+
+
+@register_kl(Poisson, Poisson)
+def _kl_poisson_poisson(p: Poisson, q: Poisson) -> Any:
+    return p.kl_divergence(q)

@@ -515,6 +515,17 @@ class StaticFunction:
         """The traced forward Program."""
         return self.concrete_program.program
 
+    @property
+    def inputs(self) -> list[Any]:
+        """The traced program's input Variables (the tensor arguments; not `self`,
+        not Python values), of the latest call or else of the `input_spec`."""
+        return self.concrete_program.inputs
+
+    @property
+    def outputs(self) -> list[Any]:
+        """The traced program's output Variables, flattened."""
+        return self.concrete_program.outputs
+
     def rollback(self) -> Callable[..., Any]:
         """The original function (Paddle: undo the conversion of a Layer's forward)."""
         if self._instance is not None and self._instance.__dict__.get("forward") is self:

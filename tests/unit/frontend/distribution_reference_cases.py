@@ -254,8 +254,78 @@ def composite(paddle: Any) -> dict[str, np.ndarray]:
     }
 
 
+def binomial_poisson(paddle: Any) -> dict[str, np.ndarray]:
+    D = paddle.distribution
+    n = paddle.to_tensor(np.array([[5.0, 8.0, 3.0], [10.0, 2.0, 6.0]]))
+    b = D.Binomial(n, paddle.to_tensor(V * 0.8 + 0.1))
+    bo = D.Binomial(n, paddle.to_tensor(B * 0.5))
+    bf = D.Binomial(10, 0.3)
+    k = paddle.to_tensor(np.array([[0.0, 3.0, 3.0], [7.0, 1.0, 6.0]]))
+    p = D.Poisson(paddle.to_tensor(A * 3))
+    po = D.Poisson(paddle.to_tensor(B * 2))
+    pf = D.Poisson(2.0)
+    return {
+        "b_mean": _np(b.mean), "b_variance": _np(b.variance), "b_entropy": _np(b.entropy()),
+        "b_log_prob": _np(b.log_prob(k)), "b_prob": _np(b.prob(k)), "b_kl": _np(b.kl_divergence(bo)),
+        "b_kl_fn": _np(D.kl_divergence(b, bo)), "b_sample_shape": _shape(b.sample([4])),
+        "bf_entropy": _np(bf.entropy()), "bf_log_prob": _np(bf.log_prob(paddle.to_tensor(np.float32(4.0)))),
+        "bf_sample_shape": _shape(bf.sample([3, 2])),
+        "p_mean": _np(p.mean), "p_variance": _np(p.variance), "p_entropy": _np(p.entropy()),
+        "p_log_prob": _np(p.log_prob(k)), "p_prob": _np(p.prob(k)), "p_kl": _np(p.kl_divergence(po)),
+        "p_kl_fn": _np(D.kl_divergence(p, po)), "p_sample_shape": _shape(p.sample([4])),
+        "pf_entropy": _np(pf.entropy()), "pf_batch": np.array(list(pf.batch_shape), dtype=np.int64),
+        "pf_log_prob": _np(pf.log_prob(paddle.to_tensor(np.array([0.0, 1.0, 5.0], np.float32)))),
+    }
+
+
+def student_t(paddle: Any) -> dict[str, np.ndarray]:
+    D = paddle.distribution
+    t = D.StudentT(paddle.to_tensor(np.array([[0.5, 1.5, 3.0], [5.0, 10.0, 2.5]])), paddle.to_tensor(A - 1.0),
+                   paddle.to_tensor(B))
+    f = D.StudentT(3.0, 0.5, 2.0)
+    v = paddle.to_tensor(V * 4 - 2)
+    return {
+        "mean": _np(t.mean), "variance": _np(t.variance), "entropy": _np(t.entropy()),
+        "log_prob": _np(t.log_prob(v)), "prob": _np(t.prob(v)), "sample_shape": _shape(t.sample([4])),
+        "f_entropy": _np(f.entropy()), "f_log_prob": _np(f.log_prob(paddle.to_tensor(np.float32(0.25)))),
+        "f_variance": _np(f.variance),
+    }
+
+
+def continuous_bernoulli(paddle: Any) -> dict[str, np.ndarray]:
+    D = paddle.distribution
+    c = D.ContinuousBernoulli(paddle.to_tensor(np.array([[0.1, 0.4995, 0.5], [0.7, 0.9, 0.3]])))
+    o = D.ContinuousBernoulli(paddle.to_tensor(V * 0.8 + 0.1))
+    f = D.ContinuousBernoulli(0.3)
+    v = paddle.to_tensor(V)
+    return {
+        "mean": _np(c.mean), "variance": _np(c.variance), "entropy": _np(c.entropy()),
+        "log_prob": _np(c.log_prob(v)), "prob": _np(c.prob(v)), "cdf": _np(c.cdf(v)), "icdf": _np(c.icdf(v)),
+        "kl": _np(c.kl_divergence(o)), "kl_fn": _np(D.kl_divergence(c, o)),
+        "sample_shape": _shape(c.sample([4])), "rsample_shape": _shape(c.rsample([2, 3])),
+        "f_mean": _np(f.mean), "f_entropy": _np(f.entropy()),
+        "f_log_prob": _np(f.log_prob(paddle.to_tensor(np.array([0.2], np.float32)))),
+    }
+
+
+def lkj_cholesky(paddle: Any) -> dict[str, np.ndarray]:
+    D = paddle.distribution
+    corr = np.array([[1.0, 0.3, -0.2], [0.3, 1.0, 0.4], [-0.2, 0.4, 1.0]])
+    L = np.linalg.cholesky(corr)
+    t = D.LKJCholesky(3, paddle.to_tensor(np.array([1.0, 3.0])))
+    f = D.LKJCholesky(2, 1.5, "cvine")
+    return {
+        "log_prob": _np(t.log_prob(paddle.to_tensor(np.stack([L, np.eye(3)])))),
+        "f_log_prob": _np(f.log_prob(paddle.to_tensor(np.linalg.cholesky(corr[:2, :2]).astype(np.float32)))),
+        "onion_shape": _shape(t.sample([4])), "cvine_shape": _shape(D.LKJCholesky(3, 2.0, "cvine").sample([2, 3])),
+        "f_shape": _shape(f.sample([5])), "batch": np.array(list(t.batch_shape), dtype=np.int64),
+        "f_batch": np.array(list(f.batch_shape) + [-1] + list(f.event_shape), dtype=np.int64),
+    }
+
+
 CASES: dict[str, Callable[[Any], dict[str, np.ndarray]]] = {
     f.__name__: f
     for f in (normal, uniform, categorical, bernoulli, beta_dirichlet, multinomial, laplace, lognormal_gumbel,
-              multivariate_normal, exponential_gamma, cauchy_geometric, transforms, composite)
+              multivariate_normal, exponential_gamma, cauchy_geometric, transforms, composite,
+              binomial_poisson, student_t, continuous_bernoulli, lkj_cholesky)
 }

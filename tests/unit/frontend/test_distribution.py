@@ -1072,3 +1072,104 @@ def test_geometric():
     assert np.all(s == np.floor(s))
     (pmf,) = run_static(lambda p, k: [D.Geometric(p).pmf(k)], dict(p=p, k=k))
     close(pmf, (1 - p) ** k * p)
+
+
+def test_binomial_and_poisson_samples_follow_their_laws():
+    """Inverse-CDF draws: integral, in the support, with the right mean and
+    variance (a Binomial with total counts 0 and 1 included)."""
+    paddle.seed(11)
+    n = np.array([0.0, 1.0, 7.0, 20.0])
+    p = np.array([0.3, 0.6, 0.25, 0.9])
+    b = D.Binomial(paddle.to_tensor(n), paddle.to_tensor(p)).sample([20000]).numpy()
+    assert b.shape == (20000, 4) and b.dtype == np.float64
+    assert np.all(b == np.round(b)) and np.all(b >= 0) and np.all(b <= n)
+    np.testing.assert_allclose(b.mean(0), n * p, atol=0.05)
+    np.testing.assert_allclose(b.var(0), n * p * (1 - p), atol=0.1)
+    rate = np.array([0.5, 4.0, 30.0])
+    s = D.Poisson(paddle.to_tensor(rate)).sample([20000]).numpy()
+    assert s.shape == (20000, 3) and np.all(s == np.round(s)) and np.all(s >= 0)
+    np.testing.assert_allclose(s.mean(0), rate, rtol=0.03)
+    np.testing.assert_allclose(s.var(0), rate, rtol=0.06)
+    f = D.Binomial(10, 0.3).sample([5])
+    assert f.shape == [5] and f.dtype == paddle.float32
+    with pytest.raises(TypeError, match="Sequence"):
+        D.Poisson(2.0).sample(3)
+
+
+def test_binomial_poisson_need_dynamic_mode_for_their_support():
+    paddle.enable_static()
+    try:
+        rate = paddle.static.data("rate", [3], "float64")
+        pois = D.Poisson(rate)
+        assert pois.log_prob(paddle.full([3], 2.0, "float64")).shape == [3]  # closed forms build
+        with pytest.raises(NotImplementedError, match="dynamic mode"):
+            pois.entropy()
+    finally:
+        paddle.disable_static()
+
+
+def test_student_t_samples_and_errors():
+    paddle.seed(5)
+    t = D.StudentT(paddle.to_tensor([5.0, 30.0], dtype="float64"), paddle.to_tensor([1.0, -2.0], dtype="float64"),
+                   paddle.to_tensor([2.0, 0.5], dtype="float64"))
+    s = t.sample([40000]).numpy()
+    assert s.shape == (40000, 2)
+    np.testing.assert_allclose(np.median(s, 0), [1.0, -2.0], atol=0.05)
+    np.testing.assert_allclose(s.var(0), t.variance.numpy(), rtol=0.1)
+    with pytest.raises(ValueError, match="nonnegative"):
+        D.StudentT(paddle.to_tensor([-1.0]), paddle.to_tensor([0.0]), paddle.to_tensor([1.0]))
+
+
+def test_continuous_bernoulli_rsample_gradient_and_moments():
+    """`rsample` is the inverse CDF of uniforms: its gradient in `probs` (with the
+    uniforms fixed by the seed) equals float64 finite differences; the sample mean is
+    `mean`."""
+    p0 = np.array([0.2, 0.8, 0.45])
+
+    def f(p):
+        paddle.seed(9)
+        return float(D.ContinuousBernoulli(paddle.to_tensor(p)).rsample([3]).square().sum().numpy())
+
+    p = paddle.to_tensor(p0, stop_gradient=False)
+    paddle.seed(9)
+    D.ContinuousBernoulli(p).rsample([3]).square().sum().backward()
+    np.testing.assert_allclose(p.grad.numpy(), fd_grad(f, p0), rtol=1e-6)
+    paddle.seed(2)
+    c = D.ContinuousBernoulli(paddle.to_tensor(p0))
+    s = c.sample([20000]).numpy()
+    assert np.all((s >= 0) & (s <= 1))
+    np.testing.assert_allclose(s.mean(0), c.mean.numpy(), atol=0.01)
+
+
+@pytest.mark.parametrize("method", ["onion", "cvine"])
+def test_lkj_cholesky_samples_are_correlation_factors(method):
+    """Samples are lower-triangular with unit-norm rows (`L L^T` a correlation
+    matrix); for dim 2 the correlation follows Beta(c, c) on (-1, 1): variance
+    `1 / (2c + 1)`."""
+    paddle.seed(4)
+    s = D.LKJCholesky(4, paddle.to_tensor([0.5, 2.0], dtype="float64"), method).sample([500]).numpy()
+    assert s.shape == (500, 2, 4, 4)
+    np.testing.assert_allclose(np.linalg.norm(s, axis=-1), 1.0, rtol=1e-12)
+    assert np.all(np.triu(s, 1) == 0) and np.all(np.diagonal(s, axis1=-2, axis2=-1) > 0)
+    r = D.LKJCholesky(2, 2.0, method).sample([20000]).numpy()[:, 1, 0]
+    assert np.abs(r.var() - 1 / 5) < 0.01 and np.abs(r.mean()) < 0.02
+    with pytest.raises(ValueError, match="dim greater than or equal to 2"):
+        D.LKJCholesky(1)
+
+
+def test_parameter_dtypes_from_numbers_and_arrays_are_paddles():
+    """Paddle 3.3.1's `_to_tensor` makes float32 of every non-tensor argument, float64
+    arrays included; Uniform, Normal and Categorical cast float64 arrays back.  (The
+    dtypes below are what Paddle 3.3.1 gives for the same calls.)"""
+    a, b = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+    got = {
+        "Uniform": D.Uniform(a, b).low, "Normal": D.Normal(a, b).loc, "Normal_float": D.Normal(0.5, 1.0).loc,
+        "Categorical": D.Categorical(a).logits, "Bernoulli": D.Bernoulli(0.3).probs,
+        "Exponential": D.Exponential(a).rate, "Chi2": D.Chi2(a).df, "Gamma": D.Gamma(a, b).rate,
+        "LKJCholesky": D.LKJCholesky(3, 1.5).concentration,
+    }
+    assert {k: str(v.dtype) for k, v in got.items()} == {
+        "Uniform": "paddle.float64", "Normal": "paddle.float64", "Normal_float": "paddle.float32",
+        "Categorical": "paddle.float64", "Bernoulli": "paddle.float32", "Exponential": "paddle.float32",
+        "Chi2": "paddle.float32", "Gamma": "paddle.float32", "LKJCholesky": "paddle.float32",
+    }

@@ -455,6 +455,35 @@ def test_concrete_program_and_code(dynamic_mode):
     paddle.jit.set_verbosity(3)
 
 
+def test_static_function_inputs_and_outputs(dynamic_mode):
+    """`StaticFunction.inputs`/`.outputs`, as Paddle 3.3.1 gives them: for this Net,
+    inputs `[x: [-1, 3] float32]`, outputs `[[-1, 2] float32, [] float32]`; for a
+    plain function, a ValueError before any call, then the traced tensors only."""
+
+    class Net(paddle.nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.fc = paddle.nn.Linear(3, 2)
+
+        @paddle.jit.to_static(input_spec=[InputSpec([None, 3], "float32", "x")])
+        def forward(self, x):
+            return self.fc(x), paddle.mean(x)
+
+    net = Net()  # (the StaticFunction holds its instance weakly, as Paddle does)
+    sf = net.forward
+    assert [(v.name, v.shape, str(v.dtype)) for v in sf.inputs] == [("x", [-1, 3], "paddle.float32")]
+    assert [(v.shape, str(v.dtype)) for v in sf.outputs] == [([-1, 2], "paddle.float32"), ([], "paddle.float32")]
+
+    @paddle.jit.to_static
+    def f(a, b, n=2):
+        return a * b + n
+
+    with pytest.raises(ValueError, match="input_spec"):
+        _ = f.inputs
+    f(paddle.ones([2]), paddle.ones([2]))
+    assert [v.shape for v in f.inputs] == [[2], [2]] and [v.shape for v in f.outputs] == [[2]]
+
+
 @pytest.mark.filterwarnings("ignore:compiled backend")
 def test_sublayer_control_flow_is_converted(dynamic_mode):
     class Gate(paddle.nn.Layer):
