@@ -79,13 +79,10 @@ def bench_ours(batch: int, lr: float, repeat: int, backend: str) -> dict[str, An
     return {"median": med, "min": best, "first": first, "fallback": fallback}
 
 
-def torch_step(batch: int, lr: float) -> Callable[[], None] | None:
-    """The same step in PyTorch eager, one call (None when torch is missing)."""
-    try:
-        import torch
-        from torch import nn
-    except ImportError:
-        return None
+def torch_resnet18() -> Any:
+    """The same network in PyTorch (`torch.nn`, no torchvision), layer for layer."""
+    import torch
+    from torch import nn
 
     class Basic(nn.Module):
         def __init__(self, cin: int, cout: int, stride: int) -> None:
@@ -119,8 +116,19 @@ def torch_step(batch: int, lr: float) -> Callable[[], None] | None:
             x = self.layers(self.stem(x))
             return self.fc(torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1))
 
+    return ResNet18()
+
+
+def torch_step(batch: int, lr: float) -> Callable[[], None] | None:
+    """The same step in PyTorch eager, one call (None when torch is missing)."""
+    try:
+        import torch
+        from torch import nn
+    except ImportError:
+        return None
+
     torch.manual_seed(0)
-    model = ResNet18().train()
+    model = torch_resnet18().train()
     opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
     rng = np.random.default_rng(0)
     x = torch.tensor(rng.standard_normal((batch, 3, 32, 32)).astype(np.float32))
