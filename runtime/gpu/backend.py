@@ -29,12 +29,13 @@ from typing import Any
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects import arith, func, gpu, memref
-from xdsl.dialects.builtin import MemRefType, ModuleOp
+from xdsl.dialects import arith, func, gpu, llvm, memref, scf
+from xdsl.dialects.builtin import MemRefType, ModuleOp, UnrealizedConversionCastOp
 from xdsl.ir import Operation, SSAValue
 
 from pullback.dialects.pd.base import DTYPES
-from pullback.runtime.gpu import cuda
+from pullback.lowering.convert_linalg_to_blas import GEMM_SYMBOLS, ROW_MAJOR, TRANS
+from pullback.runtime.gpu import cublas, cuda
 
 """Ops whose programs run on the host interpreter (numpy's random generator)."""
 
@@ -53,6 +54,20 @@ class DeviceArray:
     def download(self) -> np.ndarray:
         """A new host copy."""
         return self.buffer.download(np.empty(self.shape, self.dtype))
+
+
+@dataclass(frozen=True)
+class DevicePointer:
+    """A device address as the host function computes it: a buffer and a byte
+    offset into it (a `memref` cast to `!llvm.ptr`, advanced by `llvm.getelementptr`)."""
+
+    buffer: Any
+    offset: int = 0
+
+    @property
+    def address(self) -> int:
+        """The raw device address (what cuBLAS is passed)."""
+        return int(self.buffer.ptr.value) + self.offset
 
 
 @dataclass
@@ -82,10 +97,16 @@ class GpuProgram:
     outputs: list[SSAValue]
     """The `pd` value behind each output buffer (`abi.output_values`)."""
     ptx: str
+    library_gemm: bool = False
+    """Matrix products are host calls to cuBLAS (else tiled kernels / loops)."""
 
 
-def compile_for_gpu(module: ModuleOp, fetches: Sequence[SSAValue], device: cuda.Device) -> GpuProgram:
-    """Lower `module` for `fetches`, emit PTX and load it on `device`."""
+def compile_for_gpu(
+    module: ModuleOp, fetches: Sequence[SSAValue], device: cuda.Device, library_gemm: bool = False
+) -> GpuProgram:
+    """Lower `module` for `fetches`, emit PTX and load it on `device`; with
+    `library_gemm`, matrix products become host calls the runtime sends to cuBLAS
+    (`lowering/gpu/library.py`)."""
     from pullback.lowering.abi import Program, abi_of, output_values
     from pullback.lowering.convert_pd_to_linalg import build_entry
     from pullback.lowering.gpu import GPU_PASSES
@@ -101,6 +122,10 @@ def compile_for_gpu(module: ModuleOp, fetches: Sequence[SSAValue], device: cuda.
     lowered = ModuleOp([fn])
     abi = abi_of(lowered, "main")
     ctx = Context(allow_unregistered=True)
+    if library_gemm:
+        from pullback.lowering.gpu.library import GpuGemmToLibraryPass
+
+        GpuGemmToLibraryPass().apply(ctx, lowered)
     for factory in GPU_PASSES.values():
         factory()().apply(ctx, lowered)
     kernels: dict[str, cuda.Function] = {}
@@ -112,11 +137,17 @@ def compile_for_gpu(module: ModuleOp, fetches: Sequence[SSAValue], device: cuda.
             if isinstance(k, func.FuncOp):
                 kernels[f"{mod.sym_name.data}::{k.sym_name.data}"] = loaded.function(k.sym_name.data)
     prog = Program.of(module, fetches, use_fetch_ops=False)
-    host = next(o for o in lowered.body.block.ops if isinstance(o, func.FuncOp))
-    return GpuProgram(host, abi, kernels, prog, output_values(prog, abi, fetches), ptx)
+    host = next(
+        o for o in lowered.body.block.ops
+        if isinstance(o, func.FuncOp) and o.sym_name.data == "main" and not o.is_declaration
+    )
+    return GpuProgram(host, abi, kernels, prog, output_values(prog, abi, fetches), ptx, library_gemm)
 
 
 # -------------------------------------------------------------- host interpreter
+
+_GEMM_DTYPES = {sym: np.dtype(_NP[elem]) for elem, sym in GEMM_SYMBOLS.items()}
+"""Element types of the host's gemm calls by symbol (`pullback_sgemm` -> float32)."""
 
 _INDEX_BINARY: dict[type[Operation], Callable[[Any, Any], Any]] = {
     arith.AddiOp: lambda a, b: a + b,
@@ -137,8 +168,12 @@ class HostRun:
     device: cuda.Device
     pool: _Pool
     kernels: dict[str, cuda.Function]
+    blas: cublas.Cublas | None = None
+    """cuBLAS, for the host's gemm calls (programs compiled with `library_gemm`)."""
     env: dict[SSAValue, Any] = field(default_factory=dict)
     temps: list[cuda.DeviceBuffer] = field(default_factory=list)
+    capture: list[tuple[Any, ...]] | None = None
+    """While set, gemm calls are recorded here instead of made (`batched_loop`)."""
 
     def run(self, host: func.FuncOp) -> None:
         """Interpret every op of the host function's body."""
@@ -177,10 +212,106 @@ class HostRun:
             env[op.result] = DeviceArray(src.buffer, shape, src.dtype)
         elif isinstance(op, gpu.LaunchFuncOp):
             self.launch(op)
-        elif isinstance(op, func.ReturnOp):
+        elif isinstance(op, UnrealizedConversionCastOp) and isinstance(op.inputs[0].type, MemRefType):
+            env[op.results[0]] = DevicePointer(env[op.inputs[0]].buffer)  # memref -> !llvm.ptr
+        elif isinstance(op, llvm.GEPOp):
+            self.gep(op)
+        elif isinstance(op, func.CallOp) and op.callee.root_reference.data in _GEMM_DTYPES:
+            self.gemm(op)
+        elif isinstance(op, scf.ForOp):
+            self.for_loop(op)
+        elif isinstance(op, (func.ReturnOp, scf.YieldOp)):
             pass
         else:
             raise RuntimeError(f"the GPU host runtime cannot execute '{op.name}'")
+
+    def gep(self, op: llvm.GEPOp) -> None:
+        """`getelementptr` on a device pointer: one element index, in elements."""
+        base: DevicePointer = self.env[op.ptr]
+        (index,) = (self.env[v] for v in op.ssa_indices)
+        itemsize = np.dtype(_NP[str(op.elem_type)]).itemsize
+        self.env[op.result] = DevicePointer(base.buffer, base.offset + int(index) * itemsize)
+
+    def gemm(self, op: func.CallOp) -> None:
+        """A CBLAS-signature gemm call (`convert_linalg_to_blas`), made with cuBLAS."""
+        (order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) = (self.env[v] for v in op.arguments)
+        if order != ROW_MAJOR:
+            raise RuntimeError(f"gemm call with CBLAS order {order}: only row-major is generated")
+        call = (_GEMM_DTYPES[op.callee.root_reference.data], ta == TRANS, tb == TRANS,
+                int(m), int(n), int(k), float(alpha), a, int(lda), b, int(ldb), float(beta), c, int(ldc))
+        if self.capture is not None:
+            self.capture.append(call)
+        else:
+            self.call_gemm(call)
+
+    def call_gemm(self, call: tuple[Any, ...], batch: int = 1, strides: tuple[int, int, int] = (0, 0, 0)) -> None:
+        """Send one recorded call (optionally strided-batched) to cuBLAS."""
+        if self.blas is None:
+            raise RuntimeError("a gemm call on the GPU without cuBLAS (compiled with library_gemm?)")
+        dtype, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc = call
+        self.blas.gemm(dtype, ta, tb, m, n, k, alpha, a.address, lda, b.address, ldb, beta, c.address, ldc,
+                       batch=batch, stride_a=strides[0], stride_b=strides[1], stride_c=strides[2])
+
+    def for_loop(self, op: scf.ForOp) -> None:
+        """A host `scf.for` (no loop-carried values): the batch loops around gemm
+        calls, per-step loops. A loop whose body is one gemm call and its pointer
+        arithmetic becomes one strided-batched cuBLAS call (`batched_loop`)."""
+        if op.iter_args:
+            raise RuntimeError("the GPU host runtime runs scf.for loops without loop-carried values only")
+        lb, ub, step = (int(self.env[v]) for v in (op.lb, op.ub, op.step))
+        if lb >= ub:
+            return
+        if self.capture is None and self.batched_loop(op, lb, ub, step):
+            return
+        body = op.body.block
+        for i in range(lb, ub, step):
+            self.env[body.args[0]] = i
+            for inner in body.ops:
+                self.op(inner)
+
+    def batched_loop(self, op: scf.ForOp, lb: int, ub: int, step: int) -> bool:
+        """Run a loop of independent products as one strided-batched call: the body
+        (index arithmetic and exactly one gemm call, no nested loop or launch) is
+        evaluated for the first two iterations, recording the calls; the pointers
+        advance linearly in the induction variable, so two calls give the strides.
+        Not when every iteration writes the same C (a summed batch: beta = 1)."""
+        body = op.body.block
+        if not any(isinstance(o, func.CallOp) for o in body.ops) or any(
+            isinstance(o, (scf.ForOp, gpu.LaunchFuncOp)) for o in body.ops
+        ):
+            return False
+        count = len(range(lb, ub, step))
+        self.capture = []
+        try:
+            for i in (lb, lb + step)[: min(count, 2)]:
+                self.env[body.args[0]] = i
+                for inner in body.ops:
+                    self.op(inner)
+            calls = self.capture
+        finally:
+            self.capture = None
+        if len(calls) != min(count, 2):
+            raise RuntimeError("a host loop around a gemm call made more than one call per step")
+        first = calls[0]
+        if count == 1:
+            self.call_gemm(first)
+            return True
+        second = calls[1]
+        itemsize = np.dtype(first[0]).itemsize
+        strides = []
+        for slot in (7, 9, 12):  # a, b, c
+            p, q = first[slot], second[slot]
+            if p.buffer is not q.buffer:
+                raise RuntimeError("a batched gemm's operand moved to another buffer between steps")
+            strides.append((q.offset - p.offset) // itemsize)
+        if strides[2] == 0 or first[1:7] != second[1:7] or first[8] != second[8] or first[10:12] != second[10:12]:
+            for i in range(lb, ub, step):  # summed over the batch (or sizes vary): one call a step
+                self.env[body.args[0]] = i
+                for inner in body.ops:
+                    self.op(inner)
+            return True
+        self.call_gemm(first, batch=count, strides=(strides[0], strides[1], strides[2]))
+        return True
 
     def launch(self, op: gpu.LaunchFuncOp) -> None:
         """A `gpu.launch_func` as `cuLaunchKernel` (empty grids are skipped)."""
@@ -209,13 +340,38 @@ class HostRun:
 # ---------------------------------------------------------------------- backend
 
 
+def gemm_library(device: Any) -> tuple[cublas.Cublas | None, str]:
+    """cuBLAS for `device` and a one-line note of what runs matrix products:
+    `cuBLAS (<path>)`, or `tiled kernel (<why cuBLAS is not used>)`."""
+    reason = cublas.unavailable_reason()
+    handle = None
+    if reason is None:
+        try:
+            handle = cublas.handle_for(device)
+        except cublas.CublasError as e:
+            reason = str(e)
+    if handle is None:
+        return None, f"tiled kernel ({reason})"
+    return handle, f"cuBLAS ({cublas.library_path()}{', TF32' if handle.tf32 else ''})"
+
+
+
 class GpuBackend:
     """Runs `pd` programs on `CUDAPlace(i)` (see the module docstring)."""
 
-    def __init__(self, place: Any) -> None:
-        index = getattr(place, "device_id", 0)
-        cuda.require_device(index)
-        self.device = cuda.get_device(index)
+    def __init__(
+        self, place: Any, device: Any = None, gemm: tuple[cublas.Cublas | None, str] | None = None
+    ) -> None:
+        """`device`: the device to run on (default: `CUDAPlace(i)`'s); `gemm`: the
+        cuBLAS handle (or None) and its note (default: `gemm_library(device)`).
+        Tests pass fakes of both."""
+        if device is None:
+            index = getattr(place, "device_id", 0)
+            cuda.require_device(index)
+            device = cuda.get_device(index)
+        self.device = device
+        self.blas, self.gemm_engine = gemm if gemm is not None else gemm_library(device)
+        """What runs matrix products: `cuBLAS (<library>)` or `tiled kernel (<why>)`."""
         self.pool = _Pool(self.device)
         self._programs: dict[tuple[int, tuple[int, ...]], tuple[ModuleOp, GpuProgram | None]] = {}
         self._params: dict[str, tuple[np.ndarray, DeviceArray]] = {}
@@ -231,7 +387,7 @@ class GpuBackend:
         hit = self._programs.get(key)
         if hit is None or hit[0] is not module:
             try:
-                hit = (module, compile_for_gpu(module, fetches, self.device))
+                hit = (module, compile_for_gpu(module, fetches, self.device, self.blas is not None))
             except LoweringError:
                 if not any(isinstance(op, PdOp) and op.HOST_ONLY for op in module.walk()):
                     raise
@@ -266,7 +422,7 @@ class GpuBackend:
             return [env[v] for v in fetches]
         abi = prog.abi
         args = prog.host.body.block.args
-        run = HostRun(self.device, self.pool, prog.kernels)
+        run = HostRun(self.device, self.pool, prog.kernels, self.blas)
         feed_arrays = []
         for name, (_, elem) in abi["feeds"]:
             # Not np.ascontiguousarray: it turns a 0-d feed into shape [1].
@@ -313,4 +469,4 @@ def make_backend(place: Any) -> GpuBackend:
     return GpuBackend(place)
 
 
-__all__ = ["DeviceArray", "GpuBackend", "GpuProgram", "HostRun", "compile_for_gpu", "make_backend"]
+__all__ = ["DeviceArray", "DevicePointer", "GpuBackend", "GpuProgram", "HostRun", "compile_for_gpu", "gemm_library", "make_backend"]

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from pullback.benchmarks.programs import mlp_train
-from pullback.runtime.gpu import backend as gpu_backend, cuda
+from pullback.runtime.gpu import backend as gpu_backend, cublas, cuda
 from pullback.runtime.interpreter import run_module
 
 
@@ -30,63 +30,32 @@ def _catalogue():
 # ------------------------------------------------------------ a recording device
 
 
-class FakeBuffer:
-    def __init__(self, nbytes: int) -> None:
-        self.nbytes = nbytes
-        self.data = np.zeros(max(nbytes, 1), np.uint8)
-
-    def upload(self, array: np.ndarray) -> None:
-        self.data[: self.nbytes] = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
-
-    def download(self, out: np.ndarray) -> np.ndarray:
-        out.reshape(-1).view(np.uint8)[:] = self.data[: self.nbytes]
-        return out
-
-
-class FakeFunction:
-    def __init__(self, log: list, name: str) -> None:
-        self.log, self.name = log, name
-
-    def launch(self, grid, block, args, shared_bytes: int = 0) -> None:
-        self.log.append((self.name, tuple(grid), tuple(block), list(args)))
+def _fakes():
+    """The shared fakes (`gpu_fakes.py` beside this file, loaded by path)."""
+    name = "pullback_gpu_fakes"
+    if name not in sys.modules:
+        path = Path(__file__).with_name("gpu_fakes.py")
+        spec = importlib.util.spec_from_file_location(name, path)
+        mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    return sys.modules[name]
 
 
-class FakeModule:
-    def __init__(self, log: list) -> None:
-        self.log = log
-
-    def function(self, name: str) -> FakeFunction:
-        return FakeFunction(self.log, name)
+FakeBuffer = _fakes().FakeBuffer
 
 
-class FakeDevice:
-    def __init__(self) -> None:
-        self.launches: list = []
-        self.uploads = 0
-
-    def alloc(self, nbytes: int) -> FakeBuffer:
-        return FakeBuffer(nbytes)
-
-    def to_device(self, array: np.ndarray) -> FakeBuffer:
-        self.uploads += 1
-        buf = FakeBuffer(np.asarray(array).nbytes)
-        buf.upload(array)
-        return buf
-
-    def load_module(self, ptx: str) -> FakeModule:
-        assert ".entry" in ptx
-        return FakeModule(self.launches)
-
-    def synchronize(self) -> None:
-        pass
-
-
-def fake_backend() -> gpu_backend.GpuBackend:
-    backend = object.__new__(gpu_backend.GpuBackend)
-    backend.device = FakeDevice()  # type: ignore[assignment]
-    backend.pool = gpu_backend._Pool(backend.device)  # type: ignore[arg-type]
-    backend._programs, backend._params = {}, {}
-    return backend
+def fake_backend(blas: bool = False, monkeypatch=None) -> gpu_backend.GpuBackend:
+    """A backend on a recording fake device; with `blas` (and `monkeypatch`), a
+    cuBLAS handle on the fake library (products computed on host memory), else the
+    tiled kernels."""
+    gemm = (None, "tiled kernel (test)")
+    if blas:
+        cublas._reset_for_tests()
+        monkeypatch.setattr(cublas, "_open_library", lambda name: _fakes().FakeCublas())
+        gemm = (cublas.Cublas(), "cuBLAS (fake)")
+        cublas._reset_for_tests()
+    return gpu_backend.GpuBackend(None, device=_fakes().FakeDevice(), gemm=gemm)
 
 
 def test_host_runtime_launches_kernels_with_their_abi() -> None:
@@ -116,6 +85,74 @@ def test_parameters_are_uploaded_once() -> None:
     backend.run(built.module, feeds, built.scope, built.fetch)
     # The second run uploads the two feeds only: parameters stayed on the device.
     assert backend.device.uploads - first == 2  # type: ignore[attr-defined]
+
+
+# ------------------------------------------------------- matrix products: cuBLAS
+
+
+def _matmul_program(x_shape, y_shape, **props):
+    from xdsl.dialects.builtin import ModuleOp
+
+    from pullback.dialects import pd
+
+    x = pd.DataOp.make("x", x_shape, "float32")
+    y = pd.DataOp.make("y", y_shape, "float32")
+    mm = pd.MatmulOp.make(x.out, y.out, **props)
+    fetch = pd.FetchOp.create(operands=[mm.results[0]])
+    return ModuleOp([x, y, mm, fetch]), [mm.results[0]]
+
+
+@pytest.mark.parametrize(
+    "x_shape, y_shape, props, batched",
+    [
+        ((5, 13), (13, 7), {}, 0),
+        ((33, 17), (40, 17), {"transpose_y": True}, 0),
+        ((2, 3, 4), (4, 5), {}, 2),            # a shared right operand: stride 0
+        ((3, 6, 4), (3, 4, 2), {}, 3),         # a batch of products
+        ((3, 4, 6), (3, 4, 2), {"transpose_x": True}, 3),
+    ],
+)
+def test_products_go_to_cublas_with_the_right_arguments(monkeypatch, x_shape, y_shape, props, batched):
+    """The host runtime sends the CPU path's gemm calls to cuBLAS (here the fake
+    library, computing column-major products on host memory): the values are
+    numpy's, and a batch loop becomes one strided-batched call."""
+    module, fetches = _matmul_program(x_shape, y_shape, **props)
+    backend = fake_backend(blas=True, monkeypatch=monkeypatch)
+    rng = np.random.default_rng(0)
+    feeds = {"x": rng.standard_normal(x_shape).astype(np.float32),
+             "y": rng.standard_normal(y_shape).astype(np.float32)}
+    (got,) = backend.run(module, feeds, {}, fetches)
+    want = run_module(module, feeds, {})[fetches[0]]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    assert backend.blas.lib.calls == [("S", batched or 1)]  # type: ignore[union-attr]
+    # No kernel at all: the zero fill folded into beta = 0.
+    assert backend.device.launches == []  # type: ignore[attr-defined]
+
+
+def test_mlp_step_sends_every_product_to_cublas(monkeypatch) -> None:
+    built = mlp_train((13, 8, 3), lr=0.1)
+    backend = fake_backend(blas=True, monkeypatch=monkeypatch)
+    feeds = {"x": np.ones((5, 13), np.float32), "label": np.zeros((5, 1), np.int64)}
+    backend.run(built.module, feeds, built.scope, built.fetch)
+    # Two layers: 2 forward products; backward 2 weight gradients, 1 input gradient.
+    assert backend.blas.lib.calls == [("S", 1)] * 5  # type: ignore[union-attr]
+    assert not any(b == (16, 16, 1) for _, _, b, _ in backend.device.launches)  # type: ignore[attr-defined]
+
+
+def test_without_cublas_the_tiled_kernel_runs_and_says_why(monkeypatch) -> None:
+    cublas._reset_for_tests()
+    monkeypatch.setenv(cublas.LIBRARY_ENV, "libcublas-absent.so.0")
+    try:
+        handle, note = gpu_backend.gemm_library(_fakes().FakeDevice())
+    finally:
+        cublas._reset_for_tests()
+    assert handle is None
+    assert note.startswith("tiled kernel (no cuBLAS library") and "libcublas-absent.so.0" in note
+    module, fetches = _matmul_program((5, 13), (13, 7))
+    backend = gpu_backend.GpuBackend(None, device=_fakes().FakeDevice(), gemm=(handle, note))
+    backend.run(module, {"x": np.ones((5, 13), np.float32), "y": np.ones((13, 7), np.float32)}, {}, fetches)
+    # A fill of zeros, then the tiled product.
+    assert [b for _, _, b, _ in backend.device.launches] == [(256, 1, 1), (16, 16, 1)]  # type: ignore[attr-defined]
 
 
 def test_cuda_place_backend_needs_a_device(monkeypatch) -> None:

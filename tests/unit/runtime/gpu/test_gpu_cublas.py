@@ -4,10 +4,30 @@ computes what cuBLAS's column-major gemm computes, on host memory."""
 
 from __future__ import annotations
 
+import importlib.util
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from pullback.runtime.gpu import cublas, cuda
+
+
+def _fakes():
+    """The shared fakes (`gpu_fakes.py` beside this file, loaded by path: test
+    directories are not packages)."""
+    name = "pullback_gpu_fakes"
+    if name not in sys.modules:
+        path = Path(__file__).with_name("gpu_fakes.py")
+        spec = importlib.util.spec_from_file_location(name, path)
+        mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    return sys.modules[name]
+
+
+FakeCublas = _fakes().FakeCublas
 
 
 @pytest.fixture
@@ -18,66 +38,6 @@ def fresh(monkeypatch):
     yield monkeypatch
     cublas._reset_for_tests()
     cublas._HANDLES.clear()
-
-
-def _colmajor(addr: int, ld: int, rows: int, cols: int, dtype) -> np.ndarray:
-    """A (rows x cols) column-major matrix with leading dimension `ld` at `addr`."""
-    ctype = np.ctypeslib.as_ctypes_type(dtype)
-    raw = (ctype * (ld * (cols - 1) + rows)).from_address(addr)
-    flat = np.frombuffer(raw, dtype)
-    return np.lib.stride_tricks.as_strided(
-        flat, (rows, cols), (flat.itemsize, ld * flat.itemsize), writeable=True
-    )
-
-
-class FakeCublas:
-    """libcublas's gemm entry points on host memory, column-major as the real one."""
-
-    def __init__(self, status: int = 0) -> None:
-        self.status = status
-        self.calls: list[tuple] = []
-        self.math_mode: int | None = None
-
-    def cublasCreate_v2(self, ref):
-        ref._obj.value = 1234
-        return self.status
-
-    def cublasSetStream_v2(self, handle, stream):
-        return 0
-
-    def cublasSetMathMode(self, handle, mode):
-        self.math_mode = mode.value
-        return 0
-
-    def cublasDestroy_v2(self, handle):
-        return 0
-
-    def cublasGetStatusString(self, status):
-        return b"an invalid value was used as an argument"
-
-    def _gemm(self, dtype, ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, count):
-        ta, tb, m, n, k = ta.value, tb.value, m.value, n.value, k.value
-        lda, ldb, ldc = lda.value, ldb.value, ldc.value
-        itemsize = np.dtype(dtype).itemsize
-        for i in range(count):
-            A = _colmajor(a.value + i * sa * itemsize, lda, *((k, m) if ta else (m, k)), dtype)
-            B = _colmajor(b.value + i * sb * itemsize, ldb, *((n, k) if tb else (k, n)), dtype)
-            C = _colmajor(c.value + i * sc * itemsize, ldc, m, n, dtype)
-            C[...] = alpha._obj.value * ((A.T if ta else A) @ (B.T if tb else B)) + beta._obj.value * C
-        return 0
-
-    def cublasSgemm_v2(self, h, ta, tb, m, n, k, al, a, lda, b, ldb, be, c, ldc):
-        self.calls.append(("S", 1))
-        return self._gemm(np.float32, ta, tb, m, n, k, al, a, lda, 0, b, ldb, 0, be, c, ldc, 0, 1)
-
-    def cublasDgemm_v2(self, h, ta, tb, m, n, k, al, a, lda, b, ldb, be, c, ldc):
-        self.calls.append(("D", 1))
-        return self._gemm(np.float64, ta, tb, m, n, k, al, a, lda, 0, b, ldb, 0, be, c, ldc, 0, 1)
-
-    def cublasSgemmStridedBatched(self, h, ta, tb, m, n, k, al, a, lda, sa, b, ldb, sb, be, c, ldc, sc, count):
-        self.calls.append(("S", count.value))
-        return self._gemm(np.float32, ta, tb, m, n, k, al, a, lda, sa.value, b, ldb, sb.value,
-                          be, c, ldc, sc.value, count.value)
 
 
 def use_fake(monkeypatch, fake) -> None:
@@ -110,8 +70,6 @@ def test_wheel_locations_come_first(fresh, tmp_path):
     (tmp_path / "nvidia" / "__init__.py").write_text("")
     fresh.syspath_prepend(str(tmp_path))
     fresh.delenv(cublas.LIBRARY_ENV, raising=False)
-    import sys
-
     sys.modules.pop("nvidia", None)
     try:
         names = cublas.candidates()
