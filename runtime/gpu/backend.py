@@ -13,12 +13,18 @@ executor's factory (`BACKEND_MODULES["cuda"]`):
    temporaries from a pool of device buffers reused across runs, and each
    `gpu.launch_func` becomes a `cuLaunchKernel` with the ABI of `lowering/llvm/nvptx.py`.
 
-Copies: feeds go up on every run (they change); parameters go up only when the
-scope holds an array the backend has not seen (a startup run, `tensor.set`), since
-the program updates them in place on the device; fetched values come down.  The
-executor's protocol stores every updated persistable back into the scope as a numpy
-array, so updated parameters are also copied down after each run — into the
-scope's own arrays, which keeps them recognizably current for the next run.
+Matrix products (`library_call = "gemm"`/`"batch_gemm"`) are host calls to cuBLAS
+when it loads (`runtime/gpu/cublas.py`, `lowering/gpu/library.py`), tiled kernels
+otherwise; `GpuBackend.gemm_engine` says which, and why.
+
+Copies: feeds go up on every run (they change); fetched values come down.
+Persistables stay on the device: after a run, every parameter the program updated
+(in place) and every persistable it made is stored in the scope as a
+`ResidentArray`, which the next run uses as it is and which is copied to the host
+only when read (`runtime/scope.py`, `DeviceResident`).  A host array in the scope
+is uploaded only when the backend has not seen it (a startup run, `tensor.set`);
+a host copy made by reading a resident is known to be current.  So a training loop
+copies no parameter or accumulator per step.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from xdsl.ir import Operation, SSAValue
 from pullback.dialects.pd.base import DTYPES
 from pullback.lowering.convert_linalg_to_blas import GEMM_SYMBOLS, ROW_MAJOR, TRANS
 from pullback.runtime.gpu import cublas, cuda
+from pullback.runtime.scope import DeviceResident, stored_entry
 
 """Ops whose programs run on the host interpreter (numpy's random generator)."""
 
@@ -68,6 +75,31 @@ class DevicePointer:
     def address(self) -> int:
         """The raw device address (what cuBLAS is passed)."""
         return int(self.buffer.ptr.value) + self.offset
+
+
+class ResidentArray(DeviceResident):
+    """A persistable left in device memory after a run (a scope entry): copied to
+    the host on first read (`runtime/scope.py`), reused as it is by the next run
+    of the backend that made it."""
+
+    def __init__(self, array: DeviceArray, owner: Any) -> None:
+        self.array = array
+        self.owner = owner
+        self.shape = array.shape
+        self.dtype = array.dtype
+        self.on_host: Callable[[np.ndarray], None] | None = None
+        self._host: np.ndarray | None = None
+
+    def to_host(self) -> np.ndarray:
+        """Download once (later calls return the same array)."""
+        if self._host is None:
+            self._host = self.array.download()
+            if self.on_host is not None:
+                self.on_host(self._host)
+        return self._host
+
+    def __repr__(self) -> str:
+        return f"ResidentArray({list(self.shape)} {self.dtype}, on the device)"
 
 
 @dataclass
@@ -411,7 +443,8 @@ class GpuBackend:
         scope: MutableMapping[str, np.ndarray],
         fetches: Sequence[SSAValue],
     ) -> list[np.ndarray]:
-        """Run on the GPU; returns the values of `fetches` as host arrays."""
+        """Run on the GPU; returns the values of `fetches`: host arrays, except
+        persistables, which are `ResidentArray`s (`np.asarray` copies them down)."""
         from pullback.lowering.shapes import plan_shapes
 
         prog = self.program_for(module, fetches)
@@ -432,14 +465,10 @@ class GpuBackend:
         values: list[Any] = [feed_arrays[fi].shape[k] for fi, k in abi["dims"]]
         for a in feed_arrays:
             values.append(DeviceArray(self.device.to_device(a), a.shape, a.dtype))
-        params: dict[str, np.ndarray] = {}
+        params: dict[str, DeviceArray] = {}
         for name, (_, elem) in abi["params"]:
-            host = scope[name]
-            if not (isinstance(host, np.ndarray) and host.dtype == _NP[elem] and host.flags.c_contiguous):
-                host = np.array(host, dtype=_NP[elem], order="C")  # 0-d stays 0-d
-                scope[name] = host
-            params[name] = host
-            values.append(self._param(name, host))
+            params[name] = self._param_for_run(scope, name, np.dtype(_NP[elem]))
+            values.append(params[name])
         outs = []
         for shape, (_, (_, elem)) in zip(out_shapes, abi["outputs"]):
             dtype = np.dtype(_NP[elem])
@@ -452,16 +481,47 @@ class GpuBackend:
         finally:
             for buf in run.temps:
                 self.pool.give(buf)
+        # Persistables stay on the device: the scope gets residents, copied to the
+        # host only when read.
+        results: dict[tuple[str, Any], Any] = {}
         for name in abi["writes"]:
-            if name in params:
-                # Updated in place on the device; refresh the scope's array in place.
-                params[name].flags.writeable = True
-                self._params[name][1].buffer.download(params[name])
-        host_outs = [o.download() for o in outs]
+            if name in params:  # updated in place on the device
+                results["param", name] = scope[name] = self._resident(name, params[name])
         n_new = sum(1 for n, _ in abi["outputs"] if n)
-        for (name, _), o in zip(abi["outputs"][len(outs) - n_new:], host_outs[len(outs) - n_new:]):
-            scope[name] = o
-        return [host_outs[ref] if kind == "out" else params[ref] for kind, ref in abi["fetches"]]
+        for i, (name, _) in enumerate(abi["outputs"]):
+            if name and i >= len(outs) - n_new:
+                results["out", i] = scope[name] = self._resident(name, outs[i])
+        out: list[Any] = []
+        for kind, ref in abi["fetches"]:
+            if (kind, ref) not in results:
+                results[kind, ref] = outs[ref].download() if kind == "out" else self._resident(ref, params[ref])
+            out.append(results[kind, ref])
+        return out
+
+    def _param_for_run(self, scope: MutableMapping[str, Any], name: str, dtype: np.dtype[Any]) -> DeviceArray:
+        """The device array of parameter `name`: the scope's own when it is this
+        backend's resident, else the device copy of its host array (uploaded only
+        when the backend has not seen that array: `_param`)."""
+        entry = stored_entry(scope, name)
+        if isinstance(entry, ResidentArray) and entry.owner is self and entry.array.dtype == dtype:
+            return entry.array
+        host = np.asarray(entry)
+        if not (isinstance(host, np.ndarray) and host.dtype == dtype and host.flags.c_contiguous):
+            host = np.array(host, dtype=dtype, order="C")  # 0-d stays 0-d
+        if host is not entry:
+            scope[name] = host
+        return self._param(name, host)
+
+    def _resident(self, name: str, array: DeviceArray) -> ResidentArray:
+        """A scope entry for `array`, device-resident; materializing it records the
+        host copy as current, so the next run does not upload it again."""
+        resident = ResidentArray(array, self)
+
+        def on_host(host: np.ndarray) -> None:
+            self._params[name] = (host, array)
+
+        resident.on_host = on_host
+        return resident
 
 
 def make_backend(place: Any) -> GpuBackend:
@@ -469,4 +529,4 @@ def make_backend(place: Any) -> GpuBackend:
     return GpuBackend(place)
 
 
-__all__ = ["DeviceArray", "DevicePointer", "GpuBackend", "GpuProgram", "HostRun", "compile_for_gpu", "gemm_library", "make_backend"]
+__all__ = ["DeviceArray", "DevicePointer", "GpuBackend", "GpuProgram", "HostRun", "ResidentArray", "compile_for_gpu", "gemm_library", "make_backend"]
