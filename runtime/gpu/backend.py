@@ -206,6 +206,10 @@ class HostRun:
     temps: list[cuda.DeviceBuffer] = field(default_factory=list)
     capture: list[tuple[Any, ...]] | None = None
     """While set, gemm calls are recorded here instead of made (`batched_loop`)."""
+    launches: int = 0
+    """Kernels launched (what CUDA graphs or fusion would cut: docs/gpu.md)."""
+    gemm_calls: int = 0
+    """cuBLAS calls made (a strided-batched call counts once)."""
 
     def run(self, host: func.FuncOp) -> None:
         """Interpret every op of the host function's body."""
@@ -281,6 +285,7 @@ class HostRun:
         if self.blas is None:
             raise RuntimeError("a gemm call on the GPU without cuBLAS (compiled with library_gemm?)")
         dtype, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc = call
+        self.gemm_calls += 1
         self.blas.gemm(dtype, ta, tb, m, n, k, alpha, a.address, lda, b.address, ldb, beta, c.address, ldc,
                        batch=batch, stride_a=strides[0], stride_b=strides[1], stride_c=strides[2])
 
@@ -354,6 +359,7 @@ class HostRun:
         block = [env[v] for v in (op.blockSizeX, op.blockSizeY, op.blockSizeZ)]
         if 0 in grid:
             return
+        self.launches += 1
         args: list[Any] = []
         for v in op.kernelOperands:
             val = env[v]
@@ -404,6 +410,8 @@ class GpuBackend:
         self.device = device
         self.blas, self.gemm_engine = gemm if gemm is not None else gemm_library(device)
         """What runs matrix products: `cuBLAS (<library>)` or `tiled kernel (<why>)`."""
+        self.stats: dict[str, int] = {}
+        """The last run's kernel launches and cuBLAS calls (`launches`, `gemm_calls`)."""
         self.pool = _Pool(self.device)
         self._programs: dict[tuple[int, tuple[int, ...]], tuple[ModuleOp, GpuProgram | None]] = {}
         self._params: dict[str, tuple[np.ndarray, DeviceArray]] = {}
@@ -481,6 +489,7 @@ class GpuBackend:
         finally:
             for buf in run.temps:
                 self.pool.give(buf)
+        self.stats = {"launches": run.launches, "gemm_calls": run.gemm_calls}
         # Persistables stay on the device: the scope gets residents, copied to the
         # host only when read.
         results: dict[tuple[str, Any], Any] = {}

@@ -27,6 +27,9 @@ class FakeBuffer:
         self.device.copies["up"] += 1
         self.data[: self.nbytes] = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
 
+    def copy_from(self, other: FakeBuffer) -> None:
+        self.data[:] = other.data
+
     def download(self, out: np.ndarray) -> np.ndarray:
         self.device.copies["down"] += 1
         out.reshape(-1).view(np.uint8)[:] = self.data[: self.nbytes]
@@ -53,6 +56,9 @@ class FakeDevice:
     """Records launches; counts copies (`copies['up']`, `copies['down']`)."""
 
     index = 0
+    name = "Fake GPU"
+    compute_capability = (9, 0)
+    peak_bandwidth_gbs = 1000.0
 
     def __init__(self) -> None:
         self.launches: list = []
