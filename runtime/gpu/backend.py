@@ -448,9 +448,9 @@ class GpuBackend:
         self,
         module: ModuleOp,
         feeds: Mapping[str, np.ndarray],
-        scope: MutableMapping[str, np.ndarray],
+        scope: MutableMapping[str, Any],
         fetches: Sequence[SSAValue],
-    ) -> list[np.ndarray]:
+    ) -> list[Any]:
         """Run on the GPU; returns the values of `fetches`: host arrays, except
         persistables, which are `ResidentArray`s (`np.asarray` copies them down)."""
         from pullback.lowering.shapes import plan_shapes

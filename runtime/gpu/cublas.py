@@ -141,7 +141,7 @@ def status_text(lib: Any, status: int) -> str:
     name = _STATUS.get(status, f"cuBLAS status {status}")
     try:
         fn = lib.cublasGetStatusString
-        if isinstance(fn, ctypes._CFuncPtr):  # a real library: declare the string result
+        if hasattr(fn, "restype"):  # a real library's function: declare the string result
             fn.restype = ctypes.c_char_p
         text = fn(status)
     except (AttributeError, OSError):
