@@ -33,15 +33,20 @@ prepare)
     --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64 \
     --platform manylinux2014_x86_64 -d "$ROOT/.whl" "${WHEELS[@]}" || exit 1
   # llvmlite's wheel (60 MB, zip) would take the device tool's 64 MiB transfer alone:
-  # repacked with xz it is 37 MB.
+  # repacked with xz -1 it is 48 MB (a minute; -6 gives 37 MB in several).
   for whl in "$ROOT"/.whl/llvmlite-*.whl; do
     [ -e "$whl" ] || continue
     tmp=$(mktemp -d)
     "$PY" -m zipfile -e "$whl" "$tmp" || exit 1
-    tar -C "$tmp" -cf - . | xz -6 -T2 >"$ROOT/.whl/llvmlite.tar.xz" || exit 1
+    tar -C "$tmp" -cf - . | xz -1 -T2 >"$ROOT/.whl/llvmlite.tar.xz" || exit 1
     rm -rf "$tmp" "$whl"
   done
   du -sh "$ROOT/.whl"
+  # What travels: the tracked and untracked-not-ignored files, and the carried .whl.
+  total=$( (cd "$ROOT" && git ls-files -z --cached --others --exclude-standard | xargs -0 cat 2>/dev/null | wc -c) )
+  total=$((total + $(cat "$ROOT"/.whl/* | wc -c)))
+  echo "transfer: $((total / 1048576)) MiB of the device tool's 64"
+  [ "$total" -lt $((64 * 1048576)) ] || { echo "too large to carry" >&2; exit 1; }
   echo "prepared: run 'bash tools/gpu_check.sh run' on the GPU machine, carrying .whl"
   exit 0
   ;;

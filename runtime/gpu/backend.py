@@ -142,12 +142,10 @@ def compile_for_gpu(
     from pullback.lowering.abi import Program, abi_of, output_values
     from pullback.lowering.convert_pd_to_linalg import build_entry
     from pullback.lowering.gpu import GPU_PASSES
-    from pullback.lowering.gpu.pipeline import reject_control_flow
     from pullback.lowering.llvm.nvptx import gpu_modules, module_to_ptx
 
-    # No run-time range checks: host code cannot read a status buffer the kernels
+    # No run-time range checks: host code does not read a status buffer the kernels
     # write on the device (out-of-range ids read a clamped row there instead).
-    reject_control_flow(module)
     fn, _ = build_entry(
         module, fetches, entry="main", only_given_fetches=True, range_checks=False, fold_reductions=False
     )
@@ -190,7 +188,21 @@ _INDEX_BINARY: dict[type[Operation], Callable[[Any, Any], Any]] = {
     arith.CeilDivUIOp: lambda a, b: -(-a // b),
     arith.MinUIOp: min,
     arith.MaxUIOp: max,
+    arith.MinSIOp: min,
+    arith.MaxSIOp: max,
+    arith.FloorDivSIOp: lambda a, b: a // b,
+    arith.AndIOp: lambda a, b: a & b,
+    arith.OrIOp: lambda a, b: a | b,
+    arith.XOrIOp: lambda a, b: a ^ b,
 }
+
+_CMPI: dict[int, Callable[[Any, Any], bool]] = {
+    0: lambda a, b: a == b, 1: lambda a, b: a != b,
+    2: lambda a, b: a < b, 3: lambda a, b: a <= b, 4: lambda a, b: a > b, 5: lambda a, b: a >= b,
+    6: lambda a, b: a < b, 7: lambda a, b: a <= b, 8: lambda a, b: a > b, 9: lambda a, b: a >= b,
+}
+"""`arith.cmpi` by predicate number (host values are non-negative sizes and Python
+ints, so the unsigned predicates compare as the signed ones)."""
 
 
 @dataclass
@@ -256,10 +268,74 @@ class HostRun:
             self.gemm(op)
         elif isinstance(op, scf.ForOp):
             self.for_loop(op)
+        elif isinstance(op, scf.IfOp):
+            region = op.true_region if env[op.cond] else op.false_region
+            outs = self.run_block(region.block, []) if region.blocks else []
+            env.update(zip(op.results, outs))
+        elif isinstance(op, scf.WhileOp):
+            self.while_loop(op)
+        elif isinstance(op, memref.LoadOp):
+            env[op.res] = self.load(op)
+        elif isinstance(op, func.CallOp) and op.callee.root_reference.data == "realloc":
+            self.realloc(op)
+        elif isinstance(op, UnrealizedConversionCastOp) and isinstance(op.results[0].type, MemRefType):
+            # !llvm.ptr -> memref (a grown stack): a flat view; `reinterpret_cast` shapes it.
+            ptr: DevicePointer = env[op.inputs[0]]
+            dtype = np.dtype(_NP[str(op.results[0].type.get_element_type())])
+            env[op.results[0]] = DeviceArray(ptr.buffer, (ptr.buffer.nbytes // dtype.itemsize,), dtype)
+        elif isinstance(op, arith.CmpiOp):
+            a, b = (env[v] for v in op.operands)
+            env[op.result] = _CMPI[op.predicate.value.data](a, b)
+        elif isinstance(op, arith.SelectOp):
+            env[op.result] = env[op.lhs] if env[op.cond] else env[op.rhs]
         elif isinstance(op, (func.ReturnOp, scf.YieldOp)):
             pass
         else:
             raise RuntimeError(f"the GPU host runtime cannot execute '{op.name}'")
+
+    def run_block(self, block: Any, args: Sequence[Any]) -> list[Any]:
+        """Run a region's block with `args`; the values its terminator passes on
+        (`scf.yield`'s, or `scf.condition`'s predicate followed by its values)."""
+        self.env.update(zip(block.args, args))
+        *ops, term = block.ops
+        for inner in ops:
+            self.op(inner)
+        return [self.env[v] for v in term.operands]
+
+    def while_loop(self, op: scf.WhileOp) -> None:
+        """`scf.while` on the host: the predicate is read from device memory each
+        trip (`load`), the kernels of both regions launched as the loop runs."""
+        values = [self.env[v] for v in op.arguments]
+        while True:
+            cond, *values = self.run_block(op.before_region.block, values)
+            if not cond:
+                break
+            values = self.run_block(op.after_region.block, values)
+        self.env.update(zip(op.results, values))
+
+    def load(self, op: memref.LoadOp) -> Any:
+        """A host read of one element of a device buffer (a branch predicate, a trip
+        count, a stack size): a small device->host copy, ordered after the kernels
+        already launched (both run on the default stream)."""
+        arr: DeviceArray = self.env[op.memref]
+        index = [int(self.env[v]) for v in op.indices]
+        flat = int(np.ravel_multi_index(index, arr.shape)) if index else 0
+        raw = arr.buffer.download(np.empty(arr.buffer.nbytes, np.uint8))
+        return raw.view(arr.dtype)[flat].item()
+
+    def realloc(self, op: func.CallOp) -> None:
+        """A stack grown by `realloc` (`lowering/control.py`): a new device buffer
+        holding the old one's bytes (the old one goes back to the pool at the end)."""
+        old: DevicePointer = self.env[op.arguments[0]]
+        nbytes = int(self.env[op.arguments[1]])
+        new = self.pool.take(nbytes)
+        self.temps.append(new)
+        keep = min(old.buffer.nbytes - old.offset, nbytes)
+        if keep > 0:
+            if old.offset:
+                raise RuntimeError("realloc of a pointer into the middle of a buffer")
+            new.copy_from(old.buffer, keep)
+        self.env[op.results[0]] = DevicePointer(new)
 
     def gep(self, op: llvm.GEPOp) -> None:
         """`getelementptr` on a device pointer: one element index, in elements."""
@@ -313,8 +389,10 @@ class HostRun:
         advance linearly in the induction variable, so two calls give the strides.
         Not when every iteration writes the same C (a summed batch: beta = 1)."""
         body = op.body.block
-        if not any(isinstance(o, func.CallOp) for o in body.ops) or any(
-            isinstance(o, (scf.ForOp, gpu.LaunchFuncOp)) for o in body.ops
+        if not any(isinstance(o, func.CallOp) and o.callee.root_reference.data in _GEMM_DTYPES for o in body.ops) or any(
+            isinstance(o, (scf.ForOp, scf.IfOp, scf.WhileOp, gpu.LaunchFuncOp, memref.LoadOp, func.CallOp))
+            and not (isinstance(o, func.CallOp) and o.callee.root_reference.data in _GEMM_DTYPES)
+            for o in body.ops
         ):
             return False
         count = len(range(lb, ub, step))

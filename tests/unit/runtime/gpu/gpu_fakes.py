@@ -27,12 +27,17 @@ class FakeBuffer:
         self.device.copies["up"] += 1
         self.data[: self.nbytes] = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
 
-    def copy_from(self, other: FakeBuffer) -> None:
-        self.data[:] = other.data
+    def copy_from(self, other: FakeBuffer, nbytes: int | None = None) -> None:
+        n = self.nbytes if nbytes is None else nbytes
+        self.data[:n] = other.data[:n]
 
     def download(self, out: np.ndarray) -> np.ndarray:
         self.device.copies["down"] += 1
         out.reshape(-1).view(np.uint8)[:] = self.data[: self.nbytes]
+        if self.nbytes == 1 and self.device.predicates:
+            # No kernel runs here: a one-byte read (a branch or loop predicate) is
+            # answered from the device's script.
+            out.reshape(-1).view(np.uint8)[:] = self.device.predicates.pop(0)
         return out
 
 
@@ -63,6 +68,8 @@ class FakeDevice:
     def __init__(self) -> None:
         self.launches: list = []
         self.copies: Counter[str] = Counter()
+        self.predicates: list[bool] = []
+        """Values of the next one-byte downloads (predicates the kernels would compute)."""
 
     @property
     def uploads(self) -> int:
