@@ -7,5 +7,5 @@
   (`lowering/gpu/`) and runs its host function, launching the kernels, calling
   cuBLAS, following its control flow; persistables stay on the device.
 
-Importing this package imports neither.
+Importing this package imports none of them.
 """

@@ -131,6 +131,10 @@ class GpuProgram:
     ptx: str
     library_gemm: bool = False
     """Matrix products are host calls to cuBLAS (else tiled kernels / loops)."""
+    launch_plans: dict[Operation, Any] = field(default_factory=dict)
+    """`HostRun.plans`, kept across runs."""
+    output_shapes: dict[tuple[tuple[int, ...], ...], list[tuple[int, ...]]] = field(default_factory=dict)
+    """Output shapes by feed shapes (`plan_shapes` costs as much as a small step)."""
 
 
 def compile_for_gpu(
@@ -218,14 +222,24 @@ class HostRun:
     temps: list[cuda.DeviceBuffer] = field(default_factory=list)
     capture: list[tuple[Any, ...]] | None = None
     """While set, gemm calls are recorded here instead of made (`batched_loop`)."""
+    plans: dict[Operation, Any] = field(default_factory=dict)
+    """Ops decoded once per program (launches: `_launch_plan`; allocations; the
+    host function's constants), shared by its runs."""
     launches: int = 0
     """Kernels launched (what CUDA graphs or fusion would cut: docs/gpu.md)."""
     gemm_calls: int = 0
     """cuBLAS calls made (a strided-batched call counts once)."""
 
     def run(self, host: func.FuncOp) -> None:
-        """Interpret every op of the host function's body."""
-        for op in host.body.block.ops:
+        """Interpret every op of the host function's body (its top-level constants
+        decoded once per program: they are most of its ops)."""
+        plan = self.plans.get(host)
+        if plan is None:
+            ops = list(host.body.block.ops)
+            consts = {o.result: o.value.value.data for o in ops if isinstance(o, arith.ConstantOp)}  # type: ignore[union-attr]
+            plan = self.plans[host] = (consts, [o for o in ops if not isinstance(o, arith.ConstantOp)])
+        self.env.update(plan[0])
+        for op in plan[1]:
             self.op(op)
 
     def op(self, op: Operation) -> None:
@@ -244,10 +258,13 @@ class HostRun:
         elif isinstance(op, memref.DimOp):
             env[op.result] = env[op.source].shape[env[op.index]]
         elif isinstance(op, memref.AllocOp):
-            t = op.memref.type
-            dyn = iter(env[v] for v in op.dynamic_sizes)
-            shape = tuple(d if d >= 0 else next(dyn) for d in t.get_shape())
-            dtype = np.dtype(_NP[str(t.get_element_type())])
+            alloc = self.plans.get(op)
+            if alloc is None:
+                t = op.memref.type
+                alloc = self.plans[op] = (t.get_shape(), list(op.dynamic_sizes), np.dtype(_NP[str(t.get_element_type())]))
+            static, dyn_sizes, dtype = alloc
+            dyn = iter(env[v] for v in dyn_sizes)
+            shape = tuple(d if d >= 0 else next(dyn) for d in static)
             buf = self.pool.take(int(np.prod(shape, dtype=np.int64)) * dtype.itemsize)
             self.temps.append(buf)
             env[op.memref] = DeviceArray(buf, shape, dtype)
@@ -430,27 +447,52 @@ class HostRun:
 
     def launch(self, op: gpu.LaunchFuncOp) -> None:
         """A `gpu.launch_func` as `cuLaunchKernel` (empty grids are skipped)."""
-        from pullback.lowering.llvm.nvptx import param_kinds
-
+        plan = self.plans.get(op)
+        if plan is None:
+            plan = self.plans[op] = _launch_plan(op, self.kernels)
         env = self.env
-        grid = [env[v] for v in (op.gridSizeX, op.gridSizeY, op.gridSizeZ)]
-        block = [env[v] for v in (op.blockSizeX, op.blockSizeY, op.blockSizeZ)]
+        grid_vals, block_vals, operands, kernel = plan
+        grid = [env[v] for v in grid_vals]
         if 0 in grid:
             return
         self.launches += 1
         args: list[Any] = []
-        for v in op.kernelOperands:
+        for v, dyn, kind in operands:
             val = env[v]
-            t = v.type
-            if isinstance(t, MemRefType):
+            if kind is None:
                 args.append(val.buffer)
-                args += [val.shape[k] for k, d in enumerate(t.get_shape()) if d < 0]
+                args += [val.shape[k] for k in dyn]
             else:
-                (kind,) = param_kinds([t])
                 args.append(cuda.scalar_arg(kind, val))
-        ref = op.kernel
-        name = f"{ref.root_reference.data}::{ref.nested_references.data[0].data}"
-        self.kernels[name].launch(grid, block, args)
+        kernel.launch(grid, [env[v] for v in block_vals], args)
+
+
+_LaunchPlan = tuple[list[SSAValue], list[SSAValue], list[tuple[SSAValue, list[int], str | None]], Any]
+
+
+def _launch_plan(op: gpu.LaunchFuncOp, kernels: Mapping[str, Any]) -> _LaunchPlan:
+    """What a launch reads, decoded once per compiled program (xDSL's accessors
+    cost more than the launch): grid and block values, each operand with its
+    dynamic dimensions (a memref) or its parameter kind (a scalar,
+    `lowering.llvm.nvptx.param_kinds`), and the kernel."""
+    from pullback.lowering.llvm.nvptx import param_kinds
+
+    operands: list[tuple[SSAValue, list[int], str | None]] = []
+    for v in op.kernelOperands:
+        t = v.type
+        if isinstance(t, MemRefType):
+            operands.append((v, [k for k, d in enumerate(t.get_shape()) if d < 0], None))
+        else:
+            (kind,) = param_kinds([t])
+            operands.append((v, [], kind))
+    ref = op.kernel
+    name = f"{ref.root_reference.data}::{ref.nested_references.data[0].data}"
+    return (
+        [op.gridSizeX, op.gridSizeY, op.gridSizeZ],
+        [op.blockSizeX, op.blockSizeY, op.blockSizeZ],
+        operands,
+        kernels[name],
+    )
 
 
 # ---------------------------------------------------------------------- backend
@@ -541,13 +583,16 @@ class GpuBackend:
             return [env[v] for v in fetches]
         abi = prog.abi
         args = prog.host.body.block.args
-        run = HostRun(self.device, self.pool, prog.kernels, self.blas)
+        run = HostRun(self.device, self.pool, prog.kernels, self.blas, plans=prog.launch_plans)
         feed_arrays = []
         for name, (_, elem) in abi["feeds"]:
             # Not np.ascontiguousarray: it turns a 0-d feed into shape [1].
             feed_arrays.append(np.require(feeds[name], _NP[elem], requirements="C"))
-        shapes = plan_shapes(prog.prog, {n: a.shape for (n, _), a in zip(abi["feeds"], feed_arrays)})
-        out_shapes = [shapes[v] for v in prog.outputs]
+        key = tuple(a.shape for a in feed_arrays)
+        out_shapes = prog.output_shapes.get(key)
+        if out_shapes is None:
+            shapes = plan_shapes(prog.prog, {n: a.shape for (n, _), a in zip(abi["feeds"], feed_arrays)})
+            out_shapes = prog.output_shapes[key] = [tuple(shapes[v]) for v in prog.outputs]
         values: list[Any] = [feed_arrays[fi].shape[k] for fi, k in abi["dims"]]
         for a in feed_arrays:
             values.append(DeviceArray(self.device.to_device(a), a.shape, a.dtype))
