@@ -236,7 +236,10 @@ class HostRun:
         plan = self.plans.get(host)
         if plan is None:
             ops = list(host.body.block.ops)
-            consts = {o.result: o.value.value.data for o in ops if isinstance(o, arith.ConstantOp)}  # type: ignore[union-attr]
+            consts: dict[SSAValue, Any] = {
+                o.result: o.value.value.data  # type: ignore[union-attr]  # integer or float attributes
+                for o in ops if isinstance(o, arith.ConstantOp)
+            }
             plan = self.plans[host] = (consts, [o for o in ops if not isinstance(o, arith.ConstantOp)])
         self.env.update(plan[0])
         for op in plan[1]:
