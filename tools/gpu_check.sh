@@ -90,12 +90,12 @@ print("cuBLAS:", cublas.unavailable_reason() or cublas.library_path())
 EOF
 
 echo "== GPU tests"
-timeout 300 "$PY" -m pytest tests/unit/runtime/gpu tests/unit/lowering/gpu -p no:cacheprovider -q -rs \
+timeout 180 "$PY" -m pytest tests/unit/runtime/gpu tests/unit/lowering/gpu -p no:cacheprovider -q -rs \
   --durations=5 2>&1 | tee "$OUTDIR/gpu_tests.log" | tail -40
 tests_rc=${PIPESTATUS[0]}
 
 echo "== GPU benchmark"
-timeout 300 "$PY" -m pullback.benchmarks.bench_gpu --json "$OUTDIR/bench_gpu.json" 2>&1 | tee "$OUTDIR/bench_gpu.log"
+timeout 330 "$PY" -m pullback.benchmarks.bench_gpu --json "$OUTDIR/bench_gpu.json" 2>&1 | tee "$OUTDIR/bench_gpu.log"
 bench_rc=${PIPESTATUS[0]}
 
 echo "== done: tests rc=$tests_rc, bench rc=$bench_rc; logs in $OUTDIR"
