@@ -254,3 +254,22 @@ def test_mlp_trains_to_the_interpreters_loss_curve() -> None:
         curves.append(losses)
     np.testing.assert_allclose(curves[1], curves[0], rtol=1e-4)
     assert curves[1][-1] < curves[1][0]
+
+
+@requires_gpu
+@pytest.mark.parametrize(
+    "x_shape, y_shape, props",
+    [((65, 33), (33, 17), {}), ((33, 17), (40, 17), {"transpose_y": True}), ((3, 6, 4), (3, 4, 2), {}),
+     ((2, 3, 4), (4, 5), {})],
+)
+def test_products_agree_on_cublas_and_the_tiled_kernel(x_shape, y_shape, props) -> None:
+    module, fetches = _matmul_program(x_shape, y_shape, **props)
+    rng = np.random.default_rng(0)
+    feeds = {"x": rng.standard_normal(x_shape).astype(np.float32),
+             "y": rng.standard_normal(y_shape).astype(np.float32)}
+    want = run_module(module, feeds, {})[fetches[0]]
+    place = type("P", (), {"device_id": 0})()
+    for gemm in (None, (None, "tiled kernel (forced)")):
+        backend = gpu_backend.GpuBackend(place, gemm=gemm)
+        (got,) = backend.run(module, feeds, {}, fetches)
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5, err_msg=backend.gemm_engine)

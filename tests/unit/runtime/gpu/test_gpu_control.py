@@ -17,7 +17,7 @@ from xdsl.dialects import gpu, scf
 
 import pullback as paddle
 from pullback.runtime.executor import prepare
-from pullback.runtime.gpu import backend as gpu_backend
+from pullback.runtime.gpu import backend as gpu_backend, cuda
 
 
 def _fakes():
@@ -109,3 +109,23 @@ def test_stacks_grow_on_the_device(counted_loop, monkeypatch):
     grown.clear()
     _run(module, fetches, feeds, [True, False, True])
     assert len(grown) > none and max(grown) > 0
+
+
+# ------------------------------------------------------------------ on a real GPU
+
+requires_gpu = pytest.mark.skipif(
+    not cuda.is_available(), reason=f"no usable GPU: {cuda.unavailable_reason(0)}"
+)
+
+
+@requires_gpu
+@pytest.mark.parametrize("n", [0, 1, 3])
+def test_control_flow_matches_the_interpreter(counted_loop, n):
+    from pullback.runtime.interpreter import run_module
+
+    module, fetches, feeds = counted_loop
+    feeds = {**feeds, "x": np.array([0.3, -0.4, 0.9], np.float32), "n": np.array([n], np.int64)}
+    want = run_module(module, feeds, {})
+    got = gpu_backend.GpuBackend(type("P", (), {"device_id": 0})()).run(module, feeds, {}, fetches)
+    for v, g in zip(fetches, got):
+        np.testing.assert_allclose(g, want[v], rtol=1e-5, atol=1e-6)
