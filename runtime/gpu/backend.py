@@ -248,12 +248,20 @@ class HostRun:
     def op(self, op: Operation) -> None:
         """One host op (index arithmetic, buffers, launches)."""
         env = self.env
-        if isinstance(op, arith.ConstantOp):
+        kind = type(op)
+        # The ops of every step first: launches, their grid arithmetic, buffers.
+        if kind is gpu.LaunchFuncOp:
+            self.launch(op)  # type: ignore[arg-type]
+            return
+        binary = _INDEX_BINARY.get(kind)
+        if binary is not None:
+            a, b = op.operands
+            env[op.results[0]] = binary(env[a], env[b])
+        elif kind is memref.DeallocOp:
+            pass  # buffers go back to the pool when the run ends
+        elif isinstance(op, arith.ConstantOp):
             v = op.value
             env[op.result] = v.value.data  # type: ignore[union-attr]  # host constants are integer or float attributes
-        elif type(op) in _INDEX_BINARY:
-            a, b = (env[v] for v in op.operands)
-            env[op.results[0]] = _INDEX_BINARY[type(op)](a, b)
         elif isinstance(op, arith.IndexCastOp):
             env[op.result] = int(env[op.input])
         elif isinstance(op, (arith.SIToFPOp, arith.UIToFPOp)):
@@ -271,15 +279,11 @@ class HostRun:
             buf = self.pool.take(int(np.prod(shape, dtype=np.int64)) * dtype.itemsize)
             self.temps.append(buf)
             env[op.memref] = DeviceArray(buf, shape, dtype)
-        elif isinstance(op, memref.DeallocOp):
-            pass  # buffers go back to the pool when the run ends
         elif isinstance(op, memref.ReinterpretCastOp):
             src: DeviceArray = env[op.source]
             dyn = iter(env[v] for v in op.sizes)
             shape = tuple(d if d >= 0 else next(dyn) for d in op.static_sizes.get_values())
             env[op.result] = DeviceArray(src.buffer, shape, src.dtype)
-        elif isinstance(op, gpu.LaunchFuncOp):
-            self.launch(op)
         elif isinstance(op, UnrealizedConversionCastOp) and isinstance(op.inputs[0].type, MemRefType):
             env[op.results[0]] = DevicePointer(env[op.inputs[0]].buffer)  # memref -> !llvm.ptr
         elif isinstance(op, llvm.GEPOp):
