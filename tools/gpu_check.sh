@@ -24,10 +24,10 @@ WHEELS=(xdsl==0.74.0 immutabledict==4.2.1 ordered-set==4.1.0 llvmlite==0.50.0)
 
 case "$MODE" in
 prepare)
-  exclude=$(git -C "$ROOT" rev-parse --git-path info/exclude)
-  case "$exclude" in /*) ;; *) exclude="$ROOT/$exclude" ;; esac
-  grep -qxF '/.whl/' "$exclude" 2>/dev/null || echo '/.whl/' >>"$exclude"
+  # .whl/ ignores itself (no shared git metadata touched, worktrees included): the
+  # device tool then sends it only when `carry` names it.
   mkdir -p "$ROOT/.whl"
+  printf '*\n' >"$ROOT/.whl/.gitignore"
   # The GPU machine runs CPython 3.12 on x86-64 (.library/device/KINDS.md).
   "$PY" -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
     --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64 \
