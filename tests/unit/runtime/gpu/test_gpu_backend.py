@@ -139,6 +139,21 @@ def test_mlp_step_sends_every_product_to_cublas(monkeypatch) -> None:
     assert not any(b == (16, 16, 1) for _, _, b, _ in backend.device.launches)  # type: ignore[attr-defined]
 
 
+@pytest.mark.parametrize("family", ["matmul", "nn", "rnn"])
+def test_families_with_products_run_their_host_function_with_cublas(monkeypatch, family) -> None:
+    """Forward and backward of the families whose programs hold products (batched,
+    vector, convolution and recurrent ones) run on the fake device with cuBLAS: every
+    host op is one the runtime executes, and the products become cuBLAS calls."""
+    cat = _catalogue()
+    specs = [s for s in cat.OPS if s.family == family]
+    module = cat.autodiff(cat.program(specs))
+    fetches = [op.operands[0] for op in module.body.block.ops if op.name == "pd.fetch"]
+    backend = fake_backend(blas=True, monkeypatch=monkeypatch)
+    got = backend.run(module, cat.feeds_for(specs), {}, fetches)
+    assert len(got) == len(fetches)
+    assert backend.stats["gemm_calls"] > 0 and backend.blas.lib.calls  # type: ignore[union-attr]
+
+
 def test_without_cublas_the_tiled_kernel_runs_and_says_why(monkeypatch) -> None:
     cublas._reset_for_tests()
     monkeypatch.setenv(cublas.LIBRARY_ENV, "libcublas-absent.so.0")
