@@ -52,15 +52,18 @@ def build_ours(batch: int, lr: float) -> tuple[Any, Any, Any, Any]:
     return main, startup, loss, ("image", "label")
 
 
-def ours_step(batch: int, lr: float, backend: str = "compiled") -> tuple[Callable[[], object], float, list[str]]:
+def ours_step(
+    batch: int, lr: float, backend: str = "compiled", place: Any = None
+) -> tuple[Callable[[], object], float, list[str]]:
     """Our step on fixed data, after its first run: (one step, the first run's
     seconds (the compile, or a load from the disk cache), the first warning of an
-    interpreter fallback if any)."""
+    interpreter fallback if any).  `place`: where the step runs (default
+    `CPUPlace()`; the GPU benchmark passes `CUDAPlace(0)` with backend `cuda`)."""
     main, startup, loss, (xn, yn) = build_ours(batch, lr)
     rng = np.random.default_rng(0)
     feed = {xn: rng.standard_normal((batch, 3, 32, 32)).astype(np.float32),
             yn: rng.integers(0, 10, (batch, 1)).astype(np.int64)}
-    exe = paddle.static.Executor(paddle.CPUPlace(), backend=backend)
+    exe = paddle.static.Executor(place if place is not None else paddle.CPUPlace(), backend=backend)
     scope = paddle.static.Scope()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -119,8 +122,9 @@ def torch_resnet18() -> Any:
     return ResNet18()
 
 
-def torch_step(batch: int, lr: float) -> Callable[[], None] | None:
-    """The same step in PyTorch eager, one call (None when torch is missing)."""
+def torch_step(batch: int, lr: float, device: str = "cpu") -> Callable[[], None] | None:
+    """The same step in PyTorch eager, one call (None when torch is missing); on a
+    `device` other than the CPU the step ends reading the loss, as ours does."""
     try:
         import torch
         from torch import nn
@@ -128,17 +132,19 @@ def torch_step(batch: int, lr: float) -> Callable[[], None] | None:
         return None
 
     torch.manual_seed(0)
-    model = torch_resnet18().train()
+    model = torch_resnet18().train().to(device)
     opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
     rng = np.random.default_rng(0)
-    x = torch.tensor(rng.standard_normal((batch, 3, 32, 32)).astype(np.float32))
-    y = torch.tensor(rng.integers(0, 10, batch))
+    x = torch.tensor(rng.standard_normal((batch, 3, 32, 32)).astype(np.float32), device=device)
+    y = torch.tensor(rng.integers(0, 10, batch), device=device)
 
     def step() -> None:
         opt.zero_grad(set_to_none=True)
         loss = nn.functional.cross_entropy(model(x), y)
         loss.backward()
         opt.step()
+        if device != "cpu":
+            loss.item()
 
     return step
 

@@ -1,6 +1,13 @@
 """The Scope: where persistable variables (parameters, optimizer state) live between
 runs, as numpy arrays keyed by Paddle name.
 
+An entry may instead be a `DeviceResident`: a value a device backend keeps in
+device memory between runs (the GPU backend's parameters and optimizer state).  It
+is copied to the host only when read: the first host read (`scope[name]`, a
+tensor's `numpy()`, `np.array(...)`) materializes it and the entry becomes that
+numpy array.  Backends read entries without materializing them with
+`stored_entry(scope, name)`, so a training loop on the GPU copies no parameter.
+
 Paddle's spelling works (`scope.var(name).get_tensor().set(array, place)`,
 `np.array(scope.find_var(name).get_tensor())`), and a `Scope` is also a mutable
 mapping from names to numpy arrays (`scope["fc_0.w_0"]`), which is what the executor
@@ -14,6 +21,30 @@ from collections.abc import Iterator, MutableMapping
 from typing import Any
 
 import numpy as np
+
+
+class DeviceResident:
+    """A scope value living in device memory (see the module doc).  Subclasses
+    define `to_host`; `shape` and `dtype` answer without a copy."""
+
+    shape: tuple[int, ...]
+    dtype: np.dtype[Any]
+
+    def to_host(self) -> np.ndarray:
+        """A host copy (made once: later calls return the same array)."""
+        raise NotImplementedError
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        a = self.to_host()
+        if dtype is not None:
+            return a.astype(dtype)
+        return a.copy() if copy else a
+
+
+def stored_entry(scope: MutableMapping[str, Any], name: str) -> Any:
+    """The entry `name` as stored: a `DeviceResident` stays one (a `Scope` would
+    materialize it on `scope[name]`); any other mapping is read as it is."""
+    return scope.raw(name) if isinstance(scope, Scope) else scope[name]
 
 
 class LoDTensor:
@@ -76,7 +107,7 @@ class _ScopeTensor(LoDTensor):
         self._name = name
 
     def _load(self) -> np.ndarray | None:
-        return self._scope._arrays.get(self._name)
+        return self._scope[self._name] if self._name in self._scope._arrays else None
 
     def _store(self, array: np.ndarray) -> None:
         self._scope._arrays[self._name] = array
@@ -102,10 +133,11 @@ class ScopeVariable:
 
 
 class Scope(MutableMapping[str, np.ndarray]):
-    """Named persistable values.  As a mapping it holds only initialized values."""
+    """Named persistable values.  As a mapping it holds only initialized values;
+    reading one that lives on a device copies it to the host (once)."""
 
     def __init__(self) -> None:
-        self._arrays: dict[str, np.ndarray] = {}
+        self._arrays: dict[str, np.ndarray | DeviceResident] = {}
         self._declared: set[str] = set()
 
     def var(self, name: str) -> ScopeVariable:
@@ -132,10 +164,17 @@ class Scope(MutableMapping[str, np.ndarray]):
     # -- mapping interface over initialized values ---------------------------------
 
     def __getitem__(self, name: str) -> np.ndarray:
+        a = self._arrays[name]
+        if isinstance(a, DeviceResident):
+            a = self._arrays[name] = a.to_host()
+        return a
+
+    def raw(self, name: str) -> np.ndarray | DeviceResident:
+        """The entry as stored, a `DeviceResident` not materialized (KeyError if absent)."""
         return self._arrays[name]
 
     def __setitem__(self, name: str, value: Any) -> None:
-        self._arrays[name] = value if isinstance(value, np.ndarray) else np.asarray(value)
+        self._arrays[name] = value if isinstance(value, (np.ndarray, DeviceResident)) else np.asarray(value)
 
     def __delitem__(self, name: str) -> None:
         del self._arrays[name]

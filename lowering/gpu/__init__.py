@@ -3,6 +3,7 @@
 Passes (MLIR's names where MLIR has the pass), in pipeline order:
 
     convert-pd-to-linalg              (shared with the CPU path, lowering/)
+    [gpu-gemm-to-library]             products -> host cuBLAS calls (when there is cuBLAS)
     gpu-tile-gemm                     gemm generics -> shared-memory tiles
     convert-linalg-to-parallel-loops  generics -> scf.parallel / scf.for / atomics
     gpu-map-parallel-loops            (xDSL's) loops -> blocks / threads
@@ -78,6 +79,12 @@ GPU_PIPELINE = ",".join(GPU_PASSES)
 """Everything after `convert-pd-to-linalg`, in order."""
 
 
+def _gemm_to_library() -> type[ModulePass]:
+    from pullback.lowering.gpu.library import GpuGemmToLibraryPass
+
+    return GpuGemmToLibraryPass
+
+
 def _lower_to_ptx() -> type[ModulePass]:
     from pullback.lowering.gpu.pipeline import LowerToPtxPass
 
@@ -100,8 +107,10 @@ GPU_TARGETS: dict[str, Callable[[], type[Target]]] = {"ptx": _ptx_target}
 
 __all__ = ["GPU_PASSES", "GPU_PIPELINE", "GPU_TARGETS"]
 
-PASSES = {**GPU_PASSES, "lower-to-ptx": _lower_to_ptx}
+PASSES = {**GPU_PASSES, "gpu-gemm-to-library": _gemm_to_library, "lower-to-ptx": _lower_to_ptx}
 """Read by `pullback.universe` (every pass registry is called `PASSES`): the
-passes and the named pipeline `lower-to-ptx`."""
+passes, `gpu-gemm-to-library` (products as host cuBLAS calls: run before
+`gpu-tile-gemm` when the runtime has cuBLAS, `library.py`) and the named pipeline
+`lower-to-ptx`."""
 TARGETS = GPU_TARGETS
 """Alias read by `pullback.universe` (every target registry is called `TARGETS`)."""

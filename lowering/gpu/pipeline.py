@@ -30,29 +30,12 @@ class LowerToPtxPass(ModulePass):
         return [ConvertPdToLinalgPass(entry=self.entry), *(f()() for f in GPU_PASSES.values())]
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        """Run every pass of the pipeline on `op` (after `reject_control_flow`)."""
-        reject_control_flow(op)
+        """Run every pass of the pipeline on `op`.  Control flow (`pd.if`,
+        `pd.while`, their stacks) stays on the host: the CPU lowering's
+        `scf.if`/`scf.while` around the launches, their predicates read from device
+        memory by the GPU runtime (`runtime/gpu/backend.py:HostRun`)."""
         for p in self.passes():
             p.apply(ctx, op)
-
-
-def reject_control_flow(module: ModuleOp) -> None:
-    """Raise `LoweringError` naming the first control-flow op of `module`.
-
-    The CPU lowering turns `pd.if`/`pd.while` into host `scf.if`/`scf.while` whose
-    predicates and stack sizes are read from buffers; on the GPU those buffers live
-    in device memory the host code cannot load, so the GPU lowering refuses them
-    (such programs run on `CPUPlace`) rather than emitting code reading them."""
-    from pullback.dialects import pd
-    from pullback.lowering.abi import LoweringError
-
-    control = tuple(t for t in pd.CONTROL_OPS if t is not pd.ConditionOp)
-    for inner in module.walk():
-        if isinstance(inner, control):
-            raise LoweringError(
-                f"cannot lower '{inner.name}' to the GPU: control flow (and its stacks) "
-                "is lowered for the CPU only; run this program on CPUPlace"
-            )
 
 
 def lower_to_gpu(module: ModuleOp, entry: str = "main") -> ModuleOp:
@@ -67,4 +50,4 @@ def lower_to_gpu(module: ModuleOp, entry: str = "main") -> ModuleOp:
     return module
 
 
-__all__ = ["LowerToPtxPass", "lower_to_gpu", "reject_control_flow"]
+__all__ = ["LowerToPtxPass", "lower_to_gpu"]

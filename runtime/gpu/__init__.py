@@ -2,8 +2,10 @@
 
 - `cuda.py`: the CUDA driver API through ctypes (devices, memory, PTX modules,
   launches), opened on first use, so pullback imports on machines without a GPU;
+- `cublas.py`: cuBLAS through ctypes (matrix products), opened on first use;
 - `backend.py`: `GpuBackend`: compiles a program with the GPU passes
-  (`lowering/gpu/`) and runs its host function, launching the kernels.
+  (`lowering/gpu/`) and runs its host function, launching the kernels, calling
+  cuBLAS, following its control flow; persistables stay on the device.
 
-Importing this package imports neither.
+Importing this package imports none of them.
 """

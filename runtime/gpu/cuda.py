@@ -212,12 +212,17 @@ class DeviceBuffer:
             )
         return out
 
-    def copy_from(self, other: DeviceBuffer) -> None:
-        """Device-to-device copy of `other` (same size) into this buffer."""
-        if other.nbytes != self.nbytes:
-            raise ValueError("device copy between buffers of different sizes")
-        if self.nbytes:
-            _check(_lib().cuMemcpyDtoD_v2(self.ptr, other.ptr, self.nbytes), "cuMemcpyDtoD")
+    def copy_from(self, other: DeviceBuffer, nbytes: int | None = None) -> None:
+        """Device-to-device copy of `other` (same size) into this buffer; with
+        `nbytes`, of that many leading bytes (both buffers at least that long)."""
+        if nbytes is None:
+            if other.nbytes != self.nbytes:
+                raise ValueError("device copy between buffers of different sizes")
+            nbytes = self.nbytes
+        elif nbytes > min(self.nbytes, other.nbytes):
+            raise ValueError(f"device copy of {nbytes} bytes between buffers of {other.nbytes} and {self.nbytes}")
+        if nbytes:
+            _check(_lib().cuMemcpyDtoD_v2(self.ptr, other.ptr, nbytes), "cuMemcpyDtoD")
 
     def memset_zero(self) -> None:
         """Fill the buffer with zero bytes."""

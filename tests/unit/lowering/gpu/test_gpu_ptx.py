@@ -95,9 +95,8 @@ def test_every_compute_op_has_a_spec() -> None:
     in_backward = {"pd.lookup_table_grad", "pd.conv2d_transpose", "pd.conv2d_filter_grad",
                    "pd.pool2d_grad", "pd.reshape_as", "pd.split_as", "pd.expand_as", "pd.rnn_grad"}
     structural = {"pd.data", "pd.fetch", "pd.backward", "pd.yield"}
-    # Control flow is lowered for the CPU only (host loops reading device buffers
-    # would be needed): the GPU lowering rejects it naming the op
-    # (`gpu.pipeline.reject_control_flow`, tests/unit/ops/control/test_control_flow.py).
+    # Control flow stays on the host (the runtime reads predicates from device
+    # memory): tested with programs of its own (tests/unit/runtime/gpu/test_gpu_control.py).
     control = {o.name for o in pd.CONTROL_OPS}
     # Collectives call MPI on host buffers (docs/distributed.md): data-parallel
     # jobs run on CPUPlace; there is no GPU-aware path to test here.

@@ -19,7 +19,7 @@ import numpy as np
 import pullback as paddle
 import pytest
 from pullback.dialects import pd
-from pullback.lowering.convert_pd_to_linalg import LoweringError, build_entry
+from pullback.lowering.convert_pd_to_linalg import build_entry
 from pullback.lowering.gpu.pipeline import lower_to_gpu
 from pullback.runtime.native.backend import CompiledBackend
 from pullback.testing import fd_grad
@@ -545,15 +545,20 @@ def test_host_only_op_inside_a_branch_is_named_by_the_fallback(static_mode):
     np.testing.assert_array_equal(out, np.ones(3, np.float32))
 
 
-def test_gpu_lowering_rejects_control_flow_by_name(static_mode):
+def test_gpu_lowering_keeps_control_flow_on_the_host(static_mode):
+    """The branch stays an `scf.if` of the host function with the kernels of each
+    branch launched inside it (the runtime reads the predicate from the device)."""
+    from xdsl.dialects import gpu, scf
+
     x = paddle.static.data("x", [2, 2], "float32")
     p = paddle.static.data("p", [], "bool")
     y = paddle.static.nn.cond(p, lambda: paddle.tanh(x), lambda: x)
     module = paddle.static.default_main_program().module
     assert isinstance(y.value.owner, pd.IfOp)
     module.body.block.add_op(pd.FetchOp.create(operands=[y.value]))
-    with pytest.raises(LoweringError, match="'pd.if'"):
-        lower_to_gpu(module)
+    lowered = lower_to_gpu(module)
+    ifs = [op for op in lowered.walk() if isinstance(op, scf.IfOp)]
+    assert ifs and any(isinstance(o, gpu.LaunchFuncOp) for o in ifs[0].true_region.walk())
 
 
 # ------------------------------------------------------------------------ RNN

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from pullback.benchmarks.programs import mlp_train
-from pullback.runtime.gpu import backend as gpu_backend, cuda
+from pullback.runtime.gpu import backend as gpu_backend, cublas, cuda
 from pullback.runtime.interpreter import run_module
 
 
@@ -30,63 +30,32 @@ def _catalogue():
 # ------------------------------------------------------------ a recording device
 
 
-class FakeBuffer:
-    def __init__(self, nbytes: int) -> None:
-        self.nbytes = nbytes
-        self.data = np.zeros(max(nbytes, 1), np.uint8)
-
-    def upload(self, array: np.ndarray) -> None:
-        self.data[: self.nbytes] = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
-
-    def download(self, out: np.ndarray) -> np.ndarray:
-        out.reshape(-1).view(np.uint8)[:] = self.data[: self.nbytes]
-        return out
-
-
-class FakeFunction:
-    def __init__(self, log: list, name: str) -> None:
-        self.log, self.name = log, name
-
-    def launch(self, grid, block, args, shared_bytes: int = 0) -> None:
-        self.log.append((self.name, tuple(grid), tuple(block), list(args)))
+def _fakes():
+    """The shared fakes (`gpu_fakes.py` beside this file, loaded by path)."""
+    name = "pullback_gpu_fakes"
+    if name not in sys.modules:
+        path = Path(__file__).with_name("gpu_fakes.py")
+        spec = importlib.util.spec_from_file_location(name, path)
+        mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    return sys.modules[name]
 
 
-class FakeModule:
-    def __init__(self, log: list) -> None:
-        self.log = log
-
-    def function(self, name: str) -> FakeFunction:
-        return FakeFunction(self.log, name)
+FakeBuffer = _fakes().FakeBuffer
 
 
-class FakeDevice:
-    def __init__(self) -> None:
-        self.launches: list = []
-        self.uploads = 0
-
-    def alloc(self, nbytes: int) -> FakeBuffer:
-        return FakeBuffer(nbytes)
-
-    def to_device(self, array: np.ndarray) -> FakeBuffer:
-        self.uploads += 1
-        buf = FakeBuffer(np.asarray(array).nbytes)
-        buf.upload(array)
-        return buf
-
-    def load_module(self, ptx: str) -> FakeModule:
-        assert ".entry" in ptx
-        return FakeModule(self.launches)
-
-    def synchronize(self) -> None:
-        pass
-
-
-def fake_backend() -> gpu_backend.GpuBackend:
-    backend = object.__new__(gpu_backend.GpuBackend)
-    backend.device = FakeDevice()  # type: ignore[assignment]
-    backend.pool = gpu_backend._Pool(backend.device)  # type: ignore[arg-type]
-    backend._programs, backend._params = {}, {}
-    return backend
+def fake_backend(blas: bool = False, monkeypatch=None) -> gpu_backend.GpuBackend:
+    """A backend on a recording fake device; with `blas` (and `monkeypatch`), a
+    cuBLAS handle on the fake library (products computed on host memory), else the
+    tiled kernels."""
+    gemm = (None, "tiled kernel (test)")
+    if blas:
+        cublas._reset_for_tests()
+        monkeypatch.setattr(cublas, "_open_library", lambda name: _fakes().FakeCublas())
+        gemm = (cublas.Cublas(), "cuBLAS (fake)")
+        cublas._reset_for_tests()
+    return gpu_backend.GpuBackend(None, device=_fakes().FakeDevice(), gemm=gemm)
 
 
 def test_host_runtime_launches_kernels_with_their_abi() -> None:
@@ -118,6 +87,112 @@ def test_parameters_are_uploaded_once() -> None:
     assert backend.device.uploads - first == 2  # type: ignore[attr-defined]
 
 
+# ------------------------------------------------------- matrix products: cuBLAS
+
+
+def _matmul_program(x_shape, y_shape, **props):
+    from xdsl.dialects.builtin import ModuleOp
+
+    from pullback.dialects import pd
+
+    x = pd.DataOp.make("x", x_shape, "float32")
+    y = pd.DataOp.make("y", y_shape, "float32")
+    mm = pd.MatmulOp.make(x.out, y.out, **props)
+    fetch = pd.FetchOp.create(operands=[mm.results[0]])
+    return ModuleOp([x, y, mm, fetch]), [mm.results[0]]
+
+
+@pytest.mark.parametrize(
+    "x_shape, y_shape, props, batched",
+    [
+        ((5, 13), (13, 7), {}, 0),
+        ((33, 17), (40, 17), {"transpose_y": True}, 0),
+        ((2, 3, 4), (4, 5), {}, 2),            # a shared right operand: stride 0
+        ((3, 6, 4), (3, 4, 2), {}, 3),         # a batch of products
+        ((3, 4, 6), (3, 4, 2), {"transpose_x": True}, 3),
+    ],
+)
+def test_products_go_to_cublas_with_the_right_arguments(monkeypatch, x_shape, y_shape, props, batched):
+    """The host runtime sends the CPU path's gemm calls to cuBLAS (here the fake
+    library, computing column-major products on host memory): the values are
+    numpy's, and a batch loop becomes one strided-batched call."""
+    module, fetches = _matmul_program(x_shape, y_shape, **props)
+    backend = fake_backend(blas=True, monkeypatch=monkeypatch)
+    rng = np.random.default_rng(0)
+    feeds = {"x": rng.standard_normal(x_shape).astype(np.float32),
+             "y": rng.standard_normal(y_shape).astype(np.float32)}
+    (got,) = backend.run(module, feeds, {}, fetches)
+    want = run_module(module, feeds, {})[fetches[0]]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    assert backend.blas.lib.calls == [("S", batched or 1)]  # type: ignore[union-attr]
+    # No kernel at all: the zero fill folded into beta = 0.
+    assert backend.device.launches == []  # type: ignore[attr-defined]
+
+
+def test_mlp_step_sends_every_product_to_cublas(monkeypatch) -> None:
+    built = mlp_train((13, 8, 3), lr=0.1)
+    backend = fake_backend(blas=True, monkeypatch=monkeypatch)
+    feeds = {"x": np.ones((5, 13), np.float32), "label": np.zeros((5, 1), np.int64)}
+    backend.run(built.module, feeds, built.scope, built.fetch)
+    # Two layers: 2 forward products; backward 2 weight gradients, 1 input gradient.
+    assert backend.blas.lib.calls == [("S", 1)] * 5  # type: ignore[union-attr]
+    assert not any(b == (16, 16, 1) for _, _, b, _ in backend.device.launches)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("family", ["matmul", "nn", "rnn"])
+def test_families_with_products_run_their_host_function_with_cublas(monkeypatch, family) -> None:
+    """Forward and backward of the families whose programs hold products (batched,
+    vector, convolution and recurrent ones) run on the fake device with cuBLAS: every
+    host op is one the runtime executes, and the products become cuBLAS calls."""
+    cat = _catalogue()
+    specs = [s for s in cat.OPS if s.family == family]
+    module = cat.autodiff(cat.program(specs))
+    fetches = [op.operands[0] for op in module.body.block.ops if op.name == "pd.fetch"]
+    backend = fake_backend(blas=True, monkeypatch=monkeypatch)
+    got = backend.run(module, cat.feeds_for(specs), {}, fetches)
+    assert len(got) == len(fetches)
+    assert backend.stats["gemm_calls"] > 0 and backend.blas.lib.calls  # type: ignore[union-attr]
+
+
+def test_without_cublas_the_tiled_kernel_runs_and_says_why(monkeypatch) -> None:
+    cublas._reset_for_tests()
+    monkeypatch.setenv(cublas.LIBRARY_ENV, "libcublas-absent.so.0")
+    try:
+        handle, note = gpu_backend.gemm_library(_fakes().FakeDevice())
+    finally:
+        cublas._reset_for_tests()
+    assert handle is None
+    assert note.startswith("tiled kernel (no cuBLAS library") and "libcublas-absent.so.0" in note
+    module, fetches = _matmul_program((5, 13), (13, 7))
+    backend = gpu_backend.GpuBackend(None, device=_fakes().FakeDevice(), gemm=(handle, note))
+    backend.run(module, {"x": np.ones((5, 13), np.float32), "y": np.ones((13, 7), np.float32)}, {}, fetches)
+    # A fill of zeros, then the tiled product.
+    assert [b for _, _, b, _ in backend.device.launches] == [(256, 1, 1), (16, 16, 1)]  # type: ignore[attr-defined]
+
+
+def test_rnn_time_loop_runs_on_the_host_launching_per_step() -> None:
+    """`pd.rnn`'s time loop is a host `scf.for` around kernel launches: the runtime
+    runs it, so each kernel in the loop is launched once per time step."""
+    from xdsl.dialects import gpu, scf
+
+    cat = _catalogue()
+    (lstm,) = [s for s in cat.OPS if s.family == "rnn" and s.props.get("mode") == "LSTM"]
+    module = cat.autodiff(cat.program([lstm]))
+    fetches = [op.operands[0] for op in module.body.block.ops if op.name == "pd.fetch"]
+    backend = fake_backend()
+    got = backend.run(module, cat.feeds_for([lstm]), {}, fetches)
+    assert len(got) == len(fetches)
+    prog = next(p for _, p in backend._programs.values() if p is not None)
+    loops = [op for op in prog.host.walk() if isinstance(op, scf.ForOp)]
+    in_loops = sum(1 for lp in loops for op in lp.body.walk() if isinstance(op, gpu.LaunchFuncOp))
+    static = sum(1 for op in prog.host.walk() if isinstance(op, gpu.LaunchFuncOp))
+    assert loops and in_loops > 0
+    steps = lstm.inputs[0][0][0]  # the sequence length (time-major input)
+    # Every launch outside loops once, the ones inside once per step (forward and
+    # backward loops both run `steps` times).
+    assert backend.stats["launches"] == static - in_loops + in_loops * steps
+
+
 def test_cuda_place_backend_needs_a_device(monkeypatch) -> None:
     monkeypatch.setattr(cuda, "unavailable_reason", lambda index=0: "no CUDA driver (test)")
     with pytest.raises(RuntimeError, match=r"^CUDAPlace\(0\): no CUDA driver \(test\)"):
@@ -125,6 +200,25 @@ def test_cuda_place_backend_needs_a_device(monkeypatch) -> None:
 
 
 # ------------------------------------------------------------------ on a real GPU
+
+def absolute_tolerance(arrays, per_unit: float = 2e-6) -> float:
+    """The absolute tolerance of a comparison of float32 results: `per_unit` times
+    the largest magnitude among the values involved (every feed and reference
+    result of the program), at least `per_unit`.  A result that is zero in exact
+    arithmetic but computed as a sum of large terms (batch norm's scale gradient is
+    the sum of normalized outputs: the interpreter itself gives about 1e-5) carries
+    rounding noise proportional to those terms, not to itself; a fixed atol failed
+    on it (docs/gpu.md, the first real-GPU run)."""
+    scale = max((float(np.max(np.abs(a))) for a in map(np.asarray, arrays)
+                 if a.size and a.dtype.kind == "f"), default=0.0)
+    return per_unit * max(1.0, scale)
+
+
+def test_absolute_tolerance_follows_the_values_involved() -> None:
+    assert absolute_tolerance([np.ones(3, np.float32)]) == 2e-6
+    assert absolute_tolerance([np.array([48.0, -3.0], np.float32), np.arange(4)]) == pytest.approx(9.6e-5)
+    assert absolute_tolerance([np.zeros(0, np.float32)]) == 2e-6
+
 
 requires_gpu = pytest.mark.skipif(
     not cuda.is_available(), reason=f"no usable GPU: {cuda.unavailable_reason(0)}"
@@ -147,8 +241,9 @@ def test_ops_match_the_interpreter(family: str) -> None:
     feeds = cat.feeds_for(specs)
     env = run_module(module, feeds, {})
     got = gpu_backend.GpuBackend(type("P", (), {"device_id": 0})()).run(module, feeds, {}, fetches)
+    atol = absolute_tolerance([*feeds.values(), *(env[v] for v in fetches)])
     for v, g in zip(fetches, got):
-        np.testing.assert_allclose(g, env[v], rtol=2e-5, atol=2e-6)
+        np.testing.assert_allclose(g, env[v], rtol=2e-5, atol=atol)
 
 
 @requires_gpu
@@ -174,3 +269,22 @@ def test_mlp_trains_to_the_interpreters_loss_curve() -> None:
         curves.append(losses)
     np.testing.assert_allclose(curves[1], curves[0], rtol=1e-4)
     assert curves[1][-1] < curves[1][0]
+
+
+@requires_gpu
+@pytest.mark.parametrize(
+    "x_shape, y_shape, props",
+    [((65, 33), (33, 17), {}), ((33, 17), (40, 17), {"transpose_y": True}), ((3, 6, 4), (3, 4, 2), {}),
+     ((2, 3, 4), (4, 5), {})],
+)
+def test_products_agree_on_cublas_and_the_tiled_kernel(x_shape, y_shape, props) -> None:
+    module, fetches = _matmul_program(x_shape, y_shape, **props)
+    rng = np.random.default_rng(0)
+    feeds = {"x": rng.standard_normal(x_shape).astype(np.float32),
+             "y": rng.standard_normal(y_shape).astype(np.float32)}
+    want = run_module(module, feeds, {})[fetches[0]]
+    place = type("P", (), {"device_id": 0})()
+    for gemm in (None, (None, "tiled kernel (forced)")):
+        backend = gpu_backend.GpuBackend(place, gemm=gemm)
+        (got,) = backend.run(module, feeds, {}, fetches)
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5, err_msg=backend.gemm_engine)
