@@ -198,7 +198,9 @@ class ReindexGraphOp(_HostGraphOp):
     """Renumber a sampled subgraph (`paddle.geometric.reindex_graph`): the nodes `x`
     become `0 .. len(x)-1`, the other nodes of `neighbors` follow in order of first
     appearance.  Results: `reindex_src` (the neighbors renumbered), `reindex_dst`
-    (node `i` repeated `count[i]` times), `out_nodes` (x then the new nodes)."""
+    (node `i` repeated `count[i]` times), `out_nodes` (x then the new nodes).
+    `count` may hold several edge types' counts one after the other (`k * len(x)`
+    entries, `reindex_heter_graph`): node `i` is then repeated by each type's count."""
 
     name = "pd.reindex_graph"
     x = operand_def(TensorType)
@@ -215,7 +217,10 @@ class ReindexGraphOp(_HostGraphOp):
         _index(cls.name, "x", tx)
         n = _index(cls.name, "neighbors", tn)
         expect_same_elem(cls.name, [tx, tn])
-        _same_length(cls.name, "count", _index(cls.name, "count", tc), shape_of(tx)[0], "x")
+        c, m = _index(cls.name, "count", tc), shape_of(tx)[0]
+        if c != DYN and m != DYN and (m == 0 and c != 0 or m and c % m):
+            raise VerifyException(
+                f"'{cls.name}': count has {c} entries, not a multiple of the {m} nodes of x")
         e = elem_of(tx)
         return [tensor_type(e, (n,)), tensor_type(e, (n,)), tensor_type(e, (DYN,))]
 

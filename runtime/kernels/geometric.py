@@ -121,7 +121,8 @@ def reindex_graph(op: pd.ReindexGraphOp, x: np.ndarray, neighbors: np.ndarray,
     src = np.empty(neighbors.shape, x.dtype)
     for i, v in enumerate(neighbors.tolist()):
         src[i] = number.setdefault(v, len(number))
-    dst = np.repeat(np.arange(x.size, dtype=x.dtype), count.astype(np.int64))
+    types = count.size // x.size if x.size else 0  # (edge types, reindex_heter_graph)
+    dst = np.repeat(np.tile(np.arange(x.size, dtype=x.dtype), types), count.astype(np.int64))
     return src, dst, np.fromiter(number, dtype=x.dtype, count=len(number))
 
 
