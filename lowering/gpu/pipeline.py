@@ -30,8 +30,10 @@ class LowerToPtxPass(ModulePass):
         return [ConvertPdToLinalgPass(entry=self.entry), *(f()() for f in GPU_PASSES.values())]
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        """Run every pass of the pipeline on `op` (after `reject_control_flow`)."""
+        """Run every pass of the pipeline on `op` (after `reject_control_flow` and
+        `reject_racy_combines`)."""
         reject_control_flow(op)
+        reject_racy_combines(op)
         for p in self.passes():
             p.apply(ctx, op)
 
@@ -52,6 +54,23 @@ def reject_control_flow(module: ModuleOp) -> None:
             raise LoweringError(
                 f"cannot lower '{inner.name}' to the GPU: control flow (and its stacks) "
                 "is lowered for the CPU only; run this program on CPUPlace"
+            )
+
+
+def reject_racy_combines(module: ModuleOp) -> None:
+    """Raise `LoweringError` naming a `pd.send_recv` reducing by `max` or `min`.
+
+    Its lowering combines each message into its row with a load, max and store
+    (`lowering/geometric.py`): correct on the CPU, whose loop runs sequentially, a
+    race between GPU threads (the emitters have atomic adds only)."""
+    from pullback.dialects import pd
+    from pullback.lowering.abi import LoweringError
+
+    for inner in module.walk():
+        if isinstance(inner, pd.SendRecvOp) and inner.prop("reduce_op") in ("max", "min"):
+            raise LoweringError(
+                f"cannot lower '{inner.name}' with reduce_op {inner.prop('reduce_op')!r} to the GPU: "
+                "its combine is not atomic there; run this program on CPUPlace"
             )
 
 

@@ -303,3 +303,20 @@ def test_weighted_sample_neighbors_skips_zero_weights() -> None:
     assert out.numpy().tolist() == [ROW[1], ROW[3], ROW[10]]
     with pytest.raises(TypeError, match="'edge_weight' must be float32 or float64"):
         G.weighted_sample_neighbors(row, colptr, row, nodes)
+
+
+def test_gpu_lowering_refuses_max_and_min_combines() -> None:
+    """The load-max-store combine is sequential on the CPU only; the GPU pipeline
+    names the op instead of emitting a race."""
+    from xdsl.dialects.builtin import ModuleOp
+
+    from pullback.dialects import pd
+    from pullback.lowering.abi import LoweringError
+    from pullback.lowering.gpu.pipeline import lower_to_gpu
+
+    x = pd.DataOp.make("x", [4, 2])
+    i = pd.DataOp.make("i", [3], dtype="int64")
+    op = pd.SendRecvOp.make(x.out, i.out, i.out, reduce_op="max")
+    module = ModuleOp([x, i, op, pd.FetchOp.create(operands=[op.results[0]])])
+    with pytest.raises(LoweringError, match="'pd.send_recv' with reduce_op 'max' to the GPU"):
+        lower_to_gpu(module)
