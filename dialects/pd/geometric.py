@@ -60,9 +60,9 @@ from .base import (
 )
 from .dtypes import FLOAT_TYPES
 
-REDUCE_OPS = ("sum", "mean", "max", "min")
+GRAPH_REDUCE_OPS = ("sum", "mean", "max", "min")
 """How the messages arriving at a node (or the rows of a segment) are combined."""
-MESSAGE_OPS = ("add", "sub", "mul", "div")
+GRAPH_MESSAGE_OPS = ("add", "sub", "mul", "div")
 """How `x[src[e]]` and the edge value `y[e]` make the message of `send_ue_recv`."""
 
 _HOST_GRAPH = (
@@ -87,8 +87,8 @@ def _same_length(op: str, what: str, a: int, b: int, other: str) -> None:
 
 
 def _reduce(op: str, prop: str, value: str) -> None:
-    if value not in REDUCE_OPS:
-        raise VerifyException(f"'{op}': {prop} must be one of {list(REDUCE_OPS)}, got {value!r}")
+    if value not in GRAPH_REDUCE_OPS:
+        raise VerifyException(f"'{op}': {prop} must be one of {list(GRAPH_REDUCE_OPS)}, got {value!r}")
 
 
 def _numeric(op: str, t: Attribute) -> None:
@@ -145,9 +145,9 @@ class SendRecvOp(PureOp):
             if not ys:
                 raise VerifyException(f"'{cls.name}': y must have rank >= 1")
             _same_length(cls.name, "y", ys[0], n, "src_index")
-            if props["message_op"] not in MESSAGE_OPS:
+            if props["message_op"] not in GRAPH_MESSAGE_OPS:
                 raise VerifyException(
-                    f"'{cls.name}': message_op must be one of {list(MESSAGE_OPS)}, "
+                    f"'{cls.name}': message_op must be one of {list(GRAPH_MESSAGE_OPS)}, "
                     f"got {props['message_op']!r}")
         rows = props["out_size"] if props["out_size"] > 0 else xs[0]
         return [tensor_type(elem_of(tx), (rows, *message_shape(cls.name, xs, ys)))]

@@ -86,7 +86,7 @@ def send_u_recv(x: Any, src_index: Any, dst_index: Any, reduce_op: str = "sum",
     _check_x(fn, "x", x)
     _check_index(fn, "src_index", src_index)
     _check_index(fn, "dst_index", dst_index)
-    reduce = _check_choice(fn, "reduce_op", reduce_op, pd.REDUCE_OPS)
+    reduce = _check_choice(fn, "reduce_op", reduce_op, pd.GRAPH_REDUCE_OPS)
     return apply(pd.SendRecvOp, [x, src_index, dst_index], prefix="send_u_recv", name=name,
                  reduce_op=reduce, out_size=_out_size(fn, out_size))
 
@@ -101,8 +101,8 @@ def send_ue_recv(x: Any, y: Any, src_index: Any, dst_index: Any, message_op: str
     _check_x(fn, "y", y)
     _check_index(fn, "src_index", src_index)
     _check_index(fn, "dst_index", dst_index)
-    message = _check_choice(fn, "message_op", message_op, pd.MESSAGE_OPS)
-    reduce = _check_choice(fn, "reduce_op", reduce_op, pd.REDUCE_OPS)
+    message = _check_choice(fn, "message_op", message_op, pd.GRAPH_MESSAGE_OPS)
+    reduce = _check_choice(fn, "reduce_op", reduce_op, pd.GRAPH_REDUCE_OPS)
     size = _out_size(fn, out_size)
     return apply(pd.SendRecvOp, [_as_2d(x), src_index, dst_index, _as_2d(y)], prefix="send_ue_recv",
                  name=name, message_op=message, reduce_op=reduce, out_size=size)
@@ -117,7 +117,7 @@ def send_uv(x: Any, y: Any, src_index: Any, dst_index: Any, message_op: str = "a
     _check_x(fn, "y", y)
     _check_index(fn, "src_index", src_index)
     _check_index(fn, "dst_index", dst_index)
-    message = _check_choice(fn, "message_op", message_op, pd.MESSAGE_OPS)
+    message = _check_choice(fn, "message_op", message_op, pd.GRAPH_MESSAGE_OPS)
     if x.dtype != y.dtype:
         raise TypeError(f"{fn}: x and y must have the same dtype, got {x.dtype} and {y.dtype}")
     if src_index.shape[0] >= 0 and dst_index.shape[0] >= 0 and src_index.shape[0] != dst_index.shape[0]:
@@ -139,7 +139,7 @@ def send_uv(x: Any, y: Any, src_index: Any, dst_index: Any, message_op: str = "a
 def graph_send_recv(x: Any, src_index: Any, dst_index: Any, pool_type: str = "sum",
                     out_size: Any = None, name: str | None = None) -> Any:
     """`paddle.incubate.graph_send_recv` (deprecated in Paddle for `send_u_recv`)."""
-    _check_choice("graph_send_recv", "pool_type", pool_type, pd.REDUCE_OPS)
+    _check_choice("graph_send_recv", "pool_type", pool_type, pd.GRAPH_REDUCE_OPS)
     return send_u_recv(x, src_index, dst_index, reduce_op=pool_type, out_size=out_size, name=name)
 
 

@@ -58,9 +58,10 @@ def scatter_reduce(msg: np.ndarray, dst: np.ndarray, rows: int, reduce: str) -> 
             count = np.bincount(dst, minlength=rows).reshape((rows,) + (1,) * (msg.ndim - 1))
             out = _tdiv(out, np.maximum(count, 1).astype(msg.dtype))
         return out
+    init: float
     if np.issubdtype(msg.dtype, np.integer):
         info = np.iinfo(msg.dtype)
-        init = info.min if reduce == "max" else info.max
+        init = int(info.min if reduce == "max" else info.max)
     else:
         init = -np.inf if reduce == "max" else np.inf
     out = np.full(shape, init, msg.dtype)

@@ -33,5 +33,5 @@ def _send_recv(g: Gen) -> tuple[Sequence[int], dict[str, Any]]:
     operands = [x, src, dst]
     if g.coin():
         operands.append(g.add_input(g.floats((e, *shape[1:]), 0.5, 2.0), dynamic=False))
-        props["message_op"] = g.choice(list(pd.MESSAGE_OPS))
+        props["message_op"] = g.choice(list(pd.GRAPH_MESSAGE_OPS))
     return operands, props
