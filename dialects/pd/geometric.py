@@ -7,8 +7,7 @@ sampling and reindexing of graphs.
   (`send_u_recv`), or `x[src[e]] (+ - * /) y[e]` with `y` an optional per-edge
   operand broadcast against x's feature dimensions (`send_ue_recv`).
 * `pd.segment_pool`: rows of `data` with the same (sorted) segment id reduced; the
-  number of segments is the last id + 1, known only from the ids' values
-  (`HOST_ONLY` for that reason).
+  number of segments is the last id + 1, known only from the ids' values.
 * `pd.reindex_graph`, `pd.sample_neighbors`, `pd.weighted_sample_neighbors`: result
   sizes that only the values decide, and random draws: `HOST_ONLY`, no gradient.
 
@@ -160,12 +159,6 @@ class SegmentPoolOp(PureOp):
     0 for an id that does not occur.  The ids must be sorted and non-negative; there
     are `segment_ids[-1] + 1` segments, known only from the values (dimension 0 of
     the result is dynamic)."""
-
-    HOST_ONLY: ClassVar[str | None] = (
-        "its number of rows is segment_ids[-1] + 1, known only from the ids' values, and "
-        "the caller of compiled code allocates every output before the call; a program "
-        "using it runs on the host interpreter"
-    )
 
     name = "pd.segment_pool"
     x = operand_def(TensorType)

@@ -58,15 +58,23 @@ def reject_control_flow(module: ModuleOp) -> None:
 
 
 def reject_racy_combines(module: ModuleOp) -> None:
-    """Raise `LoweringError` naming a `pd.send_recv` reducing by `max` or `min`.
+    """Raise `LoweringError` naming a `pd.send_recv` or `pd.segment_pool` the GPU
+    cannot run.
 
-    Its lowering combines each message into its row with a load, max and store
+    Their `max`/`min` combine each message into its row with a load, max and store
     (`lowering/geometric.py`): correct on the CPU, whose loop runs sequentially, a
-    race between GPU threads (the emitters have atomic adds only)."""
+    race between GPU threads (the emitters have atomic adds only).  And
+    `pd.segment_pool`'s row count is read from its ids by the host function, which
+    on the GPU would read device memory."""
     from pullback.dialects import pd
     from pullback.lowering.abi import LoweringError
 
     for inner in module.walk():
+        if isinstance(inner, pd.SegmentPoolOp):
+            raise LoweringError(
+                f"cannot lower '{inner.name}' to the GPU: its number of rows is read from the "
+                "ids by host code; run this program on CPUPlace"
+            )
         if isinstance(inner, pd.SendRecvOp) and inner.prop("reduce_op") in ("max", "min"):
             raise LoweringError(
                 f"cannot lower '{inner.name}' with reduce_op {inner.prop('reduce_op')!r} to the GPU: "

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from pullback.dialects import pd
-from pullback.runtime.interpreter import IndexOutOfRange, kernel, out_of_range
+from pullback.runtime.interpreter import kernel, out_of_range
 
 
 def _check(op: pd.PdOp, index: np.ndarray, size: int, what: str) -> np.ndarray:
@@ -84,19 +84,18 @@ def send_recv(op: pd.SendRecvOp, x: np.ndarray, src: np.ndarray, dst: np.ndarray
 
 
 def segment_count(op: pd.PdOp, ids: np.ndarray) -> int:
-    """The number of segments, `ids[-1] + 1`, after checking the ids are non-negative
-    and sorted, as Paddle's kernel requires."""
-    if ids.size == 0:
-        return 0
-    if ids.min() < 0:
-        raise IndexOutOfRange(f"'{op.name}': segment_ids {int(ids[np.argmax(ids < 0)])} is negative")
+    """The number of segments, `ids[-1] + 1` (at least 0), after checking every id
+    lies in `[0, count)` (the first bad one reported, as compiled code does) and the
+    ids are sorted, as Paddle's kernel requires."""
+    rows = max(int(ids[-1]) + 1, 0) if ids.size else 0
+    _check(op, ids, rows, "segment_ids")
     down = np.flatnonzero(ids[1:] < ids[:-1])
     if down.size:
         i = int(down[0])
         raise ValueError(
             f"'{op.name}': segment ids must be sorted, but segment_ids[{i}] = {int(ids[i])} > "
             f"segment_ids[{i + 1}] = {int(ids[i + 1])}")
-    return int(ids[-1]) + 1
+    return rows
 
 
 @kernel(pd.SegmentPoolOp)

@@ -116,9 +116,8 @@ def test_no_pd_op_is_left_without_a_lowering() -> None:
                          # LAPACK through numpy.linalg (dialects/pd/linalg.py)
                          "pd.inverse", "pd.determinant", "pd.slogdet", "pd.cholesky", "pd.solve",
                          "pd.triangular_solve", "pd.qr", "pd.svd", "pd.eigh", "pd.lu", "pd.lu_unpack",
-                         # rows known only from the values; graph sampling and reindexing
-                         # (dialects/pd/geometric.py)
-                         "pd.segment_pool", "pd.reindex_graph", "pd.sample_neighbors",
+                         # graph sampling and reindexing (dialects/pd/geometric.py)
+                         "pd.reindex_graph", "pd.sample_neighbors",
                          "pd.weighted_sample_neighbors"}
     gaps = {t.name: lowering_gap(t) for t in pd.ALL_OPS if lowering_gap(t) is not None}
     missing = set(gaps) - host_side

@@ -152,6 +152,44 @@ def test_compiled_send_u_recv_of_integers_truncates_the_mean(static_mode: None) 
         np.testing.assert_array_equal(g, w)
 
 
+@pytest.mark.parametrize("pool", ["sum", "mean", "max", "min"])
+def test_compiled_segment_pool_agrees_with_the_interpreter(pool: str, static_mode: None) -> None:
+    """A segment pool inside a compiled program (its rows read from the ids at run
+    time) with its gradient; a bad id raises the interpreter's error."""
+    x = paddle.static.data("x", [-1, 3], "float64")
+    i = paddle.static.data("i", [-1], "int64")
+    x.stop_gradient = False
+    o = getattr(G, f"segment_{pool}")(x, i)
+    loss = (o * o).sum()
+    (gx,) = paddle.static.gradients([loss], [x])
+    compiled = _compiled()
+    interp = paddle.static.Executor(paddle.CPUPlace(), backend="interpreter")
+    main = paddle.static.default_main_program()
+    for ids in ([0, 0, 2, 2, 2, 4], [1, 1, 1]):
+        feed = {"x": np.random.default_rng(len(ids)).standard_normal((len(ids), 3)), "i": np.array(ids)}
+        got = compiled.run(main, feed=feed, fetch_list=[loss, gx])
+        want = interp.run(main, feed=feed, fetch_list=[loss, gx])
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14)
+    feed = {"x": np.ones((3, 3)), "i": np.array([0, 5, 2])}
+    for exe in (compiled, interp):
+        with pytest.raises(IndexOutOfRange, match=r"'pd.segment_pool': segment_ids 5 is out of range \[0, 3\)"):
+            exe.run(main, feed=feed, fetch_list=[loss, gx])
+
+
+def test_fetched_segment_pool_runs_on_the_interpreter_saying_why(static_mode: None) -> None:
+    """Its rows are known only from the ids: the caller of compiled code cannot
+    allocate it, so a program fetching it falls back, with the reason."""
+    x = paddle.static.data("x", [-1, 2], "float32")
+    i = paddle.static.data("i", [-1], "int32")
+    out = G.segment_max(x, i)
+    exe = paddle.static.Executor(paddle.CPUPlace(), backend="compiled")
+    feed = {"x": np.array([[1, 5], [3, 2], [0, 0]], "float32"), "i": np.array([0, 0, 2], "int32")}
+    with pytest.warns(UserWarning, match="data was read"):
+        (got,) = exe.run(paddle.static.default_main_program(), feed=feed, fetch_list=[out])
+    np.testing.assert_array_equal(got, [[3, 5], [0, 0], [0, 0]])
+
+
 def test_static_shapes_follow_paddle(static_mode: None) -> None:
     main, start = paddle.static.Program(), paddle.static.Program()
     with paddle.static.program_guard(main, start):
@@ -224,7 +262,7 @@ def test_bad_input_raises_clear_errors() -> None:
         G.send_ue_recv(x, paddle.to_tensor(np.ones((2, 2))), i, i)
     with pytest.raises(ValueError, match="segment ids must be sorted"):
         G.segment_sum(x, paddle.to_tensor([1, 0, 1]))
-    with pytest.raises(IndexOutOfRange, match="segment_ids -1 is negative"):
+    with pytest.raises(IndexOutOfRange, match=r"segment_ids -1 is out of range \[0, 2\)"):
         G.segment_sum(x, paddle.to_tensor([-1, 0, 1]))
     with pytest.raises(ValueError, match="segment_ids has 2 entries"):
         G.segment_mean(x, i)
@@ -305,9 +343,9 @@ def test_weighted_sample_neighbors_skips_zero_weights() -> None:
         G.weighted_sample_neighbors(row, colptr, row, nodes)
 
 
-def test_gpu_lowering_refuses_max_and_min_combines() -> None:
-    """The load-max-store combine is sequential on the CPU only; the GPU pipeline
-    names the op instead of emitting a race."""
+def test_gpu_lowering_refuses_max_and_min_combines_and_segments() -> None:
+    """The load-max-store combine is sequential on the CPU only, and a segment
+    pool's rows are read by host code: the GPU pipeline names the op instead."""
     from xdsl.dialects.builtin import ModuleOp
 
     from pullback.dialects import pd
@@ -319,4 +357,9 @@ def test_gpu_lowering_refuses_max_and_min_combines() -> None:
     op = pd.SendRecvOp.make(x.out, i.out, i.out, reduce_op="max")
     module = ModuleOp([x, i, op, pd.FetchOp.create(operands=[op.results[0]])])
     with pytest.raises(LoweringError, match="'pd.send_recv' with reduce_op 'max' to the GPU"):
+        lower_to_gpu(module)
+    x, i = pd.DataOp.make("x", [3, 2]), pd.DataOp.make("i", [3], dtype="int64")
+    seg = pd.SegmentPoolOp.make(x.out, i.out)
+    module = ModuleOp([x, i, seg, pd.FetchOp.create(operands=[seg.results[0]])])
+    with pytest.raises(LoweringError, match="'pd.segment_pool' to the GPU"):
         lower_to_gpu(module)

@@ -1,7 +1,7 @@
 """GPU test programs of the `geometric` family: message passing (`sum` and `mean`,
-whose combines are atomic adds; `max`/`min` are refused on the GPU,
-`gpu.pipeline.reject_racy_combines`).  `segment_pool` and the graph utilities are
-`HOST_ONLY`.  Entries as in `gpu_specs/elementwise.py`; index inputs are drawn from
+whose combines are atomic adds; `max`/`min` are refused on the GPU, and so is
+`segment_pool`, whose row count host code reads from the ids:
+`gpu.pipeline.reject_racy_combines`).  The graph utilities are `HOST_ONLY`.  Entries as in `gpu_specs/elementwise.py`; index inputs are drawn from
 `[0, 4)`, so indexed dimensions have at least 4 entries."""
 
 from pullback.dialects import pd
