@@ -363,3 +363,20 @@ def test_gpu_lowering_refuses_max_and_min_combines_and_segments() -> None:
     module = ModuleOp([x, i, seg, pd.FetchOp.create(operands=[seg.results[0]])])
     with pytest.raises(LoweringError, match="'pd.segment_pool' to the GPU"):
         lower_to_gpu(module)
+
+
+def test_host_only_utilities_in_a_static_program(static_mode: None) -> None:
+    """Sampling then reindexing, as a GNN data pipeline does, in one static program
+    (the interpreter runs it: the ops are HOST_ONLY)."""
+    row = paddle.static.data("row", [13], "int64")
+    colptr = paddle.static.data("colptr", [11], "int64")
+    nodes = paddle.static.data("nodes", [-1], "int64")
+    neighbors, count = G.sample_neighbors(row, colptr, nodes)
+    src, dst, out_nodes = G.reindex_graph(nodes, neighbors, count)
+    assert list(src.shape) == [-1] and list(count.shape) == [-1]
+    exe = paddle.static.Executor(paddle.CPUPlace(), backend="interpreter")
+    got = exe.run(feed={"row": ROW, "colptr": COLPTR, "nodes": np.array([0, 8, 1])},
+                  fetch_list=[neighbors, count, src, dst, out_nodes])
+    assert got[0].tolist() == [3, 7, 9, 7, 0, 9] and got[1].tolist() == [2, 2, 2]
+    assert got[2].tolist() == [3, 4, 5, 4, 0, 5] and got[3].tolist() == [0, 0, 1, 1, 2, 2]
+    assert got[4].tolist() == [0, 8, 1, 3, 7, 9]
