@@ -4,8 +4,8 @@ One dialect, defined across a few modules by op family (as xDSL's `linalg` is):
 `program` (feeds, parameters, fetch, constants, initializers, the backward region),
 `control` (`pd.if`, `pd.while` and the stacks their gradients use), `elementwise`,
 `reduction`, `loss`, `shape`, `nn`, `optimizer`, `creation`, `indexing`, `linalg`
-(LAPACK decompositions and solves), `distributed` (collectives between ranks) and
-`rnn` (the fused recurrent layers).
+(LAPACK decompositions and solves), `distributed` (collectives between ranks),
+`rnn` (the fused recurrent layers) and `geometric` (graph message passing).
 """
 
 import importlib
@@ -19,6 +19,7 @@ from .distributed import *  # noqa: F403
 from .creation import *  # noqa: F403
 from .control import *  # noqa: F403
 from .elementwise import *  # noqa: F403
+from .geometric import *  # noqa: F403
 from .indexing import *  # noqa: F403
 from .linalg import *  # noqa: F403
 from .loss import *  # noqa: F403
@@ -31,7 +32,7 @@ from .shape import *  # noqa: F403
 
 FAMILIES: tuple[str, ...] = (
     "program", "elementwise", "reduction", "loss", "shape", "nn", "optimizer", "creation",
-    "indexing", "linalg", "control", "distributed", "rnn",
+    "indexing", "linalg", "control", "distributed", "rnn", "geometric",
 )
 """The op families, the one list of them: each is `dialects/pd/<family>.py` (defining
 `<FAMILY>_OPS`), and each layer keeps its rules for a family in a module of the same

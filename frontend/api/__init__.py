@@ -89,6 +89,7 @@ ALIASES: dict[str, str] = {
     "incubate.optimizer": "pullback.frontend.api.incubate_optimizer",
     "incubate.autograd": "pullback.frontend.api.incubate_autograd",
     "distribution": "pullback.frontend.distribution",
+    "geometric": "pullback.frontend.api.geometric",
 }
 """Public namespace (relative to the package root) -> implementing module."""
 

@@ -41,7 +41,8 @@ class Sizes(LowererBase):
     sizes: dict[SSAValue, list[Size]] = field(default_factory=dict)
     control_sizes: set[SSAValue] = field(default_factory=set)
     """Sizes known only once control flow ran (a loop's growing stack, an `if`
-    whose branches differ): a fetched value cannot have them, since the caller
+    whose branches differ) or once data was read (`pd.segment_pool`'s rows): a
+    fetched value cannot have them, since the caller
     allocates outputs from shapes planned before the call (`lowering/shapes.py`)."""
 
     def sizes_of(self, v: SSAValue) -> list[Size]:
@@ -139,8 +140,9 @@ class Sizes(LowererBase):
             if s in self.control_sizes:
                 raise LoweringError(
                     f"cannot lower a fetch of '{name_hint_of(v) or v.type}' to native code: its "
-                    "shape is known only once control flow ran (a loop-grown stack, or "
-                    "branches of different shapes), and the caller allocates outputs first"
+                    "shape is known only once control flow ran (a loop-grown stack, "
+                    "branches of different shapes) or data was read (the segments of "
+                    "segment_sum), and the caller allocates outputs first"
                 )
             if isinstance(s, OpResult):
                 todo += list(s.op.operands)

@@ -68,6 +68,9 @@ SPECS: dict[str, tuple[list[str], str, list[int]]] = {
     "batch_norm": (["tensor<?x3x2x2xf32>"] + ["tensor<3xf32>"] * 4, "", [0, 1, 2]),
     "top_k": ([F], "k = 2", [0]),
     "dropout": ([F], "dropout_prob = 0.5 : f64, seed = 7", [0]),
+    "send_recv": ([F, "tensor<5xi64>", "tensor<5xi64>", "tensor<5x1xf32>"],
+                  'message_op = "mul", reduce_op = "max"', [0, 3]),
+    "segment_pool": (["tensor<5x4xf32>", "tensor<5xi64>"], 'pooltype = "mean"', [0]),
 }
 
 

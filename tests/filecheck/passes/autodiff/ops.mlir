@@ -1122,3 +1122,62 @@
 %g:1 = pd.backward targets(%l : tensor<f32>) wrt(%in0 : tensor<?x4xf32>) {
 } -> (tensor<?x4xf32>)
 
+// -----
+
+// CHECK-LABEL: pd.data "send_recv_in0"
+// CHECK:       pd.backward targets(%{{.*}} : tensor<f32>)
+// CHECK:       = pd.fill_any_like 
+// CHECK:       = pd.fill_any_like 
+// CHECK:       = pd.reduce_sum 
+// CHECK:       = pd.elementwise_div 
+// CHECK:       = pd.fill_any_like 
+// CHECK:       = pd.elementwise_mul 
+// CHECK:       = pd.gather 
+// CHECK:       = pd.elementwise_mul 
+// CHECK:       = pd.gather 
+// CHECK:       = pd.gather 
+// CHECK:       = pd.equal 
+// CHECK:       = pd.cast 
+// CHECK:       = pd.elementwise_mul 
+// CHECK:       = pd.elementwise_mul 
+// CHECK:       = pd.elementwise_mul 
+// CHECK:       = pd.fill_any_like 
+// CHECK:       = pd.index_add 
+// CHECK:       = pd.reduce_sum 
+// CHECK:       pd.yield
+
+%in0 = pd.data "send_recv_in0" : tensor<?x4xf32>
+%in1 = pd.data "send_recv_in1" : tensor<5xi64>
+%in2 = pd.data "send_recv_in2" : tensor<5xi64>
+%in3 = pd.data "send_recv_in3" : tensor<5x1xf32>
+%r = pd.send_recv %in0, %in1, %in2, %in3 {message_op = "mul", reduce_op = "max"} : (tensor<?x4xf32>, tensor<5xi64>, tensor<5xi64>, tensor<5x1xf32>) -> (tensor<?x4xf32>)
+%l = pd.mean %r {name = "send_recv_loss"} : (tensor<?x4xf32>) -> tensor<f32>
+%g:2 = pd.backward targets(%l : tensor<f32>) wrt(%in0, %in3 : tensor<?x4xf32>, tensor<5x1xf32>) {
+} -> (tensor<?x4xf32>, tensor<5x1xf32>)
+
+// -----
+
+// CHECK-LABEL: pd.data "segment_pool_in0"
+// CHECK:       pd.backward targets(%{{.*}} : tensor<f32>)
+// CHECK:       = pd.fill_any_like 
+// CHECK:       = pd.fill_any_like 
+// CHECK:       = pd.reduce_sum 
+// CHECK:       = pd.elementwise_div 
+// CHECK:       = pd.fill_any_like 
+// CHECK:       = pd.elementwise_mul 
+// CHECK:       = pd.fill_any_like 
+// CHECK:       = pd.fill_any_like 
+// CHECK:       = pd.index_add 
+// CHECK:       = pd.fill_any_like 
+// CHECK:       = pd.elementwise_max 
+// CHECK:       = pd.elementwise_div 
+// CHECK:       = pd.gather 
+// CHECK:       pd.yield
+
+%in0 = pd.data "segment_pool_in0" : tensor<5x4xf32>
+%in1 = pd.data "segment_pool_in1" : tensor<5xi64>
+%r = pd.segment_pool %in0, %in1 {pooltype = "mean"} : (tensor<5x4xf32>, tensor<5xi64>) -> (tensor<?x4xf32>)
+%l = pd.mean %r {name = "segment_pool_loss"} : (tensor<?x4xf32>) -> tensor<f32>
+%g:1 = pd.backward targets(%l : tensor<f32>) wrt(%in0 : tensor<5x4xf32>) {
+} -> (tensor<5x4xf32>)
+
