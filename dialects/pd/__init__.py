@@ -28,10 +28,11 @@ from .program import *  # noqa: F403
 from .reduction import *  # noqa: F403
 from .rnn import *  # noqa: F403
 from .shape import *  # noqa: F403
+from .vision import *  # noqa: F403
 
 FAMILIES: tuple[str, ...] = (
     "program", "elementwise", "reduction", "loss", "shape", "nn", "optimizer", "creation",
-    "indexing", "linalg", "control", "distributed", "rnn",
+    "indexing", "linalg", "control", "distributed", "rnn", "vision",
 )
 """The op families, the one list of them: each is `dialects/pd/<family>.py` (defining
 `<FAMILY>_OPS`), and each layer keeps its rules for a family in a module of the same

@@ -1,0 +1,477 @@
+"""Detection and vision ops (`paddle.vision.ops`): non-maximum suppression, box
+coding, region-of-interest pooling (`roi_align`, `roi_pool`, `psroi_pool`) and
+deformable convolution, each with Paddle's operator semantics.
+
+They are gathers and scatters at positions computed from box coordinates and
+offsets, or inherently sequential (`nms` decides box by box), so their kernels are
+numpy on the host interpreter (`HOST_ONLY`), the same on every backend.  The pooling
+and convolution ops have gradient ops of their own (Paddle's `*_grad` operators:
+scatters of the output gradient back through the same sampling positions); each
+gradient op is linear in the output gradient it reads.
+
+Region-of-interest ops read boxes `[R, 4]` as `(x1, y1, x2, y2)` in input
+coordinates and `boxes_num [B]` (int32/int64), the number of boxes of each image:
+box `r` belongs to the image whose running count first exceeds `r`.
+
+```mlir
+%keep = pd.nms %boxes {iou_threshold = 0.5 : f64} : (tensor<6x4xf32>) -> tensor<?xi64>
+%y = pd.roi_align %x, %boxes, %num {pooled_height = 2 : i64, pooled_width = 2 : i64} : (tensor<2x3x8x8xf32>, tensor<4x4xf32>, tensor<2xi32>) -> tensor<4x3x2x2xf32>
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+from xdsl.dialects.builtin import ArrayAttr, BoolAttr, DenseArrayBase, FloatAttr, IntegerAttr, StringAttr, TensorType
+from xdsl.ir import Attribute
+from xdsl.irdl import (
+    ParsePropInAttrDict,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+from .base import (
+    DYN,
+    INT_TYPES,
+    MultiResultNames,
+    PdOp,
+    PureOp,
+    bool_attr,
+    dims_compatible,
+    elem_of,
+    expect_float,
+    expect_rank,
+    expect_same_elem,
+    f64_attr,
+    fmt_shape,
+    i64,
+    i64_attr,
+    ints_attr,
+    shape_of,
+    tensor_type,
+)
+
+_HOST = (
+    "it reads and writes at positions computed from box coordinates (or decides box by "
+    "box); a program using it runs on the host interpreter"
+)
+
+
+def expect_boxes(op: str, what: str, t: Attribute) -> int:
+    """A float `[R, 4]` box tensor; returns R (raises naming the op otherwise)."""
+    expect_float(op, what, t)
+    s = shape_of(t)
+    if len(s) != 2 or s[1] not in (4, DYN):
+        raise VerifyException(f"'{op}': {what} must be [num_boxes, 4], got {fmt_shape(s)}")
+    return s[0]
+
+
+def expect_boxes_num(op: str, t: Attribute) -> None:
+    """`boxes_num`: a 1-D int32/int64 tensor (one count per image)."""
+    if elem_of(t) not in INT_TYPES or len(shape_of(t)) != 1:
+        raise VerifyException(f"'{op}': boxes_num must be a 1-D int32/int64 tensor, got {t}")
+
+
+# ------------------------------------------------------------------------ nms
+
+
+@irdl_op_definition
+class NmsOp(PureOp):
+    """Paddle's `nms` operator: the int64 indices of the boxes `[N, 4]` kept by greedy
+    non-maximum suppression in the given order (box i is dropped when its IoU with
+    an earlier kept box exceeds `iou_threshold`).  The count is known at run time
+    only.  Sorting by score and per-category suppression are the frontend's
+    (`paddle.vision.ops.nms`), as in Paddle.
+
+    ```mlir
+    %keep = pd.nms %boxes {iou_threshold = 0.5 : f64} : (tensor<6x4xf32>) -> tensor<?xi64>
+    ```
+    """
+
+    HOST_ONLY: ClassVar[str | None] = _HOST
+    name = "pd.nms"
+    boxes = operand_def(TensorType)
+    iou_threshold = prop_def(FloatAttr, default_value=f64_attr(0.3))
+    assembly_format = "$boxes attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        (tb,) = operand_types
+        expect_boxes(cls.name, "boxes", tb)
+        return [tensor_type(i64, (DYN,))]
+
+
+# ------------------------------------------------------------------ box_coder
+
+BOX_CODE_TYPES = ("encode_center_size", "decode_center_size")
+
+
+@irdl_op_definition
+class BoxCoderOp(PureOp):
+    """Paddle's `box_coder`: encodes target boxes `[N, 4]` against prior boxes
+    `[M, 4]` as center/size offsets `[N, M, 4]`, or decodes offsets `[N, M, 4]`
+    back to boxes.  `prior_box_var` is `[M, 4]` or `[4]` (the frontend passes ones
+    when Paddle's argument is None); in decoding, `axis` 0 pairs prior `j` with
+    column `j`, axis 1 pairs prior `i` with row `i`.  Without `box_normalized`,
+    widths and heights count pixels (`x2 - x1 + 1`).  No gradient (Paddle's has none).
+
+    ```mlir
+    %o = pd.box_coder %p, %v, %t : (tensor<3x4xf32>, tensor<3x4xf32>, tensor<2x4xf32>) -> tensor<2x3x4xf32>
+    ```
+    """
+
+    HOST_ONLY: ClassVar[str | None] = _HOST
+    name = "pd.box_coder"
+    prior_box = operand_def(TensorType)
+    prior_box_var = operand_def(TensorType)
+    target_box = operand_def(TensorType)
+    code_type = prop_def(StringAttr, default_value=StringAttr("encode_center_size"))
+    box_normalized = prop_def(BoolAttr, default_value=bool_attr(True))
+    axis = prop_def(IntegerAttr, default_value=i64_attr(0))
+    assembly_format = "$prior_box `,` $prior_box_var `,` $target_box attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        tp, tv, tt = operand_types
+        elem = expect_same_elem(cls.name, [tp, tv, tt])
+        m = expect_boxes(cls.name, "prior_box", tp)
+        vs = shape_of(tv)
+        if not (vs in ((4,), (DYN,)) or (len(vs) == 2 and dims_compatible(vs[0], m) and vs[1] in (4, DYN))):
+            raise VerifyException(
+                f"'{cls.name}': prior_box_var must be [4] or [M, 4] with M = {m} priors, got {fmt_shape(vs)}"
+            )
+        code, axis = props["code_type"], props["axis"]
+        if code not in BOX_CODE_TYPES:
+            raise VerifyException(f"'{cls.name}': code_type must be one of {list(BOX_CODE_TYPES)}, got {code!r}")
+        if axis not in (0, 1):
+            raise VerifyException(f"'{cls.name}': axis must be 0 or 1, got {axis}")
+        ts = shape_of(tt)
+        if code == "encode_center_size":
+            n = expect_boxes(cls.name, "target_box", tt)
+            return [tensor_type(elem, (n, m, 4))]
+        if len(ts) != 3 or ts[2] not in (4, DYN) or not dims_compatible(ts[1 - axis], m):
+            raise VerifyException(
+                f"'{cls.name}': to decode, target_box must be [N, M, 4] with M = {m} priors on "
+                f"axis {1 - axis} (axis = {axis}), got {fmt_shape(ts)}"
+            )
+        return [tensor_type(elem, ts)]
+
+
+# -------------------------------------------------------------- RoI pooling
+
+
+class RoiOp(PureOp):
+    """Shared operands, properties and typing of the region-of-interest ops: the
+    feature map `x [N, C, H, W]`, `boxes [R, 4]`, `boxes_num [N]`; results
+    `[R, C_out, pooled_height, pooled_width]`."""
+
+    HOST_ONLY: ClassVar[str | None] = _HOST
+    x = operand_def(TensorType)
+    boxes = operand_def(TensorType)
+    boxes_num = operand_def(TensorType)
+    pooled_height = prop_def(IntegerAttr, default_value=i64_attr(1))
+    pooled_width = prop_def(IntegerAttr, default_value=i64_attr(1))
+    spatial_scale = prop_def(FloatAttr, default_value=f64_attr(1.0))
+
+    @classmethod
+    def out_channels(cls, c: int, props: Mapping[str, Any]) -> int:
+        """Output channels for `c` input channels."""
+        return c
+
+    @classmethod
+    def check_roi(cls, tx: Attribute, tb: Attribute, tn: Attribute, props: Mapping[str, Any]) -> tuple[Attribute, list[int]]:
+        """Validate x, boxes, boxes_num and the pooled size; returns the element type
+        and the pooled result's shape."""
+        elem = expect_same_elem(cls.name, [tx, tb])
+        expect_float(cls.name, "x", tx)
+        _, c, _, _ = expect_rank(cls.name, "x", tx, 4)
+        r = expect_boxes(cls.name, "boxes", tb)
+        expect_boxes_num(cls.name, tn)
+        ph, pw = props["pooled_height"], props["pooled_width"]
+        if ph < 1 or pw < 1:
+            raise VerifyException(f"'{cls.name}': output_size must be positive, got ({ph}, {pw})")
+        if props["spatial_scale"] <= 0:
+            raise VerifyException(f"'{cls.name}': spatial_scale must be positive, got {props['spatial_scale']}")
+        return elem, [r, cls.out_channels(c, props), ph, pw]
+
+
+class RoiForwardOp(RoiOp):
+    """A region-of-interest pooling: `(x, boxes, boxes_num) -> pooled`."""
+
+    assembly_format = "$x `,` $boxes `,` $boxes_num attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        tx, tb, tn = operand_types
+        elem, shape = cls.check_roi(tx, tb, tn, props)
+        return [tensor_type(elem, shape)]
+
+
+class RoiGradOp(RoiOp):
+    """The gradient of a region-of-interest pooling: `(x, boxes, boxes_num,
+    out_grad) -> x_grad`, the output gradient scattered back through the forward's
+    sampling (x is read for its shape, and by `roi_pool` for its maxima)."""
+
+    out_grad = operand_def(TensorType)
+    assembly_format = "$x `,` $boxes `,` $boxes_num `,` $out_grad attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        tx, tb, tn, tg = operand_types
+        elem, shape = cls.check_roi(tx, tb, tn, props)
+        if elem_of(tg) != elem or len(shape_of(tg)) != 4 or not all(
+            dims_compatible(a, b) for a, b in zip(shape_of(tg), shape)
+        ):
+            raise VerifyException(
+                f"'{cls.name}': out_grad must be {fmt_shape(shape)} of x's dtype, got {tg}"
+            )
+        return [tx]
+
+
+@irdl_op_definition
+class RoiAlignOp(RoiForwardOp):
+    """Paddle's `roi_align`: each bin the mean of bilinear samples on a
+    `sampling_ratio` grid (`-1`: `ceil(roi_size / pooled_size)` per box); `aligned`
+    shifts box coordinates by half a pixel and allows boxes smaller than one.
+
+    ```mlir
+    %y = pd.roi_align %x, %boxes, %num {pooled_height = 2 : i64, pooled_width = 2 : i64} : (tensor<2x3x8x8xf32>, tensor<4x4xf32>, tensor<2xi32>) -> tensor<4x3x2x2xf32>
+    ```
+    """
+
+    name = "pd.roi_align"
+    sampling_ratio = prop_def(IntegerAttr, default_value=i64_attr(-1))
+    aligned = prop_def(BoolAttr, default_value=bool_attr(True))
+
+
+@irdl_op_definition
+class RoiAlignGradOp(RoiGradOp):
+    """Paddle's `roi_align_grad`: the output gradient spread over the four
+    neighbours of each sample with its bilinear weights.
+
+    ```mlir
+    %dx = pd.roi_align_grad %x, %boxes, %num, %g {pooled_height = 2 : i64, pooled_width = 2 : i64} : (tensor<2x3x8x8xf32>, tensor<4x4xf32>, tensor<2xi32>, tensor<4x3x2x2xf32>) -> tensor<2x3x8x8xf32>
+    ```
+    """
+
+    name = "pd.roi_align_grad"
+    sampling_ratio = prop_def(IntegerAttr, default_value=i64_attr(-1))
+    aligned = prop_def(BoolAttr, default_value=bool_attr(True))
+
+
+@irdl_op_definition
+class RoiPoolOp(RoiForwardOp):
+    """Paddle's `roi_pool`: the maximum of each bin of the box (rounded to whole
+    pixels after scaling), 0 for an empty bin.
+
+    ```mlir
+    %y = pd.roi_pool %x, %boxes, %num {pooled_height = 2 : i64, pooled_width = 2 : i64} : (tensor<2x3x8x8xf32>, tensor<4x4xf32>, tensor<2xi32>) -> tensor<4x3x2x2xf32>
+    ```
+    """
+
+    name = "pd.roi_pool"
+
+
+@irdl_op_definition
+class RoiPoolGradOp(RoiGradOp):
+    """Paddle's `roi_pool_grad`: each bin's gradient goes to the position of its
+    maximum (the first in row-major order on ties), found again from x.
+
+    ```mlir
+    %dx = pd.roi_pool_grad %x, %boxes, %num, %g {pooled_height = 2 : i64, pooled_width = 2 : i64} : (tensor<2x3x8x8xf32>, tensor<4x4xf32>, tensor<2xi32>, tensor<4x3x2x2xf32>) -> tensor<2x3x8x8xf32>
+    ```
+    """
+
+    name = "pd.roi_pool_grad"
+
+
+class _PsRoi:
+    """Position-sensitive output channels: `C / (pooled_height * pooled_width)`."""
+
+    @classmethod
+    def out_channels(cls, c: int, props: Mapping[str, Any]) -> int:
+        bins = props["pooled_height"] * props["pooled_width"]
+        if c == DYN:
+            return DYN
+        if c % bins:
+            raise VerifyException(
+                f"'{cls.name}': x's {c} channels must be divisible by output_size's "
+                f"{props['pooled_height']} x {props['pooled_width']} bins"
+            )
+        return c // bins
+
+
+@irdl_op_definition
+class PsroiPoolOp(_PsRoi, RoiForwardOp):
+    """Paddle's `psroi_pool`: position-sensitive average pooling; bin `(i, j)` of
+    output channel `c` averages input channel `(c * pooled_height + i) *
+    pooled_width + j` over the bin.
+
+    ```mlir
+    %y = pd.psroi_pool %x, %boxes, %num {pooled_height = 2 : i64, pooled_width = 2 : i64} : (tensor<2x8x6x6xf32>, tensor<3x4xf32>, tensor<2xi32>) -> tensor<3x2x2x2xf32>
+    ```
+    """
+
+    name = "pd.psroi_pool"
+
+
+@irdl_op_definition
+class PsroiPoolGradOp(_PsRoi, RoiGradOp):
+    """Paddle's `psroi_pool_grad`: each bin's gradient spread evenly over its bin of
+    its input channel.
+
+    ```mlir
+    %dx = pd.psroi_pool_grad %x, %boxes, %num, %g {pooled_height = 2 : i64, pooled_width = 2 : i64} : (tensor<2x8x6x6xf32>, tensor<3x4xf32>, tensor<2xi32>, tensor<3x2x2x2xf32>) -> tensor<2x8x6x6xf32>
+    ```
+    """
+
+    name = "pd.psroi_pool_grad"
+
+
+# ------------------------------------------------------- deformable convolution
+
+
+class DeformConvBase(PdOp):
+    """Shared operands, properties and typing of `deformable_conv` and its gradient:
+    `x [N, C, H, W]`, `offset [N, 2*dg*kh*kw, Ho, Wo]` (per deformable group and
+    tap, the row then the column shift), `mask [N, dg*kh*kw, Ho, Wo]` (the
+    modulation; ones for deformable convolution v1), `weight [O, C/groups, kh, kw]`."""
+
+    HOST_ONLY: ClassVar[str | None] = _HOST
+    EXPENSIVE: ClassVar[bool] = True
+    x = operand_def(TensorType)
+    offset = operand_def(TensorType)
+    mask = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    strides = prop_def(DenseArrayBase, default_value=ints_attr([1, 1]))
+    paddings = prop_def(DenseArrayBase, default_value=ints_attr([0, 0]))
+    dilations = prop_def(DenseArrayBase, default_value=ints_attr([1, 1]))
+    groups = prop_def(IntegerAttr, default_value=i64_attr(1))
+    deformable_groups = prop_def(IntegerAttr, default_value=i64_attr(1))
+    irdl_options = (ParsePropInAttrDict(),)
+
+    @classmethod
+    def check_deform(cls, types: Sequence[Attribute], props: Mapping[str, Any]) -> tuple[Attribute, list[int]]:
+        """Validate the four forward operands and the window; returns the element
+        type and the output's shape."""
+        tx, to, tm, tw = types
+        elem = expect_same_elem(cls.name, list(types))
+        expect_float(cls.name, "x", tx)
+        n, c, h, w = expect_rank(cls.name, "x", tx, 4)
+        o, cg, kh, kw = expect_rank(cls.name, "weight", tw, 4)
+        for key in ("strides", "paddings", "dilations"):
+            v = props[key]
+            if len(v) != 2 or min(v) < (0 if key == "paddings" else 1):
+                raise VerifyException(f"'{cls.name}': {key} must be 2 {'non-negative' if key == 'paddings' else 'positive'} integers, got {list(v)}")
+        g, dg = props["groups"], props["deformable_groups"]
+        if g < 1 or dg < 1:
+            raise VerifyException(f"'{cls.name}': groups and deformable_groups must be positive, got {g}, {dg}")
+        if c != DYN and cg != DYN and c != g * cg:
+            raise VerifyException(
+                f"'{cls.name}': x has {c} channels, but weight expects groups ({g}) x {cg}"
+            )
+        if o != DYN and o % g:
+            raise VerifyException(f"'{cls.name}': weight count {o} is not divisible by groups ({g})")
+        if c != DYN and c % dg:
+            raise VerifyException(f"'{cls.name}': x's {c} channels are not divisible by deformable_groups ({dg})")
+        out_hw = []
+        for size, k, s, p, d in zip((h, w), (kh, kw), props["strides"], props["paddings"], props["dilations"]):
+            if DYN in (size, k):
+                out_hw.append(DYN)
+                continue
+            oo = (size + 2 * p - (d * (k - 1) + 1)) // s + 1
+            if oo < 1:
+                raise VerifyException(
+                    f"'{cls.name}': the {k}-wide window (dilation {d}) does not fit an input of size {size} with padding {p}"
+                )
+            out_hw.append(oo)
+        taps = DYN if DYN in (kh, kw) else dg * kh * kw
+        for what, t, ch in (("offset", to, DYN if taps == DYN else 2 * taps), ("mask", tm, taps)):
+            s = shape_of(t)
+            want = [n, ch, *out_hw]
+            if len(s) != 4 or not all(dims_compatible(a, b) for a, b in zip(s, want)):
+                raise VerifyException(
+                    f"'{cls.name}': {what} must be {fmt_shape(want)} (deformable_groups {dg}, a "
+                    f"{kh}x{kw} kernel, output {fmt_shape(out_hw)}), got {fmt_shape(s)}"
+                )
+        return elem, [n, o, *out_hw]
+
+
+@irdl_op_definition
+class DeformConvOp(DeformConvBase, PureOp):
+    """Paddle's `deformable_conv` (modulated deformable convolution v2, without
+    bias): each tap reads x bilinearly at its grid position plus its offset (zero
+    outside x), scaled by its mask.
+
+    ```mlir
+    %y = pd.deformable_conv %x, %off, %m, %w : (tensor<1x2x4x4xf32>, tensor<1x18x2x2xf32>, tensor<1x9x2x2xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x2x2xf32>
+    ```
+    """
+
+    name = "pd.deformable_conv"
+    assembly_format = "$x `,` $offset `,` $mask `,` $weight attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        elem, shape = cls.check_deform(operand_types, props)
+        return [tensor_type(elem, shape)]
+
+
+@irdl_op_definition
+class DeformConvGradOp(DeformConvBase, MultiResultNames):
+    """Paddle's `deformable_conv_grad`: the gradients of x, offset, mask and weight
+    from the output gradient (the last operand).
+
+    ```mlir
+    %dx, %doff, %dm, %dw = pd.deformable_conv_grad %x, %off, %m, %w, %g : (tensor<1x2x4x4xf32>, tensor<1x18x2x2xf32>, tensor<1x9x2x2xf32>, tensor<3x2x3x3xf32>, tensor<1x3x2x2xf32>) -> (tensor<1x2x4x4xf32>, tensor<1x18x2x2xf32>, tensor<1x9x2x2xf32>, tensor<3x2x3x3xf32>)
+    ```
+    """
+
+    name = "pd.deformable_conv_grad"
+    out_grad = operand_def(TensorType)
+    names = opt_prop_def(ArrayAttr)
+    traits = traits_def(Pure())
+    x_grad = result_def(TensorType)
+    offset_grad = result_def(TensorType)
+    mask_grad = result_def(TensorType)
+    weight_grad = result_def(TensorType)
+    assembly_format = "$x `,` $offset `,` $mask `,` $weight `,` $out_grad attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        elem, shape = cls.check_deform(operand_types[:4], props)
+        tg = operand_types[4]
+        if elem_of(tg) != elem or len(shape_of(tg)) != 4 or not all(
+            dims_compatible(a, b) for a, b in zip(shape_of(tg), shape)
+        ):
+            raise VerifyException(f"'{cls.name}': out_grad must be {fmt_shape(shape)} of x's dtype, got {tg}")
+        return list(operand_types[:4])
+
+
+VISION_OPS = [
+    NmsOp, BoxCoderOp, RoiAlignOp, RoiAlignGradOp, RoiPoolOp, RoiPoolGradOp, PsroiPoolOp,
+    PsroiPoolGradOp, DeformConvOp, DeformConvGradOp,
+]
+
+__all__ = [
+    "BOX_CODE_TYPES",
+    "VISION_OPS",
+    "BoxCoderOp",
+    "DeformConvGradOp",
+    "DeformConvOp",
+    "NmsOp",
+    "PsroiPoolGradOp",
+    "PsroiPoolOp",
+    "RoiAlignGradOp",
+    "RoiAlignOp",
+    "RoiPoolGradOp",
+    "RoiPoolOp",
+]

@@ -1,0 +1,412 @@
+"""Kernels of the detection and vision ops, following Paddle 3.3.1's CPU kernels
+(`phi/kernels/cpu/{nms,box_coder,roi_align,roi_pool,psroi_pool,deformable_conv}*`)
+step for step, including where they compute box geometry in the input's dtype and
+round with C's `round` (half away from zero).
+
+`roi_align` is separable: every sample of a bin row shares its row weights and every
+sample of a bin column its column weights (a sample outside the map is dropped in
+both), so one box is `A_y @ x @ A_x^T` with interpolation matrices `A_y [ph, H]`,
+`A_x [pw, W]`, and its gradient `A_y^T @ g @ A_x`.  The deformable convolution
+gathers its bilinear samples for all taps at once (`_deform_samples`) and multiplies
+them with the weights per group, as Paddle's im2col + GEMM does.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from pullback.dialects import pd
+from pullback.runtime.interpreter import InterpreterError, kernel
+
+
+class VisionOpError(InterpreterError, ValueError):
+    """Inputs a vision op cannot use (boxes_num not matching the boxes), naming the op."""
+
+
+def _c_round(v: Any) -> Any:
+    """C's `round`: half away from zero (numpy's rounds half to even)."""
+    return np.sign(v) * np.floor(np.abs(v) + 0.5)
+
+
+def roi_batch_ids(op_name: str, boxes_num: np.ndarray, rois: int, batch: int) -> np.ndarray:
+    """The image of each box from the per-image counts; raises naming the op when the
+    counts do not describe the boxes and images."""
+    counts = np.asarray(boxes_num).astype(np.int64).reshape(-1)
+    if counts.shape[0] != batch:
+        raise VisionOpError(
+            f"'{op_name}': boxes_num has {counts.shape[0]} entries, but x has {batch} images"
+        )
+    if (counts < 0).any() or int(counts.sum()) != rois:
+        raise VisionOpError(
+            f"'{op_name}': boxes_num {counts.tolist()} must be non-negative and sum to the "
+            f"{rois} boxes"
+        )
+    return np.repeat(np.arange(batch), counts)
+
+
+# ------------------------------------------------------------------------ nms
+
+
+def _iou_over(box: np.ndarray, others: np.ndarray, threshold: float) -> np.ndarray:
+    """Whether each of `others` overlaps `box` by more than `threshold` (IoU of the
+    corner boxes, no pixel offset, as Paddle's kernel)."""
+    x1 = np.maximum(box[0], others[:, 0])
+    y1 = np.maximum(box[1], others[:, 1])
+    x2 = np.minimum(box[2], others[:, 2])
+    y2 = np.minimum(box[3], others[:, 3])
+    inter = np.maximum(x2 - x1, 0) * np.maximum(y2 - y1, 0)
+    area = (box[2] - box[0]) * (box[3] - box[1])
+    areas = (others[:, 2] - others[:, 0]) * (others[:, 3] - others[:, 1])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return inter / (area + areas - inter) > threshold
+
+
+@kernel(pd.NmsOp)
+def nms(op: pd.NmsOp, boxes: np.ndarray) -> np.ndarray:
+    """Greedy suppression in the boxes' order: a box not yet suppressed is kept and
+    suppresses every later box overlapping it by more than the threshold."""
+    n = boxes.shape[0]
+    threshold = float(np.float32(op.prop("iou_threshold")))  # a float attribute in Paddle
+    dropped = np.zeros(n, dtype=bool)
+    for i in range(n):
+        if dropped[i]:
+            continue
+        later = np.arange(i + 1, n)
+        later = later[~dropped[later]]
+        if later.size:
+            dropped[later[_iou_over(boxes[i], boxes[later], threshold)]] = True
+    return np.flatnonzero(~dropped).astype(np.int64)
+
+
+# ------------------------------------------------------------------ box_coder
+
+
+def _sizes(boxes: np.ndarray, pixel: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Widths and heights of `[..., 4]` boxes (`+ 1` pixel when not normalized)."""
+    return boxes[..., 2] - boxes[..., 0] + pixel, boxes[..., 3] - boxes[..., 1] + pixel
+
+
+@kernel(pd.BoxCoderOp)
+def box_coder(op: pd.BoxCoderOp, prior: np.ndarray, var: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """Center/size encoding of `[N, 4]` targets against `[M, 4]` priors, or its inverse."""
+    dt = target.dtype.type
+    pixel = dt(0 if op.prop("box_normalized") else 1)
+    pw, ph = _sizes(prior, pixel)
+    pcx, pcy = prior[:, 0] + pw / dt(2), prior[:, 1] + ph / dt(2)
+    var = np.broadcast_to(var, prior.shape)
+    if op.prop("code_type") == "encode_center_size":
+        tw, th = _sizes(target, pixel)
+        tcx, tcy = (target[:, 2] + target[:, 0]) / dt(2), (target[:, 3] + target[:, 1]) / dt(2)
+        with np.errstate(divide="ignore"):
+            out = np.stack([
+                (tcx[:, None] - pcx) / pw,
+                (tcy[:, None] - pcy) / ph,
+                np.log(np.abs(tw[:, None] / pw)),
+                np.log(np.abs(th[:, None] / ph)),
+            ], axis=-1)
+        return (out / var[None]).astype(target.dtype)
+    # decode: prior j pairs with column j (axis 0) or row i (axis 1)
+    expand = (lambda a: a[None, :]) if op.prop("axis") == 0 else (lambda a: a[:, None])
+    pw, ph, pcx, pcy = expand(pw), expand(ph), expand(pcx), expand(pcy)
+    v = [expand(var[:, k]) for k in range(4)]
+    cx = v[0] * target[..., 0] * pw + pcx
+    cy = v[1] * target[..., 1] * ph + pcy
+    w = np.exp(v[2] * target[..., 2]) * pw
+    h = np.exp(v[3] * target[..., 3]) * ph
+    half = dt(2)
+    out = np.stack([cx - w / half, cy - h / half, cx + w / half - pixel, cy + h / half - pixel], axis=-1)
+    return out.astype(target.dtype)
+
+
+# ------------------------------------------------------------------- roi_align
+
+
+def _align_axis(start: Any, bin_size: Any, pooled: int, grid: int, size: int, dt: type) -> np.ndarray:
+    """`[pooled, size]`: the summed bilinear weights each bin's `grid` samples along
+    one axis put on each input position (samples outside `[-1, size]` weigh 0)."""
+    a = np.zeros((pooled, size), dtype=dt)
+    for p in range(pooled):
+        for i in range(grid):
+            y = start + dt(p) * bin_size + (dt(i) + dt(0.5)) * bin_size / dt(grid)
+            if y < -1.0 or y > size:
+                continue
+            y = max(y, dt(0))
+            low = int(y)
+            if low >= size - 1:
+                a[p, size - 1] += 1
+                continue
+            frac = y - dt(low)
+            a[p, low] += dt(1) - frac
+            a[p, low + 1] += frac
+    return a
+
+
+def _align_matrices(op: pd.RoiAlignOp | pd.RoiAlignGradOp, box: np.ndarray, hw: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, Any]:
+    """`A_y [ph, H]`, `A_x [pw, W]` and the sample count of one box."""
+    dt = box.dtype.type
+    scale = dt(np.float32(op.prop("spatial_scale")))
+    aligned = op.prop("aligned")
+    shift = dt(0.5) if aligned else dt(0)
+    x1, y1, x2, y2 = (box * scale) - shift
+    rw, rh = x2 - x1, y2 - y1
+    if not aligned:
+        rw, rh = max(rw, dt(1)), max(rh, dt(1))
+    ph, pw = op.prop("pooled_height"), op.prop("pooled_width")
+    bh, bw = rh / dt(ph), rw / dt(pw)
+    ratio = op.prop("sampling_ratio")
+    gh = ratio if ratio > 0 else max(math.ceil(rh / dt(ph)), 0)
+    gw = ratio if ratio > 0 else max(math.ceil(rw / dt(pw)), 0)
+    count = dt(max(gh * gw, 1))
+    return _align_axis(y1, bh, ph, gh, hw[0], dt), _align_axis(x1, bw, pw, gw, hw[1], dt), count
+
+
+@kernel(pd.RoiAlignOp)
+def roi_align(op: pd.RoiAlignOp, x: np.ndarray, boxes: np.ndarray, boxes_num: np.ndarray) -> np.ndarray:
+    """Each bin the mean of its bilinear samples (`A_y @ x @ A_x^T / count` per box)."""
+    n, c, h, w = x.shape
+    ids = roi_batch_ids(op.name, boxes_num, boxes.shape[0], n)
+    out = np.zeros((boxes.shape[0], c, op.prop("pooled_height"), op.prop("pooled_width")), dtype=x.dtype)
+    for r, b in enumerate(ids):
+        ay, ax, count = _align_matrices(op, boxes[r].astype(x.dtype), (h, w))
+        out[r] = ay @ x[b] @ ax.T / count
+    return out
+
+
+@kernel(pd.RoiAlignGradOp)
+def roi_align_grad(op: pd.RoiAlignGradOp, x: np.ndarray, boxes: np.ndarray, boxes_num: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """The adjoint of `roi_align` in x: `A_y^T @ g @ A_x / count` summed per image."""
+    n, c, h, w = x.shape
+    ids = roi_batch_ids(op.name, boxes_num, boxes.shape[0], n)
+    dx = np.zeros_like(x)
+    for r, b in enumerate(ids):
+        ay, ax, count = _align_matrices(op, boxes[r].astype(x.dtype), (h, w))
+        dx[b] += ay.T @ g[r] @ ax / count
+    return dx
+
+
+# -------------------------------------------------------------------- roi_pool
+
+
+def _pool_bins(op: pd.RoiPoolOp | pd.RoiPoolGradOp, box: np.ndarray, hw: tuple[int, int]) -> list[tuple[int, int, int, int, int, int]]:
+    """`(ph, pw, hstart, hend, wstart, wend)` of each bin of one box (clipped to the
+    map; empty when `end <= start`)."""
+    scale = box.dtype.type(np.float32(op.prop("spatial_scale")))
+    x1, y1, x2, y2 = (int(v) for v in _c_round(box * scale))
+    rh, rw = max(y2 - y1 + 1, 1), max(x2 - x1 + 1, 1)
+    ph, pw = op.prop("pooled_height"), op.prop("pooled_width")
+    bh, bw = np.float32(rh) / np.float32(ph), np.float32(rw) / np.float32(pw)
+    h, w = hw
+    bins = []
+    for i in range(ph):
+        hs = min(max(int(np.floor(np.float32(i) * bh)) + y1, 0), h)
+        he = min(max(int(np.ceil(np.float32(i + 1) * bh)) + y1, 0), h)
+        for j in range(pw):
+            ws = min(max(int(np.floor(np.float32(j) * bw)) + x1, 0), w)
+            we = min(max(int(np.ceil(np.float32(j + 1) * bw)) + x1, 0), w)
+            bins.append((i, j, hs, he, ws, we))
+    return bins
+
+
+@kernel(pd.RoiPoolOp)
+def roi_pool(op: pd.RoiPoolOp, x: np.ndarray, boxes: np.ndarray, boxes_num: np.ndarray) -> np.ndarray:
+    """Each bin the maximum over its pixels (0 when empty)."""
+    n, c, h, w = x.shape
+    ids = roi_batch_ids(op.name, boxes_num, boxes.shape[0], n)
+    out = np.zeros((boxes.shape[0], c, op.prop("pooled_height"), op.prop("pooled_width")), dtype=x.dtype)
+    for r, b in enumerate(ids):
+        for i, j, hs, he, ws, we in _pool_bins(op, boxes[r].astype(x.dtype), (h, w)):
+            if he > hs and we > ws:
+                out[r, :, i, j] = x[b, :, hs:he, ws:we].max(axis=(1, 2))
+    return out
+
+
+@kernel(pd.RoiPoolGradOp)
+def roi_pool_grad(op: pd.RoiPoolGradOp, x: np.ndarray, boxes: np.ndarray, boxes_num: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """Each bin's gradient added at its maximum (the first, row-major, on ties)."""
+    n, c, h, w = x.shape
+    ids = roi_batch_ids(op.name, boxes_num, boxes.shape[0], n)
+    dx = np.zeros_like(x)
+    chans = np.arange(c)
+    for r, b in enumerate(ids):
+        for i, j, hs, he, ws, we in _pool_bins(op, boxes[r].astype(x.dtype), (h, w)):
+            if he > hs and we > ws:
+                k = x[b, :, hs:he, ws:we].reshape(c, -1).argmax(axis=1)
+                np.add.at(dx[b], (chans, hs + k // (we - ws), ws + k % (we - ws)), g[r, :, i, j])
+    return dx
+
+
+# ------------------------------------------------------------------ psroi_pool
+
+
+def _ps_bins(op: pd.PsroiPoolOp | pd.PsroiPoolGradOp, box: np.ndarray, hw: tuple[int, int]) -> list[tuple[int, int, int, int, int, int]]:
+    """`(ph, pw, hstart, hend, wstart, wend)` of each bin of one box: the box's
+    corners rounded, then scaled (the end corner one pixel further), in x's dtype."""
+    dt = box.dtype.type
+    scale = dt(np.float32(op.prop("spatial_scale")))
+    r = _c_round(box).astype(box.dtype)
+    x1, y1 = r[0] * scale, r[1] * scale
+    x2, y2 = (r[2] + dt(1)) * scale, (r[3] + dt(1)) * scale
+    rh, rw = max(y2 - y1, dt(0.1)), max(x2 - x1, dt(0.1))
+    ph, pw = op.prop("pooled_height"), op.prop("pooled_width")
+    bh, bw = rh / dt(ph), rw / dt(pw)
+    h, w = hw
+    bins = []
+    for i in range(ph):
+        hs = min(max(int(np.floor(dt(i) * bh + y1)), 0), h)
+        he = min(max(int(np.ceil(dt(i + 1) * bh + y1)), 0), h)
+        for j in range(pw):
+            ws = min(max(int(np.floor(dt(j) * bw + x1)), 0), w)
+            we = min(max(int(np.ceil(dt(j + 1) * bw + x1)), 0), w)
+            bins.append((i, j, hs, he, ws, we))
+    return bins
+
+
+def _ps_channels(op: pd.PsroiPoolOp | pd.PsroiPoolGradOp, c: int, i: int, j: int) -> np.ndarray:
+    """The input channel of bin `(i, j)` for each output channel."""
+    ph, pw = op.prop("pooled_height"), op.prop("pooled_width")
+    return (np.arange(c // (ph * pw)) * ph + i) * pw + j
+
+
+@kernel(pd.PsroiPoolOp)
+def psroi_pool(op: pd.PsroiPoolOp, x: np.ndarray, boxes: np.ndarray, boxes_num: np.ndarray) -> np.ndarray:
+    """Each bin the mean of its own input channel over the bin (0 when empty)."""
+    n, c, h, w = x.shape
+    ph, pw = op.prop("pooled_height"), op.prop("pooled_width")
+    ids = roi_batch_ids(op.name, boxes_num, boxes.shape[0], n)
+    out = np.zeros((boxes.shape[0], c // (ph * pw), ph, pw), dtype=x.dtype)
+    for r, b in enumerate(ids):
+        for i, j, hs, he, ws, we in _ps_bins(op, boxes[r].astype(x.dtype), (h, w)):
+            if he > hs and we > ws:
+                region = x[b, _ps_channels(op, c, i, j), hs:he, ws:we]
+                out[r, :, i, j] = region.sum(axis=(1, 2)) / x.dtype.type((he - hs) * (we - ws))
+    return out
+
+
+@kernel(pd.PsroiPoolGradOp)
+def psroi_pool_grad(op: pd.PsroiPoolGradOp, x: np.ndarray, boxes: np.ndarray, boxes_num: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """Each bin's gradient spread evenly over its bin of its input channel."""
+    n, c, h, w = x.shape
+    ids = roi_batch_ids(op.name, boxes_num, boxes.shape[0], n)
+    dx = np.zeros_like(x)
+    for r, b in enumerate(ids):
+        for i, j, hs, he, ws, we in _ps_bins(op, boxes[r].astype(x.dtype), (h, w)):
+            if he > hs and we > ws:
+                share = g[r, :, i, j] / x.dtype.type((he - hs) * (we - ws))
+                dx[b, _ps_channels(op, c, i, j), hs:he, ws:we] += share[:, None, None]
+    return dx
+
+
+# ------------------------------------------------------- deformable convolution
+
+
+class _Samples:
+    """The bilinear samples of every tap of a deformable convolution.
+
+    Shapes: positions `[N, dg, K, Ho, Wo]` (K = kh * kw taps); `val` the sampled
+    values `[N, dg, C/dg, K, Ho, Wo]`; per corner its flat index into the map, its
+    weight and whether it lies inside the map."""
+
+    def __init__(self, op: pd.DeformConvBase, x: np.ndarray, offset: np.ndarray, kh: int, kw: int) -> None:
+        n, c, h, w = x.shape
+        dg = op.prop("deformable_groups")
+        (sh, sw), (ph, pw), (dh, dw) = op.prop("strides"), op.prop("paddings"), op.prop("dilations")
+        ho, wo = offset.shape[2:]
+        k = kh * kw
+        off = offset.reshape(n, dg, k, 2, ho, wo)
+        ti, tj = np.divmod(np.arange(k), kw)
+        base_h = (np.arange(ho) * sh - ph)[None, :, None] + (ti * dh)[:, None, None]  # [K, Ho, 1]
+        base_w = (np.arange(wo) * sw - pw)[None, None, :] + (tj * dw)[:, None, None]  # [K, 1, Wo]
+        dt = x.dtype.type
+        self.h = base_h.astype(x.dtype) + off[:, :, :, 0]
+        self.w = base_w.astype(x.dtype) + off[:, :, :, 1]
+        self.inside = (self.h > -1) & (self.w > -1) & (self.h < h) & (self.w < w)
+        hl, wl = np.floor(self.h), np.floor(self.w)
+        self.lh, self.lw = self.h - hl, self.w - wl
+        hl, wl = hl.astype(np.int64), wl.astype(np.int64)
+        self.corners = []  # (flat index, valid, dy, dx) of (low, low), (low, high), (high, low), (high, high)
+        for dy in (0, 1):
+            for dx in (0, 1):
+                yy, xx = hl + dy, wl + dx
+                valid = self.inside & (yy >= 0) & (yy <= h - 1) & (xx >= 0) & (xx <= w - 1)
+                flat = np.where(valid, np.clip(yy, 0, h - 1) * w + np.clip(xx, 0, w - 1), 0)
+                self.corners.append((flat, valid, dy, dx))
+        self.xg = x.reshape(n, dg, c // dg, h * w)
+        self.dt = dt
+        self.val = sum(
+            (self.weight(dy, dx) * valid)[:, :, None] * self.gather(flat)
+            for flat, valid, dy, dx in self.corners
+        )
+
+    def weight(self, dy: int, dx: int) -> np.ndarray:
+        """The bilinear weight of a corner at every sample."""
+        one = self.dt(1)
+        return (self.lh if dy else one - self.lh) * (self.lw if dx else one - self.lw)
+
+    def gather(self, flat: np.ndarray) -> np.ndarray:
+        """x at one corner of every sample, `[N, dg, C/dg, K, Ho, Wo]`."""
+        n, dg, cdg, hw = self.xg.shape
+        idx = flat.reshape(n, dg, 1, -1)
+        return np.take_along_axis(self.xg, np.broadcast_to(idx, (n, dg, cdg, idx.shape[-1])), axis=3).reshape(
+            n, dg, cdg, *flat.shape[2:]
+        )
+
+
+def _grouped_cols(op: pd.DeformConvBase, cols: np.ndarray) -> np.ndarray:
+    """`[N, dg, C/dg, K, Ho, Wo]` -> `[N, groups, C/groups * K, Ho * Wo]`."""
+    n, dg, cdg, k, ho, wo = cols.shape
+    g = op.prop("groups")
+    return cols.reshape(n, g, dg * cdg // g * k, ho * wo)
+
+
+@kernel(pd.DeformConvOp)
+def deformable_conv(op: pd.DeformConvOp, x: np.ndarray, offset: np.ndarray, mask: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """im2col of the modulated bilinear samples, then one product per group."""
+    n, dg = x.shape[0], op.prop("deformable_groups")
+    o, _, kh, kw = weight.shape
+    s = _Samples(op, x, offset, kh, kw)
+    m = mask.reshape(n, dg, 1, kh * kw, *mask.shape[2:])
+    cols = _grouped_cols(op, s.val * m)
+    g = op.prop("groups")
+    wg = weight.reshape(g, o // g, -1)
+    out = np.einsum("gok,ngkl->ngol", wg, cols)
+    return out.reshape(n, o, *offset.shape[2:]).astype(x.dtype)
+
+
+@kernel(pd.DeformConvGradOp)
+def deformable_conv_grad(
+    op: pd.DeformConvGradOp, x: np.ndarray, offset: np.ndarray, mask: np.ndarray, weight: np.ndarray, gout: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The gradients of x (bilinear weights scattered to the corners), offset (the
+    bilinear interpolant's slope), mask (the unmodulated sample) and weight."""
+    n, c, h, w = x.shape
+    dg, g = op.prop("deformable_groups"), op.prop("groups")
+    o, _, kh, kw = weight.shape
+    k = kh * kw
+    ho, wo = offset.shape[2:]
+    s = _Samples(op, x, offset, kh, kw)
+    m = mask.reshape(n, dg, 1, k, ho, wo)
+    go = gout.reshape(n, g, o // g, ho * wo)
+    wg = weight.reshape(g, o // g, -1)
+    cols = _grouped_cols(op, s.val * m)
+    dweight = np.einsum("ngol,ngkl->gok", go, cols).reshape(weight.shape)
+    dcol = np.einsum("gok,ngol->ngkl", wg, go).reshape(s.val.shape)  # d out / d (val * mask)
+    dmask = (dcol * s.val).sum(axis=2).reshape(mask.shape)
+    dval = dcol * m
+    dxg = np.zeros((n, dg, h * w, c // dg), dtype=x.dtype)
+    dh = np.zeros(s.h.shape, dtype=x.dtype)
+    dw = np.zeros(s.w.shape, dtype=x.dtype)
+    one = x.dtype.type(1)
+    for flat, valid, cy, cx in s.corners:
+        contrib = dval * (s.weight(cy, cx) * valid)[:, :, None]  # [N, dg, C/dg, K, Ho, Wo]
+        for b in range(n):
+            for q in range(dg):
+                np.add.at(dxg[b, q], flat[b, q].reshape(-1), contrib[b, q].reshape(c // dg, -1).T)
+        vals = (dval * s.gather(flat)).sum(axis=2) * valid  # [N, dg, K, Ho, Wo]
+        dh += vals * (s.lw if cx else one - s.lw) * (1 if cy else -1)
+        dw += vals * (s.lh if cy else one - s.lh) * (1 if cx else -1)
+    dx = dxg.transpose(0, 1, 3, 2).reshape(x.shape)
+    doffset = np.stack([dh, dw], axis=3).reshape(offset.shape)
+    return dx, doffset.astype(x.dtype), dmask.astype(x.dtype), dweight.astype(x.dtype)
