@@ -465,6 +465,7 @@ __all__ = [
     "BOX_CODE_TYPES",
     "VISION_OPS",
     "BoxCoderOp",
+    "DeformConvBase",
     "DeformConvGradOp",
     "DeformConvOp",
     "NmsOp",
@@ -472,6 +473,9 @@ __all__ = [
     "PsroiPoolOp",
     "RoiAlignGradOp",
     "RoiAlignOp",
+    "RoiForwardOp",
+    "RoiGradOp",
+    "RoiOp",
     "RoiPoolGradOp",
     "RoiPoolOp",
 ]

@@ -1,0 +1,353 @@
+"""`paddle.vision.ops`: detection and vision operators with Paddle 3.3.1's
+signatures, defaults and results, in static and eager mode.
+
+`roi_align`, `roi_pool`, `psroi_pool`, `deform_conv2d` (and their layers `RoIAlign`,
+`RoIPool`, `PSRoIPool`, `DeformConv2D`) have gradients: w.r.t. x for the poolings;
+w.r.t. x, offset, mask, weight and bias for the deformable convolution (the ops of
+the `vision` family, `dialects/pd/vision.py`).  `nms` and `box_coder` have none, as
+in Paddle.  `nms` is Paddle's Python composite around its `nms` operator (sorting
+by score, per-category suppression, `top_k`), so its result size is known at run
+time only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from pullback.dialects import pd
+from pullback.frontend.core import apply
+from pullback.frontend.initializer import Normal
+from pullback.frontend.nn_layers import Layer
+from pullback.frontend.ops.elementwise import check_float_tensor, check_tensor, equal, full_like
+from pullback.frontend.ops.indexing import gather, nonzero, to_constant
+from pullback.frontend.ops.nn import int_pair, positive_int
+from pullback.frontend.ops.search import argsort
+from pullback.frontend.ops.shape import concat, reshape, slice
+
+__all__ = [
+    "DeformConv2D",
+    "PSRoIPool",
+    "RoIAlign",
+    "RoIPool",
+    "box_coder",
+    "deform_conv2d",
+    "nms",
+    "psroi_pool",
+    "roi_align",
+    "roi_pool",
+]
+
+
+def _check_boxes(fn: str, arg: str, boxes: Any) -> None:
+    """A float `[num, 4]` tensor."""
+    check_float_tensor(fn, arg, boxes)
+    if len(boxes.shape) != 2 or boxes.shape[1] not in (4, -1):
+        raise ValueError(f"{fn}: {arg} must be a [num_boxes, 4] tensor, got shape {list(boxes.shape)}")
+
+
+# ------------------------------------------------------------------------ nms
+
+
+def _nms_op(boxes: Any, iou_threshold: float) -> Any:
+    """Paddle's `nms` operator: the kept indices of boxes taken in their order."""
+    return apply(pd.NmsOp, [boxes], prefix="nms", iou_threshold=float(iou_threshold))
+
+
+def _by_score(boxes: Any, scores: Any, iou_threshold: float) -> Any:
+    """Indices (into boxes) kept by suppression in descending score order."""
+    order = argsort(scores, descending=True)
+    return gather(order, _nms_op(gather(boxes, order), iou_threshold))
+
+
+def nms(
+    boxes: Any,
+    iou_threshold: float = 0.3,
+    scores: Any = None,
+    category_idxs: Any = None,
+    categories: Sequence[int] | None = None,
+    top_k: int | None = None,
+) -> Any:
+    """`paddle.vision.ops.nms`: int64 indices of the boxes `[N, 4]` (x1, y1, x2, y2)
+    kept by non-maximum suppression (a box is dropped when its IoU with a kept one
+    exceeds `iou_threshold`).  Without scores, boxes are taken in their order;
+    with scores, in descending score order, and the result is sorted by score.
+    With `category_idxs`, suppression runs within each of `categories` (boxes of
+    other categories are dropped) and the best `top_k` are returned; as in
+    Paddle, `top_k` applies only then."""
+    fn = "nms"
+    _check_boxes(fn, "boxes", boxes)
+    if not isinstance(iou_threshold, (int, float)):
+        raise TypeError(f"{fn}: iou_threshold must be a float, got {type(iou_threshold).__name__}")
+    if scores is None:
+        return _nms_op(boxes, iou_threshold)
+    check_float_tensor(fn, "scores", scores)
+    if len(scores.shape) != 1:
+        raise ValueError(f"{fn}: scores must be a 1-D tensor, got shape {list(scores.shape)}")
+    if category_idxs is None:
+        return _by_score(boxes, scores, iou_threshold)
+    check_tensor(fn, "category_idxs", category_idxs)
+    if categories is None:
+        raise ValueError(f"{fn}: categories (the list of category ids) is required when category_idxs is given")
+    if top_k is not None and scores.shape[0] != -1 and top_k > scores.shape[0]:
+        raise ValueError(f"{fn}: top_k ({top_k}) must not exceed the number of boxes ({scores.shape[0]})")
+    kept = []
+    for cat in categories:
+        members = reshape(nonzero(equal(category_idxs, full_like(category_idxs, cat))), [-1])
+        kept.append(gather(members, _by_score(gather(boxes, members), gather(scores, members), iou_threshold)))
+    # Paddle gathers the kept boxes in index order (a mask), then sorts them by score.
+    keep = argsort(concat(kept))
+    keep = gather(concat(kept), keep)
+    keep = gather(keep, argsort(gather(scores, keep), descending=True))
+    if top_k is None:
+        return keep
+    return slice(keep, [0], [0], [int(top_k)])
+
+
+# ------------------------------------------------------------------ box_coder
+
+
+def box_coder(
+    prior_box: Any,
+    prior_box_var: Any,
+    target_box: Any,
+    code_type: str = "encode_center_size",
+    box_normalized: bool = True,
+    axis: int = 0,
+    name: str | None = None,
+) -> Any:
+    """`paddle.vision.ops.box_coder`: encode target boxes `[N, 4]` against prior
+    boxes `[M, 4]` as center/size offsets `[N, M, 4]` (`encode_center_size`), or
+    decode offsets `[N, M, 4]` into boxes (`decode_center_size`; `axis` 0: prior
+    `j` for column `j`, 1: prior `i` for row `i`).  `prior_box_var` is a `[M, 4]`
+    tensor or 4 floats dividing (encode) or scaling (decode) the offsets.  No
+    gradient, as in Paddle."""
+    fn = "box_coder"
+    _check_boxes(fn, "prior_box", prior_box)
+    check_float_tensor(fn, "target_box", target_box)
+    if code_type not in pd.BOX_CODE_TYPES:
+        raise ValueError(f"{fn}: code_type must be one of {list(pd.BOX_CODE_TYPES)}, got {code_type!r}")
+    if isinstance(prior_box_var, (list, tuple)):
+        if len(prior_box_var) != 4 or not all(isinstance(v, (int, float)) for v in prior_box_var):
+            raise ValueError(f"{fn}: prior_box_var as a list must hold 4 floats, got {prior_box_var!r}")
+        var = to_constant(np.asarray(prior_box_var, dtype=np.float64), prior_box.dtype)
+    elif prior_box_var is not None and hasattr(prior_box_var, "shape") and type(prior_box_var).__module__ != "numpy":
+        var = prior_box_var
+    else:
+        raise TypeError(f"{fn}: prior_box_var must be a Tensor or a list of 4 floats, got {type(prior_box_var).__name__}")
+    return apply(pd.BoxCoderOp, [prior_box, var, target_box], prefix="box_coder", name=name,
+                 code_type=code_type, box_normalized=bool(box_normalized), axis=int(axis))
+
+
+# -------------------------------------------------------------- RoI pooling
+
+
+def _roi(op_cls: type[pd.RoiForwardOp], fn: str, x: Any, boxes: Any, boxes_num: Any, output_size: Any,
+         spatial_scale: float, name: str | None, **props: Any) -> Any:
+    """Check the shared arguments of the region-of-interest ops and add the op."""
+    check_float_tensor(fn, "x", x)
+    if len(x.shape) != 4:
+        raise ValueError(f"{fn}: x must be a 4-D [N, C, H, W] tensor, got shape {list(x.shape)}")
+    _check_boxes(fn, "boxes", boxes)
+    check_tensor(fn, "boxes_num", boxes_num)
+    if boxes_num.dtype not in ("int32", "int64") or len(boxes_num.shape) != 1:
+        raise TypeError(f"{fn}: boxes_num must be a 1-D int32/int64 tensor, got {boxes_num.dtype} {list(boxes_num.shape)}")
+    ph, pw = int_pair(fn, "output_size", output_size)
+    if not isinstance(spatial_scale, (int, float)) or spatial_scale <= 0:
+        raise ValueError(f"{fn}: spatial_scale must be a positive float, got {spatial_scale!r}")
+    return apply(op_cls, [x, boxes, boxes_num], prefix=fn, name=name, pooled_height=ph, pooled_width=pw,
+                 spatial_scale=float(spatial_scale), **props)
+
+
+def roi_align(
+    x: Any,
+    boxes: Any,
+    boxes_num: Any,
+    output_size: int | Sequence[int],
+    spatial_scale: float = 1.0,
+    sampling_ratio: int = -1,
+    aligned: bool = True,
+    name: str | None = None,
+) -> Any:
+    """`paddle.vision.ops.roi_align`: `[num_boxes, C, *output_size]`, each bin the
+    mean of bilinear samples of x `[N, C, H, W]` inside the box (boxes `(x1, y1,
+    x2, y2)` scaled by `spatial_scale`; `boxes_num[i]` boxes belong to image i).
+    `sampling_ratio` samples per bin side (-1: adaptive); `aligned` shifts by half
+    a pixel.  Differentiable w.r.t. x.
+
+    With `aligned=True`, Paddle 3.3.1's CPU gradient can disagree with its own
+    forward (by up to 1.9 on the test fixture); pullback's is the exact adjoint of
+    the forward, checked against central differences of Paddle's forward."""
+    if not isinstance(sampling_ratio, int) or isinstance(sampling_ratio, bool):
+        raise TypeError(f"roi_align: sampling_ratio must be an int, got {sampling_ratio!r}")
+    return _roi(pd.RoiAlignOp, "roi_align", x, boxes, boxes_num, output_size, spatial_scale, name,
+                sampling_ratio=sampling_ratio, aligned=bool(aligned))
+
+
+def roi_pool(
+    x: Any,
+    boxes: Any,
+    boxes_num: Any,
+    output_size: int | Sequence[int],
+    spatial_scale: float = 1.0,
+    name: str | None = None,
+) -> Any:
+    """`paddle.vision.ops.roi_pool`: `[num_boxes, C, *output_size]`, each bin the
+    maximum of x over the box's bin (the box rounded to pixels after scaling; 0
+    for an empty bin).  Differentiable w.r.t. x (to each bin's maximum)."""
+    return _roi(pd.RoiPoolOp, "roi_pool", x, boxes, boxes_num, output_size, spatial_scale, name)
+
+
+def psroi_pool(
+    x: Any,
+    boxes: Any,
+    boxes_num: Any,
+    output_size: int | Sequence[int],
+    spatial_scale: float = 1.0,
+    name: str | None = None,
+) -> Any:
+    """`paddle.vision.ops.psroi_pool`: position-sensitive RoI average pooling,
+    `[num_boxes, C / (ph * pw), ph, pw]`; bin `(i, j)` of output channel c averages
+    input channel `(c * ph + i) * pw + j`.  Differentiable w.r.t. x."""
+    if len(getattr(x, "shape", ())) == 4:
+        ph, pw = int_pair("psroi_pool", "output_size", output_size)
+        if x.shape[1] != -1 and x.shape[1] % (ph * pw):
+            raise ValueError(
+                f"psroi_pool: x's {x.shape[1]} channels must be divisible by output_size's {ph} x {pw} bins"
+            )
+    return _roi(pd.PsroiPoolOp, "psroi_pool", x, boxes, boxes_num, output_size, spatial_scale, name)
+
+
+class _RoiLayer(Layer):
+    """A layer holding a region-of-interest op's output size and scale."""
+
+    _fn: Any = None
+
+    def __init__(self, output_size: int | Sequence[int], spatial_scale: float = 1.0) -> None:
+        super().__init__()
+        self._output_size = output_size
+        self._spatial_scale = spatial_scale
+
+    def forward(self, x: Any, boxes: Any, boxes_num: Any) -> Any:
+        """The functional op with the layer's settings."""
+        return type(self)._fn(x, boxes, boxes_num, self._output_size, self._spatial_scale)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self._output_size}, spatial_scale={self._spatial_scale}"
+
+
+class RoIAlign(_RoiLayer):
+    """`paddle.vision.ops.RoIAlign`: `roi_align` with default `sampling_ratio` and
+    `aligned`."""
+
+    _fn = staticmethod(roi_align)
+
+
+class RoIPool(_RoiLayer):
+    """`paddle.vision.ops.RoIPool`: `roi_pool`."""
+
+    _fn = staticmethod(roi_pool)
+
+
+class PSRoIPool(_RoiLayer):
+    """`paddle.vision.ops.PSRoIPool`: `psroi_pool`."""
+
+    _fn = staticmethod(psroi_pool)
+
+
+# ------------------------------------------------------- deformable convolution
+
+
+def deform_conv2d(
+    x: Any,
+    offset: Any,
+    weight: Any,
+    bias: Any = None,
+    stride: int | Sequence[int] = 1,
+    padding: int | Sequence[int] = 0,
+    dilation: int | Sequence[int] = 1,
+    deformable_groups: int = 1,
+    groups: int = 1,
+    mask: Any = None,
+    name: str | None = None,
+) -> Any:
+    """`paddle.vision.ops.deform_conv2d`: deformable convolution of x `[N, C, H, W]`
+    with weight `[O, C/groups, kh, kw]`: each tap reads x bilinearly at its grid
+    position shifted by `offset [N, 2*dg*kh*kw, Ho, Wo]` (zero outside x), scaled
+    by `mask [N, dg*kh*kw, Ho, Wo]` when given (v2; v1 without), plus bias `[O]`.
+    Differentiable w.r.t. x, offset, mask, weight and bias."""
+    fn = "deform_conv2d"
+    for arg, t in (("x", x), ("offset", offset), ("weight", weight)):
+        check_float_tensor(fn, arg, t)
+        if len(t.shape) != 4:
+            raise ValueError(f"{fn}: {arg} must be a 4-D tensor, got shape {list(t.shape)}")
+    strides = int_pair(fn, "stride", stride)
+    paddings = int_pair(fn, "padding", padding, minimum=0)
+    dilations = int_pair(fn, "dilation", dilation)
+    dg = positive_int(fn, "deformable_groups", deformable_groups)
+    g = positive_int(fn, "groups", groups)
+    if mask is None:
+        # v1: unit modulation (no gradient flows to a constant)
+        taps = offset.shape[1] // 2 if offset.shape[1] != -1 else -1
+        if taps == -1:
+            taps = dg * weight.shape[2] * weight.shape[3]
+        mask = full_like(slice(offset, [1], [0], [taps]), 1.0)
+    else:
+        check_float_tensor(fn, "mask", mask)
+    out = apply(pd.DeformConvOp, [x, offset, mask, weight], prefix="deformable_conv",
+                name=None if bias is not None else name, strides=strides, paddings=paddings,
+                dilations=dilations, groups=g, deformable_groups=dg)
+    if bias is None:
+        return out
+    check_float_tensor(fn, "bias", bias)
+    if len(bias.shape) != 1:
+        raise ValueError(f"{fn}: bias must be a 1-D [out_channels] tensor, got shape {list(bias.shape)}")
+    return out + reshape(bias, [1, -1, 1, 1])
+
+
+class DeformConv2D(Layer):
+    """`paddle.vision.ops.DeformConv2D`: a deformable convolution layer; weight
+    `[out, in/groups, kh, kw]` (normal, std `sqrt(2 / (kh * kw * in_channels))`, as
+    Paddle), bias `[out]` (zeros; none with `bias_attr=False`).  `forward(x,
+    offset, mask=None)`."""
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: int | Sequence[int],
+        stride: int | Sequence[int] = 1,
+        padding: int | Sequence[int] = 0,
+        dilation: int | Sequence[int] = 1,
+        deformable_groups: int = 1,
+        groups: int = 1,
+        weight_attr: Any = None,
+        bias_attr: Any = None,
+    ) -> None:
+        super().__init__()
+        fn = "DeformConv2D"
+        self._in = positive_int(fn, "in_channels", in_channels)
+        self._out = positive_int(fn, "out_channels", out_channels)
+        self._groups = positive_int(fn, "groups", groups)
+        self._deformable_groups = positive_int(fn, "deformable_groups", deformable_groups)
+        if self._in % self._groups or self._out % self._groups:
+            raise ValueError(
+                f"{fn}: in_channels ({self._in}) and out_channels ({self._out}) must be divisible by groups ({self._groups})"
+            )
+        kh, kw = int_pair(fn, "kernel_size", kernel_size)
+        self._stride, self._padding, self._dilation = stride, padding, dilation
+        std = (2.0 / (kh * kw * self._in)) ** 0.5
+        self.weight = self.create_parameter(
+            [self._out, self._in // self._groups, kh, kw], weight_attr, default_initializer=Normal(0.0, std)
+        )
+        self.bias = self.create_parameter([self._out], bias_attr, is_bias=True)
+
+    def forward(self, x: Any, offset: Any, mask: Any = None) -> Any:
+        """`deform_conv2d` with the layer's weight, bias and settings."""
+        return deform_conv2d(x, offset, self.weight, self.bias, self._stride, self._padding, self._dilation,
+                             self._deformable_groups, self._groups, mask)
+
+    def extra_repr(self) -> str:
+        return f"{self._in}, {self._out}, kernel_size={list(self.weight.shape[2:])}"

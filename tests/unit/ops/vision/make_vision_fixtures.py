@@ -1,0 +1,120 @@
+"""Writes `vision_ops_paddle.npz`: outputs and gradients of `paddle.vision.ops` from
+real Paddle 3.3.1 on random inputs, the reference values of `test_vision_ops.py`.
+
+Run with Paddle's interpreter (not pullback's):
+    /work/venv-paddle/bin/python tests/unit/ops/vision/make_vision_fixtures.py
+Each case stores its inputs (`<case>.<input>`), the output (`<case>.out`) and, for
+differentiable ops, the gradients of `sum(out * cot)` (`<case>.d<input>`) for a
+random cotangent `<case>.cot`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import paddle
+from paddle.vision import ops
+
+rng = np.random.default_rng(29)
+OUT: dict[str, np.ndarray] = {}
+
+
+def boxes(n: int, size: float, dtype: str = "float64") -> np.ndarray:
+    """n random boxes (x1, y1, x2, y2) inside [0, size]."""
+    xy = rng.uniform(0, size * 0.7, (n, 2))
+    wh = rng.uniform(0.5, size * 0.5, (n, 2))
+    return np.concatenate([xy, xy + wh], axis=1).astype(dtype)
+
+
+def record(case: str, fn, inputs: dict[str, np.ndarray], grads: tuple[str, ...] = ()) -> None:
+    """Run fn on tensors of inputs; store inputs, output and gradients."""
+    ts = {k: paddle.to_tensor(v, stop_gradient=k not in grads) for k, v in inputs.items()}
+    out = fn(**ts)
+    for k, v in inputs.items():
+        OUT[f"{case}.{k}"] = v
+    OUT[f"{case}.out"] = out.numpy()
+    if grads:
+        cot = rng.standard_normal(out.shape).astype(out.numpy().dtype)
+        OUT[f"{case}.cot"] = cot
+        gs = paddle.grad((out * paddle.to_tensor(cot)).sum(), [ts[k] for k in grads], allow_unused=True)
+        for k, g in zip(grads, gs):
+            OUT[f"{case}.d{k}"] = np.zeros_like(inputs[k]) if g is None else g.numpy()
+
+
+# nms: plain (box order), by score, by category with top_k
+b = boxes(12, 10.0, "float32")
+s = rng.uniform(0, 1, 12).astype("float32")
+cat = rng.integers(0, 3, 12).astype("int64")
+record("nms_plain", lambda boxes: ops.nms(boxes, 0.3), {"boxes": b})
+record("nms_scores", lambda boxes, scores: ops.nms(boxes, 0.2, scores), {"boxes": b, "scores": s})
+record("nms_cat", lambda boxes, scores, cat: ops.nms(boxes, 0.2, scores, cat, [0, 1, 2], 5),
+       {"boxes": b, "scores": s, "cat": cat})
+record("nms_cat_sub", lambda boxes, scores, cat: ops.nms(boxes, 0.4, scores, cat, [0, 2]),
+       {"boxes": b, "scores": s, "cat": cat})
+
+# box_coder
+prior = boxes(3, 1.0, "float32")
+pvar = rng.uniform(0.1, 0.3, (3, 4)).astype("float32")
+tgt = boxes(2, 1.0, "float32")
+record("bc_enc", lambda p, v, t: ops.box_coder(p, v, t), {"p": prior, "v": pvar, "t": tgt})
+record("bc_enc_list", lambda p, t: ops.box_coder(p, [0.1, 0.1, 0.2, 0.2], t, box_normalized=False),
+       {"p": prior * 10, "t": tgt * 10})
+dec = rng.normal(0, 0.5, (2, 3, 4)).astype("float32")
+record("bc_dec0", lambda p, v, t: ops.box_coder(p, v, t, "decode_center_size"), {"p": prior, "v": pvar, "t": dec})
+dec1 = rng.normal(0, 0.5, (3, 2, 4)).astype("float32")
+record("bc_dec1", lambda p, t: ops.box_coder(p, [0.1, 0.1, 0.2, 0.2], t, "decode_center_size", False, axis=1),
+       {"p": prior * 10, "t": dec1})
+
+# region-of-interest poolings: x [2, C, 8, 8], 5 boxes (2 + 3)
+x = rng.standard_normal((2, 3, 8, 8))
+rb = boxes(5, 14.0)
+num = np.array([2, 3], dtype="int32")
+for name, kw in {
+    "ra_default": dict(output_size=3, spatial_scale=0.5),
+    "ra_unaligned": dict(output_size=(2, 3), spatial_scale=0.5, sampling_ratio=2, aligned=False),
+    "ra_scale1": dict(output_size=2, spatial_scale=1.0 / 1.7, sampling_ratio=-1, aligned=False),
+}.items():
+    record(name, lambda x, boxes, boxes_num, kw=kw: ops.roi_align(x, boxes, boxes_num, **kw),
+           {"x": x, "boxes": rb, "boxes_num": num}, grads=("x",))
+# Paddle's roi_align_grad disagrees with its own forward in the aligned case here:
+# store the central differences of Paddle's float64 forward, the gradient pullback
+# must give (`ra_default.fd_dx`).
+c = "ra_default"
+
+
+def _ra_loss(xx: np.ndarray) -> float:
+    out = ops.roi_align(paddle.to_tensor(xx), paddle.to_tensor(rb), paddle.to_tensor(num), 3, 0.5)
+    return float((out.numpy() * OUT[c + ".cot"]).sum())
+
+
+fd = np.zeros_like(x)
+for i in np.ndindex(*x.shape):
+    e = np.zeros_like(x)
+    e[i] = 1e-6
+    fd[i] = (_ra_loss(x + e) - _ra_loss(x - e)) / 2e-6
+OUT[c + ".fd_dx"] = fd
+for name, kw in {"rp_a": dict(output_size=2, spatial_scale=0.5), "rp_b": dict(output_size=(3, 2), spatial_scale=0.6)}.items():
+    record(name, lambda x, boxes, boxes_num, kw=kw: ops.roi_pool(x, boxes, boxes_num, **kw),
+           {"x": x, "boxes": rb, "boxes_num": num}, grads=("x",))
+xp = rng.standard_normal((2, 8, 6, 6))
+for name, kw in {"ps_a": dict(output_size=2, spatial_scale=0.4), "ps_b": dict(output_size=(2, 1), spatial_scale=0.5)}.items():
+    record(name, lambda x, boxes, boxes_num, kw=kw: ops.psroi_pool(x, boxes, boxes_num, **kw),
+           {"x": xp, "boxes": rb, "boxes_num": num}, grads=("x",))
+
+# deformable convolution: v2 (mask) with groups and deformable groups, v1 strided/dilated
+xd = rng.standard_normal((2, 4, 6, 6))
+wd = rng.standard_normal((6, 2, 3, 3)) * 0.5
+bd = rng.standard_normal(6)
+off = rng.normal(0, 1.5, (2, 2 * 2 * 9, 6, 6))
+msk = rng.uniform(0, 1, (2, 2 * 9, 6, 6))
+record("dc_v2", lambda x, offset, weight, bias, mask: ops.deform_conv2d(
+    x, offset, weight, bias, padding=1, deformable_groups=2, groups=2, mask=mask),
+    {"x": xd, "offset": off, "weight": wd, "bias": bd, "mask": msk}, grads=("x", "offset", "weight", "bias", "mask"))
+w1 = rng.standard_normal((3, 4, 3, 3)) * 0.5
+off1 = rng.normal(0, 1.5, (2, 18, 2, 2))
+record("dc_v1", lambda x, offset, weight: ops.deform_conv2d(x, offset, weight, stride=2, padding=1, dilation=2),
+       {"x": xd, "offset": off1, "weight": w1}, grads=("x", "offset", "weight"))
+
+np.savez_compressed(Path(__file__).with_name("vision_ops_paddle.npz"), **OUT)
+print(f"wrote {len(OUT)} arrays")
