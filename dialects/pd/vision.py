@@ -109,6 +109,47 @@ class NmsOp(PureOp):
         return [tensor_type(i64, (DYN,))]
 
 
+@irdl_op_definition
+class ScoredNmsOp(PureOp):
+    """`paddle.vision.ops.nms` with scores: within each of `categories` (the boxes
+    whose `category_idxs` equal it; other boxes are dropped), greedy suppression in
+    descending score order; the kept indices sorted by descending score, the first
+    `top_k` of them (`-1`: all).  Paddle composes this in Python around its `nms`
+    operator with sorts of run-time-sized tensors; one op keeps it a single host
+    step in static programs whose box count is dynamic.  Without categories the
+    frontend passes one category for every box.
+
+    ```mlir
+    %keep = pd.scored_nms %boxes, %scores, %cats {iou_threshold = 0.5 : f64, categories = array<i64: 0, 1>} : (tensor<6x4xf32>, tensor<6xf32>, tensor<6xi64>) -> tensor<?xi64>
+    ```
+    """
+
+    HOST_ONLY: ClassVar[str | None] = _HOST
+    name = "pd.scored_nms"
+    boxes = operand_def(TensorType)
+    scores = operand_def(TensorType)
+    category_idxs = operand_def(TensorType)
+    iou_threshold = prop_def(FloatAttr, default_value=f64_attr(0.3))
+    categories = prop_def(DenseArrayBase, default_value=ints_attr([0]))
+    top_k = prop_def(IntegerAttr, default_value=i64_attr(-1))
+    assembly_format = "$boxes `,` $scores `,` $category_idxs attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        tb, ts, tc = operand_types
+        n = expect_boxes(cls.name, "boxes", tb)
+        expect_float(cls.name, "scores", ts)
+        for what, t in (("scores", ts), ("category_idxs", tc)):
+            s = shape_of(t)
+            if len(s) != 1 or not dims_compatible(s[0], n):
+                raise VerifyException(f"'{cls.name}': {what} must be [{n}] (one per box), got {fmt_shape(s)}")
+        if elem_of(tc) not in INT_TYPES:
+            raise VerifyException(f"'{cls.name}': category_idxs must be integers, got {tc}")
+        if props["top_k"] < -1 or props["top_k"] == 0:
+            raise VerifyException(f"'{cls.name}': top_k must be positive (or -1: all), got {props['top_k']}")
+        return [tensor_type(i64, (DYN,))]
+
+
 # ------------------------------------------------------------------ box_coder
 
 BOX_CODE_TYPES = ("encode_center_size", "decode_center_size")
@@ -457,7 +498,7 @@ class DeformConvGradOp(DeformConvBase, MultiResultNames):
 
 
 VISION_OPS = [
-    NmsOp, BoxCoderOp, RoiAlignOp, RoiAlignGradOp, RoiPoolOp, RoiPoolGradOp, PsroiPoolOp,
+    NmsOp, ScoredNmsOp, BoxCoderOp, RoiAlignOp, RoiAlignGradOp, RoiPoolOp, RoiPoolGradOp, PsroiPoolOp,
     PsroiPoolGradOp, DeformConvOp, DeformConvGradOp,
 ]
 
@@ -478,4 +519,5 @@ __all__ = [
     "RoiOp",
     "RoiPoolGradOp",
     "RoiPoolOp",
+    "ScoredNmsOp",
 ]

@@ -5,9 +5,9 @@ signatures, defaults and results, in static and eager mode.
 `RoIPool`, `PSRoIPool`, `DeformConv2D`) have gradients: w.r.t. x for the poolings;
 w.r.t. x, offset, mask, weight and bias for the deformable convolution (the ops of
 the `vision` family, `dialects/pd/vision.py`).  `nms` and `box_coder` have none, as
-in Paddle.  `nms` is Paddle's Python composite around its `nms` operator (sorting
-by score, per-category suppression, `top_k`), so its result size is known at run
-time only.
+in Paddle.  `nms` is Paddle's `nms` operator without scores and one `pd.scored_nms`
+op with them (Paddle's Python sorting, per-category suppression and `top_k`); its
+result size is known at run time only.
 """
 
 from __future__ import annotations
@@ -21,11 +21,10 @@ from pullback.dialects import pd
 from pullback.frontend.core import apply
 from pullback.frontend.initializer import Normal
 from pullback.frontend.nn_layers import Layer
-from pullback.frontend.ops.elementwise import check_float_tensor, check_tensor, equal, full_like
-from pullback.frontend.ops.indexing import gather, nonzero, to_constant
+from pullback.frontend.ops.elementwise import check_float_tensor, check_tensor, full_like
+from pullback.frontend.ops.indexing import to_constant
 from pullback.frontend.ops.nn import int_pair, positive_int
-from pullback.frontend.ops.search import argsort
-from pullback.frontend.ops.shape import concat, reshape, slice
+from pullback.frontend.ops.shape import reshape, slice
 
 __all__ = [
     "DeformConv2D",
@@ -56,12 +55,6 @@ def _nms_op(boxes: Any, iou_threshold: float) -> Any:
     return apply(pd.NmsOp, [boxes], prefix="nms", iou_threshold=float(iou_threshold))
 
 
-def _by_score(boxes: Any, scores: Any, iou_threshold: float) -> Any:
-    """Indices (into boxes) kept by suppression in descending score order."""
-    order = argsort(scores, descending=True)
-    return gather(order, _nms_op(gather(boxes, order), iou_threshold))
-
-
 def nms(
     boxes: Any,
     iou_threshold: float = 0.3,
@@ -87,23 +80,21 @@ def nms(
     if len(scores.shape) != 1:
         raise ValueError(f"{fn}: scores must be a 1-D tensor, got shape {list(scores.shape)}")
     if category_idxs is None:
-        return _by_score(boxes, scores, iou_threshold)
+        # one category holding every box: Paddle's sort, suppress, gather
+        return apply(pd.ScoredNmsOp, [boxes, scores, full_like(scores, 0, dtype="int64")], prefix="nms",
+                     iou_threshold=float(iou_threshold), categories=[0])
     check_tensor(fn, "category_idxs", category_idxs)
+    if category_idxs.dtype not in ("int32", "int64"):
+        raise TypeError(f"{fn}: category_idxs must be an int32/int64 tensor, got {category_idxs.dtype}")
     if categories is None:
         raise ValueError(f"{fn}: categories (the list of category ids) is required when category_idxs is given")
-    if top_k is not None and scores.shape[0] != -1 and top_k > scores.shape[0]:
-        raise ValueError(f"{fn}: top_k ({top_k}) must not exceed the number of boxes ({scores.shape[0]})")
-    kept = []
-    for cat in categories:
-        members = reshape(nonzero(equal(category_idxs, full_like(category_idxs, cat))), [-1])
-        kept.append(gather(members, _by_score(gather(boxes, members), gather(scores, members), iou_threshold)))
-    # Paddle gathers the kept boxes in index order (a mask), then sorts them by score.
-    keep = argsort(concat(kept))
-    keep = gather(concat(kept), keep)
-    keep = gather(keep, argsort(gather(scores, keep), descending=True))
-    if top_k is None:
-        return keep
-    return slice(keep, [0], [0], [int(top_k)])
+    if top_k is not None:
+        if not isinstance(top_k, int) or top_k < 1:
+            raise ValueError(f"{fn}: top_k must be a positive int, got {top_k!r}")
+        if scores.shape[0] != -1 and top_k > scores.shape[0]:
+            raise ValueError(f"{fn}: top_k ({top_k}) must not exceed the number of boxes ({scores.shape[0]})")
+    return apply(pd.ScoredNmsOp, [boxes, scores, category_idxs], prefix="nms", iou_threshold=float(iou_threshold),
+                 categories=[int(c) for c in categories], top_k=-1 if top_k is None else int(top_k))
 
 
 # ------------------------------------------------------------------ box_coder

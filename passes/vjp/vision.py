@@ -2,7 +2,7 @@
 
 The region-of-interest poolings and the deformable convolution take their gradient
 op (Paddle's `*_grad` operators); boxes, box counts, `nms` and `box_coder` get no
-gradient, as in Paddle.  `roi_align_grad` and `psroi_pool_grad` are linear in the
+gradient, as in Paddle (nor does `scored_nms`).  `roi_align_grad` and `psroi_pool_grad` are linear in the
 output gradient with the forward op as their adjoint (the forward is `A x`, the
 gradient `A^T g`), so their own VJP is the forward op again and second derivatives
 through them come free; `roi_pool_grad` (the adjoint of a gather at the maxima)
@@ -23,7 +23,7 @@ from pullback.passes.vjp.builder import VjpBuilder
 Grads = list["SSAValue | None"]
 Out = Sequence["SSAValue | None"]
 
-non_differentiable(pd.NmsOp, pd.BoxCoderOp)
+non_differentiable(pd.NmsOp, pd.ScoredNmsOp, pd.BoxCoderOp)
 
 _GRAD_OF = {pd.RoiAlignOp: pd.RoiAlignGradOp, pd.RoiPoolOp: pd.RoiPoolGradOp, pd.PsroiPoolOp: pd.PsroiPoolGradOp}
 _FORWARD_OF = {pd.RoiAlignGradOp: pd.RoiAlignOp, pd.PsroiPoolGradOp: pd.PsroiPoolOp}

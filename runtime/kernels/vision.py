@@ -68,8 +68,12 @@ def _iou_over(box: np.ndarray, others: np.ndarray, threshold: float) -> np.ndarr
 def nms(op: pd.NmsOp, boxes: np.ndarray) -> np.ndarray:
     """Greedy suppression in the boxes' order: a box not yet suppressed is kept and
     suppresses every later box overlapping it by more than the threshold."""
+    return _greedy(boxes, float(np.float32(op.prop("iou_threshold"))))  # a float attribute in Paddle
+
+
+def _greedy(boxes: np.ndarray, threshold: float) -> np.ndarray:
+    """The indices of boxes kept by greedy suppression in their order."""
     n = boxes.shape[0]
-    threshold = float(np.float32(op.prop("iou_threshold")))  # a float attribute in Paddle
     dropped = np.zeros(n, dtype=bool)
     for i in range(n):
         if dropped[i]:
@@ -79,6 +83,22 @@ def nms(op: pd.NmsOp, boxes: np.ndarray) -> np.ndarray:
         if later.size:
             dropped[later[_iou_over(boxes[i], boxes[later], threshold)]] = True
     return np.flatnonzero(~dropped).astype(np.int64)
+
+
+@kernel(pd.ScoredNmsOp)
+def scored_nms(op: pd.ScoredNmsOp, boxes: np.ndarray, scores: np.ndarray, cats: np.ndarray) -> np.ndarray:
+    """Paddle's Python `nms` with scores: suppression per category in descending
+    score order, the union of the kept boxes sorted by descending score."""
+    threshold = float(np.float32(op.prop("iou_threshold")))
+    keep = np.zeros(boxes.shape[0], dtype=bool)
+    for c in op.prop("categories"):
+        members = np.flatnonzero(cats == c)
+        order = members[np.argsort(-scores[members], kind="stable")]
+        keep[order[_greedy(boxes[order], threshold)]] = True
+    kept = np.flatnonzero(keep)
+    kept = kept[np.argsort(-scores[kept], kind="stable")]
+    top_k = op.prop("top_k")
+    return (kept if top_k < 0 else kept[:top_k]).astype(np.int64)
 
 
 # ------------------------------------------------------------------ box_coder

@@ -1,0 +1,263 @@
+"""`paddle.vision.ops` and the `vision` op family (dialects/pd/vision.py): values and
+gradients against real Paddle 3.3.1 (`vision_ops_paddle.npz`, written by
+`make_vision_fixtures.py` next to this file), every VJP rule against float64 finite
+differences (`check_vjp`; second order where the gradient op has a VJP), static
+programs against eager mode, and the errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pullback as paddle
+import pytest
+from pullback.dialects import pd
+from pullback.frontend import core
+from pullback.runtime.kernels import load_all
+from pullback.runtime.kernels.vision import VisionOpError
+from pullback.testing import check_eager_grad, check_vjp, run_op
+from pullback.vision import ops
+
+load_all()
+F = np.load(Path(__file__).with_name("vision_ops_paddle.npz"))
+R = np.random.default_rng(5)
+
+
+@pytest.fixture(autouse=True)
+def eager() -> Any:
+    core.disable_static()
+    yield
+    core.disable_static()
+
+
+def t(a: np.ndarray, grad: bool = False) -> Any:
+    return paddle.to_tensor(a, stop_gradient=not grad)
+
+
+def close(got: Any, want: np.ndarray, tol: float = 1e-10) -> None:
+    np.testing.assert_allclose(np.asarray(got), want, rtol=tol, atol=tol)
+
+
+def grads_of(out: Any, cot: np.ndarray, inputs: dict[str, Any]) -> dict[str, np.ndarray]:
+    """The gradients of `sum(out * cot)` w.r.t. each input (eager)."""
+    gs = paddle.grad([(out * t(cot)).sum()], list(inputs.values()))
+    return {k: g.numpy() for k, g in zip(inputs, gs)}
+
+
+# ---------------------------------------------------------- Paddle reference values
+
+
+@pytest.mark.parametrize("case, args", [
+    ("nms_plain", dict(iou_threshold=0.3)),
+    ("nms_scores", dict(iou_threshold=0.2, scores=True)),
+    ("nms_cat", dict(iou_threshold=0.2, scores=True, cat=[0, 1, 2], top_k=5)),
+    ("nms_cat_sub", dict(iou_threshold=0.4, scores=True, cat=[0, 2])),
+])
+def test_nms_matches_paddle(case: str, args: dict[str, Any]) -> None:
+    kw: dict[str, Any] = {"iou_threshold": args["iou_threshold"]}
+    if args.get("scores"):
+        kw["scores"] = t(F[f"{case}.scores"])
+    if "cat" in args:
+        kw.update(category_idxs=t(F[f"{case}.cat"]), categories=args["cat"], top_k=args.get("top_k"))
+    got = ops.nms(t(F[f"{case}.boxes"]), **kw)
+    assert got.dtype == "int64"
+    np.testing.assert_array_equal(got.numpy(), F[f"{case}.out"])
+
+
+def test_box_coder_matches_paddle() -> None:
+    var = [0.1, 0.1, 0.2, 0.2]
+    c = "bc_enc"
+    close(ops.box_coder(t(F[f"{c}.p"]), t(F[f"{c}.v"]), t(F[f"{c}.t"])).numpy(), F[f"{c}.out"], 1e-5)
+    c = "bc_enc_list"
+    close(ops.box_coder(t(F[f"{c}.p"]), var, t(F[f"{c}.t"]), box_normalized=False).numpy(), F[f"{c}.out"], 1e-5)
+    c = "bc_dec0"
+    out = ops.box_coder(t(F[f"{c}.p"]), t(F[f"{c}.v"]), t(F[f"{c}.t"]), "decode_center_size")
+    close(out.numpy(), F[f"{c}.out"], 1e-5)
+    c = "bc_dec1"
+    out = ops.box_coder(t(F[f"{c}.p"]), var, t(F[f"{c}.t"]), "decode_center_size", False, axis=1)
+    close(out.numpy(), F[f"{c}.out"], 1e-5)
+    assert out.stop_gradient
+
+
+ROI_CASES = {
+    "ra_default": (ops.roi_align, dict(output_size=3, spatial_scale=0.5)),
+    "ra_unaligned": (ops.roi_align, dict(output_size=(2, 3), spatial_scale=0.5, sampling_ratio=2, aligned=False)),
+    "ra_scale1": (ops.roi_align, dict(output_size=2, spatial_scale=1.0 / 1.7, sampling_ratio=-1, aligned=False)),
+    "rp_a": (ops.roi_pool, dict(output_size=2, spatial_scale=0.5)),
+    "rp_b": (ops.roi_pool, dict(output_size=(3, 2), spatial_scale=0.6)),
+    "ps_a": (ops.psroi_pool, dict(output_size=2, spatial_scale=0.4)),
+    "ps_b": (ops.psroi_pool, dict(output_size=(2, 1), spatial_scale=0.5)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ROI_CASES))
+def test_roi_ops_match_paddle(case: str) -> None:
+    fn, kw = ROI_CASES[case]
+    x = t(F[f"{case}.x"], grad=True)
+    out = fn(x, t(F[f"{case}.boxes"]), t(F[f"{case}.boxes_num"]), **kw)
+    close(out.numpy(), F[f"{case}.out"])
+    dx = grads_of(out, F[f"{case}.cot"], {"x": x})["x"]
+    if case == "ra_default":
+        # Paddle's aligned roi_align_grad disagrees with its own forward here: the
+        # reference is the central differences of Paddle's forward.
+        assert np.abs(F[f"{case}.dx"] - F[f"{case}.fd_dx"]).max() > 0.1
+        close(dx, F[f"{case}.fd_dx"], 1e-7)
+    else:
+        close(dx, F[f"{case}.dx"])
+
+
+@pytest.mark.parametrize("case", ["dc_v2", "dc_v1"])
+def test_deform_conv2d_matches_paddle(case: str) -> None:
+    names = ["x", "offset", "weight", "bias", "mask"] if case == "dc_v2" else ["x", "offset", "weight"]
+    ts = {k: t(F[f"{case}.{k}"], grad=True) for k in names}
+    if case == "dc_v2":
+        out = ops.deform_conv2d(ts["x"], ts["offset"], ts["weight"], ts["bias"], padding=1,
+                                deformable_groups=2, groups=2, mask=ts["mask"])
+    else:
+        out = ops.deform_conv2d(ts["x"], ts["offset"], ts["weight"], stride=2, padding=1, dilation=2)
+    close(out.numpy(), F[f"{case}.out"])
+    for k, g in grads_of(out, F[f"{case}.cot"], ts).items():
+        close(g, F[f"{case}.d{k}"])
+
+
+# -------------------------------------------------------- finite differences
+
+
+X = R.standard_normal((2, 2, 6, 6))
+BOXES = np.array([[0.5, 1.0, 4.2, 5.1], [2.0, 0.3, 5.5, 3.7], [1.2, 1.7, 3.9, 4.4]])
+NUM = np.array([1, 2], dtype=np.int32)
+
+
+@pytest.mark.parametrize("op_cls, props, order", [
+    (pd.RoiAlignOp, dict(pooled_height=2, pooled_width=3, spatial_scale=0.9), 2),
+    (pd.RoiAlignOp, dict(pooled_height=2, pooled_width=2, sampling_ratio=2, aligned=False), 2),
+    (pd.RoiPoolOp, dict(pooled_height=2, pooled_width=2, spatial_scale=0.8), 1),
+    (pd.PsroiPoolOp, dict(pooled_height=1, pooled_width=2, spatial_scale=0.7), 2),
+])
+def test_roi_vjps_against_finite_differences(op_cls: type[pd.PdOp], props: dict[str, Any], order: int) -> None:
+    check_vjp(op_cls, [X, BOXES, NUM], props=props, wrt=[0], order=order, dynamic_batch=[1])
+
+
+DX = R.standard_normal((1, 4, 5, 5))
+DW = R.standard_normal((4, 2, 3, 3)) * 0.5
+DOFF = R.normal(0, 1.2, (1, 2 * 2 * 9, 3, 3))
+DMASK = R.uniform(0.2, 1.0, (1, 2 * 9, 3, 3))
+
+
+def test_deformable_conv_vjp_against_finite_differences() -> None:
+    props = dict(strides=[2, 2], paddings=[1, 1], groups=2, deformable_groups=2)
+    check_vjp(pd.DeformConvOp, [DX, DOFF, DMASK, DW], props=props, rtol=1e-5, atol=1e-6)
+
+
+def test_deform_conv2d_bias_and_v1_gradients_through_the_api() -> None:
+    """v1 (no mask), a bias and unequal dilations: gradients of every input."""
+
+    def fn(x: Any, offset: Any, w: Any, b: Any) -> Any:
+        return ops.deform_conv2d(x, offset, w, b, stride=1, padding=1, dilation=(2, 1))
+
+    check_eager_grad(fn, [DX, R.normal(0, 1.2, (1, 18, 3, 5)), DW.repeat(2, axis=1), R.standard_normal(4)])
+
+
+def test_second_derivatives_paddle_lacks_say_so() -> None:
+    x = t(DX, grad=True)
+    out = ops.deform_conv2d(x, t(DOFF[:, :18]), t(DW.repeat(2, axis=1)), padding=1, stride=2)
+    (gx,) = paddle.grad([(out * out).sum()], [x], create_graph=True)
+    with pytest.raises(RuntimeError, match="deformable_conv_grad has no double gradient"):
+        paddle.grad([gx.sum()], [x])
+    x2 = t(X, grad=True)
+    out = ops.roi_pool(x2, t(BOXES), t(NUM), 2)
+    (g2,) = paddle.grad([(out * out).sum()], [x2], create_graph=True)
+    with pytest.raises(RuntimeError, match="roi_pool_grad has no double gradient"):
+        paddle.grad([g2.sum()], [x2])
+
+
+# ------------------------------------------------------------ static programs
+
+
+def test_static_programs_match_eager() -> None:
+    eager_out = [
+        ops.roi_align(t(X), t(BOXES), t(NUM), 2, 0.9).numpy(),
+        ops.psroi_pool(t(X), t(BOXES), t(NUM), (1, 2)).numpy(),
+        ops.deform_conv2d(t(DX), t(DOFF), t(DW), padding=1, stride=2, groups=2, deformable_groups=2,
+                          mask=t(DMASK)).numpy(),
+        ops.nms(t(BOXES), 0.1, t(np.array([0.2, 0.9, 0.5]))).numpy(),
+        ops.box_coder(t(BOXES), [0.1, 0.1, 0.2, 0.2], t(BOXES[:2])).numpy(),
+    ]
+    xg = t(X, grad=True)
+    (eager_dx,) = paddle.grad([ops.roi_align(xg, t(BOXES), t(NUM), 2, 0.9).sum()], [xg])
+    paddle.enable_static()
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        x = paddle.static.data("x", [None, 2, 6, 6], "float64")
+        x.stop_gradient = False
+        b = paddle.static.data("b", [None, 4], "float64")
+        n = paddle.static.data("n", [None], "int32")
+        dx = paddle.static.data("dx", [None, 4, 5, 5], "float64")
+        off = paddle.static.data("off", [None, 36, 3, 3], "float64")
+        m = paddle.static.data("m", [None, 18, 3, 3], "float64")
+        w = paddle.static.data("w", [4, 2, 3, 3], "float64")
+        s = paddle.static.data("s", [None], "float64")
+        ra = ops.roi_align(x, b, n, 2, 0.9)
+        outs = [ra, ops.psroi_pool(x, b, n, (1, 2)),
+                ops.deform_conv2d(dx, off, w, padding=1, stride=2, groups=2, deformable_groups=2, mask=m),
+                ops.nms(b, 0.1, s), ops.box_coder(b, [0.1, 0.1, 0.2, 0.2], b)]
+        (gx,) = paddle.static.gradients([paddle.sum(ra)], [x])
+    feed = {"x": X, "b": BOXES, "n": NUM, "dx": DX, "off": DOFF, "m": DMASK, "w": DW,
+            "s": np.array([0.2, 0.9, 0.5])}
+    got = paddle.static.Executor(paddle.CPUPlace()).run(main, feed=feed, fetch_list=[*outs[:4], gx])
+    for g, want in zip(got, [*eager_out[:4], eager_dx.numpy()]):
+        np.testing.assert_allclose(g, want, rtol=1e-12, atol=1e-12)
+    assert list(outs[4].shape) == [-1, -1, 4]
+
+
+def test_layers() -> None:
+    x, b, n = t(X), t(BOXES), t(NUM)
+    close(ops.RoIAlign(2, 0.9)(x, b, n).numpy(), ops.roi_align(x, b, n, 2, 0.9).numpy())
+    close(ops.RoIPool((2, 1))(x, b, n).numpy(), ops.roi_pool(x, b, n, (2, 1)).numpy())
+    close(ops.PSRoIPool(1)(x, b, n).numpy(), ops.psroi_pool(x, b, n, 1).numpy())
+    layer = ops.DeformConv2D(4, 6, 3, padding=1, deformable_groups=2, groups=2)
+    assert layer.weight.shape == [6, 2, 3, 3] and layer.bias.shape == [6]
+    off = t(R.standard_normal((1, 36, 5, 5)).astype("float32"))
+    out = layer(t(DX.astype("float32")), off)
+    assert out.shape == [1, 6, 5, 5]
+    assert ops.DeformConv2D(4, 6, 3, bias_attr=False).bias is None
+    assert paddle.vision.ops.roi_align is ops.roi_align
+
+
+# -------------------------------------------------------------------- errors
+
+
+def test_errors() -> None:
+    x, b = t(X), t(BOXES)
+    with pytest.raises(VisionOpError, match="boxes_num .* sum to the 3 boxes"):
+        ops.roi_align(x, b, t(np.array([1, 1], np.int32)), 2)
+    with pytest.raises(VisionOpError, match="boxes_num has 1 entries, but x has 2 images"):
+        ops.roi_pool(x, b, t(np.array([3], np.int32)), 2)
+    with pytest.raises(ValueError, match="output_size"):
+        ops.roi_align(x, b, t(NUM), 0)
+    with pytest.raises(TypeError, match="boxes_num must be a 1-D int32/int64"):
+        ops.roi_align(x, b, t(NUM.astype(np.float64)), 2)
+    with pytest.raises(ValueError, match=r"boxes must be a \[num_boxes, 4\]"):
+        ops.roi_pool(x, t(BOXES[:, :3]), t(NUM), 2)
+    with pytest.raises(ValueError, match="2 channels must be divisible by output_size's 2 x 2 bins"):
+        ops.psroi_pool(x, b, t(NUM), 2)
+    with pytest.raises(ValueError, match="offset must be"):
+        ops.deform_conv2d(t(DX), t(DOFF[:, :30]), t(DW), padding=1, stride=2, groups=2, deformable_groups=2)
+    with pytest.raises(ValueError, match="weight expects groups"):
+        ops.deform_conv2d(t(DX), t(DOFF[:, :18]), t(DW), padding=1, stride=2)
+    with pytest.raises(ValueError, match="code_type"):
+        ops.box_coder(b, [0.1] * 4, b, "encode")
+    with pytest.raises(TypeError, match="prior_box_var"):
+        ops.box_coder(b, None, b)
+    with pytest.raises(ValueError, match="categories"):
+        ops.nms(b, 0.3, t(np.ones(3)), t(np.zeros(3, np.int64)))
+    with pytest.raises(ValueError, match="top_k"):
+        ops.nms(b, 0.3, t(np.ones(3)), t(np.zeros(3, np.int64)), [0], top_k=4)
+
+
+def test_run_op_types() -> None:
+    """Each kernel's results fit the op's static type (shape and dtype)."""
+    run_op(pd.RoiAlignOp, X, BOXES, NUM, pooled_height=2, pooled_width=2)
+    run_op(pd.NmsOp, BOXES)
+    run_op(pd.BoxCoderOp, BOXES, np.ones(4), BOXES[:2])
