@@ -334,7 +334,7 @@ class RoiPoolGradOp(RoiGradOp):
     name = "pd.roi_pool_grad"
 
 
-class _PsRoi:
+class _PsRoi(RoiOp):
     """Position-sensitive output channels: `C / (pooled_height * pooled_width)`."""
 
     @classmethod

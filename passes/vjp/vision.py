@@ -25,16 +25,18 @@ Out = Sequence["SSAValue | None"]
 
 non_differentiable(pd.NmsOp, pd.ScoredNmsOp, pd.BoxCoderOp)
 
-_GRAD_OF = {pd.RoiAlignOp: pd.RoiAlignGradOp, pd.RoiPoolOp: pd.RoiPoolGradOp, pd.PsroiPoolOp: pd.PsroiPoolGradOp}
-_FORWARD_OF = {pd.RoiAlignGradOp: pd.RoiAlignOp, pd.PsroiPoolGradOp: pd.PsroiPoolOp}
+_GRAD_OF: dict[type[pd.RoiForwardOp], type[pd.RoiGradOp]] = {pd.RoiAlignOp: pd.RoiAlignGradOp, pd.RoiPoolOp: pd.RoiPoolGradOp, pd.PsroiPoolOp: pd.PsroiPoolGradOp}
+_FORWARD_OF: dict[type[pd.RoiGradOp], type[pd.RoiForwardOp]] = {pd.RoiAlignGradOp: pd.RoiAlignOp, pd.PsroiPoolGradOp: pd.PsroiPoolOp}
 
 
 @vjp(pd.RoiAlignOp, pd.RoiPoolOp, pd.PsroiPoolOp)
 def roi_vjp(b: VjpBuilder, op, grads: Grads) -> Out:
     """The op's gradient op for x; none for the boxes and their counts."""
-    assert isinstance(op, pd.RoiOp)
+    assert isinstance(op, pd.RoiForwardOp)
+    (g,) = grads
+    assert g is not None
     x, boxes, num = op.operands
-    dx = b.emit(_GRAD_OF[type(op)], x, boxes, num, grads[0], **op.py_props())
+    dx = b.emit(_GRAD_OF[type(op)], x, boxes, num, g, **op.py_props())
     return [dx, None, None]
 
 
@@ -43,8 +45,10 @@ def roi_grad_vjp(b: VjpBuilder, op, grads: Grads) -> Out:
     """The forward op applied to the cotangent (the adjoint of a linear map `A^T`);
     x is read only for its shape and gets none."""
     assert isinstance(op, pd.RoiGradOp)
+    (g,) = grads
+    assert g is not None
     _, boxes, num, _ = op.operands
-    dg = b.emit(_FORWARD_OF[type(op)], grads[0], boxes, num, **op.py_props())
+    dg = b.emit(_FORWARD_OF[type(op)], g, boxes, num, **op.py_props())
     return [None, None, None, dg]
 
 
@@ -61,4 +65,6 @@ def no_second_order(b: VjpBuilder, op, grads: Grads) -> Out:
 def deformable_conv_vjp(b: VjpBuilder, op, grads: Grads) -> Out:
     """One `deformable_conv_grad` for x, offset, mask and weight together."""
     assert isinstance(op, pd.DeformConvOp)
-    return b.emit_multi(pd.DeformConvGradOp, *op.operands, grads[0], **op.py_props())
+    (g,) = grads
+    assert g is not None
+    return b.emit_multi(pd.DeformConvGradOp, *op.operands, g, **op.py_props())

@@ -147,7 +147,7 @@ def box_coder(op: pd.BoxCoderOp, prior: np.ndarray, var: np.ndarray, target: np.
 def _align_axis(start: Any, bin_size: Any, pooled: int, grid: int, size: int, dt: type) -> np.ndarray:
     """`[pooled, size]`: the summed bilinear weights each bin's `grid` samples along
     one axis put on each input position (samples outside `[-1, size]` weigh 0)."""
-    a = np.zeros((pooled, size), dtype=dt)
+    a: np.ndarray = np.zeros((pooled, size), dtype=dt)
     for p in range(pooled):
         for i in range(grid):
             y = start + dt(p) * bin_size + (dt(i) + dt(0.5)) * bin_size / dt(grid)
