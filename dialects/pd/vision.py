@@ -261,6 +261,10 @@ class RoiGradOp(RoiOp):
     out_grad) -> x_grad`, the output gradient scattered back through the forward's
     sampling (x is read for its shape, and by `roi_pool` for its maxima)."""
 
+    # (all four declared here: xDSL orders a subclass's own operands before inherited ones)
+    x = operand_def(TensorType)
+    boxes = operand_def(TensorType)
+    boxes_num = operand_def(TensorType)
     out_grad = operand_def(TensorType)
     assembly_format = "$x `,` $boxes `,` $boxes_num `,` $out_grad attr-dict `:` functional-type(operands, results)"
 
@@ -477,6 +481,11 @@ class DeformConvGradOp(DeformConvBase, MultiResultNames):
     """
 
     name = "pd.deformable_conv_grad"
+    # (all five declared here: xDSL orders a subclass's own operands before inherited ones)
+    x = operand_def(TensorType)
+    offset = operand_def(TensorType)
+    mask = operand_def(TensorType)
+    weight = operand_def(TensorType)
     out_grad = operand_def(TensorType)
     names = opt_prop_def(ArrayAttr)
     traits = traits_def(Pure())
