@@ -4,8 +4,8 @@ One dialect, defined across a few modules by op family (as xDSL's `linalg` is):
 `program` (feeds, parameters, fetch, constants, initializers, the backward region),
 `control` (`pd.if`, `pd.while` and the stacks their gradients use), `elementwise`,
 `reduction`, `loss`, `shape`, `nn`, `optimizer`, `creation`, `indexing`, `linalg`
-(LAPACK decompositions and solves), `distributed` (collectives between ranks) and
-`rnn` (the fused recurrent layers).
+(LAPACK decompositions and solves), `distributed` (collectives between ranks),
+`rnn` (the fused recurrent layers) and `vision` (detection ops, `paddle.vision.ops`).
 """
 
 import importlib
