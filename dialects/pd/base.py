@@ -266,6 +266,8 @@ def _to_attr(value: Any) -> Attribute:
             return strs_attr(value)
         if all(isinstance(v, (int,)) and not isinstance(v, bool) for v in value):
             return ints_attr(value)
+        if all(isinstance(v, float) for v in value):  # (prior_box's sizes and ratios)
+            return DenseArrayBase.from_list(f64, list(value))
     raise TypeError(f"cannot express {value!r} as a pd attribute")
 
 

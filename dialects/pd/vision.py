@@ -50,6 +50,7 @@ from .base import (
     expect_float,
     expect_rank,
     expect_same_elem,
+    f64,
     f64_attr,
     fmt_shape,
     i64,
@@ -204,6 +205,145 @@ class BoxCoderOp(PureOp):
                 f"axis {1 - axis} (axis = {axis}), got {fmt_shape(ts)}"
             )
         return [tensor_type(elem, ts)]
+
+
+# --------------------------------------------------------- yolo_box, prior_box
+
+
+def floats_attr(vs: Sequence[float]) -> DenseArrayBase[Any]:
+    """An array of floats, printed as `array<f64: 1.0, 2.0>`."""
+    return DenseArrayBase.from_list(f64, [float(v) for v in vs])
+
+
+@irdl_op_definition
+class YoloBoxOp(PdOp, MultiResultNames):
+    """Paddle's `yolo_box`: decodes a YOLOv3 head `x [N, A*(5+classes), H, W]`
+    (`A = len(anchors) / 2`; with `iou_aware`, A IoU channels first) into boxes
+    `[N, A*H*W, 4]` in the pixels of `img_size [N, 2]` (height, width) and scores
+    `[N, A*H*W, classes]`; boxes whose confidence is below `conf_thresh` are zeros.
+    No gradient (Paddle's has none).
+
+    ```mlir
+    %b, %s = pd.yolo_box %x, %im {anchors = array<i64: 10, 13, 16, 30>, class_num = 2 : i64, downsample_ratio = 8 : i64} : (tensor<1x14x4x4xf32>, tensor<1x2xi32>) -> (tensor<1x32x4xf32>, tensor<1x32x2xf32>)
+    ```
+    """
+
+    HOST_ONLY: ClassVar[str | None] = _HOST
+    name = "pd.yolo_box"
+    x = operand_def(TensorType)
+    img_size = operand_def(TensorType)
+    anchors = prop_def(DenseArrayBase, default_value=ints_attr([]))
+    class_num = prop_def(IntegerAttr, default_value=i64_attr(1))
+    conf_thresh = prop_def(FloatAttr, default_value=f64_attr(0.01))
+    downsample_ratio = prop_def(IntegerAttr, default_value=i64_attr(32))
+    clip_bbox = prop_def(BoolAttr, default_value=bool_attr(True))
+    scale_x_y = prop_def(FloatAttr, default_value=f64_attr(1.0))
+    iou_aware = prop_def(BoolAttr, default_value=bool_attr(False))
+    iou_aware_factor = prop_def(FloatAttr, default_value=f64_attr(0.5))
+    names = opt_prop_def(ArrayAttr)
+    traits = traits_def(Pure())
+    boxes_out = result_def(TensorType)
+    scores_out = result_def(TensorType)
+    assembly_format = "$x `,` $img_size attr-dict `:` functional-type(operands, results)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        tx, ti = operand_types
+        expect_float(cls.name, "x", tx)
+        n, c, h, w = expect_rank(cls.name, "x", tx, 4)
+        anchors, classes = props["anchors"], props["class_num"]
+        if not anchors or len(anchors) % 2:
+            raise VerifyException(f"'{cls.name}': anchors must be (width, height) pairs, got {list(anchors)}")
+        if classes < 1 or props["downsample_ratio"] < 1:
+            raise VerifyException(
+                f"'{cls.name}': class_num and downsample_ratio must be positive, got {classes}, {props['downsample_ratio']}"
+            )
+        a = len(anchors) // 2
+        want = a * (5 + classes) + (a if props["iou_aware"] else 0)
+        if c != DYN and c != want:
+            raise VerifyException(
+                f"'{cls.name}': x must have {want} channels ({a} anchors x (5 + {classes} classes)"
+                f"{' + ' + str(a) + ' IoU channels' if props['iou_aware'] else ''}), got {c}"
+            )
+        si = shape_of(ti)
+        if elem_of(ti) not in INT_TYPES or len(si) != 2 or si[1] not in (2, DYN) or not dims_compatible(si[0], n):
+            raise VerifyException(f"'{cls.name}': img_size must be an int32/int64 [N, 2] tensor (N = {n}), got {ti}")
+        boxes = DYN if DYN in (h, w) else a * h * w
+        elem = elem_of(tx)
+        return [tensor_type(elem, (n, boxes, 4)), tensor_type(elem, (n, boxes, classes))]
+
+
+def expand_aspect_ratios(ratios: Sequence[float], flip: bool) -> list[float]:
+    """Paddle's prior_box aspect ratios: 1 first, each new ratio (and its inverse
+    when flipped) once."""
+    out = [1.0]
+    for r in ratios:
+        if any(abs(r - o) < 1e-6 for o in out):
+            continue
+        out.append(r)
+        if flip:
+            out.append(1.0 / r)
+    return out
+
+
+@irdl_op_definition
+class PriorBoxOp(PdOp, MultiResultNames):
+    """Paddle's `prior_box` (SSD): for every position of the feature map `input [N,
+    C, H, W]`, prior boxes normalized by the size of `image [N, C, IH, IW]`, and
+    their variances; both `[H, W, num_priors, 4]`.  No gradient.
+
+    ```mlir
+    %b, %v = pd.prior_box %f, %im {min_sizes = array<f64: 2.0>} : (tensor<1x3x2x2xf32>, tensor<1x3x8x8xf32>) -> (tensor<2x2x1x4xf32>, tensor<2x2x1x4xf32>)
+    ```
+    """
+
+    HOST_ONLY: ClassVar[str | None] = _HOST
+    name = "pd.prior_box"
+    input = operand_def(TensorType)
+    image = operand_def(TensorType)
+    min_sizes = prop_def(DenseArrayBase, default_value=floats_attr([]))
+    max_sizes = prop_def(DenseArrayBase, default_value=floats_attr([]))
+    aspect_ratios = prop_def(DenseArrayBase, default_value=floats_attr([1.0]))
+    variances = prop_def(DenseArrayBase, default_value=floats_attr([0.1, 0.1, 0.2, 0.2]))
+    flip = prop_def(BoolAttr, default_value=bool_attr(False))
+    clip = prop_def(BoolAttr, default_value=bool_attr(False))
+    step_w = prop_def(FloatAttr, default_value=f64_attr(0.0))
+    step_h = prop_def(FloatAttr, default_value=f64_attr(0.0))
+    offset = prop_def(FloatAttr, default_value=f64_attr(0.5))
+    min_max_aspect_ratios_order = prop_def(BoolAttr, default_value=bool_attr(False))
+    names = opt_prop_def(ArrayAttr)
+    traits = traits_def(Pure())
+    boxes_out = result_def(TensorType)
+    variances_out = result_def(TensorType)
+    assembly_format = "$input `,` $image attr-dict `:` functional-type(operands, results)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    @classmethod
+    def num_priors(cls, props: Mapping[str, Any]) -> int:
+        """Priors per feature-map position."""
+        ratios = expand_aspect_ratios(props["aspect_ratios"], props["flip"])
+        return len(ratios) * len(props["min_sizes"]) + len(props["max_sizes"])
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        ti, tm = operand_types
+        _, _, h, w = expect_rank(cls.name, "input", ti, 4)
+        expect_rank(cls.name, "image", tm, 4)
+        expect_float(cls.name, "input", ti)
+        mins, maxs = props["min_sizes"], props["max_sizes"]
+        if not mins or min(mins) <= 0:
+            raise VerifyException(f"'{cls.name}': min_sizes must be positive, got {list(mins)}")
+        if maxs and (len(maxs) != len(mins) or any(b <= a for a, b in zip(mins, maxs))):
+            raise VerifyException(
+                f"'{cls.name}': max_sizes must pair each min size with a larger one, got {list(maxs)} for {list(mins)}"
+            )
+        if len(props["variances"]) != 4:
+            raise VerifyException(f"'{cls.name}': variance must hold 4 floats, got {list(props['variances'])}")
+        if any(r <= 0 for r in props["aspect_ratios"]):
+            raise VerifyException(f"'{cls.name}': aspect_ratios must be positive, got {list(props['aspect_ratios'])}")
+        t = tensor_type(elem_of(ti), (h, w, cls.num_priors(props), 4))
+        return [t, t]
 
 
 # -------------------------------------------------------------- RoI pooling
@@ -507,7 +647,7 @@ class DeformConvGradOp(DeformConvBase, MultiResultNames):
 
 
 VISION_OPS = [
-    NmsOp, ScoredNmsOp, BoxCoderOp, RoiAlignOp, RoiAlignGradOp, RoiPoolOp, RoiPoolGradOp, PsroiPoolOp,
+    NmsOp, ScoredNmsOp, YoloBoxOp, PriorBoxOp, BoxCoderOp, RoiAlignOp, RoiAlignGradOp, RoiPoolOp, RoiPoolGradOp, PsroiPoolOp,
     PsroiPoolGradOp, DeformConvOp, DeformConvGradOp,
 ]
 
@@ -519,6 +659,10 @@ __all__ = [
     "DeformConvGradOp",
     "DeformConvOp",
     "NmsOp",
+    "PriorBoxOp",
+    "YoloBoxOp",
+    "expand_aspect_ratios",
+    "floats_attr",
     "PsroiPoolGradOp",
     "PsroiPoolOp",
     "RoiAlignGradOp",

@@ -4,10 +4,10 @@ signatures, defaults and results, in static and eager mode.
 `roi_align`, `roi_pool`, `psroi_pool`, `deform_conv2d` (and their layers `RoIAlign`,
 `RoIPool`, `PSRoIPool`, `DeformConv2D`) have gradients: w.r.t. x for the poolings;
 w.r.t. x, offset, mask, weight and bias for the deformable convolution (the ops of
-the `vision` family, `dialects/pd/vision.py`).  `nms` and `box_coder` have none, as
-in Paddle.  `nms` is Paddle's `nms` operator without scores and one `pd.scored_nms`
-op with them (Paddle's Python sorting, per-category suppression and `top_k`); its
-result size is known at run time only.
+the `vision` family, `dialects/pd/vision.py`).  `nms`, `box_coder`, `yolo_box` and
+`prior_box` have none, as in Paddle.  `nms` is Paddle's `nms` operator without
+scores and one `pd.scored_nms` op with them (Paddle's Python sorting, per-category
+suppression and `top_k`); its result size is known at run time only.
 """
 
 from __future__ import annotations
@@ -34,9 +34,11 @@ __all__ = [
     "box_coder",
     "deform_conv2d",
     "nms",
+    "prior_box",
     "psroi_pool",
     "roi_align",
     "roi_pool",
+    "yolo_box",
 ]
 
 
@@ -130,6 +132,87 @@ def box_coder(
         raise TypeError(f"{fn}: prior_box_var must be a Tensor or a list of 4 floats, got {type(prior_box_var).__name__}")
     return apply(pd.BoxCoderOp, [prior_box, var, target_box], prefix="box_coder", name=name,
                  code_type=code_type, box_normalized=bool(box_normalized), axis=int(axis))
+
+
+# --------------------------------------------------------- yolo_box, prior_box
+
+
+def yolo_box(
+    x: Any,
+    img_size: Any,
+    anchors: Sequence[int],
+    class_num: int,
+    conf_thresh: float,
+    downsample_ratio: int,
+    clip_bbox: bool = True,
+    name: str | None = None,
+    scale_x_y: float = 1.0,
+    iou_aware: bool = False,
+    iou_aware_factor: float = 0.5,
+) -> tuple[Any, Any]:
+    """`paddle.vision.ops.yolo_box`: decode a YOLOv3 head `x [N, A*(5+class_num), H,
+    W]` (A anchor pairs in `anchors`; with `iou_aware`, A IoU channels first) into
+    `(boxes [N, A*H*W, 4], scores [N, A*H*W, class_num])` in the pixels of
+    `img_size [N, 2]` (height, width); boxes below `conf_thresh` are zeros.  No
+    gradient, as in Paddle."""
+    fn = "yolo_box"
+    check_float_tensor(fn, "x", x)
+    check_tensor(fn, "img_size", img_size)
+    if not isinstance(anchors, (list, tuple)) or not anchors or len(anchors) % 2 or not all(
+        isinstance(v, int) for v in anchors
+    ):
+        raise ValueError(f"{fn}: anchors must be a list of (width, height) int pairs, got {anchors!r}")
+    if img_size.dtype not in ("int32", "int64"):
+        raise TypeError(f"{fn}: img_size must be an int32/int64 tensor, got {img_size.dtype}")
+    out = apply(pd.YoloBoxOp, [x, img_size], prefix=fn, name=name, anchors=[int(v) for v in anchors],
+                class_num=positive_int(fn, "class_num", class_num), conf_thresh=float(conf_thresh),
+                downsample_ratio=positive_int(fn, "downsample_ratio", downsample_ratio),
+                clip_bbox=bool(clip_bbox), scale_x_y=float(scale_x_y), iou_aware=bool(iou_aware),
+                iou_aware_factor=float(iou_aware_factor))
+    return out[0], out[1]
+
+
+def _floats(fn: str, arg: str, v: Any) -> list[float]:
+    """A float or a list of floats as a list (Paddle wraps a single value)."""
+    vals = list(v) if isinstance(v, (list, tuple)) else [v]
+    if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in vals):
+        raise TypeError(f"{fn}: {arg} must be a float or a list of floats, got {v!r}")
+    return [float(x) for x in vals]
+
+
+def prior_box(
+    input: Any,
+    image: Any,
+    min_sizes: Sequence[float] | float,
+    max_sizes: Sequence[float] | float | None = None,
+    aspect_ratios: Sequence[float] | float = (1.0,),
+    variance: Sequence[float] | float = (0.1, 0.1, 0.2, 0.2),
+    flip: bool = False,
+    clip: bool = False,
+    steps: Sequence[float] | float = (0.0, 0.0),
+    offset: float = 0.5,
+    min_max_aspect_ratios_order: bool = False,
+    name: str | None = None,
+) -> tuple[Any, Any]:
+    """`paddle.vision.ops.prior_box` (SSD): prior boxes for every position of the
+    feature map `input [N, C, H, W]`, normalized by the size of `image [N, C, IH,
+    IW]`, and their variances, both `[H, W, num_priors, 4]`.  `steps` is `(step_w,
+    step_h)` (0: the image size over the feature size).  No gradient."""
+    fn = "prior_box"
+    check_float_tensor(fn, "input", input)
+    check_tensor(fn, "image", image)
+    mins = _floats(fn, "min_sizes", min_sizes)
+    maxs = [] if max_sizes is None else _floats(fn, "max_sizes", max_sizes)
+    if maxs and maxs[0] <= 0:
+        maxs = []  # Paddle ignores max_sizes whose first entry is not positive
+    step = _floats(fn, "steps", steps)
+    if len(step) != 2:
+        raise ValueError(f"{fn}: steps should be (step_w, step_h), got {steps!r}")
+    out = apply(pd.PriorBoxOp, [input, image], prefix=fn, name=name, min_sizes=mins, max_sizes=maxs,
+                aspect_ratios=_floats(fn, "aspect_ratios", aspect_ratios), variances=_floats(fn, "variance", variance), flip=bool(flip), clip=bool(clip),
+                step_w=step[0], step_h=step[1], offset=float(offset),
+                min_max_aspect_ratios_order=bool(min_max_aspect_ratios_order))
+    return out[0], out[1]
 
 
 # -------------------------------------------------------------- RoI pooling

@@ -1,7 +1,7 @@
 """VJP rules of the detection and vision ops.
 
 The region-of-interest poolings and the deformable convolution take their gradient
-op (Paddle's `*_grad` operators); boxes, box counts, `nms` and `box_coder` get no
+op (Paddle's `*_grad` operators); boxes, box counts, `nms`, `box_coder`, `yolo_box` and `prior_box` get no
 gradient, as in Paddle (nor does `scored_nms`).  `roi_align_grad` and `psroi_pool_grad` are linear in the
 output gradient with the forward op as their adjoint (the forward is `A x`, the
 gradient `A^T g`), so their own VJP is the forward op again and second derivatives
@@ -23,7 +23,7 @@ from pullback.passes.vjp.builder import VjpBuilder
 Grads = list["SSAValue | None"]
 Out = Sequence["SSAValue | None"]
 
-non_differentiable(pd.NmsOp, pd.ScoredNmsOp, pd.BoxCoderOp)
+non_differentiable(pd.NmsOp, pd.ScoredNmsOp, pd.BoxCoderOp, pd.YoloBoxOp, pd.PriorBoxOp)
 
 _GRAD_OF: dict[type[pd.RoiForwardOp], type[pd.RoiGradOp]] = {pd.RoiAlignOp: pd.RoiAlignGradOp, pd.RoiPoolOp: pd.RoiPoolGradOp, pd.PsroiPoolOp: pd.PsroiPoolGradOp}
 _FORWARD_OF: dict[type[pd.RoiGradOp], type[pd.RoiForwardOp]] = {pd.RoiAlignGradOp: pd.RoiAlignOp, pd.PsroiPoolGradOp: pd.PsroiPoolOp}

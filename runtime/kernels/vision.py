@@ -141,6 +141,91 @@ def box_coder(op: pd.BoxCoderOp, prior: np.ndarray, var: np.ndarray, target: np.
     return out.astype(target.dtype)
 
 
+# --------------------------------------------------------- yolo_box, prior_box
+
+
+def _sigmoid(v: np.ndarray) -> np.ndarray:
+    """The logistic function in v's dtype."""
+    one = v.dtype.type(1)
+    return one / (one + np.exp(-v))
+
+
+@kernel(pd.YoloBoxOp)
+def yolo_box(op: pd.YoloBoxOp, x: np.ndarray, img_size: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """YOLOv3 boxes and class scores per anchor and cell (anchor-major order)."""
+    n, _, h, w = x.shape
+    dt = x.dtype.type
+    anchors = np.asarray(op.prop("anchors"), dtype=x.dtype).reshape(-1, 2)
+    a, classes = anchors.shape[0], op.prop("class_num")
+    iou_aware = op.prop("iou_aware")
+    body = x[:, a:] if iou_aware else x
+    body = body.reshape(n, a, 5 + classes, h, w)
+    conf = _sigmoid(body[:, :, 4])  # [N, A, H, W]
+    if iou_aware:
+        f = dt(op.prop("iou_aware_factor"))
+        conf = conf ** (dt(1) - f) * _sigmoid(x[:, :a]) ** f
+    keep = conf >= dt(np.float32(op.prop("conf_thresh")))
+    scale = dt(np.float32(op.prop("scale_x_y")))
+    bias = dt(-0.5) * (scale - dt(1))
+    ratio = op.prop("downsample_ratio")
+    img = img_size.astype(x.dtype)
+    ih, iw = img[:, 0, None, None, None], img[:, 1, None, None, None]
+    cols = np.arange(w, dtype=x.dtype)[None, None, None, :]
+    rows = np.arange(h, dtype=x.dtype)[None, None, :, None]
+    cx = (cols + _sigmoid(body[:, :, 0]) * scale + bias) * iw / dt(w)
+    cy = (rows + _sigmoid(body[:, :, 1]) * scale + bias) * ih / dt(h)
+    bw = np.exp(body[:, :, 2]) * anchors[None, :, 0, None, None] * iw / dt(ratio * w)
+    bh = np.exp(body[:, :, 3]) * anchors[None, :, 1, None, None] * ih / dt(ratio * h)
+    two = dt(2)
+    x1, y1, x2, y2 = cx - bw / two, cy - bh / two, cx + bw / two, cy + bh / two
+    if op.prop("clip_bbox"):
+        x1, y1 = np.where(x1 > 0, x1, dt(0)), np.where(y1 > 0, y1, dt(0))
+        x2 = np.where(x2 < iw - dt(1), x2, np.broadcast_to(iw - dt(1), x2.shape))
+        y2 = np.where(y2 < ih - dt(1), y2, np.broadcast_to(ih - dt(1), y2.shape))
+    boxes = np.stack([x1, y1, x2, y2], axis=-1) * keep[..., None]
+    scores = conf[:, :, None] * _sigmoid(body[:, :, 5:]) * keep[:, :, None]  # [N, A, classes, H, W]
+    return (boxes.reshape(n, a * h * w, 4).astype(x.dtype),
+            scores.transpose(0, 1, 3, 4, 2).reshape(n, a * h * w, classes).astype(x.dtype))
+
+
+@kernel(pd.PriorBoxOp)
+def prior_box(op: pd.PriorBoxOp, feature: np.ndarray, image: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """SSD prior boxes (Paddle's order: per min size, the aspect-ratio boxes then
+    the max-size box, or with `min_max_aspect_ratios_order` the min, max, then the
+    other ratios), normalized by the image size."""
+    dt = feature.dtype.type
+    h, w = feature.shape[2:]
+    ih, iw = image.shape[2:]
+    step_w, step_h = dt(np.float32(op.prop("step_w"))), dt(np.float32(op.prop("step_h")))
+    if step_w == 0 or step_h == 0:
+        step_w, step_h = dt(iw) / dt(w), dt(ih) / dt(h)
+    offset = dt(np.float32(op.prop("offset")))
+    ratios = [dt(np.float32(r)) for r in pd.expand_aspect_ratios(op.prop("aspect_ratios"), op.prop("flip"))]
+    mins = [dt(np.float32(v)) for v in op.prop("min_sizes")]
+    maxs = [dt(np.float32(v)) for v in op.prop("max_sizes")]
+    half = dt(2)
+    sizes: list[tuple[Any, Any]] = []  # (half width, half height) of each prior
+    for k, m in enumerate(mins):
+        by_ratio = [(m * np.sqrt(r) / half, m / np.sqrt(r) / half) for r in ratios]
+        big = [(np.sqrt(m * maxs[k]) / half,) * 2] if maxs else []
+        if op.prop("min_max_aspect_ratios_order"):
+            sizes += [(m / half, m / half), *big,
+                      *[s for s, r in zip(by_ratio, ratios) if abs(float(r) - 1.0) >= 1e-6]]
+        else:
+            sizes += [*by_ratio, *big]
+    half_w = np.array([s[0] for s in sizes], dtype=feature.dtype)
+    half_h = np.array([s[1] for s in sizes], dtype=feature.dtype)
+    cx = ((np.arange(w, dtype=feature.dtype) + offset) * step_w)[None, :, None]
+    cy = ((np.arange(h, dtype=feature.dtype) + offset) * step_h)[:, None, None]
+    boxes = np.stack(np.broadcast_arrays(
+        (cx - half_w) / dt(iw), (cy - half_h) / dt(ih), (cx + half_w) / dt(iw), (cy + half_h) / dt(ih)
+    ), axis=-1)
+    if op.prop("clip"):
+        boxes = np.clip(boxes, dt(0), dt(1))
+    var = np.broadcast_to(np.asarray(op.prop("variances"), dtype=np.float32).astype(feature.dtype), boxes.shape)
+    return boxes.astype(feature.dtype), np.ascontiguousarray(var)
+
+
 # ------------------------------------------------------------------- roi_align
 
 

@@ -71,3 +71,16 @@
 %w = pd.data "w" : tensor<3x2x3x3xf32>
 %y = pd.deformable_conv %x, %o, %m, %w : (tensor<1x4x4x4xf32>, tensor<1x18x2x2xf32>, tensor<1x9x2x2xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x2x2xf32>
 // CHECK: 'pd.deformable_conv': x has 4 channels, but weight expects groups (1) x 2
+
+// -----
+
+%x = pd.data "x" : tensor<1x16x4x4xf32>
+%i = pd.data "i" : tensor<1x2xi32>
+%b, %s = pd.yolo_box %x, %i {anchors = array<i64: 10, 13, 16, 30>, class_num = 2 : i64} : (tensor<1x16x4x4xf32>, tensor<1x2xi32>) -> (tensor<1x32x4xf32>, tensor<1x32x2xf32>)
+// CHECK: 'pd.yolo_box': x must have 14 channels (2 anchors x (5 + 2 classes)), got 16
+
+// -----
+
+%f = pd.data "f" : tensor<1x3x2x2xf32>
+%b, %v = pd.prior_box %f, %f {min_sizes = array<f64: 4.0>, max_sizes = array<f64: 2.0>} : (tensor<1x3x2x2xf32>, tensor<1x3x2x2xf32>) -> (tensor<2x2x2x4xf32>, tensor<2x2x2x4xf32>)
+// CHECK: 'pd.prior_box': max_sizes must pair each min size with a larger one, got [2.0] for [4.0]

@@ -116,5 +116,29 @@ off1 = rng.normal(0, 1.5, (2, 18, 2, 2))
 record("dc_v1", lambda x, offset, weight: ops.deform_conv2d(x, offset, weight, stride=2, padding=1, dilation=2),
        {"x": xd, "offset": off1, "weight": w1}, grads=("x", "offset", "weight"))
 
+# yolo_box: plain and iou-aware heads (2 anchors, 3 classes, 4x5 cells)
+xy = rng.normal(0, 1.5, (2, 2 * 8, 4, 5)).astype("float32")
+img = np.array([[64, 80], [50, 70]], dtype="int32")
+for name, kw in {"yb_a": dict(clip_bbox=True), "yb_b": dict(clip_bbox=False, scale_x_y=1.2)}.items():
+    b, sc = ops.yolo_box(paddle.to_tensor(xy), paddle.to_tensor(img), [10, 13, 16, 30], 3, 0.4, 16, **kw)
+    OUT[f"{name}.x"], OUT[f"{name}.img"], OUT[f"{name}.boxes"], OUT[f"{name}.scores"] = xy, img, b.numpy(), sc.numpy()
+xi = rng.normal(0, 1.5, (2, 2 * 8 + 2, 4, 5)).astype("float32")
+b, sc = ops.yolo_box(paddle.to_tensor(xi), paddle.to_tensor(img), [10, 13, 16, 30], 3, 0.3, 16,
+                     iou_aware=True, iou_aware_factor=0.4)
+OUT["yb_iou.x"], OUT["yb_iou.img"], OUT["yb_iou.boxes"], OUT["yb_iou.scores"] = xi, img, b.numpy(), sc.numpy()
+
+# prior_box: two orders, flips, max sizes, clipping, explicit steps
+feat = paddle.to_tensor(rng.standard_normal((1, 3, 3, 4)).astype("float32"))
+image = paddle.to_tensor(rng.standard_normal((1, 3, 24, 30)).astype("float32"))
+for name, kw in {
+    "pb_a": dict(min_sizes=[4.0, 8.0], max_sizes=[6.0, 12.0], aspect_ratios=[2.0, 1.0, 3.0], flip=True, clip=True),
+    "pb_b": dict(min_sizes=5.0, aspect_ratios=[2.0], steps=[7.0, 6.0], offset=0.3,
+                 variance=[0.1, 0.2, 0.3, 0.4]),
+    "pb_c": dict(min_sizes=[4.0], max_sizes=[9.0], aspect_ratios=[0.5, 2.0], flip=False,
+                 min_max_aspect_ratios_order=True),
+}.items():
+    pb, pv = ops.prior_box(feat, image, **kw)
+    OUT[f"{name}.boxes"], OUT[f"{name}.var"] = pb.numpy(), pv.numpy()
+
 np.savez_compressed(Path(__file__).with_name("vision_ops_paddle.npz"), **OUT)
 print(f"wrote {len(OUT)} arrays")

@@ -261,3 +261,66 @@ def test_run_op_types() -> None:
     run_op(pd.RoiAlignOp, X, BOXES, NUM, pooled_height=2, pooled_width=2)
     run_op(pd.NmsOp, BOXES)
     run_op(pd.BoxCoderOp, BOXES, np.ones(4), BOXES[:2])
+
+
+# ------------------------------------------------------------ yolo_box, prior_box
+
+
+@pytest.mark.parametrize("case, kw", [
+    ("yb_a", dict(conf_thresh=0.4, clip_bbox=True)),
+    ("yb_b", dict(conf_thresh=0.4, clip_bbox=False, scale_x_y=1.2)),
+    ("yb_iou", dict(conf_thresh=0.3, iou_aware=True, iou_aware_factor=0.4)),
+])
+def test_yolo_box_matches_paddle(case: str, kw: dict[str, Any]) -> None:
+    boxes, scores = ops.yolo_box(t(F[f"{case}.x"]), t(F[f"{case}.img"]), [10, 13, 16, 30], 3,
+                                 downsample_ratio=16, **kw)
+    close(boxes.numpy(), F[f"{case}.boxes"], 2e-4)
+    close(scores.numpy(), F[f"{case}.scores"], 1e-6)
+    assert (F[f"{case}.scores"] == 0).any() and (F[f"{case}.scores"] > 0).any()  # the threshold bites
+
+
+@pytest.mark.parametrize("case, kw", [
+    ("pb_a", dict(min_sizes=[4.0, 8.0], max_sizes=[6.0, 12.0], aspect_ratios=[2.0, 1.0, 3.0], flip=True, clip=True)),
+    ("pb_b", dict(min_sizes=5.0, aspect_ratios=[2.0], steps=[7.0, 6.0], offset=0.3, variance=[0.1, 0.2, 0.3, 0.4])),
+    ("pb_c", dict(min_sizes=[4.0], max_sizes=[9.0], aspect_ratios=[0.5, 2.0], min_max_aspect_ratios_order=True)),
+])
+def test_prior_box_matches_paddle(case: str, kw: dict[str, Any]) -> None:
+    feat, image = t(np.zeros((1, 3, 3, 4), np.float32)), t(np.zeros((1, 3, 24, 30), np.float32))
+    boxes, var = ops.prior_box(feat, image, **kw)
+    close(boxes.numpy(), F[f"{case}.boxes"], 1e-6)
+    close(var.numpy(), F[f"{case}.var"], 1e-7)
+
+
+def test_yolo_box_and_prior_box_static() -> None:
+    x, img = F["yb_a.x"], F["yb_a.img"]
+    paddle.enable_static()
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        xs = paddle.static.data("x", [None, 16, 4, 5], "float32")
+        ims = paddle.static.data("im", [None, 2], "int32")
+        boxes, scores = ops.yolo_box(xs, ims, [10, 13, 16, 30], 3, 0.4, 16)
+        pb, pv = ops.prior_box(xs, paddle.static.data("image", [None, 3, 24, 30], "float32"), [4.0], flip=True,
+                               aspect_ratios=[2.0])
+    assert list(pb.shape) == [4, 5, 3, 4] and list(boxes.shape) == [-1, 40, 4]
+    got = paddle.static.Executor(paddle.CPUPlace()).run(
+        main, feed={"x": x, "im": img, "image": np.zeros((2, 3, 24, 30), np.float32)}, fetch_list=[boxes, scores, pb])
+    close(got[0], F["yb_a.boxes"], 2e-4)
+    close(got[1], F["yb_a.scores"], 1e-6)
+    core.disable_static()
+    want, _ = ops.prior_box(t(x), t(np.zeros((1, 3, 24, 30), np.float32)), [4.0], flip=True, aspect_ratios=[2.0])
+    close(got[2], want.numpy(), 0)
+
+
+def test_yolo_box_and_prior_box_errors() -> None:
+    x, img = t(F["yb_a.x"]), t(F["yb_a.img"])
+    with pytest.raises(ValueError, match=r"x must have 18 channels \(2 anchors x \(5 \+ 4 classes\)\), got 16"):
+        ops.yolo_box(x, img, [10, 13, 16, 30], 4, 0.4, 16)
+    with pytest.raises(ValueError, match="anchors must be"):
+        ops.yolo_box(x, img, [10, 13, 16], 3, 0.4, 16)
+    with pytest.raises(TypeError, match="img_size must be an int32/int64"):
+        ops.yolo_box(x, t(F["yb_a.img"].astype(np.float32)), [10, 13, 16, 30], 3, 0.4, 16)
+    feat = t(np.zeros((1, 3, 3, 4), np.float32))
+    with pytest.raises(ValueError, match="steps should be"):
+        ops.prior_box(feat, feat, [4.0], steps=[1.0])
+    with pytest.raises(ValueError, match="max_sizes must pair"):
+        ops.prior_box(feat, feat, [4.0], max_sizes=[3.0])
