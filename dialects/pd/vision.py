@@ -53,6 +53,7 @@ from .base import (
     f64,
     f64_attr,
     fmt_shape,
+    i32,
     i64,
     i64_attr,
     ints_attr,
@@ -344,6 +345,67 @@ class PriorBoxOp(PdOp, MultiResultNames):
             raise VerifyException(f"'{cls.name}': aspect_ratios must be positive, got {list(props['aspect_ratios'])}")
         t = tensor_type(elem_of(ti), (h, w, cls.num_priors(props), 4))
         return [t, t]
+
+
+@irdl_op_definition
+class GenerateProposalsOp(PdOp, MultiResultNames):
+    """Paddle's `generate_proposals` (v2, Faster R-CNN's RPN): per image, the
+    `pre_nms_top_n` best-scoring anchors `[H, W, A, 4]` decoded by `bbox_deltas [N,
+    4A, H, W]` (with `variances`), clipped to `img_size [N, 2]` (height, width),
+    filtered by `min_size`, suppressed (`nms_thresh`, adaptive with `eta < 1`) and
+    cut to `post_nms_top_n`.  Results: rois `[R, 4]`, their scores `[R, 1]` and the
+    int32 count per image `[N]` (R is known at run time only).  No gradient.
+
+    ```mlir
+    %r, %p, %n = pd.generate_proposals %s, %d, %im, %a, %v : (tensor<1x2x3x3xf32>, tensor<1x8x3x3xf32>, tensor<1x2xf32>, tensor<3x3x2x4xf32>, tensor<3x3x2x4xf32>) -> (tensor<?x4xf32>, tensor<?x1xf32>, tensor<1xi32>)
+    ```
+    """
+
+    HOST_ONLY: ClassVar[str | None] = _HOST
+    name = "pd.generate_proposals"
+    scores = operand_def(TensorType)
+    bbox_deltas = operand_def(TensorType)
+    img_size = operand_def(TensorType)
+    anchors = operand_def(TensorType)
+    variances = operand_def(TensorType)
+    pre_nms_top_n = prop_def(IntegerAttr, default_value=i64_attr(6000))
+    post_nms_top_n = prop_def(IntegerAttr, default_value=i64_attr(1000))
+    nms_thresh = prop_def(FloatAttr, default_value=f64_attr(0.5))
+    min_size = prop_def(FloatAttr, default_value=f64_attr(0.1))
+    eta = prop_def(FloatAttr, default_value=f64_attr(1.0))
+    pixel_offset = prop_def(BoolAttr, default_value=bool_attr(False))
+    names = opt_prop_def(ArrayAttr)
+    traits = traits_def(Pure())
+    rpn_rois = result_def(TensorType)
+    rpn_roi_probs = result_def(TensorType)
+    rpn_rois_num = result_def(TensorType)
+    assembly_format = (
+        "$scores `,` $bbox_deltas `,` $img_size `,` $anchors `,` $variances attr-dict `:` "
+        "functional-type(operands, results)"
+    )
+    irdl_options = (ParsePropInAttrDict(),)
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        ts, td, ti, ta, tv = operand_types
+        elem = expect_same_elem(cls.name, [ts, td, ta, tv])
+        expect_float(cls.name, "scores", ts)
+        n, a, h, w = expect_rank(cls.name, "scores", ts, 4)
+        want = [n, DYN if a == DYN else 4 * a, h, w]
+        sd = expect_rank(cls.name, "bbox_deltas", td, 4)
+        if not all(dims_compatible(x, y) for x, y in zip(sd, want)):
+            raise VerifyException(f"'{cls.name}': bbox_deltas must be {fmt_shape(want)} (4 per anchor), got {fmt_shape(sd)}")
+        si = shape_of(ti)
+        if len(si) != 2 or not dims_compatible(si[0], n) or si[1] not in (2, 3, DYN):
+            raise VerifyException(f"'{cls.name}': img_size must be [N, 2] (height, width), got {fmt_shape(si)}")
+        for what, t in (("anchors", ta), ("variances", tv)):
+            sa = shape_of(t)
+            wa = [h, w, a, 4]
+            if len(sa) != 4 or not all(dims_compatible(x, y) for x, y in zip(sa, wa)):
+                raise VerifyException(f"'{cls.name}': {what} must be {fmt_shape(wa)}, got {fmt_shape(sa)}")
+        if props["nms_thresh"] > 1:
+            raise VerifyException(f"'{cls.name}': nms_thresh must be at most 1, got {props['nms_thresh']}")
+        return [tensor_type(elem, (DYN, 4)), tensor_type(elem, (DYN, 1)), tensor_type(i32, (n,))]
 
 
 # -------------------------------------------------------------- RoI pooling
@@ -647,7 +709,7 @@ class DeformConvGradOp(DeformConvBase, MultiResultNames):
 
 
 VISION_OPS = [
-    NmsOp, ScoredNmsOp, YoloBoxOp, PriorBoxOp, BoxCoderOp, RoiAlignOp, RoiAlignGradOp, RoiPoolOp, RoiPoolGradOp, PsroiPoolOp,
+    NmsOp, ScoredNmsOp, YoloBoxOp, PriorBoxOp, GenerateProposalsOp, BoxCoderOp, RoiAlignOp, RoiAlignGradOp, RoiPoolOp, RoiPoolGradOp, PsroiPoolOp,
     PsroiPoolGradOp, DeformConvOp, DeformConvGradOp,
 ]
 
@@ -658,6 +720,7 @@ __all__ = [
     "DeformConvBase",
     "DeformConvGradOp",
     "DeformConvOp",
+    "GenerateProposalsOp",
     "NmsOp",
     "PriorBoxOp",
     "YoloBoxOp",

@@ -4,8 +4,8 @@ signatures, defaults and results, in static and eager mode.
 `roi_align`, `roi_pool`, `psroi_pool`, `deform_conv2d` (and their layers `RoIAlign`,
 `RoIPool`, `PSRoIPool`, `DeformConv2D`) have gradients: w.r.t. x for the poolings;
 w.r.t. x, offset, mask, weight and bias for the deformable convolution (the ops of
-the `vision` family, `dialects/pd/vision.py`).  `nms`, `box_coder`, `yolo_box` and
-`prior_box` have none, as in Paddle.  `nms` is Paddle's `nms` operator without
+the `vision` family, `dialects/pd/vision.py`).  `nms`, `box_coder`, `yolo_box`,
+`prior_box` and `generate_proposals` have none, as in Paddle.  `nms` is Paddle's `nms` operator without
 scores and one `pd.scored_nms` op with them (Paddle's Python sorting, per-category
 suppression and `top_k`); its result size is known at run time only.
 """
@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 
 from pullback.dialects import pd
-from pullback.frontend.core import apply
+from pullback.frontend.core import apply, in_dynamic_mode
 from pullback.frontend.initializer import Normal
 from pullback.frontend.nn_layers import Layer
-from pullback.frontend.ops.elementwise import check_float_tensor, check_tensor, full_like
+from pullback.frontend.ops.elementwise import cast, check_float_tensor, check_tensor, full_like
 from pullback.frontend.ops.indexing import to_constant
 from pullback.frontend.ops.nn import int_pair, positive_int
 from pullback.frontend.ops.shape import reshape, slice
@@ -33,6 +33,7 @@ __all__ = [
     "RoIPool",
     "box_coder",
     "deform_conv2d",
+    "generate_proposals",
     "nms",
     "prior_box",
     "psroi_pool",
@@ -213,6 +214,44 @@ def prior_box(
                 step_w=step[0], step_h=step[1], offset=float(offset),
                 min_max_aspect_ratios_order=bool(min_max_aspect_ratios_order))
     return out[0], out[1]
+
+
+def generate_proposals(
+    scores: Any,
+    bbox_deltas: Any,
+    img_size: Any,
+    anchors: Any,
+    variances: Any,
+    pre_nms_top_n: int = 6000,
+    post_nms_top_n: int = 1000,
+    nms_thresh: float = 0.5,
+    min_size: float = 0.1,
+    eta: float = 1.0,
+    pixel_offset: bool = False,
+    return_rois_num: bool = False,
+    name: str | None = None,
+) -> Any:
+    """`paddle.vision.ops.generate_proposals` (Faster R-CNN's RPN proposals): per
+    image, the `pre_nms_top_n` best anchors `[H, W, A, 4]` of `scores [N, A, H, W]`
+    decoded by `bbox_deltas [N, 4A, H, W]` and `variances`, clipped to `img_size [N,
+    2]` (height, width), without boxes smaller than `min_size`, suppressed at
+    `nms_thresh` (adaptive with `eta`) and cut to `post_nms_top_n`.  Returns
+    `(rpn_rois [R, 4], rpn_roi_probs [R, 1], rpn_rois_num [N])`; as in Paddle,
+    eager mode requires `return_rois_num=True`, and a static program without it
+    gets the first two.  No gradient."""
+    fn = "generate_proposals"
+    for arg, v in (("scores", scores), ("bbox_deltas", bbox_deltas), ("anchors", anchors), ("variances", variances)):
+        check_float_tensor(fn, arg, v)
+    check_tensor(fn, "img_size", img_size)
+    if in_dynamic_mode() and not return_rois_num:
+        raise ValueError(f"{fn}: return_rois_num should be True in dygraph mode")
+    if img_size.dtype != scores.dtype:
+        img_size = cast(img_size, scores.dtype)
+    out = apply(pd.GenerateProposalsOp, [scores, bbox_deltas, img_size, anchors, variances], prefix=fn,
+                pre_nms_top_n=int(pre_nms_top_n), post_nms_top_n=int(post_nms_top_n),
+                nms_thresh=float(nms_thresh), min_size=float(min_size), eta=float(eta),
+                pixel_offset=bool(pixel_offset))
+    return (out[0], out[1], out[2]) if return_rois_num else (out[0], out[1])
 
 
 # -------------------------------------------------------------- RoI pooling

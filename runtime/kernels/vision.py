@@ -226,6 +226,108 @@ def prior_box(op: pd.PriorBoxOp, feature: np.ndarray, image: np.ndarray) -> tupl
     return boxes.astype(feature.dtype), np.ascontiguousarray(var)
 
 
+# ---------------------------------------------------------- generate_proposals
+
+_BBOX_CLIP = float(np.log(1000.0 / 16.0))
+"""Paddle's kBBoxClipDefault: the largest log-scale a delta may apply."""
+
+
+def _decode_anchors(anchors: np.ndarray, deltas: np.ndarray, var: np.ndarray, offset: Any) -> np.ndarray:
+    """Paddle's detection BoxCoder: anchors moved and scaled by (variance-weighted)
+    deltas, the scale clipped at `_BBOX_CLIP`."""
+    dt = anchors.dtype.type
+    aw = anchors[:, 2] - anchors[:, 0] + offset
+    ah = anchors[:, 3] - anchors[:, 1] + offset
+    acx, acy = anchors[:, 0] + dt(0.5) * aw, anchors[:, 1] + dt(0.5) * ah
+    cx = var[:, 0] * deltas[:, 0] * aw + acx
+    cy = var[:, 1] * deltas[:, 1] * ah + acy
+    w = np.exp(np.minimum(var[:, 2] * deltas[:, 2], dt(_BBOX_CLIP))) * aw
+    h = np.exp(np.minimum(var[:, 3] * deltas[:, 3], dt(_BBOX_CLIP))) * ah
+    two = dt(2)
+    return np.stack([cx - w / two, cy - h / two, cx + w / two - offset, cy + h / two - offset], axis=1)
+
+
+def _jaccard(a: np.ndarray, others: np.ndarray, normalized: bool) -> np.ndarray:
+    """Paddle's JaccardOverlap of box a with each of others (pixel areas `+1` when
+    not normalized; disjoint or inverted boxes overlap 0)."""
+    pix = 0 if normalized else 1
+
+    def area(b: np.ndarray) -> np.ndarray:
+        bad = (b[..., 2] < b[..., 0]) | (b[..., 3] < b[..., 1])
+        return np.where(bad, 0, (b[..., 2] - b[..., 0] + pix) * (b[..., 3] - b[..., 1] + pix))
+
+    disjoint = (others[:, 0] > a[2]) | (others[:, 2] < a[0]) | (others[:, 1] > a[3]) | (others[:, 3] < a[1])
+    iw = np.minimum(a[2], others[:, 2]) - np.maximum(a[0], others[:, 0]) + pix
+    ih = np.minimum(a[3], others[:, 3]) - np.maximum(a[1], others[:, 1]) + pix
+    inter = iw * ih
+    with np.errstate(divide="ignore", invalid="ignore"):
+        iou = inter / (area(a) + area(others) - inter)
+    return np.where(disjoint, 0, iou)
+
+
+def _adaptive_nms(boxes: np.ndarray, threshold: float, eta: float, normalized: bool) -> list[int]:
+    """Paddle's detection NMS over boxes already in score order: the threshold
+    shrinks by `eta` after each kept box while above 0.5."""
+    kept: list[int] = []
+    thr = threshold
+    for i in range(boxes.shape[0]):
+        keep = not kept or bool((_jaccard(boxes[i], boxes[kept], normalized) <= thr).all())
+        if keep:
+            kept.append(i)
+            if eta < 1 and thr > 0.5:
+                thr *= eta
+    return kept
+
+
+@kernel(pd.GenerateProposalsOp)
+def generate_proposals(
+    op: pd.GenerateProposalsOp, scores: np.ndarray, deltas: np.ndarray, img_size: np.ndarray,
+    anchors: np.ndarray, variances: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per image: top scores, decode, clip, filter by size, suppress, keep the best;
+    rois and scores concatenated over images, with the count of each."""
+    n, a, h, w = scores.shape
+    dt = scores.dtype.type
+    pixel = op.prop("pixel_offset")
+    offset = dt(1 if pixel else 0)
+    anc, var = anchors.reshape(-1, 4), variances.reshape(-1, 4)
+    pre, post = op.prop("pre_nms_top_n"), op.prop("post_nms_top_n")
+    min_size = max(dt(np.float32(op.prop("min_size"))), dt(1))
+    rois, probs, counts = [], [], []
+    for b in range(n):
+        sc = scores[b].transpose(1, 2, 0).reshape(-1)  # [H*W*A], anchor fastest
+        dl = deltas[b].reshape(a, 4, h, w).transpose(2, 3, 0, 1).reshape(-1, 4)
+        order = np.argsort(-sc, kind="stable")
+        if 0 < pre < order.size:
+            order = order[:pre]
+        props = _decode_anchors(anc[order], dl[order], var[order], offset)
+        im_h, im_w = dt(img_size[b, 0]), dt(img_size[b, 1])
+        props[:, 0::2] = np.clip(props[:, 0::2], dt(0), im_w - offset)
+        props[:, 1::2] = np.clip(props[:, 1::2], dt(0), im_h - offset)
+        ws, hs = props[:, 2] - props[:, 0] + offset, props[:, 3] - props[:, 1] + offset
+        ok = (ws >= min_size) & (hs >= min_size)
+        if pixel:
+            ok &= (props[:, 0] + ws / dt(2) <= im_w) & (props[:, 1] + hs / dt(2) <= im_h)
+        keep = np.flatnonzero(ok)
+        if keep.size == 0:
+            rois.append(np.zeros((1, 4), scores.dtype))
+            probs.append(np.zeros((1, 1), scores.dtype))
+            counts.append(1)
+            continue
+        props, sel = props[keep], sc[order][keep]
+        if op.prop("nms_thresh") > 0:
+            kept = _adaptive_nms(props, float(np.float32(op.prop("nms_thresh"))),
+                                 float(np.float32(op.prop("eta"))), normalized=not pixel)
+            if 0 < post < len(kept):
+                kept = kept[:post]
+            props, sel = props[kept], sel[kept]
+        rois.append(props)
+        probs.append(sel[:, None])
+        counts.append(props.shape[0])
+    return (np.concatenate(rois).astype(scores.dtype), np.concatenate(probs).astype(scores.dtype),
+            np.asarray(counts, dtype=np.int32))
+
+
 # ------------------------------------------------------------------- roi_align
 
 

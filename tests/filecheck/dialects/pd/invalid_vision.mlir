@@ -84,3 +84,12 @@
 %f = pd.data "f" : tensor<1x3x2x2xf32>
 %b, %v = pd.prior_box %f, %f {min_sizes = array<f64: 4.0>, max_sizes = array<f64: 2.0>} : (tensor<1x3x2x2xf32>, tensor<1x3x2x2xf32>) -> (tensor<2x2x2x4xf32>, tensor<2x2x2x4xf32>)
 // CHECK: 'pd.prior_box': max_sizes must pair each min size with a larger one, got [2.0] for [4.0]
+
+// -----
+
+%s = pd.data "s" : tensor<1x2x3x3xf32>
+%d = pd.data "d" : tensor<1x6x3x3xf32>
+%i = pd.data "i" : tensor<1x2xf32>
+%a = pd.data "a" : tensor<3x3x2x4xf32>
+%r, %p, %n = pd.generate_proposals %s, %d, %i, %a, %a : (tensor<1x2x3x3xf32>, tensor<1x6x3x3xf32>, tensor<1x2xf32>, tensor<3x3x2x4xf32>, tensor<3x3x2x4xf32>) -> (tensor<?x4xf32>, tensor<?x1xf32>, tensor<1xi32>)
+// CHECK: 'pd.generate_proposals': bbox_deltas must be [1, 8, 3, 3] (4 per anchor), got [1, 6, 3, 3]

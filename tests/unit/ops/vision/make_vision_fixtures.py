@@ -140,5 +140,22 @@ for name, kw in {
     pb, pv = ops.prior_box(feat, image, **kw)
     OUT[f"{name}.boxes"], OUT[f"{name}.var"] = pb.numpy(), pv.numpy()
 
+# generate_proposals: 2 images, 3 anchors on a 4x5 map; pixel offsets or not, eta
+ga = rng.uniform(0, 40, (4, 5, 3, 2))
+anc = np.concatenate([ga, ga + rng.uniform(4, 30, (4, 5, 3, 2))], axis=-1).astype("float32")
+gv = rng.uniform(0.5, 1.5, (4, 5, 3, 4)).astype("float32")
+gs = rng.uniform(0, 1, (2, 3, 4, 5)).astype("float32")
+gd = rng.normal(0, 0.5, (2, 12, 4, 5)).astype("float32")
+gim = np.array([[48.0, 60.0], [40.0, 64.0]], dtype="float32")
+OUT.update({"gp.scores": gs, "gp.deltas": gd, "gp.im": gim, "gp.anchors": anc, "gp.var": gv})
+for name, kw in {
+    "gp_a": dict(pre_nms_top_n=40, post_nms_top_n=10, nms_thresh=0.5, min_size=2.0),
+    "gp_b": dict(pre_nms_top_n=50, post_nms_top_n=30, nms_thresh=0.6, min_size=0.5, eta=0.9, pixel_offset=True),
+    "gp_c": dict(pre_nms_top_n=100, post_nms_top_n=100, nms_thresh=0.3),
+}.items():
+    r, pr, rn = ops.generate_proposals(*(paddle.to_tensor(v) for v in (gs, gd, gim, anc, gv)), **kw,
+                                       return_rois_num=True)
+    OUT[f"{name}.rois"], OUT[f"{name}.probs"], OUT[f"{name}.num"] = r.numpy(), pr.numpy(), rn.numpy()
+
 np.savez_compressed(Path(__file__).with_name("vision_ops_paddle.npz"), **OUT)
 print(f"wrote {len(OUT)} arrays")

@@ -324,3 +324,41 @@ def test_yolo_box_and_prior_box_errors() -> None:
         ops.prior_box(feat, feat, [4.0], steps=[1.0])
     with pytest.raises(ValueError, match="max_sizes must pair"):
         ops.prior_box(feat, feat, [4.0], max_sizes=[3.0])
+
+
+# ---------------------------------------------------------- generate_proposals
+
+GP_CASES = {
+    "gp_a": dict(pre_nms_top_n=40, post_nms_top_n=10, nms_thresh=0.5, min_size=2.0),
+    "gp_b": dict(pre_nms_top_n=50, post_nms_top_n=30, nms_thresh=0.6, min_size=0.5, eta=0.9, pixel_offset=True),
+    "gp_c": dict(pre_nms_top_n=100, post_nms_top_n=100, nms_thresh=0.3),
+}
+GP_INPUTS = ["scores", "deltas", "im", "anchors", "var"]
+
+
+@pytest.mark.parametrize("case", sorted(GP_CASES))
+def test_generate_proposals_matches_paddle(case: str) -> None:
+    rois, probs, num = ops.generate_proposals(*(t(F[f"gp.{k}"]) for k in GP_INPUTS), **GP_CASES[case],
+                                              return_rois_num=True)
+    np.testing.assert_array_equal(num.numpy(), F[f"{case}.num"])
+    close(rois.numpy(), F[f"{case}.rois"], 2e-5)
+    close(probs.numpy(), F[f"{case}.probs"], 0)
+
+
+def test_generate_proposals_static_and_errors() -> None:
+    with pytest.raises(ValueError, match="return_rois_num should be True in dygraph mode"):
+        ops.generate_proposals(*(t(F[f"gp.{k}"]) for k in GP_INPUTS))
+    with pytest.raises(ValueError, match=r"bbox_deltas must be \[2, 12, 4, 5\]"):
+        ops.generate_proposals(*(t(F[f"gp.{k}"][:, :8] if k == "deltas" else F[f"gp.{k}"]) for k in GP_INPUTS),
+                               return_rois_num=True)
+    paddle.enable_static()
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        vs = [paddle.static.data(k, [None, *F[f"gp.{k}"].shape[1:]] if k in ("scores", "deltas", "im")
+                                 else list(F[f"gp.{k}"].shape), "float32") for k in GP_INPUTS]
+        outs = ops.generate_proposals(*vs, **GP_CASES["gp_b"])
+    assert len(outs) == 2 and list(outs[0].shape) == [-1, 4]
+    got = paddle.static.Executor(paddle.CPUPlace()).run(
+        main, feed={k: F[f"gp.{k}"] for k in GP_INPUTS}, fetch_list=list(outs))
+    close(got[0], F["gp_b.rois"], 2e-5)
+    close(got[1], F["gp_b.probs"], 0)
