@@ -34,6 +34,7 @@ from xdsl.irdl import (
     prop_def,
     result_def,
     traits_def,
+    var_result_def,
 )
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
@@ -408,6 +409,52 @@ class GenerateProposalsOp(PdOp, MultiResultNames):
         return [tensor_type(elem, (DYN, 4)), tensor_type(elem, (DYN, 1)), tensor_type(i32, (n,))]
 
 
+@irdl_op_definition
+class DistributeFpnProposalsOp(PdOp, MultiResultNames):
+    """Paddle's `distribute_fpn_proposals`: assigns each roi `[R, 4]` to the
+    feature-pyramid level `floor(log2(sqrt(area) / refer_scale) + refer_level)`
+    clipped to `[min_level, max_level]`.  Results: one `[R_l, 4]` tensor per level
+    (image by image, in input order), the int32 `restore_ind [R, 1]` (the position
+    of each roi in the levels' concatenation) and one int32 count per image `[N]`
+    per level (`rois_num [N]`: the rois of each image).  No gradient.
+
+    ```mlir
+    %l2, %l3, %ri, %n2, %n3 = pd.distribute_fpn_proposals %r, %n {min_level = 2 : i64, max_level = 3 : i64, refer_level = 2 : i64, refer_scale = 32 : i64} : (tensor<5x4xf32>, tensor<1xi32>) -> (tensor<?x4xf32>, tensor<?x4xf32>, tensor<5x1xi32>, tensor<1xi32>, tensor<1xi32>)
+    ```
+    """
+
+    HOST_ONLY: ClassVar[str | None] = _HOST
+    name = "pd.distribute_fpn_proposals"
+    fpn_rois = operand_def(TensorType)
+    rois_num = operand_def(TensorType)
+    min_level = prop_def(IntegerAttr, default_value=i64_attr(2))
+    max_level = prop_def(IntegerAttr, default_value=i64_attr(5))
+    refer_level = prop_def(IntegerAttr, default_value=i64_attr(4))
+    refer_scale = prop_def(IntegerAttr, default_value=i64_attr(224))
+    pixel_offset = prop_def(BoolAttr, default_value=bool_attr(False))
+    names = opt_prop_def(ArrayAttr)
+    traits = traits_def(Pure())
+    outs = var_result_def(TensorType)
+    assembly_format = "$fpn_rois `,` $rois_num attr-dict `:` functional-type(operands, results)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        tr, tn = operand_types
+        r = expect_boxes(cls.name, "fpn_rois", tr)
+        expect_boxes_num(cls.name, tn)
+        lo, hi = props["min_level"], props["max_level"]
+        if lo < 1 or hi <= lo or hi - lo + 1 >= 100:
+            raise VerifyException(
+                f"'{cls.name}': levels must satisfy 0 < min_level < max_level < min_level + 99, got {lo}, {hi}"
+            )
+        if props["refer_scale"] <= 0:
+            raise VerifyException(f"'{cls.name}': refer_scale must be positive, got {props['refer_scale']}")
+        levels = hi - lo + 1
+        counts = tensor_type(i32, shape_of(tn))
+        return [*[tensor_type(elem_of(tr), (DYN, 4))] * levels, tensor_type(i32, (r, 1)), *[counts] * levels]
+
+
 # -------------------------------------------------------------- RoI pooling
 
 
@@ -709,7 +756,7 @@ class DeformConvGradOp(DeformConvBase, MultiResultNames):
 
 
 VISION_OPS = [
-    NmsOp, ScoredNmsOp, YoloBoxOp, PriorBoxOp, GenerateProposalsOp, BoxCoderOp, RoiAlignOp, RoiAlignGradOp, RoiPoolOp, RoiPoolGradOp, PsroiPoolOp,
+    NmsOp, ScoredNmsOp, YoloBoxOp, PriorBoxOp, GenerateProposalsOp, DistributeFpnProposalsOp, BoxCoderOp, RoiAlignOp, RoiAlignGradOp, RoiPoolOp, RoiPoolGradOp, PsroiPoolOp,
     PsroiPoolGradOp, DeformConvOp, DeformConvGradOp,
 ]
 
@@ -720,6 +767,7 @@ __all__ = [
     "DeformConvBase",
     "DeformConvGradOp",
     "DeformConvOp",
+    "DistributeFpnProposalsOp",
     "GenerateProposalsOp",
     "NmsOp",
     "PriorBoxOp",

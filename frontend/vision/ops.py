@@ -5,7 +5,7 @@ signatures, defaults and results, in static and eager mode.
 `RoIPool`, `PSRoIPool`, `DeformConv2D`) have gradients: w.r.t. x for the poolings;
 w.r.t. x, offset, mask, weight and bias for the deformable convolution (the ops of
 the `vision` family, `dialects/pd/vision.py`).  `nms`, `box_coder`, `yolo_box`,
-`prior_box` and `generate_proposals` have none, as in Paddle.  `nms` is Paddle's `nms` operator without
+`prior_box`, `generate_proposals` and `distribute_fpn_proposals` have none, as in Paddle.  `nms` is Paddle's `nms` operator without
 scores and one `pd.scored_nms` op with them (Paddle's Python sorting, per-category
 suppression and `top_k`); its result size is known at run time only.
 """
@@ -24,6 +24,7 @@ from pullback.frontend.nn_layers import Layer
 from pullback.frontend.ops.elementwise import cast, check_float_tensor, check_tensor, full_like
 from pullback.frontend.ops.indexing import to_constant
 from pullback.frontend.ops.nn import int_pair, positive_int
+from pullback.frontend.ops.reduction import sum as reduce_sum
 from pullback.frontend.ops.shape import reshape, slice
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "RoIPool",
     "box_coder",
     "deform_conv2d",
+    "distribute_fpn_proposals",
     "generate_proposals",
     "nms",
     "prior_box",
@@ -252,6 +254,44 @@ def generate_proposals(
                 nms_thresh=float(nms_thresh), min_size=float(min_size), eta=float(eta),
                 pixel_offset=bool(pixel_offset))
     return (out[0], out[1], out[2]) if return_rois_num else (out[0], out[1])
+
+
+def distribute_fpn_proposals(
+    fpn_rois: Any,
+    min_level: int,
+    max_level: int,
+    refer_level: int,
+    refer_scale: int,
+    pixel_offset: bool = False,
+    rois_num: Any = None,
+    name: str | None = None,
+) -> tuple[list[Any], Any, list[Any] | None]:
+    """`paddle.vision.ops.distribute_fpn_proposals`: each roi of `fpn_rois [R, 4]`
+    goes to pyramid level `floor(log2(sqrt(area) / refer_scale) + refer_level)`,
+    clipped to `[min_level, max_level]`.  Returns `(multi_rois, restore_ind,
+    rois_num_per_level)`: the rois of each level, the int32 `[R, 1]` position of
+    each roi in their concatenation, and (with `rois_num`, the rois per image) the
+    per-image count of each level; as in Paddle, eager mode requires `rois_num`.
+    No gradient."""
+    fn = "distribute_fpn_proposals"
+    _check_boxes(fn, "fpn_rois", fpn_rois)
+    if min_level <= 0 or max_level <= 0:
+        raise ValueError(f"{fn}: min_level and max_level should be greater than 0, got {min_level}, {max_level}")
+    levels = max_level - min_level + 1
+    if levels <= 1:
+        raise ValueError(f"{fn}: max_level ({max_level}) should be greater than min_level ({min_level})")
+    if rois_num is None:
+        if in_dynamic_mode():
+            raise ValueError(f"{fn}: rois_num should not be None in dygraph mode")
+        # one image: every roi (pullback's static programs have no LoD)
+        counts = cast(reshape(reduce_sum(slice(full_like(fpn_rois, 1.0), [1], [0], [1])), [1]), "int32")
+    else:
+        check_tensor(fn, "rois_num", rois_num)
+        counts = rois_num
+    out = apply(pd.DistributeFpnProposalsOp, [fpn_rois, counts], prefix=fn, name=name, min_level=int(min_level),
+                max_level=int(max_level), refer_level=int(refer_level), refer_scale=int(refer_scale),
+                pixel_offset=bool(pixel_offset))
+    return list(out[:levels]), out[levels], (list(out[levels + 1:]) if rois_num is not None else None)
 
 
 # -------------------------------------------------------------- RoI pooling

@@ -328,6 +328,30 @@ def generate_proposals(
             np.asarray(counts, dtype=np.int32))
 
 
+@kernel(pd.DistributeFpnProposalsOp)
+def distribute_fpn_proposals(op: pd.DistributeFpnProposalsOp, rois: np.ndarray, rois_num: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Each roi's pyramid level from its scale; the rois per level (image-major,
+    input order), where each went, and the per-image count of each level."""
+    lo, hi = op.prop("min_level"), op.prop("max_level")
+    dt = rois.dtype.type
+    pix = dt(1 if op.prop("pixel_offset") else 0)
+    w, h = rois[:, 2] - rois[:, 0] + pix, rois[:, 3] - rois[:, 1] + pix
+    area = np.where((rois[:, 2] < rois[:, 0]) | (rois[:, 3] < rois[:, 1]), dt(0), w * h)
+    scale = np.sqrt(area)
+    level = np.floor(np.log2(scale / dt(op.prop("refer_scale")) + dt(1e-8)) + dt(op.prop("refer_level")))
+    level = np.clip(level, lo, hi).astype(np.int64)
+    image = roi_batch_ids(op.name, rois_num, rois.shape[0], rois_num.shape[0])
+    outs, counts, where = [], [], np.zeros(rois.shape[0], dtype=np.int32)
+    start = 0
+    for lvl in range(lo, hi + 1):
+        members = np.flatnonzero(level == lvl)  # image-major already: rois come image by image
+        outs.append(rois[members])
+        where[members] = start + np.arange(members.size, dtype=np.int32)
+        start += members.size
+        counts.append(np.bincount(image[members], minlength=rois_num.shape[0]).astype(np.int32))
+    return (*outs, where[:, None], *counts)
+
+
 # ------------------------------------------------------------------- roi_align
 
 

@@ -93,3 +93,10 @@
 %a = pd.data "a" : tensor<3x3x2x4xf32>
 %r, %p, %n = pd.generate_proposals %s, %d, %i, %a, %a : (tensor<1x2x3x3xf32>, tensor<1x6x3x3xf32>, tensor<1x2xf32>, tensor<3x3x2x4xf32>, tensor<3x3x2x4xf32>) -> (tensor<?x4xf32>, tensor<?x1xf32>, tensor<1xi32>)
 // CHECK: 'pd.generate_proposals': bbox_deltas must be [1, 8, 3, 3] (4 per anchor), got [1, 6, 3, 3]
+
+// -----
+
+%r = pd.data "r" : tensor<5x4xf32>
+%n = pd.data "n" : tensor<1xi32>
+%l2, %ri, %n2 = pd.distribute_fpn_proposals %r, %n {min_level = 2 : i64, max_level = 2 : i64} : (tensor<5x4xf32>, tensor<1xi32>) -> (tensor<?x4xf32>, tensor<5x1xi32>, tensor<1xi32>)
+// CHECK: 'pd.distribute_fpn_proposals': levels must satisfy 0 < min_level < max_level < min_level + 99, got 2, 2

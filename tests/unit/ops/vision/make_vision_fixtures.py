@@ -157,5 +157,16 @@ for name, kw in {
                                        return_rois_num=True)
     OUT[f"{name}.rois"], OUT[f"{name}.probs"], OUT[f"{name}.num"] = r.numpy(), pr.numpy(), rn.numpy()
 
+# distribute_fpn_proposals: 12 rois of 2 images over levels 2..5
+fr = boxes(12, 160.0).astype("float32")
+fr[3] = [10, 10, 12, 11]  # tiny: the lowest level
+fn = np.array([5, 7], dtype="int32")
+OUT["fpn.rois"], OUT["fpn.num"] = fr, fn
+for name, kw in {"fpn_a": dict(pixel_offset=False), "fpn_b": dict(pixel_offset=True)}.items():
+    mr, ri, rn = ops.distribute_fpn_proposals(paddle.to_tensor(fr), 2, 5, 3, 16, rois_num=paddle.to_tensor(fn), **kw)
+    for i, (m, n) in enumerate(zip(mr, rn)):
+        OUT[f"{name}.rois{i}"], OUT[f"{name}.num{i}"] = m.numpy(), n.numpy()
+    OUT[f"{name}.restore"] = ri.numpy()
+
 np.savez_compressed(Path(__file__).with_name("vision_ops_paddle.npz"), **OUT)
 print(f"wrote {len(OUT)} arrays")

@@ -362,3 +362,37 @@ def test_generate_proposals_static_and_errors() -> None:
         main, feed={k: F[f"gp.{k}"] for k in GP_INPUTS}, fetch_list=list(outs))
     close(got[0], F["gp_b.rois"], 2e-5)
     close(got[1], F["gp_b.probs"], 0)
+
+
+# ---------------------------------------------------- distribute_fpn_proposals
+
+
+@pytest.mark.parametrize("case, pixel_offset", [("fpn_a", False), ("fpn_b", True)])
+def test_distribute_fpn_proposals_matches_paddle(case: str, pixel_offset: bool) -> None:
+    rois = t(F["fpn.rois"])
+    multi, restore, nums = ops.distribute_fpn_proposals(rois, 2, 5, 3, 16, pixel_offset, rois_num=t(F["fpn.num"]))
+    assert len(multi) == len(nums) == 4
+    for i, (m, n) in enumerate(zip(multi, nums)):
+        close(m.numpy(), F[f"{case}.rois{i}"], 0)
+        np.testing.assert_array_equal(n.numpy(), F[f"{case}.num{i}"])
+    np.testing.assert_array_equal(restore.numpy(), F[f"{case}.restore"])
+    # restore_ind puts the concatenated levels back in the input order
+    close(np.concatenate([m.numpy() for m in multi])[restore.numpy()[:, 0]], F["fpn.rois"], 0)
+
+
+def test_distribute_fpn_proposals_static_and_errors() -> None:
+    with pytest.raises(ValueError, match="rois_num should not be None in dygraph mode"):
+        ops.distribute_fpn_proposals(t(F["fpn.rois"]), 2, 5, 3, 16)
+    with pytest.raises(ValueError, match="max_level .* should be greater than min_level"):
+        ops.distribute_fpn_proposals(t(F["fpn.rois"]), 3, 3, 3, 16, rois_num=t(F["fpn.num"]))
+    paddle.enable_static()
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        r = paddle.static.data("r", [None, 4], "float32")
+        multi, restore, nums = ops.distribute_fpn_proposals(r, 2, 5, 3, 16)
+    assert nums is None and len(multi) == 4
+    got = paddle.static.Executor(paddle.CPUPlace()).run(main, feed={"r": F["fpn.rois"]}, fetch_list=[*multi, restore])
+    # one image: the levels hold the rois of both fixture images in input order
+    for i in range(4):
+        close(got[i], F[f"fpn_a.rois{i}"], 0)
+    np.testing.assert_array_equal(got[4], F["fpn_a.restore"])
