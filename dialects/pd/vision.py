@@ -455,6 +455,58 @@ class DistributeFpnProposalsOp(PdOp, MultiResultNames):
         return [*[tensor_type(elem_of(tr), (DYN, 4))] * levels, tensor_type(i32, (r, 1)), *[counts] * levels]
 
 
+@irdl_op_definition
+class MatrixNmsOp(PdOp, MultiResultNames):
+    """Paddle's `matrix_nms` (SOLOv2's Matrix NMS): per image and class (but
+    `background_label`), the `nms_top_k` boxes scoring above `score_threshold`
+    have their scores decayed by their overlaps with higher-scoring boxes (linear,
+    or Gaussian with `gaussian_sigma`); those above `post_threshold` are kept, the
+    best `keep_top_k` per image.  Results: detections `[R, 6]` (label, score, x1,
+    y1, x2, y2), their int32 box indices `[R, 1]` into the flattened `[N*M]` boxes
+    and the int32 count per image `[N]`.  No gradient.
+
+    ```mlir
+    %o, %i, %n = pd.matrix_nms %b, %s {score_threshold = 0.1 : f64, post_threshold = 0.2 : f64} : (tensor<1x5x4xf32>, tensor<1x3x5xf32>) -> (tensor<?x6xf32>, tensor<?x1xi32>, tensor<1xi32>)
+    ```
+    """
+
+    HOST_ONLY: ClassVar[str | None] = _HOST
+    name = "pd.matrix_nms"
+    bboxes = operand_def(TensorType)
+    scores = operand_def(TensorType)
+    score_threshold = prop_def(FloatAttr, default_value=f64_attr(0.0))
+    post_threshold = prop_def(FloatAttr, default_value=f64_attr(0.0))
+    nms_top_k = prop_def(IntegerAttr, default_value=i64_attr(-1))
+    keep_top_k = prop_def(IntegerAttr, default_value=i64_attr(-1))
+    use_gaussian = prop_def(BoolAttr, default_value=bool_attr(False))
+    gaussian_sigma = prop_def(FloatAttr, default_value=f64_attr(2.0))
+    background_label = prop_def(IntegerAttr, default_value=i64_attr(0))
+    normalized = prop_def(BoolAttr, default_value=bool_attr(True))
+    names = opt_prop_def(ArrayAttr)
+    traits = traits_def(Pure())
+    out = result_def(TensorType)
+    index = result_def(TensorType)
+    rois_num = result_def(TensorType)
+    assembly_format = "$bboxes `,` $scores attr-dict `:` functional-type(operands, results)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        tb, ts = operand_types
+        elem = expect_same_elem(cls.name, [tb, ts])
+        expect_float(cls.name, "bboxes", tb)
+        n, m, four = expect_rank(cls.name, "bboxes", tb, 3)
+        if four not in (4, DYN):
+            raise VerifyException(f"'{cls.name}': bboxes must be [N, M, 4], got {fmt_shape(shape_of(tb))}")
+        sn, _, sm = expect_rank(cls.name, "scores", ts, 3)
+        if not dims_compatible(sn, n) or not dims_compatible(sm, m):
+            raise VerifyException(
+                f"'{cls.name}': scores must be [N, C, M] = [{n}, C, {m}] for bboxes "
+                f"{fmt_shape(shape_of(tb))}, got {fmt_shape(shape_of(ts))}"
+            )
+        return [tensor_type(elem, (DYN, 6)), tensor_type(i32, (DYN, 1)), tensor_type(i32, (n,))]
+
+
 # -------------------------------------------------------------- RoI pooling
 
 
@@ -756,7 +808,8 @@ class DeformConvGradOp(DeformConvBase, MultiResultNames):
 
 
 VISION_OPS = [
-    NmsOp, ScoredNmsOp, YoloBoxOp, PriorBoxOp, GenerateProposalsOp, DistributeFpnProposalsOp, BoxCoderOp, RoiAlignOp, RoiAlignGradOp, RoiPoolOp, RoiPoolGradOp, PsroiPoolOp,
+    NmsOp, ScoredNmsOp, YoloBoxOp, PriorBoxOp, GenerateProposalsOp, DistributeFpnProposalsOp,
+    MatrixNmsOp, BoxCoderOp, RoiAlignOp, RoiAlignGradOp, RoiPoolOp, RoiPoolGradOp, PsroiPoolOp,
     PsroiPoolGradOp, DeformConvOp, DeformConvGradOp,
 ]
 
@@ -769,6 +822,7 @@ __all__ = [
     "DeformConvOp",
     "DistributeFpnProposalsOp",
     "GenerateProposalsOp",
+    "MatrixNmsOp",
     "NmsOp",
     "PriorBoxOp",
     "YoloBoxOp",

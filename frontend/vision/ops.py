@@ -5,7 +5,7 @@ signatures, defaults and results, in static and eager mode.
 `RoIPool`, `PSRoIPool`, `DeformConv2D`) have gradients: w.r.t. x for the poolings;
 w.r.t. x, offset, mask, weight and bias for the deformable convolution (the ops of
 the `vision` family, `dialects/pd/vision.py`).  `nms`, `box_coder`, `yolo_box`,
-`prior_box`, `generate_proposals` and `distribute_fpn_proposals` have none, as in Paddle.  `nms` is Paddle's `nms` operator without
+`prior_box`, `generate_proposals`, `distribute_fpn_proposals` and `matrix_nms` have none, as in Paddle.  `nms` is Paddle's `nms` operator without
 scores and one `pd.scored_nms` op with them (Paddle's Python sorting, per-category
 suppression and `top_k`); its result size is known at run time only.
 """
@@ -36,6 +36,7 @@ __all__ = [
     "deform_conv2d",
     "distribute_fpn_proposals",
     "generate_proposals",
+    "matrix_nms",
     "nms",
     "prior_box",
     "psroi_pool",
@@ -292,6 +293,42 @@ def distribute_fpn_proposals(
                 max_level=int(max_level), refer_level=int(refer_level), refer_scale=int(refer_scale),
                 pixel_offset=bool(pixel_offset))
     return list(out[:levels]), out[levels], (list(out[levels + 1:]) if rois_num is not None else None)
+
+
+def matrix_nms(
+    bboxes: Any,
+    scores: Any,
+    score_threshold: float,
+    post_threshold: float,
+    nms_top_k: int,
+    keep_top_k: int,
+    use_gaussian: bool = False,
+    gaussian_sigma: float = 2.0,
+    background_label: int = 0,
+    normalized: bool = True,
+    return_index: bool = False,
+    return_rois_num: bool = True,
+    name: str | None = None,
+) -> tuple[Any, Any, Any]:
+    """`paddle.vision.ops.matrix_nms` (SOLOv2's Matrix NMS) of `bboxes [N, M, 4]`
+    with `scores [N, C, M]`: per image and class (but `background_label`), scores
+    above `score_threshold` (the best `nms_top_k`) decay by their overlaps with
+    higher-scoring boxes (linear, or Gaussian with `gaussian_sigma`), those above
+    `post_threshold` are kept, the best `keep_top_k` per image.  Returns `(out
+    [R, 6] (label, score, x1, y1, x2, y2), rois_num [N] or None, index [R, 1] or
+    None)`, as Paddle.  No gradient."""
+    fn = "matrix_nms"
+    check_float_tensor(fn, "bboxes", bboxes)
+    check_float_tensor(fn, "scores", scores)
+    for arg, v in (("nms_top_k", nms_top_k), ("keep_top_k", keep_top_k), ("background_label", background_label)):
+        if not isinstance(v, int) or isinstance(v, bool):
+            raise TypeError(f"{fn}: {arg} must be an int, got {v!r}")
+    out, index, rois_num = apply(
+        pd.MatrixNmsOp, [bboxes, scores], prefix=fn, name=name, score_threshold=float(score_threshold),
+        post_threshold=float(post_threshold), nms_top_k=nms_top_k, keep_top_k=keep_top_k,
+        use_gaussian=bool(use_gaussian), gaussian_sigma=float(gaussian_sigma), background_label=background_label,
+        normalized=bool(normalized))
+    return out, (rois_num if return_rois_num else None), (index if return_index else None)
 
 
 # -------------------------------------------------------------- RoI pooling

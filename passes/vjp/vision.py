@@ -24,7 +24,7 @@ Grads = list["SSAValue | None"]
 Out = Sequence["SSAValue | None"]
 
 non_differentiable(pd.NmsOp, pd.ScoredNmsOp, pd.BoxCoderOp, pd.YoloBoxOp, pd.PriorBoxOp,
-                   pd.GenerateProposalsOp, pd.DistributeFpnProposalsOp)
+                   pd.GenerateProposalsOp, pd.DistributeFpnProposalsOp, pd.MatrixNmsOp)
 
 _GRAD_OF: dict[type[pd.RoiForwardOp], type[pd.RoiGradOp]] = {pd.RoiAlignOp: pd.RoiAlignGradOp, pd.RoiPoolOp: pd.RoiPoolGradOp, pd.PsroiPoolOp: pd.PsroiPoolGradOp}
 _FORWARD_OF: dict[type[pd.RoiGradOp], type[pd.RoiForwardOp]] = {pd.RoiAlignGradOp: pd.RoiAlignOp, pd.PsroiPoolGradOp: pd.PsroiPoolOp}

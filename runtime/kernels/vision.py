@@ -352,6 +352,63 @@ def distribute_fpn_proposals(op: pd.DistributeFpnProposalsOp, rois: np.ndarray, 
     return (*outs, where[:, None], *counts)
 
 
+def _matrix_nms_class(op: pd.MatrixNmsOp, boxes: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One class of one image: the kept box indices and their decayed scores."""
+    dt = scores.dtype.type
+    cand = np.flatnonzero(scores > dt(np.float32(op.prop("score_threshold"))))
+    if cand.size == 0:
+        return cand, scores[cand]
+    order = cand[np.argsort(-scores[cand], kind="stable")]
+    top_k = op.prop("nms_top_k")
+    if top_k > -1:
+        order = order[:top_k]
+    k = order.size
+    normalized = op.prop("normalized")
+    iou = np.zeros((k, k), dtype=scores.dtype)  # iou[i, j]: box i with a higher-scoring box j < i
+    for i in range(1, k):
+        iou[i, :i] = _jaccard(boxes[order[i]], boxes[order[:i]], normalized)
+    iou_max = iou.max(axis=1)  # row 0: 0
+    sigma = dt(np.float32(op.prop("gaussian_sigma")))
+    post = dt(np.float32(op.prop("post_threshold")))
+    kept, decayed = [], []
+    if scores[order[0]] > post:
+        kept.append(order[0])
+        decayed.append(scores[order[0]])
+    for i in range(1, k):
+        m, o = iou_max[:i], iou[i, :i]
+        decay = np.exp((m * m - o * o) * sigma) if op.prop("use_gaussian") else (dt(1) - o) / (dt(1) - m)
+        ds = min(dt(1), decay.min()) * scores[order[i]]
+        if ds > post:
+            kept.append(order[i])
+            decayed.append(ds)
+    return np.asarray(kept, dtype=np.int64), np.asarray(decayed, dtype=scores.dtype)
+
+
+@kernel(pd.MatrixNmsOp)
+def matrix_nms(op: pd.MatrixNmsOp, bboxes: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Matrix NMS per image and class; each image's detections sorted by decayed
+    score and cut to `keep_top_k`."""
+    n, c, m = scores.shape
+    outs, index, counts = [], [], []
+    for b in range(n):
+        rows = []
+        for cls in range(c):
+            if cls == op.prop("background_label"):
+                continue
+            kept, ds = _matrix_nms_class(op, bboxes[b], scores[b, cls])
+            rows += [(float(d), cls, int(i), d) for i, d in zip(kept, ds)]
+        order = sorted(range(len(rows)), key=lambda r: -rows[r][0])
+        if op.prop("keep_top_k") > -1:
+            order = order[: op.prop("keep_top_k")]
+        for r in order:
+            _, cls, i, d = rows[r]
+            outs.append(np.concatenate([[scores.dtype.type(cls), d], bboxes[b, i]]))
+            index.append(b * m + i)
+        counts.append(len(order))
+    out = np.asarray(outs, dtype=scores.dtype).reshape(-1, 6)
+    return out, np.asarray(index, dtype=np.int32).reshape(-1, 1), np.asarray(counts, dtype=np.int32)
+
+
 # ------------------------------------------------------------------- roi_align
 
 

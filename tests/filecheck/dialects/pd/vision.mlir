@@ -1,4 +1,4 @@
-// The vision ops (nms, box coding, yolo_box, prior_box, generate_proposals, distribute_fpn_proposals, RoI poolings and their gradients, deformable convolution) round-trip in custom and generic form.
+// The vision ops (nms, box coding, yolo_box, prior_box, generate_proposals, distribute_fpn_proposals, matrix_nms, RoI poolings and their gradients, deformable convolution) round-trip in custom and generic form.
 // RUN: pullback-opt %s | filecheck %s
 // RUN: pullback-opt %s | pullback-opt | filecheck %s
 // RUN: pullback-opt %s --print-op-generic | pullback-opt | filecheck %s
@@ -28,6 +28,8 @@ builtin.module {
   %ga = pd.data "ga" : tensor<3x3x2x4xf32>
   %fr = pd.data "fr" : tensor<5x4xf32>
   %fn = pd.data "fn" : tensor<1xi32>
+  %mb = pd.data "mb" : tensor<?x5x4xf32>
+  %ms = pd.data "ms" : tensor<?x3x5xf32>
   %keep = pd.nms %b {iou_threshold = 5.000000e-01 : f64} : (tensor<?x4xf32>) -> tensor<?xi64>
   %kept = pd.scored_nms %b, %s, %c {categories = array<i64: 0, 2>, top_k = 3 : i64} : (tensor<?x4xf32>, tensor<?xf32>, tensor<?xi64>) -> tensor<?xi64>
   %enc = pd.box_coder %b, %v, %t : (tensor<?x4xf32>, tensor<4xf32>, tensor<2x4xf32>) -> tensor<2x?x4xf32>
@@ -44,6 +46,7 @@ builtin.module {
   %gx, %goff, %gm, %gw = pd.deformable_conv_grad %dx, %off, %m, %w, %dg : (tensor<1x2x4x4xf32>, tensor<1x18x2x2xf32>, tensor<1x9x2x2xf32>, tensor<3x2x3x3xf32>, tensor<1x3x2x2xf32>) -> (tensor<1x2x4x4xf32>, tensor<1x18x2x2xf32>, tensor<1x9x2x2xf32>, tensor<3x2x3x3xf32>)
   %gr, %gp, %gn = pd.generate_proposals %gs, %gd, %gi, %ga, %ga {pre_nms_top_n = 10 : i64, eta = 9.000000e-01 : f64} : (tensor<?x2x3x3xf32>, tensor<?x8x3x3xf32>, tensor<?x2xf32>, tensor<3x3x2x4xf32>, tensor<3x3x2x4xf32>) -> (tensor<?x4xf32>, tensor<?x1xf32>, tensor<?xi32>)
   %l2, %l3, %ri, %n2, %n3 = pd.distribute_fpn_proposals %fr, %fn {min_level = 2 : i64, max_level = 3 : i64, refer_level = 2 : i64, refer_scale = 32 : i64} : (tensor<5x4xf32>, tensor<1xi32>) -> (tensor<?x4xf32>, tensor<?x4xf32>, tensor<5x1xi32>, tensor<1xi32>, tensor<1xi32>)
+  %mo, %mi, %mn = pd.matrix_nms %mb, %ms {score_threshold = 1.000000e-01 : f64, post_threshold = 2.000000e-01 : f64, use_gaussian = true} : (tensor<?x5x4xf32>, tensor<?x3x5xf32>) -> (tensor<?x6xf32>, tensor<?x1xi32>, tensor<?xi32>)
 }
 
 // CHECK:      %keep = pd.nms %b {iou_threshold = 5.000000e-01 : f64} : (tensor<?x4xf32>) -> tensor<?xi64>
@@ -62,3 +65,4 @@ builtin.module {
 // CHECK-NEXT: %gx, %goff, %gm, %gw = pd.deformable_conv_grad %dx, %off, %m, %w, %dg : (tensor<1x2x4x4xf32>, tensor<1x18x2x2xf32>, tensor<1x9x2x2xf32>, tensor<3x2x3x3xf32>, tensor<1x3x2x2xf32>) -> (tensor<1x2x4x4xf32>, tensor<1x18x2x2xf32>, tensor<1x9x2x2xf32>, tensor<3x2x3x3xf32>)
 // CHECK-NEXT: %gr, %gp, %gn = pd.generate_proposals %gs, %gd, %gi, %ga, %ga {pre_nms_top_n = 10 : i64, eta = 9.000000e-01 : f64} : (tensor<?x2x3x3xf32>, tensor<?x8x3x3xf32>, tensor<?x2xf32>, tensor<3x3x2x4xf32>, tensor<3x3x2x4xf32>) -> (tensor<?x4xf32>, tensor<?x1xf32>, tensor<?xi32>)
 // CHECK-NEXT: %l2, %l3, %ri, %n2, %n3 = pd.distribute_fpn_proposals %fr, %fn {max_level = 3 : i64, refer_level = 2 : i64, refer_scale = 32 : i64} : (tensor<5x4xf32>, tensor<1xi32>) -> (tensor<?x4xf32>, tensor<?x4xf32>, tensor<5x1xi32>, tensor<1xi32>, tensor<1xi32>)
+// CHECK-NEXT: %mo, %mi, %mn = pd.matrix_nms %mb, %ms {score_threshold = 1.000000e-01 : f64, post_threshold = 2.000000e-01 : f64, use_gaussian = true} : (tensor<?x5x4xf32>, tensor<?x3x5xf32>) -> (tensor<?x6xf32>, tensor<?x1xi32>, tensor<?xi32>)

@@ -168,5 +168,17 @@ for name, kw in {"fpn_a": dict(pixel_offset=False), "fpn_b": dict(pixel_offset=T
         OUT[f"{name}.rois{i}"], OUT[f"{name}.num{i}"] = m.numpy(), n.numpy()
     OUT[f"{name}.restore"] = ri.numpy()
 
+# matrix_nms: 2 images, 3 classes (0: background), 10 boxes; linear and Gaussian decay
+mb = np.stack([boxes(10, 1.0) for _ in range(2)]).astype("float32")
+ms = rng.uniform(0, 1, (2, 3, 10)).astype("float32")
+OUT["mn.boxes"], OUT["mn.scores"] = mb, ms
+for name, kw in {
+    "mn_a": dict(score_threshold=0.2, post_threshold=0.3, nms_top_k=6, keep_top_k=8),
+    "mn_b": dict(score_threshold=0.1, post_threshold=0.15, nms_top_k=-1, keep_top_k=-1, use_gaussian=True,
+                 gaussian_sigma=1.5, background_label=-1, normalized=False),
+}.items():
+    o, rn, ix = ops.matrix_nms(paddle.to_tensor(mb), paddle.to_tensor(ms), **kw, return_index=True)
+    OUT[f"{name}.out"], OUT[f"{name}.num"], OUT[f"{name}.index"] = o.numpy(), rn.numpy(), ix.numpy()
+
 np.savez_compressed(Path(__file__).with_name("vision_ops_paddle.npz"), **OUT)
 print(f"wrote {len(OUT)} arrays")

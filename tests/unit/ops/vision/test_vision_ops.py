@@ -396,3 +396,39 @@ def test_distribute_fpn_proposals_static_and_errors() -> None:
     for i in range(4):
         close(got[i], F[f"fpn_a.rois{i}"], 0)
     np.testing.assert_array_equal(got[4], F["fpn_a.restore"])
+
+
+# ------------------------------------------------------------------ matrix_nms
+
+MN_CASES = {
+    "mn_a": dict(score_threshold=0.2, post_threshold=0.3, nms_top_k=6, keep_top_k=8),
+    "mn_b": dict(score_threshold=0.1, post_threshold=0.15, nms_top_k=-1, keep_top_k=-1, use_gaussian=True,
+                 gaussian_sigma=1.5, background_label=-1, normalized=False),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MN_CASES))
+def test_matrix_nms_matches_paddle(case: str) -> None:
+    out, num, index = ops.matrix_nms(t(F["mn.boxes"]), t(F["mn.scores"]), **MN_CASES[case], return_index=True)
+    close(out.numpy(), F[f"{case}.out"], 1e-6)
+    np.testing.assert_array_equal(num.numpy(), F[f"{case}.num"])
+    np.testing.assert_array_equal(index.numpy(), F[f"{case}.index"])
+
+
+def test_matrix_nms_static_defaults_and_errors() -> None:
+    out, num, index = ops.matrix_nms(t(F["mn.boxes"]), t(F["mn.scores"]), 0.2, 0.3, 6, 8)
+    assert index is None and num is not None
+    with pytest.raises(TypeError, match="keep_top_k must be an int"):
+        ops.matrix_nms(t(F["mn.boxes"]), t(F["mn.scores"]), 0.2, 0.3, 6, 8.0)
+    with pytest.raises(ValueError, match=r"scores must be \[N, C, M\]"):
+        ops.matrix_nms(t(F["mn.boxes"]), t(F["mn.scores"][:, :, :5]), 0.2, 0.3, 6, 8)
+    paddle.enable_static()
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        b = paddle.static.data("b", [None, 10, 4], "float32")
+        s = paddle.static.data("s", [None, 3, 10], "float32")
+        so, sn, _ = ops.matrix_nms(b, s, **MN_CASES["mn_a"])
+    got = paddle.static.Executor(paddle.CPUPlace()).run(main, feed={"b": F["mn.boxes"], "s": F["mn.scores"]},
+                                                         fetch_list=[so, sn])
+    close(got[0], F["mn_a.out"], 1e-6)
+    np.testing.assert_array_equal(got[1], F["mn_a.num"])
