@@ -432,3 +432,37 @@ def test_matrix_nms_static_defaults_and_errors() -> None:
                                                          fetch_list=[so, sn])
     close(got[0], F["mn_a.out"], 1e-6)
     np.testing.assert_array_equal(got[1], F["mn_a.num"])
+
+
+def test_deform_conv2d_static_gradients_match_paddle() -> None:
+    """A static program's gradients of every deform_conv2d input (the fixture's
+    random cotangent fed as data) equal Paddle's."""
+    c = "dc_v2"
+    names = ["x", "offset", "weight", "bias", "mask"]
+    paddle.enable_static()
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        vs = {k: paddle.static.data(k, [None, *F[f"{c}.{k}"].shape[1:]] if k in ("x", "offset", "mask")
+                                    else list(F[f"{c}.{k}"].shape), "float64") for k in names}
+        for v in vs.values():
+            v.stop_gradient = False
+        cot = paddle.static.data("cot", list(F[f"{c}.cot"].shape), "float64")
+        out = ops.deform_conv2d(vs["x"], vs["offset"], vs["weight"], vs["bias"], padding=1, deformable_groups=2,
+                                groups=2, mask=vs["mask"])
+        grads = paddle.static.gradients([paddle.sum(out * cot)], list(vs.values()))
+    feed = {k: F[f"{c}.{k}"] for k in [*names, "cot"]}
+    got = paddle.static.Executor(paddle.CPUPlace(), backend="interpreter").run(main, feed=feed, fetch_list=[out, *grads])
+    close(got[0], F[f"{c}.out"])
+    for k, g in zip(names, got[1:]):
+        close(g, F[f"{c}.d{k}"])
+
+
+def test_float32_int64_counts_and_empty_inputs() -> None:
+    x = t(X.astype(np.float32), grad=True)
+    out = ops.roi_pool(x, t(BOXES.astype(np.float32)), t(NUM.astype(np.int64)), 2, 0.8)
+    assert out.dtype == "float32" and out.shape == [3, 2, 2, 2]
+    (dx,) = paddle.grad([out.sum()], [x])
+    assert dx.numpy().sum() == pytest.approx(3 * 2 * 2 * 2)  # each bin's unit gradient lands on its maximum
+    empty = ops.roi_align(x, t(np.zeros((0, 4), np.float32)), t(np.zeros(2, np.int32)), 2)
+    assert empty.shape == [0, 2, 2, 2]
+    assert ops.nms(t(np.zeros((0, 4), np.float32)), 0.5, t(np.zeros(0, np.float32))).shape == [0]
