@@ -507,6 +507,110 @@ class MatrixNmsOp(PdOp, MultiResultNames):
         return [tensor_type(elem, (DYN, 6)), tensor_type(i32, (DYN, 1)), tensor_type(i32, (n,))]
 
 
+class YoloLossBase(PureOp):
+    """Shared operands, properties and typing of `yolov3_loss` and its gradient:
+    the head `x [N, M*(5+class_num), H, W]` (M = `len(anchor_mask)`), ground-truth
+    boxes `gt_box [N, B, 4]` (center x, y, width, height, relative to the input
+    image; a box without area is padding), `gt_label [N, B]` (int32) and
+    `gt_score [N, B]` (the frontend passes ones when Paddle's is None)."""
+
+    HOST_ONLY: ClassVar[str | None] = _HOST
+    EXPENSIVE: ClassVar[bool] = True
+    anchors = prop_def(DenseArrayBase, default_value=ints_attr([]))
+    anchor_mask = prop_def(DenseArrayBase, default_value=ints_attr([]))
+    class_num = prop_def(IntegerAttr, default_value=i64_attr(1))
+    ignore_thresh = prop_def(FloatAttr, default_value=f64_attr(0.7))
+    downsample_ratio = prop_def(IntegerAttr, default_value=i64_attr(32))
+    use_label_smooth = prop_def(BoolAttr, default_value=bool_attr(True))
+    scale_x_y = prop_def(FloatAttr, default_value=f64_attr(1.0))
+
+    @classmethod
+    def check_loss(cls, types: Sequence[Attribute], props: Mapping[str, Any]) -> tuple[Attribute, int]:
+        """Validate the four forward operands; returns the element type and N."""
+        tx, tb, tl, ts = types
+        elem = expect_same_elem(cls.name, [tx, tb, ts])
+        expect_float(cls.name, "x", tx)
+        n, c, _, _ = expect_rank(cls.name, "x", tx, 4)
+        anchors, mask, classes = props["anchors"], props["anchor_mask"], props["class_num"]
+        if not anchors or len(anchors) % 2:
+            raise VerifyException(f"'{cls.name}': anchors must be (width, height) pairs, got {list(anchors)}")
+        if not mask or any(not 0 <= a < len(anchors) // 2 for a in mask):
+            raise VerifyException(
+                f"'{cls.name}': anchor_mask must index the {len(anchors) // 2} anchors, got {list(mask)}"
+            )
+        if classes < 1 or props["downsample_ratio"] < 1:
+            raise VerifyException(f"'{cls.name}': class_num and downsample_ratio must be positive")
+        want = len(mask) * (5 + classes)
+        if c != DYN and c != want:
+            raise VerifyException(
+                f"'{cls.name}': x must have {want} channels ({len(mask)} masked anchors x (5 + {classes} classes)), got {c}"
+            )
+        sb = shape_of(tb)
+        if len(sb) != 3 or sb[2] not in (4, DYN) or not dims_compatible(sb[0], n):
+            raise VerifyException(f"'{cls.name}': gt_box must be [N, B, 4], got {fmt_shape(sb)}")
+        for what, t in (("gt_label", tl), ("gt_score", ts)):
+            st = shape_of(t)
+            if len(st) != 2 or not all(dims_compatible(a, b) for a, b in zip(st, sb[:2])):
+                raise VerifyException(f"'{cls.name}': {what} must be {fmt_shape(sb[:2])}, got {fmt_shape(st)}")
+        if elem_of(tl) not in INT_TYPES:
+            raise VerifyException(f"'{cls.name}': gt_label must be integers, got {tl}")
+        return elem, n
+
+
+@irdl_op_definition
+class YoloLossOp(YoloLossBase):
+    """Paddle's `yolov3_loss`: per image, sigmoid cross entropy of the box centers,
+    L1 of the log sizes (weighted by `2 - w*h`), class and objectness losses at the
+    cell and best anchor of each ground-truth box; predictions overlapping a
+    ground truth by more than `ignore_thresh` add no objectness loss.  `[N]`.
+
+    ```mlir
+    %l = pd.yolov3_loss %x, %b, %c, %s {anchors = array<i64: 10, 13, 16, 30>, anchor_mask = array<i64: 0, 1>, class_num = 2 : i64, downsample_ratio = 8 : i64} : (tensor<1x14x4x4xf32>, tensor<1x3x4xf32>, tensor<1x3xi32>, tensor<1x3xf32>) -> tensor<1xf32>
+    ```
+    """
+
+    name = "pd.yolov3_loss"
+    x = operand_def(TensorType)
+    gt_box = operand_def(TensorType)
+    gt_label = operand_def(TensorType)
+    gt_score = operand_def(TensorType)
+    assembly_format = "$x `,` $gt_box `,` $gt_label `,` $gt_score attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        elem, n = cls.check_loss(operand_types, props)
+        return [tensor_type(elem, (n,))]
+
+
+@irdl_op_definition
+class YoloLossGradOp(YoloLossBase):
+    """Paddle's `yolov3_loss_grad`: the gradient of x from the loss gradient `[N]`
+    (the ground truths get none).
+
+    ```mlir
+    %dx = pd.yolov3_loss_grad %x, %b, %c, %s, %g {anchors = array<i64: 10, 13, 16, 30>, anchor_mask = array<i64: 0, 1>, class_num = 2 : i64} : (tensor<1x14x4x4xf32>, tensor<1x3x4xf32>, tensor<1x3xi32>, tensor<1x3xf32>, tensor<1xf32>) -> tensor<1x14x4x4xf32>
+    ```
+    """
+
+    name = "pd.yolov3_loss_grad"
+    x = operand_def(TensorType)
+    gt_box = operand_def(TensorType)
+    gt_label = operand_def(TensorType)
+    gt_score = operand_def(TensorType)
+    loss_grad = operand_def(TensorType)
+    assembly_format = (
+        "$x `,` $gt_box `,` $gt_label `,` $gt_score `,` $loss_grad attr-dict `:` functional-type(operands, results)"
+    )
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        elem, n = cls.check_loss(operand_types[:4], props)
+        tg = operand_types[4]
+        if elem_of(tg) != elem or len(shape_of(tg)) != 1 or not dims_compatible(shape_of(tg)[0], n):
+            raise VerifyException(f"'{cls.name}': loss_grad must be [{n}] of x's dtype, got {tg}")
+        return [operand_types[0]]
+
+
 # -------------------------------------------------------------- RoI pooling
 
 
@@ -809,7 +913,7 @@ class DeformConvGradOp(DeformConvBase, MultiResultNames):
 
 VISION_OPS = [
     NmsOp, ScoredNmsOp, YoloBoxOp, PriorBoxOp, GenerateProposalsOp, DistributeFpnProposalsOp,
-    MatrixNmsOp, BoxCoderOp, RoiAlignOp, RoiAlignGradOp, RoiPoolOp, RoiPoolGradOp, PsroiPoolOp,
+    MatrixNmsOp, YoloLossOp, YoloLossGradOp, BoxCoderOp, RoiAlignOp, RoiAlignGradOp, RoiPoolOp, RoiPoolGradOp, PsroiPoolOp,
     PsroiPoolGradOp, DeformConvOp, DeformConvGradOp,
 ]
 
@@ -826,6 +930,9 @@ __all__ = [
     "NmsOp",
     "PriorBoxOp",
     "YoloBoxOp",
+    "YoloLossBase",
+    "YoloLossGradOp",
+    "YoloLossOp",
     "expand_aspect_ratios",
     "floats_attr",
     "PsroiPoolGradOp",

@@ -2,12 +2,14 @@
 signatures, defaults and results, in static and eager mode.
 
 `roi_align`, `roi_pool`, `psroi_pool`, `deform_conv2d` (and their layers `RoIAlign`,
-`RoIPool`, `PSRoIPool`, `DeformConv2D`) have gradients: w.r.t. x for the poolings;
-w.r.t. x, offset, mask, weight and bias for the deformable convolution (the ops of
-the `vision` family, `dialects/pd/vision.py`).  `nms`, `box_coder`, `yolo_box`,
-`prior_box`, `generate_proposals`, `distribute_fpn_proposals` and `matrix_nms` have none, as in Paddle.  `nms` is Paddle's `nms` operator without
-scores and one `pd.scored_nms` op with them (Paddle's Python sorting, per-category
-suppression and `top_k`); its result size is known at run time only.
+`RoIPool`, `PSRoIPool`, `DeformConv2D`) and `yolo_loss` have gradients: w.r.t. x for
+the poolings and the loss; w.r.t. x, offset, mask, weight and bias for the
+deformable convolution (the ops of the `vision` family, `dialects/pd/vision.py`).
+`nms`, `box_coder`, `yolo_box`, `prior_box`, `generate_proposals`,
+`distribute_fpn_proposals` and `matrix_nms` have none, as in Paddle.  `nms` is
+Paddle's `nms` operator without scores and one `pd.scored_nms` op with them
+(Paddle's Python sorting, per-category suppression and `top_k`); its result size is
+known at run time only.  (`read_file` and `decode_jpeg` are not supported.)
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ __all__ = [
     "roi_align",
     "roi_pool",
     "yolo_box",
+    "yolo_loss",
 ]
 
 
@@ -329,6 +332,48 @@ def matrix_nms(
         use_gaussian=bool(use_gaussian), gaussian_sigma=float(gaussian_sigma), background_label=background_label,
         normalized=bool(normalized))
     return out, (rois_num if return_rois_num else None), (index if return_index else None)
+
+
+def yolo_loss(
+    x: Any,
+    gt_box: Any,
+    gt_label: Any,
+    anchors: Sequence[int],
+    anchor_mask: Sequence[int],
+    class_num: int,
+    ignore_thresh: float,
+    downsample_ratio: int,
+    gt_score: Any = None,
+    use_label_smooth: bool = True,
+    name: str | None = None,
+    scale_x_y: float = 1.0,
+) -> Any:
+    """`paddle.vision.ops.yolo_loss` (YOLOv3): the loss `[N]` of the head `x [N,
+    len(anchor_mask)*(5+class_num), H, W]` against `gt_box [N, B, 4]` (center x,
+    y, width, height relative to the input image; boxes without area are padding),
+    `gt_label [N, B]` (int32) and `gt_score [N, B]` (default ones).
+    Differentiable w.r.t. x (the ignore mask and the anchor matches are constants,
+    as in Paddle)."""
+    fn = "yolo_loss"
+    check_float_tensor(fn, "x", x)
+    check_float_tensor(fn, "gt_box", gt_box)
+    check_tensor(fn, "gt_label", gt_label)
+    if gt_label.dtype != "int32":
+        raise TypeError(f"{fn}: gt_label must be an int32 tensor, got {gt_label.dtype}")
+    for arg, v in (("anchors", anchors), ("anchor_mask", anchor_mask)):
+        if not isinstance(v, (list, tuple)) or not all(isinstance(a, int) for a in v):
+            raise TypeError(f"{fn}: {arg} must be a list of ints, got {v!r}")
+    if not isinstance(ignore_thresh, float):
+        raise TypeError(f"{fn}: ignore_thresh must be a float, got {ignore_thresh!r}")
+    if gt_score is None:
+        gt_score = reshape(full_like(slice(gt_box, [2], [0], [1]), 1.0), [0, 0])  # ones [N, B]
+    else:
+        check_float_tensor(fn, "gt_score", gt_score)
+    return apply(pd.YoloLossOp, [x, gt_box, gt_label, gt_score], prefix="yolov3_loss", name=name,
+                 anchors=[int(a) for a in anchors], anchor_mask=[int(a) for a in anchor_mask],
+                 class_num=positive_int(fn, "class_num", class_num), ignore_thresh=float(ignore_thresh),
+                 downsample_ratio=positive_int(fn, "downsample_ratio", downsample_ratio),
+                 use_label_smooth=bool(use_label_smooth), scale_x_y=float(scale_x_y))
 
 
 # -------------------------------------------------------------- RoI pooling

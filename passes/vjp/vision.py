@@ -5,8 +5,8 @@ op (Paddle's `*_grad` operators); boxes, box counts, `nms`, `box_coder`, `yolo_b
 gradient, as in Paddle (nor does `scored_nms`).  `roi_align_grad` and `psroi_pool_grad` are linear in the
 output gradient with the forward op as their adjoint (the forward is `A x`, the
 gradient `A^T g`), so their own VJP is the forward op again and second derivatives
-through them come free; `roi_pool_grad` (the adjoint of a gather at the maxima)
-and `deformable_conv_grad` have no VJP, as Paddle's have none, and say so.
+through them come free; `roi_pool_grad` (the adjoint of a gather at the maxima),
+`deformable_conv_grad` and `yolov3_loss_grad` have no VJP, as Paddle's have none, and say so.
 """
 
 from __future__ import annotations
@@ -53,7 +53,17 @@ def roi_grad_vjp(b: VjpBuilder, op, grads: Grads) -> Out:
     return [None, None, None, dg]
 
 
-@vjp(pd.RoiPoolGradOp, pd.DeformConvGradOp)
+@vjp(pd.YoloLossOp)
+def yolov3_loss_vjp(b: VjpBuilder, op, grads: Grads) -> Out:
+    """`yolov3_loss_grad` for x; the ground truths get none (as in Paddle)."""
+    assert isinstance(op, pd.YoloLossOp)
+    (g,) = grads
+    assert g is not None
+    dx = b.emit(pd.YoloLossGradOp, *op.operands, g, **op.py_props())
+    return [dx, None, None, None]
+
+
+@vjp(pd.RoiPoolGradOp, pd.DeformConvGradOp, pd.YoloLossGradOp)
 def no_second_order(b: VjpBuilder, op, grads: Grads) -> Out:
     """No second derivative (Paddle has none): a clear error naming the op."""
     raise AutodiffError(

@@ -409,6 +409,104 @@ def matrix_nms(op: pd.MatrixNmsOp, bboxes: np.ndarray, scores: np.ndarray) -> tu
     return out, np.asarray(index, dtype=np.int32).reshape(-1, 1), np.asarray(counts, dtype=np.int32)
 
 
+# ------------------------------------------------------------------- yolo_loss
+
+
+def _sce(x: Any, target: Any) -> Any:
+    """Sigmoid cross entropy of logits x, stable for large |x|."""
+    return np.maximum(x, 0) - x * target + np.log1p(np.exp(-np.abs(x)))
+
+
+def _center_iou(b1: np.ndarray, b2: np.ndarray) -> np.ndarray:
+    """IoU of center-format boxes `[..., 4]` (x, y, w, h), broadcast."""
+    def overlap(c1: np.ndarray, w1: np.ndarray, c2: np.ndarray, w2: np.ndarray) -> np.ndarray:
+        return np.minimum(c1 + w1 / 2, c2 + w2 / 2) - np.maximum(c1 - w1 / 2, c2 - w2 / 2)
+
+    iw = overlap(b1[..., 0], b1[..., 2], b2[..., 0], b2[..., 2])
+    ih = overlap(b1[..., 1], b1[..., 3], b2[..., 1], b2[..., 3])
+    inter = np.where((iw < 0) | (ih < 0), 0, iw * ih)
+    return inter / (b1[..., 2] * b1[..., 3] + b2[..., 2] * b2[..., 3] - inter)
+
+
+def _yolo_loss(op: pd.YoloLossBase, x: np.ndarray, gt: np.ndarray, labels: np.ndarray, score: np.ndarray,
+               loss_grad: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """The loss `[N]` and (with `loss_grad`) the gradient of x, as Paddle's
+    yolov3_loss kernels compute them (in float64, cast back)."""
+    n, _, h, w = x.shape
+    xd, gt, score = x.astype(np.float64), gt.astype(np.float64), score.astype(np.float64)
+    anchors = np.asarray(op.prop("anchors"), dtype=np.float64).reshape(-1, 2)
+    mask = list(op.prop("anchor_mask"))
+    classes = op.prop("class_num")
+    m = len(mask)
+    xr = xd.reshape(n, m, 5 + classes, h, w)
+    dx = np.zeros_like(xr)
+    ratio = op.prop("downsample_ratio")
+    in_h, in_w = ratio * h, ratio * w
+    pos, neg = 1.0, 0.0
+    if op.prop("use_label_smooth"):
+        smooth = min(1.0 / classes, 1.0 / 40)
+        pos, neg = 1.0 - smooth, smooth
+    sxy = float(np.float32(op.prop("scale_x_y")))
+    bias = -0.5 * (sxy - 1.0)
+    ignore = float(np.float32(op.prop("ignore_thresh")))
+    g = np.ones(n) if loss_grad is None else loss_grad.astype(np.float64)
+    loss = np.zeros(n)
+
+    def sig(v: Any) -> Any:
+        return 1.0 / (1.0 + np.exp(-v))
+
+    cols, rows = np.arange(w)[None, None, :], np.arange(h)[None, :, None]
+    aw, ah = anchors[mask, 0][:, None, None], anchors[mask, 1][:, None, None]
+    for i in range(n):
+        valid = (gt[i, :, 2] > 1e-6) & (gt[i, :, 3] > 1e-6)
+        pred = np.stack([(cols + sig(xr[i, :, 0]) * sxy + bias) / w, (rows + sig(xr[i, :, 1]) * sxy + bias) / h,
+                         np.exp(xr[i, :, 2]) * aw / in_w, np.exp(xr[i, :, 3]) * ah / in_h], axis=-1)  # [M, H, W, 4]
+        obj = np.zeros((m, h, w))
+        if valid.any():
+            best = _center_iou(pred[..., None, :], gt[i, valid][None, None, None]).max(axis=-1)
+            obj[best > ignore] = -1
+        for t in np.flatnonzero(valid):
+            gx, gy, gw, gh = gt[i, t]
+            gi, gj = int(gx * w), int(gy * h)
+            shapes = np.concatenate([np.zeros((len(anchors), 2)), anchors / [in_w, in_h]], axis=1)
+            best_n = int(np.argmax(_center_iou(shapes, np.array([0.0, 0.0, gw, gh]))))
+            if best_n not in mask:
+                continue
+            k = mask.index(best_n)
+            s = score[i, t]
+            wgt = (2.0 - gw * gh) * s
+            tx, ty = gx * w - gi, gy * h - gj
+            tw, th = np.log(gw * in_w / anchors[best_n, 0]), np.log(gh * in_h / anchors[best_n, 1])
+            p = xr[i, k, :, gj, gi]
+            loss[i] += (_sce(p[0], tx) + _sce(p[1], ty) + abs(p[2] - tw) + abs(p[3] - th)) * wgt
+            dx[i, k, 0, gj, gi] += (sig(p[0]) - tx) * wgt * g[i]
+            dx[i, k, 1, gj, gi] += (sig(p[1]) - ty) * wgt * g[i]
+            dx[i, k, 2, gj, gi] += np.sign(p[2] - tw) * wgt * g[i]
+            dx[i, k, 3, gj, gi] += np.sign(p[3] - th) * wgt * g[i]
+            target = np.where(np.arange(classes) == labels[i, t], pos, neg)
+            loss[i] += (_sce(p[5:], target) * s).sum()
+            dx[i, k, 5:, gj, gi] += (sig(p[5:]) - target) * s * g[i]
+            obj[k, gj, gi] = s
+        po = xr[i, :, 4]
+        positive, negative = obj > 1e-5, (obj <= 1e-5) & (obj > -0.5)
+        loss[i] += (_sce(po, 1.0) * obj)[positive].sum() + _sce(po, 0.0)[negative].sum()
+        dx[i, :, 4] += (np.where(positive, (sig(po) - 1.0) * obj, 0.0) + np.where(negative, sig(po), 0.0)) * g[i]
+    return loss.astype(x.dtype), dx.reshape(x.shape).astype(x.dtype)
+
+
+@kernel(pd.YoloLossOp)
+def yolov3_loss(op: pd.YoloLossOp, x: np.ndarray, gt: np.ndarray, labels: np.ndarray, score: np.ndarray) -> np.ndarray:
+    """The YOLOv3 loss of each image."""
+    return _yolo_loss(op, x, gt, labels, score, None)[0]
+
+
+@kernel(pd.YoloLossGradOp)
+def yolov3_loss_grad(op: pd.YoloLossGradOp, x: np.ndarray, gt: np.ndarray, labels: np.ndarray, score: np.ndarray,
+                     g: np.ndarray) -> np.ndarray:
+    """The gradient of x (the ignore mask and the matches are constants, as in Paddle)."""
+    return _yolo_loss(op, x, gt, labels, score, g)[1]
+
+
 # ------------------------------------------------------------------- roi_align
 
 

@@ -100,3 +100,12 @@
 %n = pd.data "n" : tensor<1xi32>
 %l2, %ri, %n2 = pd.distribute_fpn_proposals %r, %n {min_level = 2 : i64, max_level = 2 : i64} : (tensor<5x4xf32>, tensor<1xi32>) -> (tensor<?x4xf32>, tensor<5x1xi32>, tensor<1xi32>)
 // CHECK: 'pd.distribute_fpn_proposals': levels must satisfy 0 < min_level < max_level < min_level + 99, got 2, 2
+
+// -----
+
+%x = pd.data "x" : tensor<1x14x4x4xf32>
+%b = pd.data "b" : tensor<1x3x4xf32>
+%l = pd.data "l" : tensor<1x3xi32>
+%s = pd.data "s" : tensor<1x2xf32>
+%y = pd.yolov3_loss %x, %b, %l, %s {anchors = array<i64: 10, 13, 16, 30>, anchor_mask = array<i64: 0, 1>, class_num = 2 : i64} : (tensor<1x14x4x4xf32>, tensor<1x3x4xf32>, tensor<1x3xi32>, tensor<1x2xf32>) -> tensor<1xf32>
+// CHECK: 'pd.yolov3_loss': gt_score must be [1, 3], got [1, 2]

@@ -1,4 +1,4 @@
-// The vision ops (nms, box coding, yolo_box, prior_box, generate_proposals, distribute_fpn_proposals, matrix_nms, RoI poolings and their gradients, deformable convolution) round-trip in custom and generic form.
+// The vision ops (nms, box coding, yolo_box, yolov3_loss, prior_box, generate_proposals, distribute_fpn_proposals, matrix_nms, RoI poolings and their gradients, deformable convolution) round-trip in custom and generic form.
 // RUN: pullback-opt %s | filecheck %s
 // RUN: pullback-opt %s | pullback-opt | filecheck %s
 // RUN: pullback-opt %s --print-op-generic | pullback-opt | filecheck %s
@@ -30,6 +30,11 @@ builtin.module {
   %fn = pd.data "fn" : tensor<1xi32>
   %mb = pd.data "mb" : tensor<?x5x4xf32>
   %ms = pd.data "ms" : tensor<?x3x5xf32>
+  %lx = pd.data "lx" : tensor<?x14x4x4xf32>
+  %lb = pd.data "lb" : tensor<?x3x4xf32>
+  %ll = pd.data "ll" : tensor<?x3xi32>
+  %ls = pd.data "ls" : tensor<?x3xf32>
+  %lg = pd.data "lg" : tensor<?xf32>
   %keep = pd.nms %b {iou_threshold = 5.000000e-01 : f64} : (tensor<?x4xf32>) -> tensor<?xi64>
   %kept = pd.scored_nms %b, %s, %c {categories = array<i64: 0, 2>, top_k = 3 : i64} : (tensor<?x4xf32>, tensor<?xf32>, tensor<?xi64>) -> tensor<?xi64>
   %enc = pd.box_coder %b, %v, %t : (tensor<?x4xf32>, tensor<4xf32>, tensor<2x4xf32>) -> tensor<2x?x4xf32>
@@ -47,6 +52,8 @@ builtin.module {
   %gr, %gp, %gn = pd.generate_proposals %gs, %gd, %gi, %ga, %ga {pre_nms_top_n = 10 : i64, eta = 9.000000e-01 : f64} : (tensor<?x2x3x3xf32>, tensor<?x8x3x3xf32>, tensor<?x2xf32>, tensor<3x3x2x4xf32>, tensor<3x3x2x4xf32>) -> (tensor<?x4xf32>, tensor<?x1xf32>, tensor<?xi32>)
   %l2, %l3, %ri, %n2, %n3 = pd.distribute_fpn_proposals %fr, %fn {min_level = 2 : i64, max_level = 3 : i64, refer_level = 2 : i64, refer_scale = 32 : i64} : (tensor<5x4xf32>, tensor<1xi32>) -> (tensor<?x4xf32>, tensor<?x4xf32>, tensor<5x1xi32>, tensor<1xi32>, tensor<1xi32>)
   %mo, %mi, %mn = pd.matrix_nms %mb, %ms {score_threshold = 1.000000e-01 : f64, post_threshold = 2.000000e-01 : f64, use_gaussian = true} : (tensor<?x5x4xf32>, tensor<?x3x5xf32>) -> (tensor<?x6xf32>, tensor<?x1xi32>, tensor<?xi32>)
+  %yl = pd.yolov3_loss %lx, %lb, %ll, %ls {anchors = array<i64: 10, 13, 16, 30>, anchor_mask = array<i64: 0, 1>, class_num = 2 : i64, downsample_ratio = 8 : i64} : (tensor<?x14x4x4xf32>, tensor<?x3x4xf32>, tensor<?x3xi32>, tensor<?x3xf32>) -> tensor<?xf32>
+  %ylg = pd.yolov3_loss_grad %lx, %lb, %ll, %ls, %lg {anchors = array<i64: 10, 13, 16, 30>, anchor_mask = array<i64: 0, 1>, class_num = 2 : i64} : (tensor<?x14x4x4xf32>, tensor<?x3x4xf32>, tensor<?x3xi32>, tensor<?x3xf32>, tensor<?xf32>) -> tensor<?x14x4x4xf32>
 }
 
 // CHECK:      %keep = pd.nms %b {iou_threshold = 5.000000e-01 : f64} : (tensor<?x4xf32>) -> tensor<?xi64>
@@ -66,3 +73,5 @@ builtin.module {
 // CHECK-NEXT: %gr, %gp, %gn = pd.generate_proposals %gs, %gd, %gi, %ga, %ga {pre_nms_top_n = 10 : i64, eta = 9.000000e-01 : f64} : (tensor<?x2x3x3xf32>, tensor<?x8x3x3xf32>, tensor<?x2xf32>, tensor<3x3x2x4xf32>, tensor<3x3x2x4xf32>) -> (tensor<?x4xf32>, tensor<?x1xf32>, tensor<?xi32>)
 // CHECK-NEXT: %l2, %l3, %ri, %n2, %n3 = pd.distribute_fpn_proposals %fr, %fn {max_level = 3 : i64, refer_level = 2 : i64, refer_scale = 32 : i64} : (tensor<5x4xf32>, tensor<1xi32>) -> (tensor<?x4xf32>, tensor<?x4xf32>, tensor<5x1xi32>, tensor<1xi32>, tensor<1xi32>)
 // CHECK-NEXT: %mo, %mi, %mn = pd.matrix_nms %mb, %ms {score_threshold = 1.000000e-01 : f64, post_threshold = 2.000000e-01 : f64, use_gaussian = true} : (tensor<?x5x4xf32>, tensor<?x3x5xf32>) -> (tensor<?x6xf32>, tensor<?x1xi32>, tensor<?xi32>)
+// CHECK-NEXT: %yl = pd.yolov3_loss %lx, %lb, %ll, %ls {anchors = array<i64: 10, 13, 16, 30>, anchor_mask = array<i64: 0, 1>, class_num = 2 : i64, downsample_ratio = 8 : i64} : (tensor<?x14x4x4xf32>, tensor<?x3x4xf32>, tensor<?x3xi32>, tensor<?x3xf32>) -> tensor<?xf32>
+// CHECK-NEXT: %ylg = pd.yolov3_loss_grad %lx, %lb, %ll, %ls, %lg {anchors = array<i64: 10, 13, 16, 30>, anchor_mask = array<i64: 0, 1>, class_num = 2 : i64} : (tensor<?x14x4x4xf32>, tensor<?x3x4xf32>, tensor<?x3xi32>, tensor<?x3xf32>, tensor<?xf32>) -> tensor<?x14x4x4xf32>

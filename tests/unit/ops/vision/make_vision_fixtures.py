@@ -180,5 +180,22 @@ for name, kw in {
     o, rn, ix = ops.matrix_nms(paddle.to_tensor(mb), paddle.to_tensor(ms), **kw, return_index=True)
     OUT[f"{name}.out"], OUT[f"{name}.num"], OUT[f"{name}.index"] = o.numpy(), rn.numpy(), ix.numpy()
 
+# yolo_loss: 2 masked anchors of 3, 3 classes, a 4x4 head; a padding ground truth
+yx = rng.normal(0, 1, (2, 2 * (5 + 3), 4, 4))
+ygt = np.concatenate([rng.uniform(0.2, 0.8, (2, 3, 2)), rng.uniform(0.1, 0.7, (2, 3, 2))], axis=-1)
+ygt[1, 2] = 0
+ylab = rng.integers(0, 3, (2, 3)).astype("int32")
+ysc = rng.uniform(0.5, 1, (2, 3))
+OUT.update({"yl.x": yx, "yl.gt": ygt, "yl.label": ylab, "yl.score": ysc})
+for name, kw in {"yl_a": dict(use_label_smooth=True), "yl_b": dict(use_label_smooth=False, scale_x_y=1.1),
+                 "yl_c": dict(gt_score=True)}.items():
+    xt = paddle.to_tensor(yx, stop_gradient=False)
+    with_score = kw.pop("gt_score", False)
+    loss = ops.yolo_loss(xt, paddle.to_tensor(ygt), paddle.to_tensor(ylab), [10, 13, 16, 30, 33, 23], [0, 1], 3,
+                         0.5, 8, gt_score=paddle.to_tensor(ysc) if with_score else None, **kw)
+    cot = rng.standard_normal(loss.shape)
+    (dx,) = paddle.grad((loss * paddle.to_tensor(cot)).sum(), [xt])
+    OUT[f"{name}.out"], OUT[f"{name}.cot"], OUT[f"{name}.dx"] = loss.numpy(), cot, dx.numpy()
+
 np.savez_compressed(Path(__file__).with_name("vision_ops_paddle.npz"), **OUT)
 print(f"wrote {len(OUT)} arrays")

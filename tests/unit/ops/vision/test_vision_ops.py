@@ -466,3 +466,32 @@ def test_float32_int64_counts_and_empty_inputs() -> None:
     empty = ops.roi_align(x, t(np.zeros((0, 4), np.float32)), t(np.zeros(2, np.int32)), 2)
     assert empty.shape == [0, 2, 2, 2]
     assert ops.nms(t(np.zeros((0, 4), np.float32)), 0.5, t(np.zeros(0, np.float32))).shape == [0]
+
+
+# ------------------------------------------------------------------- yolo_loss
+
+YL_ANCHORS = [10, 13, 16, 30, 33, 23]
+YL_CASES = {"yl_a": dict(use_label_smooth=True), "yl_b": dict(use_label_smooth=False, scale_x_y=1.1),
+            "yl_c": dict(gt_score=True)}
+
+
+@pytest.mark.parametrize("case", sorted(YL_CASES))
+def test_yolo_loss_matches_paddle(case: str) -> None:
+    kw = dict(YL_CASES[case])
+    score = t(F["yl.score"]) if kw.pop("gt_score", False) else None
+    x = t(F["yl.x"], grad=True)
+    loss = ops.yolo_loss(x, t(F["yl.gt"]), t(F["yl.label"]), YL_ANCHORS, [0, 1], 3, 0.5, 8, gt_score=score, **kw)
+    close(loss.numpy(), F[f"{case}.out"])
+    close(grads_of(loss, F[f"{case}.cot"], {"x": x})["x"], F[f"{case}.dx"])
+
+
+def test_yolo_loss_vjp_against_finite_differences_and_errors() -> None:
+    props = dict(anchors=YL_ANCHORS, anchor_mask=[0, 1], class_num=3, ignore_thresh=0.5, downsample_ratio=8)
+    # (the ignore mask and the matches are piecewise constant: small steps keep them)
+    check_vjp(pd.YoloLossOp, [F["yl.x"], F["yl.gt"], F["yl.label"], F["yl.score"]], props=props, wrt=[0])
+    with pytest.raises(TypeError, match="gt_label must be an int32"):
+        ops.yolo_loss(t(F["yl.x"]), t(F["yl.gt"]), t(F["yl.label"].astype(np.int64)), YL_ANCHORS, [0, 1], 3, 0.5, 8)
+    with pytest.raises(ValueError, match="anchor_mask must index the 3 anchors"):
+        ops.yolo_loss(t(F["yl.x"]), t(F["yl.gt"]), t(F["yl.label"]), YL_ANCHORS, [0, 3], 3, 0.5, 8)
+    with pytest.raises(ValueError, match=r"x must have 14 channels \(2 masked anchors x \(5 \+ 2 classes\)\), got 16"):
+        ops.yolo_loss(t(F["yl.x"]), t(F["yl.gt"]), t(F["yl.label"]), YL_ANCHORS, [0, 1], 2, 0.5, 8)
