@@ -1,13 +1,15 @@
 """Kernels of the detection and vision ops, following Paddle 3.3.1's CPU kernels
-(`phi/kernels/cpu/{nms,box_coder,roi_align,roi_pool,psroi_pool,deformable_conv}*`)
-step for step, including where they compute box geometry in the input's dtype and
-round with C's `round` (half away from zero).
+(`nms`, `box_coder`, `yolo_box`, `yolov3_loss`, `prior_box`, `generate_proposals`,
+`distribute_fpn_proposals`, `matrix_nms`, `roi_align`, `roi_pool`, `psroi_pool`,
+`deformable_conv` and their `*_grad`) step for step, including where they compute
+box geometry in the input's dtype and round with C's `round` (half away from zero);
+every output is checked against Paddle's in `tests/unit/ops/vision/`.
 
 `roi_align` is separable: every sample of a bin row shares its row weights and every
 sample of a bin column its column weights (a sample outside the map is dropped in
 both), so one box is `A_y @ x @ A_x^T` with interpolation matrices `A_y [ph, H]`,
 `A_x [pw, W]`, and its gradient `A_y^T @ g @ A_x`.  The deformable convolution
-gathers its bilinear samples for all taps at once (`_deform_samples`) and multiplies
+gathers its bilinear samples for all taps at once (`_Samples`) and multiplies
 them with the weights per group, as Paddle's im2col + GEMM does.
 """
 
