@@ -495,3 +495,13 @@ def test_yolo_loss_vjp_against_finite_differences_and_errors() -> None:
         ops.yolo_loss(t(F["yl.x"]), t(F["yl.gt"]), t(F["yl.label"]), YL_ANCHORS, [0, 3], 3, 0.5, 8)
     with pytest.raises(ValueError, match=r"x must have 14 channels \(2 masked anchors x \(5 \+ 2 classes\)\), got 16"):
         ops.yolo_loss(t(F["yl.x"]), t(F["yl.gt"]), t(F["yl.label"]), YL_ANCHORS, [0, 1], 2, 0.5, 8)
+
+
+def test_float_list_properties_never_alias_int_lists() -> None:
+    """prior_box's float-list properties: `[0.0, 0.0]` and `[0, 0]` are equal Python
+    keys, but a float array must never be handed out for a reshape's int shape."""
+    from pullback.dialects.pd.base import from_attr, to_attr
+
+    assert from_attr(to_attr([0.0, 2.0])) == [0.0, 2.0]
+    ints = to_attr([0, 2])
+    assert from_attr(ints) == [0, 2] and all(isinstance(v, int) for v in from_attr(ints))
