@@ -488,7 +488,9 @@ def test_yolo_loss_matches_paddle(case: str) -> None:
 def test_yolo_loss_vjp_against_finite_differences_and_errors() -> None:
     props = dict(anchors=YL_ANCHORS, anchor_mask=[0, 1], class_num=3, ignore_thresh=0.5, downsample_ratio=8)
     # (the ignore mask and the matches are piecewise constant: small steps keep them)
-    check_vjp(pd.YoloLossOp, [F["yl.x"], F["yl.gt"], F["yl.label"], F["yl.score"]], props=props, wrt=[0])
+    one = slice(0, 1)  # one image keeps the finite differences quick
+    check_vjp(pd.YoloLossOp, [F["yl.x"][one], F["yl.gt"][one], F["yl.label"][one], F["yl.score"][one]],
+              props=props, wrt=[0])
     with pytest.raises(TypeError, match="gt_label must be an int32"):
         ops.yolo_loss(t(F["yl.x"]), t(F["yl.gt"]), t(F["yl.label"].astype(np.int64)), YL_ANCHORS, [0, 1], 3, 0.5, 8)
     with pytest.raises(ValueError, match="anchor_mask must index the 3 anchors"):
