@@ -5,7 +5,8 @@ One dialect, defined across a few modules by op family (as xDSL's `linalg` is):
 `control` (`pd.if`, `pd.while` and the stacks their gradients use), `elementwise`,
 `reduction`, `loss`, `shape`, `nn`, `optimizer`, `creation`, `indexing`, `linalg`
 (LAPACK decompositions and solves), `distributed` (collectives between ranks),
-`rnn` (the fused recurrent layers) and `geometric` (graph message passing).
+`rnn` (the fused recurrent layers), `geometric` (graph message passing) and `vision`
+(detection ops, `paddle.vision.ops`).
 """
 
 import importlib
@@ -29,10 +30,11 @@ from .program import *  # noqa: F403
 from .reduction import *  # noqa: F403
 from .rnn import *  # noqa: F403
 from .shape import *  # noqa: F403
+from .vision import *  # noqa: F403
 
 FAMILIES: tuple[str, ...] = (
     "program", "elementwise", "reduction", "loss", "shape", "nn", "optimizer", "creation",
-    "indexing", "linalg", "control", "distributed", "rnn", "geometric",
+    "indexing", "linalg", "control", "distributed", "rnn", "geometric", "vision",
 )
 """The op families, the one list of them: each is `dialects/pd/<family>.py` (defining
 `<FAMILY>_OPS`), and each layer keeps its rules for a family in a module of the same

@@ -235,6 +235,10 @@ def to_attr(value: Any) -> Attribute:
     """Convert a Python property value to the attribute form the dialect uses."""
     if isinstance(value, str) and type(value) is not str:
         value = str.__str__(value)  # e.g. a DType: attributes hold the plain name
+    if isinstance(value, list) and any(isinstance(v, float) for v in value):
+        # not cached: [0.0, 0.0] and [0, 0] are equal keys, but a float array and an
+        # int array (a reshape's shape) are different attributes
+        return _to_attr(value)
     key = tuple(value) if isinstance(value, list) else value
     try:
         return _to_attr_cached(type(value), key)  # type: ignore[arg-type]  # (mypy: a class is Hashable)
@@ -266,6 +270,8 @@ def _to_attr(value: Any) -> Attribute:
             return strs_attr(value)
         if all(isinstance(v, (int,)) and not isinstance(v, bool) for v in value):
             return ints_attr(value)
+        if all(isinstance(v, float) for v in value):  # (prior_box's sizes and ratios)
+            return DenseArrayBase.from_list(f64, list(value))
     raise TypeError(f"cannot express {value!r} as a pd attribute")
 
 

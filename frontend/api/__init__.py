@@ -85,6 +85,7 @@ ALIASES: dict[str, str] = {
     "vision.models": "pullback.frontend.vision.models",
     "vision.transforms": "pullback.frontend.vision.transforms",
     "vision.datasets": "pullback.frontend.vision.datasets",
+    "vision.ops": "pullback.frontend.vision.ops",
     "incubate": "pullback.frontend.api.incubate",
     "incubate.optimizer": "pullback.frontend.api.incubate_optimizer",
     "incubate.autograd": "pullback.frontend.api.incubate_autograd",

@@ -1,9 +1,10 @@
 """`paddle.vision`: image models (`paddle.vision.models`), transforms
-(`paddle.vision.transforms`) and datasets (`paddle.vision.datasets`)."""
+(`paddle.vision.transforms`), datasets (`paddle.vision.datasets`) and detection
+operators (`paddle.vision.ops`)."""
 
 from __future__ import annotations
 
-from pullback.frontend.vision import datasets, models, transforms
+from pullback.frontend.vision import datasets, models, ops, transforms
 from pullback.frontend.vision.models import (
     VGG,
     LeNet,
@@ -29,6 +30,7 @@ __all__ = [
     "datasets",
     "mobilenet_v2",
     "models",
+    "ops",
     "resnet18",
     "resnet34",
     "resnet50",
