@@ -40,6 +40,7 @@ from xdsl.traits import IsTerminator, NoTerminator, OpTrait, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from .base import (
+    declare_complex,
     PureOp,
     tensor_type,
     MultiResultNames,
@@ -693,3 +694,7 @@ backward region.  Every consumer handles them itself: the interpreter binds and 
 them, the autodiff pass treats feeds and parameters as leaves and differentiates
 backward regions by nesting, and the lowering makes them entry-function arguments
 and outputs (`lowering/abi.py`).  They have no kernel, VJP rule or lowering rule."""
+
+
+# Feeds, fetches, constants and regions hold complex values too.
+declare_complex(DataOp, ParameterOp, FetchOp, FillConstantOp, FillAnyLikeOp, BackwardOp, YieldOp, RunProgramOp, RunProgramGradOp, PrintOp)

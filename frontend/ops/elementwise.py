@@ -15,7 +15,7 @@ from typing import Any
 
 from pullback.dialects import pd
 from pullback.dialects.pd.dtypes import FLOAT_NAMES as _FLOAT_NAMES
-from pullback.dialects.pd.dtypes import DTYPE_BY_NAME, INT_NAMES, get_default_dtype, promote_types, scalar_result_dtype, to_dtype_name
+from pullback.dialects.pd.dtypes import COMPLEX_NAMES, DTYPE_BY_NAME, INT_NAMES, get_default_dtype, promote_types, scalar_result_dtype, to_dtype_name
 from pullback.frontend.core import apply
 from pullback.frontend.eager import Tensor
 
@@ -68,8 +68,11 @@ def check_float_or_int_tensor(fn: str, arg: str, x: Any) -> None:
 
 
 def check_unary_input(op_cls: type[pd.PdOp], fn: str, x: Any) -> None:
-    """Raise TypeError unless `x` is a tensor the unary op takes: a float one, or an
-    int32/int64 one where the op's `INT_INPUT` fact accepts integers."""
+    """Raise TypeError unless `x` is a tensor the unary op takes: a float one, an
+    int32/int64 one where the op's `INT_INPUT` fact accepts integers, or a complex
+    one where the op declares `COMPLEX`."""
+    if op_cls.COMPLEX and getattr(x, "dtype", None) in COMPLEX_NAMES:
+        return
     if getattr(op_cls, "INT_INPUT", "reject") != "reject":
         check_float_or_int_tensor(fn, "x", x)
     else:
