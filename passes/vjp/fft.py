@@ -16,10 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from xdsl.dialects.builtin import ArrayAttr
 from xdsl.ir import Operation, SSAValue
 
 from pullback.dialects import pd
-from pullback.dialects.pd.base import elem_of, shape_of
+from pullback.dialects.pd.base import elem_of, f64_attr, shape_of
 from pullback.passes.vjp import complex_aware, vjp
 from pullback.passes.vjp.builder import VjpBuilder
 
@@ -89,6 +90,6 @@ def c2r_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | N
         weights = [2.0 if 1 <= k <= doubled else 1.0 for k in range(m)]
         shape = [m] + [1] * (rank - 1 - last)
         part = pd.dtype_name(elem_of(g.type))
-        mask = b.emit(pd.AssignValueOp, shape=shape, values=weights, dtype=part)
+        mask = b.emit(pd.AssignValueOp, shape=shape, values=ArrayAttr([f64_attr(w) for w in weights]), dtype=part)
         gx = b.mul(gx, b.cast_like(mask, gx))
     return [_resize_last(b, gx, last, shape_of(x.type)[last])]
