@@ -40,6 +40,8 @@ from xdsl.traits import IsTerminator, NoTerminator, OpTrait, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from .base import (
+    COMPLEX_TYPES,
+    dtype_name,
     declare_complex,
     PureOp,
     tensor_type,
@@ -183,6 +185,8 @@ class FillConstantOp(PureOp):
 class FillAnyLikeOp(PureOp):
     """A tensor shaped like `x` (dynamic dimensions included) filled with one value
     (`paddle.full_like`, `ones_like`, `zeros_like`). `dtype = ""` keeps x's dtype.
+    A complex result's value is `value + i * imag` (a Python complex operand,
+    `x + 1j`); `imag` must be 0 for any other dtype.
 
     ```mlir
     %ones = pd.fill_any_like %loss {value = 1.0 : f64} : (tensor<f32>) -> tensor<f32>
@@ -194,6 +198,7 @@ class FillAnyLikeOp(PureOp):
     name = "pd.fill_any_like"
     x = operand_def(TensorType)
     value = prop_def(FloatAttr)
+    imag = prop_def(FloatAttr, default_value=f64_attr(0.0))
     dtype = prop_def(StringAttr, default_value=StringAttr(""))
     assembly_format = "$x attr-dict `:` functional-type(operands, results)"
 
@@ -201,6 +206,9 @@ class FillAnyLikeOp(PureOp):
     def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
         (t,) = operand_types
         elem = dtype_from_name(props["dtype"]) if props["dtype"] else elem_of(t)
+        if props["imag"] != 0.0 and elem not in COMPLEX_TYPES:
+            raise VerifyException(
+                f"'{cls.name}': an imaginary part ({props['imag']}) needs a complex result, not {dtype_name(elem)}")
         return [tensor_type(elem, shape_of(t))]
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from pullback.dialects import pd
 from pullback.dialects.pd.dtypes import FLOAT_NAMES as _FLOAT_NAMES
-from pullback.dialects.pd.dtypes import COMPLEX_NAMES, DTYPE_BY_NAME, FLOAT_OF_COMPLEX, INT_NAMES, get_default_dtype, promote_types, scalar_result_dtype, to_dtype_name
+from pullback.dialects.pd.dtypes import COMPLEX_NAMES, DTYPE_BY_NAME, INT_NAMES, get_default_dtype, promote_types, scalar_result_dtype, to_dtype_name
 from pullback.frontend.core import apply
 from pullback.frontend.eager import Tensor
 
@@ -48,11 +48,8 @@ def complex_constant_like(x: Any, value: complex) -> Any:
     """A complex constant shaped like tensor x, of the dtype Paddle gives
     `x op value` (`dtypes.scalar_result_dtype`), and x cast to that dtype."""
     to = scalar_result_dtype(x.dtype, value)
-    part = FLOAT_OF_COMPLEX[to]
     value = complex(value)
-    re = full_like(x, value.real, dtype=part)
-    im = full_like(x, value.imag, dtype=part)
-    const = apply(pd.ComplexOp, [re, im], prefix="complex")
+    const = apply(pd.FillAnyLikeOp, [x], prefix="fill_any_like", value=value.real, imag=value.imag, dtype=to)
     return const, (x if x.dtype == to else cast(x, to))
 
 
