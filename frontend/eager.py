@@ -725,6 +725,8 @@ _PRECISION, _THRESHOLD, _EDGEITEMS, _LINEWIDTH = 8, 1000, 3, 80
 def _format_item(v: Any, max_width: int = 0, signed: bool = False) -> str:
     if isinstance(v, (np.floating, float)):
         s = f"{v:.0f}." if np.ceil(v) == v else f"{v:.{_PRECISION}f}"
+    elif isinstance(v, np.complexfloating):  # Paddle's: both parts fixed, the sign of im always shown
+        s = f"({v.real:.{_PRECISION}f}{v.imag:+.{_PRECISION}f}j)"
     else:
         s = f"{v}"
     if max_width > len(s):

@@ -163,3 +163,28 @@ def test_to_static_gradients_match_eager() -> None:
     _, loss, grad = _eager()
     np.testing.assert_allclose(out.numpy(), loss, rtol=1e-12)
     np.testing.assert_allclose(x.grad.numpy(), grad, rtol=1e-12)
+
+
+def test_printing_matches_paddle() -> None:
+    """Paddle 3.3.1's `print` of complex tensors (read off `print(paddle.to_tensor(...))`)."""
+    assert repr(paddle.to_tensor(np.array([[1 + 2j, -3 - 1.5j], [0.5j, 2]]))) == (
+        "Tensor(shape=[2, 2], dtype=complex128, place=Place(cpu), stop_gradient=True,\n"
+        "       [[ (1.00000000+2.00000000j), (-3.00000000-1.50000000j)],\n"
+        "        [ (0.00000000+0.50000000j),  (2.00000000+0.00000000j)]])"
+    )
+    assert repr(paddle.to_tensor(1 + 2j)) == (
+        "Tensor(shape=[], dtype=complex64, place=Place(cpu), stop_gradient=True,\n"
+        "       (1.00000000+2.00000000j))"
+    )
+
+
+def test_assign_of_complex_data() -> None:
+    assert paddle.assign(Z).dtype == paddle.complex128
+    assert paddle.assign(Z.astype(np.complex64)).dtype == paddle.complex64
+    np.testing.assert_array_equal(paddle.assign(Z).numpy(), Z)
+    paddle.enable_static()
+    try:
+        with pytest.raises(TypeError, match="constants of complex values are not supported in static programs"):
+            paddle.assign(Z)
+    finally:
+        paddle.disable_static()
