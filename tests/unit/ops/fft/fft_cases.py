@@ -37,6 +37,13 @@ def cases() -> dict[str, Case]:
         "cast": (lambda P, a: P.cast(a, "complex128") * (1 + 2j), [r]),
         "sum_mean": (lambda P, a: a.sum(axis=0) * a.mean(), [z]),
         "complex_plus_float": (lambda P, a, b: a + b, [z, r]),
+        "complex_scalar": (lambda P, a: (a * (2 - 1j) + 1j) / (0.5 + 3j), [r]),
+        "shape_ops": (lambda P, a: P.concat([a.reshape([3, 2]).transpose([1, 0]), a[:, 1:]], axis=1), [z]),
+        "gather_where": (lambda P, a: P.where(P.to_tensor([True, False, True]), P.gather(a, P.to_tensor([1, 0]), axis=0)[0], a[1]), [z]),
+        "expand_squeeze_stack": (lambda P, a: P.stack([a.unsqueeze(0).expand([2, 2, 3])[1:].squeeze(0), a]), [z]),
+        "cumsum_slice": (lambda P, a: P.cumsum(a, axis=1) * a[:, 2:], [z]),
+        "sqrt_log_sin_tanh": (lambda P, a: P.sqrt(a) + P.log(a) * P.sin(a) - P.tanh(a), [z]),
+        "square_pow": (lambda P, a: P.square(a) + a ** 3, [z]),
         # paddle.fft
         "fft_ortho": (lambda P, a: P.fft.fft(a, norm="ortho"), [z]),
         "ifft_n5": (lambda P, a: P.fft.ifft(a, n=5), [z]),
