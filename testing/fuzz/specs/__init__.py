@@ -63,6 +63,9 @@ EXCLUDED: dict[type[Operation], str] = {
        for op in pd.ELEMENTWISE_OPS if issubclass(op, pd.BitwiseOp)},
     **{op: "host-only LAPACK call (HOST_ONLY): no native code to compare; values against numpy and "
        "gradients against finite differences in tests/unit/ops/linalg/test_linalg.py" for op in pd.LINALG_OPS},
+    **{op: "host-only complex numbers (HOST_ONLY; the fuzzer's programs are real and compiled): values and "
+       "gradients against Paddle 3.3.1 and finite differences in tests/unit/ops/fft/test_fft_paddle.py"
+       for op in (*pd.COMPLEX_OPS, *pd.FFT_OPS)},
     pd.PrintOp: "host-only printing (HOST_ONLY): the identity with a side effect; output and gradient "
                 "printing in tests/unit/ops/program/test_host_calls.py",
 }
