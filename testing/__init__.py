@@ -395,6 +395,7 @@ def check_complex_grad(
             total = total + t
         second = grad([total], ts, allow_unused=True)
         for i, a in enumerate(arrays):
-            got = np.zeros_like(a) if second[i] is None else second[i].numpy()
+            gi = second[i]
+            got = np.zeros_like(a) if gi is None else gi.numpy()
             np.testing.assert_allclose(got, numeric(inner, i), rtol=max(rtol, 1e-4), atol=max(atol, 1e-5),
                                        err_msg=f"second-order gradient of input #{i} differs from finite differences")

@@ -680,7 +680,7 @@ class PureOp(PdOp):
 # ----------------------------------------------------------------- small checks
 
 
-def declare_complex(*op_classes: type[PdOp]) -> None:
+def declare_complex(*op_classes: type[OpFacts]) -> None:
     """Declare that these ops take complex tensors (`OpFacts.COMPLEX`): said once per
     family module, next to the ops."""
     for cls in op_classes:

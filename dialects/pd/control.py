@@ -503,4 +503,4 @@ __all__ = [
 
 
 # Control flow carries complex values as any other (its VJP rules compose the inner ones).
-declare_complex(IfOp, WhileOp, ConditionOp, StackCreateOp, StackPushOp, StackPopOp, StackReadOp, StackWriteOp, StackSizeOp)
+declare_complex(IfOp, WhileOp, StackCreateOp, StackPushOp, StackPopOp, StackReadOp, StackWriteOp, StackSizeOp)

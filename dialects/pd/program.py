@@ -704,5 +704,6 @@ backward regions by nesting, and the lowering makes them entry-function argument
 and outputs (`lowering/abi.py`).  They have no kernel, VJP rule or lowering rule."""
 
 
-# Feeds, fetches, constants and regions hold complex values too.
-declare_complex(DataOp, ParameterOp, FetchOp, FillConstantOp, FillAnyLikeOp, BackwardOp, YieldOp, RunProgramOp, RunProgramGradOp, PrintOp)
+# Feeds, constants and to_static programs hold complex values too (fetch, backward and
+# yield are structure, not `PdOp`s: they take any type).
+declare_complex(DataOp, ParameterOp, FillConstantOp, FillAnyLikeOp, RunProgramOp, RunProgramGradOp, PrintOp)

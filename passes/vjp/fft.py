@@ -54,6 +54,7 @@ def _resize_last(b: VjpBuilder, g: SSAValue, axis: int, n: int) -> SSAValue:
 @vjp(pd.FftC2COp)
 def c2c_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
     """The transform the other way, norm swapped."""
+    assert isinstance(op, pd.FftC2COp)
     return [b.emit(pd.FftC2COp, _one(grads), axes=list(op.prop("axes")),
                    normalization=SWAP[op.prop("normalization")], forward=not op.prop("forward"))]
 
@@ -61,6 +62,7 @@ def c2c_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | N
 @vjp(pd.FftR2COp)
 def r2c_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
     """re(c2c(g zero-padded to the full length, swapped norm, the other way))."""
+    assert isinstance(op, pd.FftR2COp)
     g = _one(grads)
     x = op.operands[0]
     axes = [a % len(shape_of(x.type)) for a in op.prop("axes")]
@@ -76,12 +78,13 @@ def c2r_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | N
     """The one-sided r2c of g (swapped norm, the other way), frequencies
     `1 .. n - n // 2 - 1` doubled (each stands for itself and its mirror image),
     cut or padded to the input's length."""
+    assert isinstance(op, pd.FftC2ROp)
     g = _one(grads)
     x = op.operands[0]
     rank = len(shape_of(x.type))
     axes = [a % rank for a in op.prop("axes")]
     last = axes[-1]
-    n = pd.c2r_length(op)  # type: ignore[arg-type]
+    n = pd.c2r_length(op)
     gx = b.emit(pd.FftR2COp, g, axes=axes, normalization=SWAP[op.prop("normalization")],
                 forward=not op.prop("forward"), onesided=True)
     m = n // 2 + 1
