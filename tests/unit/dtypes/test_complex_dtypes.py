@@ -188,3 +188,23 @@ def test_assign_of_complex_data() -> None:
             paddle.assign(Z)
     finally:
         paddle.disable_static()
+
+
+@pytest.mark.parametrize("name", ["scatter", "take_along_axis", "index_add", "put_along_axis", "expand_as"])
+def test_complex_gathers_paddle_lacks_match_finite_differences(name: str) -> None:
+    """Ops pullback computes on complex tensors where Paddle 3.3.1 has no complex
+    kernel (so no Paddle values to compare): gradients against finite differences."""
+    from pullback.testing import check_complex_grad
+
+    def idx(v):
+        return paddle.to_tensor(np.array(v, dtype=np.int64))
+
+    fns = {
+        "scatter": lambda a: paddle.scatter(a, idx([2, 0]), a[:2] * 2),
+        "take_along_axis": lambda a: paddle.take_along_axis(a, idx([[0], [2], [1]]), 1),
+        "index_add": lambda a: paddle.index_add(a, idx([0, 2]), 0, a[:2]),
+        "put_along_axis": lambda a: paddle.put_along_axis(a, idx([[0], [2], [1]]), a[:, :1] * 3, 1),
+        "expand_as": lambda a: paddle.expand_as(a[:1], a) * a,
+    }
+    rng = np.random.default_rng(5)
+    check_complex_grad(fns[name], [rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))])

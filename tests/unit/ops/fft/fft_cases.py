@@ -21,6 +21,7 @@ def cases() -> dict[str, Case]:
     r = rng.standard_normal((2, 3))
     r6 = rng.standard_normal((3, 6))
     r2 = rng.standard_normal((2, 2))
+    z3 = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))
     return {
         # complex numbers
         "abs_sum": (lambda P, a: P.abs(a).sum(), [z]),
@@ -44,6 +45,15 @@ def cases() -> dict[str, Case]:
         "cumsum_slice": (lambda P, a: P.cumsum(a, axis=1) * a[:, 2:], [z]),
         "sqrt_log_sin_tanh": (lambda P, a: P.sqrt(a) + P.log(a) * P.sin(a) - P.tanh(a), [z]),
         "square_pow": (lambda P, a: P.square(a) + a ** 3, [z]),
+        "cosh_sinh_tan_cos": (lambda P, a: P.cosh(a) * P.sinh(a) + P.tan(a) - P.cos(a), [z3]),
+        "log1p_expm1": (lambda P, a: P.log1p(a) * P.expm1(a), [z3]),
+        "matmul_transposed": (lambda P, a: P.matmul(a, a, transpose_x=True, transpose_y=True), [z3]),
+        "mean_axis": (lambda P, a: P.mean(a, axis=1, keepdim=True) * a, [z3]),
+        "pad": (lambda P, a: P.nn.functional.pad(a.unsqueeze(0).unsqueeze(0), [1, 1, 0, 2]), [z3]),
+        "tril_triu": (lambda P, a: P.tril(a) + P.triu(a, 1) * a, [z3]),
+        "gather_nd": (lambda P, a: P.gather_nd(a, P.to_tensor(np.array([[0, 1], [2, 2]]))), [z3]),
+        "strided_setitem": (lambda P, a: _setitem(a[::2, 1:] * 1, a[1, 1:] * 2), [z3]),
+        "flip_roll_add_n": (lambda P, a: P.add_n([P.flip(a, [0]) * P.roll(a, 1, 1), a]), [z3]),
         # paddle.fft
         "fft_ortho": (lambda P, a: P.fft.fft(a, norm="ortho"), [z]),
         "ifft_n5": (lambda P, a: P.fft.ifft(a, n=5), [z]),
@@ -66,6 +76,11 @@ def cases() -> dict[str, Case]:
         "ihfftn": (lambda P, a: P.fft.ihfftn(a), [r6]),
         "fftshift": (lambda P, a: P.fft.fftshift(a) * P.fft.ifftshift(a), [z]),
     }
+
+
+def _setitem(b: Any, row: Any) -> Any:
+    b[0] = row
+    return b
 
 
 def projections(shape: tuple[int, ...], seed: int) -> tuple[np.ndarray, np.ndarray]:
