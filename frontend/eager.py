@@ -114,7 +114,8 @@ def _user_frame() -> Where | None:
 
 DTYPE_BY_ELEM = NUMPY_BY_SHORT
 """numpy dtypes by the printed element type (`'f32'`): `pd.NUMPY_BY_SHORT`."""
-_FLOATS = tuple(d.numpy for d in pd.DTYPES if d.kind == "f")
+_FLOATS = tuple(d.numpy for d in pd.DTYPES if d.kind in "fc")
+"""Result dtypes that carry gradients (floats and complex numbers)."""
 DTYPE_NAMES = NAME_BY_NUMPY
 """Supported dtypes and their Paddle names: `pd.NAME_BY_NUMPY`."""
 
@@ -679,6 +680,9 @@ def _as_array(data: Any, dtype: Any) -> np.ndarray:
         if arr.dtype == np.float64 and dtype is None:
             # Python floats: Paddle's default dtype (float32 unless set)
             arr = host_cast(arr, DTYPE_BY_NAME[get_default_dtype()].numpy)
+        elif arr.dtype == np.complex128 and dtype is None:
+            # Python complex numbers: complex64 unless the default dtype is float64 (Paddle)
+            arr = arr.astype(np.complex128 if get_default_dtype() == "float64" else np.complex64)
     if arr.dtype.kind in "OUSV":
         raise TypeError(f"to_tensor: cannot make a tensor of {type(data).__name__} data: {_non_numeric(data, arr)}")
     if dtype is not None:
@@ -720,6 +724,8 @@ _PRECISION, _THRESHOLD, _EDGEITEMS, _LINEWIDTH = 8, 1000, 3, 80
 def _format_item(v: Any, max_width: int = 0, signed: bool = False) -> str:
     if isinstance(v, (np.floating, float)):
         s = f"{v:.0f}." if np.ceil(v) == v else f"{v:.{_PRECISION}f}"
+    elif isinstance(v, np.complexfloating):  # Paddle's: both parts fixed, the sign of im always shown
+        s = f"({v.real:.{_PRECISION}f}{v.imag:+.{_PRECISION}f}j)"
     else:
         s = f"{v}"
     if max_width > len(s):

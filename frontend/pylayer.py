@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from pullback.dialects.pd.dtypes import is_float_data
+from pullback.dialects.pd.dtypes import is_inexact_data
 from pullback.frontend.eager import Node, Tensor, _parent_of, _set_grad_enabled, is_grad_enabled
 
 
@@ -168,7 +168,7 @@ class PyLayer:
         given = {id(t) for t in tensors}
         for k, i in enumerate(positions):
             o = items[i]
-            diff = is_float_data(o._data.dtype) and id(o) not in skip
+            diff = is_inexact_data(o._data.dtype) and id(o) not in skip
             if id(o) in given or o._node is not None:
                 # An argument passed through (or a tensor with a graph of its own):
                 # a new tensor, so the argument's own history stays as it was.

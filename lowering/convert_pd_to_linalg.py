@@ -48,7 +48,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
 from pullback.dialects import pd
-from pullback.dialects.pd.base import DYN, PdOp, result_names, shape_of
+from pullback.dialects.pd.base import DYN, PdOp, dtype_name, is_complex, result_names, shape_of
 
 from pullback.lowering import fusion
 from pullback.lowering.abi import Abi, LoweringError, Program
@@ -92,6 +92,19 @@ def check_lowerable(op: Operation) -> None:
         raise LoweringError(f"cannot lower '{op.name}' to native code: {reason}")
 
 
+def check_not_complex(op: Operation) -> None:
+    """Raise LoweringError naming `op` when it reads or makes a complex tensor: the
+    native code has no complex arithmetic (the compiled backends then run the
+    program on the interpreter, with a warning; never a silently wrong result)."""
+    for v in (*op.operands, *op.results):
+        t = v.type
+        if isinstance(t, TensorType) and is_complex(t.get_element_type()):
+            raise LoweringError(
+                f"cannot lower '{op.name}' to native code: {dtype_name(t.get_element_type())} values are "
+                "computed by the host interpreter only"
+            )
+
+
 def _tensor_type(v: SSAValue) -> TensorType:
     t = v.type
     assert isinstance(t, TensorType)
@@ -125,6 +138,7 @@ def build_entry(
     for op in prog.ops:
         for inner in op.walk():  # (the ops of control-flow regions too)
             check_lowerable(inner)
+            check_not_complex(inner)
 
     abi = Abi()
     feeds: dict[str, SSAValue] = {}
@@ -297,6 +311,7 @@ __all__ = [
     "LoweringError",
     "build_entry",
     "check_lowerable",
+    "check_not_complex",
     "declare_callees",
     "lowerable_ops",
     "lowering_gap",

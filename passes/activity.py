@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from xdsl.ir import Operation, SSAValue
 
-from pullback.dialects.pd.base import INT_TYPES, elem_of, is_float, value_name
+from pullback.dialects.pd.base import INT_TYPES, elem_of, is_inexact, value_name
 from pullback.passes import vjp as vjp_rules
 
 
@@ -34,11 +34,11 @@ class Activity:
 
 
 def differentiable(v: SSAValue, no_grad: Collection[str] = ()) -> bool:
-    """Whether a gradient can flow through `v`: a float or integer value (Paddle
+    """Whether a gradient can flow through `v`: a float, complex or integer value (Paddle
     differentiates integer values too; bools, comparison results, never) not named
     in `no_grad`."""
     elem = elem_of(v.type)
-    if not (is_float(elem) or elem in INT_TYPES):
+    if not (is_inexact(elem) or elem in INT_TYPES):
         return False
     if not no_grad:
         return True

@@ -321,7 +321,7 @@ class _Differentiator:
             out_grads = [self._grad_of(r) for r in op.results]
             if all(g is None for g in out_grads):
                 continue
-            rule = vjp_rules.VJP_RULES.get(type(op))
+            rule = vjp_rules.rule_for(op)
             if rule is None:
                 raise AutodiffError(
                     f"no VJP rule for '{op_name(op)}', needed at: {describe(op)}", op

@@ -26,11 +26,13 @@ from pullback.dialects import pd
 from pullback.passes.autodiff import differentiate
 from pullback.runtime.interpreter import np_dtype, run_module
 
-from .finite_differences import central_differences, fd_grad, fd_jacobian
+from .finite_differences import central_differences, fd_complex_grad, fd_grad, fd_jacobian
 
 __all__ = [
     "central_differences",
+    "check_complex_grad",
     "check_eager_grad",
+    "fd_complex_grad",
     "check_vjp",
     "fd_grad",
     "fd_jacobian",
@@ -320,4 +322,80 @@ def check_eager_grad(
             gi = second[i]
             got = np.zeros_like(a) if gi is None else gi.numpy()
             np.testing.assert_allclose(got, num, rtol=max(rtol, 1e-4), atol=max(atol, 1e-5),
+                                       err_msg=f"second-order gradient of input #{i} differs from finite differences")
+
+
+def check_complex_grad(
+    fn: Callable[..., Any],
+    inputs: Sequence[np.ndarray],
+    *,
+    order: int = 1,
+    eps: float = 1e-6,
+    rtol: float = 1e-5,
+    atol: float = 1e-7,
+    seed: int = 0,
+) -> None:
+    """`check_eager_grad` for functions of complex (or real) tensors: the checked
+    scalar is `sum(re(out) * P + im(out) * Q)` for fixed random P, Q (`sum(out * P)`
+    for a real result), and each complex input's gradient is compared with
+    `fd_complex_grad` (Paddle's convention, `d/d re + i d/d im`); real inputs
+    (float64) with `fd_grad`.  `order=2` also differentiates the first-order
+    gradients' real inner product with random directions once more.  Inputs are
+    computed in complex128 / float64.  Raises AssertionError."""
+    from pullback.frontend.autograd import grad
+    from pullback.frontend.eager import Tensor, to_tensor
+    from pullback.frontend.ops.complex import imag, real
+
+    rng = np.random.default_rng(seed)
+    arrays = [np.array(a, dtype=np.complex128 if np.iscomplexobj(a) else np.float64) for a in inputs]
+    shape = np.shape(fn(*[to_tensor(a) for a in arrays]).numpy())
+    p_re, p_im = rng.standard_normal(shape), rng.standard_normal(shape)
+    qs = [rng.standard_normal(a.shape) + (1j * rng.standard_normal(a.shape) if np.iscomplexobj(a) else 0)
+          for a in arrays]
+
+    def project(out: Any) -> Any:
+        if out.dtype in pd.COMPLEX_NAMES:
+            return (real(out) * to_tensor(p_re) + imag(out) * to_tensor(p_im)).sum()
+        return (out * to_tensor(p_re)).sum()
+
+    def real_inner(g: Any, q: np.ndarray) -> Any:
+        """`sum(re(g) re(q) + im(g) im(q))` as a tensor."""
+        if g.dtype in pd.COMPLEX_NAMES:
+            return (real(g) * to_tensor(q.real) + imag(g) * to_tensor(q.imag)).sum()
+        return (g * to_tensor(np.real(q))).sum()
+
+    def first(values: Sequence[np.ndarray], create_graph: bool = False) -> tuple[list[Any], list[Any]]:
+        ts = [to_tensor(v, stop_gradient=False) for v in values]
+        return grad([project(fn(*ts))], ts, create_graph=create_graph, allow_unused=True), ts
+
+    def loss(values: Sequence[np.ndarray]) -> float:
+        return float(project(fn(*[to_tensor(v) for v in values])).numpy())
+
+    def inner(values: Sequence[np.ndarray]) -> float:
+        gs, _ = first(values)
+        return float(sum(0.0 if g is None else float(real_inner(g, q).numpy()) for g, q in zip(gs, qs)))
+
+    def numeric(f: Callable[[Sequence[np.ndarray]], float], i: int) -> np.ndarray:
+        def of_input(x: np.ndarray) -> float:
+            return f([*arrays[:i], x, *arrays[i + 1:]])
+        return fd_complex_grad(of_input, arrays[i], eps) if np.iscomplexobj(arrays[i]) else fd_grad(of_input, arrays[i], eps)
+
+    gs, ts = first(arrays, create_graph=order >= 2)
+    for i, a in enumerate(arrays):
+        got = np.zeros_like(a) if gs[i] is None else gs[i].numpy()
+        assert got.dtype == a.dtype, f"gradient of input #{i} is {got.dtype}, the input {a.dtype}"
+        np.testing.assert_allclose(got, numeric(loss, i), rtol=rtol, atol=atol,
+                                   err_msg=f"first-order gradient of input #{i} differs from finite differences")
+    if order >= 2:
+        terms = [real_inner(g, q) for g, q in zip(gs, qs) if isinstance(g, Tensor) and not g.stop_gradient]
+        if not terms:
+            return
+        total = terms[0]
+        for t in terms[1:]:
+            total = total + t
+        second = grad([total], ts, allow_unused=True)
+        for i, a in enumerate(arrays):
+            gi = second[i]
+            got = np.zeros_like(a) if gi is None else gi.numpy()
+            np.testing.assert_allclose(got, numeric(inner, i), rtol=max(rtol, 1e-4), atol=max(atol, 1e-5),
                                        err_msg=f"second-order gradient of input #{i} differs from finite differences")

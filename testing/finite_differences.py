@@ -4,6 +4,8 @@
 * `fd_grad(f, x)`: the gradient of a scalar function `f` at the array `x`, shaped
   like `x` (`(f(x + h e_j) - f(x - h e_j)) / 2h` for each element `j`);
 * `fd_jacobian(f, x)`: the `[f(x).size, x.size]` Jacobian of an array function;
+* `fd_complex_grad(f, z)`: the gradient of a real scalar function of a complex
+  array in Paddle's convention (`d/d re + i d/d im`), each part perturbed in turn;
 * `central_differences(f, x)`: the evaluations both are made of, one element at a
   time, for callers that judge each element themselves (the fuzzer skips kinks,
   where the one-sided differences disagree).
@@ -63,4 +65,14 @@ def fd_jacobian(f: Callable[[np.ndarray], Any], x: Any, eps: float = 1e-6) -> np
     return np.stack(cols, axis=1)
 
 
-__all__ = ["central_differences", "fd_grad", "fd_jacobian"]
+def fd_complex_grad(f: Callable[[np.ndarray], Any], z: Any, eps: float = 1e-6) -> np.ndarray:
+    """The gradient of the real scalar function `f` at the complex array `z` in
+    Paddle's convention, `df/d re(z) + i df/d im(z)`, by central differences in the
+    real and then the imaginary part of each element (complex128)."""
+    z0 = np.array(z, dtype=np.complex128)
+    re = fd_grad(lambda a: f(a + 1j * z0.imag), z0.real, eps)
+    im = fd_grad(lambda b: f(z0.real + 1j * b), z0.imag, eps)
+    return re + 1j * im
+
+
+__all__ = ["central_differences", "fd_complex_grad", "fd_grad", "fd_jacobian"]

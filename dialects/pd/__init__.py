@@ -5,8 +5,9 @@ One dialect, defined across a few modules by op family (as xDSL's `linalg` is):
 `control` (`pd.if`, `pd.while` and the stacks their gradients use), `elementwise`,
 `reduction`, `loss`, `shape`, `nn`, `optimizer`, `creation`, `indexing`, `linalg`
 (LAPACK decompositions and solves), `distributed` (collectives between ranks),
-`rnn` (the fused recurrent layers), `geometric` (graph message passing) and `vision`
-(detection ops, `paddle.vision.ops`).
+`rnn` (the fused recurrent layers), `geometric` (graph message passing), `vision`
+(detection ops, `paddle.vision.ops`), `complex` (parts, conjugate, argument of complex
+tensors) and `fft` (`paddle.fft`'s three kernels).
 """
 
 import importlib
@@ -31,10 +32,12 @@ from .reduction import *  # noqa: F403
 from .rnn import *  # noqa: F403
 from .shape import *  # noqa: F403
 from .vision import *  # noqa: F403
+from .complex import *  # noqa: F403
+from .fft import *  # noqa: F403
 
 FAMILIES: tuple[str, ...] = (
     "program", "elementwise", "reduction", "loss", "shape", "nn", "optimizer", "creation",
-    "indexing", "linalg", "control", "distributed", "rnn", "geometric", "vision",
+    "indexing", "linalg", "control", "distributed", "rnn", "geometric", "vision", "complex", "fft",
 )
 """The op families, the one list of them: each is `dialects/pd/<family>.py` (defining
 `<FAMILY>_OPS`), and each layer keeps its rules for a family in a module of the same

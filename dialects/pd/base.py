@@ -66,9 +66,12 @@ from pullback.dialects.pd.dtypes import (
     DTYPES,
     FLOAT_TYPES,
     INT_TYPES,
+    COMPLEX_TYPES,
     dtype_from_name,
     dtype_name,
+    is_complex,
     is_float,
+    is_inexact,
 )
 
 DYN = DYNAMIC_INDEX
@@ -539,6 +542,16 @@ class OpFacts:
     """The results overwrite persistables (optimizer updates): the op is kept even
     when nothing reads its results, and its results are never fused into readers."""
 
+    COMPLEX: ClassVar[bool] = False
+    """The op takes and makes complex64/complex128 tensors (computed by the host
+    interpreter's numpy kernel; the compiled backends refuse complex values).  Only
+    ops declaring it do: any other op given or inferring a complex tensor is refused
+    by `PdOp.make` and the verifier (`refuse_complex`), so an op whose meaning or VJP
+    rule was written for real numbers only (max, relu, comparisons by order) never
+    computes a silently wrong complex result.  Holomorphic and real-linear ops set
+    it; their real-mode VJP rules serve complex values conjugated around
+    (`passes/vjp/__init__.py`, `conjugated`)."""
+
     DOMAIN: ClassVar[Mapping[str, Domain]] = {}
     """The values each restricted operand (by operand name) may hold for the result
     and its derivative to be finite (`{"x": Domain(-1.0)}` for log1p); an operand not
@@ -628,7 +641,10 @@ class PdOp(IRDLOperation, OpFacts):
         if _REQUIRED in full.values():
             missing = [k for k, v in full.items() if v is _REQUIRED]
             raise TypeError(f"{cls.name}: missing properties {missing}")
-        result_types = cls.infer([o.type for o in operands], full)
+        operand_types = [o.type for o in operands]
+        result_types = cls.infer(operand_types, full)
+        if not cls.COMPLEX:
+            refuse_complex(cls.name, operand_types, result_types)
         op = _create(cls, operands, result_types, attrs)
         if name is not None:
             set_result_names(op, [name] if isinstance(name, str) else list(name))
@@ -639,6 +655,8 @@ class PdOp(IRDLOperation, OpFacts):
             if not isinstance(t, TensorType):
                 raise VerifyException(f"'{self.name}': operands must be tensors, got {t}")
         expected = type(self).infer(list(self.operand_types), self.py_props())
+        if not self.COMPLEX:
+            refuse_complex(self.name, self.operand_types, self.result_types)
         if len(expected) != len(self.results):
             raise VerifyException(
                 f"'{self.name}': expected {len(expected)} results, got {len(self.results)}"
@@ -668,10 +686,36 @@ class PureOp(PdOp):
 # ----------------------------------------------------------------- small checks
 
 
+def declare_complex(*op_classes: type[OpFacts]) -> None:
+    """Declare that these ops take complex tensors (`OpFacts.COMPLEX`): said once per
+    family module, next to the ops."""
+    for cls in op_classes:
+        cls.COMPLEX = True
+
+
+def refuse_complex(op: str, operand_types: Sequence[Attribute], result_types: Sequence[Attribute]) -> None:
+    """Raise naming `op` when one of these types is a complex tensor (for ops that do
+    not declare `COMPLEX`)."""
+    for t in (*operand_types, *result_types):
+        elem = t.get_element_type() if isinstance(t, TensorType) else None
+        if elem is not None and elem in COMPLEX_TYPES:
+            raise VerifyException(
+                f"'{op}': {dtype_name(elem)} tensors are not supported by this op "
+                f"(pullback computes complex numbers in the ops that declare them)"
+            )
+
+
 def expect_float(op: str, what: str, t: Attribute) -> None:
     """Raise unless `t` is a tensor of f32/f64."""
     if not is_float(elem_of(t)):
         raise VerifyException(f"'{op}': {what} must be float32 or float64, got {t}")
+
+
+def expect_inexact(op: str, what: str, t: Attribute) -> None:
+    """Raise unless `t` is a tensor of a float or complex dtype (ops defined on
+    complex numbers too)."""
+    if not is_inexact(elem_of(t)):
+        raise VerifyException(f"'{op}': {what} must be a float or complex tensor, got {t}")
 
 
 def expect_same_elem(op: str, types: Sequence[Attribute]) -> Attribute:
@@ -710,6 +754,7 @@ __all__ = [
     "DYN",
     "FLOAT_TYPES",
     "INT_TYPES",
+    "COMPLEX_TYPES",
     "Domain",
     "MultiResultNames",
     "OpFacts",
@@ -725,9 +770,12 @@ __all__ = [
     "dynamic_broadcast_error",
     "elem_of",
     "expect_float",
+    "expect_inexact",
     "expect_operands",
     "expect_rank",
     "expect_same_elem",
+    "refuse_complex",
+    "declare_complex",
     "f32",
     "f64",
     "f64_attr",
@@ -738,7 +786,9 @@ __all__ = [
     "i64",
     "i64_attr",
     "ints_attr",
+    "is_complex",
     "is_float",
+    "is_inexact",
     "normalize_axis",
     "restore_name_hints",
     "RenameWatcher",

@@ -67,6 +67,7 @@ from xdsl.traits import HasParent, IsTerminator, Pure, RecursiveMemoryEffect
 from xdsl.utils.exceptions import VerifyException
 
 from .base import (
+    declare_complex,
     DYN,
     MultiResultNames,
     OpFacts,
@@ -499,3 +500,7 @@ __all__ = [
     "captured_values",
     "join_types",
 ]
+
+
+# Control flow carries complex values as any other (its VJP rules compose the inner ones).
+declare_complex(IfOp, WhileOp, StackCreateOp, StackPushOp, StackPopOp, StackReadOp, StackWriteOp, StackSizeOp)

@@ -14,8 +14,11 @@ new row (then kernels, VJP rules and lowerings for it).
 a dtype (`np.float32`, `np.dtype('float32')`, `'float'`, `'double'`, `'f4'`, Python's
 `float` / `int` / `bool`, which are float64 / int64 / bool).  A spelling Paddle does
 not take raises TypeError naming it; a dtype Paddle has but pullback does not compute
-in (complex64/128, float8) raises TypeError saying so, rather than computing in
-another dtype.
+in (float8) raises TypeError saying so, rather than computing in another dtype.
+
+complex64 and complex128 (`complex<f32>`, `complex<f64>`) are computed by the host
+interpreter only (eager mode, and static programs through the interpreter); the
+compiled backends refuse a program holding a complex value, naming it.
 
 float16 and bfloat16 are stored in 16 bits and computed in float32, each op's result
 rounded to nearest even (`DType.compute`; the interpreter in `runtime/interpreter.py`,
@@ -33,7 +36,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import IntegerType, Signedness, bf16, f16, f32, f64, i1, i8, i16, i32, i64
+from xdsl.dialects.builtin import ComplexType, IntegerType, Signedness, bf16, f16, f32, f64, i1, i8, i16, i32, i64
 from xdsl.ir import Attribute
 
 
@@ -130,6 +133,10 @@ class DType(str):
 
 UI8 = IntegerType(8, Signedness.UNSIGNED)
 """uint8's element type (prints `ui8`)."""
+C64 = ComplexType(f32)
+"""complex64's element type (`complex<f32>`: two float32 parts, numpy's complex64 layout)."""
+C128 = ComplexType(f64)
+"""complex128's element type (`complex<f64>`)."""
 
 DTYPE_TABLE: tuple[DType, ...] = (
     # name, kind, VarType, numpy, element type (None: pullback does not compute in it yet)
@@ -148,14 +155,17 @@ DTYPE_TABLE: tuple[DType, ...] = (
     DType("uint8", "u", "UINT8", np.uint8, UI8),
     DType("int8", "i", "INT8", np.int8, i8),
     DType("int16", "i", "INT16", np.int16, i16),
-    DType("complex64", "c", "COMPLEX64", np.complex64),
-    DType("complex128", "c", "COMPLEX128", np.complex128),
+    # complex values are computed by the host interpreter only (numpy's complex
+    # arithmetic); the compiled backends refuse a program holding one (LoweringError,
+    # so the executor falls back to the interpreter with a warning).
+    DType("complex64", "c", "COMPLEX64", np.complex64, C64),
+    DType("complex128", "c", "COMPLEX128", np.complex128, C128),
     DType("float8_e4m3fn", "f", "FP8_E4M3FN"),
     DType("float8_e5m2", "f", "FP8_E5M2"),
 )
 """Every dtype Paddle names, the five of pullback 0.1 first (`paddle.float32, float64,
-int32, int64, bool`), then the low-precision and small integer ones, then those it
-does not compute in yet (complex, float8)."""
+int32, int64, bool`), then the low-precision and small integer ones, complex (on the
+host interpreter only), then those it does not compute in yet (float8)."""
 
 DTYPES: tuple[DType, ...] = tuple(d for d in DTYPE_TABLE if d.supported)
 """The dtypes pullback computes in: the dialect's element types."""
@@ -182,6 +192,14 @@ INT_NAMES: tuple[str, ...] = tuple(d.name for d in DTYPES if d.kind in "iu")
 PADDLE_FLOAT_NAMES: tuple[str, ...] = tuple(d.name for d in DTYPE_TABLE if d.kind == "f")
 """Every floating dtype Paddle has (what `paddle.is_floating_point` asks)."""
 _FLOAT_ELEM_CLASSES = tuple(type(d.elem) for d in DTYPES if d.kind == "f")
+COMPLEX_TYPES: tuple[Attribute, ...] = tuple(d.elem for d in DTYPES if d.kind == "c")
+"""complex64's and complex128's element types."""
+COMPLEX_NAMES: tuple[str, ...] = tuple(d.name for d in DTYPES if d.kind == "c")
+"""`'complex64', 'complex128'`."""
+COMPLEX_OF_FLOAT: dict[str, str] = {"float32": "complex64", "float64": "complex128"}
+"""The complex dtype whose parts are each float dtype (`paddle.complex(re, im)`)."""
+FLOAT_OF_COMPLEX: dict[str, str] = {c: f for f, c in COMPLEX_OF_FLOAT.items()}
+"""The float dtype of a complex dtype's parts (`paddle.real`, `abs`, `as_real`)."""
 
 
 def _row(name: str) -> DType:
@@ -275,6 +293,12 @@ def is_float_data(dt: np.dtype[Any]) -> bool:
     return dt.kind == "f" or dt == np.uint16
 
 
+def is_inexact_data(dt: np.dtype[Any]) -> bool:
+    """Whether host data of numpy dtype `dt` can carry a gradient: floats (see
+    `is_float_data`) and complex numbers."""
+    return dt.kind in "fc" or dt == np.uint16
+
+
 # ------------------------------------------------------------- default dtype
 
 DEFAULT_DTYPE_CHOICES: tuple[str, ...] = ("float16", "float32", "float64", "bfloat16")
@@ -326,11 +350,18 @@ def promote_types(a: str, b: str) -> str | None:
     | two different integer/bool dtypes | refused (uint8 + int8 too) |
     | an integer/bool + a float tensor | refused           |
 
-    (Read off Paddle 3.3.1's eager `+` for every pair: `tests/unit/dtypes/paddle_promotion.py`.)
+    | complex + any other dtype        | complex, of the wider of complex64's float32 parts or the other's float (complex64 + float64: complex128) |
+
+    (Read off Paddle 3.3.1's eager `+` for every pair: `tests/unit/dtypes/paddle_promotion.py`;
+    the complex rows: `tests/unit/dtypes/data/make_complex_fixtures.py`.)
     A Python scalar operand does not promote like a tensor: `scalar_result_dtype`.
     """
     if a == b:
         return a
+    if a in FLOAT_OF_COMPLEX or b in FLOAT_OF_COMPLEX:
+        # Paddle promotes any tensor with a complex one (ints and bools too).
+        wide = any(d in ("complex128", "float64") for d in (a, b))
+        return "complex128" if wide else "complex64"
     ra, rb = _FLOAT_RANK.get(a), _FLOAT_RANK.get(b)
     if ra is None or rb is None:
         return None
@@ -343,8 +374,10 @@ def scalar_result_dtype(tensor: str, scalar: object) -> str:
     """The dtype of `tensor_op_scalar` in Paddle 3.3.1 (`x + 1.5`, `x * 2`): a Python
     float with an integer or bool tensor gives float32 (whatever the default dtype), a Python int with a bool tensor int64; otherwise the tensor's dtype
     (a float16 tensor times 1.5 stays float16)."""
-    if isinstance(scalar, bool):
+    if isinstance(scalar, bool) or tensor in FLOAT_OF_COMPLEX:
         return tensor
+    if isinstance(scalar, complex) or type(scalar).__module__ == "numpy" and np.asarray(scalar).dtype.kind == "c":
+        return "complex128" if tensor == "float64" else "complex64"
     if isinstance(scalar, float) or type(scalar).__module__ == "numpy" and np.asarray(scalar).dtype.kind == "f":
         return tensor if tensor in _FLOAT_RANK else "float32"
     if tensor == "bool":
@@ -384,7 +417,23 @@ def is_float(elem: Attribute) -> bool:
     return isinstance(elem, _FLOAT_ELEM_CLASSES)
 
 
+def is_complex(elem: Attribute) -> bool:
+    """True for complex64's and complex128's element types."""
+    return elem in COMPLEX_TYPES
+
+
+def is_inexact(elem: Attribute) -> bool:
+    """True for the element types gradients flow through: floats and complex."""
+    return isinstance(elem, _FLOAT_ELEM_CLASSES) or elem in COMPLEX_TYPES
+
+
 __all__ = [
+    "C64",
+    "C128",
+    "COMPLEX_NAMES",
+    "COMPLEX_OF_FLOAT",
+    "COMPLEX_TYPES",
+    "FLOAT_OF_COMPLEX",
     "DTYPES",
     "DTYPE_BY_ELEM",
     "DTYPE_BY_NAME",
@@ -405,6 +454,7 @@ __all__ = [
     "find_dtype",
     "dtype_for_array",
     "is_float_data",
+    "is_inexact_data",
     "DEFAULT_DTYPE_CHOICES",
     "get_default_dtype",
     "set_default_dtype",
@@ -413,6 +463,8 @@ __all__ = [
     "promote_types",
     "scalar_result_dtype",
     "is_float",
+    "is_complex",
+    "is_inexact",
     "not_supported_message",
     "to_dtype",
     "to_dtype_name",

@@ -44,8 +44,10 @@ from .base import (
     tensor_type,
     FLOAT_TYPES,
     INT_TYPES,
+    COMPLEX_TYPES,
     bool_attr,
     broadcast_shapes,
+    declare_complex,
     dtype_from_name,
     dtype_name,
     elem_of,
@@ -284,6 +286,8 @@ class ElementwiseUnaryOp(PureOp):
             if cls.INT_INPUT == "same":
                 return [tx]
             return [tensor_type(f32, shape_of(tx))]
+        if cls.COMPLEX and elem_of(tx) in COMPLEX_TYPES:
+            return [tx]
         expect_float(cls.name, "x", tx)
         return [tx]
 
@@ -352,7 +356,15 @@ class SquareOp(ElementwiseUnaryOp):
 
 @irdl_op_definition
 class AbsOp(ElementwiseUnaryOp):
-    """`|x|`."""
+    """`|x|`; of a complex tensor, its modulus as a float tensor of the parts' dtype
+    (`paddle.abs` of complex64 is float32)."""
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        (tx,) = operand_types
+        if elem_of(tx) in COMPLEX_TYPES:
+            return [tensor_type(elem_of(tx).element_type, shape_of(tx))]  # type: ignore[attr-defined]
+        return super().infer(operand_types, props)
 
     name = "pd.abs"
     INT_INPUT: ClassVar[IntInput] = "same"
@@ -511,8 +523,8 @@ class ScaleOp(ElementwiseUnaryOp):
     def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
         # Paddle scales integer tensors too (`ids * 2`); the result keeps x's dtype.
         (tx,) = operand_types
-        if elem_of(tx) not in (*FLOAT_TYPES, *INT_TYPES):
-            raise VerifyException(f"'pd.scale': x must be a float or int tensor, got {tx}")
+        if elem_of(tx) not in (*FLOAT_TYPES, *INT_TYPES, *COMPLEX_TYPES):
+            raise VerifyException(f"'pd.scale': x must be a float, complex or int tensor, got {tx}")
         return [tx]
 
 
@@ -636,3 +648,14 @@ ELEMENTWISE_OPS = [
     ClipOp,
     CastOp,
 ]
+
+
+# Holomorphic (or real-linear) on complex numbers: their VJP rules serve complex
+# values conjugated around (passes/vjp); `pd.abs` has a complex rule of its own;
+# `pd.equal`/`not_equal` compare both parts.  Ordering comparisons, max/min and the
+# activations Paddle defines on reals only stay refused.
+declare_complex(
+    ElementwiseAddOp, ElementwiseSubOp, ElementwiseMulOp, ElementwiseDivOp, EqualOp, NotEqualOp, WhereOp,
+    ExpOp, LogOp, SqrtOp, SquareOp, AbsOp, SinOp, CosOp, TanOp, SinhOp, CoshOp, TanhOp, Log1pOp, Expm1Op,
+    ScaleOp, PowOp, CastOp,
+)

@@ -37,6 +37,7 @@ from xdsl.irdl import irdl_op_definition, operand_def, prop_def
 from xdsl.utils.exceptions import VerifyException
 
 from .base import (
+    declare_complex,
     DYN,
     INT_TYPES,
     PureOp,
@@ -397,3 +398,7 @@ INDEXING_OPS = [
     GatherOp, IndexAddOp, GatherNdOp, ScatterNdAddOp, ScatterOp, TakeAlongAxisOp,
     PutAlongAxisOp, StridedSliceOp, SetValueOp, TrilTriuOp, NonzeroOp,
 ]
+
+
+# Data movement by indices: complex values too (the indices stay integers).
+declare_complex(GatherOp, IndexAddOp, GatherNdOp, ScatterNdAddOp, ScatterOp, TakeAlongAxisOp, PutAlongAxisOp, StridedSliceOp, SetValueOp, TrilTriuOp)

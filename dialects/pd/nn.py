@@ -46,6 +46,7 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from .base import (
+    declare_complex,
     DYN,
     Domain,
     INT_TYPES,
@@ -938,3 +939,7 @@ __all__ = [
     "explicit_pads",
     "resolve_window",
 ]
+
+
+# Bilinear products: complex too (the VJP rules conjugated around, passes/vjp).
+declare_complex(MatmulOp, LinearOp)

@@ -40,6 +40,9 @@ from xdsl.traits import IsTerminator, NoTerminator, OpTrait, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from .base import (
+    COMPLEX_TYPES,
+    dtype_name,
+    declare_complex,
     PureOp,
     tensor_type,
     MultiResultNames,
@@ -182,6 +185,8 @@ class FillConstantOp(PureOp):
 class FillAnyLikeOp(PureOp):
     """A tensor shaped like `x` (dynamic dimensions included) filled with one value
     (`paddle.full_like`, `ones_like`, `zeros_like`). `dtype = ""` keeps x's dtype.
+    A complex result's value is `value + i * imag` (a Python complex operand,
+    `x + 1j`); `imag` must be 0 for any other dtype.
 
     ```mlir
     %ones = pd.fill_any_like %loss {value = 1.0 : f64} : (tensor<f32>) -> tensor<f32>
@@ -193,6 +198,7 @@ class FillAnyLikeOp(PureOp):
     name = "pd.fill_any_like"
     x = operand_def(TensorType)
     value = prop_def(FloatAttr)
+    imag = prop_def(FloatAttr, default_value=f64_attr(0.0))
     dtype = prop_def(StringAttr, default_value=StringAttr(""))
     assembly_format = "$x attr-dict `:` functional-type(operands, results)"
 
@@ -200,6 +206,9 @@ class FillAnyLikeOp(PureOp):
     def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
         (t,) = operand_types
         elem = dtype_from_name(props["dtype"]) if props["dtype"] else elem_of(t)
+        if props["imag"] != 0.0 and elem not in COMPLEX_TYPES:
+            raise VerifyException(
+                f"'{cls.name}': an imaginary part ({props['imag']}) needs a complex result, not {dtype_name(elem)}")
         return [tensor_type(elem, shape_of(t))]
 
 
@@ -693,3 +702,8 @@ backward region.  Every consumer handles them itself: the interpreter binds and 
 them, the autodiff pass treats feeds and parameters as leaves and differentiates
 backward regions by nesting, and the lowering makes them entry-function arguments
 and outputs (`lowering/abi.py`).  They have no kernel, VJP rule or lowering rule."""
+
+
+# Feeds, constants and to_static programs hold complex values too (fetch, backward and
+# yield are structure, not `PdOp`s: they take any type).
+declare_complex(DataOp, ParameterOp, FillConstantOp, FillAnyLikeOp, RunProgramOp, RunProgramGradOp, PrintOp)

@@ -45,6 +45,8 @@ from .base import (
     dtype_from_name,
     elem_of,
     expect_float,
+    expect_inexact,
+    declare_complex,
     expect_same_elem,
     fmt_shape,
     i64,
@@ -98,7 +100,7 @@ class MeanOp(PureOp):
     @classmethod
     def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
         (tx,) = operand_types
-        expect_float(cls.name, "x", tx)
+        expect_inexact(cls.name, "x", tx)
         return [tensor_type(elem_of(tx), [])]
 
 
@@ -134,7 +136,7 @@ class FloatReduceOp(ReduceOp):
 
     @classmethod
     def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
-        expect_float(cls.name, "x", operand_types[0])
+        (expect_inexact if cls.COMPLEX else expect_float)(cls.name, "x", operand_types[0])
         return super().infer(operand_types, props)
 
 
@@ -422,3 +424,7 @@ REDUCTION_OPS = [
     ArgMinOp,
     TopKOp,
 ]
+
+
+# Linear in x (real coefficients): their VJP rules serve complex values unchanged.
+declare_complex(MeanOp, ReduceSumOp, ReduceMeanOp, SumOp, CumsumOp)

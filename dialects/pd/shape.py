@@ -48,6 +48,7 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from .base import (
+    declare_complex,
     PureOp,
     tensor_type,
     DYN,
@@ -648,3 +649,7 @@ __all__ = [
     "TransposeOp",
     "UnsqueezeOp",
 ]
+
+
+# Data movement: any dtype, complex included (their VJP rules are data movement too).
+declare_complex(ReshapeOp, ReshapeAsOp, TransposeOp, ConcatOp, SplitOp, SplitAsOp, SliceOp, PadOp, SqueezeOp, UnsqueezeOp, ExpandOp, ExpandAsOp)

@@ -45,6 +45,7 @@ ALIASES: dict[str, str] = {
     "base.core": "pullback.frontend.api.core",
     "base.wrapped_decorator": "pullback.frontend.api.wrapped_decorator",
     "linalg": "pullback.frontend.api.linalg",
+    "fft": "pullback.frontend.api.fft",
     "tensor": "pullback.frontend.api.tensor",
     "tensor.math": "pullback.frontend.api.tensor.math",
     "tensor.random": "pullback.frontend.api.tensor.random",

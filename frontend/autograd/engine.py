@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pullback.dialects.pd.dtypes import is_float_data
+from pullback.dialects.pd.dtypes import is_inexact_data
 from pullback.frontend import hooks
 from pullback.frontend.autograd.delivery import (
     check_used,
@@ -79,7 +79,7 @@ def run_backward(
     # Tensors that need no gradient contribute nothing (as a constant would).
     live = [
         (t, s) for t, s in zip(outputs, seeds)
-        if not t.stop_gradient and is_float_data(t._data.dtype)
+        if not t.stop_gradient and is_inexact_data(t._data.dtype)
     ]
     if not live:
         return None if inputs is None else [None] * len(inputs)

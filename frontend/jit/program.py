@@ -34,7 +34,7 @@ from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 from xdsl.utils.exceptions import VerifyException
 
 from pullback.dialects import pd
-from pullback.dialects.pd.base import dtype_name, elem_of, is_float, shape_of, shapes_compatible, value_name
+from pullback.dialects.pd.base import dtype_name, elem_of, is_inexact, shape_of, shapes_compatible, value_name
 from pullback.frontend.framework import Program
 from pullback.passes.autodiff import AutodiffError, differentiate
 
@@ -123,8 +123,8 @@ class ConcreteProgram:
                     updates[n] = r
         self.update_names = list(updates)
         # The backward with respect to every float operand, filled by autodiff.
-        wrt = [v for v in operands if is_float(elem_of(v.type))]
-        targets = [v for v in outs if is_float(elem_of(v.type))]
+        wrt = [v for v in operands if is_inexact(elem_of(v.type))]
+        targets = [v for v in outs if is_inexact(elem_of(v.type))]
         seeds: list[SSAValue | None] = []
         seed_index: dict[SSAValue, int] = {}
         for k, v in enumerate(outs):

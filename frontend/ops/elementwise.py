@@ -15,7 +15,7 @@ from typing import Any
 
 from pullback.dialects import pd
 from pullback.dialects.pd.dtypes import FLOAT_NAMES as _FLOAT_NAMES
-from pullback.dialects.pd.dtypes import DTYPE_BY_NAME, INT_NAMES, get_default_dtype, promote_types, scalar_result_dtype, to_dtype_name
+from pullback.dialects.pd.dtypes import COMPLEX_NAMES, DTYPE_BY_NAME, INT_NAMES, get_default_dtype, promote_types, scalar_result_dtype, to_dtype_name
 from pullback.frontend.core import apply
 from pullback.frontend.eager import Tensor
 
@@ -35,6 +35,22 @@ def is_scalar(v: Any) -> bool:
     if isinstance(v, (int, float)):
         return True
     return type(v).__module__ == "numpy" and getattr(v, "ndim", None) == 0
+
+
+def is_complex_scalar(v: Any) -> bool:
+    """True for a Python or numpy complex number (`1j`): Paddle makes it a complex
+    constant (complex64 beside a float32 or integer tensor, complex128 beside float64)."""
+    return isinstance(v, complex) or (type(v).__module__ == "numpy" and getattr(v, "dtype", None) is not None
+                                      and getattr(v, "ndim", None) == 0 and v.dtype.kind == "c")
+
+
+def complex_constant_like(x: Any, value: complex) -> Any:
+    """A complex constant shaped like tensor x, of the dtype Paddle gives
+    `x op value` (`dtypes.scalar_result_dtype`), and x cast to that dtype."""
+    to = scalar_result_dtype(x.dtype, value)
+    value = complex(value)
+    const = apply(pd.FillAnyLikeOp, [x], prefix="fill_any_like", value=value.real, imag=value.imag, dtype=to)
+    return const, (x if x.dtype == to else cast(x, to))
 
 
 def check_tensor(fn: str, arg: str, x: Any) -> None:
@@ -68,8 +84,11 @@ def check_float_or_int_tensor(fn: str, arg: str, x: Any) -> None:
 
 
 def check_unary_input(op_cls: type[pd.PdOp], fn: str, x: Any) -> None:
-    """Raise TypeError unless `x` is a tensor the unary op takes: a float one, or an
-    int32/int64 one where the op's `INT_INPUT` fact accepts integers."""
+    """Raise TypeError unless `x` is a tensor the unary op takes: a float one, an
+    int32/int64 one where the op's `INT_INPUT` fact accepts integers, or a complex
+    one where the op declares `COMPLEX`."""
+    if op_cls.COMPLEX and getattr(x, "dtype", None) in COMPLEX_NAMES:
+        return
     if getattr(op_cls, "INT_INPUT", "reject") != "reject":
         check_float_or_int_tensor(fn, "x", x)
     else:
@@ -168,6 +187,12 @@ def _binary(
     """Add one broadcasting binary op; a scalar operand becomes a constant shaped
     like the other one."""
     if type(x) is not Tensor or type(y) is not Tensor:  # two eager Tensors need no checks
+        if is_complex_scalar(y) and not is_scalar(x):
+            check_tensor(prefix, "x", x)
+            y, x = complex_constant_like(x, y)
+        elif is_complex_scalar(x) and not is_scalar(y):
+            check_tensor(prefix, "y", y)
+            x, y = complex_constant_like(y, x)
         sx, sy = is_scalar(x), is_scalar(y)
         if sx and sy:
             raise TypeError(f"{prefix}: at least one of x and y must be a Tensor/Variable")

@@ -23,10 +23,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from pullback.dialects.pd.dtypes import to_dtype_name
+from pullback.dialects.pd.dtypes import COMPLEX_NAMES, to_dtype_name
 from pullback.dialects import pd
 from pullback.dialects.pd.base import f64_attr
 from pullback.frontend.core import apply, in_dynamic_mode
+from pullback.frontend.eager import to_tensor
 from pullback.frontend.ops.elementwise import (
     cast,
     check_tensor,
@@ -88,6 +89,13 @@ def to_constant(value: Any, dtype: Any = None) -> Any:
     if dtype is None:
         dtype = {"i": "int64", "u": "int64", "b": "bool"}.get(a.dtype.kind, "float32")
     dt = to_dtype_name(dtype, "assign")
+    if a.dtype.kind == "c" or dt in COMPLEX_NAMES:
+        # (`pd.assign_value` holds f64 values: a complex constant would lose its parts)
+        if in_dynamic_mode():
+            return to_tensor(a, dtype=dt)
+        raise TypeError(
+            "assign: constants of complex values are not supported in static programs yet: "
+            "feed them (paddle.static.data) or build them with paddle.complex(real, imag)")
     vals = ArrayAttr([f64_attr(float(v)) for v in a.reshape(-1)])
     return apply(pd.AssignValueOp, [], prefix="assign_value", shape=list(a.shape), values=vals, dtype=dt)
 
@@ -505,7 +513,9 @@ def assign(x: Any, output: Any = None) -> Any:
     if isinstance(x, (list, tuple, np.ndarray)) or is_scalar(x) or isinstance(x, bool):
         a = np.asarray(x)
         dt = {"f": "float64" if a.dtype == np.float64 and isinstance(x, np.ndarray) else "float32",
-              "i": "int64" if a.dtype.itemsize == 8 else "int32", "u": "int64", "b": "bool"}[a.dtype.kind]
+              "i": "int64" if a.dtype.itemsize == 8 else "int32", "u": "int64", "b": "bool",
+              "c": "complex128" if a.dtype == np.complex128 and isinstance(x, np.ndarray) else "complex64",
+              }[a.dtype.kind]
         return to_constant(a, dt)
     raise TypeError(f"assign: x must be a Tensor, number, list or ndarray, got {type(x).__name__}")
 

@@ -7,7 +7,7 @@ import builtins  # `sum` and `max` below are Paddle's
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from pullback.dialects.pd.dtypes import to_dtype_name
+from pullback.dialects.pd.dtypes import COMPLEX_NAMES, to_dtype_name
 from pullback.dialects import pd
 from pullback.frontend.core import apply
 from pullback.frontend.ops.elementwise import (
@@ -50,7 +50,8 @@ def _reduce(op_cls: type[pd.PdOp], prefix: str, x: Any, axis: Axis, keepdim: boo
 def mean(x: Any, axis: Axis = None, keepdim: bool = False, name: str | None = None) -> Any:
     """`paddle.mean`: the mean over `axis` (all elements when None; then a 0-D `pd.mean`
     unless keepdim)."""
-    check_float_tensor("mean", "x", x)
+    if getattr(x, "dtype", None) not in COMPLEX_NAMES:  # (complex means are Paddle's too)
+        check_float_tensor("mean", "x", x)
     if axis is None and not keepdim:  # Paddle's `reduce_mean` with reduce_all
         return apply(pd.MeanOp, [x], prefix="mean", name=name, op_type="reduce_mean")
     return _reduce(pd.ReduceMeanOp, "reduce_mean", x, axis, keepdim, name)

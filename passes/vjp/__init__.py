@@ -13,6 +13,16 @@ Rules emit ops only through `b`, so the backward region is ordinary `pd` IR that
 be printed, pruned, lowered and differentiated again.
 
 Rules live in `passes/vjp/<family>.py` and register with `@vjp(OpClass, ...)`.
+
+Complex values.  The gradient of a real loss L with respect to a complex z is, as in
+Paddle, `dL/d re(z) + i dL/d im(z)` (the conjugate Wirtinger derivative, doubled).
+For a holomorphic op `y = f(x)` that makes `x_grad = conj(f'(x)) * y_grad`: the
+real-mode rule (`y_grad * f'(x)`, linear in the gradient) applied to `conj(y_grad)`
+and conjugated again.  `rule_for` wraps the rules of ops that declare `COMPLEX`
+(holomorphic or real-linear ones) so whenever an operand or result is complex; the
+rules of the ops that are not holomorphic (`abs`, `real`, `conj`, `angle`, casts,
+the transforms) or that differentiate regions handle complex values themselves
+and are registered `complex_aware`.
 """
 
 from __future__ import annotations
@@ -21,7 +31,10 @@ from collections.abc import Callable, Sequence
 
 from xdsl.ir import Operation, SSAValue
 
+from xdsl.dialects.builtin import TensorType
+
 from pullback.dialects.pd import FAMILIES, family_modules
+from pullback.dialects.pd.base import elem_of, is_complex
 from pullback.dialects.pd.control import captured_values
 
 from .builder import VjpBuilder
@@ -29,6 +42,10 @@ from .builder import VjpBuilder
 VjpRule = Callable[[VjpBuilder, Operation, list["SSAValue | None"]], Sequence["SSAValue | None"]]
 
 VJP_RULES: dict[type[Operation], VjpRule] = {}
+
+COMPLEX_AWARE: set[type[Operation]] = set()
+"""Ops whose rules give Paddle's complex gradients themselves (see the module's
+docstring): `rule_for` does not conjugate around them."""
 
 NON_DIFFERENTIABLE: set[type[Operation]] = set()
 """Ops whose outputs carry no gradient at all (comparisons, constants, random...)."""
@@ -52,6 +69,31 @@ def vjp(*op_types: type[Operation]) -> Callable[[VjpRule], VjpRule]:
     return register
 
 
+def complex_aware(*op_types: type[Operation]) -> None:
+    """Declare ops whose rules handle complex operands and results themselves."""
+    COMPLEX_AWARE.update(op_types)
+
+
+def _touches_complex(op: Operation) -> bool:
+    return any(is_complex(elem_of(v.type)) for v in (*op.operands, *op.results) if isinstance(v.type, TensorType))
+
+
+def rule_for(op: Operation) -> VjpRule | None:
+    """The rule differentiating `op` (None when it has none): its registered rule,
+    conjugated around when `op` touches complex values and is not `complex_aware`
+    (a holomorphic op's rule, see the module's docstring)."""
+    rule = VJP_RULES.get(type(op))
+    if rule is None or type(op) in COMPLEX_AWARE or not _touches_complex(op):
+        return rule
+    real_rule = rule
+
+    def conjugated(b: VjpBuilder, op: Operation, grads: list[SSAValue | None]) -> Sequence[SSAValue | None]:
+        ins = real_rule(b, op, [b.conj(g) for g in grads])
+        return [b.conj(g) for g in ins]
+
+    return conjugated
+
+
 def non_differentiable(*op_types: type[Operation]) -> None:
     """Declare ops whose results never carry gradients."""
     NON_DIFFERENTIABLE.update(op_types)
@@ -62,4 +104,4 @@ def load_all() -> None:
     family_modules(__name__)
 
 
-__all__ = ["FAMILIES", "grad_inputs", "VJP_RULES", "NON_DIFFERENTIABLE", "VjpBuilder", "VjpRule", "vjp", "non_differentiable", "load_all"]
+__all__ = ["COMPLEX_AWARE", "complex_aware", "rule_for", "FAMILIES", "grad_inputs", "VJP_RULES", "NON_DIFFERENTIABLE", "VjpBuilder", "VjpRule", "vjp", "non_differentiable", "load_all"]

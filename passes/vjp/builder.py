@@ -8,7 +8,7 @@ from typing import Any
 from xdsl.ir import Block, Operation, SSAValue
 
 from pullback.dialects import pd
-from pullback.dialects.pd.base import DYN, shape_of
+from pullback.dialects.pd.base import DYN, elem_of, is_complex, shape_of
 
 
 class VjpBuilder:
@@ -77,6 +77,12 @@ class VjpBuilder:
 
     def div(self, x: SSAValue, y: SSAValue) -> SSAValue:
         return self.emit(pd.ElementwiseDivOp, x, y)
+
+    def conj(self, x: SSAValue | None) -> SSAValue | None:
+        """The complex conjugate of x (x itself when real or None)."""
+        if x is None or not is_complex(elem_of(x.type)):
+            return x
+        return self.emit(pd.ConjOp, x)
 
     def cast_like(self, x: SSAValue, like: SSAValue) -> SSAValue:
         """Cast x to like's dtype (a no-op when they agree)."""

@@ -31,11 +31,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pullback.dialects import pd
-from pullback.dialects.pd.base import elem_of, i64, is_float, tensor_type
+from pullback.dialects.pd.base import elem_of, i64, is_inexact, tensor_type
 from pullback.passes import activity
 from pullback.passes.prune import prune_block
 from pullback.passes.vjp import (
-    VJP_RULES,
+    complex_aware,
+    rule_for,
     VjpBuilder,
     grad_inputs,
     non_differentiable,
@@ -50,7 +51,7 @@ Grad = SSAValue | None
 
 
 def _float(v: SSAValue) -> bool:
-    return is_float(elem_of(v.type))
+    return is_inexact(elem_of(v.type))
 
 
 def _wanted(b: VjpBuilder, v: SSAValue) -> bool:
@@ -97,7 +98,7 @@ def reverse_sweep(
             out_grads = [total(r) for r in op.results]
             if all(g is None for g in out_grads):
                 continue
-            rule = VJP_RULES.get(type(op))
+            rule = rule_for(op)
             if rule is None:
                 raise NotImplementedError(
                     f"no VJP rule for '{op.name}' (inside a control-flow region)"
@@ -283,3 +284,7 @@ def _write_vjp(b: VjpBuilder, op: pd.StackWriteOp, out_grads: list[Grad]) -> lis
 
 
 __all__ = ["reverse_sweep"]
+
+
+# Region rules compose the (complex-correct) rules of the ops inside.
+complex_aware(pd.IfOp, pd.WhileOp)

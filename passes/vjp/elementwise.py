@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from xdsl.ir import Operation, SSAValue
 
 from pullback.dialects import pd
-from pullback.dialects.pd.base import INT_TYPES, dtype_name, elem_of
-from pullback.passes.vjp import VJP_RULES, VjpRule, non_differentiable, vjp
+from pullback.dialects.pd.base import INT_TYPES, dtype_name, elem_of, is_complex
+from pullback.passes.vjp import VJP_RULES, VjpRule, complex_aware, non_differentiable, vjp
 from pullback.passes.vjp.builder import VjpBuilder
 
 Grads = list["SSAValue | None"]
@@ -218,8 +218,13 @@ def square_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue 
 
 @vjp(pd.AbsOp)
 def abs_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | None]:
-    """g * sign(x) (0 at x = 0, as in Paddle)."""
-    x, _, g = _unary(op, grads)
+    """g * sign(x) (0 at x = 0, as in Paddle).  Of a complex x: g * x / |x| (the
+    gradient `d|x|/d re + i d|x|/d im`; 0 at x = 0, as Paddle's)."""
+    x, out, g = _unary(op, grads)
+    if is_complex(elem_of(x.type)):
+        zero = b.emit(pd.EqualOp, out, b.full_like(out, 0.0))
+        safe = b.emit(pd.WhereOp, zero, b.full_like(out, 1.0), out)
+        return [b.mul(b.cast_like(g, x), b.div(x, b.cast_like(safe, x)))]
     return [b.mul(g, b.emit(pd.SignOp, x))]
 
 
@@ -355,6 +360,11 @@ def cast_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Sequence[SSAValue | 
     if pd.elem_of(x.type) == pd.i1:
         return [None]
     return [b.cast_like(g, x)]
+
+
+# abs has a complex rule of its own; a cast's gradient cast back is right both ways
+# (float -> complex: the real part of g; complex -> float: g + 0i).
+complex_aware(pd.AbsOp, pd.CastOp)
 
 
 # ------------------------------------------------- integer inputs autocast to float

@@ -7,9 +7,9 @@
 from collections.abc import Sequence
 
 from pullback.dialects import pd
-from pullback.dialects.pd.base import elem_of, is_float
+from pullback.dialects.pd.base import elem_of, is_inexact
 from pullback.passes.autodiff import AutodiffError
-from pullback.passes.vjp import non_differentiable, vjp
+from pullback.passes.vjp import complex_aware, non_differentiable, vjp
 from pullback.passes.vjp.builder import VjpBuilder
 from xdsl.ir import Operation, SSAValue
 
@@ -30,7 +30,7 @@ def run_program_vjp(b: VjpBuilder, op: Operation, grads: list[SSAValue | None]) 
     reachable = set(fn.grad_positions)
     wrt = [
         i for i, x in enumerate(op.operands)
-        if i in reachable and is_float(elem_of(x.type)) and (b.varied is None or x in b.varied)
+        if i in reachable and is_inexact(elem_of(x.type)) and (b.varied is None or x in b.varied)
     ]
     if not wrt:
         return [None] * len(op.operands)
@@ -70,7 +70,7 @@ def py_func_vjp(b: VjpBuilder, op: Operation, grads: list[SSAValue | None]) -> S
     seeds = [g if g is not None else b.full_like(r, 0.0) for r, g in zip(op.results, grads)]
     fwd = [v for k, v in enumerate([*op.operands, *op.results]) if k not in fn.skip]
     outs = b.emit_multi(pd.PyFuncOp, *fwd, *seeds, func=fn.backward)
-    return [g if is_float(elem_of(x.type)) else None for x, g in zip(op.operands, outs)]
+    return [g if is_inexact(elem_of(x.type)) else None for x, g in zip(op.operands, outs)]
 
 
 @vjp(pd.PrintOp)
@@ -84,3 +84,7 @@ def print_vjp(b: VjpBuilder, op: Operation, grads: list[SSAValue | None]) -> Seq
     props = {k: op.prop(k) for k in ("message", "first_n", "summarize", "print_tensor_name", "print_tensor_type",
                                      "print_tensor_shape", "print_tensor_lod", "print_phase")}
     return [b.emit(pd.PrintOp, g, var=f"{op.prop('var')}@GRAD", is_forward=False, **props)]
+
+
+# A to_static program's backward is the autodiff of its ops (complex-correct each).
+complex_aware(pd.RunProgramOp, pd.RunProgramGradOp)

@@ -276,7 +276,7 @@ class Function:
 
 
 _SCALAR_CTYPES = {
-    d.short: np.ctypeslib.as_ctypes_type(d.numpy) for d in DTYPES if not (d.kind == "f" and d.size == 2)
+    d.short: np.ctypeslib.as_ctypes_type(d.numpy) for d in DTYPES if not (d.kind == "f" and d.size == 2) and d.kind != "c"  # (complex: host only)
 } | {"i8": ctypes.c_int8}
 """ctypes of kernel scalar parameters: the dialect's dtypes, and `i8` (an `i1` widened);
 not the 16-bit floats, which ctypes lacks and the lowering computes in float32."""

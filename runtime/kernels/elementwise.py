@@ -173,6 +173,8 @@ def _scale(op: pd.PdOp, x: np.ndarray) -> np.ndarray:
 def _cast(op: pd.PdOp, x: np.ndarray) -> np.ndarray:
     row = pd.DTYPE_BY_ELEM[pd.elem_of(op.results[0].type)]
     out = row.numpy
+    if x.dtype.kind == "c" and row.kind != "c":
+        x = x.real  # Paddle's complex -> real cast keeps the real part (numpy's too, with a warning)
     if x.dtype.kind == "f" and row.kind in "iu":  # (not bfloat16's uint16 storage)
         if out.itemsize < 4:
             # Paddle (C++ static_cast through int) and the compiled code: truncated,

@@ -13,7 +13,8 @@ def fill_constant(op: pd.FillConstantOp) -> np.ndarray:
 
 @kernel(pd.FillAnyLikeOp)
 def fill_any_like(op: pd.FillAnyLikeOp, x: np.ndarray) -> np.ndarray:
-    return np.full(x.shape, op.prop("value"), dtype=np_dtype(op.out.type))
+    value, imag = op.prop("value"), op.prop("imag")
+    return np.full(x.shape, complex(value, imag) if imag else value, dtype=np_dtype(op.out.type))
 
 
 @kernel(pd.UniformRandomOp)

@@ -73,6 +73,9 @@ EXCLUDED: dict[type[Operation], str] = {
     **{op: "host-only detection op (HOST_ONLY): box-indexed gathers and scatters, no native code to "
        "compare; values and gradients against Paddle 3.3.1 and finite differences in "
        "tests/unit/ops/vision/test_vision_ops.py" for op in pd.VISION_OPS},
+    **{op: "host-only complex numbers (HOST_ONLY; the fuzzer's programs are real and compiled): values and "
+       "gradients against Paddle 3.3.1 and finite differences in tests/unit/ops/fft/test_fft_paddle.py"
+       for op in (*pd.COMPLEX_OPS, *pd.FFT_OPS)},
     pd.PrintOp: "host-only printing (HOST_ONLY): the identity with a side effect; output and gradient "
                 "printing in tests/unit/ops/program/test_host_calls.py",
 }

@@ -33,7 +33,7 @@
 // REGION:     region_use_before_def.mlir:3:3: error: 'pd.relu': operand 0 (%late) is defined after it
 // REGION-NOT: {{Error|Traceback}}
 
-// F128:      f128_data.mlir:1:1: error: 'pd.data': result 0 has element type f128, which pd programs do not support (one of f32, f64, i32, i64, i1, f16, bf16, ui8, i8, i16)
+// F128:      f128_data.mlir:1:1: error: 'pd.data': result 0 has element type f128, which pd programs do not support (one of f32, f64, i32, i64, i1, f16, bf16, ui8, i8, i16, complex<f32>, complex<f64>)
 // F128-NOT:  {{Error|Traceback}}
 
 // DTYPE:     f128_fill.mlir:1:1: error: 'pd.fill_constant': unsupported dtype 'float128'; expected one of

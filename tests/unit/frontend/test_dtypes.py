@@ -54,12 +54,14 @@ def test_each_row_is_the_paddle_dtype_object():
         assert getattr(paddle.base.core.VarDesc.VarType, d.enum) is d
         assert pickle.loads(pickle.dumps(d)) is d and copy.deepcopy(d) is d
     assert [d.name for d in pd.DTYPES] == [
-        "float32", "float64", "int32", "int64", "bool", "float16", "bfloat16", "uint8", "int8", "int16"]
+        "float32", "float64", "int32", "int64", "bool", "float16", "bfloat16", "uint8", "int8", "int16",
+        "complex64", "complex128"]
     assert paddle.bool.elem == pd.i1 and paddle.float64.short == "f64" and paddle.int32.size == 4
     assert paddle.float32.numpy == np.float32 and paddle.bfloat16.numpy == np.uint16  # Paddle's bfloat16 bits
-    assert not paddle.complex64.supported and paddle.complex64.kind == "c"
-    with pytest.raises(TypeError, match="complex64 is not supported by pullback yet"):
-        _ = paddle.complex64.elem
+    assert paddle.complex64.supported and paddle.complex64.kind == "c" and paddle.complex128.short == "complex<f64>"
+    assert not paddle.float8_e4m3fn.supported
+    with pytest.raises(TypeError, match="float8_e4m3fn is not supported by pullback yet"):
+        _ = paddle.float8_e4m3fn.elem
 
 
 @pytest.mark.parametrize("spec, name", [
@@ -88,9 +90,9 @@ def test_errors_name_the_bad_value():
         paddle.cast(paddle.to_tensor([1.0]), "xyz")
     with pytest.raises(TypeError, match=r"pass paddle.float32 or 'float32'"):
         paddle.zeros([2], dtype="paddle.float32")  # a printed dtype is no spelling (nor in Paddle)
-    with pytest.raises(TypeError, match=r"^cast: unsupported dtype 'complex64': Paddle's complex64 is not "
-                                        r"supported by pullback yet \(it computes in float32, float64"):
-        paddle.cast(paddle.to_tensor([1.0]), np.complex64)
+    with pytest.raises(TypeError, match=r"^cast: unsupported dtype 'float8_e4m3fn': Paddle's float8_e4m3fn is "
+                                        r"not supported by pullback yet \(it computes in float32, float64"):
+        paddle.cast(paddle.to_tensor([1.0]), "float8_e4m3fn")
 
 
 def test_array_data_keeps_its_dtype():
@@ -241,8 +243,7 @@ def test_dtype_accepts_numpy_spellings(static_programs: Any):
     assert paddle.static.data("c", [2], paddle.int64).dtype == "int64"
 
 
-NOT_YET = [("'complex64'", "complex64"), ("complex", complex), ("np.complex128", np.complex128),
-           ("paddle.float8_e5m2", paddle.float8_e5m2), ("'float8_e4m3fn'", "float8_e4m3fn")]
+NOT_YET = [("paddle.float8_e5m2", paddle.float8_e5m2), ("'float8_e4m3fn'", "float8_e4m3fn")]
 
 
 @pytest.mark.parametrize("spelling", [s[1] for s in NOT_YET], ids=[s[0] for s in NOT_YET])

@@ -157,4 +157,4 @@ def test_declared_variables_follow_their_definition(static_mode):
     with pytest.raises(ValueError, match="x_num_col_dims=1"):
         block.append_op(type="mul", inputs={"X": x, "Y": x}, outputs={"Out": out}, attrs={"x_num_col_dims": 2})
     with pytest.raises(TypeError, match="create_var"):
-        block.create_var(name="bad", shape=[1], dtype="complex64")
+        block.create_var(name="bad", shape=[1], dtype="float8_e5m2")

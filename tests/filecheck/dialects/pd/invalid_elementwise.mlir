@@ -70,7 +70,7 @@
 
 %x = pd.data "x" : tensor<3xi1>
 %z = pd.scale %x {scale = 2.0 : f64} : (tensor<3xi1>) -> tensor<3xi1>
-// CHECK: 'pd.scale': x must be a float or int tensor, got tensor<3xi1>
+// CHECK: 'pd.scale': x must be a float, complex or int tensor, got tensor<3xi1>
 
 // -----
 
@@ -81,14 +81,26 @@
 // -----
 
 %x = pd.data "x" : tensor<3xf32>
-%z = pd.cast %x {dtype = "complex64"} : (tensor<3xf32>) -> tensor<3xf32>
-// CHECK: 'pd.cast': unsupported dtype 'complex64': Paddle's complex64 is not supported by pullback yet (it computes in float32, float64, int32, int64, bool, float16, bfloat16, uint8, int8, int16)
+%z = pd.cast %x {dtype = "float8_e4m3fn"} : (tensor<3xf32>) -> tensor<3xf32>
+// CHECK: 'pd.cast': unsupported dtype 'float8_e4m3fn': Paddle's float8_e4m3fn is not supported by pullback yet (it computes in float32, float64, int32, int64, bool, float16, bfloat16, uint8, int8, int16, complex64, complex128)
+
+// -----
+
+%x = pd.data "x" : tensor<3xcomplex<f32>>
+%z = pd.relu %x : (tensor<3xcomplex<f32>>) -> tensor<3xcomplex<f32>>
+// CHECK: 'pd.relu': x must be float32 or float64, got tensor<3xcomplex<f32>>
+
+// -----
+
+%x = pd.data "x" : tensor<3xcomplex<f32>>
+%z = pd.elementwise_max %x, %x : (tensor<3xcomplex<f32>>, tensor<3xcomplex<f32>>) -> tensor<3xcomplex<f32>>
+// CHECK: 'pd.elementwise_max': complex64 tensors are not supported by this op (pullback computes complex numbers in the ops that declare them)
 
 // -----
 
 %x = pd.data "x" : tensor<3xf32>
 %z = pd.cast %x {dtype = "float"} : (tensor<3xf32>) -> tensor<3xf64>
-// CHECK: 'pd.cast': unsupported dtype 'float'; expected one of ['bfloat16', 'bool', 'float16', 'float32', 'float64', 'int16', 'int32', 'int64', 'int8', 'uint8']
+// CHECK: 'pd.cast': unsupported dtype 'float'; expected one of ['bfloat16', 'bool', 'complex128', 'complex64', 'float16', 'float32', 'float64', 'int16', 'int32', 'int64', 'int8', 'uint8']
 
 // -----
 

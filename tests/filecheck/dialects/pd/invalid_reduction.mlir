@@ -21,13 +21,13 @@
 
 %x = pd.data "x" : tensor<?x4xi64>
 %z = pd.mean %x : (tensor<?x4xi64>) -> tensor<i64>
-// CHECK: 'pd.mean': x must be float32 or float64, got tensor<?x4xi64>
+// CHECK: 'pd.mean': x must be a float or complex tensor, got tensor<?x4xi64>
 
 // -----
 
 %x = pd.data "x" : tensor<?x4xi64>
 %z = pd.reduce_mean %x {axis = array<i64: 0>} : (tensor<?x4xi64>) -> tensor<4xi64>
-// CHECK: 'pd.reduce_mean': x must be float32 or float64, got tensor<?x4xi64>
+// CHECK: 'pd.reduce_mean': x must be a float or complex tensor, got tensor<?x4xi64>
 
 // -----
 
