@@ -229,6 +229,11 @@ def build_entry(
         else:
             low.dest[v] = target
 
+    # The commit point (Ctrl-C: `LowererBase.commit_point`) goes before the first op
+    # that may write a persistable's buffer: updates in place, optimizer ops.
+    writers = [prog.pos[v.owner] for n, v in writes.items() if n in params]
+    writers += [prog.pos[op] for op in prog.ops if op.WRITES_PERSISTABLE]
+    low.commit_at = min(writers, default=None)
     # Fetched feeds/parameters are copied before anything can overwrite them.
     low.current = 0
     for v, a in late_copies:

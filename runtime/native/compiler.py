@@ -31,7 +31,8 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, i32
 from xdsl.ir import SSAValue
 
 from pullback.lowering import fusion
@@ -39,6 +40,7 @@ from pullback.lowering.abi import PACKED_PREFIX, LoweringError, Program, abi_of,
 from pullback.lowering.convert_pd_to_linalg import build_entry, declare_callees
 from pullback.lowering.lowerer import fusion_plan
 from pullback.lowering.memory import MemoryReport, analyze_function
+from pullback.lowering.outline_segments import POLL
 from pullback.lowering.phase_times import PhaseTimes
 from pullback.passes.gc_pause import cyclic_gc_paused
 from pullback.runtime.native import constants, disk_cache, llvm_chunks, settings
@@ -273,6 +275,8 @@ def _lower_and_emit(
         raise NotCompilable(str(e)) from None
     lowered = ModuleOp([fn_op])
     declare_callees(lowered)
+    # Segment calls poll for Ctrl-C (`outline-segments`; `native/interrupts.py`).
+    lowered.body.block.add_op(func.FuncOp.external(POLL, [], [i32]))
     collectives = any(
         getattr(o, "sym_name", None) and o.sym_name.data.startswith("MPI_") for o in lowered.body.block.ops
     )

@@ -37,7 +37,7 @@ from pullback.lowering.memory import MemoryReport, Peak
 from pullback.lowering.phase_times import PhaseTimes
 from pullback.lowering.shapes import ShapeError, plan_shapes
 from pullback.runtime.interpreter import out_of_range
-from pullback.runtime.native import disk_cache
+from pullback.runtime.native import disk_cache, interrupts
 from pullback.runtime.native.jit import NativeCode
 
 _NP = {d.short: d.numpy for d in DTYPES}
@@ -88,6 +88,14 @@ class CompiledProgram:
     """The disk-cache key of an entry whose first call has not returned yet: that
     call runs under `disk_cache.trial` (a crash in it drops the entry)."""
     _plan: CallPlan | None = field(default=None, repr=False)
+    _address: int | None = field(default=None, repr=False)
+
+    @property
+    def address(self) -> int:
+        """The entry point's address (`native/interrupts.py` calls it through the pool)."""
+        if self._address is None:
+            self._address = int(ctypes.cast(self.fn, ctypes.c_void_p).value or 0)
+        return self._address
 
     def call_plan(self) -> CallPlan:
         """The ABI as `execute` reads it on every call (made on first use)."""
@@ -174,7 +182,7 @@ class CallPlan:
         outputs = abi["outputs"]
         n_new = _n_new(abi)
         new = tuple((i, name) for i, (name, _) in enumerate(outputs) if i >= len(outputs) - n_new)
-        n_slots = len(abi["dims"]) + len(feeds) + len(params) + len(outputs) + (1 if abi.get("checks") else 0)
+        n_slots = len(abi["dims"]) + len(feeds) + len(params) + len(outputs) + (1 if has_status(abi) else 0)
         return cls(feeds, params, tuple(np.dtype(_NP[spec[1]]) for _, spec in outputs), new,
                    ctypes.c_int64 * n_slots)
 
@@ -260,24 +268,35 @@ def execute(
     if len(set(writable)) != len(writable):
         raise ValueError("two parameters share one buffer; the compiled code needs distinct arrays")
     checks = abi.get("checks") or []
-    status = np.zeros(3, np.int64) if checks else None
+    status = np.zeros(3, np.int64) if has_status(abi) else None
     if status is not None:
         slots.append(status.ctypes.data)
     if compiled.first_call is None:
-        compiled.fn(plan.slots(*slots))
+        state = interrupts.call(compiled.fn, compiled.address, plan.slots(*slots))
     else:
         with disk_cache.trial(compiled.first_call):
-            compiled.fn(plan.slots(*slots))
+            state = interrupts.call(compiled.fn, compiled.address, plan.slots(*slots))
         compiled.first_call = None
-    if status is not None and status[0]:
+    if state & interrupts.INTERRUPTED and not state & interrupts.COMMITTED:
+        # Abandoned (work skipped, every persistable write too): nothing to keep.
+        raise KeyboardInterrupt(interrupts.ABANDONED)
+    if status is not None and status[0] > 0:
         # A failed range check: the code skipped every persistable update after it.
         code, bad, limit = (int(v) for v in status)
         op_name, what = checks[code - 1]
         raise out_of_range(op_name, what, bad, limit)
     for i, name in plan.new_outputs:
         scope[name] = outs[i]
+    if state & interrupts.INTERRUPTED:
+        raise KeyboardInterrupt(interrupts.FINISHED)  # (after its last write)
     by_name = {n: p for (n, _, _), p in zip(plan.params, params)}
     return [outs[ref] if kind == "out" else by_name[ref] for kind, ref in abi["fetches"]]
+
+
+def has_status(abi: dict[str, Any]) -> bool:
+    """Whether the entry point takes the status buffer (range checks, or a commit
+    point: `lowering/abi.py`)."""
+    return bool(abi.get("checks") or abi.get("commit"))
 
 
 def _n_new(abi: dict[str, Any]) -> int:
