@@ -7,7 +7,11 @@ step: the executor's write-back of persistables (`runtime/executor.py`), an eage
 optimizer step's rollback (`frontend/optimizer.py`), an LR scheduler's step
 (`frontend/lr.py`), registering a compiled program (`runtime/native/compiler.py`).
 
-It only defers on the main thread (the only one Python delivers signals to; a
+`surfaced_interrupts(what)` makes sure a compile's interrupt reaches its caller: a
+`KeyboardInterrupt` raised inside a finalizer is dropped by Python, so the compile
+used to finish as if nothing happened (`runtime/native/compiler.py`).
+
+Both act only on the main thread (the only one Python delivers signals to; a
 handler cannot be installed from another) and only while SIGINT has a Python
 handler; otherwise the body just runs.  It uses `_signal` (CPython's C module)
 rather than `signal`, whose wrappers convert handlers to enums: ~0.1 us per
@@ -25,6 +29,7 @@ from typing import Any
 SIGINT = int(_signal.SIGINT)
 
 _MAIN = threading.main_thread().ident
+_default_int_handler = _signal.default_int_handler
 
 
 @contextlib.contextmanager
@@ -54,4 +59,29 @@ def deferred_interrupts() -> Iterator[None]:
             previous(*caught[0])
 
 
-__all__ = ["SIGINT", "deferred_interrupts"]
+@contextlib.contextmanager
+def surfaced_interrupts(what: str) -> Iterator[None]:
+    """Run the body (a compile) with SIGINT raising `KeyboardInterrupt` as usual, but
+    remembered: when Python swallows that exception (raised inside a finalizer such
+    as llvmlite's `ObjectRef.__del__`, which Python reports as "Exception ignored
+    in" and drops), it is raised again, naming `what`, as soon as the body ends.
+    Only on the main thread while SIGINT's handler is Python's default one."""
+    if threading.get_ident() != _MAIN or _signal.getsignal(SIGINT) is not _default_int_handler:
+        yield
+        return
+    hits: list[int] = []
+
+    def interrupt(signum: int, frame: Any) -> None:
+        hits.append(signum)
+        raise KeyboardInterrupt
+
+    _signal.signal(SIGINT, interrupt)
+    try:
+        yield
+    finally:
+        _signal.signal(SIGINT, _default_int_handler)
+    if hits:  # the body finished although it was interrupted: its interrupt was lost
+        raise KeyboardInterrupt(f"interrupted (Ctrl-C) during {what}")
+
+
+__all__ = ["SIGINT", "deferred_interrupts", "surfaced_interrupts"]

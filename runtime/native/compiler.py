@@ -43,6 +43,7 @@ from pullback.lowering.memory import MemoryReport, analyze_function
 from pullback.lowering.outline_segments import POLL
 from pullback.lowering.phase_times import PhaseTimes
 from pullback.passes.gc_pause import cyclic_gc_paused
+from pullback.runtime.interrupts import surfaced_interrupts
 from pullback.runtime.native import constants, disk_cache, llvm_chunks, settings
 from pullback.runtime.native.jit import Jit
 from pullback.runtime.native.program import CompiledProgram
@@ -205,7 +206,10 @@ def compile_program(
     options = (f"blas={use_blas} outline={outline} dedupe={dedupe} unroll={unroll},{full} "
                f"slp={settings.SLP_VECTORIZE} translate={route} mofusion={fusion.ENABLED} budget={fusion_plan.RECOMPUTE_BUDGET} "
                f"threads={threads},{work} split={split_llvm}")
-    with _announced(_describe(module, fetches), times):
+    # A Ctrl-C whose KeyboardInterrupt an llvmlite finalizer swallowed is raised
+    # when the compile ends (nothing of it is registered yet: `backend.py`
+    # remembers a program only once this returns).
+    with surfaced_interrupts("a compile"), _announced(_describe(module, fetches), times):
         with times.phase("key"):
             text = str(module) if text is None else text
             positions = value_positions(module, fetches)
