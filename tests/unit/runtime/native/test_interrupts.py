@@ -177,3 +177,43 @@ def test_an_interrupt_after_the_commit_point_lets_the_step_finish() -> None:
         np.testing.assert_allclose(weights(), before - 3 * 0.1 / 8)
     finally:
         paddle.disable_static()
+
+
+class _Swallower:
+    """Its finalizer is interrupted, and Python drops the KeyboardInterrupt (as it
+    did in llvmlite's `ObjectRef.__del__` late in a compile)."""
+
+    def __del__(self) -> None:
+        signal.raise_signal(signal.SIGINT)
+        self.after = True  # bytecode: the handler runs here, inside the finalizer
+
+
+def test_a_compile_interrupted_inside_a_finalizer_raises_and_registers_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The interrupt lands in a finalizer while the program is linked: the compile
+    raises KeyboardInterrupt (it used to finish as if nothing happened), the backend
+    keeps no program, and the next call compiles and runs it."""
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signals reach the main thread only")
+    from pullback.benchmarks.programs import elementwise_chain
+    from pullback.runtime.native.backend import CompiledBackend
+    from pullback.runtime.native.jit import Jit
+
+    built = elementwise_chain(64, 3)
+    feeds = {"x": np.full(64, 0.5, np.float32), "y": np.ones(64, np.float32)}
+    original = Jit.load
+
+    def load(self: Jit, *args: Any, **kwargs: Any) -> Any:
+        _Swallower()
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: None)
+    monkeypatch.setattr(Jit, "load", load)
+    backend = CompiledBackend()
+    with pytest.raises(KeyboardInterrupt, match="during a compile"):
+        backend.run(built.module, feeds, {}, built.fetch)
+    assert backend.cache_info()["content"] == 0 and backend.compiles == 0
+    monkeypatch.setattr(Jit, "load", original)
+    got = backend.run(built.module, feeds, {}, built.fetch)
+    assert backend.compiles == 1 and np.isfinite(got[0]).all()
