@@ -244,6 +244,8 @@ def compile_program(
     return CompiledProgram(
         prog, output_values(prog, abi, fetches), abi, fn, time.perf_counter() - t0, native, entry["memory"], times,
         first_call=key if stored else None, constants=data,
+        # A rank that skipped a collective would leave the others waiting in it.
+        interruptible=not entry["collectives"],
     )
 
 

@@ -20,7 +20,9 @@ A run is interruptible only on the main thread (where Python delivers
 KeyboardInterrupt), on Linux (the handler's `struct sigaction` layout is glibc's),
 and while SIGINT's handler is Python's default one (`signal.default_int_handler`):
 a program that installed its own handler, or ignores SIGINT, keeps it, and its
-compiled runs behave as before (the handler runs when the call returns).
+compiled runs behave as before (the handler runs when the call returns).  Nor is a
+program with collectives (data parallelism): a rank that skipped a collective
+would leave the other ranks waiting in it for ever.
 Cost: the check (`_signal.getsignal`: ~0.1 us, against ~2 us through `signal`'s
 enum wrapper), the native wrapper's two `sigaction` calls per run, about a
 microsecond, and one load per chunk and per segment.
@@ -68,12 +70,13 @@ def interruptible() -> bool:
     )
 
 
-def call(fn: Any, address: int, arg: Any) -> int:
+def call(fn: Any, address: int, arg: Any, allowed: bool = True) -> int:
     """Run the entry point `fn` (at `address`) on its slot array `arg`; returns the
     run's state (`INTERRUPTED`, `COMMITTED` bits; 0 when it could not be
-    interrupted or was not)."""
+    interrupted or was not).  `allowed=False`: a plain call (a program with
+    collectives: `CompiledProgram.interruptible`)."""
     pool = threadpool.built()
-    if pool is None or not interruptible():
+    if pool is None or not allowed or not interruptible():
         fn(arg)
         return 0
     return int(pool.call_interruptible(address, arg))

@@ -87,6 +87,9 @@ class CompiledProgram:
     first_call: str | None = None
     """The disk-cache key of an entry whose first call has not returned yet: that
     call runs under `disk_cache.trial` (a crash in it drops the entry)."""
+    interruptible: bool = True
+    """Whether Ctrl-C may abandon its runs (`native/interrupts.py`): not a program
+    with collectives, where a rank that skipped one would leave the others waiting."""
     _plan: CallPlan | None = field(default=None, repr=False)
     _address: int | None = field(default=None, repr=False)
 
@@ -272,10 +275,10 @@ def execute(
     if status is not None:
         slots.append(status.ctypes.data)
     if compiled.first_call is None:
-        state = interrupts.call(compiled.fn, compiled.address, plan.slots(*slots))
+        state = interrupts.call(compiled.fn, compiled.address, plan.slots(*slots), compiled.interruptible)
     else:
         with disk_cache.trial(compiled.first_call):
-            state = interrupts.call(compiled.fn, compiled.address, plan.slots(*slots))
+            state = interrupts.call(compiled.fn, compiled.address, plan.slots(*slots), compiled.interruptible)
         compiled.first_call = None
     if state & interrupts.INTERRUPTED and not state & interrupts.COMMITTED:
         # Abandoned (work skipped, every persistable write too): nothing to keep.
