@@ -108,9 +108,9 @@ class LowererBase:
             slot = self.parent.check_slot(op, what)
             self.status = self.parent.status
             return slot
-        self.status_buffer()
+        status = self.status_buffer()
         self.abi.checks.append([op.name, what])
-        return self.status, len(self.abi.checks)
+        return status, len(self.abi.checks)
 
     def status_buffer(self) -> SSAValue:
         """The status buffer, the entry's last argument (added on first use)."""
