@@ -76,7 +76,7 @@ def call(fn: Any, address: int, arg: Any, allowed: bool = True) -> int:
     interrupted or was not).  `allowed=False`: a plain call (a program with
     collectives: `CompiledProgram.interruptible`)."""
     pool = threadpool.built()
-    if pool is None or not allowed or not interruptible():
+    if pool is None or not allowed or not address or not interruptible():
         fn(arg)
         return 0
     return int(pool.call_interruptible(address, arg))

@@ -91,14 +91,21 @@ class CompiledProgram:
     """Whether Ctrl-C may abandon its runs (`native/interrupts.py`): not a program
     with collectives, where a rank that skipped one would leave the others waiting."""
     _plan: CallPlan | None = field(default=None, repr=False)
-    _address: int | None = field(default=None, repr=False)
+    _address: tuple[Any, int] | None = field(default=None, repr=False)
 
     @property
     def address(self) -> int:
-        """The entry point's address (`native/interrupts.py` calls it through the pool)."""
-        if self._address is None:
-            self._address = int(ctypes.cast(self.fn, ctypes.c_void_p).value or 0)
-        return self._address
+        """The entry point's address (`native/interrupts.py` calls it through the
+        pool), worked out once per `fn`; 0 when `fn` is not a ctypes function (a
+        test's stand-in, which is then called as it is)."""
+        known = self._address
+        if known is None or known[0] is not self.fn:
+            try:
+                address = int(ctypes.cast(self.fn, ctypes.c_void_p).value or 0)
+            except (ctypes.ArgumentError, TypeError):
+                address = 0
+            known = self._address = (self.fn, address)
+        return known[1]
 
     def call_plan(self) -> CallPlan:
         """The ABI as `execute` reads it on every call (made on first use)."""
