@@ -12,7 +12,9 @@
   the fetched values.  Feeds are passed without copies when they already have the
   right dtype and layout; parameters are the scope's own arrays, updated in place by
   the optimizer ops; outputs are fresh numpy arrays.  The generated code frees its
-  temporaries before returning.
+  temporaries before returning.  The call goes through `native/interrupts.py`: a
+  run Ctrl-C abandoned (before its commit point) raises `KeyboardInterrupt` having
+  written nothing; one interrupted after it finishes, then raises.
 
 Compiling is `native/compiler.py`'s; the caches of compiled programs are
 `native/backend.py`'s (in memory) and `native/disk_cache.py`'s.
@@ -243,7 +245,9 @@ def _param_array(
 def execute(
     compiled: CompiledProgram, feeds: Mapping[str, np.ndarray], scope: MutableMapping[str, np.ndarray]
 ) -> list[np.ndarray]:
-    """Check the feeds, call the native code, return the fetched values."""
+    """Check the feeds, call the native code, return the fetched values
+    (`KeyboardInterrupt` when Ctrl-C stopped or followed the run: the module
+    docstring)."""
     abi = compiled.abi
     plan = compiled.call_plan()
     feed_arrays = []
