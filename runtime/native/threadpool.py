@@ -135,6 +135,9 @@ define void @pb_pool_init() {
   store i64 0, ptr @nworkers
   store i32 0, ptr @busy
   store i32 %pid, ptr @owner_pid
+  ; (a forked child runs nothing interruptibly yet: a run in progress was the parent's)
+  store i64 0, ptr @armed_tid
+  store i32 0, ptr @state
   store ptr @on_sigint, ptr @act_ours
   %flags = getelementptr i8, ptr @act_ours, i64 FLAGS_AT
   store i32 SA_RESTART, ptr %flags
