@@ -22,7 +22,8 @@ LLVM IR (`lowering.pipeline.to_llvmlite`), else O3 would inline them back.
 Ctrl-C (issue 32): in a module that declares `pb_poll` (the compiled CPU backend's
 do, `runtime/native/compiler.py`), each segment call is `scf.if pb_poll() == 0 {
 call }`, so that an interrupted run skips the rest of its work; the commit point
-(`pb_commit_point`, `LowererBase.commit_point`) stays in the entry.
+(`pb_commit_point`, `LowererBase.commit_point`) stays in the entry.  (`while`
+loops poll too, in their condition: `lowering/control.py`.)
 
 Runtime cost: one call per segment (and one poll: an atomic load).  A memref argument is `noalias` unless another
 argument of the same call views the same buffer, so LLVM vectorizes segments as it
@@ -53,7 +54,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from pullback.lowering.build import cmpi, constant, make
-from pullback.lowering.lowerer.base import COMMIT_POINT
+from pullback.lowering.lowerer.base import COMMIT_POINT, POLL
 from pullback.lowering.views import reinterpret_cast
 
 SEGMENT_INFIX = "__seg"
@@ -62,9 +63,8 @@ SEGMENT_INFIX = "__seg"
 _PRIVATE = StringAttr("private")
 """An outlined segment's `sym_visibility`."""
 
-POLL = "pb_poll"
-"""The thread pool's interrupt poll (`runtime/native/threadpool.py`): in a module
-that declares it, each segment call is guarded by it."""
+# (`POLL`, the thread pool's interrupt poll: in a module that declares it, each
+# segment call is guarded by it.)
 
 _ANCHORS = (memref.AllocOp, memref.DeallocOp, memref.ReinterpretCastOp, memref.DimOp, func.ReturnOp)
 """Ops that stay in the entry: they define or free the buffers segments work on."""

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, func, llvm, memref, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, UnrealizedConversionCastOp, i64
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, UnrealizedConversionCastOp, i32, i64
 from xdsl.ir import Block, Operation, OpResult, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
@@ -30,6 +30,11 @@ _ZERO_I64 = IntegerAttr(0, i64)
 
 COMMIT_POINT = "pb_commit_point"
 """The thread pool's function a commit point calls (`commit_point`)."""
+
+POLL = "pb_poll"
+"""The thread pool's interrupt poll (`runtime/native/threadpool.py`): 1 once the
+calling thread's run was interrupted before its commit point.  Segment calls
+(`outline-segments`) and `while` loops (`lowering/control.py`) check it."""
 
 
 def name_hint_of(v: SSAValue) -> str | None:
@@ -119,6 +124,16 @@ class LowererBase:
             self.status = block.insert_arg(MemRefType(i64, [3]), len(block.args))
             self.status.name_hint = "status"
         return self.status
+
+    def polled(self, flag: SSAValue) -> SSAValue:
+        """`flag and pb_poll() == 0` (an `i1`), emitted here, where the lowering
+        polls for Ctrl-C (CPU programs: range checks on); else `flag`."""
+        if not self.range_checks:
+            return flag
+        polled = self.emit(func.CallOp(POLL, [], [i32])).results[0]
+        zero = self.emit(constant(IntegerAttr(0, i32))).results[0]
+        go = self.emit(cmpi("eq", polled, zero)).results[0]
+        return self.emit(arith.AndIOp(flag, go)).results[0]
 
     def commit_point(self) -> None:
         """Before the entry's first write to a persistable (once; the top level of a

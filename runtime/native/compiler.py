@@ -40,7 +40,7 @@ from pullback.lowering.abi import PACKED_PREFIX, LoweringError, Program, abi_of,
 from pullback.lowering.convert_pd_to_linalg import build_entry, declare_callees
 from pullback.lowering.lowerer import fusion_plan
 from pullback.lowering.memory import MemoryReport, analyze_function
-from pullback.lowering.outline_segments import POLL
+from pullback.lowering.lowerer.base import POLL
 from pullback.lowering.phase_times import PhaseTimes
 from pullback.passes.gc_pause import cyclic_gc_paused
 from pullback.runtime.interrupts import surfaced_interrupts
@@ -281,8 +281,10 @@ def _lower_and_emit(
         raise NotCompilable(str(e)) from None
     lowered = ModuleOp([fn_op])
     declare_callees(lowered)
-    # Segment calls poll for Ctrl-C (`outline-segments`; `native/interrupts.py`).
-    lowered.body.block.add_op(func.FuncOp.external(POLL, [], [i32]))
+    # Segment calls poll for Ctrl-C (`outline-segments`; `native/interrupts.py`);
+    # `while` loops declared it already when there are some.
+    if not any(isinstance(o, func.FuncOp) and o.sym_name.data == POLL for o in lowered.body.block.ops):
+        lowered.body.block.add_op(func.FuncOp.external(POLL, [], [i32]))
     collectives = any(
         getattr(o, "sym_name", None) and o.sym_name.data.startswith("MPI_") for o in lowered.body.block.ops
     )

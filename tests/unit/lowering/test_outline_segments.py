@@ -9,8 +9,8 @@ import pytest
 from pullback.benchmarks.programs import ProgramBuilder, mlp_train
 from pullback.dialects import pd
 from pullback.lowering.convert_pd_to_linalg import build_entry, declare_callees
-from pullback.lowering.lowerer.base import COMMIT_POINT
-from pullback.lowering.outline_segments import POLL, SEGMENT_INFIX, OutlineSegmentsPass
+from pullback.lowering.lowerer.base import COMMIT_POINT, POLL
+from pullback.lowering.outline_segments import SEGMENT_INFIX, OutlineSegmentsPass
 from pullback.lowering.pipeline import run_passes
 from pullback.runtime.native.compiler import compile_program
 from pullback.runtime.native.program import execute
