@@ -425,12 +425,13 @@ inline:
   ; The interruptible run's thread runs an inline loop of two grains or more in
   ; up to INLINE_SLICES slices, polling between them (chunk results do not depend
   ; on the boundaries: `parallelize-loops`).
+  %itwo = icmp sge i64 %most, 2
+  br i1 %itwo, label %ichk, label %whole
+ichk:
   %iself = call i64 @pthread_self()
   %iarm = load atomic i64, ptr @armed_tid monotonic, align 8
   %imine = icmp eq i64 %iself, %iarm
-  %itwo = icmp sge i64 %most, 2
-  %islice = and i1 %imine, %itwo
-  br i1 %islice, label %slices, label %whole
+  br i1 %imine, label %slices, label %whole
 whole:
   call void %fn(ptr %ctx, i64 0, i64 %n)
   br label %ret
