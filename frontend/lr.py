@@ -13,12 +13,36 @@ as `learning_rate=`:
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
+
+from pullback.runtime.interrupts import deferred_interrupts
+
+_Step = TypeVar("_Step", bound=Callable[..., None])
+
+
+def _as_a_unit(step: _Step) -> _Step:
+    """A scheduler's `step` changes its state whole or not at all: when it does not
+    finish (Ctrl-C's KeyboardInterrupt between `last_epoch` and `last_lr`, or an
+    error), its attributes get their values from before the call back (issue 32)."""
+
+    @functools.wraps(step)
+    def unit(self: Any, *args: Any, **kwargs: Any) -> None:
+        saved = dict(self.__dict__)
+        try:
+            step(self, *args, **kwargs)
+        except BaseException:
+            with deferred_interrupts():
+                self.__dict__.clear()
+                self.__dict__.update(saved)
+            raise
+
+    return unit  # type: ignore[return-value]
 
 
 def _is_number(v: Any) -> bool:
@@ -47,6 +71,7 @@ class LRScheduler:
         """The current learning rate."""
         return self.last_lr
 
+    @_as_a_unit
     def step(self, epoch: int | None = None) -> None:
         """Advance one epoch (or jump to `epoch`) and recompute the rate; call it
         after `optimizer.step()`."""
@@ -379,6 +404,7 @@ class ReduceOnPlateau(LRScheduler):
         """The saved attributes: counters, the best metric and the rate."""
         self.keys = ["cooldown_counter", "best", "num_bad_epochs", "last_epoch", "last_lr"]
 
+    @_as_a_unit
     def step(self, metrics: Any, epoch: int | None = None) -> None:  # type: ignore[override]
         """Record `metrics` (a number, or a one-element Tensor/array) for this epoch
         and reduce the rate when it has stopped improving."""
@@ -638,6 +664,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
     def get_lr(self) -> float:
         return self.eta_min + (self.base_lr - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
 
+    @_as_a_unit
     def step(self, epoch: float | None = None) -> None:  # type: ignore[override]
         """Advance one epoch, or jump to `epoch` (fractional epochs allowed), and
         recompute the rate; a restart happens when `T_cur` reaches `T_i`."""

@@ -54,6 +54,7 @@ from pullback.frontend.initializer import Constant
 from pullback.frontend.layers import add_parameter
 from pullback.frontend.operator import Operator
 from pullback.frontend.param_attr import ParamAttr
+from pullback.runtime.interrupts import deferred_interrupts
 from pullback.frontend.regularizer import (
     L2Decay,
     WeightDecayRegularizer,
@@ -358,14 +359,45 @@ class Optimizer:
             outs = core.apply(op_cls, inputs, prefix=op_cls.name[3:], **props)
             outs = outs if isinstance(outs, list) else [outs]
             for target, out in zip(outputs, outs):
-                target._data = out._data
+                self._write(target, out._data)
             return None
         out = core.apply(op_cls, inputs, prefix=op_cls.name[3:], out_names=[v.name for v in outputs], **props)
         first = out[0] if isinstance(out, list) else out
         return Operator(first.block, first.value.owner)
 
+    def _write(self, target: Any, value: np.ndarray) -> None:
+        """Eager: give `target` (a parameter or accumulator) its new array, noting
+        the old one first in the step's journal (`_apply`)."""
+        journal = self.__dict__.get("_journal")
+        if journal is not None:
+            journal.append((target, target._data))
+        target._data = value
+
     def _apply(self, params_grads: ParamsGrads) -> list[Any]:
-        """Clip, regularize and update the pairs of one parameter group (or all)."""
+        """Clip, regularize and update the pairs of one parameter group (or all).
+
+        Eager, a step is applied whole or not at all: every write (`_write`) is
+        journaled, and when the step does not finish (Ctrl-C's KeyboardInterrupt
+        arriving anywhere in it, or an error in a later parameter's update) every
+        parameter and accumulator gets its old array back before the exception goes
+        on, with further interrupts held back meanwhile (issue 32; Paddle 3.3.1
+        leaves a step half-applied).  Writes replace arrays, never change them in
+        place, so the journal holds references, not copies."""
+        if not core.in_dynamic_mode():
+            return self._apply_pairs(params_grads)
+        journal: list[tuple[Any, np.ndarray]] = []
+        self.__dict__["_journal"] = journal
+        try:
+            return self._apply_pairs(params_grads)
+        except BaseException:
+            with deferred_interrupts():
+                for target, old in reversed(journal):
+                    target._data = old
+            raise
+        finally:
+            self.__dict__["_journal"] = None
+
+    def _apply_pairs(self, params_grads: ParamsGrads) -> list[Any]:
         ops: list[Any] = []
         groups: dict[int, list[tuple[Any, Any]]] = {}
         for p, g in params_grads:
@@ -390,7 +422,7 @@ class Optimizer:
                 if master is not None:  # paddle.amp.decorate(level='O2'): update the float32 copy
                     self._create_accumulators(master)
                     updates.append(self._append_optimize_op(master, g.astype("float32"), self._param_lr(master)))
-                    p._data = host_cast(master._data, p._data.dtype)
+                    self._write(p, host_cast(master._data, p._data.dtype))
                     continue
                 self._create_accumulators(p)
                 updates.append(self._append_optimize_op(p, g, self._param_lr(p)))

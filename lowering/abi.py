@@ -67,6 +67,9 @@ class Abi:
     `["param", name]` (a parameter updated in place)."""
     checks: list[list[str]] = field(default_factory=list)
     """Run-time range checks, `[op name, what]` (`what`: `id` or `label`)."""
+    commit: bool = False
+    """The entry has a commit point (`LowererBase.commit_point`): it takes the status
+    buffer even without range checks (status 0 -1: an interrupted run abandoned)."""
 
     def to_json(self) -> str:
         """Serialize (stored as the entry function's `pullback.abi` attribute)."""
@@ -83,6 +86,7 @@ class Abi:
                 "writes": self.writes,
                 "fetches": self.fetches,
                 "checks": self.checks,
+                "commit": self.commit,
             }
         )
 

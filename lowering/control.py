@@ -219,7 +219,8 @@ def _while(low: Lowerer, op: pd.WhileOp) -> None:
     bind(cond, op.cond_block(), before)
     cond.lower_ops()
     (c,) = cond.prog.fetches
-    flag = scalar_of(cond, c)
+    # (Ctrl-C: an interrupted run leaves the loop at once: `LowererBase.polled`.)
+    flag = cond.polled(scalar_of(cond, c))
     cond.free_temps()
     before.add_op(scf.ConditionOp(flag, *before.args))
 

@@ -241,11 +241,22 @@ def build_entry(
             prog.pos[u] for p in prog.views_of(params[n]) for u, _ in prog.uses.get(p, [])
             if prog.pos[u] > writer_pos
         ]
-        if later_reads:
+        # With a commit point (CPU: range checks on), only optimizer ops write a
+        # parameter in place; other writers (batch-norm statistics, an assign) go
+        # through a copy at the end, so that an interrupted run abandoned at the
+        # commit point (before the optimizer) has written nothing.
+        if later_reads or (range_checks and not writer.WRITES_PERSISTABLE):
             low.copy_back.append((v, target))
         else:
             low.dest[v] = target
 
+    # The commit point (Ctrl-C: `LowererBase.commit_point`) goes before the first op
+    # that may write a persistable's buffer: optimizer ops, updates in place (copies
+    # back at the end have one of their own, `Lowerer._finish`).
+    param_bufs = {low.buf[vs[0]] for vs in params.values()}
+    writers = [prog.pos[op] for op in prog.ops if op.WRITES_PERSISTABLE]
+    writers += [prog.pos[v.owner] for v, dst in low.dest.items() if dst in param_bufs]
+    low.commit_at = min(writers, default=None)
     # Fetched feeds/parameters are copied before anything can overwrite them.
     low.current = 0
     for v, a in late_copies:

@@ -19,7 +19,13 @@ A segment returns nothing: it writes the buffers it was given.  An op whose resu
 are used after its run stays in the entry.  Segments are marked `noinline` in the
 LLVM IR (`lowering.pipeline.to_llvmlite`), else O3 would inline them back.
 
-Runtime cost: one call per segment.  A memref argument is `noalias` unless another
+Ctrl-C (issue 32): in a module that declares `pb_poll` (the compiled CPU backend's
+do, `runtime/native/compiler.py`), each segment call is `scf.if pb_poll() == 0 {
+call }`, so that an interrupted run skips the rest of its work; the commit point
+(`pb_commit_point`, `LowererBase.commit_point`) stays in the entry.  (`while`
+loops poll too, in their condition: `lowering/control.py`.)
+
+Runtime cost: one call per segment (and one poll: an atomic load).  A memref argument is `noalias` unless another
 argument of the same call views the same buffer, so LLVM vectorizes segments as it
 did the single entry (measured in benchmarks/RESULTS.md, issue 18).
 """
@@ -30,9 +36,11 @@ from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, memref
+from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    IntegerAttr,
+    i32,
     ArrayAttr,
     DictionaryAttr,
     FunctionType,
@@ -45,7 +53,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
-from pullback.lowering.build import make
+from pullback.lowering.build import cmpi, constant, make
+from pullback.lowering.lowerer.base import COMMIT_POINT, POLL
 from pullback.lowering.views import reinterpret_cast
 
 SEGMENT_INFIX = "__seg"
@@ -53,6 +62,9 @@ SEGMENT_INFIX = "__seg"
 
 _PRIVATE = StringAttr("private")
 """An outlined segment's `sym_visibility`."""
+
+# (`POLL`, the thread pool's interrupt poll: in a module that declares it, each
+# segment call is guarded by it.)
 
 _ANCHORS = (memref.AllocOp, memref.DeallocOp, memref.ReinterpretCastOp, memref.DimOp, func.ReturnOp)
 """Ops that stay in the entry: they define or free the buffers segments work on."""
@@ -76,7 +88,7 @@ def _segments(block: Block, max_ops: int) -> list[list[Operation]]:
                 top = index.get(use.operation)
                 if top is not None:
                     last_use[i] = max(last_use[i], top)
-    anchor = [isinstance(op, (*_ANCHORS, arith.ConstantOp)) for op in ops]
+    anchor = [isinstance(op, (*_ANCHORS, arith.ConstantOp)) or _is_call_of(op, COMMIT_POINT) for op in ops]
     changed = True
     while changed:  # an op used past the end of its run stays in the entry
         changed = False
@@ -105,6 +117,26 @@ def _segments(block: Block, max_ops: int) -> list[list[Operation]]:
         out.append(current)
     # A segment without loops or branches is not worth a call.
     return [s for s in out if any(op.regions for op in s)]
+
+
+def _is_call_of(op: Operation, callee: str) -> bool:
+    return isinstance(op, func.CallOp) and op.callee.string_value() == callee
+
+
+def _polls(module: ModuleOp) -> bool:
+    """Whether `module` declares `POLL` (the compiled CPU backend's modules do)."""
+    return any(isinstance(o, func.FuncOp) and o.sym_name.data == POLL for o in module.body.block.ops)
+
+
+def _guarded(call: func.CallOp) -> list[Operation]:
+    """`scf.if pb_poll() == 0 { call }`: the segment is skipped once its run was
+    interrupted (see the module docstring)."""
+    polled = make(func.CallOp, (), (i32,), {"callee": SymbolRefAttr(POLL)})
+    zero = constant(IntegerAttr(0, i32))
+    go = cmpi("eq", polled.results[0], zero.results[0])
+    body = Block()
+    body.add_ops([call, make(scf.YieldOp)])
+    return [polled, zero, go, make(scf.IfOp, (go.results[0],), (), regions=(Region(body), Region()))]
 
 
 def _root(mem: SSAValue) -> SSAValue:
@@ -211,6 +243,7 @@ def outlined(fn: func.FuncOp, module: ModuleOp, max_ops: int, dedupe: bool = Tru
     name = fn.sym_name.data
     after: Operation = fn
     twins: dict[Hashable, func.FuncOp] = {}
+    poll = _polls(module)
     segments = _segments(block, max_ops)
     for n, seg in enumerate(segments):
         # One walk of the segment: its ops (to tell inner values from outer ones)
@@ -275,7 +308,10 @@ def outlined(fn: func.FuncOp, module: ModuleOp, max_ops: int, dedupe: bool = Tru
         # (`func.CallOp`, `func.ReturnOp` and `func.FuncOp` built by `make`, with the
         # properties of their IRDL constructors in order: lowering/build.py.)
         call = make(func.CallOp, call_args, (), {"callee": SymbolRefAttr(callee)})
-        block.insert_op_before(call, seg[0])
+        if poll:
+            block.insert_ops_before(_guarded(call), seg[0])
+        else:
+            block.insert_op_before(call, seg[0])
         for op in seg:
             op.detach()
             body.add_op(op)

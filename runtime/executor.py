@@ -34,6 +34,7 @@ imports it.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import weakref
@@ -45,6 +46,7 @@ import numpy as np
 from pullback.dialects import pd
 from pullback.dialects.pd.base import DTYPE_BY_NAME, dtype_name, elem_of, shape_of, value_name
 from pullback.dialects.bfloat16 import host_cast
+from pullback.runtime.interrupts import deferred_interrupts
 from pullback.runtime.native import blas_threads
 from pullback.runtime.places import CPUPlace, CUDAPlace, Place, cpu_places, cuda_places
 from pullback.runtime.scope import LoDTensor, Scope, global_scope
@@ -512,8 +514,13 @@ class Executor:
         entry = self._prepared(program, fetch_values)
         blas_threads.maybe_apply()  # once a second at most: BLAS threads follow the load
         outs = self.backend.run(entry.module, feeds, scope, entry.fetches)
-        for name, value in zip(entry.persist_names, outs[entry.n_fetch :]):
-            scope[name] = value
+        # The step's persistables are written as a unit (Ctrl-C held back until all
+        # are: issue 32).  Parameters a compiled program updated in place are the
+        # scope's arrays already; a single write needs no deferral.
+        writes = [(n, v) for n, v in zip(entry.persist_names, outs[entry.n_fetch :]) if scope.get(n) is not v]
+        with deferred_interrupts() if len(writes) > 1 else contextlib.nullcontext():
+            for name, value in writes:
+                scope[name] = value
         results = outs[: entry.n_fetch]
         if return_numpy:
             return [np.array(r, copy=True) for r in results]

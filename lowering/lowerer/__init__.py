@@ -56,6 +56,8 @@ class Lowerer(Emission):
         self.plan_fusion()
         for i, op in enumerate(self.prog.ops):
             self.current = i
+            if i == self.commit_at:
+                self.commit_point()
             self.sizes_for(op)
             entry = LOWERINGS.get(type(op))
             if entry is not None and entry.check is not None and self.range_checks:
@@ -85,6 +87,7 @@ class Lowerer(Emission):
     def _finish(self) -> None:
         """Copy back unsafe in-place updates, free temporaries, and return."""
         if self.copy_back:
+            self.commit_point()
             with self.unless_failed():
                 for v, dst in self.copy_back:
                     self.copy_value(v, dst)

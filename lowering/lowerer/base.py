@@ -17,8 +17,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from xdsl.builder import Builder
-from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, i64
+from xdsl.dialects import arith, func, llvm, memref, scf
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, UnrealizedConversionCastOp, i32, i64
 from xdsl.ir import Block, Operation, OpResult, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
@@ -27,6 +27,14 @@ from pullback.lowering.abi import Abi, Program
 from pullback.lowering.build import cmpi, constant, make
 
 _ZERO_I64 = IntegerAttr(0, i64)
+
+COMMIT_POINT = "pb_commit_point"
+"""The thread pool's function a commit point calls (`commit_point`)."""
+
+POLL = "pb_poll"
+"""The thread pool's interrupt poll (`runtime/native/threadpool.py`): 1 once the
+calling thread's run was interrupted before its commit point.  Segment calls
+(`outline-segments`) and `while` loops (`lowering/control.py`) check it."""
 
 
 def name_hint_of(v: SSAValue) -> str | None:
@@ -58,6 +66,9 @@ class LowererBase:
     """`memref<3xi64>` entry argument `[check code, bad value, limit]` (code 0: no
     error), added by the first range check; the runtime raises from it."""
     _guard: Operation | None = None
+    commit_at: int | None = None
+    """Position in `prog.ops` of the first op that writes a persistable: the commit
+    point goes before it (`commit_point`; None: none, or not the top level)."""
     parent: LowererBase | None = None
     """The lowerer of the enclosing program when this one lowers a region of a
     control-flow op (`Lowerer.sub`): constants and the status buffer are the entry
@@ -102,12 +113,44 @@ class LowererBase:
             slot = self.parent.check_slot(op, what)
             self.status = self.parent.status
             return slot
+        status = self.status_buffer()
+        self.abi.checks.append([op.name, what])
+        return status, len(self.abi.checks)
+
+    def status_buffer(self) -> SSAValue:
+        """The status buffer, the entry's last argument (added on first use)."""
         if self.status is None:
             block = self.entry_block
             self.status = block.insert_arg(MemRefType(i64, [3]), len(block.args))
             self.status.name_hint = "status"
-        self.abi.checks.append([op.name, what])
-        return self.status, len(self.abi.checks)
+        return self.status
+
+    def polled(self, flag: SSAValue) -> SSAValue:
+        """`flag and pb_poll() == 0` (an `i1`), emitted here, where the lowering
+        polls for Ctrl-C (CPU programs: range checks on); else `flag`."""
+        if not self.range_checks:
+            return flag
+        polled = self.emit(func.CallOp(POLL, [], [i32])).results[0]
+        zero = self.emit(constant(IntegerAttr(0, i32))).results[0]
+        go = self.emit(cmpi("eq", polled, zero)).results[0]
+        return self.emit(arith.AndIOp(flag, go)).results[0]
+
+    def commit_point(self) -> None:
+        """Before the entry's first write to a persistable (once; the top level of a
+        CPU program, where range checks are on): `pb_commit_point(status)`.  The
+        thread pool's function (`runtime/native/threadpool.py`) sets `status[0] =
+        -1` when the run was interrupted (Ctrl-C) and no check failed: the writes
+        guarded by `unless_failed` are then skipped, as after a failed check, and the
+        run is abandoned with the scope untouched; else the run is committed and
+        finishes whole.  The call stays in the entry (`outline-segments` never moves
+        it into a segment, which an interrupt could skip).  The ABI records it
+        (`Abi.commit`)."""
+        if not self.range_checks or self.parent is not None or self.abi.commit:
+            return
+        self.abi.commit = True
+        # (A memref is a bare pointer once lowered; the cast says so, as for MPI's calls.)
+        ptr = self.emit(UnrealizedConversionCastOp.get([self.status_buffer()], [llvm.LLVMPointerType()])).results[0]
+        self.emit(func.CallOp(COMMIT_POINT, [ptr], []))
 
     @contextlib.contextmanager
     def unless_failed(self) -> Iterator[None]:

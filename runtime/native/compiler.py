@@ -31,7 +31,8 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, i32
 from xdsl.ir import SSAValue
 
 from pullback.lowering import fusion
@@ -40,9 +41,11 @@ from pullback.lowering.convert_pd_to_linalg import build_entry, declare_callees
 from pullback.lowering.distributed import COLLECTIVE_ABI
 from pullback.lowering.lowerer import fusion_plan
 from pullback.lowering.memory import MemoryReport, analyze_function
+from pullback.lowering.lowerer.base import POLL
 from pullback.lowering.phase_times import PhaseTimes
 from pullback.passes.gc_pause import cyclic_gc_paused
 from pullback.runtime.communicator import NATIVE_SYMBOL
+from pullback.runtime.interrupts import surfaced_interrupts
 from pullback.runtime.native import bf16_gemm, constants, disk_cache, llvm_chunks, settings
 from pullback.runtime.native.jit import Jit
 from pullback.runtime.native.program import CompiledProgram
@@ -207,7 +210,10 @@ def compile_program(
                f"slp={settings.SLP_VECTORIZE} translate={route} mofusion={fusion.ENABLED} budget={fusion_plan.RECOMPUTE_BUDGET} "
                f"threads={threads},{work} split={split_llvm} collectives=v{COLLECTIVE_ABI} "
                f"bf16gemm={use_blas and bf16_gemm.enabled()}")
-    with _announced(_describe(module, fetches), times):
+    # A Ctrl-C whose KeyboardInterrupt an llvmlite finalizer swallowed is raised
+    # when the compile ends (nothing of it is registered yet: `backend.py`
+    # remembers a program only once this returns).
+    with surfaced_interrupts("a compile"), _announced(_describe(module, fetches), times):
         with times.phase("key"):
             text = str(module) if text is None else text
             positions = value_positions(module, fetches)
@@ -242,6 +248,8 @@ def compile_program(
     return CompiledProgram(
         prog, output_values(prog, abi, fetches), abi, fn, time.perf_counter() - t0, native, entry["memory"], times,
         first_call=key if stored else None, constants=data, collectives=entry["collectives"], key=key,
+        # A rank that skipped a collective would leave the others waiting in it.
+        interruptible=not entry["collectives"],
     )
 
 
@@ -279,6 +287,10 @@ def _lower_and_emit(
         raise NotCompilable(str(e)) from None
     lowered = ModuleOp([fn_op])
     declare_callees(lowered)
+    # Segment calls poll for Ctrl-C (`outline-segments`; `native/interrupts.py`);
+    # `while` loops declared it already when there are some.
+    if not any(isinstance(o, func.FuncOp) and o.sym_name.data == POLL for o in lowered.body.block.ops):
+        lowered.body.block.add_op(func.FuncOp.external(POLL, [], [i32]))
     collectives = any(
         getattr(o, "sym_name", None) and o.sym_name.data == NATIVE_SYMBOL for o in lowered.body.block.ops
     )

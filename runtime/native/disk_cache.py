@@ -59,6 +59,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from pullback.runtime.interrupts import deferred_interrupts
 from pullback.runtime.native.env import int_setting
 from pullback.runtime.native.object_check import BadObject, check_object
 
@@ -316,15 +317,18 @@ def store(k: str, program: str, entry: Entry) -> bool:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         if usable_dir() is None:  # created meanwhile by someone else, or not a folder
             return False
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=_SUFFIX)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, folder / f"{k}{_SUFFIX}")
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        # Ctrl-C held back: no temporary file is left behind (the entry itself
+        # appears whole or not at all, by the rename).
+        with deferred_interrupts():
+            fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=_SUFFIX)
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+                os.replace(tmp, folder / f"{k}{_SUFFIX}")
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
     except OSError:
         return False
     evict(limit)

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pullback.lowering.phase_times import PhaseTimes
+from pullback.runtime.interrupts import deferred_interrupts
 from pullback.runtime.native import bf16_gemm, blas, disk_cache, llvm_chunks, settings, threadpool
 from pullback.runtime.native.malloc import keep_freed_memory
 from pullback.runtime.native.settings import FULL_UNROLL_MAX_COUNT, LOOP_UNROLL_THRESHOLD, compile_threads
@@ -233,7 +234,9 @@ class Jit:
         address.  A symbol linked already and not freed is not linked twice (the
         same program, compiled again after eviction or by another backend, shares
         the code)."""
-        with times.phase("jit-link"), self._lock:
+        # (Ctrl-C held back while linking: an object file added but not recorded in
+        # `loaded` would be added again by the next compile, a duplicate symbol.)
+        with times.phase("jit-link"), self._lock, deferred_interrupts():
             self._drain()
             known = self.loaded.get(symbol)
             if known is not None:

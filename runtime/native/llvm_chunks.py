@@ -42,6 +42,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pullback.runtime.interrupts import deferred_interrupts
+
 MAX_CHUNKS = 8
 """A module is cut into up to this many chunks, whatever the number of compile
 threads, so that the object code never depends on the threads (or on the machine's
@@ -386,7 +388,14 @@ class ChunkCompiler:
         with self._cv:
             self._closed = True
             self._cv.notify_all()
-        self._work(0)
+        try:
+            self._work(0)
+        except BaseException:
+            # Ctrl-C while this thread compiled a chunk: the helpers must not go
+            # on with the target machines the next compile will use.
+            with deferred_interrupts():
+                self.cancel()
+            raise
         for th in self._threads:
             th.join()
         n = len(self.chunks)

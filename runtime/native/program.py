@@ -12,7 +12,9 @@
   the fetched values.  Feeds are passed without copies when they already have the
   right dtype and layout; parameters are the scope's own arrays, updated in place by
   the optimizer ops; outputs are fresh numpy arrays.  The generated code frees its
-  temporaries before returning.
+  temporaries before returning.  The call goes through `native/interrupts.py`: a
+  run Ctrl-C abandoned (before its commit point) raises `KeyboardInterrupt` having
+  written nothing; one interrupted after it finishes, then raises.
 
 Compiling is `native/compiler.py`'s; the caches of compiled programs are
 `native/backend.py`'s (in memory) and `native/disk_cache.py`'s.
@@ -38,7 +40,7 @@ from pullback.lowering.memory import MemoryReport, Peak
 from pullback.lowering.phase_times import PhaseTimes
 from pullback.lowering.shapes import ShapeError, plan_shapes
 from pullback.runtime.interpreter import out_of_range
-from pullback.runtime.native import disk_cache
+from pullback.runtime.native import disk_cache, interrupts
 from pullback.runtime.native.jit import NativeCode
 
 _NP = {d.short: d.numpy for d in DTYPES}
@@ -93,7 +95,25 @@ class CompiledProgram:
     key: str = ""
     """The compile's key: a program whose collectives were checked once
     (`checked_collectives`) runs later with their metadata trusted."""
+    interruptible: bool = True
+    """Whether Ctrl-C may abandon its runs (`native/interrupts.py`): not a program
+    with collectives, where a rank that skipped one would leave the others waiting."""
     _plan: CallPlan | None = field(default=None, repr=False)
+    _address: tuple[Any, int] | None = field(default=None, repr=False)
+
+    @property
+    def address(self) -> int:
+        """The entry point's address (`native/interrupts.py` calls it through the
+        pool), worked out once per `fn`; 0 when `fn` is not a ctypes function (a
+        test's stand-in, which is then called as it is)."""
+        known = self._address
+        if known is None or known[0] is not self.fn:
+            try:
+                address = int(ctypes.cast(self.fn, ctypes.c_void_p).value or 0)
+            except (ctypes.ArgumentError, TypeError):
+                address = 0
+            known = self._address = (self.fn, address)
+        return known[1]
 
     def call_plan(self) -> CallPlan:
         """The ABI as `execute` reads it on every call (made on first use)."""
@@ -180,7 +200,7 @@ class CallPlan:
         outputs = abi["outputs"]
         n_new = _n_new(abi)
         new = tuple((i, name) for i, (name, _) in enumerate(outputs) if i >= len(outputs) - n_new)
-        n_slots = len(abi["dims"]) + len(feeds) + len(params) + len(outputs) + (1 if abi.get("checks") else 0)
+        n_slots = len(abi["dims"]) + len(feeds) + len(params) + len(outputs) + (1 if has_status(abi) else 0)
         return cls(feeds, params, tuple(np.dtype(_NP[spec[1]]) for _, spec in outputs), new,
                    ctypes.c_int64 * n_slots)
 
@@ -231,7 +251,9 @@ def _param_array(
 def execute(
     compiled: CompiledProgram, feeds: Mapping[str, np.ndarray], scope: MutableMapping[str, np.ndarray]
 ) -> list[np.ndarray]:
-    """Check the feeds, call the native code, return the fetched values."""
+    """Check the feeds, call the native code, return the fetched values
+    (`KeyboardInterrupt` when Ctrl-C stopped or followed the run: the module
+    docstring)."""
     abi = compiled.abi
     plan = compiled.call_plan()
     feed_arrays = []
@@ -266,23 +288,28 @@ def execute(
     if len(set(writable)) != len(writable):
         raise ValueError("two parameters share one buffer; the compiled code needs distinct arrays")
     checks = abi.get("checks") or []
-    status = np.zeros(3, np.int64) if checks else None
+    status = np.zeros(3, np.int64) if has_status(abi) else None
     if status is not None:
         slots.append(status.ctypes.data)
     with _collectives_of(compiled):
         if compiled.first_call is None:
-            compiled.fn(plan.slots(*slots))
+            state = interrupts.call(compiled.fn, compiled.address, plan.slots(*slots), compiled.interruptible)
         else:
             with disk_cache.trial(compiled.first_call):
-                compiled.fn(plan.slots(*slots))
+                state = interrupts.call(compiled.fn, compiled.address, plan.slots(*slots), compiled.interruptible)
             compiled.first_call = None
-    if status is not None and status[0]:
+    if state & interrupts.INTERRUPTED and not state & interrupts.COMMITTED:
+        # Abandoned (work skipped, every persistable write too): nothing to keep.
+        raise KeyboardInterrupt(interrupts.ABANDONED)
+    if status is not None and status[0] > 0:
         # A failed range check: the code skipped every persistable update after it.
         code, bad, limit = (int(v) for v in status)
         op_name, what = checks[code - 1]
         raise out_of_range(op_name, what, bad, limit)
     for i, name in plan.new_outputs:
         scope[name] = outs[i]
+    if state & interrupts.INTERRUPTED:
+        raise KeyboardInterrupt(interrupts.FINISHED)  # (after its last write)
     by_name = {n: p for (n, _, _), p in zip(plan.params, params)}
     return [outs[ref] if kind == "out" else by_name[ref] for kind, ref in abi["fetches"]]
 
@@ -306,6 +333,12 @@ def _collectives_of(compiled: CompiledProgram) -> Iterator[None]:
     with native_run(trust=compiled.key in checked_collectives):
         yield
     checked_collectives.add(compiled.key)
+
+
+def has_status(abi: dict[str, Any]) -> bool:
+    """Whether the entry point takes the status buffer (range checks, or a commit
+    point: `lowering/abi.py`)."""
+    return bool(abi.get("checks") or abi.get("commit"))
 
 
 def _n_new(abi: dict[str, Any]) -> int:

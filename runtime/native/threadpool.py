@@ -29,6 +29,19 @@ run on, divided among the ranks a launcher started on this machine (`MPI_LOCALNR
 and the like).  It can change at any time; extra workers then just stay asleep.  The
 BLAS libraries follow it too, fewer while other processes occupy the cores
 (`runtime/native/blas_threads.py`).
+
+Interrupts (Ctrl-C, issue 32).  `pb_call_interruptible(fn, arg)` runs a program's
+entry point with a SIGINT handler of this module installed (for that call only,
+restored after it): the handler sets bit 0 of one state word, nothing else.  While
+the bit is set and the run has not passed its commit point, the pool claims the
+remaining chunks of the run's loops without running them, an inline loop stops
+between slices, and the generated code skips its remaining segments (`pb_poll`,
+called before each).  `pb_commit_point` (called by the generated code before its
+first write to a persistable, `lowering/lowerer/base.py`) either abandons the run
+(interrupted: every persistable write is skipped) or marks it committed, after
+which nothing is skipped: a step is applied whole or not at all.  Only the run of
+the thread that called `pb_call_interruptible` is affected (other threads' programs
+poll 0).  What Python does with the state is `native/interrupts.py`'s.
 """
 
 from __future__ import annotations
@@ -49,7 +62,17 @@ OVERSPLIT = 4
 claim chunks as they come, so a thread the OS does not run at once (cores shared
 with BLAS, Python and other processes) delays a loop by one small chunk."""
 
-SYMBOLS = ("pb_parallel_for", "pb_num_threads")
+INLINE_SLICES = 16
+"""Slices an inline loop of an interruptible run is cut into (polling between them)."""
+
+_SIGACTION_BYTES = 256
+"""Room for glibc's `struct sigaction` (152 bytes on x86-64 and AArch64)."""
+_SA_FLAGS_AT = 136
+"""Offset of `sa_flags` in it (after the handler and the 128-byte `sa_mask`)."""
+_SA_RESTART = 0x10000000
+"""System calls the handler interrupts restart (the program's BLAS and pool waits)."""
+
+SYMBOLS = ("pb_parallel_for", "pb_num_threads", "pb_poll", "pb_commit_point")
 """What generated code may call (bound for every object file linked after `ensure`)."""
 
 _IR = r"""
@@ -69,6 +92,13 @@ _IR = r"""
 @job_chunks = internal global i64 0
 @job_threads = internal global i64 0
 @start_gen = internal global [MAXW x i64] zeroinitializer
+; Interrupts (see `Interrupts` in the module docstring): bit 0 an interrupt was
+; requested (the SIGINT handler), bit 1 the run passed its commit point.
+@state = internal global i32 0, align 64
+@armed_tid = internal global i64 0
+@job_armed = internal global i32 0
+@act_ours = internal global [ACT x i8] zeroinitializer, align 16
+@act_prev = internal global [ACT x i8] zeroinitializer, align 16
 
 declare i32 @pthread_create(ptr, ptr, ptr, ptr)
 declare i32 @pthread_mutex_init(ptr, ptr)
@@ -78,6 +108,8 @@ declare i32 @pthread_cond_init(ptr, ptr)
 declare i32 @pthread_cond_wait(ptr, ptr)
 declare i32 @pthread_cond_broadcast(ptr)
 declare i32 @getpid()
+declare i64 @pthread_self()
+declare i32 @sigaction(i32, ptr, ptr)
 
 define void @pb_set_num_threads(i64 %t) {
   %small = icmp slt i64 %t, 1
@@ -103,7 +135,84 @@ define void @pb_pool_init() {
   store i64 0, ptr @nworkers
   store i32 0, ptr @busy
   store i32 %pid, ptr @owner_pid
+  ; (a forked child runs nothing interruptibly yet: a run in progress was the parent's)
+  store i64 0, ptr @armed_tid
+  store i32 0, ptr @state
+  store ptr @on_sigint, ptr @act_ours
+  %flags = getelementptr i8, ptr @act_ours, i64 FLAGS_AT
+  store i32 SA_RESTART, ptr %flags
   ret void
+}
+
+; SIGINT while an interruptible run is in progress: only an atomic store
+; (async-signal-safe); the loops and segments poll it.
+define internal void @on_sigint(i32 %sig, ptr %info, ptr %uc) {
+  atomicrmw or ptr @state, i32 1 seq_cst
+  ret void
+}
+
+; 1 when the calling thread's run was interrupted before its commit point (its work
+; may be skipped), else 0.  Generated code calls it before each segment.
+define i32 @pb_poll() {
+entry:
+  %s = load atomic i32, ptr @state monotonic, align 4
+  %hit = icmp eq i32 %s, 1
+  br i1 %hit, label %who, label %no
+who:
+  %self = call i64 @pthread_self()
+  %a = load atomic i64, ptr @armed_tid monotonic, align 8
+  %mine = icmp eq i64 %self, %a
+  %r = zext i1 %mine to i32
+  ret i32 %r
+no:
+  ret i32 0
+}
+
+; Before a program's first write to a persistable: when its run was interrupted,
+; `status[0] = -1` (unless a range check failed already): the run is abandoned and
+; every guarded write skipped; else the run is committed: from here on nothing of
+; it is skipped, so that a step is applied whole.
+define void @pb_commit_point(ptr %status) {
+entry:
+  %self = call i64 @pthread_self()
+  %a = load atomic i64, ptr @armed_tid monotonic, align 8
+  %mine = icmp eq i64 %self, %a
+  br i1 %mine, label %mark, label %go
+mark:
+  %res = cmpxchg ptr @state, i32 0, i32 2 seq_cst seq_cst
+  %old = extractvalue { i32, i1 } %res, 0
+  %abandon = icmp eq i32 %old, 1
+  br i1 %abandon, label %stop, label %go
+stop:
+  %s0 = load i64, ptr %status
+  %clear = icmp eq i64 %s0, 0
+  br i1 %clear, label %mark_status, label %go
+mark_status:
+  store i64 -1, ptr %status
+  br label %go
+go:
+  ret void
+}
+
+; Call `fn(arg)` (a program's packed entry point) as an interruptible run of the
+; calling thread: SIGINT sets the state's bit 0 instead of reaching Python's handler
+; until `fn` returns.  Returns the state (bit 0: interrupted; bit 1: committed).
+define i32 @pb_call_interruptible(ptr %fn, ptr %arg) {
+entry:
+  store atomic i32 0, ptr @state seq_cst, align 4
+  %self = call i64 @pthread_self()
+  store atomic i64 %self, ptr @armed_tid seq_cst, align 8
+  %rc = call i32 @sigaction(i32 2, ptr @act_ours, ptr @act_prev)
+  call void %fn(ptr %arg)
+  %ok = icmp eq i32 %rc, 0
+  br i1 %ok, label %restore, label %done
+restore:
+  call i32 @sigaction(i32 2, ptr @act_prev, ptr null)
+  br label %done
+done:
+  store atomic i64 0, ptr @armed_tid seq_cst, align 8
+  %s = load atomic i32, ptr @state seq_cst, align 4
+  ret i32 %s
 }
 
 ; Chunk i of n split into c nearly equal ranges: [i*q + min(i, r), + q + (i < r)).
@@ -149,15 +258,26 @@ none:
 }
 
 ; Run chunks of the current job until none is left; returns after the last one.
+; A chunk of an interrupted run is claimed and counted but not run: the loop ends
+; within one chunk per participant and nobody waits for work that never comes.
 define internal void @participate(ptr %fn, ptr %ctx, i64 %n, i64 %c, i64 %g) {
 entry:
   br label %next
 next:
   %i = call i64 @claim_chunk(i64 %g, i64 %c)
   %none = icmp slt i64 %i, 0
-  br i1 %none, label %out, label %run
+  br i1 %none, label %out, label %poll
+poll:
+  %ja = load atomic i32, ptr @job_armed monotonic, align 4
+  %st = load atomic i32, ptr @state monotonic, align 4
+  %hit = icmp eq i32 %st, 1
+  %armed = icmp ne i32 %ja, 0
+  %skip = and i1 %hit, %armed
+  br i1 %skip, label %count, label %run
 run:
   call void @run_chunk(ptr %fn, ptr %ctx, i64 %n, i64 %c, i64 %i)
+  br label %count
+count:
   %before = atomicrmw add ptr @completed, i64 1 acq_rel
   %done = add i64 %before, 1
   %last = icmp eq i64 %done, %c
@@ -277,6 +397,11 @@ go:
   store i64 %n, ptr @job_n
   store i64 %c, ptr @job_chunks
   store i64 %threads, ptr @job_threads
+  %jself = call i64 @pthread_self()
+  %jarm = load atomic i64, ptr @armed_tid monotonic, align 8
+  %jmine = icmp eq i64 %jself, %jarm
+  %jflag = zext i1 %jmine to i32
+  store atomic i32 %jflag, ptr @job_armed monotonic, align 4
   store atomic i64 0, ptr @completed release, align 8
   store atomic i64 %tag, ptr @claim release, align 8
   store i64 %gen32, ptr @gen
@@ -297,12 +422,39 @@ end:
   call i32 @pthread_mutex_unlock(ptr @mutex)
   br label %ret
 inline:
+  ; The interruptible run's thread runs an inline loop of two grains or more in
+  ; up to INLINE_SLICES slices, polling between them (chunk results do not depend
+  ; on the boundaries: `parallelize-loops`).
+  %itwo = icmp sge i64 %most, 2
+  br i1 %itwo, label %ichk, label %whole
+ichk:
+  %iself = call i64 @pthread_self()
+  %iarm = load atomic i64, ptr @armed_tid monotonic, align 8
+  %imine = icmp eq i64 %iself, %iarm
+  br i1 %imine, label %slices, label %whole
+whole:
   call void %fn(ptr %ctx, i64 0, i64 %n)
   br label %ret
+slices:
+  %sfew = icmp slt i64 %most, INLINE_SLICES
+  %sc = select i1 %sfew, i64 %most, i64 INLINE_SLICES
+  br label %sloop
+sloop:
+  %si = phi i64 [ 0, %slices ], [ %si1, %sdo ]
+  %sst = load atomic i32, ptr @state monotonic, align 4
+  %shalt = icmp eq i32 %sst, 1
+  %sdone = icmp uge i64 %si, %sc
+  %sout = or i1 %shalt, %sdone
+  br i1 %sout, label %ret, label %sdo
+sdo:
+  call void @run_chunk(ptr %fn, ptr %ctx, i64 %n, i64 %sc, i64 %si)
+  %si1 = add i64 %si, 1
+  br label %sloop
 ret:
   ret void
 }
-""".replace("MAXW", str(MAX_THREADS + 1)).replace("MAXT", str(MAX_THREADS)).replace("OVERSPLIT", str(OVERSPLIT))
+""".replace("MAXW", str(MAX_THREADS + 1)).replace("INLINE_SLICES", str(INLINE_SLICES)).replace(
+    "ACT", str(_SIGACTION_BYTES)).replace("FLAGS_AT", str(_SA_FLAGS_AT)).replace("SA_RESTART", str(_SA_RESTART)).replace("MAXT", str(MAX_THREADS)).replace("OVERSPLIT", str(OVERSPLIT))
 
 
 class _Pool:
@@ -321,6 +473,10 @@ class _Pool:
             os.register_at_fork(after_in_child=self.init)
         self.set = ctypes.CFUNCTYPE(None, ctypes.c_int64)(addr["pb_set_num_threads"])
         self.get = ctypes.CFUNCTYPE(ctypes.c_int64)(addr["pb_num_threads"])
+        self.call_interruptible = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)(
+            self.engine.get_function_address("pb_call_interruptible")
+        )
+        """`pb_call_interruptible(fn, arg)`: `native/interrupts.py` runs programs through it."""
         self.parallel_for = ctypes.CFUNCTYPE(
             None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64
         )(addr["pb_parallel_for"])
@@ -381,6 +537,11 @@ def ensure() -> _Pool:
         return _pool
 
 
+def built() -> _Pool | None:
+    """The pool if `ensure` has built it (a lock-free read: once per compiled run)."""
+    return _pool
+
+
 def set_num_threads(n: int) -> None:
     """Run compiled programs' large loops on `n` threads (1: single-threaded).  Takes
     effect at the next loop; BLAS follows at the next backward or `Executor.run`
@@ -410,4 +571,4 @@ def get_num_threads() -> int:
         return _requested if _requested is not None else default_num_threads()
 
 
-__all__ = ["MAX_THREADS", "default_num_threads", "ensure", "get_num_threads", "requested_num_threads", "set_num_threads"]
+__all__ = ["MAX_THREADS", "built", "default_num_threads", "ensure", "get_num_threads", "requested_num_threads", "set_num_threads"]

@@ -55,8 +55,13 @@ builtin.module {
 // CHECK:        %{{[0-9]+}}, %[[R1:[0-9]+]], %[[R2:[0-9]+]], %{{[0-9]+}}, %[[R4:[0-9]+]], %{{[0-9]+}} = scf.while ({{.*}}) : (memref<i64>, memref<?x3xf32>, memref<?x?x3xf32>, index, index, index) -> (memref<i64>, memref<?x3xf32>, memref<?x?x3xf32>, index, index, index) {
 // CHECK:          arith.cmpi slt
 // CHECK:          %[[C:.*]] = memref.load %{{.*}}[] : memref<i1>
+// The loop polls for Ctrl-C (issue 32): an interrupted run leaves it at once.
+// CHECK-NEXT:     %[[POLL:.*]] = func.call @pb_poll() : () -> i32
+// CHECK-NEXT:     %[[ZERO:.*]] = arith.constant 0 : i32
+// CHECK-NEXT:     %[[GO:.*]] = arith.cmpi eq, %[[POLL]], %[[ZERO]] : i32
+// CHECK-NEXT:     %[[CG:.*]] = arith.andi %[[C]], %[[GO]] : i1
 // CHECK-NEXT:     memref.dealloc
-// CHECK-NEXT:     scf.condition(%[[C]])
+// CHECK-NEXT:     scf.condition(%[[CG]])
 // CHECK-NEXT:   } do {
 // CHECK-NEXT:   ^bb0(%[[I:.*]]: memref<i64>, %[[H:.*]]: memref<?x3xf32>, %[[S:.*]]: memref<?x?x3xf32>, %[[HD:.*]]: index, %[[N:.*]]: index, %[[SD:.*]]: index):
 // The carried stack is read by the push only: its buffer grows in place

@@ -9,6 +9,7 @@ import pytest
 from pullback.benchmarks.programs import ProgramBuilder, mlp_train
 from pullback.dialects import pd
 from pullback.lowering.convert_pd_to_linalg import build_entry, declare_callees
+from pullback.lowering.lowerer.base import COMMIT_POINT, POLL
 from pullback.lowering.outline_segments import SEGMENT_INFIX, OutlineSegmentsPass
 from pullback.lowering.pipeline import run_passes
 from pullback.runtime.native.compiler import compile_program
@@ -16,7 +17,7 @@ from pullback.runtime.native.program import execute
 from pullback.runtime.interpreter import run_module
 from xdsl.dialects import func, memref, scf
 from xdsl.dialects.linalg.ops import FillOp, GenericOp
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, i32
 
 
 def _lowered(module, fetches):  # type: ignore[no-untyped-def]
@@ -38,12 +39,30 @@ def test_the_entry_keeps_buffers_and_calls_segments() -> None:
     assert not kinds & {GenericOp, FillOp, scf.ForOp, scf.IfOp, scf.ParallelOp}
     assert memref.AllocOp in kinds and memref.DeallocOp in kinds and func.CallOp in kinds
     called = {op.callee.string_value() for op in entry.body.block.ops if isinstance(op, func.CallOp)}
-    assert called == set(fns)
+    # The commit point (Ctrl-C) stays in the entry, before the SGD updates' segments.
+    assert called == set(fns) | {COMMIT_POINT}
     # Distinct buffers are noalias arguments (LLVM vectorizes without overlap checks).
     attrs = [a for f in fns.values() for a in (f.arg_attrs or [])]
     assert any("llvm.noalias" in a.data for a in attrs)
     # The batch dimension is dynamic: segments view their memref arguments with sizes.
     assert any(isinstance(op, memref.ReinterpretCastOp) for f in fns.values() for op in f.walk())
+
+
+def test_segment_calls_poll_for_interrupts_where_the_module_declares_the_poll() -> None:
+    """The compiled backend declares `pb_poll`: every segment call is then guarded by
+    it (an interrupted run skips the rest of its work), the commit point is not."""
+    built = mlp_train((6, 5, 4), 0.1)
+    lowered = _lowered(built.module, built.fetch)
+    lowered.body.block.add_op(func.FuncOp.external(POLL, [], [i32]))
+    run_passes(lowered, [OutlineSegmentsPass()])
+    lowered.verify()
+    entry = next(f for f in lowered.body.block.ops if isinstance(f, func.FuncOp) and f.sym_name.data == "prog")
+    top = [op for op in entry.body.block.ops if isinstance(op, func.CallOp)]
+    assert [op.callee.string_value() for op in top].count(COMMIT_POINT) == 1
+    segment_calls = [op for op in entry.walk() if isinstance(op, func.CallOp) and SEGMENT_INFIX in op.callee.string_value()]
+    assert segment_calls and all(isinstance(c.parent_op(), scf.IfOp) for c in segment_calls)
+    polls = [op for op in top if op.callee.string_value() == POLL]
+    assert len(polls) == len(segment_calls)
 
 
 @pytest.mark.parametrize("outline,unroll", [(True, 300), (False, 300), (True, 0)])

@@ -8,7 +8,7 @@ import llvmlite.ir as lir
 import pytest
 
 from pullback.benchmarks.programs import mlp_train
-from pullback.lowering.convert_pd_to_linalg import build_entry
+from pullback.lowering.convert_pd_to_linalg import build_entry, declare_callees
 from pullback.lowering.parallelize_loops import FORK_SUFFIX, TRAMP_SUFFIX
 from pullback.lowering.pipeline import run_passes, translate, translate_passes, translate_streamed
 from xdsl.dialects.builtin import ModuleOp
@@ -17,7 +17,9 @@ from xdsl.dialects.builtin import ModuleOp
 def _lowered() -> ModuleOp:
     m = mlp_train((12, 16, 16, 4), 0.1, optimizer="momentum")
     fn, _ = build_entry(m.module, m.fetch, entry="step", only_given_fetches=True)
-    return ModuleOp([fn])
+    out = ModuleOp([fn])
+    declare_callees(out)  # (the commit point's `pb_commit_point`, as the compiler does)
+    return out
 
 
 @pytest.mark.parametrize("threads", [1, None])  # every loop on the thread pool / no parallelize-loops
