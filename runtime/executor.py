@@ -49,7 +49,7 @@ from pullback.dialects.bfloat16 import host_cast
 from pullback.runtime.interrupts import deferred_interrupts
 from pullback.runtime.native import blas_threads
 from pullback.runtime.places import CPUPlace, CUDAPlace, Place, cpu_places, cuda_places
-from pullback.runtime.scope import LoDTensor, Scope, global_scope
+from pullback.runtime.scope import LoDTensor, Scope, global_scope, stored_entry
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
@@ -517,7 +517,7 @@ class Executor:
         # The step's persistables are written as a unit (Ctrl-C held back until all
         # are: issue 32).  Parameters a compiled program updated in place are the
         # scope's arrays already; a single write needs no deferral.
-        writes = [(n, v) for n, v in zip(entry.persist_names, outs[entry.n_fetch :]) if scope.get(n) is not v]
+        writes = [(n, v) for n, v in zip(entry.persist_names, outs[entry.n_fetch :]) if n not in scope or stored_entry(scope, n) is not v]
         with deferred_interrupts() if len(writes) > 1 else contextlib.nullcontext():
             for name, value in writes:
                 scope[name] = value
