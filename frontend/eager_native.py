@@ -1,0 +1,299 @@
+"""Native kernels for eager mode: costly eager ops and whole backward plans run as
+code from our own lowering (`runtime/native/`), compiled in the background.
+
+Eager mode computes with the interpreter's numpy kernels (`frontend/eager.py`),
+which stay the reference.  Where they cost (a LeNet step spent most of its time in
+numpy's convolution, pooling and their gradients, as `cProfile` showed), the same
+`pd` ops compile to native code: a *region* is a list of ops over numbered value
+slots (one eager template's op, or every step of a cached backward plan,
+`autograd/plan.py`), written as a `pd` program whose feeds are the slots read
+before any op writes them and whose fetches are the slots wanted, compiled once by
+`runtime/native/compiler.py` (so its object code lands in the disk cache, and a
+second process only links it) and called with the numpy buffers (`execute`: about
+25 us of marshalling, small against the kernels it replaces).
+
+What runs where, per region (`NativeRegion.state`):
+
+- `PROBE`: the reference kernel runs, timed; a region cheaper than `MIN_US`
+  (`PULLBACK_EAGER_NATIVE_MIN_US`) is never compiled (small ops would only pay the
+  call's marshalling), a costlier one is handed to the compile thread;
+- `PENDING`: compiling on the one background thread; the reference kernel runs
+  meanwhile (timed, its best time kept), so the first use never stalls the loop;
+- `TRIAL`: compiled; its first `TRIALS` calls are timed, and it is kept only if
+  its best time beats the reference's best (a product numpy already hands to BLAS
+  may not gain);
+- `NATIVE`: runs natively;
+- `OFF`: the reference kernel (cheap, slower natively, host-only ops, or a compile
+  or call that failed: a failure warns once for that region, never raises).
+
+Compiled regions are kept in a bounded registry (`MAX_REGIONS`, least recently
+compiled dropped first, their machine code freed): a dropped region's holder
+probes again.  `PULLBACK_EAGER_NATIVE=0` (or `set_enabled(False)`) runs everything
+on the reference kernels, for debugging and for tests comparing both paths.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+import time
+import warnings
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, SSAValue
+
+from pullback.dialects import pd
+from pullback.runtime.native.env import int_setting
+
+PROBE, PENDING, TRIAL, NATIVE, OFF = "probe", "pending", "trial", "native", "off"
+
+TRIALS = 2
+"""Timed native calls before a compiled region is kept or dropped."""
+
+MAX_REGIONS = 128
+"""Compiled regions kept in memory (each holds machine code; least recently
+compiled dropped first)."""
+
+
+def _min_us() -> float:
+    value = int_setting("PULLBACK_EAGER_NATIVE_MIN_US", minimum=0, what="a number of microseconds (0 or more)")
+    return 100.0 if value is None else float(value)
+
+
+MIN_US = _min_us()
+"""A region whose reference kernel runs faster than this (microseconds, first call)
+stays on the reference kernel."""
+
+_enabled = os.environ.get("PULLBACK_EAGER_NATIVE", "1").strip() != "0"
+
+
+def enabled() -> bool:
+    """Whether eager regions may run natively (`PULLBACK_EAGER_NATIVE`, `set_enabled`)."""
+    return _enabled
+
+
+def set_enabled(flag: bool) -> bool:
+    """Turn native eager kernels on or off (regions already compiled keep their
+    code but are not used while off); returns the previous setting."""
+    global _enabled
+    old, _enabled = _enabled, bool(flag)
+    return old
+
+
+Step = tuple[Operation, Sequence[int], Sequence[int]]
+"""An op of a region, the slots of its operands and the slots of its results."""
+
+
+def region_module(steps: Sequence[Step], fetch: Sequence[int]) -> tuple[ModuleOp, list[int], list[SSAValue]]:
+    """The `pd` program of a region: a `pd.data` feed per slot read before it is
+    written (named `s<slot>`, typed like the operand reading it), the ops cloned onto
+    them, and the values of `fetch` (slots some op writes).  Returns the module, the
+    feeds' slots in order and the fetched values."""
+    vals: dict[int, SSAValue] = {}
+    feeds: list[int] = []
+    ops: list[Operation] = []
+    for op, ins, outs in steps:
+        mapper: dict[SSAValue, SSAValue] = {}
+        for v, s in zip(op.operands, ins):
+            if s not in vals:
+                t = v.type
+                data = pd.DataOp.make(f"s{s}", list(pd.shape_of(t)), pd.dtype_name(pd.elem_of(t)))
+                ops.append(data)
+                vals[s] = data.out
+                feeds.append(s)
+            mapper[v] = vals[s]
+        new = op.clone(value_mapper=mapper)
+        ops.append(new)
+        for r, s in zip(new.results, outs):
+            vals[s] = r
+    return ModuleOp(ops), feeds, [vals[s] for s in fetch]
+
+
+def compilable(ops: Sequence[Operation]) -> bool:
+    """False when some op always runs on the host (`HOST_ONLY`), is no `pd` op or
+    holds regions (their bodies may read values the cloned op would not carry): such
+    a region is not compiled (no warning: by design, not a failure)."""
+    return all(isinstance(op, pd.PdOp) and op.HOST_ONLY is None and not op.regions for op in ops)
+
+
+class NativeRegion:
+    """One region's native code and the decision whether to use it (module docstring)."""
+
+    __slots__ = ("state", "what", "steps", "fetch", "program", "feeds", "ref_s", "native_s",
+                 "trials", "error", "__weakref__")
+
+    def __init__(self, what: str, steps: Sequence[Step], fetch: Sequence[int]) -> None:
+        self.state = PROBE
+        self.what = what
+        self.steps = steps
+        self.fetch = list(fetch)
+        self.program: Any = None
+        self.feeds: list[int] = []
+        self.ref_s = float("inf")
+        self.native_s = float("inf")
+        self.trials = 0
+        self.error: str | None = None
+
+    # -- the decision -------------------------------------------------------------
+
+    def reference(self, seconds: float) -> None:
+        """Record a reference run's time; in `PROBE`, decide whether to compile."""
+        if seconds < self.ref_s:
+            self.ref_s = seconds
+        if self.state is PROBE:
+            if not _enabled or seconds * 1e6 < MIN_US or not compilable([op for op, _, _ in self.steps]):
+                self.state = OFF
+            else:
+                self.state = PENDING
+                _submit(self)
+
+    def ready(self) -> bool:
+        """Whether to run natively now (moves `PENDING` on once the compile is done)."""
+        state = self.state
+        if state is NATIVE or state is TRIAL:
+            return _enabled
+        if state is PENDING and self.program is not None:
+            self.state = TRIAL
+            return _enabled
+        if state is PENDING and self.error is not None:
+            self._fail(self.error)
+        return False
+
+    def _fail(self, error: str) -> None:
+        self.state = OFF
+        self.program = None
+        warnings.warn(f"eager native kernel for {self.what}: {error}; using the reference kernel", stacklevel=4)
+
+    def call(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray] | None:
+        """The fetched slots' values computed natively from the feed slots' arrays
+        (`arrays[i]` is slot `self.feeds[i]`'s value), or None after a failure (warned
+        once; the region is then `OFF`)."""
+        from pullback.runtime.native.program import execute
+
+        t = time.perf_counter()
+        try:
+            outs = execute(self.program, {f"s{s}": a for s, a in zip(self.feeds, arrays)}, {})
+        except Exception as e:  # noqa: BLE001 - any failure of native code falls back
+            self._fail(f"{type(e).__name__}: {e}")
+            return None
+        if self.state is TRIAL:
+            seconds = time.perf_counter() - t
+            self.native_s = min(self.native_s, seconds)
+            self.trials += 1
+            if self.trials >= TRIALS:
+                if self.native_s < self.ref_s:
+                    self.state = NATIVE
+                else:
+                    self.state = OFF  # measured slower: keep the reference
+                    self.program = None
+                    _forget(self)
+        return outs
+
+    def drop(self) -> None:
+        """Release the native code (the registry's bound): the holder probes again."""
+        self.program = None
+        if self.state is not OFF:
+            self.state = PROBE
+            self.ref_s = float("inf")
+            self.native_s = float("inf")
+            self.trials = 0
+
+
+# ------------------------------------------------------------ compile thread
+
+_queue: queue.Queue[NativeRegion] = queue.Queue()
+_worker: threading.Thread | None = None
+_lock = threading.Lock()
+_compiled: OrderedDict[int, NativeRegion] = OrderedDict()
+_busy = threading.Condition()
+_pending = 0
+stats = {"compiled": 0, "failed": 0, "dropped": 0}
+
+
+def _submit(region: NativeRegion) -> None:
+    """Queue `region` for the compile thread (started on first use)."""
+    global _worker, _pending
+    with _busy:
+        _pending += 1
+    with _lock:
+        if _worker is None or not _worker.is_alive():
+            _worker = threading.Thread(target=_work, name="pullback-eager-native", daemon=True)
+            _worker.start()
+    _queue.put(region)
+
+
+def _work() -> None:
+    global _pending
+    while True:
+        region = _queue.get()
+        try:
+            _compile(region)
+        finally:
+            with _busy:
+                _pending -= 1
+                _busy.notify_all()
+
+
+def _compile(region: NativeRegion) -> None:
+    """Compile one region (on the compile thread); failures are kept for the main
+    thread to warn about."""
+    from pullback.runtime.native.compiler import compile_program
+
+    try:
+        module, feeds, fetches = region_module(region.steps, region.fetch)
+        program = compile_program(module, fetches)
+    except Exception as e:  # noqa: BLE001 - reported once, on the caller's thread
+        stats["failed"] += 1
+        region.error = f"{type(e).__name__}: {e}"
+        return
+    region.feeds = feeds
+    region.program = program
+    stats["compiled"] += 1
+    with _lock:
+        _compiled[id(region)] = region
+        while len(_compiled) > MAX_REGIONS:
+            _, old = _compiled.popitem(last=False)
+            old.drop()
+            stats["dropped"] += 1
+
+
+def _forget(region: NativeRegion) -> None:
+    with _lock:
+        _compiled.pop(id(region), None)
+
+
+def wait(timeout: float | None = None) -> bool:
+    """Block until every queued compile is done (tests, benchmarks); False on timeout."""
+    with _busy:
+        return _busy.wait_for(lambda: _pending == 0, timeout)
+
+
+def compiled_count() -> int:
+    """Regions holding native code now (at most `MAX_REGIONS`)."""
+    return len(_compiled)
+
+
+def run_region(
+    region: NativeRegion, reference: Callable[[], Any], native: Callable[[], Any],
+) -> Any:
+    """Run a region by its state: `native()` when ready (None from it means it
+    failed: the reference then runs), else the timed `reference()`."""
+    if region.ready():
+        out = native()
+        if out is not None:
+            return out
+    t = time.perf_counter()
+    out = reference()
+    region.reference(time.perf_counter() - t)
+    return out
+
+
+__all__ = [
+    "MAX_REGIONS", "MIN_US", "NativeRegion", "compilable", "compiled_count", "enabled", "region_module",
+    "run_region", "set_enabled", "stats", "wait",
+]
