@@ -34,6 +34,7 @@ on the reference kernels, for debugging and for tests comparing both paths.
 
 from __future__ import annotations
 
+import atexit
 import os
 import queue
 import threading
@@ -54,6 +55,10 @@ PROBE, PENDING, TRIAL, NATIVE, OFF = "probe", "pending", "trial", "native", "off
 
 TRIALS = 2
 """Timed native calls before a compiled region is kept or dropped."""
+
+CALIBRATE = True
+"""Keep a compiled region only when it measured faster than the reference; False
+keeps every compiled region (tests that must exercise the native code set it)."""
 
 MAX_REGIONS = 128
 """Compiled regions kept in memory (each holds machine code; least recently
@@ -78,8 +83,9 @@ def enabled() -> bool:
 
 
 def set_enabled(flag: bool) -> bool:
-    """Turn native eager kernels on or off (regions already compiled keep their
-    code but are not used while off); returns the previous setting."""
+    """Turn native eager kernels on or off; returns the previous setting.  Off, no
+    region runs natively (compiled ones keep their code); on, the ops and plans
+    first seen from then on may (those made while off stay on the reference)."""
     global _enabled
     old, _enabled = _enabled, bool(flag)
     return old
@@ -175,18 +181,22 @@ class NativeRegion:
         once; the region is then `OFF`)."""
         from pullback.runtime.native.program import execute
 
+        program = self.program
+        if program is None:  # dropped by the registry's bound meanwhile: probe again
+            return None
         t = time.perf_counter()
         try:
-            outs = execute(self.program, {f"s{s}": a for s, a in zip(self.feeds, arrays)}, {})
+            outs = execute(program, {f"s{s}": a for s, a in zip(self.feeds, arrays)}, {})
         except Exception as e:  # noqa: BLE001 - any failure of native code falls back
             self._fail(f"{type(e).__name__}: {e}")
             return None
+        stats["native_calls"] += 1
         if self.state is TRIAL:
             seconds = time.perf_counter() - t
             self.native_s = min(self.native_s, seconds)
             self.trials += 1
             if self.trials >= TRIALS:
-                if self.native_s < self.ref_s:
+                if self.native_s < self.ref_s or not CALIBRATE:
                     self.state = NATIVE
                 else:
                     self.state = OFF  # measured slower: keep the reference
@@ -195,7 +205,8 @@ class NativeRegion:
         return outs
 
     def drop(self) -> None:
-        """Release the native code (the registry's bound): the holder probes again."""
+        """Release the native code (the registry's bound, on the compile thread): the
+        holder's next call finds no program and probes again."""
         self.program = None
         if self.state is not OFF:
             self.state = PROBE
@@ -212,14 +223,23 @@ _lock = threading.Lock()
 _compiled: OrderedDict[int, NativeRegion] = OrderedDict()
 _busy = threading.Condition()
 _pending = 0
-stats = {"compiled": 0, "failed": 0, "dropped": 0}
+_inflight: set[NativeRegion] = set()
+"""Regions queued or compiling (a forked child puts them back to `PROBE`)."""
+_closing = False
+stats = {"compiled": 0, "failed": 0, "dropped": 0, "native_calls": 0}
+"""Counts since the process started: regions compiled, compiles failed, compiled
+regions dropped by the bound, native calls made."""
 
 
 def _submit(region: NativeRegion) -> None:
     """Queue `region` for the compile thread (started on first use)."""
     global _worker, _pending
+    if _closing:
+        region.state = OFF
+        return
     with _busy:
         _pending += 1
+        _inflight.add(region)
     with _lock:
         if _worker is None or not _worker.is_alive():
             _worker = threading.Thread(target=_work, name="pullback-eager-native", daemon=True)
@@ -232,10 +252,12 @@ def _work() -> None:
     while True:
         region = _queue.get()
         try:
-            _compile(region)
+            if not _closing:
+                _compile(region)
         finally:
             with _busy:
                 _pending -= 1
+                _inflight.discard(region)
                 _busy.notify_all()
 
 
@@ -271,6 +293,32 @@ def wait(timeout: float | None = None) -> bool:
     """Block until every queued compile is done (tests, benchmarks); False on timeout."""
     with _busy:
         return _busy.wait_for(lambda: _pending == 0, timeout)
+
+
+def _at_exit() -> None:
+    """Let the compile in flight finish before the interpreter tears down (a
+    daemon thread stopped inside LLVM at exit can crash the process); the queued
+    ones are skipped."""
+    global _closing
+    _closing = True
+    wait(60.0)
+
+
+def _after_fork_in_child() -> None:
+    """The compile thread is not in the child: start afresh, and let the regions
+    that were waiting for it probe again."""
+    global _worker, _pending, _queue, _busy, _lock
+    _worker, _pending = None, 0
+    _queue, _busy, _lock = queue.Queue(), threading.Condition(), threading.Lock()
+    for region in _inflight:
+        if region.program is None and region.error is None:
+            region.state = PROBE
+    _inflight.clear()
+
+
+atexit.register(_at_exit)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def compiled_count() -> int:
