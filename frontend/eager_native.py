@@ -14,11 +14,13 @@ second process only links it) and called with the numpy buffers (`execute`: abou
 
 What runs where, per region (`NativeRegion.state`):
 
-- `PROBE`: the reference kernel runs, timed; a region cheaper than `MIN_US`
-  (`PULLBACK_EAGER_NATIVE_MIN_US`) is never compiled (small ops would only pay the
-  call's marshalling), a costlier one is handed to the compile thread;
-- `PENDING`: compiling on the one background thread; the reference kernel runs
-  meanwhile (timed, its best time kept), so the first use never stalls the loop;
+- `PROBE`: the reference kernel runs, timed, `PROBES` times; a region whose best
+  time is under `MIN_US` (`PULLBACK_EAGER_NATIVE_MIN_US`) is never compiled (small
+  ops would only pay the call's marshalling), a costlier one is handed to the
+  compile thread;
+- `PENDING`: compiling on the one background thread, costliest regions first; the
+  reference kernel runs meanwhile (timed, its best time kept), so no use waits for
+  a compile (the loop does share the CPU and the GIL with it meanwhile);
 - `TRIAL`: compiled; its first `TRIALS` calls are timed, and it is kept only if
   its best time beats the reference's best (a product numpy already hands to BLAS
   may not gain);
@@ -35,6 +37,7 @@ on the reference kernels, for debugging and for tests comparing both paths.
 from __future__ import annotations
 
 import atexit
+import itertools
 import os
 import queue
 import threading
@@ -52,6 +55,11 @@ from pullback.dialects import pd
 from pullback.runtime.native.env import int_setting
 
 PROBE, PENDING, TRIAL, NATIVE, OFF = "probe", "pending", "trial", "native", "off"
+
+PROBES = 2
+"""Timed reference runs before a region is compiled (or not): a region used once
+(an evaluation at the end, most test code) is never compiled, and the second run
+no longer pays the first's warm-up."""
 
 TRIALS = 2
 """Timed native calls before a compiled region is kept or dropped."""
@@ -152,11 +160,16 @@ class NativeRegion:
         if seconds < self.ref_s:
             self.ref_s = seconds
         if self.state is PROBE:
-            if not _enabled or seconds * 1e6 < MIN_US or not compilable([op for op, _, _ in self.steps]):
+            self.trials += 1
+            if not _enabled or not compilable([op for op, _, _ in self.steps]):
                 self.state = OFF
-            else:
-                self.state = PENDING
-                _submit(self)
+            elif self.trials >= PROBES:
+                self.trials = 0
+                if self.ref_s * 1e6 < MIN_US:
+                    self.state = OFF
+                else:
+                    self.state = PENDING
+                    _submit(self)
 
     def ready(self) -> bool:
         """Whether to run natively now (moves `PENDING` on once the compile is done)."""
@@ -217,7 +230,9 @@ class NativeRegion:
 
 # ------------------------------------------------------------ compile thread
 
-_queue: queue.Queue[NativeRegion] = queue.Queue()
+_queue: queue.PriorityQueue[tuple[float, int, NativeRegion]] = queue.PriorityQueue()
+"""Regions to compile, costliest reference first (ties in submission order)."""
+_order = itertools.count()
 _worker: threading.Thread | None = None
 _lock = threading.Lock()
 _compiled: OrderedDict[int, NativeRegion] = OrderedDict()
@@ -244,13 +259,13 @@ def _submit(region: NativeRegion) -> None:
         if _worker is None or not _worker.is_alive():
             _worker = threading.Thread(target=_work, name="pullback-eager-native", daemon=True)
             _worker.start()
-    _queue.put(region)
+    _queue.put((-region.ref_s, next(_order), region))
 
 
 def _work() -> None:
     global _pending
     while True:
-        region = _queue.get()
+        _, _, region = _queue.get()
         try:
             if not _closing:
                 _compile(region)
@@ -309,7 +324,7 @@ def _after_fork_in_child() -> None:
     that were waiting for it probe again."""
     global _worker, _pending, _queue, _busy, _lock
     _worker, _pending = None, 0
-    _queue, _busy, _lock = queue.Queue(), threading.Condition(), threading.Lock()
+    _queue, _busy, _lock = queue.PriorityQueue(), threading.Condition(), threading.Lock()
     for region in _inflight:
         if region.program is None and region.error is None:
             region.state = PROBE

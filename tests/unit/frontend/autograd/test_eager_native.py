@@ -18,9 +18,10 @@ from pullback.frontend.autograd import plan_cache
 
 @pytest.fixture
 def native(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every eager op and plan is compiled (no cost threshold) and kept (no
-    calibration), on fresh template and plan caches."""
+    """Every eager op and plan is compiled from its first use (no cost threshold,
+    one probe) and kept (no calibration), on fresh template and plan caches."""
     monkeypatch.setattr(eager_native, "MIN_US", 0.0)
+    monkeypatch.setattr(eager_native, "PROBES", 1)
     monkeypatch.setattr(eager_native, "CALIBRATE", False)
     monkeypatch.setattr(eager, "_TEMPLATES", {})
     monkeypatch.setattr(plan_cache, "_PLANS", {})
@@ -95,6 +96,18 @@ def test_handoff_reference_then_native(native: None) -> None:
     assert eager_native.stats["native_calls"] == calls + 3
     for o in out:
         np.testing.assert_array_equal(o, ref)
+
+
+def test_probes_before_compiling(native: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A signature is compiled only after `PROBES` reference runs: an op used once
+    is never compiled."""
+    monkeypatch.setattr(eager_native, "PROBES", 2)
+    x = paddle.to_tensor(np.ones((2, 7), np.float32))
+    paddle.sin(x)
+    tpl = next(t for t in eager._TEMPLATES.values() if t.type == "sin")
+    assert tpl.native.state is eager_native.PROBE
+    paddle.sin(x)
+    assert tpl.native.state in (eager_native.PENDING, eager_native.TRIAL)
 
 
 def test_registry_is_bounded(native: None, monkeypatch: pytest.MonkeyPatch) -> None:
