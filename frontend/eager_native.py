@@ -40,6 +40,7 @@ import atexit
 import itertools
 import os
 import queue
+import sys
 import threading
 import time
 import warnings
@@ -230,6 +231,14 @@ class NativeRegion:
 
 # ------------------------------------------------------------ compile thread
 
+NICE = 10
+"""The compile thread's niceness (Linux), so the training loop keeps the CPU."""
+
+SWITCH_S = 0.0005
+"""The interpreter's thread switch interval while a compile runs (default 5 ms):
+the compile is mostly Python holding the GIL, and the loop would wait up to a whole
+interval each time it wants the GIL back."""
+
 _queue: queue.PriorityQueue[tuple[float, int, NativeRegion]] = queue.PriorityQueue()
 """Regions to compile, costliest reference first (ties in submission order)."""
 _order = itertools.count()
@@ -264,12 +273,21 @@ def _submit(region: NativeRegion) -> None:
 
 def _work() -> None:
     global _pending
+    if NICE and hasattr(os, "setpriority"):
+        try:  # Linux: a thread's own niceness (the loop keeps the CPU's first claim)
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), NICE)
+        except OSError:
+            pass
     while True:
         _, _, region = _queue.get()
+        interval = sys.getswitchinterval()
+        if SWITCH_S:
+            sys.setswitchinterval(min(interval, SWITCH_S))
         try:
             if not _closing:
                 _compile(region)
         finally:
+            sys.setswitchinterval(interval)
             with _busy:
                 _pending -= 1
                 _inflight.discard(region)
