@@ -36,7 +36,7 @@ def _chain(seed: int):
     as a function of its parameters: returns the loss and the gradients."""
     rng = np.random.default_rng(seed)
     c_in, c_out, k = int(rng.integers(1, 3)), int(rng.integers(2, 4)), int(rng.choice([1, 3]))
-    pad, pool = int(rng.integers(0, 2)), str(rng.choice(["max", "avg"]))
+    pad, pool = int(rng.integers(0, 2)), ("max", "avg", "avg")[seed % 3]
     n, hw = 4, 8
     x = rng.standard_normal((n, c_in, hw, hw)).astype(np.float32)
     label = rng.integers(0, 5, (n, 1)).astype(np.int64)
@@ -45,7 +45,7 @@ def _chain(seed: int):
     h = (hw + 2 * pad - k + 1) // 2
     w1 = (rng.standard_normal((c_out * h * h, 6)) * 0.2).astype(np.float32)
     w2 = (rng.standard_normal((6, 5)) * 0.2).astype(np.float32)
-    use_bn = bool(rng.integers(0, 2))
+    use_bn = seed % 2 == 0
 
     def step() -> list[np.ndarray]:
         ps = [paddle.to_tensor(a, stop_gradient=False) for a in (w, b, w1, w2)]
