@@ -358,7 +358,7 @@ def _compile(region: NativeRegion) -> None:
 
     try:
         module, feeds, fetches = region_module(region.steps, region.fetch)
-        program = compile_program(module, fetches)
+        program = compile_program(module, fetches, background=True)
     except Exception as e:  # noqa: BLE001 - reported once, on the caller's thread
         stats["failed"] += 1
         region.error = f"{type(e).__name__}: {e}"
