@@ -98,6 +98,33 @@ def test_handoff_reference_then_native(native: None) -> None:
         np.testing.assert_array_equal(o, ref)
 
 
+def test_loop_never_waits_for_a_compile(native: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While a compile is held up, the op keeps running on the reference kernel;
+    once the compile is let through, the native kernel takes over."""
+    import threading
+
+    from pullback.runtime.native import compiler
+
+    release = threading.Event()
+    real = compiler.compile_program
+
+    def held(*args: object, **kwargs: object) -> object:
+        assert release.wait(60)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(compiler, "compile_program", held)
+    x = paddle.to_tensor(np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4))
+    calls = eager_native.stats["native_calls"]
+    outs = [paddle.nn.functional.softplus(x).numpy() for _ in range(5)]  # the compile is still held
+    assert eager_native.stats["native_calls"] == calls
+    release.set()
+    assert eager_native.wait(60)
+    outs.append(paddle.nn.functional.softplus(x).numpy())  # (a composite: several ops)
+    assert eager_native.stats["native_calls"] > calls
+    for o in outs[1:]:
+        np.testing.assert_allclose(o, outs[0], rtol=1e-6)
+
+
 def test_probes_before_compiling(native: None, monkeypatch: pytest.MonkeyPatch) -> None:
     """A signature is compiled only after `PROBES` reference runs: an op used once
     is never compiled."""
