@@ -241,7 +241,7 @@ class _DirectCall:
     """A compiled region's call without `execute`'s generality: a region's feeds
     have the static shapes and dtypes its ops were typed with (the template's or
     plan's signature guarantees it), and it has no parameters, dynamic dimensions,
-    range checks or hoisted constants, so a call is the buffers' addresses, fresh
+    range checks, hoisted constants or collectives, so a call is the buffers' addresses, fresh
     outputs of known shapes and the entry point (measured: ~25 us of `execute`'s
     ~30 us for a one-op region went to its checks and bookkeeping)."""
 
@@ -253,6 +253,8 @@ class _DirectCall:
         needs `execute`."""
         abi = program.abi
         if abi["dims"] or abi["params"] or abi.get("checks") or program.constants:
+            return None
+        if getattr(program, "collectives", False):  # their calls are set up by `execute`
             return None
         if any(kind != "out" for kind, _ in abi["fetches"]):
             return None
