@@ -254,7 +254,7 @@ class _DirectCall:
         abi = program.abi
         if abi["dims"] or abi["params"] or abi.get("checks") or program.constants:
             return None
-        if getattr(program, "collectives", False):  # their calls are set up by `execute`
+        if program.collectives:  # their calls are set up by `execute`
             return None
         if any(kind != "out" for kind, _ in abi["fetches"]):
             return None
@@ -262,16 +262,24 @@ class _DirectCall:
         if any(d < 0 for shape in shapes for d in shape):
             return None
         plan = program.call_plan()
-        self = cls()
+        position = {f"s{s}": i for i, s in enumerate(feeds)}
+        return cls(
+            program, plan.slots, [position[name] for name, _, _, _ in plan.feeds],
+            [dtype for _, dtype, _, _ in plan.feeds], list(zip(shapes, plan.out_dtypes)),
+            [ref for _, ref in abi["fetches"]],
+        )
+
+    def __init__(
+        self, program: Any, slot_type: Any, feed_pos: list[int], feed_dtypes: list[np.dtype],
+        outs: list[tuple[tuple[int, ...], np.dtype]], fetch_pos: list[int],
+    ) -> None:
         self.program = program
         self.fn = program.fn
-        self.slot_type = plan.slots
-        position = {f"s{s}": i for i, s in enumerate(feeds)}
-        self.feed_pos = [position[name] for name, _, _, _ in plan.feeds]
-        self.feed_dtypes = [dtype for _, dtype, _, _ in plan.feeds]
-        self.outs = list(zip(shapes, plan.out_dtypes))
-        self.fetch_pos = [ref for _, ref in abi["fetches"]]
-        return self
+        self.slot_type = slot_type
+        self.feed_pos = feed_pos
+        self.feed_dtypes = feed_dtypes
+        self.outs = outs
+        self.fetch_pos = fetch_pos
 
     def __call__(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
         held = []  # converted inputs live until the call returns
