@@ -23,8 +23,8 @@ What runs where, per region (`NativeRegion.state`):
   reference kernel runs meanwhile (timed, its best time kept), so no use waits for
   a compile (the loop does share the CPU and the GIL with it meanwhile);
 - `TRIAL`: compiled; its first `TRIALS` calls are timed, and it is kept only if
-  its best time beats the reference's best (a product numpy already hands to BLAS
-  may not gain);
+  its best time beats the reference's best by `KEEP_BELOW` (a product numpy already
+  hands to BLAS may not gain);
 - `NATIVE`: runs natively;
 - `OFF`: the reference kernel (cheap, slower natively, host-only ops, or a compile
   or call that failed: a failure warns once for that region, never raises).
@@ -69,6 +69,11 @@ TRIALS = 2
 CALIBRATE = True
 """Keep a compiled region only when it measured faster than the reference; False
 keeps every compiled region (tests that must exercise the native code set it)."""
+
+KEEP_BELOW = 0.9
+"""A compiled region is kept when its best trial took under this fraction of the
+reference's best time: a region about as fast (a backward of small products numpy
+already hands to BLAS) is not worth the risk of a noisy trial."""
 
 MAX_REGIONS = 128
 """Compiled regions kept in memory (each holds machine code; least recently
@@ -218,7 +223,7 @@ class NativeRegion:
             self.native_s = min(self.native_s, seconds)
             self.trials += 1
             if self.trials >= TRIALS:
-                if self.native_s < self.ref_s or not CALIBRATE:
+                if self.native_s < KEEP_BELOW * self.ref_s or not CALIBRATE:
                     self.state = NATIVE
                 else:
                     self.state = OFF  # measured slower: keep the reference
