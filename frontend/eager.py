@@ -24,6 +24,7 @@ import itertools
 import os
 import sys
 import threading
+import time
 from types import FrameType
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
@@ -37,7 +38,7 @@ from pullback.dialects import pd
 from pullback.dialects.bfloat16 import bf16_to_f32, host_cast
 from pullback.dialects.pd.dtypes import DTYPE_BY_NAME, get_default_dtype
 from pullback.dialects.pd.dtypes import DTYPE_BY_NUMPY, NAME_BY_NUMPY, NUMPY_BY_SHORT, dtype_for_array, to_numpy_dtype
-from pullback.frontend import unique_name
+from pullback.frontend import eager_native, unique_name
 from pullback.runtime.native import blas_threads
 from pullback.runtime.interpreter import (
     KERNELS,
@@ -125,7 +126,8 @@ class Template:
     kind: same op class, properties and input types.  Its operands are placeholders;
     kernels read only properties and types, so one template serves all such calls."""
 
-    __slots__ = ("op", "kernel", "fast", "may_warn", "dtypes", "float_out", "records", "uid", "type", "narrow")
+    __slots__ = ("op", "kernel", "fast", "may_warn", "dtypes", "float_out", "records", "uid", "type", "narrow",
+                 "native")
 
     _uids = itertools.count(1)
 
@@ -172,12 +174,49 @@ class Template:
         # use it, so an evicted template cannot be mistaken for a new one.
         self.uid = next(Template._uids)  # atomic under the GIL
         self.type = op.name.split(".", 1)[1]
+        self.native: eager_native.NativeRegion | None = None
+        """Set by `template_for` on the eager forward's templates: the op's native
+        kernel and whether to use it (`frontend/eager_native.py`); None: reference."""
+
+    def allow_native(self) -> None:
+        """Let this template's op run natively once measured costly enough
+        (`frontend/eager_native.py`); 16-bit float ops stay on the reference."""
+        if eager_native.enabled() and not self.narrow and not self.op.regions:
+            n, m = len(self.op.operands), len(self.op.results)
+            shapes = ", ".join(str(list(pd.shape_of(v.type))) for v in self.op.operands)
+            self.native = eager_native.NativeRegion(
+                f"'{self.op.name}' on {shapes}", [(self.op, range(n), range(n, n + m))], range(n, n + m)
+            )
 
     def run(self, arrays: Sequence[np.ndarray], quiet: bool = False) -> list[np.ndarray]:
         """The op's results for these operand arrays, in the result dtypes.
 
         `quiet=True` says the caller already ignores numpy floating-point warnings
         (as the kernels do), so the fast path need not set that up per op."""
+        if self.native is not None:
+            return self._run_native(self.native, arrays, quiet)
+        return self._reference(arrays, quiet)
+
+    def _run_native(
+        self, nat: eager_native.NativeRegion, arrays: Sequence[np.ndarray], quiet: bool
+    ) -> list[np.ndarray]:
+        """`run` through the native kernel when it is ready and chosen, else the
+        reference kernel, timed for the choice (`eager_native.NativeRegion`)."""
+        if nat.state is eager_native.OFF:
+            self.native = None
+        elif nat.ready():
+            outs = nat.call(arrays)
+            if outs is not None:
+                return outs
+        else:
+            t = time.perf_counter()
+            outs = self._reference(arrays, quiet)
+            nat.reference(time.perf_counter() - t)
+            return outs
+        return self._reference(arrays, quiet)
+
+    def _reference(self, arrays: Sequence[np.ndarray], quiet: bool = False) -> list[np.ndarray]:
+        """`run` on the interpreter's kernel (the reference)."""
         if self.narrow:
             return self._run_narrow(arrays)
         if self.fast is None:
@@ -288,6 +327,7 @@ def template_for(op_cls: type[pd.PdOp], arrays: Sequence[np.ndarray], props: dic
     except VerifyException as e:
         raise ValueError(str(e)) from None
     tpl = Template(op)
+    tpl.allow_native()
     if key is not None:
         if len(_TEMPLATES) >= MAX_TEMPLATES:
             del _TEMPLATES[next(iter(_TEMPLATES))]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -13,6 +14,22 @@ import pytest
 # native backends choose it explicitly (`Executor(place, backend="compiled")`), and
 # tests of the default choice clear this variable.
 os.environ.setdefault("PULLBACK_BACKEND", "interpreter")
+# Likewise eager mode's background compiles of native kernels
+# (frontend/eager_native.py): tests/unit/frontend/autograd/test_eager_native.py
+# turns them on itself; `PULLBACK_EAGER_NATIVE=1 pytest ...` runs any eager test
+# with them.
+os.environ.setdefault("PULLBACK_EAGER_NATIVE", "0")
+
+
+@pytest.fixture(autouse=True)
+def _eager_compiles_settled() -> Iterator[None]:
+    """A background compile of a native eager kernel ends within the test that
+    started it: finishing later, it would store its code in another test's disk
+    cache folder and take that test's CPU."""
+    yield
+    native = sys.modules.get("pullback.frontend.eager_native")
+    if native is not None:
+        native.wait(600)
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -18,6 +18,8 @@ from pullback.dialects import pd
 from pullback.frontend.autograd.fold import fold_constants
 from pullback.frontend.autograd.graph import Enc, Graph
 from pullback.frontend.autograd.materialize import materialize
+from pullback.frontend import eager_native
+from pullback.frontend.eager_native import NativeRegion
 from pullback.frontend.eager import Template
 from pullback.passes import activity
 from pullback.passes.autodiff import AutodiffError, differentiate
@@ -41,6 +43,10 @@ class Plan:
     results: list[int | None]  # per wanted gradient: its slot, None when unreached
     backward: pd.BackwardOp
     active: list[int]  # nodes on a path from a wanted input to a target: what it frees
+    native: NativeRegion | None = None
+    """The whole region as one native program (`frontend/eager_native.py`), compiled
+    in the background once the reference run measured costly; None: no step writes
+    a wanted slot."""
 
 
 def build_plan(g: Graph, targets: list[Enc], seeded: list[bool], wrt: list[Enc | None]) -> Plan:
@@ -118,7 +124,12 @@ def build_plan(g: Graph, targets: list[Enc], seeded: list[bool], wrt: list[Enc |
     start: list[Any] = [None] * len(slots)
     for s, a in initial.items():
         start[s] = a
-    return Plan(module, steps, start, externals, results, bw, active)
+    written = {s for _, _, outs in steps for s in outs}
+    fetch = sorted({s for s in results if s is not None and s in written})
+    native = None
+    if fetch and eager_native.enabled():
+        native = NativeRegion(f"a backward of {len(steps)} ops", [(t.op, i, o) for t, i, o in steps], fetch)
+    return Plan(module, steps, start, externals, results, bw, active, native)
 
 
 def _active_nodes(res_vals: list[list[SSAValue]], targets: list[SSAValue], wrt: list[SSAValue]) -> list[int]:

@@ -1,17 +1,20 @@
 """Running a plan on one graph's saved forward values.
 
 `run_plan` evaluates the steps on numpy arrays (the usual backward: nothing is
-recomputed, nothing recorded).  `replay_plan` runs them as eager ops instead, so
+recomputed, nothing recorded), or, once compiled, the whole region as one native
+program (`Plan.native`, `frontend/eager_native.py`).  `replay_plan` runs them as eager ops instead, so
 they are recorded and their results can be differentiated again
 (`create_graph=True`).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from pullback.frontend import eager_native
 from pullback.frontend.autograd.graph import Graph
 from pullback.frontend.autograd.plan import Origin, Plan
 from pullback.frontend.eager import Tensor, execute
@@ -34,11 +37,28 @@ def run_plan(plan: Plan, g: Graph, seeds: Sequence[np.ndarray | None]) -> list[n
     vals = plan.start.copy()
     for s, origin in plan.externals:
         vals[s] = _outside(g, origin, seeds)
+    nat = plan.native
+    if nat is not None and nat.state is not eager_native.OFF:
+        if nat.ready():
+            outs = nat.call([vals[s] for s in nat.feeds])
+            if outs is not None:
+                for s, v in zip(nat.fetch, outs):
+                    vals[s] = v
+                return [None if s is None else vals[s] for s in plan.results]
+        t = time.perf_counter()
+        _run_steps(plan, vals)
+        nat.reference(time.perf_counter() - t)
+    else:
+        _run_steps(plan, vals)
+    return [None if s is None else vals[s] for s in plan.results]
+
+
+def _run_steps(plan: Plan, vals: list[Any]) -> None:
+    """The reference evaluation: each step's template kernel, in order."""
     with np.errstate(all="ignore"):  # as every kernel does, once for the whole region
         for tpl, ins, outs in plan.steps:
             for s, v in zip(outs, tpl.run([vals[i] for i in ins], quiet=True)):
                 vals[s] = v
-    return [None if s is None else vals[s] for s in plan.results]
 
 
 def replay_plan(plan: Plan, g: Graph, seeds: Sequence[Tensor | None]) -> list[Tensor | None]:

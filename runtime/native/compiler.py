@@ -61,13 +61,14 @@ compiled), and again when it is done (the time it took)."""
 
 
 @contextlib.contextmanager
-def _announced(what: str, times: PhaseTimes) -> Iterator[None]:
+def _announced(what: str, times: PhaseTimes, notice_wanted: bool = True) -> Iterator[None]:
     """Run the body (a compile); if it takes more than `NOTICE_AFTER_S`, tell the user
-    on stderr while it runs and when it ends, so nobody waits in silence."""
+    on stderr while it runs and when it ends, so nobody waits in silence (unless
+    `notice_wanted` is False: nobody waits for a background compile)."""
     shown = threading.Event()
 
     def notice() -> None:
-        if not settings.compile_notice_enabled():
+        if not notice_wanted or not settings.compile_notice_enabled():
             return
         shown.set()
         print(f"pullback: compiling {what}", file=sys.stderr, flush=True)
@@ -182,6 +183,7 @@ def compile_program(
     min_chunk_work: int | None = None,
     llvm_threads: int | None = None,
     split_llvm: bool = True,
+    background: bool = False,
 ) -> CompiledProgram:
     """Lower, optimize and JIT `module` for `fetches`, or load its object code from the
     disk cache (`native/disk_cache.py`); no in-memory caching here.  `outline`,
@@ -193,7 +195,9 @@ def compile_program(
     least `min_chunk_work` (default `PULLBACK_PARALLEL_MIN_WORK`, else
     `parallelize_loops.MIN_CHUNK_WORK`); `llvm_threads`: LLVM's threads (default
     `compile_threads()`; the object code does not depend on it); `split_llvm=False`:
-    the module optimized and emitted whole, on one thread (for comparison)."""
+    the module optimized and emitted whole, on one thread (for comparison);
+    `background`: nobody waits for this compile (eager mode's native kernels), so a
+    long one prints no notice."""
     t0 = time.perf_counter()
     times = PhaseTimes()
     jit = Jit.get()
@@ -213,7 +217,7 @@ def compile_program(
     # A Ctrl-C whose KeyboardInterrupt an llvmlite finalizer swallowed is raised
     # when the compile ends (nothing of it is registered yet: `backend.py`
     # remembers a program only once this returns).
-    with surfaced_interrupts("a compile"), _announced(_describe(module, fetches), times):
+    with surfaced_interrupts("a compile"), _announced(_describe(module, fetches), times, notice_wanted=not background):
         with times.phase("key"):
             text = str(module) if text is None else text
             positions = value_positions(module, fetches)
