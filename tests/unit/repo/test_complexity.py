@@ -260,13 +260,14 @@ def test_lowering_to_llvm_ir_is_linear() -> None:
     """outline-segments, convert-linalg-to-blas, parallelize-loops,
     math-polynomial-approximation and translate-to-llvmlite, as the compiled backend
     runs them (everything before LLVM's own optimizer)."""
-    from pullback.lowering.convert_pd_to_linalg import build_entry
+    from pullback.lowering.convert_pd_to_linalg import build_entry, declare_callees
     from pullback.lowering.pipeline import translate_streamed
 
     def make(n: int) -> Work:
         module, fetches = _training_module(n)
         fn, _ = build_entry(module, fetches, only_given_fetches=True)
         lowered = ModuleOp([fn])
+        declare_callees(lowered)  # (the runtime's entry points: pb_commit_point, ...)
         return lambda: translate_streamed(lowered, lambda m, g: None, outline=True, threads=4096)
 
     assert_linear(make, 6, factor=6, limit=12, repeats=2)
