@@ -49,6 +49,7 @@ from pullback.passes.amp import (  # noqa: F401 (re-exported: Paddle's paddle.am
     FP16_BLACK_LIST,
     KEEP_FLOAT32,
     LOW_DTYPES,
+    NEVER_CAST,
     ONLY_FP16_WHITE_LIST,
     WHITE_LIST,
     AmpState,
@@ -92,14 +93,11 @@ def is_bfloat16_supported(device: str | None = None) -> bool:
     return True
 
 
-_NEVER = (pd.CastOp, pd.DataOp, pd.ParameterOp)
-
-
 def cast_inputs(op_cls: type[pd.PdOp], inputs: Sequence[Any]) -> Sequence[Any]:
     """`inputs` of an op about to be added, cast as the current `auto_cast` says (the
     hook `frontend.core.apply` calls)."""
     st = _STATE[0]
-    if st is None or not inputs or op_cls in _NEVER or getattr(op_cls, "WRITES_PERSISTABLE", False):
+    if st is None or not inputs or op_cls in NEVER_CAST or getattr(op_cls, "WRITES_PERSISTABLE", False):
         return inputs
     dtypes = [f"{getattr(x, 'dtype', '')}" for x in inputs]  # (plain names: `str` adds `paddle.`)
     to = amp_target(op_cls.name[3:], dtypes, st)

@@ -1,0 +1,89 @@
+"""`paddle.static.amp.decorate`'s loss scaling: the program it builds (the scaled
+loss, `pd.check_finite_and_unscale`, `pd.update_loss_scaling`, by dtype and
+options, as Paddle 3.3.1's decorator) and a tiny float16 program trained for six
+steps against Paddle 3.3.1's run of the same steps (`static_amp_cases.py`, recorded
+by `gen_static_amp_reference.py`): the same losses (to float16's precision), the
+same scale after every step (raised after two good steps, halved on the step that
+feeds an inf) and the same weights (that step skipped)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import pullback as paddle
+from pullback.frontend import unique_name
+
+HERE = Path(__file__).resolve().parent
+REFERENCE = json.loads((HERE / "data" / "static_amp_reference.json").read_text())
+_spec = importlib.util.spec_from_file_location("static_amp_cases", HERE / "static_amp_cases.py")
+assert _spec is not None and _spec.loader is not None
+cases = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(cases)
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "compiled"])
+@pytest.mark.parametrize("optimizer", ["sgd", "momentum"])
+def test_float16_steps_match_paddle(optimizer: str, backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    want = REFERENCE[optimizer]
+    monkeypatch.setenv("PULLBACK_BACKEND", backend)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message="compiled backend")  # no interpreter fallback
+        warnings.filterwarnings("ignore", category=RuntimeWarning)  # the interpreter's inf * 0
+        got = cases.run(paddle, optimizer=optimizer)
+    assert got["scales"] == want["scales"] == [1024.0, 2048.0, 1024.0, 1024.0, 2048.0, 2048.0]
+    assert np.isinf(got["losses"][2]) and np.isinf(want["losses"][2])
+    np.testing.assert_allclose(got["losses"], want["losses"], rtol=3e-3)
+    np.testing.assert_allclose(got["w"], want["w"], atol=2e-3)
+    np.testing.assert_allclose(got["b"], want["b"], atol=2e-3)
+
+
+def _program(dtype: str, **options: Any) -> tuple[str, Any, Any]:
+    paddle.enable_static()
+    try:
+        main, startup = paddle.static.Program(), paddle.static.Program()
+        with paddle.static.program_guard(main, startup), unique_name.guard():
+            x = paddle.static.data("x", [4, 3], "float32")
+            loss = paddle.mean(paddle.static.nn.fc(x, 2))
+            opt = paddle.static.amp.decorate(paddle.optimizer.SGD(0.1), dtype=dtype, **options)
+            opt.minimize(loss)
+        return str(main), opt, main
+    finally:
+        paddle.disable_static()
+
+
+def test_float16_program_scales_checks_and_updates() -> None:
+    text, opt, _ = _program("float16")
+    assert opt.get_loss_scaling().name == "loss_scaling_0"
+    assert "pd.check_finite_and_unscale" in text
+    # Paddle 3.3.1's defaults: scale 2**16, raised every 2000 good steps, lowered by
+    # half on every bad one.
+    assert 'incr_every_n_steps = 2000 : i64' in text and 'decr_every_n_nan_or_inf = 1 : i64' in text
+    assert 'names = ["", "", "loss_scaling_0", "num_good_steps_0", "num_bad_steps_0"]' in text
+    # The updates read the zeroed gradients update_loss_scaling gives.
+    uls = text.index("pd.update_loss_scaling")
+    assert uls < text.index("pd.sgd")
+
+
+def test_bfloat16_has_no_dynamic_scaling_by_default() -> None:
+    text, opt, _ = _program("bfloat16")
+    assert "pd.check_finite_and_unscale" in text and "pd.update_loss_scaling" not in text
+    text, _, _ = _program("bfloat16", use_dynamic_loss_scaling=False, init_loss_scaling=1.0)
+    assert "pd.check_finite_and_unscale" not in text  # a constant scale of 1: nothing to undo
+
+
+def test_bad_ratios_are_refused() -> None:
+    paddle.enable_static()
+    try:
+        with pytest.raises(ValueError, match="decr_ratio"):
+            paddle.static.amp.decorate(paddle.optimizer.SGD(0.1), decr_ratio=1.5)
+        with pytest.raises(ValueError, match="level"):
+            paddle.static.amp.decorate(paddle.optimizer.SGD(0.1), level="O3")
+    finally:
+        paddle.disable_static()
