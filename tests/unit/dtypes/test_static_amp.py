@@ -87,3 +87,48 @@ def test_bad_ratios_are_refused() -> None:
             paddle.static.amp.decorate(paddle.optimizer.SGD(0.1), level="O3")
     finally:
         paddle.disable_static()
+
+
+# ------------------------------------------------- eager GradScaler on the same ops
+
+
+def test_eager_grad_scaler_runs_the_loss_scaling_ops(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pullback.dialects import pd
+    from pullback.runtime.interpreter import KERNELS
+
+    calls: list[str] = []
+    for cls in (pd.CheckFiniteAndUnscaleOp, pd.UpdateLossScalingOp):
+        kernel = KERNELS[cls]
+        monkeypatch.setitem(KERNELS, cls, lambda op, *a, _k=kernel: (calls.append(op.name), _k(op, *a))[1])
+    paddle.seed(1)
+    model = paddle.nn.Linear(3, 2)
+    opt = paddle.optimizer.SGD(learning_rate=0.1, parameters=model.parameters())
+    scaler = paddle.amp.GradScaler(init_loss_scaling=64.0, incr_every_n_steps=3)
+    x = paddle.to_tensor(np.ones((4, 3), np.float32))
+    for _ in range(3):
+        scaler.scale(paddle.mean(model(x))).backward()
+        scaler.step(opt)
+        scaler.update()
+        opt.clear_grad()
+    assert calls == ["pd.check_finite_and_unscale", "pd.update_loss_scaling"] * 3
+    assert float(scaler.state_dict()["scale"][0]) == 128.0 and scaler.state_dict()["incr_count"] == 0
+
+
+def test_grad_scaler_with_a_to_static_model_skips_an_inf_step() -> None:
+    paddle.seed(2)
+    model = paddle.jit.to_static(paddle.nn.Linear(3, 2))
+    opt = paddle.optimizer.SGD(learning_rate=0.1, parameters=model.parameters())
+    scaler = paddle.amp.GradScaler(init_loss_scaling=256.0)
+    good = paddle.to_tensor(np.ones((4, 3), np.float32))
+    bad = paddle.to_tensor(np.array([[1, np.inf, 1]] * 4, np.float32))
+    before = model.weight.numpy().copy()
+    scaler.scale(paddle.mean(model(bad))).backward()
+    scaler.step(opt)
+    scaler.update()
+    opt.clear_grad()
+    np.testing.assert_array_equal(model.weight.numpy(), before)
+    assert float(scaler.state_dict()["scale"][0]) == 128.0
+    scaler.scale(paddle.mean(model(good))).backward()
+    scaler.step(opt)
+    scaler.update()
+    np.testing.assert_allclose(model.weight.numpy(), before - 0.1 * 0.5, rtol=1e-6)
