@@ -20,6 +20,16 @@ optimizer; its `minimize(loss)` does what Paddle 3.3.1's static decorator does:
    by `incr_ratio` after `incr_every_n_steps` good ones);
 6. appends the wrapped optimizer's updates on those gradients.
 
+At `level='O2'` ("pure" float16/bfloat16) the pass casts the float inputs of every
+op but the black-list ones (`EXTRA_BLACK_LIST` at O2, and batch norm) to the low
+dtype, parameters included: a `pd.cast` of each float32 parameter before its use,
+visible in the printed program, computes the model in the low precision, while the
+scope keeps the parameters in float32: they are the master weights the optimizer
+updates (Paddle's `multi_precision`), with the float32 gradients the casts give
+back.  Paddle instead stores the parameters in the low dtype (`amp_init` casts them)
+next to `<param>_fp32_master_0` copies; the arithmetic is the same: each step
+computes with the rounded master weights.  So `amp_init` has nothing to cast.
+
 A step with an inf or nan gradient so leaves the parameters of SGD unchanged (zero
 gradients), as Paddle's.  Paddle also hands `found_inf` to Adam, AdamW and Lamb as
 their `SkipUpdate` input, so that their moments and beta powers stay too; pullback's
@@ -148,9 +158,10 @@ class OptimizerWithMixedPrecision:
         return ops, params_grads
 
     def amp_init(self, place: Any = None, scope: Any = None, test_program: Any = None,
-                 use_fp16_test: bool = False) -> None:
-        """Paddle's hook to cast float32 parameters for pure float16 (O2): nothing to do
-        at O1, where parameters stay float32."""
+                 use_fp16_test: bool = False, rewrite_master_weight: bool = False) -> None:
+        """Paddle's hook to cast the scope's float32 parameters to the low dtype (O2):
+        nothing to do here, at O1 or O2: the scope's parameters are the float32 master
+        weights, and the program casts them at each use (module docstring)."""
 
     def get_loss_scaling(self) -> Any:
         """The loss-scale variable (a persistable `[1]` float32; fetch it to read the
@@ -173,11 +184,20 @@ def decorate(optimizer: Any, amp_lists: AutoMixedPrecisionLists | None = None, l
     """`paddle.static.amp.decorate` (Paddle 3.3.1's signature and defaults; see the
     module's docstring).  `use_dynamic_loss_scaling=None` means True for float16,
     False for bfloat16."""
+    if kwargs.pop("use_pure_fp16", False) or kwargs.pop("use_pure_bf16", False):
+        level = "O2"  # the older `decorate(use_pure_fp16=True)` / `decorate_bf16(use_pure_bf16=True)`
+    if kwargs.pop("use_bf16", False):
+        dtype = "bfloat16"
+    kwargs.pop("use_fp16_guard", None)
+    if kwargs:
+        raise TypeError(f"paddle.static.amp.decorate: unexpected arguments {sorted(kwargs)}")
     level = level.upper()
     if level not in ("O0", "OD", "O1", "O2"):
         raise ValueError("level should be O0, OD, O1 or O2.")
-    if level == "O2":
-        raise NotImplementedError("paddle.static.amp.decorate: level='O2' is not supported for static programs yet")
+    if level == "O2" and master_weight is False:
+        raise NotImplementedError(
+            "paddle.static.amp.decorate(level='O2', master_weight=False): static O2 keeps float32 master "
+            "weights (the scope's parameters) and casts them at each use")
     if amp_lists is not None:
         dtype = amp_lists.dtype
         state = AmpState.of(dtype, level, amp_lists.custom_white_list, amp_lists.custom_black_list)

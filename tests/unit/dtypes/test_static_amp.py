@@ -19,6 +19,7 @@ import pytest
 
 import pullback as paddle
 from pullback.frontend import unique_name
+from pullback.testing.low_precision import to_float64
 
 HERE = Path(__file__).resolve().parent
 REFERENCE = json.loads((HERE / "data" / "static_amp_reference.json").read_text())
@@ -132,3 +133,66 @@ def test_grad_scaler_with_a_to_static_model_skips_an_inf_step() -> None:
     scaler.step(opt)
     scaler.update()
     np.testing.assert_allclose(model.weight.numpy(), before - 0.1 * 0.5, rtol=1e-6)
+
+
+# ---------------------------------------------------------------------- static O2
+
+
+def _task() -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((512, 16)).astype(np.float32)
+    w = rng.standard_normal((16, 4))
+    y = np.argmax(x @ w + 0.3 * np.sin(2 * x[:, :4]), 1).astype(np.int64)[:, None]
+    return x, y
+
+
+def _o2_accuracy(dtype: str | None, **options: Any) -> tuple[float, str]:
+    """A static MLP trained 3 epochs (Momentum), at O2 in `dtype` (float32 when
+    None); returns its accuracy on the training set and its printed program."""
+    x, y = _task()
+    paddle.enable_static()
+    try:
+        main, start = paddle.static.Program(), paddle.static.Program()
+        with paddle.static.program_guard(main, start), unique_name.guard():
+            xv = paddle.static.data("x", [None, 16])
+            yv = paddle.static.data("y", [None, 1], "int64")
+            out = paddle.static.nn.fc(paddle.nn.functional.relu(paddle.static.nn.fc(xv, 64)), 4)
+            loss = paddle.mean(paddle.nn.functional.cross_entropy(out, yv))
+            opt = paddle.optimizer.Momentum(learning_rate=0.05, momentum=0.9)
+            if dtype is not None:
+                opt = paddle.static.amp.decorate(opt, dtype=dtype, **options)
+            opt.minimize(loss)
+            test = main.clone(for_test=True)
+        exe = paddle.static.Executor(paddle.CPUPlace())
+        paddle.seed(0)
+        exe.run(start)
+        if dtype is not None:
+            opt.amp_init(paddle.CPUPlace())
+        for _ in range(3):
+            for i in range(0, 512, 64):
+                exe.run(main, feed={"x": x[i:i + 64], "y": y[i:i + 64]}, fetch_list=[loss])
+        (o,) = exe.run(test, feed={"x": x, "y": y}, fetch_list=[out])
+        return float((to_float64(o).argmax(1) == y[:, 0]).mean()), str(main)
+    finally:
+        paddle.disable_static()
+
+
+@pytest.mark.parametrize("dtype,options", [("float16", {"level": "O2"}), ("bfloat16", {"level": "O2"}),
+                                           ("bfloat16", {"use_pure_bf16": True})])
+def test_static_o2_reaches_float32_accuracy(dtype: str, options: dict[str, Any]) -> None:
+    want, _ = _o2_accuracy(None)
+    got, text = _o2_accuracy(dtype, **options)
+    short = {"float16": "f16", "bfloat16": "bf16"}[dtype]
+    # The parameters stay float32 (master weights); the program casts them at each use.
+    assert 'pd.parameter "fc_0.w_0" : tensor<16x64xf32>' in text
+    assert f"-> tensor<16x64x{short}>" in text and f"(tensor<?x64x{short}>, tensor<64x4x{short}>)" in text
+    assert want > 0.8 and got >= want - 0.03, (dtype, got, want)
+
+
+def test_static_o2_without_master_weights_is_refused() -> None:
+    paddle.enable_static()
+    try:
+        with pytest.raises(NotImplementedError, match="master_weight=False"):
+            paddle.static.amp.decorate(paddle.optimizer.SGD(0.1), level="O2", master_weight=False)
+    finally:
+        paddle.disable_static()
