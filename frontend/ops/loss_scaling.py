@@ -46,7 +46,7 @@ def update_loss_scaling(x: Sequence[Any], found_inf: Any, prev_loss_scaling: Any
     `x` (static: new values; eager: `x` itself, written in place)."""
     xs = list(x)
     state = [prev_loss_scaling, num_good_steps, num_bad_steps]
-    props = dict(incr_every_n_steps=int(incr_every_n_steps), decr_every_n_nan_or_inf=int(decr_every_n_nan_or_inf),
+    props: dict[str, Any] = dict(incr_every_n_steps=int(incr_every_n_steps), decr_every_n_nan_or_inf=int(decr_every_n_nan_or_inf),
                  incr_ratio=float(incr_ratio), decr_ratio=float(decr_ratio), stop_update=bool(stop_update))
     if core.in_dynamic_mode():
         outs = core.apply(pd.UpdateLossScalingOp, [*xs, found_inf, *state], prefix=name or "update_loss_scaling",
