@@ -43,12 +43,14 @@ from pullback.dialects import pd
 from pullback.dialects.bfloat16 import host_cast
 from pullback.dialects.pd.dtypes import DTYPE_BY_NAME, find_dtype
 from pullback.frontend import core
+from pullback.frontend.ops.loss_scaling import check_finite_and_unscale, update_loss_scaling
 from pullback.passes.amp import (  # noqa: F401 (re-exported: Paddle's paddle.amp names)
     _FLOATS,
     EXTRA_BLACK_LIST,
     FP16_BLACK_LIST,
     KEEP_FLOAT32,
     LOW_DTYPES,
+    NEVER_CAST,
     ONLY_FP16_WHITE_LIST,
     WHITE_LIST,
     AmpState,
@@ -92,14 +94,11 @@ def is_bfloat16_supported(device: str | None = None) -> bool:
     return True
 
 
-_NEVER = (pd.CastOp, pd.DataOp, pd.ParameterOp)
-
-
 def cast_inputs(op_cls: type[pd.PdOp], inputs: Sequence[Any]) -> Sequence[Any]:
     """`inputs` of an op about to be added, cast as the current `auto_cast` says (the
     hook `frontend.core.apply` calls)."""
     st = _STATE[0]
-    if st is None or not inputs or op_cls in _NEVER or getattr(op_cls, "WRITES_PERSISTABLE", False):
+    if st is None or not inputs or op_cls in NEVER_CAST or getattr(op_cls, "WRITES_PERSISTABLE", False):
         return inputs
     dtypes = [f"{getattr(x, 'dtype', '')}" for x in inputs]  # (plain names: `str` adds `paddle.`)
     to = amp_target(op_cls.name[3:], dtypes, st)
@@ -227,6 +226,14 @@ class OptimizerState(Enum):
     STEPPED = 2
 
 
+def _no_grad() -> Any:
+    """`paddle.no_grad()` (imported late: the autograd package imports this module's
+    users)."""
+    from pullback.frontend.autograd import no_grad
+
+    return no_grad()
+
+
 def _refresh_optimizer_state() -> dict[str, OptimizerState]:
     return {"state": OptimizerState.INIT}
 
@@ -237,7 +244,10 @@ class AmpScaler:
     one is inf or nan, and (dynamic scaling) lower the scale by `decr_ratio` after
     `decr_every_n_nan_or_inf` such steps or raise it by `incr_ratio` after
     `incr_every_n_steps` good ones.  It works in eager mode (pullback's CPU included;
-    Paddle's disables itself on a CPU)."""
+    Paddle's disables itself on a CPU), with a `to_static` model too.  The unscaling
+    and the scale update are the ops static programs use
+    (`pd.check_finite_and_unscale`, one per gradient dtype as Paddle's, and
+    `pd.update_loss_scaling`; `frontend/ops/loss_scaling.py`)."""
 
     def __init__(
         self,
@@ -297,35 +307,39 @@ class AmpScaler:
             raise RuntimeError("unscale_() has already been called on this optimizer since the last update().")
         if state["state"] is OptimizerState.STEPPED:
             raise RuntimeError("unscale_() is being called after step().")
-        inv = 1.0 / float(self._scale._data[0])
-        found = False
+        # As Paddle's: one `check_finite_and_unscale` per gradient dtype, in place.
+        groups: dict[str, list[Any]] = {}
         for p in self._grads(optimizer):
-            g = p.grad
-            data = g._data
-            values = host_cast(data, np.dtype(np.float32)) if data.dtype != np.float64 else data
-            if not np.all(np.isfinite(values)):
-                found = True
-            g._data = host_cast(values * np.float32(inv) if values.dtype == np.float32 else values * inv, data.dtype)
+            groups.setdefault(f"{p.grad.dtype}", []).append(p.grad)
+        found = False
+        with _no_grad():
+            for grads in groups.values():
+                _, found_inf = check_finite_and_unscale(grads, self._scale)
+                found = found or bool(found_inf._data.reshape(-1)[0])
         self._found_inf = found
         state["state"] = OptimizerState.UNSCALED
 
     def _update(self) -> None:
+        """The scale and the counters after a step, by `pd.update_loss_scaling` (the op
+        static programs use; unlike Paddle's eager Python update, it never lowers the
+        scale below 1 nor raises it to inf)."""
         if not self._enable:
             return
-        if self._cache_found_inf:
-            self._incr_count = 0
-            self._decr_count += 1
-            if self._decr_count == self._decr_every_n_nan_or_inf:
-                old = float(self._scale._data[0])
-                print(f"Found inf or nan, current scale is: {old}, decrease to: {old}*{float(self._decr_ratio)}")
-                self._scale = self._scale_tensor(old * self._decr_ratio)
-                self._decr_count = 0
-        else:
-            self._decr_count = 0
-            self._incr_count += 1
-            if self._incr_count == self._incr_every_n_steps:
-                self._scale = self._scale_tensor(float(self._scale._data[0]) * self._incr_ratio)
-                self._incr_count = 0
+        from pullback.frontend.eager import Tensor
+
+        old = float(self._scale._data[0])
+        found = Tensor._new(np.array([bool(self._cache_found_inf)]), None, 0, True)
+        good = Tensor._new(np.array([self._incr_count], np.int32), None, 0, True)
+        bad = Tensor._new(np.array([self._decr_count], np.int32), None, 0, True)
+        scale = Tensor._new(self._scale._data.copy(), None, 0, True)  # a new Tensor: recorded graphs keep theirs
+        with _no_grad():
+            update_loss_scaling([], found, scale, good, bad, self._incr_every_n_steps,
+                                self._decr_every_n_nan_or_inf, self._incr_ratio, self._decr_ratio)
+        self._incr_count, self._decr_count = int(good._data[0]), int(bad._data[0])
+        new = float(scale._data[0])
+        if self._cache_found_inf and new != old:
+            print(f"Found inf or nan, current scale is: {old}, decrease to: {old}*{float(self._decr_ratio)}")
+        self._scale = scale
 
     def minimize(self, optimizer: Any, *args: Any, **kwargs: Any) -> Any:
         """`optimizer.minimize(*args)` on unscaled gradients, skipped when one is inf or

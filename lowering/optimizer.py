@@ -1,5 +1,6 @@
 """Lowering of the optimizer family (`dialects/pd/optimizer.py`): `sgd`, `momentum`,
-`adam`, `adamw`, `lamb`, `adamax`, `adagrad`, `adadelta`, `rmsprop`.
+`adam`, `adamw`, `lamb`, `adamax`, `adagrad`, `adadelta`, `rmsprop`, and AMP's
+loss-scaling ops `check_finite_and_unscale` and `update_loss_scaling`.
 
 Updates are pointwise over the parameter: they fuse with the gradient computation
 that feeds them and write the parameter (and its state) in place (the ops declare
@@ -18,6 +19,7 @@ from typing import Any
 
 from xdsl.dialects import arith
 from xdsl.dialects import math as xmath
+from xdsl.dialects.builtin import f32
 from xdsl.ir import SSAValue
 
 from pullback.dialects import pd
@@ -243,6 +245,94 @@ def _rmsprop(s: Scalar, op: pd.RmspropOp, args: list[SSAValue]) -> list[SSAValue
         denom = s.math(xmath.SqrtOp, s.add(ms_new, eps))
     mom_new = s.add(s.mul(s.const(op.prop("momentum"), t), mom), s.div(s.mul(lr, g), denom))
     return [s.sub(p, mom_new), mom_new, ms_new, mg_new]
+
+
+
+# ------------------------------------------------------------ loss scaling (AMP)
+
+
+@lowers(pd.CheckFiniteAndUnscaleOp)
+def _check_finite_and_unscale(low: Lowerer, op: pd.CheckFiniteAndUnscaleOp) -> None:
+    # One 0-d float32 flag accumulates "some element so far was inf or nan" (a max
+    # reduction over each x in turn); each x is then written as x / scale while the
+    # flag is clear and x * 0 once set: Paddle's CPU kernel, a prefix over the xs.
+    *xs, scale = op.operands
+    flag = low.temp(f32, [])
+    low.fill(flag, 0.0)
+    for x, out in zip(xs, op.results[:-1]):
+        rank = len(shape_of(x.type))
+        ident = identity_map(rank)
+
+        def scan(s: Scalar, a: list[SSAValue], o: list[SSAValue]) -> list[SSAValue]:
+            v = a[0]
+            finite = s.cmp("lt", s.math(xmath.AbsFOp, v), s.const(float("inf"), v.type))
+            return [s.max(o[0], s.select(finite, s.const(0.0, f32), s.const(1.0, f32)))]
+
+        low.generic(low.sizes_of(x), [(x, ident, False)], [(flag, ())], scan, reductions=list(range(rank)))
+
+        def unscale(s: Scalar, a: list[SSAValue], o: list[SSAValue]) -> list[SSAValue]:
+            v, sc, fl = a
+            t = v.type
+            inv = s.div(s.const(1.0, f32), sc)
+            scaled = s.convert(s.mul(s.convert(v, f32), inv), t) if t != f32 else s.mul(v, inv)
+            return [s.select(s.cmp("gt", fl, s.const(0.0, f32)), s.mul(v, s.const(0.0, t)), scaled)]
+
+        low.note_read(flag)
+        reads = [(x, ident, False), (scale, _scalar_map(scale), False), low.buffer_read(flag, ())]
+        low.generic(low.sizes_of(x), reads, [(low.out(out), ident)], unscale)
+    found = op.results[-1]
+    low.note_read(flag)
+    low.generic(
+        low.sizes_of(found), [low.buffer_read(flag, ())], [(low.out(found), identity_map(1))],
+        lambda s, a, o: [s.cmp("gt", a[0], s.const(0.0, f32))],
+    )
+
+
+@lowers(pd.UpdateLossScalingOp)
+def _update_loss_scaling(low: Lowerer, op: pd.UpdateLossScalingOp) -> None:
+    # The xs come out zeroed when found_inf; then one single-element loop updates
+    # the scale and the two counters as Paddle's kernel (see the op's docstring).
+    *xs, found, scale, good, bad = op.operands
+    n = len(xs)
+    for x, out in zip(xs, op.results[:n]):
+        ident = identity_map(len(shape_of(x.type)))
+        if not low.needed(out):
+            continue
+        low.generic(
+            low.sizes_of(x), [(x, ident, False), (found, _scalar_map(found), False)], [(low.out(out), ident)],
+            lambda s, a, o: [s.select(a[1], s.const(0.0, a[0].type), a[0])],
+        )
+    if op.prop("stop_update"):
+        for src, res in zip((scale, good, bad), op.results[n:]):
+            low.copy_value(src, low.out(res))
+        return
+    incr_n, decr_n = op.prop("incr_every_n_steps"), op.prop("decr_every_n_nan_or_inf")
+    incr, decr = op.prop("incr_ratio"), op.prop("decr_ratio")
+
+    def step(s: Scalar, a: list[SSAValue], o: list[SSAValue]) -> list[SSAValue]:
+        f, sc, g, b = a
+        it = g.type
+        zero, one = s.const(0, it), s.const(1, it)
+        fone = s.const(1.0, f32)
+        # found_inf: good = 0, bad + 1; at decr_n: scale * decr (at least 1), bad = 0.
+        b1 = s.add(b, one)
+        at_decr = s.cmp("eq", b1, s.const(decr_n, it))
+        down = s.max(s.mul(sc, s.const(decr, f32)), fone)
+        bad_scale, bad_b = s.select(at_decr, down, sc), s.select(at_decr, zero, b1)
+        # finite: bad = 0, good + 1; at incr_n: scale * incr when finite, good = 0.
+        g1 = s.add(g, one)
+        at_incr = s.cmp("eq", g1, s.const(incr_n, it))
+        up = s.mul(sc, s.const(incr, f32))
+        up_ok = s.cmp("lt", s.math(xmath.AbsFOp, up), s.const(float("inf"), f32))
+        good_scale = s.select(at_incr, s.select(up_ok, up, sc), sc)
+        good_g = s.select(at_incr, zero, g1)
+        return [s.select(f, bad_scale, good_scale), s.select(f, zero, good_g), s.select(f, bad_b, zero)]
+
+    ident = identity_map(len(shape_of(scale.type)))
+    reads = [(found, tuple([None] * len(shape_of(found.type))), False), (scale, ident, False),
+             (good, ident, False), (bad, ident, False)]
+    outs = [(low.out(r), ident) for r in op.results[n:]]
+    low.generic(low.sizes_of(scale), reads, outs, step)
 
 
 __all__ = ["adam_body", "param_maps"]

@@ -143,7 +143,10 @@ def amp_target(op_name: str, dtypes: Sequence[str], st: AmpState) -> str | None:
 
 
 
-_NEVER = (pd.CastOp, pd.DataOp, pd.ParameterOp)
+NEVER_CAST: tuple[type[pd.PdOp], ...] = (pd.CastOp, pd.DataOp, pd.ParameterOp, *pd.LOSS_SCALING_OPS)
+"""Ops whose inputs AMP never casts (besides the `WRITES_PERSISTABLE` ones): casts,
+feeds, parameters, and the loss-scaling ops, which work on the gradients in their
+own dtypes with a float32 scale."""
 
 
 def _dtype(v: object) -> str:
@@ -154,7 +157,7 @@ def _dtype(v: object) -> str:
 def rewrite_op(op: Operation, st: AmpState) -> int:
     """Cast `op`'s inputs as `st` says and retype its results (from its typing rule);
     returns the number of casts inserted."""
-    if not isinstance(op, pd.PdOp) or isinstance(op, _NEVER) or op.WRITES_PERSISTABLE or op.regions:
+    if not isinstance(op, pd.PdOp) or isinstance(op, NEVER_CAST) or op.WRITES_PERSISTABLE or op.regions:
         return 0
     n = 0
     to = amp_target(op.name[3:], [_dtype(v) for v in op.operands], st)
@@ -209,6 +212,7 @@ __all__ = [
     "EXTRA_BLACK_LIST",
     "FP16_BLACK_LIST",
     "KEEP_FLOAT32",
+    "NEVER_CAST",
     "ONLY_FP16_WHITE_LIST",
     "WHITE_LIST",
     "AmpState",

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from xdsl.dialects.builtin import ArrayAttr, BoolAttr, FloatAttr, StringAttr, TensorType
+from xdsl.dialects.builtin import ArrayAttr, BoolAttr, FloatAttr, IntegerAttr, StringAttr, TensorType, f32, i1, i32
 from xdsl.ir import Attribute
 from xdsl.irdl import (
     ParsePropInAttrDict,
@@ -29,6 +29,8 @@ from xdsl.irdl import (
     opt_prop_def,
     prop_def,
     result_def,
+    var_operand_def,
+    var_result_def,
 )
 from xdsl.utils.exceptions import VerifyException
 
@@ -43,6 +45,7 @@ from .base import (
     expect_float,
     f64_attr,
     fmt_shape,
+    i64_attr,
     shape_of,
     shapes_compatible,
 )
@@ -432,6 +435,115 @@ class RmspropOp(PdOp, MultiResultNames):
         return [tp, tm, ts, ta]
 
 
+
+
+# ------------------------------------------------------------ loss scaling (AMP)
+
+
+def _expect_one(op: str, what: str, t: Attribute, elem: Attribute) -> None:
+    """Raise unless `t` is a one-element (`[1]` or `[]`) tensor of `elem`."""
+    s = shape_of(t)
+    if elem_of(t) != elem or len(s) > 1 or (s and s[0] not in (1, DYN)):
+        raise VerifyException(f"'{op}': {what} must be a one-element {dtype_name(elem)} tensor, got {t}")
+
+
+def _expect_grads(op: str, xs: Sequence[Attribute]) -> None:
+    for i, t in enumerate(xs):
+        expect_float(op, f"x #{i}", t)
+
+
+@irdl_op_definition
+class CheckFiniteAndUnscaleOp(PdOp, MultiResultNames):
+    """Paddle's `check_finite_and_unscale` (its CPU kernel): each `x` divided by the
+    loss scale, and `found_inf` (`[1]` bool) set when any element of any `x` is inf
+    or nan.  From the first `x` holding one on, the outputs are `x * 0` (zeros, nan
+    where `x` is inf or nan), as Paddle's CPU kernel writes them; the grads of such a
+    step are zeroed by `pd.update_loss_scaling` or skipped by the optimizer anyway.
+
+    ```mlir
+    %gw, %gb, %inf = pd.check_finite_and_unscale %w_grad, %b_grad, %scale : (tensor<3x2xf32>, tensor<2xf32>, tensor<1xf32>) -> (tensor<3x2xf32>, tensor<2xf32>, tensor<1xi1>)
+    ```
+    """
+
+    name = "pd.check_finite_and_unscale"
+    xs = var_operand_def(TensorType)
+    scale = operand_def(TensorType)
+    outs = var_result_def(TensorType)
+    found_inf = result_def(TensorType)
+    names = opt_prop_def(ArrayAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = _FORMAT
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        if len(operand_types) < 2:
+            raise VerifyException(f"'{cls.name}': needs at least one x and the scale")
+        *xs, ts = operand_types
+        _expect_grads(cls.name, xs)
+        _expect_one(cls.name, "scale", ts, f32)
+        return [*xs, TensorType(i1, [1])]
+
+
+@irdl_op_definition
+class UpdateLossScalingOp(PdOp, MultiResultNames):
+    """Paddle's `update_loss_scaling`: dynamic loss scaling after one step.  The `x`s
+    (the unscaled grads) come out as zeros when `found_inf`, else unchanged.  Unless
+    `stop_update`, the scale and the two `int32` step counters (persistables, written
+    in place) are updated as Paddle's kernel does:
+
+        found_inf:  good = 0; bad += 1; when bad == decr_every_n_nan_or_inf:
+                        scale = max(scale * decr_ratio, 1); bad = 0
+        otherwise:  bad = 0; good += 1; when good == incr_every_n_steps:
+                        scale = scale * incr_ratio if that is finite; good = 0
+
+    ```mlir
+    %g, %s, %good, %bad = pd.update_loss_scaling %g0, %inf, %s0, %good0, %bad0 {incr_every_n_steps = 1000 : i64, names = ["", "loss_scaling_0", "num_good_steps_0", "num_bad_steps_0"]} : (tensor<3xf32>, tensor<1xi1>, tensor<1xf32>, tensor<1xi32>, tensor<1xi32>) -> (tensor<3xf32>, tensor<1xf32>, tensor<1xi32>, tensor<1xi32>)
+    ```
+    """
+
+    name = "pd.update_loss_scaling"
+    WRITES_PERSISTABLE: ClassVar[bool] = True
+    xs = var_operand_def(TensorType)
+    found_inf = operand_def(TensorType)
+    prev_loss_scaling = operand_def(TensorType)
+    in_good_steps = operand_def(TensorType)
+    in_bad_steps = operand_def(TensorType)
+    incr_every_n_steps = prop_def(IntegerAttr, default_value=i64_attr(1000))
+    decr_every_n_nan_or_inf = prop_def(IntegerAttr, default_value=i64_attr(2))
+    incr_ratio = prop_def(FloatAttr, default_value=f64_attr(2.0))
+    decr_ratio = prop_def(FloatAttr, default_value=f64_attr(0.8))
+    stop_update = prop_def(BoolAttr, default_value=bool_attr(False))
+    names = opt_prop_def(ArrayAttr)
+    outs = var_result_def(TensorType)
+    loss_scaling = result_def(TensorType)
+    out_good_steps = result_def(TensorType)
+    out_bad_steps = result_def(TensorType)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = _FORMAT
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        if len(operand_types) < 4:
+            raise VerifyException(f"'{cls.name}': needs found_inf, the scale and the two counters")
+        *xs, tf, ts, tg, tb = operand_types
+        _expect_grads(cls.name, xs)
+        _expect_one(cls.name, "found_inf", tf, i1)
+        _expect_one(cls.name, "prev_loss_scaling", ts, f32)
+        _expect_one(cls.name, "in_good_steps", tg, i32)
+        _expect_one(cls.name, "in_bad_steps", tb, i32)
+        if props["incr_every_n_steps"] < 1 or props["decr_every_n_nan_or_inf"] < 1:
+            raise VerifyException(f"'{cls.name}': incr_every_n_steps and decr_every_n_nan_or_inf must be >= 1")
+        if not props["incr_ratio"] > 1.0:
+            raise VerifyException(f"'{cls.name}': incr_ratio must be > 1, got {props['incr_ratio']}")
+        if not 0.0 < props["decr_ratio"] < 1.0:
+            raise VerifyException(f"'{cls.name}': decr_ratio must be in (0, 1), got {props['decr_ratio']}")
+        return [*xs, ts, tg, tb]
+
+
+LOSS_SCALING_OPS: list[type[PdOp]] = [CheckFiniteAndUnscaleOp, UpdateLossScalingOp]
+"""AMP's loss-scaling ops (`paddle.static.amp.decorate`, `paddle.amp.GradScaler`)."""
+
 OPTIMIZER_OPS: list[type[PdOp]] = [
-    SgdOp, MomentumOp, AdamOp, AdamwOp, LambOp, AdamaxOp, AdagradOp, AdadeltaOp, RmspropOp,
+    SgdOp, MomentumOp, AdamOp, AdamwOp, LambOp, AdamaxOp, AdagradOp, AdadeltaOp, RmspropOp, *LOSS_SCALING_OPS,
 ]
+"""The family's ops: the updates, then the loss-scaling ops."""

@@ -115,3 +115,42 @@ def rmsprop(op, param, grad, lr, moment, mean_square, mean_grad):
         denom = np.sqrt(ms + eps)
     mom = mu * moment + _scalar(lr) * grad / denom
     return param - mom, mom, ms, mg
+
+
+@kernel(pd.CheckFiniteAndUnscaleOp)
+def check_finite_and_unscale(op, *args):
+    """Paddle's CPU kernel: `x / scale` until the first `x` holding an inf or nan,
+    `x * 0` from it on; `found_inf` `[1]` bool."""
+    *xs, scale = args
+    inv = np.float32(1.0) / scale.reshape(()).astype(np.float32)
+    found = False
+    outs = []
+    for x in xs:
+        found = found or not bool(np.all(np.isfinite(x)))
+        with np.errstate(invalid="ignore"):  # inf * 0 is nan, as in Paddle's kernel
+            outs.append(x * x.dtype.type(0) if found else (x * inv).astype(x.dtype))
+    return (*outs, np.array([found]))
+
+
+@kernel(pd.UpdateLossScalingOp)
+def update_loss_scaling(op, *args):
+    """Paddle's dynamic loss scaling step (see `pd.UpdateLossScalingOp`)."""
+    *xs, found_inf, scale, good, bad = args
+    found = bool(found_inf.reshape(-1)[0])
+    outs = [np.zeros_like(x) if found else x for x in xs]
+    if op.prop("stop_update"):
+        return (*outs, scale, good, bad)
+    s = np.float32(scale.reshape(-1)[0])
+    g, b = int(good.reshape(-1)[0]), int(bad.reshape(-1)[0])
+    if found:
+        g, b = 0, b + 1
+        if b == op.prop("decr_every_n_nan_or_inf"):
+            s, b = max(s * np.float32(op.prop("decr_ratio")), np.float32(1.0)), 0
+    else:
+        b, g = 0, g + 1
+        if g == op.prop("incr_every_n_steps"):
+            with np.errstate(over="ignore"):  # an infinite scale is not taken
+                up = s * np.float32(op.prop("incr_ratio"))
+            s, g = (up if np.isfinite(up) else s), 0
+    return (*outs, np.full(scale.shape, s, np.float32), np.full(good.shape, g, np.int32),
+            np.full(bad.shape, b, np.int32))

@@ -45,6 +45,8 @@ EXCLUDED: dict[type[Operation], str] = {
        for op in (pd.LookupTableGradOp, pd.Conv2DFilterGradOp, pd.Pool2DGradOp)},
     **{op: "optimizer update (WRITES_PERSISTABLE): stateful, checked compiled vs interpreter in "
        "tests/unit/ops/optimizer/test_optimizer_ops.py" for op in _ALL_OPS if getattr(op, "WRITES_PERSISTABLE", False)},
+    pd.CheckFiniteAndUnscaleOp: "AMP loss scaling: variadic, a float32 scale and a bool flag; compiled vs "
+                                "interpreter vs Paddle in tests/unit/ops/optimizer/test_loss_scaling_ops.py",
     **{op: "collective: needs several ranks (tests/unit/distributed/test_distributed.py)" for op in pd.DISTRIBUTED_OPS},
     **{op: "control flow: the fuzzer builds no regions; compiled vs interpreter in "
        "tests/unit/ops/control/test_control_flow.py (stacks: tests/unit/lowering/test_compiled_ops.py)"

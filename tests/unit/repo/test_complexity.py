@@ -158,6 +158,24 @@ def test_minimize_and_clone_for_test_is_linear() -> None:
     assert_linear(make, 25)
 
 
+def test_static_amp_minimize_is_linear() -> None:
+    """`paddle.static.amp.decorate(...).minimize`: the AMP pass, the scaled loss, the
+    backward part, one `check_finite_and_unscale` and one `update_loss_scaling` over
+    every gradient, the updates."""
+
+    def make(n: int) -> Work:
+        main, startup, loss = mlp(n, minimize=False)
+
+        def work() -> None:
+            with program_guard(main, startup), unique_name.guard():
+                paddle.static.amp.decorate(paddle.optimizer.SGD(learning_rate=0.01), dtype="float16").minimize(loss)
+            assert any(isinstance(op, pd.UpdateLossScalingOp) for op in main.module.body.block.ops)
+
+        return work
+
+    assert_linear(make, 25)
+
+
 # ------------------------------------------------------------------ passes
 
 

@@ -80,3 +80,19 @@
 %p = pd.parameter "p" : tensor<1xf32>
 %r:3 = pd.adadelta %w, %w, %p, %w, %w {epsilon = -1.000000e+00 : f64} : (tensor<3xf32>, tensor<3xf32>, tensor<1xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
 // CHECK: 'pd.adadelta': epsilon must be non-negative, got -1.0
+
+// -----
+
+%g = pd.data "g" : tensor<3xf32>
+%s = pd.parameter "s" : tensor<1xf64>
+%o:2 = pd.check_finite_and_unscale %g, %s : (tensor<3xf32>, tensor<1xf64>) -> (tensor<3xf32>, tensor<1xi1>)
+// CHECK: 'pd.check_finite_and_unscale': scale must be a one-element float32 tensor, got tensor<1xf64>
+
+// -----
+
+%g = pd.data "g" : tensor<3xf32>
+%f = pd.data "f" : tensor<1xi1>
+%s = pd.parameter "s" : tensor<1xf32>
+%n = pd.parameter "n" : tensor<1xi64>
+%o:4 = pd.update_loss_scaling %g, %f, %s, %n, %n : (tensor<3xf32>, tensor<1xi1>, tensor<1xf32>, tensor<1xi64>, tensor<1xi64>) -> (tensor<3xf32>, tensor<1xf32>, tensor<1xi64>, tensor<1xi64>)
+// CHECK: 'pd.update_loss_scaling': in_good_steps must be a one-element int32 tensor, got tensor<1xi64>
