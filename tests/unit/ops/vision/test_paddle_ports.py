@@ -36,6 +36,7 @@ Sources (all under `test/legacy_test/`):
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -159,6 +160,20 @@ def test_matrix_nms_linear_decay() -> None:
     out, rois_num, _ = ops.matrix_nms(paddle.to_tensor(boxes), paddle.to_tensor(scores), 0.1, 0.05, 10, 10)
     np.testing.assert_allclose(out.numpy(), [[1, 0.9, 0, 0, 1, 1], [1, 0.7, 2, 2, 3, 3]], rtol=1e-6)
     np.testing.assert_array_equal(rois_num.numpy(), [2])
+
+
+def test_matrix_nms_duplicates_of_duplicates() -> None:
+    # three identical boxes and a disjoint one, post_threshold -1 (keep everything):
+    # the third box's decay against the second is 0/0, which Paddle's running minimum
+    # skips; its decay against the first (0) stands.  Values from Paddle 3.3.1.
+    boxes = np.array([[[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 3, 3]]], dtype="float32")
+    scores = np.array([[[0, 0, 0, 0], [0.9, 0.8, 0.7, 0.6]]], dtype="float32")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        out, rois_num, _ = ops.matrix_nms(paddle.to_tensor(boxes), paddle.to_tensor(scores), 0.1, -1.0, 10, 10)
+    expected = [[1, 0.9, 0, 0, 1, 1], [1, 0.6, 2, 2, 3, 3], [1, 0, 0, 0, 1, 1], [1, 0, 0, 0, 1, 1]]
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-6)
+    np.testing.assert_array_equal(rois_num.numpy(), [4])
 
 
 # ---------------------------------------------------------------- roi pooling
