@@ -471,10 +471,15 @@ def _sigmoid(x):
     return 1 / (1 + np.exp(-x))
 
 
-def _yolo_box_ref(x, img_size, anchors, class_num, conf_thresh, downsample, clip_bbox, scale_x_y):
+def _yolo_box_ref(
+    x, img_size, anchors, class_num, conf_thresh, downsample, clip_bbox, scale_x_y, iou_aware=False, factor=0.5
+):
     n, _, h, w = x.shape
     an = len(anchors) // 2
     bias = -0.5 * (scale_x_y - 1.0)
+    if iou_aware:
+        ioup = x[:, :an, :, :, None]
+        x = x[:, an:]
     x = x.reshape(n, an, 5 + class_num, h, w).transpose(0, 1, 3, 4, 2)
     gx, gy = np.tile(np.arange(w), (h, 1)), np.tile(np.arange(h).reshape(-1, 1), (1, w))
     anchors = np.array(anchors, dtype=np.float64).reshape(an, 2)
@@ -483,10 +488,12 @@ def _yolo_box_ref(x, img_size, anchors, class_num, conf_thresh, downsample, clip
     box[..., 1] = (gy + _sigmoid(x[..., 1]) * scale_x_y + bias) / h
     box[..., 2] = np.exp(x[..., 2]) * anchors[:, 0].reshape(1, an, 1, 1) / (downsample * w)
     box[..., 3] = np.exp(x[..., 3]) * anchors[:, 1].reshape(1, an, 1, 1) / (downsample * h)
-    conf = _sigmoid(x[..., 4])
-    keep = (conf >= conf_thresh)[..., None]
-    score = _sigmoid(x[..., 5:]) * conf[..., None] * keep
-    box = (box * keep).reshape(n, -1, 4)
+    conf = _sigmoid(x[..., 4:5])
+    if iou_aware:
+        conf = conf ** (1 - factor) * _sigmoid(ioup) ** factor
+    conf[conf < conf_thresh] = 0.0
+    score = _sigmoid(x[..., 5:]) * conf
+    box = (box * (conf > 0)).reshape(n, -1, 4)
     corners = np.concatenate([box[..., :2] - box[..., 2:] / 2, box[..., :2] + box[..., 2:] / 2], -1)
     ih, iw = img_size[:, 0][:, None], img_size[:, 1][:, None]
     corners *= np.stack([iw, ih, iw, ih], -1)
@@ -499,17 +506,69 @@ def _yolo_box_ref(x, img_size, anchors, class_num, conf_thresh, downsample, clip
     return corners, score.reshape(n, -1, class_num)
 
 
-@pytest.mark.parametrize("clip_bbox,scale_x_y", [(True, 1.0), (False, 1.0), (True, 1.2)])
-def test_yolo_box(clip_bbox: bool, scale_x_y: float) -> None:
+YOLO_BOX_CASES = {
+    # TestYoloBoxOp and its variants (batch 4 here instead of 32)
+    "TestYoloBoxOp": dict(clip_bbox=True, scale_x_y=1.0, iou_aware=False, hw=(13, 13)),
+    "NoClipBbox": dict(clip_bbox=False, scale_x_y=1.0, iou_aware=False, hw=(13, 13)),
+    "ScaleXY": dict(clip_bbox=True, scale_x_y=1.2, iou_aware=False, hw=(13, 13)),
+    "IoUAware": dict(clip_bbox=True, scale_x_y=1.0, iou_aware=True, hw=(13, 13)),
+    "HW": dict(clip_bbox=False, scale_x_y=1.0, iou_aware=False, hw=(13, 9)),
+}
+
+
+@pytest.mark.parametrize("case", list(YOLO_BOX_CASES))
+def test_yolo_box(case: str) -> None:
+    cfg = YOLO_BOX_CASES[case]
     anchors, class_num = [10, 13, 16, 30, 33, 23], 2
-    x = RNG.random((2, 3 * (5 + class_num), 13, 13)).astype("float32") * 2 - 1
-    img_size = RNG.integers(10, 20, (2, 2)).astype("int32")
+    per_anchor = (6 if cfg["iou_aware"] else 5) + class_num
+    x = RNG.random((4, 3 * per_anchor, *cfg["hw"])).astype("float32")
+    img_size = RNG.integers(10, 20, (4, 2)).astype("int32")
     boxes, scores = ops.yolo_box(
-        paddle.to_tensor(x), paddle.to_tensor(img_size), anchors, class_num, 0.5, 32, clip_bbox, scale_x_y=scale_x_y
+        paddle.to_tensor(x),
+        paddle.to_tensor(img_size),
+        anchors,
+        class_num,
+        0.5,
+        32,
+        cfg["clip_bbox"],
+        scale_x_y=cfg["scale_x_y"],
+        iou_aware=cfg["iou_aware"],
+        iou_aware_factor=0.5,
     )
-    ref_b, ref_s = _yolo_box_ref(x.astype(np.float64), img_size, anchors, class_num, 0.5, 32, clip_bbox, scale_x_y)
+    ref_b, ref_s = _yolo_box_ref(
+        x.astype(np.float64),
+        img_size,
+        anchors,
+        class_num,
+        0.5,
+        32,
+        cfg["clip_bbox"],
+        cfg["scale_x_y"],
+        cfg["iou_aware"],
+    )
     np.testing.assert_allclose(boxes.numpy(), ref_b, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(scores.numpy(), ref_s, rtol=1e-4, atol=1e-6)
+
+
+def test_yolo_box_dygraph_and_static() -> None:
+    # TestYoloBoxDygraph / TestYoloBoxStatic: two anchors, with and without iou_aware
+    kw = dict(
+        anchors=[10, 13, 16, 30], class_num=2, conf_thresh=0.01, downsample_ratio=8, clip_bbox=True, scale_x_y=1.0
+    )
+    img = np.ones((2, 2), dtype="int32")
+    for ch, aware in ((14, False), (16, True)):
+        x = RNG.random((2, ch, 8, 8)).astype("float32")
+        boxes, scores = ops.yolo_box(paddle.to_tensor(x), img_size=paddle.to_tensor(img), iou_aware=aware, **kw)
+        assert list(boxes.shape) == [2, 128, 4] and list(scores.shape) == [2, 128, 2]
+
+        def build(ch=ch, aware=aware):
+            xs = paddle.static.data("x", [2, ch, 8, 8], "float32")
+            im = paddle.static.data("img_size", [2, 2], "int32")
+            return list(ops.yolo_box(xs, img_size=im, iou_aware=aware, **kw))
+
+        sb, ss = _run_static(build, {"x": x, "img_size": img})
+        np.testing.assert_allclose(sb, boxes.numpy(), rtol=1e-6)
+        np.testing.assert_allclose(ss, scores.numpy(), rtol=1e-6)
 
 
 # ---------------------------------------------------------------- deform_conv2d
