@@ -438,32 +438,55 @@ def _prior_box_ref(fh, fw, ih, iw, min_sizes, max_sizes, ars, var, flip, clip, s
     return out, np.broadcast_to(np.array(var), out.shape)
 
 
-@pytest.mark.parametrize("mm_order", [False, True])
-@pytest.mark.parametrize("clip", [True, False])
-def test_prior_box(mm_order: bool, clip: bool) -> None:
-    feat = paddle.to_tensor(RNG.random((2, 3, 6, 9)).astype("float32"))
-    image = paddle.to_tensor(RNG.random((2, 3, 12, 18)).astype("float32"))
-    kw = dict(min_sizes=[2.0, 4.0], max_sizes=[5.0, 10.0], aspect_ratios=[2.0, 3.0], variance=[0.1, 0.1, 0.2, 0.2])
-    boxes, var = ops.prior_box(
-        feat, image, flip=True, clip=clip, steps=[0.0, 0.0], offset=0.5, min_max_aspect_ratios_order=mm_order, **kw
+@pytest.mark.parametrize("max_sizes", [[5.0, 10.0], []], ids=["max_sizes", "WithoutMaxSize"])
+@pytest.mark.parametrize("mm_order", [False, True], ids=["default_order", "SpecifiedOutOrder"])
+def test_prior_box(mm_order: bool, max_sizes: list[float]) -> None:
+    # TestPriorBoxOp (commented out in Paddle, its reference kept): layer 32x32, image
+    # 40x40, steps 40/32, min sizes [2, 4], aspect ratios [2, 3] flipped, clip
+    feat = paddle.to_tensor(RNG.random((1, 2, 32, 32)).astype("float32"))
+    image = paddle.to_tensor(RNG.random((1, 3, 40, 40)).astype("float32"))
+    var = [0.1, 0.1, 0.2, 0.2]
+    boxes, variances = ops.prior_box(
+        feat,
+        image,
+        min_sizes=[2.0, 4.0],
+        max_sizes=max_sizes or None,
+        aspect_ratios=[2.0, 3.0],
+        variance=var,
+        flip=True,
+        clip=True,
+        steps=[1.25, 1.25],
+        offset=0.5,
+        min_max_aspect_ratios_order=mm_order,
     )
     ref_b, ref_v = _prior_box_ref(
-        6,
-        9,
-        12,
-        18,
-        kw["min_sizes"],
-        kw["max_sizes"],
-        kw["aspect_ratios"],
-        kw["variance"],
-        True,
-        clip,
-        [0.0, 0.0],
-        0.5,
-        mm_order,
+        32, 32, 40, 40, [2.0, 4.0], max_sizes, [2.0, 3.0], var, True, True, [1.25, 1.25], 0.5, mm_order
     )
+    assert ref_b.shape == (32, 32, 10 + len(max_sizes), 4)
     np.testing.assert_allclose(boxes.numpy(), ref_b, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(var.numpy(), ref_v, rtol=1e-6)
+    np.testing.assert_allclose(variances.numpy(), ref_v, rtol=1e-6)
+
+
+def test_prior_box_api_dygraph_with_static() -> None:
+    # TestPriorBoxAPI: default steps (image / layer), clip and flip, static == dygraph
+    input_np = RNG.random((2, 10, 32, 32)).astype("float32")
+    image_np = RNG.random((2, 10, 40, 40)).astype("float32")
+
+    def build():
+        i = paddle.static.data("input", [2, 10, 32, 32], "float32")
+        m = paddle.static.data("image", [2, 10, 40, 40], "float32")
+        return list(ops.prior_box(input=i, image=m, min_sizes=[2.0, 4.0], clip=True, flip=True))
+
+    box_s, var_s = _run_static(build, {"input": input_np, "image": image_np})
+    box_d, var_d = ops.prior_box(
+        input=paddle.to_tensor(input_np), image=paddle.to_tensor(image_np), min_sizes=[2.0, 4.0], clip=True, flip=True
+    )
+    np.testing.assert_allclose(box_s, box_d.numpy())
+    np.testing.assert_allclose(var_s, var_d.numpy())
+    ref_b, _ = _prior_box_ref(
+        32, 32, 40, 40, [2.0, 4.0], [], [1.0], [0.1, 0.1, 0.2, 0.2], True, True, [0.0, 0.0], 0.5, False
+    )
+    np.testing.assert_allclose(box_d.numpy(), ref_b, rtol=1e-5, atol=1e-6)
 
 
 # ---------------------------------------------------------------- yolo_box
