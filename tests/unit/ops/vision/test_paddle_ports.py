@@ -16,8 +16,10 @@ Sources (all under `test/legacy_test/`):
 * `test_roi_pool_op.py`, `test_roi_align_op.py`, `test_psroi_pool_op.py`: x (3, 3, 8, 6)
   float64 with random rois per image, against the tests' numpy pooling loops; the
   Layer forms (`RoIPool`, `RoIAlign`, `PSRoIPool`) against the functions.
-* `test_box_coder_op.py`: encode_center_size and decode_center_size (axis 0 and 1,
-  normalized or not, variance as a list or a tensor) against `box_coder` reference.
+* `test_box_coder_op.py`: `TestBoxCoderOp`, `...WithoutBoxVar`, `...WithLoD` (encode;
+  the LoD only splits rows, which are independent), `...WithAxis`, `...WithVariance`
+  against the test's `box_encoder`/`box_decoder`, plus unnormalized encoding;
+  `TestBoxCoderAPI` and `TestBoxCoderSupporttuple` (static == dygraph).
 * `test_prior_box_op.py`: prior boxes and variances (min/max sizes, flip, clip, both
   orders of min-max aspect ratios) against the test's loops.
 * `test_yolo_box_op.py`: boxes and scores (clip or not, scale_x_y) against `YoloBox`.
@@ -376,29 +378,72 @@ def _rand_boxes(n):
     return b.astype("float32")
 
 
-@pytest.mark.parametrize("norm", [True, False])
-@pytest.mark.parametrize("var_kind", ["list", "tensor"])
-def test_box_coder_encode(norm: bool, var_kind: str) -> None:
-    prior, target = _rand_boxes(10), _rand_boxes(5)
-    var = [0.1, 0.1, 0.2, 0.2] if var_kind == "list" else RNG.random((10, 4)).astype("float32") + 0.1
-    pv = var if var_kind == "list" else paddle.to_tensor(var)
-    out = ops.box_coder(paddle.to_tensor(prior), pv, paddle.to_tensor(target), "encode_center_size", norm)
-    np.testing.assert_allclose(
-        out.numpy(), _encode_ref(prior, np.asarray(var, "float32"), target, norm), rtol=1e-4, atol=1e-5
-    )
+BOX_CODER_CASES = {
+    # name: (prior rows, variance kind, target shape, code type, normalized, axis)
+    "TestBoxCoderOp": (81, "tensor", (20, 81, 4), "decode_center_size", False, 0),
+    "WithoutBoxVar": (81, "ones", (20, 81, 4), "decode_center_size", False, 0),
+    "WithLoD": (20, "tensor", (50, 4), "encode_center_size", True, 0),
+    "WithAxis": (30, "tensor", (30, 81, 4), "decode_center_size", False, 1),
+    "WithVariance": (30, "list", (30, 81, 4), "decode_center_size", False, 1),
+    "EncodeUnnormalized": (20, "list", (50, 4), "encode_center_size", False, 0),
+}
 
 
-@pytest.mark.parametrize("axis", [0, 1])
-@pytest.mark.parametrize("norm", [True, False])
-def test_box_coder_decode(axis: int, norm: bool) -> None:
-    m = 10
-    prior = _rand_boxes(m)
-    var = RNG.random((m, 4)).astype("float32") + 0.1
-    target = RNG.random((m, m, 4)).astype("float32") - 0.5
-    out = ops.box_coder(
-        paddle.to_tensor(prior), paddle.to_tensor(var), paddle.to_tensor(target), "decode_center_size", norm, axis
-    )
-    np.testing.assert_allclose(out.numpy(), _decode_ref(prior, var, target, norm, axis), rtol=1e-4, atol=1e-4)
+@pytest.mark.parametrize("case", list(BOX_CODER_CASES))
+def test_box_coder(case: str) -> None:
+    # random boxes in [0, 1) as the tests draw them (corners not ordered: |w| in the log)
+    rows, var_kind, target_shape, code_type, norm, axis = BOX_CODER_CASES[case]
+    prior = RNG.random((rows, 4)).astype("float32")
+    target = RNG.random(target_shape).astype("float32")
+    if var_kind == "list":
+        var = RNG.random(4).astype("float32")
+        pv = var.tolist()
+    else:
+        var = RNG.random((rows, 4)).astype("float32") if var_kind == "tensor" else np.ones((rows, 4), "float32")
+        pv = paddle.to_tensor(var)
+    out = ops.box_coder(paddle.to_tensor(prior), pv, paddle.to_tensor(target), code_type, norm, axis).numpy()
+    p64, v64, t64 = prior.astype(np.float64), var.astype(np.float64), target.astype(np.float64)
+    if code_type == "encode_center_size":
+        ref = _encode_ref(p64, v64, t64, norm)
+    else:
+        ref = _decode_ref(p64, v64, t64, norm, axis)
+    np.testing.assert_allclose(out, ref, rtol=2e-4, atol=2e-4)
+
+
+@pytest.mark.parametrize("var", ["tensor", "tuple"], ids=["TestBoxCoderAPI", "TestBoxCoderSupporttuple"])
+def test_box_coder_api_dygraph_with_static(var: str) -> None:
+    prior = RNG.random((80, 4)).astype("float32")
+    prior_var = RNG.random((80, 4)).astype("float32")
+    target = RNG.random((20, 80, 4)).astype("float32")
+
+    def build():
+        p = paddle.static.data("prior_box", [80, 4], "float32")
+        v = paddle.static.data("prior_box_var", [80, 4], "float32") if var == "tensor" else (1, 2, 3, 4)
+        t = paddle.static.data("target_box", [20, 80, 4], "float32")
+        return [
+            ops.box_coder(
+                prior_box=p, prior_box_var=v, target_box=t, code_type="decode_center_size", box_normalized=False
+            )
+        ]
+
+    feed = {"prior_box": prior, "target_box": target}
+    if var == "tensor":
+        feed["prior_box_var"] = prior_var
+    (static_out,) = _run_static(build, feed)
+    v = paddle.to_tensor(prior_var) if var == "tensor" else (1, 2, 3, 4)
+    dy = ops.box_coder(
+        prior_box=paddle.to_tensor(prior),
+        prior_box_var=v,
+        target_box=paddle.to_tensor(target),
+        code_type="decode_center_size",
+        box_normalized=False,
+    ).numpy()
+    np.testing.assert_allclose(static_out, dy, rtol=1e-6)
+    ref_var = prior_var if var == "tensor" else np.array([1, 2, 3, 4], dtype=np.float64)
+    with np.errstate(over="ignore"):
+        ref = _decode_ref(prior.astype(np.float64), ref_var, target.astype(np.float64), False, 0)
+    finite = np.isfinite(ref)
+    np.testing.assert_allclose(dy[finite], ref[finite], rtol=2e-4, atol=2e-4)
 
 
 # ---------------------------------------------------------------- prior_box
