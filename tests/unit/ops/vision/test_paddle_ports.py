@@ -24,8 +24,10 @@ Sources (all under `test/legacy_test/`):
   orders of min-max aspect ratios) against the test's loops.
 * `test_yolo_box_op.py`: boxes and scores (clip or not, scale_x_y) against `YoloBox`.
 * `test_deform_conv2d.py`: the function against the `DeformConv2D` layer, static
-  against eager, and (a reference the test implies) zero offsets with a unit mask
-  against `conv2d`, a whole-pixel offset against conv2d of the shifted input.
+  against eager; its configurations (padding/stride, dilation, deformable groups,
+  groups, no bias, no mask) against a numpy deformable convolution (DCN v2 bilinear
+  sampling, zero outside); zero offsets with a unit mask against `conv2d`, a
+  whole-pixel offset against conv2d of the shifted input.
 * `test_generate_proposals_v2_op.py`: proposals inside the image, at most
   post_nms_top_n per image, rois_num consistent, scores sorted.
 * `test_distribute_fpn_proposals_op.py`: level assignment, per-level rois and the
@@ -667,6 +669,90 @@ def test_deform_conv2d_whole_pixel_offset() -> None:
     t = paddle.to_tensor
     ref = paddle.nn.functional.conv2d(t(shifted), t(w)).numpy()
     np.testing.assert_allclose(ops.deform_conv2d(t(x), t(offset), t(w)).numpy(), ref, rtol=1e-10, atol=1e-12)
+
+
+def _dcn_bilinear(img: np.ndarray, y: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """img [N, C, H, W], y/x [N, Ho, Wo] -> [N, C, Ho, Wo]; corners outside are 0."""
+    n, c, h, w = img.shape
+    inside = (y > -1) & (x > -1) & (y < h) & (x < w)
+    y0, x0 = np.floor(y).astype(int), np.floor(x).astype(int)
+    ly, lx = y - y0, x - x0
+    out = np.zeros((n, c, *y.shape[1:]))
+    bi = np.arange(n)[:, None, None]
+    for dy, dx, wgt in ((0, 0, (1 - ly) * (1 - lx)), (0, 1, (1 - ly) * lx), (1, 0, ly * (1 - lx)), (1, 1, ly * lx)):
+        yy, xx = y0 + dy, x0 + dx
+        ok = inside & (yy >= 0) & (yy < h) & (xx >= 0) & (xx < w)
+        vals = img[bi, :, np.clip(yy, 0, h - 1), np.clip(xx, 0, w - 1)]  # [N, Ho, Wo, C]
+        out += np.moveaxis(vals * (wgt * ok)[..., None], -1, 1)
+    return out
+
+
+def _deform_conv2d_ref(x, offset, weight, bias, stride, padding, dilation, dg, groups, mask):
+    n, c, h, w = x.shape
+    oc, cpg, kh, kw = weight.shape
+    ho, wo = offset.shape[2:]
+    k = kh * kw
+    cols = np.zeros((n, c, k, ho, wo))
+    base_y = (np.arange(ho) * stride - padding)[None, :, None]
+    base_x = (np.arange(wo) * stride - padding)[None, None, :]
+    cdg = c // dg
+    for g in range(dg):
+        for i in range(kh):
+            for j in range(kw):
+                kk = i * kw + j
+                y = base_y + i * dilation + offset[:, g * 2 * k + 2 * kk]
+                xx = base_x + j * dilation + offset[:, g * 2 * k + 2 * kk + 1]
+                v = _dcn_bilinear(x[:, g * cdg : (g + 1) * cdg], y, xx)
+                if mask is not None:
+                    v = v * mask[:, g * k + kk][:, None]
+                cols[:, g * cdg : (g + 1) * cdg, kk] = v
+    out = np.zeros((n, oc, ho, wo))
+    opg = oc // groups
+    for gi in range(groups):
+        col = cols[:, gi * cpg : (gi + 1) * cpg].reshape(n, cpg * k, ho, wo)
+        wt = weight[gi * opg : (gi + 1) * opg].reshape(opg, cpg * k)
+        out[:, gi * opg : (gi + 1) * opg] = np.einsum("ok,nkhw->nohw", wt, col)
+    if bias is not None:
+        out += bias[None, :, None, None]
+    return out
+
+
+DEFORM_CASES = {
+    # TestDeformConv2D and its subclasses: (stride, padding, dilation, deformable_groups, groups, bias, mask)
+    "default": (1, 0, 1, 1, 1, True, True),
+    "padding_stride": (2, 1, 1, 1, 1, True, True),
+    "dilation": (1, 2, 2, 1, 1, True, True),
+    "deformable_groups": (1, 1, 1, 2, 1, True, True),
+    "groups": (1, 1, 1, 1, 2, True, True),
+    "no_bias_no_mask": (1, 1, 1, 1, 1, False, False),
+}
+
+
+@pytest.mark.parametrize("case", list(DEFORM_CASES))
+def test_deform_conv2d_reference(case: str) -> None:
+    stride, padding, dilation, dg, groups, with_bias, with_mask = DEFORM_CASES[case]
+    n, c, h, w, oc, ks = 2, 4, 6, 6, 4, 3
+    ho = (h + 2 * padding - dilation * (ks - 1) - 1) // stride + 1
+    x = RNG.random((n, c, h, w))
+    offset = (RNG.random((n, 2 * dg * ks * ks, ho, ho)) - 0.5) * 3
+    mask = RNG.random((n, dg * ks * ks, ho, ho)) if with_mask else None
+    weight = RNG.random((oc, c // groups, ks, ks))
+    bias = RNG.random(oc) if with_bias else None
+    t = paddle.to_tensor
+    out = ops.deform_conv2d(
+        t(x),
+        t(offset),
+        t(weight),
+        None if bias is None else t(bias),
+        stride=stride,
+        padding=padding,
+        dilation=dilation,
+        deformable_groups=dg,
+        groups=groups,
+        mask=None if mask is None else t(mask),
+    )
+    ref = _deform_conv2d_ref(x, offset, weight, bias, stride, padding, dilation, dg, groups, mask)
+    np.testing.assert_allclose(out.numpy(), ref, rtol=1e-10, atol=1e-12)
 
 
 def test_deform_conv2d_layer_and_static() -> None:
