@@ -21,7 +21,12 @@ Sources (all under `test/distribution/`):
 * `test_distribution_independent.py`: log_prob and entropy summed over the reinterpreted axes.
 * `test_distribution_transformed_distribution.py`: Normal through an AffineTransform.
 * `test_distribution_transform.py`: forward, inverse and log-det-Jacobians of the transforms.
-* `test_kl.py`: Beta-Beta, Dirichlet-Dirichlet, and the registry (`register_kl`).
+* `test_kl.py`: Beta-Beta (4x5) and Dirichlet-Dirichlet (5x7x8x10) in float64, the
+  dispatch of an unregistered pair (NotImplementedError), `register_kl`, and the
+  exponential-family (Bregman) KL of `mock_data.py`'s Exponential against its closed form.
+* `test_distribution_expfamily.py`: `ExponentialFamily.entropy` of the mock Exponential,
+  and NotImplementedError for a family without `_mean_carrier_measure` (a dummy,
+  Dirichlet, Beta).
 * `test_distribution_exponential.py`, `test_distribution_gamma.py`, `test_distribution_chi2.py`,
   `test_distribution_binomial.py`, `test_distribution_poisson.py`, `test_distribution_cauchy.py`,
   `test_distribution_geometric.py`, `test_distribution_student_t.py`,
@@ -670,3 +675,108 @@ def test_lkj_cholesky_log_prob_dim2() -> None:
     L[:, 0, 0], L[:, 1, 0], L[:, 1, 1] = 1, r, np.sqrt(1 - r**2)
     lp = lkj.log_prob(paddle.to_tensor(L)).numpy()
     np.testing.assert_allclose(lp, np.full(3, math.log(0.5)), rtol=1e-4)
+
+
+# ---------------------------------------------------------------- exponential family (test_distribution_expfamily.py, test_kl.py)
+class MockExponential(D.ExponentialFamily):
+    """`test/distribution/mock_data.py`'s Exponential: entropy and KL through the
+    exponential family's Bregman divergence."""
+
+    _mean_carrier_measure = 0
+
+    def __init__(self, rate: object) -> None:
+        self._rate = rate
+        super().__init__(batch_shape=rate.shape)
+
+    @property
+    def rate(self) -> object:
+        return self._rate
+
+    def entropy(self) -> object:
+        return 1.0 - paddle.log(self._rate)
+
+    @property
+    def _natural_parameters(self) -> tuple[object, ...]:
+        return (-self._rate,)
+
+    def _log_normalizer(self, x: object) -> object:
+        return -paddle.log(-x)
+
+
+class DummyExpFamily(D.ExponentialFamily):
+    def __init__(self, *args: object) -> None:
+        pass
+
+    def entropy(self) -> float:
+        return 1.0
+
+    @property
+    def _natural_parameters(self) -> tuple[float, ...]:
+        return (1.0,)
+
+    def _log_normalizer(self, x: object) -> object:
+        return -paddle.log(-x)
+
+
+def test_expfamily_entropy() -> None:
+    # TestExponentialFamily (a smaller rate tensor than Paddle's [100, 200, 99])
+    dist = MockExponential(paddle.rand([10, 20, 9]) + 0.1)
+    close(D.ExponentialFamily.entropy(dist), dist.entropy().numpy(), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("which", ["dummy", "dirichlet", "beta"])
+def test_expfamily_entropy_exception(which: str) -> None:
+    # TestExponentialFamilyException: no `_mean_carrier_measure` -> NotImplementedError
+    if which == "dummy":
+        dist = DummyExpFamily(0.5, 0.5)
+    elif which == "dirichlet":
+        dist = D.Dirichlet(T(xrand((3,), 0.5, 2)))
+    else:
+        dist = D.Beta(T(xrand((3,), 0.5, 2)), T(xrand((3,), 0.5, 2)))
+    with pytest.raises(NotImplementedError):
+        D.ExponentialFamily.entropy(dist)
+
+
+@pytest.mark.parametrize("case", ["test-diff-dist", "test-same-dist"])
+def test_kl_expfamily_expfamily(case: str) -> None:
+    # TestKLExpfamilyExpFamily: the Bregman KL equals the closed-form exponential KL
+    if case == "test-diff-dist":
+        r1, r2 = paddle.rand([10, 20, 10]) + 1.0, paddle.rand([10, 20, 10]) + 2.0
+    else:
+        r1, r2 = T([1.0]), T([1.0])
+    p, q = MockExponential(r1), MockExponential(r2)
+    a, b = r1.numpy().astype(np.float64), r2.numpy().astype(np.float64)
+    close(D.kl_divergence(p, q), np.log(a / b) + b / a - 1, rtol=1e-5, atol=1e-5)
+
+
+def test_kl_dispatch_unregistered() -> None:
+    # TestDispatch: no rule for the pair -> NotImplementedError
+    class DummyDistribution(D.Distribution):
+        pass
+
+    with pytest.raises(NotImplementedError):
+        D.kl_divergence(DummyDistribution(), DummyDistribution())
+
+
+def test_kl_beta_beta_and_dirichlet_float64() -> None:
+    # TestKLBetaBeta (4x5, 6 * U + 1e-4) and TestKLDirichletDirichlet (5x7x8x10), float64
+    a1, b1, a2, b2 = (6.0 * RNG.random((4, 5)) + 1e-4 for _ in range(4))
+    lb = lambda a, b: gammaln(a) + gammaln(b) - gammaln(a + b)  # noqa: E731
+    ref = (
+        lb(a2, b2)
+        - lb(a1, b1)
+        + (a1 - a2) * digamma(a1)
+        + (b1 - b2) * digamma(b1)
+        + (a2 - a1 + b2 - b1) * digamma(a1 + b1)
+    )
+    t = paddle.to_tensor
+    close(D.kl_divergence(D.Beta(t(a1), t(b1)), D.Beta(t(a2), t(b2))), ref, rtol=1e-8, atol=1e-8)
+    c1, c2 = RNG.random((5, 7, 8, 10)), RNG.random((5, 7, 8, 10))
+    s1 = c1.sum(-1)
+    ref = (
+        gammaln(s1)
+        - gammaln(c2.sum(-1))
+        - (gammaln(c1) - gammaln(c2)).sum(-1)
+        + ((c1 - c2) * (digamma(c1) - digamma(s1)[..., None])).sum(-1)
+    )
+    close(D.kl_divergence(D.Dirichlet(t(c1)), D.Dirichlet(t(c2))), ref, rtol=1e-8, atol=1e-8)
