@@ -665,10 +665,10 @@ def test_lkj_cholesky_sample(method: str) -> None:
 
 
 def test_lkj_cholesky_log_prob_dim2() -> None:
-    # for dim 2 and concentration 1 the correlation is uniform on (-1, 1):
-    # L = [[1, 0], [r, sqrt(1 - r^2)]], density of L is 1/2 * |dr/dL22|... Paddle's reference
-    # is log_prob = sum_i (2(eta-1) + dim - i - 1) log L_ii - log normaliser; with eta = 1, dim = 2:
-    # log L_11 * 0 + log normaliser, constant in r: log(1/2).
+    # TestLKJCholeskyLogProb checks that log_prob minus the log-Jacobian of L -> corr is
+    # the same for two samples; for dim 2 and concentration 1 the exact value is known:
+    # the correlation r = L[1, 0] is uniform on (-1, 1) and L -> corr leaves it alone,
+    # so log_prob(L) = log(1/2) for every L.
     lkj = D.LKJCholesky(2, 1.0)
     r = np.array([-0.5, 0.0, 0.7])
     L = np.zeros((3, 2, 2), dtype="float32")
@@ -780,3 +780,28 @@ def test_kl_beta_beta_and_dirichlet_float64() -> None:
         + ((c1 - c2) * (digamma(c1) - digamma(s1)[..., None])).sum(-1)
     )
     close(D.kl_divergence(D.Dirichlet(t(c1)), D.Dirichlet(t(c2))), ref, rtol=1e-8, atol=1e-8)
+
+
+@pytest.mark.parametrize("method", ["onion", "cvine"])
+@pytest.mark.parametrize(
+    "concentration",
+    [xrand((1,)).reshape([]), xrand((2,)), xrand((1,))],
+    ids=["zero-dim", "one-dim", "one-dim2"],
+)
+def test_lkj_cholesky_shape(method: str, concentration: np.ndarray) -> None:
+    # TestLKJCholeskyShape: batch shape of the concentration, then dim x dim
+    lkj = D.LKJCholesky(2, T(concentration), method)
+    assert tuple(lkj.sample(()).shape) == (*concentration.shape, 2, 2)
+
+
+@pytest.mark.parametrize(
+    "dim,concentration,error", [(1, 1.0, ValueError), (3.0, 1.0, TypeError), (3, -1.0, ValueError)]
+)
+def test_lkj_cholesky_bad_parameter(dim: object, concentration: float, error: type[Exception]) -> None:
+    with pytest.raises(error):
+        D.LKJCholesky(dim, concentration)
+
+
+def test_lkj_cholesky_bad_sample_shape() -> None:
+    with pytest.raises(TypeError):
+        D.LKJCholesky(3).sample(10)
