@@ -805,3 +805,123 @@ def test_lkj_cholesky_bad_parameter(dim: object, concentration: float, error: ty
 def test_lkj_cholesky_bad_sample_shape() -> None:
     with pytest.raises(TypeError):
         D.LKJCholesky(3).sample(10)
+
+
+# ---------------------------------------------------------------- ContinuousBernoulli, test_distribution_continuous_bernoulli.py's cases
+class _CBRef:
+    """The test's numpy ContinuousBernoulli (probs clipped to float32's eps, a Taylor
+    expansion inside `lims`), re-expressed."""
+
+    def __init__(self, probs: np.ndarray, lims: tuple[float, float] = (0.48, 0.52)) -> None:
+        eps = 1.1920928955078125e-07
+        self.p = np.clip(np.asarray(probs, dtype=np.float64), eps, 1 - eps)
+        self.outside = (self.p <= lims[0]) | (self.p >= lims[1])
+        self.cut = np.where(self.outside, self.p, lims[0])
+
+    def log_constant(self) -> np.ndarray:
+        c = self.cut
+        below = np.where(c <= 0.5, c, 0.0)
+        above = np.where(c >= 0.5, c, 1.0)
+        exact = np.log(2 * np.abs(np.arctanh(1 - 2 * c))) - np.where(
+            c <= 0.5, np.log1p(-2 * below), np.log(2 * above - 1)
+        )
+        x = (self.p - 0.5) ** 2
+        return np.where(self.outside, exact, math.log(2) + (4 / 3 + 104 / 45 * x) * x)
+
+    def mean(self) -> np.ndarray:
+        c = self.cut
+        exact = c / (2 * c - 1) + 1 / (2 * np.arctanh(1 - 2 * c))
+        x = self.p - 0.5
+        return np.where(self.outside, exact, 0.5 + (1 / 3 + 16 / 45 * x**2) * x)
+
+    def variance(self) -> np.ndarray:
+        c = self.cut
+        exact = (c**2 - c) / (1 - 2 * c) ** 2 + 1 / (2 * np.arctanh(1 - 2 * c)) ** 2
+        x = (self.p - 0.5) ** 2
+        return np.where(self.outside, exact, 1 / 12 - (1 / 15 - 128 / 945 * x) * x)
+
+    def entropy(self) -> np.ndarray:
+        lp, l1p = np.log(self.p), np.log1p(-self.p)
+        return np.where(self.p == 0.5, 0.0, -self.log_constant() + self.mean() * (l1p - lp) - l1p)
+
+    def log_prob(self, v: np.ndarray) -> np.ndarray:
+        return self.log_constant() + v * np.log(self.p) + (1 - v) * np.log1p(-self.p)
+
+    def cdf(self, v: np.ndarray) -> np.ndarray:
+        c = self.cut
+        inner = np.where(self.outside, (c**v * (1 - c) ** (1 - v) + c - 1) / (2 * c - 1), v)
+        return np.where(v <= 0, 0.0, np.where(v >= 1, 1.0, inner))
+
+    def icdf(self, v: np.ndarray) -> np.ndarray:
+        c = self.cut
+        exact = (np.log1p(-c + v * (2 * c - 1)) - np.log1p(-c)) / (np.log(c) - np.log1p(-c))
+        return np.where(self.outside, exact, v)
+
+    def kl(self, other: _CBRef) -> np.ndarray:
+        lq, l1q = np.log(other.p), np.log1p(-other.p)
+        return -self.entropy() - (other.log_constant() + self.mean() * (lq - l1q) + l1q)
+
+
+def _cb_tol(dtype: np.dtype) -> dict[str, float]:
+    return {"rtol": 1e-3, "atol": 1e-5} if dtype == np.float32 else {"rtol": 1e-6, "atol": 1e-8}
+
+
+@pytest.mark.parametrize(
+    "probs",
+    [np.array(0.5, "float32"), xrand((1,)).astype("float64"), xrand((2, 3)).astype("float32")],
+    ids=["half", "one-dim", "multi-dim"],
+)
+def test_continuous_bernoulli_moments(probs: np.ndarray) -> None:
+    dist, ref = D.ContinuousBernoulli(paddle.to_tensor(probs), lims=(0.48, 0.52)), _CBRef(probs)
+    mean = dist.mean
+    assert mean.numpy().dtype == probs.dtype
+    close(mean, ref.mean(), **_cb_tol(probs.dtype))
+    close(dist.variance, ref.variance(), rtol=0.01, atol=0)
+    close(dist.entropy(), ref.entropy(), rtol=0.01, atol=1e-6)
+    s = dist.sample(())
+    assert s.numpy().dtype == probs.dtype and tuple(s.shape) == probs.shape
+    s = dist.sample((20000,)).numpy()
+    np.testing.assert_allclose(s.mean(0), ref.mean(), rtol=0.1)
+    np.testing.assert_allclose(s.var(0), ref.variance(), rtol=0.1)
+
+
+@pytest.mark.parametrize(
+    "probs,value",
+    [
+        (np.array(0.3, "float32"), xrand((5,))),
+        (xrand((5,)), xrand((5,))),
+        (xrand((1,)).astype("float64"), xrand((2, 3)).astype("float64")),
+    ],
+    ids=["zero-dim", "value-same-shape", "value-broadcast-shape"],
+)
+def test_continuous_bernoulli_probs(probs: np.ndarray, value: np.ndarray) -> None:
+    dist, ref = D.ContinuousBernoulli(paddle.to_tensor(probs), lims=(0.48, 0.52)), _CBRef(probs)
+    v, tol = paddle.to_tensor(value), _cb_tol(probs.dtype)
+    close(dist.log_prob(v), ref.log_prob(value), **tol)
+    close(dist.prob(v), np.exp(ref.log_prob(value)), **tol)
+    close(dist.cdf(v), ref.cdf(value), **tol)
+    close(dist.icdf(v), ref.icdf(value), **tol)
+
+
+@pytest.mark.parametrize(
+    "p1,p2",
+    [
+        (np.array(0.2, "float32"), np.array(0.4, "float32")),
+        (xrand((1,)), xrand((1,))),
+        (xrand((5,)).astype("float64"), xrand((5,)).astype("float64")),
+    ],
+    ids=["zero-dim", "one-dim", "multi-dim"],
+)
+def test_continuous_bernoulli_kl(p1: np.ndarray, p2: np.ndarray) -> None:
+    d1 = D.ContinuousBernoulli(paddle.to_tensor(p1), lims=(0.48, 0.52))
+    d2 = D.ContinuousBernoulli(paddle.to_tensor(p2), lims=(0.48, 0.52))
+    kl = d1.kl_divergence(d2)
+    assert tuple(kl.shape) == tuple(d1.batch_shape)
+    close(kl, _CBRef(p1).kl(_CBRef(p2)), rtol=0.01, atol=1e-6)
+
+
+def test_continuous_bernoulli_bad_kl() -> None:
+    # ContinuousBernoulliTestError: batch shapes [2] and [3]
+    a, b = D.ContinuousBernoulli(T([0.3, 0.5])), D.ContinuousBernoulli(T([0.2, 0.8, 0.6]))
+    with pytest.raises(ValueError):
+        a.kl_divergence(b)
