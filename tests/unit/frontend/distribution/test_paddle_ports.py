@@ -925,3 +925,73 @@ def test_continuous_bernoulli_bad_kl() -> None:
     a, b = D.ContinuousBernoulli(T([0.3, 0.5])), D.ContinuousBernoulli(T([0.2, 0.8, 0.6]))
     with pytest.raises(ValueError):
         a.kl_divergence(b)
+
+
+# ---------------------------------------------------------------- Binomial, test_distribution_binomial.py's cases
+def _binom_logpmf(k: np.ndarray, n: np.ndarray, p: np.ndarray) -> np.ndarray:
+    k, n, p = np.asarray(k, np.float64), np.asarray(n, np.float64), np.asarray(p, np.float64)
+    return gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1) + k * np.log(p) + (n - k) * np.log1p(-p)
+
+
+def _binom_entropy(n: np.ndarray, p: np.ndarray) -> np.ndarray:
+    n, p = np.broadcast_arrays(np.asarray(n, np.float64), np.asarray(p, np.float64))
+    k = np.arange(int(n.max()) + 1, dtype=np.float64).reshape((-1,) + (1,) * n.ndim)
+    lp = np.where(k <= n, _binom_logpmf(np.minimum(k, n), n, p), -np.inf)
+    return -(np.exp(lp) * np.where(np.isfinite(lp), lp, 0)).sum(0)
+
+
+BINOMIAL_CASES = [
+    (np.array(1000), np.array(0.6)),
+    (1000, np.array([0.4], "float32")),
+    (np.floor(xrand((2, 1), 1, 100)).astype("int32"), xrand((2, 3), 0.3, 1).astype("float64")),
+]
+
+
+@pytest.mark.parametrize("n,p", BINOMIAL_CASES, ids=["zero-dim", "one-dim", "multi-dim-total_count-probability"])
+def test_binomial_cases(n: object, p: np.ndarray) -> None:
+    dist = D.Binomial(total_count=paddle.to_tensor(n), probs=paddle.to_tensor(p))
+    nn = np.asarray(n, np.float64)
+    tol = _cb_tol(p.dtype)
+    assert dist.mean.numpy().dtype == p.dtype and dist.entropy().numpy().dtype == p.dtype
+    close(dist.mean, nn * p, **tol)
+    close(dist.variance, nn * p * (1 - p), **tol)
+    close(dist.entropy(), _binom_entropy(nn, p), **tol)
+    shape = tuple(dist.batch_shape) + tuple(dist.event_shape)
+    assert tuple(dist.sample(()).shape) == shape
+    s = dist.sample((5000,)).numpy()
+    np.testing.assert_allclose(s.mean(0), dist.mean.numpy(), rtol=0.2)
+    np.testing.assert_allclose(s.var(0), dist.variance.numpy(), rtol=0.2)
+
+
+@pytest.mark.parametrize(
+    "n,p,value",
+    [
+        (1000, np.array([0.12, 0.3, 0.85]), np.array([2.0, 55.0, 999.0])),
+        (10, np.array([[0.3, 0.7], [0.5, 0.5]]), np.array([[[4.0, 6], [8, 2]], [[2.0, 4], [9, 7]]])),
+    ],
+    ids=["value-same-shape", "value-broadcast-shape"],
+)
+def test_binomial_probs(n: int, p: np.ndarray, value: np.ndarray) -> None:
+    dist = D.Binomial(total_count=paddle.to_tensor(n), probs=paddle.to_tensor(p))
+    ref = _binom_logpmf(value, n, p)
+    close(dist.log_prob(paddle.to_tensor(value)), ref, rtol=1e-6, atol=1e-8)
+    close(dist.prob(paddle.to_tensor(value)), np.exp(ref), rtol=1e-6, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "n,p1,p2",
+    [
+        (np.array([3333]), xrand((1,)), xrand((1,))),
+        (np.array([25, 25, 25]), xrand((2, 3)).astype("float64"), xrand((2, 3)).astype("float64")),
+    ],
+    ids=["one-dim-probability", "multi-dim-probability"],
+)
+def test_binomial_kl(n: np.ndarray, p1: np.ndarray, p2: np.ndarray) -> None:
+    d1 = D.Binomial(total_count=paddle.to_tensor(n), probs=paddle.to_tensor(p1))
+    d2 = D.Binomial(total_count=paddle.to_tensor(n), probs=paddle.to_tensor(p2))
+    kl = d1.kl_divergence(d2)
+    assert tuple(kl.shape) == p1.shape
+    # the test's reference: the sum over the support of p1 (log p1 - log p2)
+    k = np.arange(1 + n.max(), dtype=np.float64).reshape((-1,) + (1,) * p1.ndim)
+    lp1, lp2 = _binom_logpmf(k, n, p1), _binom_logpmf(k, n, p2)
+    close(kl, (np.exp(lp1) * (lp1 - lp2)).sum(0), **_cb_tol(p1.dtype))
