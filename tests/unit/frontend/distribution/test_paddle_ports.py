@@ -995,3 +995,60 @@ def test_binomial_kl(n: np.ndarray, p1: np.ndarray, p2: np.ndarray) -> None:
     k = np.arange(1 + n.max(), dtype=np.float64).reshape((-1,) + (1,) * p1.ndim)
     lp1, lp2 = _binom_logpmf(k, n, p1), _binom_logpmf(k, n, p2)
     close(kl, (np.exp(lp1) * (lp1 - lp2)).sum(0), **_cb_tol(p1.dtype))
+
+
+# ---------------------------------------------------------------- Poisson, test_distribution_poisson.py's cases
+def _poisson_logpmf(k: np.ndarray, rate: np.ndarray) -> np.ndarray:
+    k, rate = np.asarray(k, np.float64), np.asarray(rate, np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(rate == 0, np.where(k == 0, 0.0, -np.inf), k * np.log(rate) - rate - gammaln(k + 1))
+
+
+def _poisson_entropy(rate: np.ndarray) -> np.ndarray:
+    out = []
+    for r in np.asarray(rate, np.float64).reshape(-1):
+        k = np.arange(0, int(r + 30 * math.sqrt(r)) + 2, dtype=np.float64)
+        lp = _poisson_logpmf(k, r)
+        out.append(-(np.exp(lp) * np.where(np.isfinite(lp), lp, 0)).sum())
+    return np.array(out).reshape(np.shape(rate))
+
+
+@pytest.mark.parametrize(
+    "rate", [np.array([100.0], "float32"), np.array([0.0, 1000.0], "float32")], ids=["one-dim", "multi-dim"]
+)
+def test_poisson_cases(rate: np.ndarray) -> None:
+    # rate 0 (boundary) and 1000 (extreme) included, as in Paddle
+    dist = D.Poisson(rate=paddle.to_tensor(rate))
+    assert dist.mean.numpy().dtype == rate.dtype and dist.entropy().numpy().dtype == rate.dtype
+    close(dist.mean, rate)
+    close(dist.variance, rate)
+    close(dist.entropy(), _poisson_entropy(rate), rtol=1e-3, atol=1e-5)
+    s = dist.sample(())
+    assert s.numpy().dtype == rate.dtype and tuple(s.shape) == rate.shape
+    s = dist.sample((5000,)).numpy()
+    np.testing.assert_allclose(s.mean(0), rate, rtol=0.2)
+    np.testing.assert_allclose(s.var(0), rate, rtol=0.2)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [np.array(11, "float32"), np.array([2.0, 3.0, 5.0, 10.0, 20.0], "float32")],
+    ids=["value-same-shape", "value-broadcast-shape"],
+)
+def test_poisson_probs(value: np.ndarray) -> None:
+    dist = D.Poisson(rate=paddle.to_tensor(np.array(10, "float32")))
+    close(dist.log_prob(paddle.to_tensor(value)), _poisson_logpmf(value, 10.0), rtol=1e-5, atol=1e-6)
+    close(dist.prob(paddle.to_tensor(value)), np.exp(_poisson_logpmf(value, 10.0)), rtol=1e-4, atol=1e-7)
+
+
+@pytest.mark.parametrize("shape", [(1,), (5, 3)], ids=["one-dim", "multi-dim"])
+def test_poisson_kl(shape: tuple[int, ...]) -> None:
+    r1 = np.floor(xrand(shape, 1, 20)).astype("float32")
+    r2 = np.floor(xrand(shape, 1, 20)).astype("float32")
+    kl = D.Poisson(rate=paddle.to_tensor(r1)).kl_divergence(D.Poisson(rate=paddle.to_tensor(r2)))
+    assert tuple(kl.shape) == shape
+    # the test's reference: the sum over a common bounded support
+    k = np.arange(0, int(max(r1.max(), r2.max()) + 30 * math.sqrt(max(r1.max(), r2.max()))), dtype=np.float64)
+    k = k.reshape((-1,) + (1,) * len(shape))
+    lp1, lp2 = _poisson_logpmf(k, r1), _poisson_logpmf(k, r2)
+    close(kl, (np.exp(lp1) * (lp1 - lp2)).sum(0), rtol=1e-3, atol=1e-5)
