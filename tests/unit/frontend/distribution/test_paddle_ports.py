@@ -55,6 +55,12 @@ ATOL = 1e-5
 TINY = np.finfo(np.float32).tiny
 
 
+@pytest.fixture(autouse=True)
+def _seeded() -> None:
+    """Sampling checks use a fixed stream (as Paddle's tests call `paddle.seed`)."""
+    paddle.seed(2023)
+
+
 def xrand(shape: tuple[int, ...], lo: float = 0.0, hi: float = 1.0) -> np.ndarray:
     return RNG.uniform(lo, hi, shape).astype("float32") + (TINY if lo == 0 else 0)
 
@@ -1052,3 +1058,120 @@ def test_poisson_kl(shape: tuple[int, ...]) -> None:
     k = k.reshape((-1,) + (1,) * len(shape))
     lp1, lp2 = _poisson_logpmf(k, r1), _poisson_logpmf(k, r2)
     close(kl, (np.exp(lp1) * (lp1 - lp2)).sum(0), rtol=1e-3, atol=1e-5)
+
+
+# ---------------------------------------------------------------- StudentT, test_distribution_student_t.py's cases
+def _t_ref(df: object, loc: object, scale: object) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    df, loc, scale = (np.asarray(v.numpy() if hasattr(v, "numpy") else v, np.float64) for v in (df, loc, scale))
+    df, loc, scale = np.broadcast_arrays(df, loc, scale)
+    var = scale**2 * df / (df - 2)
+    ent = (
+        np.log(scale)
+        + (df + 1) / 2 * (digamma((df + 1) / 2) - digamma(df / 2))
+        + 0.5 * np.log(df)
+        + gammaln(df / 2)
+        + gammaln(0.5)
+        - gammaln((df + 1) / 2)
+    )
+    return loc, var, ent
+
+
+def _t_logpdf(v: np.ndarray, df: object, loc: object, scale: object) -> np.ndarray:
+    df, loc, scale = (np.asarray(x, np.float64) for x in (df, loc, scale))
+    z = (np.asarray(v, np.float64) - loc) / scale
+    return (
+        gammaln((df + 1) / 2)
+        - gammaln(df / 2)
+        - 0.5 * np.log(df * math.pi)
+        - np.log(scale)
+        - (df + 1) / 2 * np.log1p(z**2 / df)
+    )
+
+
+STUDENT_T_CASES = {
+    # TestStudentT (tensors built from arrays)
+    "one-dim": (10.0, 1.0, 2.0, False),
+    "multi-dim": (xrand((2, 1), 4, 30), xrand((2, 3), 1, 10), xrand((2, 3), 0.1, 3), True),
+    "multi-dim2": (
+        xrand((2, 1), 4, 30).astype("float64"),
+        xrand((2, 3), -10, -1).astype("float64"),
+        xrand((2, 3), 0.1, 3).astype("float64"),
+        True,
+    ),
+    # TestStudentT2 (floats, tensors and numpy arrays passed as they are)
+    "float-tensor1": (10.0, xrand((2, 3), 1, 10), 2.0, False),
+    "float-tensor2": (xrand((2, 1), 4, 30).astype("float64"), xrand((2, 3), 1, 10).astype("float64"), 2.0, False),
+    "float-tensor3": (xrand((2, 1), 4, 30).astype("float64"), 1.0, xrand((2, 1), 0.1, 3).astype("float64"), False),
+    "float-tensor4": (5.0, xrand((2, 1), -10, -1), xrand((2, 3), 0.1, 3), False),
+}
+
+
+@pytest.mark.parametrize("case", list(STUDENT_T_CASES))
+def test_student_t_cases(case: str) -> None:
+    df, loc, scale, as_tensor = STUDENT_T_CASES[case]
+    wrap = (lambda v: v if isinstance(v, float) else paddle.to_tensor(v)) if as_tensor else (lambda v: v)
+    dist = D.StudentT(wrap(df), wrap(loc), wrap(scale))
+    mean, var, ent = _t_ref(df, loc, scale)
+    # the dtype: a float64 tensor keeps float64; floats and numpy arrays give float32, as
+    # Paddle 3.3.1 does (its test expects float64 for the numpy "float-tensor2/3" cases,
+    # which Paddle itself does not give)
+    expect = np.float64 if as_tensor and np.asarray(df).dtype == np.float64 else np.float32
+    assert dist.mean.numpy().dtype == expect
+    tol = {"rtol": 1e-4, "atol": 1e-5} if expect == np.float32 else {"rtol": 1e-8, "atol": 1e-10}
+    close(dist.mean, mean, **tol)
+    close(dist.variance, var, **tol)
+    close(dist.entropy(), ent, **tol)
+    shape = tuple(dist.batch_shape) + tuple(dist.event_shape)
+    assert tuple(dist.sample(()).shape) == shape
+    s = dist.sample((10000,)).numpy()
+    np.testing.assert_allclose(s.mean(0), mean, rtol=0.1)
+    np.testing.assert_allclose(s.var(0), var, rtol=0.1 if case != "float-tensor4" else 0.2)
+
+
+STUDENT_T_PROBS = {
+    "one-dim": (10.0, 0.0, 1.0, np.array(3.3, "float32"), False),
+    "value-broadcast-shape": (
+        xrand((2, 1), 4, 30).astype("float64"),
+        xrand((2, 1), -10, 10).astype("float64"),
+        xrand((2, 1), 0.1, 5).astype("float64"),
+        xrand((2, 4), -10, 10).astype("float64"),
+        True,
+    ),
+    "float-tensor1": (10.0, xrand((2, 1), -10, 10), 1.0, np.array(3.3, "float32"), False),
+    "float-tensor2": (
+        xrand((2, 1), 4, 30).astype("float64"),
+        1.0,
+        xrand((2, 1), 0.1, 5).astype("float64"),
+        xrand((2, 4), -10, 10).astype("float64"),
+        False,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(STUDENT_T_PROBS))
+def test_student_t_probs(case: str) -> None:
+    df, loc, scale, value, as_tensor = STUDENT_T_PROBS[case]
+    wrap = (lambda v: v if isinstance(v, float) else paddle.to_tensor(v)) if as_tensor else (lambda v: v)
+    dist = D.StudentT(wrap(df), wrap(loc), wrap(scale))
+    ref = _t_logpdf(value, df, loc, scale)
+    tol = {"rtol": 1e-8, "atol": 1e-10} if as_tensor else {"rtol": 1e-4, "atol": 1e-5}
+    if case == "float-tensor2":
+        # float64 values against float32 parameters (numpy arrays give float32, as in
+        # Paddle 3.3.1): Paddle's warning, then the value is cast
+        with pytest.warns(UserWarning, match="dtype of input 'value'"):
+            lp, pr = dist.log_prob(paddle.to_tensor(value)), dist.prob(paddle.to_tensor(value))
+    else:
+        lp, pr = dist.log_prob(paddle.to_tensor(value)), dist.prob(paddle.to_tensor(value))
+    close(lp, ref, **tol)
+    close(pr, np.exp(ref), **tol)
+
+
+@pytest.mark.parametrize("df,loc,scale", [(-5.0, 0.0, 1.0), (5.0, 0.0, -1.0)], ids=["negative-df", "negative-scale"])
+def test_student_t_bad_parameter(df: float, loc: float, scale: float) -> None:
+    with pytest.raises(ValueError):
+        D.StudentT(df, loc, scale)
+
+
+def test_student_t_bad_sample_shape() -> None:
+    with pytest.raises(TypeError):
+        D.StudentT(5.0, 0.0, 1.0).sample(10)
