@@ -12,9 +12,11 @@ Sources (all under `test/legacy_test/`):
   `compute_graph_send_recv_for_sum_mean`/`_min_max` as reference, the max/min gradient
   included (`gradient / results.size` for the mean of the output), and the zero-size
   cases (no features; no edges).
-* `test_graph_send_ue_recv_op.py`: `API_GeometricSendUERecvTest` (add/mul messages with
-  sum/mean/max/min, edge features broadcast), and the OpTest reference
-  `compute_graph_send_ue_recv_for_sum`/`_mean`/`_min_max`.
+* `test_graph_send_ue_recv_op.py`: `API_GeometricSendUERecvTest` (add/sub/mul/div
+  messages with sum/mean/max/min, `reshape_lhs_rhs`, the static `out_size` case with
+  an int), and the OpTest classes (x 10x20, e 15x20 or broadcast 15x1) against the
+  reference `compute_graph_send_ue_recv_for_sum`/`_mean`/`_min_max` re-expressed.
+  The float16 cases run on a GPU only in Paddle; not ported.
 * `test_graph_send_uv_op.py`: `API_GeometricSendUVTest` (add/sub/mul/div messages,
   static and dygraph) and its numpy reference.
 * `test_segment_ops.py`: `API_SegmentOpsTest` (static, dygraph) and the OpTest
@@ -203,21 +205,68 @@ def _message(x: np.ndarray, y: np.ndarray, op: str) -> np.ndarray:
     return {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}[op](x, y)
 
 
-def test_send_ue_recv_api() -> None:
-    # API_GeometricSendUERecvTest: x 3x3, one scalar feature per edge
-    y = np.ones((4, 1), dtype="float32")
+UE_EXPECTED = {
+    # API_GeometricSendUERecvTest: y all ones, so mul and div give send_u_recv's values
+    "sum": {
+        "add": [[1, 3, 4], [4, 10, 12], [2, 5, 6]],
+        "sub": [[-1, 1, 2], [0, 6, 8], [0, 3, 4]],
+        "mul": EXPECTED["sum"],
+    },
+    "mean": {
+        "add": [[1, 3, 4], [2, 5, 6], [2, 5, 6]],
+        "sub": [[-1, 1, 2], [0, 3, 4], [0, 3, 4]],
+        "mul": EXPECTED["mean"],
+    },
+    "max": {
+        "add": [[1, 3, 4], [3, 7, 8], [2, 5, 6]],
+        "sub": [[-1, 1, 2], [1, 5, 6], [0, 3, 4]],
+        "mul": EXPECTED["max"],
+    },
+    "min": {
+        "add": [[1, 3, 4], [1, 3, 4], [2, 5, 6]],
+        "sub": [[-1, 1, 2], [-1, 1, 2], [0, 3, 4]],
+        "mul": EXPECTED["min"],
+    },
+}
+
+
+@pytest.mark.parametrize("reduce_op", list(UE_EXPECTED))
+def test_send_ue_recv_api(reduce_op: str) -> None:
     x, s, d = paddle.to_tensor(X3), paddle.to_tensor(SRC), paddle.to_tensor(DST)
-    add_expected = {
-        "sum": [[1, 3, 4], [4, 10, 12], [2, 5, 6]],
-        "mean": [[1, 3, 4], [2, 5, 6], [2, 5, 6]],
-        "max": [[1, 3, 4], [3, 7, 8], [2, 5, 6]],
-        "min": [[1, 3, 4], [1, 3, 4], [2, 5, 6]],
-    }
-    for op, ref in add_expected.items():
-        out = G.send_ue_recv(x, paddle.to_tensor(y), s, d, "add", op)
+    y = paddle.ones([4, 1], dtype="float32")
+    expected = dict(UE_EXPECTED[reduce_op], div=UE_EXPECTED[reduce_op]["mul"])
+    for message_op, ref in expected.items():
+        out = G.send_ue_recv(x, y, s, d, message_op, reduce_op)
         np.testing.assert_allclose(out.numpy(), np.array(ref, dtype="float32"), rtol=1e-5, atol=1e-6)
-        # the reference the OpTests define agrees
-        np.testing.assert_allclose(out.numpy(), _reduce_reference(_message(X3[SRC], y, "add"), DST, 3, op), rtol=1e-6)
+
+
+def test_send_ue_recv_reshape_lhs_rhs() -> None:
+    # x [3, 3, 1] against y [4, 1]: features broadcast right-aligned
+    x = paddle.to_tensor(X3).reshape([3, 3, 1])
+    out = G.send_ue_recv(
+        x, paddle.ones([4, 1], dtype="float32"), paddle.to_tensor(SRC), paddle.to_tensor(DST), "add", "min"
+    )
+    np.testing.assert_allclose(out.numpy(), np.array(UE_EXPECTED["min"]["add"], dtype="float32").reshape(3, 3, 1))
+
+
+def test_send_ue_recv_out_size_int_static(static_mode: None) -> None:
+    # test_out_size_tensor_static's data with out_size given as an int (a fed Variable
+    # is not supported, see test_send_u_recv_out_size_tensor_static)
+    def build():
+        x = paddle.static.data("x", [3, 3], "float32")
+        y = paddle.static.data("y", [3], "float32")
+        s = paddle.static.data("src", [3], "int32")
+        d = paddle.static.data("dst", [3], "int32")
+        return [G.send_ue_recv(x, y, s, d, "mul", "sum", 2)]
+
+    feed = {
+        "x": np.array([[0, 2, 3], [1, 4, 5], [2, 6, 6]], dtype="float32"),
+        "y": np.array([1, 2, 3], dtype="float32"),
+        "src": np.array([0, 0, 1], dtype="int32"),
+        "dst": np.array([0, 1, 1], dtype="int32"),
+    }
+    (out,) = _run_static(build, feed)
+    np.testing.assert_allclose(out, [[0, 2, 3], [3, 16, 21]])
 
 
 @pytest.mark.parametrize("message_op", ["add", "sub", "mul", "div"])
