@@ -19,8 +19,10 @@ Sources (all under `test/legacy_test/`):
   The float16 cases run on a GPU only in Paddle; not ported.
 * `test_graph_send_uv_op.py`: `API_GeometricSendUVTest` (add/sub/mul/div messages,
   static and dygraph) and its numpy reference.
-* `test_segment_ops.py`: `API_SegmentOpsTest` (static, dygraph) and the OpTest
-  reference `compute_segment_sum`/`_mean`/`_min_max` on random 1-D/2-D/3-D data.
+* `test_segment_ops.py`: `API_SegmentOpsTest` (static, dygraph), the OpTest reference
+  `compute_segment_sum`/`_mean`/`_min_max` on random 1-D/2-D/3-D data, and the FP16
+  OpTests (values and gradients, run on the CPU as in Paddle).  The BF16 ones need
+  a GPU in Paddle (its CPU kernel has no bfloat16); not ported.
 * `test_graph_reindex.py`: `TestGeometricGraphReindex` (reindex result with and without
   buffers, heterogeneous by concatenation, `reindex_heter_graph`, static).
   `TestGraphReindex` calls `paddle.incubate.graph_reindex`, a deprecated alias not in
@@ -383,6 +385,33 @@ def test_segment_op_cases(op: str, shape: tuple[int, ...]) -> None:
         if len(rows):
             ref[k] = {"sum": rows.sum, "mean": rows.mean, "max": rows.max, "min": rows.min}[op](axis=0)
     np.testing.assert_allclose(out.numpy(), ref, rtol=1e-12)
+
+
+@pytest.mark.parametrize("op", ["sum", "mean", "max", "min"])
+def test_segment_fp16_op_cases(op: str) -> None:
+    # TestSegment{Sum,Mean,Max,Min}FP16Op: Paddle checks them on the CPU too
+    x = RNG.random((30, 15)).astype("float16")
+    ids = np.sort(RNG.integers(0, 5, 30))
+    xt = paddle.to_tensor(x, stop_gradient=False)
+    out = _segment_fn("geometric", op)(xt, paddle.to_tensor(ids))
+    assert out.dtype == paddle.float16
+    n = int(ids.max()) + 1
+    xf = x.astype(np.float64)
+    ref = np.zeros((n, 15))
+    grad = np.zeros_like(xf)
+    for k in range(n):
+        rows = ids == k
+        if rows.any():
+            ref[k] = {"sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min}[op](xf[rows], axis=0)
+            if op == "sum":
+                grad[rows] = 1
+            elif op == "mean":
+                grad[rows] = 1 / rows.sum()
+            else:
+                grad[rows] = xf[rows] == ref[k]
+    np.testing.assert_allclose(out.numpy().astype(np.float64), ref, rtol=2e-3, atol=2e-3)
+    out.sum().backward()
+    np.testing.assert_allclose(xt.grad.numpy().astype(np.float64), grad, rtol=2e-3, atol=1e-3)
 
 
 def test_segment_sum_grad() -> None:
