@@ -16,6 +16,8 @@ Sources (all under `test/legacy_test/`):
 * `test_roi_pool_op.py`, `test_roi_align_op.py`, `test_psroi_pool_op.py`: x (3, 3, 8, 6)
   float64 with random rois per image, against the tests' numpy pooling loops; the
   Layer forms (`RoIPool`, `RoIAlign`, `PSRoIPool`) against the functions.
+* `test_ops_roi_align.py`, `test_ops_roi_pool.py`: output shapes (int and pair sizes,
+  eager, static, the layers) and `test_value`'s exact values on a 4x4 ramp.
 * `test_box_coder_op.py`: `TestBoxCoderOp`, `...WithoutBoxVar`, `...WithLoD` (encode;
   the LoD only splits rows, which are independent), `...WithAxis`, `...WithVariance`
   against the test's `box_encoder`/`box_decoder`, plus unnormalized encoding;
@@ -332,6 +334,46 @@ def test_psroi_pool() -> None:
     np.testing.assert_allclose(
         layer(paddle.to_tensor(x_np), paddle.to_tensor(ROIS), paddle.to_tensor(ROIS_NUM)).numpy(), out.numpy()
     )
+
+
+def _api_roi_inputs():
+    data = RNG.random((1, 256, 32, 32)).astype("float32")
+    boxes = RNG.random((3, 4))
+    boxes[:, 2] += boxes[:, 0] + 3
+    boxes[:, 3] += boxes[:, 1] + 4
+    return data, boxes.astype("float32"), np.array([3], dtype="int32")
+
+
+@pytest.mark.parametrize("which", ["align", "pool"])
+def test_roi_api_shapes(which: str) -> None:
+    # test_ops_roi_align.py / test_ops_roi_pool.py: functional (int and pair output
+    # sizes, eager and static) and the layer
+    data, boxes, num = _api_roi_inputs()
+    fn = ops.roi_align if which == "align" else ops.roi_pool
+    layer = ops.RoIAlign if which == "align" else ops.RoIPool
+    t = paddle.to_tensor
+    assert fn(t(data), t(boxes), boxes_num=t(num), output_size=3).shape == [3, 256, 3, 3]
+    assert fn(t(data), t(boxes), boxes_num=t(num), output_size=(3, 4)).shape == [3, 256, 3, 4]
+    assert layer(output_size=(4, 3))(t(data), t(boxes), t(num)).shape == [3, 256, 4, 3]
+
+    def build():
+        d = paddle.static.data("data", list(data.shape), "float32")
+        b = paddle.static.data("boxes", list(boxes.shape), "float32")
+        n = paddle.static.data("boxes_num", [1], "int32")
+        return [fn(d, b, boxes_num=n, output_size=3)]
+
+    (out,) = _run_static(build, {"data": data, "boxes": boxes, "boxes_num": num})
+    assert out.shape == (3, 256, 3, 3)
+
+
+@pytest.mark.parametrize("which,expected", [("align", [6.0, 9.75]), ("pool", [11.0, 16.0])])
+def test_roi_api_value(which: str, expected: list[float]) -> None:
+    # test_value: a 4x4 ramp 1..16, boxes [1, 1, 2, 2] and [1.5, 1.5, 3, 3], output 1x1
+    data = np.arange(1, 17, dtype="float32").reshape(1, 1, 4, 4)
+    boxes = np.array([[1.0, 1.0, 2.0, 2.0], [1.5, 1.5, 3.0, 3.0]], dtype="float32")
+    layer = (ops.RoIAlign if which == "align" else ops.RoIPool)(output_size=1)
+    out = layer(paddle.to_tensor(data), paddle.to_tensor(boxes), paddle.to_tensor(np.array([2], dtype="int32")))
+    np.testing.assert_almost_equal(out.numpy(), np.array(expected, dtype="float32").reshape(2, 1, 1, 1))
 
 
 def test_roi_grad_runs() -> None:
