@@ -16,6 +16,9 @@ Sources (all under `test/legacy_test/`):
 * `test_roi_pool_op.py`, `test_roi_align_op.py`, `test_psroi_pool_op.py`: x (3, 3, 8, 6)
   float64 with random rois per image, against the tests' numpy pooling loops; the
   Layer forms (`RoIPool`, `RoIAlign`, `PSRoIPool`) against the functions.
+* `test_psroi_pool_op.py` in full: the OpTest case (3 images, scale 1/4), the function
+  and class APIs (490 and 128 channels, float32/float64), static with boxes_num as a
+  tensor (the LoD variant is not ported: pullback has no LoD tensors), the errors.
 * `test_ops_roi_align.py`, `test_ops_roi_pool.py`: output shapes (int and pair sizes,
   eager, static, the layers) and `test_value`'s exact values on a 4x4 ramp.
 * `test_box_coder_op.py`: `TestBoxCoderOp`, `...WithoutBoxVar`, `...WithLoD` (encode;
@@ -271,7 +274,8 @@ def _roi_align_ref(x, rois, ph, pw, scale, sampling_ratio, aligned):
     return out
 
 
-def _psroi_pool_ref(x, rois, ph, pw, scale):
+def _psroi_pool_ref(x, rois, ph, pw, scale, batch_of=None):
+    batch_of = BATCH_OF if batch_of is None else batch_of
     c_out = x.shape[1] // (ph * pw)
     H, W = x.shape[2:]
     out = np.zeros((len(rois), c_out, ph, pw))
@@ -288,7 +292,7 @@ def _psroi_pool_ref(x, rois, ph, pw, scale):
                     w0 = min(max(int(math.floor(bw * q + sw)), 0), W)
                     w1 = min(max(int(math.ceil(bw * (q + 1) + sw)), 0), W)
                     if h1 > h0 and w1 > w0:
-                        region = x[BATCH_OF[i], (c * ph + p) * pw + q, h0:h1, w0:w1]
+                        region = x[batch_of[i], (c * ph + p) * pw + q, h0:h1, w0:w1]
                         out[i, c, p, q] = region.sum() / ((h1 - h0) * (w1 - w0))
     return out
 
@@ -374,6 +378,84 @@ def test_roi_api_value(which: str, expected: list[float]) -> None:
     layer = (ops.RoIAlign if which == "align" else ops.RoIPool)(output_size=1)
     out = layer(paddle.to_tensor(data), paddle.to_tensor(boxes), paddle.to_tensor(np.array([2], dtype="int32")))
     np.testing.assert_almost_equal(out.numpy(), np.array(expected, dtype="float32").reshape(2, 1, 1, 1))
+
+
+def test_psroi_pool_op_case() -> None:
+    # TestPSROIPoolOp: 3 images (1, 2, 3 rois), 12 channels, 6x4, scale 1/4, 2x2 bins
+    x = RNG.random((3, 12, 6, 4))
+    rois, batch = [], []
+    for b in range(3):
+        for _ in range(b + 1):
+            x1 = RNG.integers(0, 16 - 2 + 1)
+            y1 = RNG.integers(0, 24 - 2 + 1)
+            rois.append([x1, y1, RNG.integers(x1 + 2, 16 + 1), RNG.integers(y1 + 2, 24 + 1)])
+            batch.append(b)
+    rois = np.array(rois, dtype="float64")
+    num = np.array([1, 2, 3], dtype="int32")
+    xt = paddle.to_tensor(x, stop_gradient=False)
+    out = ops.psroi_pool(xt, paddle.to_tensor(rois), paddle.to_tensor(num), (2, 2), 0.25)
+    np.testing.assert_allclose(out.numpy(), _psroi_pool_ref(x, rois, 2, 2, 0.25, np.array(batch)), rtol=1e-12)
+    out.sum().backward()  # check_grad: every input cell gets 1/area of each bin it lies in
+    assert np.all(np.isfinite(xt.grad.numpy()))
+
+
+PSROI_BOXES = np.array([[1, 5, 8, 10], [4, 2, 6, 7], [12, 12, 19, 21]], dtype="float32")
+
+
+@pytest.mark.parametrize("output_size", [7, (7, 7)], ids=["int", "tuple"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_psroi_pool_function_api(output_size: object, dtype: str) -> None:
+    # TestPSROIPoolDynamicFunctionAPI: 490 channels, 7x7 bins -> 10 output channels
+    x = RNG.random((2, 490, 28, 28)).astype("float32")
+    out = ops.psroi_pool(
+        paddle.to_tensor(x, dtype),
+        paddle.to_tensor(PSROI_BOXES, dtype),
+        paddle.to_tensor(np.array([1, 2], dtype="int32")),
+        output_size,
+    ).numpy()
+    ref = _psroi_pool_ref(x.astype(np.float64), PSROI_BOXES, 7, 7, 1.0, np.array([0, 1, 1]))
+    np.testing.assert_allclose(out, ref, rtol=1e-5)
+
+
+def test_psroi_pool_class_api() -> None:
+    # TestPSROIPoolDynamicClassAPI: PSRoIPool(8, 1.1) on 128 channels -> 2
+    x = RNG.random((2, 128, 32, 32)).astype("float32")
+    boxes = np.array([[3, 5, 6, 13], [7, 4, 22, 18], [4, 5, 7, 10], [5, 3, 25, 21]], dtype="float32")
+    layer = ops.PSRoIPool(8, 1.1)
+    for dtype in ("float32", "float64"):
+        out = layer(
+            paddle.to_tensor(x, dtype), paddle.to_tensor(boxes, dtype), paddle.to_tensor(np.array([2, 2], "int32"))
+        )
+        ref = _psroi_pool_ref(x.astype(np.float64), boxes, 8, 8, 1.1, np.array([0, 0, 1, 1]))
+        np.testing.assert_allclose(out.numpy(), ref, rtol=1e-5)
+
+
+def test_psroi_pool_static() -> None:
+    # TestPSROIPoolStaticAPI (_NOLOD): boxes_num given as a tensor
+    x = RNG.random((2, 490, 28, 28)).astype("float32")
+
+    def build():
+        xs = paddle.static.data("x", [2, 490, 28, 28], "float32")
+        bs = paddle.static.data("boxes", [3, 4], "float32")
+        ns = paddle.static.data("boxes_num", [2], "int32")
+        return [ops.psroi_pool(xs, bs, ns, 7)]
+
+    (out,) = _run_static(build, {"x": x, "boxes": PSROI_BOXES, "boxes_num": np.array([1, 2], "int32")})
+    np.testing.assert_allclose(
+        out, _psroi_pool_ref(x.astype(np.float64), PSROI_BOXES, 7, 7, 1.0, np.array([0, 1, 1])), rtol=1e-5
+    )
+
+
+@pytest.mark.parametrize(
+    "boxes_num,output_size",
+    [([1, 5], 7), ([1, 1, 1], 7), ([2, 1], 4), ([1, 2], 0)],
+    ids=["boxes_num_nums", "boxes_num_length", "channel", "zero_div"],
+)
+def test_psroi_pool_errors(boxes_num: list[int], output_size: int) -> None:
+    # TestPSROIPoolBoxesNumError / ChannelError (490 not divisible by 16) / ZeroDivError
+    x = paddle.uniform([2, 490, 28, 28], dtype="float32")
+    with pytest.raises(ValueError):
+        ops.psroi_pool(x, paddle.to_tensor(PSROI_BOXES), paddle.to_tensor(boxes_num, "int32"), output_size)
 
 
 def test_roi_grad_runs() -> None:
