@@ -35,8 +35,10 @@ Sources (all under `test/legacy_test/`):
   whole-pixel offset against conv2d of the shifted input.
 * `test_generate_proposals_v2_op.py`: proposals inside the image, at most
   post_nms_top_n per image, rois_num consistent, scores sorted.
-* `test_distribute_fpn_proposals_op.py`: level assignment, per-level rois and the
-  restore index against the test's `distribute_fpn_proposals` reference.
+* `test_distribute_fpn_proposals_op.py`: `...WithRoisNum` and `...NoOffset` (300 rois
+  in two images of 512x512): level assignment, per-level rois and counts, restore
+  index against the test's reference; `TestDistributeFpnProposalsAPI` (static ==
+  dygraph).
 * `test_yolov3_loss_op.py`: the loss's shape, finiteness, sign and a gradient; its
   full numpy reference (`YOLOv3Loss`) is not re-expressed here (the loss is checked
   against Paddle's values in `test_vision_ops.py`).
@@ -951,23 +953,59 @@ def test_generate_proposals() -> None:
 
 
 # ---------------------------------------------------------------- distribute_fpn_proposals
-def test_distribute_fpn_proposals() -> None:
-    rois = _rand_boxes(20) * 20
-    rois_num = np.array([12, 8], dtype="int32")
+def _fpn_rois():
+    # make_rois: two images with 100 and 200 rois inside 512x512
+    rois = []
+    for _ in range(300):
+        xywh = RNG.random(4)
+        xy1 = xywh[:2] * 20
+        xy2 = xy1 + xywh[2:] * (np.array([512, 512]) - xy1)
+        rois.append([*xy1, *xy2])
+    return np.array(rois, dtype="float32"), np.array([100, 200], dtype="int32")
+
+
+@pytest.mark.parametrize("pixel_offset", [True, False], ids=["WithRoisNum", "NoOffset"])
+def test_distribute_fpn_proposals(pixel_offset: bool) -> None:
+    rois, rois_num = _fpn_rois()
     lo, hi, refer_level, refer_scale = 2, 5, 4, 224
     multi, restore, nums = ops.distribute_fpn_proposals(
-        paddle.to_tensor(rois), lo, hi, refer_level, refer_scale, rois_num=paddle.to_tensor(rois_num)
+        paddle.to_tensor(rois), lo, hi, refer_level, refer_scale, pixel_offset, rois_num=paddle.to_tensor(rois_num)
     )
-    area = (rois[:, 2] - rois[:, 0]) * (rois[:, 3] - rois[:, 1])
-    lvl = np.clip(np.floor(np.log2(np.sqrt(area) / refer_scale + 1e-6) + refer_level), lo, hi).astype(int)
+    off = 1 if pixel_offset else 0
+    r64 = rois.astype(np.float64)
+    area = (r64[:, 2] - r64[:, 0] + off) * (r64[:, 3] - r64[:, 1] + off)
+    lvl = np.clip(np.floor(refer_level + np.log2(np.sqrt(area) / refer_scale + 1e-8)), lo, hi).astype(int)
+    batch = np.repeat([0, 1], rois_num)
     order = []
+    assert len(multi) == len(nums) == hi - lo + 1
     for k, level in enumerate(range(lo, hi + 1)):
         idx = np.nonzero(lvl == level)[0]
         order.append(idx)
         np.testing.assert_allclose(multi[k].numpy().reshape(-1, 4), rois[idx], rtol=1e-6)
-        batch = np.repeat([0, 1], rois_num)[idx]
-        np.testing.assert_array_equal(nums[k].numpy(), [np.sum(batch == 0), np.sum(batch == 1)])
+        np.testing.assert_array_equal(nums[k].numpy(), [np.sum(batch[idx] == 0), np.sum(batch[idx] == 1)])
     np.testing.assert_array_equal(restore.numpy().reshape(-1), np.argsort(np.concatenate(order), kind="stable"))
+
+
+def test_distribute_fpn_proposals_api_dygraph_with_static() -> None:
+    # TestDistributeFpnProposalsAPI: 10 random rois in [0, 1), rois_num [4, 6]
+    rois_np = RNG.random((10, 4)).astype("float32")
+    num_np = np.array([4, 6], dtype="int32")
+    kw = dict(min_level=2, max_level=5, refer_level=4, refer_scale=224)
+
+    def build():
+        r = paddle.static.data("rois", [10, 4], "float32")
+        n = paddle.static.data("rois_num", [2], "int32")
+        multi, restore, nums = ops.distribute_fpn_proposals(fpn_rois=r, rois_num=n, **kw)
+        return [*multi, restore, *nums]
+
+    static_out = _run_static(build, {"rois": rois_np, "rois_num": num_np})
+    multi, restore, nums = ops.distribute_fpn_proposals(
+        fpn_rois=paddle.to_tensor(rois_np), rois_num=paddle.to_tensor(num_np), **kw
+    )
+    dy = [*multi, restore, *nums]
+    assert len(static_out) == len(dy)
+    for a, b in zip(static_out, dy, strict=True):
+        np.testing.assert_allclose(np.asarray(a), b.numpy(), rtol=1e-5)
 
 
 # ---------------------------------------------------------------- yolo_loss
