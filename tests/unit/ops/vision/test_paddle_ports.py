@@ -10,9 +10,10 @@ Sources (all under `test/legacy_test/`):
   `top_k`) against its `multiclass_nms`, eager and static; 64 random boxes, IoU 0.5,
   top_k 20.  `test_multiclass_nms_dynamic_to_static` (jit.save/load of a function) is
   covered by pullback's jit tests, not repeated here.
-* `test_matrix_nms_op.py` (and `TestOpsNMS.test_matrix_nms_dynamic`): matrix_nms on
-  random boxes (shapes, index/box consistency, score order), and the linear decay of
-  two identical boxes by hand.
+* `test_matrix_nms_op.py`: `TestMatrixNMSOp`, `...NoOutput`, `...Gaussian` against the
+  test's `batched_multiclass_nms` (2 images of 150 boxes instead of 7 of 1200, for
+  time), `TestMatrixNMSError`; `TestOpsNMS.test_matrix_nms_dynamic` (shapes,
+  index/box consistency, score order); the linear decay of identical boxes by hand.
 * `test_roi_pool_op.py`, `test_roi_align_op.py`, `test_psroi_pool_op.py`: x (3, 3, 8, 6)
   float64 with random rois per image, against the tests' numpy pooling loops; the
   Layer forms (`RoIPool`, `RoIAlign`, `PSRoIPool`) against the functions.
@@ -167,6 +168,112 @@ def test_matrix_nms_random() -> None:
     # decayed scores never exceed the originals, and come sorted
     assert np.all(out[:, 1] <= scores[0, labels, index] + 1e-6)
     assert np.all(np.diff(out[:, 1]) <= 1e-7)
+
+
+def _iou_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    tl = np.maximum(a[:, None, :2], b[:, :2])
+    br = np.minimum(a[:, None, 2:], b[:, 2:])
+    inter = np.prod(br - tl, axis=2) * (tl < br).all(axis=2)
+    area_a = np.prod(a[:, 2:] - a[:, :2], axis=1)
+    area_b = np.prod(b[:, 2:] - b[:, :2], axis=1)
+    return inter / (area_a[:, None] + area_b - inter + 1e-10)
+
+
+def _matrix_nms_class(boxes, scores, score_threshold, post_threshold, nms_top_k, use_gaussian, sigma):
+    sel = np.nonzero(scores > score_threshold)[0]
+    order = np.argsort(-scores[sel], kind="mergesort")
+    idx = sel[order][: nms_top_k if nms_top_k > -1 else None]
+    sc = scores[idx]
+    b = boxes[idx]
+    ious = np.triu(_iou_matrix(b, b), k=1)
+    cmax = np.repeat(ious.max(0)[:, None], len(idx), axis=1)
+    decay = np.exp((cmax**2 - ious**2) * sigma) if use_gaussian else (1 - ious) / (1 - cmax)
+    ds = sc * decay.min(0)
+    if post_threshold > 0:
+        keep = ds > post_threshold
+        return ds[keep], b[keep], idx[keep]
+    return ds, b, idx
+
+
+def _matrix_nms_ref(boxes, scores, score_threshold, post_threshold, nms_top_k, keep_top_k, use_gaussian, sigma=2.0):
+    """The test's `batched_multiclass_nms` re-expressed (background class 0)."""
+    outs, indices, nums = [], [], []
+    for n in range(scores.shape[0]):
+        pred, ind = [], []
+        for c in range(1, scores.shape[1]):
+            ds, b, idx = _matrix_nms_class(
+                boxes[n], scores[n, c], score_threshold, post_threshold, nms_top_k, use_gaussian, sigma
+            )
+            pred.append(np.concatenate([np.full((len(ds), 1), c), ds[:, None], b], axis=1))
+            ind.append(idx)
+        pred, ind = np.concatenate(pred), np.concatenate(ind)
+        order = np.argsort(-pred[:, 1], kind="mergesort")[: keep_top_k if keep_top_k > -1 else None]
+        outs.append(pred[order])
+        indices.append(ind[order] + n * scores.shape[2])
+        nums.append(len(order))
+    return np.concatenate(outs), np.concatenate(indices), np.array(nums)
+
+
+@pytest.mark.parametrize(
+    "post_threshold,use_gaussian",
+    [(0.0, False), (2.0, False), (0.0, True)],
+    ids=["TestMatrixNMSOp", "NoOutput", "Gaussian"],
+)
+def test_matrix_nms_op_cases(post_threshold: float, use_gaussian: bool) -> None:
+    # TestMatrixNMSOp (and ...NoOutput, ...Gaussian), with N = 2 images and M = 150
+    # boxes instead of 7 and 1200 (21 classes, softmax scores, nms_top_k 400,
+    # keep_top_k 200, score_threshold 0.01, as in Paddle)
+    n, m, c = 2, 150, 21
+    scores = RNG.random((n * m, c)).astype("float32")
+    scores = np.exp(scores - scores.max(1, keepdims=True))
+    scores = (scores / scores.sum(1, keepdims=True)).reshape(n, m, c).transpose(0, 2, 1).copy()
+    boxes = RNG.random((n, m, 4)).astype("float32")
+    boxes[:, :, :2] *= 0.5
+    boxes[:, :, 2:] = boxes[:, :, 2:] * 0.5 + 0.5
+    out, num, index = ops.matrix_nms(
+        paddle.to_tensor(boxes),
+        paddle.to_tensor(scores),
+        0.01,
+        post_threshold,
+        400,
+        200,
+        use_gaussian=use_gaussian,
+        gaussian_sigma=2.0,
+        background_label=0,
+        normalized=True,
+        return_index=True,
+    )
+    ref_out, ref_index, ref_num = _matrix_nms_ref(
+        boxes.astype(np.float64), scores.astype(np.float64), 0.01, post_threshold, 400, 200, use_gaussian
+    )
+    np.testing.assert_array_equal(num.numpy(), ref_num)
+    assert out.shape[0] == len(ref_out) and out.shape[1] == 6
+    np.testing.assert_allclose(out.numpy(), ref_out.reshape(-1, 6), rtol=1e-4, atol=1e-6)
+    np.testing.assert_array_equal(index.numpy().reshape(-1), ref_index)
+
+
+def test_matrix_nms_errors() -> None:
+    # TestMatrixNMSError: numpy bboxes or scores -> TypeError
+    boxes = RNG.random((7, 12, 4)).astype("float32")
+    scores = RNG.random((7, 3, 12)).astype("float32")
+    with pytest.raises(TypeError):
+        ops.matrix_nms(
+            bboxes=boxes,
+            scores=paddle.to_tensor(scores),
+            score_threshold=0.01,
+            post_threshold=0.0,
+            nms_top_k=400,
+            keep_top_k=200,
+        )
+    with pytest.raises(TypeError):
+        ops.matrix_nms(
+            bboxes=paddle.to_tensor(boxes),
+            scores=scores,
+            score_threshold=0.01,
+            post_threshold=0.0,
+            nms_top_k=400,
+            keep_top_k=200,
+        )
 
 
 def test_matrix_nms_linear_decay() -> None:
