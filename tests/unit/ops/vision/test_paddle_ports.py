@@ -34,8 +34,10 @@ Sources (all under `test/legacy_test/`):
   groups, no bias, no mask) against a numpy deformable convolution (DCN v2 bilinear
   sampling, zero outside); zero offsets with a unit mask against `conv2d`, a
   whole-pixel offset against conv2d of the shifted input.
-* `test_generate_proposals_v2_op.py`: proposals inside the image, at most
-  post_nms_top_n per image, rois_num consistent, scores sorted.
+* `test_generate_proposals_v2_op.py`: `TestGenerateProposalsV2Op` (and the commented
+  `...NoOffset`) against the test's `proposal_for_one_image` with
+  `test_anchor_generator_op.py`'s anchors; and, on two images, proposals inside the
+  image, at most post_nms_top_n each, rois_num consistent, scores sorted.
 * `test_distribute_fpn_proposals_op.py`: `...WithRoisNum` and `...NoOffset` (300 rois
   in two images of 512x512): level assignment, per-level rois and counts, restore
   index against the test's reference; `TestDistributeFpnProposalsAPI` (static ==
@@ -1057,6 +1059,111 @@ def test_generate_proposals() -> None:
             for q in range(p + 1, k):
                 assert _iou(r[p], r[q]) <= 0.5 + 1e-6
         start += k
+
+
+def _anchor_generator(layer_h, layer_w, sizes, ratios, stride, offset):
+    """test_anchor_generator_op.py's `anchor_generator_in_python`, re-expressed."""
+    out = np.zeros((layer_h, layer_w, len(sizes) * len(ratios), 4), dtype="float32")
+    for hi in range(layer_h):
+        for wi in range(layer_w):
+            cx = wi * stride[0] + offset * (stride[0] - 1)
+            cy = hi * stride[1] + offset * (stride[1] - 1)
+            k = 0
+            for ar in ratios:
+                for size in sizes:
+                    base_w = np.round(np.sqrt(stride[0] * stride[1] / ar))
+                    base_h = np.round(base_w * ar)
+                    w, h = size / stride[0] * base_w, size / stride[1] * base_h
+                    out[hi, wi, k] = [cx - 0.5 * (w - 1), cy - 0.5 * (h - 1), cx + 0.5 * (w - 1), cy + 0.5 * (h - 1)]
+                    k += 1
+    return out, np.ones_like(out)
+
+
+def _proposals_one_image(
+    im_shape, anchors, variances, deltas, scores, pre_n, post_n, thresh, min_size, eta, pixel_offset
+):
+    """The test's `proposal_for_one_image` (decode, clip, filter, greedy NMS)."""
+    off = 1 if pixel_offset else 0
+    deltas = deltas.transpose(1, 2, 0).reshape(-1, 4)
+    scores = scores.transpose(1, 2, 0).reshape(-1)
+    order = np.argsort(-scores, kind="stable")
+    if 0 < pre_n < len(scores):
+        order = order[:pre_n]
+    scores, deltas, a, v = scores[order], deltas[order], anchors[order], variances[order]
+    aw, ah = a[:, 2] - a[:, 0] + off, a[:, 3] - a[:, 1] + off
+    acx, acy = a[:, 0] + 0.5 * aw, a[:, 1] + 0.5 * ah
+    clip = math.log(1000 / 16.0)
+    cx, cy = v[:, 0] * deltas[:, 0] * aw + acx, v[:, 1] * deltas[:, 1] * ah + acy
+    w = np.exp(np.minimum(v[:, 2] * deltas[:, 2], clip)) * aw
+    h = np.exp(np.minimum(v[:, 3] * deltas[:, 3], clip)) * ah
+    boxes = np.stack([cx - w / 2, cy - h / 2, cx + w / 2 - off, cy + h / 2 - off], 1).astype("float32")
+    boxes[:, 0::2] = np.maximum(np.minimum(boxes[:, 0::2], im_shape[1] - off), 0)
+    boxes[:, 1::2] = np.maximum(np.minimum(boxes[:, 1::2], im_shape[0] - off), 0)
+    ws, hs = boxes[:, 2] - boxes[:, 0] + off, boxes[:, 3] - boxes[:, 1] + off
+    ms = max(min_size, 1.0)
+    keep = (ws >= ms) & (hs >= ms)
+    if pixel_offset:
+        keep &= (boxes[:, 0] + ws / 2 < im_shape[1]) & (boxes[:, 1] + hs / 2 < im_shape[0])
+    boxes, scores = boxes[keep], scores[keep]
+    if len(boxes) == 0:
+        return np.zeros((1, 4), "float32"), np.zeros((1,), "float32")
+
+    def iou(p, q):
+        area_p = (p[2] - p[0] + off) * (p[3] - p[1] + off)
+        area_q = (q[2] - q[0] + off) * (q[3] - q[1] + off)
+        iw = max(min(p[2], q[2]) - max(p[0], q[0]) + off, 0.0)
+        ih = max(min(p[3], q[3]) - max(p[1], q[1]) + off, 0.0)
+        return iw * ih / (area_p + area_q - iw * ih)
+
+    selected, adaptive = [], thresh
+    for i in np.argsort(-scores, kind="stable"):
+        if all(iou(boxes[i], boxes[j]) <= adaptive for j in selected):
+            selected.append(i)
+            if eta < 1 and adaptive > 0.5:
+                adaptive *= eta
+    selected = selected[:post_n] if 0 < post_n < len(selected) else selected
+    return boxes[selected], scores[selected]
+
+
+@pytest.mark.parametrize("pixel_offset", [True, False], ids=["TestGenerateProposalsV2Op", "NoOffset"])
+def test_generate_proposals_v2_op(pixel_offset: bool) -> None:
+    # TestGenerateProposalsV2Op: a 16x16 layer, anchors of sizes 16/32 and ratios 0.5/1,
+    # image 64x64, pre 12000, post 5000, NMS 0.7, min_size 3 (NoOffset is commented
+    # out in Paddle; its parameters are ported too)
+    anchors, variances = _anchor_generator(16, 16, [16.0, 32.0], [0.5, 1.0], [16.0, 16.0], 0.5)
+    im_shape = np.array([[64, 64]], dtype="float32")
+    scores = RNG.random((1, 4, 16, 16)).astype("float32")
+    deltas = RNG.random((1, 16, 16, 16)).astype("float32")
+    rois, probs, num = ops.generate_proposals(
+        paddle.to_tensor(scores),
+        paddle.to_tensor(deltas),
+        paddle.to_tensor(im_shape),
+        paddle.to_tensor(anchors),
+        paddle.to_tensor(variances),
+        pre_nms_top_n=12000,
+        post_nms_top_n=5000,
+        nms_thresh=0.7,
+        min_size=3.0,
+        eta=1.0,
+        pixel_offset=pixel_offset,
+        return_rois_num=True,
+    )
+    ref_rois, ref_probs = _proposals_one_image(
+        im_shape[0],
+        anchors.reshape(-1, 4),
+        variances.reshape(-1, 4),
+        deltas[0],
+        scores[0],
+        12000,
+        5000,
+        0.7,
+        3.0,
+        1.0,
+        pixel_offset,
+    )
+    np.testing.assert_array_equal(num.numpy(), [len(ref_rois)])
+    np.testing.assert_allclose(rois.numpy(), ref_rois, rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(probs.numpy().reshape(-1), ref_probs, rtol=1e-6)
 
 
 # ---------------------------------------------------------------- distribute_fpn_proposals
