@@ -8,8 +8,7 @@ Sources (all under `test/legacy_test/`):
 * `test_nms_op.py` / `test_ops_nms.py`: `nms` without scores (input order) against the
   test's `nms` reference, with scores, multiclass (`category_idxs`, `categories`,
   `top_k`) against its `multiclass_nms`, eager and static; 64 random boxes, IoU 0.5,
-  top_k 20.  `test_multiclass_nms_dynamic_to_static` (jit.save/load of a function) is
-  covered by pullback's jit tests, not repeated here.
+  top_k 20; `test_multiclass_nms_dynamic_to_static` (jit.save/load of a function).
 * `test_matrix_nms_op.py`: `TestMatrixNMSOp`, `...NoOutput`, `...Gaussian` against the
   test's `batched_multiclass_nms` (2 images of 150 boxes instead of 7 of 1200, for
   time), `TestMatrixNMSError`; `TestOpsNMS.test_matrix_nms_dynamic` (shapes,
@@ -147,6 +146,30 @@ def test_multiclass_nms_static() -> None:
 
     (out,) = _run_static(build, {"boxes": boxes, "scores": scores, "category_idxs": cats})
     np.testing.assert_array_equal(np.squeeze(out), _multiclass_nms_ref(boxes, scores, cats, 0.5, 20))
+
+
+def test_multiclass_nms_dynamic_to_static(tmp_path) -> None:
+    # TestOpsNMS.test_multiclass_nms_dynamic_to_static: jit.save a function calling nms
+    # with InputSpec [None, 4], load it back, same indices
+    def fun(x):
+        scores = np.arange(0, 64).astype("float32")
+        categories = np.array([0, 1, 2, 3])
+        return ops.nms(x, 0.1, paddle.to_tensor(scores), paddle.to_tensor(categories.repeat(16)), categories, 10)
+
+    boxes, _, _ = _gen_boxes()
+    origin = fun(paddle.to_tensor(boxes)).numpy()
+    with warnings.catch_warnings():
+        # pullback says the file is its own IR text (nms has no Paddle operator there)
+        # and that nms runs on the host interpreter: both expected here
+        warnings.simplefilter("ignore", UserWarning)
+        paddle.jit.save(
+            fun, str(tmp_path / "net"), input_spec=[paddle.static.InputSpec(shape=[None, 4], dtype="float32", name="x")]
+        )
+        res = paddle.jit.load(str(tmp_path / "net"))(paddle.to_tensor(boxes)).numpy()
+    np.testing.assert_array_equal(origin, res)
+    np.testing.assert_array_equal(
+        origin, _multiclass_nms_ref(boxes, np.arange(64, dtype="float32"), np.arange(4).repeat(16), 0.1, 10)
+    )
 
 
 # ---------------------------------------------------------------- matrix_nms
