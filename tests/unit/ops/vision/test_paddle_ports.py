@@ -41,9 +41,9 @@ Sources (all under `test/legacy_test/`):
   in two images of 512x512): level assignment, per-level rois and counts, restore
   index against the test's reference; `TestDistributeFpnProposalsAPI` (static ==
   dygraph).
-* `test_yolov3_loss_op.py`: the loss's shape, finiteness, sign and a gradient; its
-  full numpy reference (`YOLOv3Loss`) is not re-expressed here (the loss is checked
-  against Paddle's values in `test_vision_ops.py`).
+* `test_yolov3_loss_op.py`: `TestYolov3LossOp`, `...WithoutLabelSmooth`,
+  `...NoGTScore`, `...WithScaleXY` against the test's `YOLOv3Loss` (atol 2e-3 as
+  there), a finite gradient; `TestYolov3LossDygraph`/`...Static` (static == eager).
 """
 
 from __future__ import annotations
@@ -1246,27 +1246,148 @@ def test_distribute_fpn_proposals_api_dygraph_with_static() -> None:
 
 
 # ---------------------------------------------------------------- yolo_loss
-def test_yolo_loss() -> None:
-    anchors = [10, 13, 16, 30, 33, 23, 30, 61, 62, 45, 59, 119]
-    mask, class_num = [0, 1, 2], 3
-    x = paddle.to_tensor(RNG.random((2, 3 * (5 + class_num), 5, 5)).astype("float32") - 0.5, stop_gradient=False)
-    gt_box = np.concatenate([RNG.random((2, 4, 2)) * 0.5 + 0.25, RNG.random((2, 4, 2)) * 0.3 + 0.05], -1).astype(
-        "float32"
+def _sce(x, label):
+    sx = 1 / (1 + np.exp(-x))
+    return -label * np.log(sx) - (1 - label) * np.log(1 - sx)
+
+
+def _xywh_iou(b1, b2):
+    """[n, p, 4] x [n, q, 4] (centre, size) -> [n, p, q], the test's `batch_xywh_box_iou`."""
+    l1, r1 = b1[..., 0] - b1[..., 2] / 2, b1[..., 0] + b1[..., 2] / 2
+    t1, d1 = b1[..., 1] - b1[..., 3] / 2, b1[..., 1] + b1[..., 3] / 2
+    l2, r2 = b2[..., 0] - b2[..., 2] / 2, b2[..., 0] + b2[..., 2] / 2
+    t2, d2 = b2[..., 1] - b2[..., 3] / 2, b2[..., 1] + b2[..., 3] / 2
+    iw = np.clip(np.minimum(r1[:, :, None], r2[:, None]) - np.maximum(l1[:, :, None], l2[:, None]), 0, 1)
+    ih = np.clip(np.minimum(d1[:, :, None], d2[:, None]) - np.maximum(t1[:, :, None], t2[:, None]), 0, 1)
+    inter = iw * ih
+    a1, a2 = (r1 - l1) * (d1 - t1), (r2 - l2) * (d2 - t2)
+    return inter / (a1[:, :, None] + a2[:, None] - inter)
+
+
+def _yolov3_loss_ref(
+    x, gtbox, gtlabel, gtscore, anchors, anchor_mask, class_num, ignore_thresh, downsample, smooth, scale_x_y
+):
+    """The test's `YOLOv3Loss`, re-expressed (the loss only)."""
+    n, _, h, w = x.shape
+    nb, mask_num = gtbox.shape[1], len(anchor_mask)
+    input_size = downsample * h
+    x = x.reshape(n, mask_num, 5 + class_num, h, w).transpose(0, 1, 3, 4, 2)
+    sw = min(1.0 / class_num, 1.0 / 40)
+    pos, neg = (1.0 - sw, sw) if smooth else (1.0, 0.0)
+    bias = -0.5 * (scale_x_y - 1.0)
+    gx, gy = np.tile(np.arange(w), (h, 1)), np.tile(np.arange(h).reshape(-1, 1), (1, w))
+    mask_anchors = [(anchors[2 * m], anchors[2 * m + 1]) for m in anchor_mask]
+    aw = np.array([a[0] / input_size for a in mask_anchors]).reshape(1, mask_num, 1, 1)
+    ah = np.array([a[1] / input_size for a in mask_anchors]).reshape(1, mask_num, 1, 1)
+    pred = np.stack(
+        [
+            (gx + 1 / (1 + np.exp(-x[..., 0])) * scale_x_y + bias) / w,
+            (gy + 1 / (1 + np.exp(-x[..., 1])) * scale_x_y + bias) / h,
+            np.exp(x[..., 2]) * aw,
+            np.exp(x[..., 3]) * ah,
+        ],
+        -1,
+    ).reshape(n, -1, 4)
+    obj_logit = x[..., 4].reshape(n, -1)
+    objness = np.where(_xywh_iou(pred, gtbox).max(-1) > ignore_thresh, -1.0, 0.0)
+    all_anchors = np.array(
+        [(anchors[2 * i] / input_size, anchors[2 * i + 1] / input_size) for i in range(len(anchors) // 2)]
     )
-    gt_label = RNG.integers(0, class_num, (2, 4)).astype("int32")
+    anchor_boxes = np.tile(np.concatenate([np.zeros_like(all_anchors), all_anchors], -1)[None], (n, 1, 1))
+    shifted = gtbox.copy()
+    shifted[..., :2] = 0
+    best = np.argmax(_xywh_iou(shifted, anchor_boxes), -1)
+    loss = np.zeros(n)
+    for i in range(n):
+        for j in range(nb):
+            if gtbox[i, j, 2:].sum() == 0 or best[i, j] not in anchor_mask:
+                continue
+            a = anchor_mask.index(best[i, j])
+            gi, gj = int(gtbox[i, j, 0] * w), int(gtbox[i, j, 1] * h)
+            tx, ty = gtbox[i, j, 0] * w - gi, gtbox[i, j, 1] * h - gj
+            tw = np.log(gtbox[i, j, 2] * input_size / mask_anchors[a][0])
+            th = np.log(gtbox[i, j, 3] * input_size / mask_anchors[a][1])
+            sc = (2.0 - gtbox[i, j, 2] * gtbox[i, j, 3]) * gtscore[i, j]
+            cell = x[i, a, gj, gi]
+            loss[i] += (_sce(cell[0], tx) + _sce(cell[1], ty) + abs(cell[2] - tw) + abs(cell[3] - th)) * sc
+            objness[i, a * h * w + gj * w + gi] = gtscore[i, j]
+            for k in range(class_num):
+                loss[i] += _sce(cell[5 + k], pos if k == gtlabel[i, j] else neg) * gtscore[i, j]
+        o = objness[i]
+        loss[i] += (_sce(obj_logit[i], 1.0) * o)[o > 0].sum() + _sce(obj_logit[i], 0.0)[o == 0].sum()
+    return loss
+
+
+YOLO_LOSS_CASES = {
+    # name: (gt_score given, use_label_smooth, scale_x_y)
+    "TestYolov3LossOp": (True, True, 1.0),
+    "WithoutLabelSmooth": (True, False, 1.0),
+    "NoGTScore": (False, True, 1.0),
+    "WithScaleXY": (True, True, 1.2),
+}
+
+
+@pytest.mark.parametrize("case", list(YOLO_LOSS_CASES))
+def test_yolov3_loss_op(case: str) -> None:
+    with_score, smooth, scale_x_y = YOLO_LOSS_CASES[case]
+    anchors = [10, 13, 16, 30, 33, 23, 30, 61, 62, 45, 59, 119, 116, 90, 156, 198, 373, 326]
+    mask, class_num = [0, 1, 2], 5
+    u = RNG.uniform(0, 1, (3, 3 * (5 + class_num), 5, 5))
+    x = np.log(u / (1 - u))  # logit of a uniform, as the test draws
+    gtmask = RNG.integers(0, 2, (3, 5))
+    gtbox = RNG.random((3, 5, 4)) * gtmask[..., None]
+    gtlabel = (RNG.integers(0, class_num, (3, 5)) * gtmask).astype("int32")
+    gtscore = RNG.random((3, 5)) if with_score else np.ones((3, 5))
+    xt = paddle.to_tensor(x, stop_gradient=False)
     loss = ops.yolo_loss(
-        x,
-        paddle.to_tensor(gt_box),
-        paddle.to_tensor(gt_label),
-        anchors,
-        mask,
-        class_num,
-        0.7,
-        32,
-        use_label_smooth=True,
+        xt,
+        gt_box=paddle.to_tensor(gtbox),
+        gt_label=paddle.to_tensor(gtlabel),
+        anchors=anchors,
+        anchor_mask=mask,
+        class_num=class_num,
+        ignore_thresh=0.7,
+        downsample_ratio=32,
+        gt_score=paddle.to_tensor(gtscore) if with_score else None,
+        use_label_smooth=smooth,
+        scale_x_y=scale_x_y,
     )
-    assert list(loss.shape) == [2]
-    lv = loss.numpy()
-    assert np.all(np.isfinite(lv)) and np.all(lv > 0)
+    ref = _yolov3_loss_ref(x, gtbox, gtlabel, gtscore, anchors, mask, class_num, 0.7, 32, smooth, scale_x_y)
+    np.testing.assert_allclose(loss.numpy(), ref, rtol=1e-6, atol=2e-3)
     loss.sum().backward()
-    assert x.grad is not None and np.all(np.isfinite(x.grad.numpy())) and np.abs(x.grad.numpy()).sum() > 0
+    assert np.all(np.isfinite(xt.grad.numpy()))
+
+
+def test_yolov3_loss_dygraph_and_static() -> None:
+    # TestYolov3LossDygraph / TestYolov3LossStatic: two anchors, with and without gt_score
+    x = RNG.random((2, 14, 8, 8)).astype("float32")
+    gt_box = RNG.random((2, 10, 4)).astype("float32")
+    gt_label = np.zeros((2, 10), dtype="int32")  # the test's random [0, 1) cast to int32
+    gt_score = RNG.random((2, 10)).astype("float32")
+    kw = dict(
+        anchors=[10, 13, 16, 30],
+        anchor_mask=[0, 1],
+        class_num=2,
+        ignore_thresh=0.7,
+        downsample_ratio=8,
+        use_label_smooth=True,
+        scale_x_y=1.0,
+    )
+    t = paddle.to_tensor
+    eager = ops.yolo_loss(t(x), gt_box=t(gt_box), gt_label=t(gt_label), **kw)
+    assert eager.shape == [2]
+    eager_s = ops.yolo_loss(t(x), gt_box=t(gt_box), gt_label=t(gt_label), gt_score=t(gt_score), **kw)
+
+    def build():
+        xs = paddle.static.data("x", [2, 14, 8, 8], "float32")
+        bs = paddle.static.data("gt_box", [2, 10, 4], "float32")
+        ls = paddle.static.data("gt_label", [2, 10], "int32")
+        ss = paddle.static.data("gt_score", [2, 10], "float32")
+        return [
+            ops.yolo_loss(xs, gt_box=bs, gt_label=ls, gt_score=ss, **kw),
+            ops.yolo_loss(xs, gt_box=bs, gt_label=ls, **kw),
+        ]
+
+    with_score, without = _run_static(build, {"x": x, "gt_box": gt_box, "gt_label": gt_label, "gt_score": gt_score})
+    np.testing.assert_allclose(with_score, eager_s.numpy(), rtol=1e-5)
+    np.testing.assert_allclose(without, eager.numpy(), rtol=1e-5)
