@@ -490,7 +490,7 @@ def test_reindex_graph_static(static_mode: None) -> None:
 
 # ---------------------------------------------------------------- sample_neighbors
 def _random_csc(num_nodes: int = 20, num_edges: int = 100):
-    edges = RNG.integers(0, num_nodes, (num_edges, 2))
+    edges = np.unique(RNG.integers(0, num_nodes, (num_edges, 2)), axis=0)  # no repeated edge
     edges = edges[np.argsort(edges[:, 1], kind="stable")]
     row = edges[:, 0].astype("int64")
     colptr = np.zeros(num_nodes + 1, dtype="int64")
@@ -498,9 +498,15 @@ def _random_csc(num_nodes: int = 20, num_edges: int = 100):
     return row, np.cumsum(colptr), num_nodes
 
 
-@pytest.mark.parametrize("weighted", [False, True], ids=["uniform", "weighted"])
-@pytest.mark.parametrize("sample_size", [5, -1])
-def test_sample_neighbors(weighted: bool, sample_size: int) -> None:
+@pytest.mark.parametrize(
+    "weighted,sample_size,perm_buffer",
+    [(False, 5, False), (False, -1, False), (False, 5, True), (True, 5, False), (True, -1, False)],
+    ids=["uniform", "uniform-all", "uniform-perm_buffer", "weighted", "weighted-all"],
+)
+def test_sample_neighbors(weighted: bool, sample_size: int, perm_buffer: bool) -> None:
+    # test_sample_result, _with_eids and _fisher_yates_sampling (perm_buffer: a GPU path
+    # in Paddle, accepted on the CPU, the same law); weighted_sample_neighbors has no
+    # perm_buffer, as in Paddle
     row, colptr, _ = _random_csc()
     nodes = np.array([0, 8, 1, 2], dtype="int64")
     weight = RNG.random(len(row)).astype("float32") + 0.1
@@ -509,8 +515,9 @@ def test_sample_neighbors(weighted: bool, sample_size: int) -> None:
     if weighted:
         args.append(paddle.to_tensor(weight))
     fn = G.weighted_sample_neighbors if weighted else G.sample_neighbors
+    extra = {"perm_buffer": paddle.to_tensor(eids)} if perm_buffer else {}
     neighbors, count, out_eids = fn(
-        *args, paddle.to_tensor(nodes), sample_size=sample_size, eids=paddle.to_tensor(eids), return_eids=True
+        *args, paddle.to_tensor(nodes), sample_size=sample_size, eids=paddle.to_tensor(eids), return_eids=True, **extra
     )
     neighbors, count, out_eids = neighbors.numpy(), count.numpy(), out_eids.numpy()
     assert count.sum() == len(neighbors) == len(out_eids)
@@ -521,7 +528,7 @@ def test_sample_neighbors(weighted: bool, sample_size: int) -> None:
         assert c == expect
         got = neighbors[start : start + c]
         # each sample is a true neighbor, drawn without replacement (edge ids distinct)
-        assert np.all(np.isin(got, true))
+        assert np.all(np.isin(got, true)) and len(np.unique(got)) == len(got)
         e = out_eids[start : start + c]
         assert len(set(e)) == len(e) and np.all((e >= colptr[node]) & (e < colptr[node + 1]))
         np.testing.assert_array_equal(row[e], got)
