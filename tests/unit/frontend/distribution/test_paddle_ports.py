@@ -1231,8 +1231,8 @@ def test_binomial_poisson_static_support() -> None:
     n, p, rate = np.array([100]), np.array([[0.2, 0.5, 0.7]]), np.array([3.0, 9.0], "float32")
 
     def build():
-        dist = D.Binomial(paddle.static.data("n", [1], "int64"), paddle.static.data("p", [1, 3], "float64"))
-        other = D.Binomial(paddle.static.data("n", [1], "int64"), paddle.static.data("p", [1, 3], "float64") * 0.5)
+        nv, pv = paddle.static.data("n", [1], "int64"), paddle.static.data("p", [1, 3], "float64")
+        dist, other = D.Binomial(nv, pv), D.Binomial(nv, pv * 0.5)
         po = D.Poisson(paddle.static.data("rate", [2], "float32"))
         return [dist.entropy(), dist.sample((1000,)), dist.kl_divergence(other), po.entropy()]
 
