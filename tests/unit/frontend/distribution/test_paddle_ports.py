@@ -27,16 +27,29 @@ Sources (all under `test/distribution/`):
 * `test_distribution_expfamily.py`: `ExponentialFamily.entropy` of the mock Exponential,
   and NotImplementedError for a family without `_mean_carrier_measure` (a dummy,
   Dirichlet, Beta).
-* `test_distribution_exponential.py`, `test_distribution_gamma.py`, `test_distribution_chi2.py`,
-  `test_distribution_binomial.py`, `test_distribution_poisson.py`, `test_distribution_cauchy.py`,
-  `test_distribution_geometric.py`, `test_distribution_student_t.py`,
-  `test_distribution_continuous_bernoulli.py`, `test_distribution_lkj_cholesky.py`:
-  their moments, densities, entropies, KLs and sample statistics.
+* `test_distribution_exponential.py`, `test_distribution_gamma.py` (its 0-dim,
+  one-dim, broadcast cases and KL), `test_distribution_chi2.py`,
+  `test_distribution_cauchy.py`, `test_distribution_geometric.py`: moments, densities,
+  entropies, KLs and sample statistics.  Geometric's KL: Paddle 3.3.1 and its test
+  compute the Bernoulli KL; pullback returns the geometric one (p times smaller
+  denominator, see `test_geometric`).
+* `test_distribution_binomial.py` and `_static.py`: their cases (total counts 1000 and
+  3333, broadcast values, KL against the support sum); in static programs prob, mean
+  and variance (entropy, sample and KL skipped: data-dependent support size).
+* `test_distribution_poisson.py` and `_static.py`: rates 0, 100, 1000, the probs and KL
+  cases; prob/mean/variance statically.
+* `test_distribution_student_t.py`: every case (float, tensor and numpy argument
+  mixes), probs, errors.
+* `test_distribution_continuous_bernoulli.py`: its numpy reference class re-expressed,
+  every case (moments, probs, cdf/icdf, KL, the batch-shape error).
+* `test_distribution_lkj_cholesky.py`: sample shapes (onion, cvine), the errors, and
+  log_prob (for dim 2 against its exact value, log 1/2).
 
-The `_static` twins of these files run the same checks in a static program; one
-representative (Normal) runs here in both modes.  Kolmogorov-Smirnov sample tests
-need `scipy.stats.kstest` and are replaced by moment checks on the samples (rtol 0.1,
-as Paddle's `test_sample`).
+Most of these files were already ported to `tests/unit/frontend/test_distribution.py`
+and `test_distribution_transform.py` (with their `_static` twins); this module adds
+the ones not covered there and Paddle's exact case tables.  Kolmogorov-Smirnov sample
+tests need `scipy.stats.kstest` and are replaced by moment checks on the samples (rtol
+0.1, as Paddle's `test_sample`).
 """
 
 from __future__ import annotations
