@@ -31,8 +31,8 @@ Sources (all under `test/distribution/`):
   one-dim, broadcast cases and KL), `test_distribution_chi2.py`,
   `test_distribution_cauchy.py`, `test_distribution_geometric.py`: moments, densities,
   entropies, KLs and sample statistics.  Geometric's KL: Paddle 3.3.1 and its test
-  compute the Bernoulli KL; pullback returns the geometric one (p times smaller
-  denominator, see `test_geometric`).
+  compute the Bernoulli KL; pullback returns the geometric one (that divided by p,
+  see `test_geometric`).
 * `test_distribution_binomial.py` and `_static.py`: their cases (total counts 1000 and
   3333, broadcast values, KL against the support sum); in static programs prob, mean
   and variance (entropy, sample and KL skipped: data-dependent support size).
