@@ -17,8 +17,9 @@ Sources (all under `test/legacy_test/`):
   an int), and the OpTest classes (x 10x20, e 15x20 or broadcast 15x1) against the
   reference `compute_graph_send_ue_recv_for_sum`/`_mean`/`_min_max` re-expressed.
   The float16 cases run on a GPU only in Paddle; not ported.
-* `test_graph_send_uv_op.py`: `API_GeometricSendUVTest` (add/sub/mul/div messages,
-  static and dygraph) and its numpy reference.
+* `test_graph_send_uv_op.py`: `API_GeometricSendUVTest` (add/sub/mul/div, static and
+  dygraph), and `TestGraphSendUVOp`/`TestCase1..7` (broadcast feature shapes) against
+  `compute_graph_send_uv`, with their gradients in x and y.
 * `test_segment_ops.py`: `API_SegmentOpsTest` (static, dygraph), the OpTest reference
   `compute_segment_sum`/`_mean`/`_min_max` on random 1-D/2-D/3-D data, and the FP16
   OpTests (values and gradients, run on the CPU as in Paddle).  The BF16 ones need
@@ -305,14 +306,21 @@ def test_send_ue_recv_out_size() -> None:
 
 
 # ---------------------------------------------------------------- send_uv
-UV_Y = np.array([[0, 1, 2], [2, 3, 4], [4, 5, 6]], dtype="float32")
+UV_Y = np.array([[1, 1, 2], [2, 3, 4], [4, 5, 6]], dtype="float32")
+UV_EXPECTED = {
+    # API_GeometricSendUVTest
+    "add": [[2, 5, 7], [5, 9, 11], [4, 9, 11], [1, 3, 5]],
+    "sub": [[-2, -1, -1], [-3, -1, -1], [0, 3, 3], [-1, 1, 1]],
+    "mul": [[0, 6, 12], [4, 20, 30], [4, 18, 28], [0, 2, 6]],
+    "div": [[0, 2 / 3, 0.75], [0.25, 0.8, 5 / 6], [1, 2, 7 / 4], [0, 2, 1.5]],
+}
 
 
-@pytest.mark.parametrize("message_op", ["add", "sub", "mul", "div"])
-def test_send_uv_dygraph(message_op: str) -> None:
-    y = UV_Y + (1 if message_op == "div" else 0)
-    out = G.send_uv(paddle.to_tensor(X3), paddle.to_tensor(y), paddle.to_tensor(SRC), paddle.to_tensor(DST), message_op)
-    np.testing.assert_allclose(out.numpy(), _message(X3[SRC], y[DST], message_op), rtol=1e-6)
+def test_send_uv_dygraph() -> None:
+    x, y, s, d = (paddle.to_tensor(v) for v in (X3, UV_Y, SRC, DST))
+    for op, ref in UV_EXPECTED.items():
+        out = G.send_uv(x, y, s, d, message_op=op)
+        np.testing.assert_allclose(out.numpy(), np.array(ref, dtype="float32"), rtol=1e-5, atol=1e-6)
 
 
 def test_send_uv_static(static_mode: None) -> None:
@@ -321,21 +329,53 @@ def test_send_uv_static(static_mode: None) -> None:
         y = paddle.static.data("y", [3, 3], "float32")
         s = paddle.static.data("src", [4], "int32")
         d = paddle.static.data("dst", [4], "int32")
-        return [G.send_uv(x, y, s, d, op) for op in ("add", "sub", "mul")]
+        return [G.send_uv(x, y, s, d, message_op=op) for op in UV_EXPECTED]
 
     got = _run_static(build, {"x": X3, "y": UV_Y, "src": SRC, "dst": DST})
-    for out, op in zip(got, ("add", "sub", "mul"), strict=True):
-        np.testing.assert_allclose(out, _message(X3[SRC], UV_Y[DST], op), rtol=1e-6)
+    for out, ref in zip(got, UV_EXPECTED.values(), strict=True):
+        np.testing.assert_allclose(out, np.array(ref, dtype="float32"), rtol=1e-5, atol=1e-6)
 
 
-def test_send_uv_broadcast_op_case() -> None:
-    # TestGraphSendUVBroadcastOp-style: x [10, 8, 5], y [10, 1, 5] (right-aligned broadcast)
-    x, y = RNG.random((10, 8, 5)), RNG.random((10, 1, 5))
-    index = RNG.integers(0, 10, (15, 2))
-    out = G.send_uv(
-        paddle.to_tensor(x), paddle.to_tensor(y), paddle.to_tensor(index[:, 0]), paddle.to_tensor(index[:, 1]), "mul"
-    )
-    np.testing.assert_allclose(out.numpy(), x[index[:, 0]] * y[index[:, 1]], rtol=1e-12)
+def _unbroadcast(g: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """Sum `g` ([E, f...]) down to a message operand of shape `[E, *shape[1:]]`."""
+    axes = tuple(i for i in range(1, g.ndim) if shape[i] == 1 and g.shape[i] != 1)
+    return g.sum(axis=axes, keepdims=True) if axes else g
+
+
+UV_OP_CASES = {
+    # TestGraphSendUVOp and TestCase1..7: (x shape, y shape, nodes, message op)
+    "TestGraphSendUVOp": ((10, 20), (10, 20), 10, "add"),
+    "TestCase1": ((10, 20), (10, 20), 10, "mul"),
+    "TestCase2": ((100, 1), (100, 20), 100, "add"),
+    "TestCase3": ((100, 20), (100, 1), 100, "add"),
+    "TestCase4": ((100, 1), (100, 20), 100, "mul"),
+    "TestCase5": ((100, 20), (100, 1), 100, "mul"),
+    "TestCase6": ((10, 10, 1), (10, 10, 10), 10, "add"),
+    "TestCase7": ((10, 10, 1), (10, 10, 10), 10, "mul"),
+}
+
+
+@pytest.mark.parametrize("case", list(UV_OP_CASES))
+def test_send_uv_op_cases(case: str) -> None:
+    # the test's compute_graph_send_uv, and check_grad(['x', 'y']) against the exact
+    # gradient of sum(out * g)
+    xs, ys, nodes, op = UV_OP_CASES[case]
+    x, y = RNG.random(xs), RNG.random(ys)
+    index = RNG.integers(0, nodes, (15, 2))
+    src, dst = index[:, 0], index[:, 1]
+    xt, yt = paddle.to_tensor(x, stop_gradient=False), paddle.to_tensor(y, stop_gradient=False)
+    out = G.send_uv(xt, yt, paddle.to_tensor(src), paddle.to_tensor(dst), op)
+    ref = x[src] + y[dst] if op == "add" else x[src] * y[dst]
+    np.testing.assert_allclose(out.numpy(), ref, rtol=1e-12)
+    g = RNG.random(ref.shape)
+    (out * paddle.to_tensor(g)).sum().backward()
+    gx_e = g if op == "add" else g * np.broadcast_to(y[dst], ref.shape)
+    gy_e = g if op == "add" else g * np.broadcast_to(x[src], ref.shape)
+    gx, gy = np.zeros_like(x), np.zeros_like(y)
+    np.add.at(gx, src, _unbroadcast(gx_e, (len(src), *xs[1:])))
+    np.add.at(gy, dst, _unbroadcast(gy_e, (len(dst), *ys[1:])))
+    np.testing.assert_allclose(xt.grad.numpy(), gx, rtol=1e-10)
+    np.testing.assert_allclose(yt.grad.numpy(), gy, rtol=1e-10)
 
 
 # ---------------------------------------------------------------- segment ops
