@@ -275,23 +275,35 @@ def test_send_ue_recv_out_size_int_static(static_mode: None) -> None:
 @pytest.mark.parametrize("message_op", ["add", "sub", "mul", "div"])
 @pytest.mark.parametrize("reduce_op", ["sum", "mean", "max", "min"])
 def test_send_ue_recv_op_cases(message_op: str, reduce_op: str) -> None:
-    # TestGraphSendUERecv*Op: x 10x20, e 15x20 (and broadcast 15x1), random edges
+    # TestGraphSendUERecv*Op: x 10x20, e 15x20 (and broadcast 15x1), random edges;
+    # values against the reference, and (add/mul, as the tests' check_grad) the exact
+    # gradients of sum(out * g) in x and y (max/min: to every message equal to the result)
     x = RNG.random((10, 20))
     e = RNG.random((15, 20)) + 0.5
     e_b = RNG.random((15, 1)) + 0.5
     index = RNG.integers(0, 10, (15, 2))
     src, dst = index[:, 0], index[:, 1]
     for y in (e, e_b):
-        out = G.send_ue_recv(
-            paddle.to_tensor(x),
-            paddle.to_tensor(y),
-            paddle.to_tensor(src),
-            paddle.to_tensor(dst),
-            message_op,
-            reduce_op,
-        )
-        ref = _reduce_reference(_message(x[src], y, message_op), dst, 10, reduce_op)
+        xt, yt = paddle.to_tensor(x, stop_gradient=False), paddle.to_tensor(y, stop_gradient=False)
+        out = G.send_ue_recv(xt, yt, paddle.to_tensor(src), paddle.to_tensor(dst), message_op, reduce_op)
+        msg = _message(x[src], y, message_op)
+        ref = _reduce_reference(msg, dst, 10, reduce_op)
         np.testing.assert_allclose(out.numpy(), ref, rtol=1e-10)
+        if message_op not in ("add", "mul"):
+            continue
+        g = RNG.random(ref.shape)
+        (out * paddle.to_tensor(g)).sum().backward()
+        gm = g[dst]
+        if reduce_op == "mean":
+            gm = gm / np.bincount(dst, minlength=10)[dst][:, None]
+        elif reduce_op in ("max", "min"):
+            gm = gm * (msg == ref[dst])
+        gx_e = gm if message_op == "add" else gm * np.broadcast_to(y, msg.shape)
+        gy_e = gm if message_op == "add" else gm * x[src]
+        gx = np.zeros_like(x)
+        np.add.at(gx, src, gx_e)
+        np.testing.assert_allclose(xt.grad.numpy(), gx, rtol=1e-10)
+        np.testing.assert_allclose(yt.grad.numpy(), _unbroadcast(gy_e, y.shape), rtol=1e-10)
 
 
 def test_send_ue_recv_out_size() -> None:
