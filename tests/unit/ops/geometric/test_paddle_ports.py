@@ -587,25 +587,50 @@ def test_sample_neighbors(weighted: bool, sample_size: int, perm_buffer: bool) -
         start += c
 
 
-def test_sample_neighbors_eids_required() -> None:
+@pytest.mark.parametrize("weighted", [False, True], ids=["uniform", "weighted"])
+def test_sample_neighbors_eids_required(weighted: bool) -> None:
+    # test_raise_errors: return_eids without eids
     row, colptr, _ = _random_csc()
+    args = [paddle.to_tensor(row), paddle.to_tensor(colptr)]
+    if weighted:
+        args.append(paddle.to_tensor(np.ones(len(row), "float32")))
+    fn = G.weighted_sample_neighbors if weighted else G.sample_neighbors
     with pytest.raises(ValueError):
-        G.sample_neighbors(
-            paddle.to_tensor(row), paddle.to_tensor(colptr), paddle.to_tensor(np.array([0])), return_eids=True
-        )
+        fn(*args, paddle.to_tensor(np.array([0])), sample_size=5, return_eids=True)
 
 
-def test_sample_neighbors_static(static_mode: None) -> None:
+@pytest.mark.parametrize("weighted", [False, True], ids=["uniform", "weighted"])
+@pytest.mark.parametrize("return_eids", [False, True], ids=["", "eids"])
+def test_sample_neighbors_static(weighted: bool, return_eids: bool, static_mode: None) -> None:
+    # test_sample_result_static / test_sample_result_with_eids (static part), weights all 1
     row, colptr, _ = _random_csc()
-    nodes = np.array([0, 8, 1, 2], dtype="int64")
+    nodes = np.unique(RNG.integers(0, 20, 5)).astype("int64")
+    eids = np.arange(len(row), dtype="int64")
+    weight = np.ones(len(row), "float32")
 
     def build():
         r = paddle.static.data("row", [len(row)], "int64")
         c = paddle.static.data("colptr", [len(colptr)], "int64")
-        n = paddle.static.data("nodes", [4], "int64")
-        return list(G.sample_neighbors(r, c, n, sample_size=5))
+        n = paddle.static.data("nodes", [len(nodes)], "int64")
+        kw = {"sample_size": 5}
+        if return_eids:
+            kw.update(eids=paddle.static.data("eids", [len(eids)], "int64"), return_eids=True)
+        if weighted:
+            w = paddle.static.data("weight", [len(weight)], "float32")
+            return list(G.weighted_sample_neighbors(r, c, w, n, **kw))
+        return list(G.sample_neighbors(r, c, n, **kw))
 
-    neighbors, count = _run_static(build, {"row": row, "colptr": colptr, "nodes": nodes})
+    feed = {"row": row, "colptr": colptr, "nodes": nodes, "eids": eids, "weight": weight}
+    if not return_eids:
+        del feed["eids"]
+    if not weighted:
+        del feed["weight"]
+    got = _run_static(build, feed)
+    neighbors, count = got[0], got[1]
     deg = colptr[nodes + 1] - colptr[nodes]
     np.testing.assert_array_equal(count, np.minimum(deg, 5))
-    assert len(neighbors) == count.sum()
+    for k, part in enumerate(np.split(neighbors, np.cumsum(count))[:-1]):
+        true = row[colptr[nodes[k]] : colptr[nodes[k] + 1]]
+        assert np.all(np.isin(part, true)) and len(np.unique(part)) == len(part)
+    if return_eids:
+        np.testing.assert_array_equal(row[got[2]], neighbors)
