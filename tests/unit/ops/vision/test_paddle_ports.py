@@ -21,7 +21,7 @@ Sources (all under `test/legacy_test/`):
   tensor (the LoD variant is not ported: pullback has no LoD tensors), the errors.
 * `test_ops_roi_align.py`, `test_ops_roi_pool.py`: output shapes (int and pair sizes,
   eager, static, the layers) and `test_value`'s exact values on a 4x4 ramp.
-* `test_box_coder_op.py`: `TestBoxCoderOp`, `...WithoutBoxVar`, `...WithLoD` (encode;
+* `test_box_coder_op.py`: `TestBoxCoderOp`, `...WithoutBoxVar`, `..._ZeroSize`, `...WithLoD` (encode;
   the LoD only splits rows, which are independent), `...WithAxis`, `...WithVariance`
   against the test's `box_encoder`/`box_decoder`, plus unnormalized encoding;
   `TestBoxCoderAPI` and `TestBoxCoderSupporttuple` (static == dygraph).
@@ -674,6 +674,16 @@ def test_box_coder(case: str) -> None:
     else:
         ref = _decode_ref(p64, v64, t64, norm, axis)
     np.testing.assert_allclose(out, ref, rtol=2e-4, atol=2e-4)
+
+
+def test_box_coder_zero_size() -> None:
+    # TestBoxCoderOp_ZeroSize: no target boxes
+    prior, var = RNG.random((81, 4)).astype("float32"), RNG.random((81, 4)).astype("float32")
+    target = np.zeros((0, 81, 4), dtype="float32")
+    out = ops.box_coder(
+        paddle.to_tensor(prior), paddle.to_tensor(var), paddle.to_tensor(target), "decode_center_size", False
+    )
+    assert out.shape == [0, 81, 4]
 
 
 @pytest.mark.parametrize("var", ["tensor", "tuple"], ids=["TestBoxCoderAPI", "TestBoxCoderSupporttuple"])
