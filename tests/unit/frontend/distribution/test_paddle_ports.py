@@ -1270,3 +1270,36 @@ def test_poisson_static_probs() -> None:
     np.testing.assert_allclose(mean, rate)
     np.testing.assert_allclose(var, rate)
     np.testing.assert_allclose(lp, _poisson_logpmf(value, rate), rtol=1e-5)
+
+
+# ---------------------------------------------------------------- MultivariateNormal parameterizations
+@pytest.mark.parametrize("param", ["covariance_matrix", "scale_tril", "precision_matrix"])
+def test_multivariate_normal_parameterizations(param: str) -> None:
+    # test_distribution_multivariate_normal.py: a batch of two 3-d normals given by the
+    # covariance, its Cholesky factor or its inverse; the same mean, variance, entropy,
+    # log_prob, rsample shape and KL
+    a = RNG.normal(size=(2, 3, 3))
+    cov = a @ a.transpose(0, 2, 1) + 3 * np.eye(3)
+    loc = RNG.normal(size=(2, 3))
+    given = {"covariance_matrix": cov, "scale_tril": np.linalg.cholesky(cov), "precision_matrix": np.linalg.inv(cov)}[
+        param
+    ]
+    mvn = D.MultivariateNormal(paddle.to_tensor(loc), **{param: paddle.to_tensor(given)})
+    close(mvn.mean, loc)
+    close(mvn.variance, np.diagonal(cov, axis1=-2, axis2=-1), rtol=1e-10)
+    logdet = np.linalg.slogdet(cov)[1]
+    close(mvn.entropy(), 0.5 * (3 * (1 + math.log(2 * math.pi)) + logdet), rtol=1e-10)
+    v = RNG.normal(size=(2, 3))
+    maha = np.einsum("bi,bij,bj->b", v - loc, np.linalg.inv(cov), v - loc)
+    close(mvn.log_prob(paddle.to_tensor(v)), -0.5 * (3 * math.log(2 * math.pi) + logdet + maha), rtol=1e-10)
+    assert list(mvn.rsample([4]).shape) == [4, 2, 3]
+    same = D.MultivariateNormal(paddle.to_tensor(loc), covariance_matrix=paddle.to_tensor(cov))
+    close(mvn.kl_divergence(same), np.zeros(2), atol=1e-10)
+
+
+def test_multivariate_normal_errors() -> None:
+    loc, cov = paddle.to_tensor(np.zeros(3)), paddle.to_tensor(np.eye(3))
+    with pytest.raises(ValueError):
+        D.MultivariateNormal(loc)  # none of the three matrices
+    with pytest.raises(ValueError):
+        D.MultivariateNormal(loc, covariance_matrix=cov, scale_tril=cov)  # more than one
