@@ -17,7 +17,8 @@ Sources (all under `test/distribution/`):
 * `test_distribution_laplace.py`: mean, variance, stddev, entropy, log_prob, cdf, icdf, KL.
 * `test_distribution_lognormal.py`: mean, variance, entropy, log_prob, probs, KL.
 * `test_distribution_gumbel.py`: mean, variance, stddev, entropy, log_prob, cdf.
-* `test_distribution_multivariate_normal.py`: mean, variance, entropy, log_prob, KL.
+* `test_distribution_multivariate_normal.py`: mean, variance, entropy, log_prob, KL; the
+  three parameterizations (covariance, scale_tril, precision) batched, and the errors.
 * `test_distribution_independent.py`: log_prob and entropy summed over the reinterpreted axes.
 * `test_distribution_transformed_distribution.py`: Normal through an AffineTransform.
 * `test_distribution_transform.py`: forward, inverse and log-det-Jacobians of the transforms.
