@@ -19,6 +19,8 @@ Sources (all under `test/legacy_test/`):
 * `test_psroi_pool_op.py` in full: the OpTest case (3 images, scale 1/4), the function
   and class APIs (490 and 128 channels, float32/float64), static with boxes_num as a
   tensor (the LoD variant is not ported: pullback has no LoD tensors), the errors.
+* `test_roi_align_op.py`'s classes (`TestROIAlignOp`, `...FP16`, `...WithAligned`,
+  `...WithMinusSample`: spatial scale 1/2, 1-3 rois per image) against its reference.
 * `test_ops_roi_align.py`, `test_ops_roi_pool.py`: output shapes (int and pair sizes,
   eager, static, the layers) and `test_value`'s exact values on a 4x4 ramp.
 * `test_box_coder_op.py`: `TestBoxCoderOp`, `...WithoutBoxVar`, `..._ZeroSize`, `...WithLoD` (encode;
@@ -384,7 +386,8 @@ def _bilinear(img, y, x):
     return hy * hx * img[:, y0, x0] + hy * lx * img[:, y0, x1] + ly * hx * img[:, y1, x0] + ly * lx * img[:, y1, x1]
 
 
-def _roi_align_ref(x, rois, ph, pw, scale, sampling_ratio, aligned):
+def _roi_align_ref(x, rois, ph, pw, scale, sampling_ratio, aligned, batch_of=None):
+    batch_of = BATCH_OF if batch_of is None else batch_of
     out = np.zeros((len(rois), x.shape[1], ph, pw))
     off = 0.5 if aligned else 0.0
     for i, roi in enumerate(rois):
@@ -396,7 +399,7 @@ def _roi_align_ref(x, rois, ph, pw, scale, sampling_ratio, aligned):
         gh = sampling_ratio if sampling_ratio > 0 else int(math.ceil(rh / ph))
         gw = sampling_ratio if sampling_ratio > 0 else int(math.ceil(rw / pw))
         count = max(gh * gw, 1)
-        img = x[BATCH_OF[i]]
+        img = x[batch_of[i]]
         for p in range(ph):
             for q in range(pw):
                 acc = np.zeros(x.shape[1])
@@ -451,6 +454,42 @@ def test_roi_align(aligned: bool, sampling_ratio: int) -> None:
     np.testing.assert_allclose(out.numpy(), ref, rtol=1e-10, atol=1e-12)
     if aligned and sampling_ratio == -1:
         np.testing.assert_allclose(ops.RoIAlign((2, 2), 1.0)(x, boxes, num).numpy(), out.numpy())
+
+
+ROI_ALIGN_OP_CASES = {
+    # test_roi_align_op.py: (dtype, sampling_ratio, aligned); spatial scale 1/2 throughout
+    "TestROIAlignOp": ("float32", 2, False),
+    "FP16": ("float16", 2, False),
+    "WithAligned": ("float64", 2, True),
+    "WithMinusSample": ("float32", -1, False),
+}
+
+
+@pytest.mark.parametrize("case", list(ROI_ALIGN_OP_CASES))
+def test_roi_align_op_cases(case: str) -> None:
+    # 3 images with 1, 2, 3 rois of integer corners in the 2x larger input frame
+    # (Paddle's FP16 class runs on a GPU; pullback computes float16 on the CPU)
+    dtype, sampling_ratio, aligned = ROI_ALIGN_OP_CASES[case]
+    x = RNG.random((3, 3, 8, 6)).astype(dtype)
+    rois, batch = [], []
+    for b in range(3):
+        for _ in range(b + 1):
+            x1, y1 = RNG.integers(0, 12 - 2 + 1), RNG.integers(0, 16 - 2 + 1)
+            rois.append([x1, y1, RNG.integers(x1 + 2, 12 + 1), RNG.integers(y1 + 2, 16 + 1)])
+            batch.append(b)
+    rois = np.array(rois, dtype=dtype)
+    xt = paddle.to_tensor(x, stop_gradient=False)
+    out = ops.roi_align(
+        xt, paddle.to_tensor(rois), paddle.to_tensor(np.array([1, 2, 3], "int32")), 2, 0.5, sampling_ratio, aligned
+    )
+    ref = _roi_align_ref(
+        x.astype(np.float64), rois.astype(np.float64), 2, 2, 0.5, sampling_ratio, aligned, np.array(batch)
+    )
+    tol = {"float16": (1e-2, 1e-3), "float32": (1e-5, 1e-6), "float64": (1e-10, 1e-12)}[dtype]
+    assert out.numpy().dtype == np.dtype(dtype)
+    np.testing.assert_allclose(out.numpy().astype(np.float64), ref, rtol=tol[0], atol=tol[1])
+    out.sum().backward()  # check_grad(['X']): a finite gradient of x's dtype
+    assert xt.grad.numpy().dtype == np.dtype(dtype) and np.all(np.isfinite(xt.grad.numpy()))
 
 
 def test_roi_align_static() -> None:
