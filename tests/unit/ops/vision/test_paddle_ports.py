@@ -19,6 +19,7 @@ Sources (all under `test/legacy_test/`):
 * `test_psroi_pool_op.py` in full: the OpTest case (3 images, scale 1/4), the function
   and class APIs (490 and 128 channels, float32/float64), static with boxes_num as a
   tensor (the LoD variant is not ported: pullback has no LoD tensors), the errors.
+* `test_roi_pool_op.py`'s `TestROIPoolOp` (scale 1/4, half-up rounding) with its gradient.
 * `test_roi_align_op.py`'s classes (`TestROIAlignOp`, `...FP16`, `...WithAligned`,
   `...WithMinusSample`: spatial scale 1/2, 1-3 rois per image) against its reference.
 * `test_ops_roi_align.py`, `test_ops_roi_pool.py`: output shapes (int and pair sizes,
@@ -443,6 +444,48 @@ def test_roi_pool() -> None:
     out = ops.roi_pool(x, boxes, num, (2, 2), 1.0)
     np.testing.assert_allclose(out.numpy(), _roi_pool_ref(X_ROI, ROIS, 2, 2, 1.0), rtol=1e-12)
     np.testing.assert_allclose(ops.RoIPool((2, 2), 1.0)(x, boxes, num).numpy(), out.numpy())
+
+
+def test_roi_pool_op_case() -> None:
+    # TestROIPoolOp: 3 images (1, 2, 3 rois) of 3x6x4, spatial scale 1/4 (corners that
+    # round half up), 2x2 bins; values against calc_roi_pool and check_grad(['X']) as
+    # the gradient of sum(out * g): g to each bin's argmax
+    x = RNG.random((3, 3, 6, 4))
+    rois, batch = [], []
+    for b in range(3):
+        for _ in range(b + 1):
+            x1, y1 = RNG.integers(0, 16 - 2), RNG.integers(0, 24 - 2)
+            rois.append([x1, y1, RNG.integers(x1 + 2, 16), RNG.integers(y1 + 2, 24)])
+            batch.append(b)
+    rois = np.array(rois, dtype="float64")
+    out_ref = np.zeros((len(rois), 3, 2, 2))
+    arg = np.full((len(rois), 3, 2, 2, 2), -1)
+    for i, roi in enumerate(rois):
+        sw, sh, ew, eh = (int(np.floor(v * 0.25 + 0.5)) for v in roi)
+        bh, bw = max(eh - sh + 1, 1) / 2, max(ew - sw + 1, 1) / 2
+        for p in range(2):
+            for q in range(2):
+                h0, h1 = (min(max(int(f((p + k) * bh)) + sh, 0), 6) for k, f in ((0, math.floor), (1, math.ceil)))
+                w0, w1 = (min(max(int(f((q + k) * bw)) + sw, 0), 4) for k, f in ((0, math.floor), (1, math.ceil)))
+                if h1 > h0 and w1 > w0:
+                    region = x[batch[i], :, h0:h1, w0:w1].reshape(3, -1)
+                    out_ref[i, :, p, q] = region.max(1)
+                    flat = region.argmax(1)
+                    arg[i, :, p, q] = np.stack([h0 + flat // (w1 - w0), w0 + flat % (w1 - w0)], -1)
+    xt = paddle.to_tensor(x, stop_gradient=False)
+    out = ops.roi_pool(xt, paddle.to_tensor(rois), paddle.to_tensor(np.array([1, 2, 3], "int32")), (2, 2), 0.25)
+    np.testing.assert_allclose(out.numpy(), out_ref, rtol=1e-12)
+    g = RNG.random(out_ref.shape)
+    (out * paddle.to_tensor(g)).sum().backward()
+    grad = np.zeros_like(x)
+    for i in range(len(rois)):
+        for c in range(3):
+            for p in range(2):
+                for q in range(2):
+                    hh, ww = arg[i, c, p, q]
+                    if hh >= 0:
+                        grad[batch[i], c, hh, ww] += g[i, c, p, q]
+    np.testing.assert_allclose(xt.grad.numpy(), grad, rtol=1e-12)
 
 
 @pytest.mark.parametrize("aligned", [True, False])
