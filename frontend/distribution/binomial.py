@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 import pullback as paddle
 from pullback.frontend.distribution import distribution
 from pullback.frontend.distribution.distribution import dtype_name, eps_of, inverse_cdf_sample
@@ -93,7 +95,21 @@ class Binomial(distribution.Distribution):
         return paddle.exp(self.log_prob(value))
 
     def kl_divergence(self, other: Binomial) -> Any:
-        """`sum_k p(k) (log p(k) - log q(k))` over this distribution's support."""
+        """`sum_k p(k) (log p(k) - log q(k))` over this distribution's support.
+
+        With equal total counts this is `n KL(Bernoulli(p) || Bernoulli(q))`, which
+        pullback returns: Paddle's sum subtracts `log p(k)` and `log q(k)`, each an
+        lgamma difference of size `n log n`, and in float32 loses about `1e-3` of the
+        KL for `n` in the thousands (the exact binomial coefficients cancel)."""
+        if paddle.in_dynamic_mode() and np.array_equal(
+            np.broadcast_to(self.total_count.numpy(), np.broadcast_shapes(self.total_count.shape, other.total_count.shape)),
+            np.broadcast_to(other.total_count.numpy(), np.broadcast_shapes(self.total_count.shape, other.total_count.shape)),
+        ):
+            eps = eps_of(self.probs.dtype)
+            p = paddle.clip(self.probs, min=eps, max=1 - eps)
+            q = paddle.clip(paddle.cast(other.probs, self.probs.dtype), min=eps, max=1 - eps)
+            return self.total_count * (p * (paddle.log(p) - paddle.log(q))
+                                       + (1 - p) * (paddle.log1p(-p) - paddle.log1p(-q)))
         support = self._enumerate_support()
         log_prob_1 = self.log_prob(support)
         log_prob_2 = other.log_prob(support)

@@ -24,8 +24,9 @@ class Geometric(distribution.Distribution):
 
     `probs` is a real number (a float32 tensor) or a tensor.  Paddle 3.3.1's
     `kl_divergence` computes `p log(p/q) + (1-p) log((1-p)/(1-q))`, the Bernoulli
-    KL, not the geometric one (which is that divided by p); pullback keeps Paddle's
-    value."""
+    KL, not the geometric one, which is that divided by p
+    (`sum_k p (1-p)^k [log(p/q) + k log((1-p)/(1-q))]`, with `E[k] = (1-p)/p`);
+    pullback returns the geometric KL."""
 
     def __init__(self, probs: Any) -> None:
         if isinstance(probs, numbers.Real):
@@ -92,8 +93,9 @@ class Geometric(distribution.Distribution):
         return 1.0 - paddle.pow(1.0 - self.probs, k + 1)
 
     def kl_divergence(self, other: Geometric) -> Any:
-        """Paddle's value (see the class)."""
+        """`KL(self || other) = log(p/q) + (1-p)/p log((1-p)/(1-q))` (Paddle's value
+        divided by p, see the class)."""
         if not isinstance(other, Geometric):
             raise TypeError(f"Exacted type of other is geometric.Geometric, but got {type(other)}")
         p, q = self.probs, other.probs
-        return p * paddle.log(p / q) + (1.0 - p) * paddle.log((1.0 - p) / (1.0 - q))
+        return paddle.log(p / q) + (1.0 - p) / p * paddle.log((1.0 - p) / (1.0 - q))

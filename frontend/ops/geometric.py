@@ -27,8 +27,11 @@ from pullback.frontend.ops.indexing import gather
 from pullback.frontend.ops.shape import concat, reshape, unsqueeze
 
 _NUMERIC = ("float32", "float64", "int32", "int64")
-"""The dtypes of x pullback's graph kernels take (Paddle's CPU kernels also take
-float16/bfloat16, which pullback does not support yet)."""
+"""The dtypes of x the message-passing ops take (those of Paddle's CPU kernels;
+its GPU kernels also take float16/bfloat16, which pullback does not support yet)."""
+
+_SEGMENT_NUMERIC = ("float16", *_NUMERIC)
+"""The segment ops also take float16, as Paddle's CPU `segment_pool` kernel does."""
 
 
 def _check_index(fn: str, arg: str, index: Any) -> None:
@@ -39,10 +42,10 @@ def _check_index(fn: str, arg: str, index: Any) -> None:
         raise ValueError(f"{fn}: '{arg}' must be 1-D, got shape {list(index.shape)}")
 
 
-def _check_x(fn: str, arg: str, x: Any) -> None:
+def _check_x(fn: str, arg: str, x: Any, allowed: Sequence[str] = _NUMERIC) -> None:
     check_tensor(fn, arg, x)
-    if x.dtype not in _NUMERIC:
-        raise TypeError(f"{fn}: '{arg}' must be one of {list(_NUMERIC)}, got {x.dtype}")
+    if x.dtype not in allowed:
+        raise TypeError(f"{fn}: '{arg}' must be one of {list(allowed)}, got {x.dtype}")
 
 
 def _check_choice(fn: str, arg: str, value: Any, allowed: Sequence[str]) -> str:
@@ -147,7 +150,7 @@ def graph_send_recv(x: Any, src_index: Any, dst_index: Any, pool_type: str = "su
 
 
 def _segment(fn: str, pooltype: str, data: Any, segment_ids: Any, name: str | None) -> Any:
-    _check_x(fn, "data", data)
+    _check_x(fn, "data", data, _SEGMENT_NUMERIC)
     _check_index(fn, "segment_ids", segment_ids)
     return apply(pd.SegmentPoolOp, [data, segment_ids], prefix="segment_pool", name=name,
                  pooltype=pooltype)

@@ -378,8 +378,15 @@ def _matrix_nms_class(op: pd.MatrixNmsOp, boxes: np.ndarray, scores: np.ndarray)
         decayed.append(scores[order[0]])
     for i in range(1, k):
         m, o = iou_max[:i], iou[i, :i]
-        decay = np.exp((m * m - o * o) * sigma) if op.prop("use_gaussian") else (dt(1) - o) / (dt(1) - m)
-        ds = min(dt(1), decay.min()) * scores[order[i]]
+        if op.prop("use_gaussian"):
+            decay = np.exp((m * m - o * o) * sigma)
+        else:
+            # a higher box j that was itself a duplicate (m = 1) gives (1 - o) / 0: inf,
+            # or nan when box i duplicates it too; Paddle's running std::min(min, decay)
+            # skips both (a nan never compares smaller), so they do not decay box i
+            with np.errstate(divide="ignore", invalid="ignore"):
+                decay = (dt(1) - o) / (dt(1) - m)
+        ds = min(dt(1), np.nanmin(decay, initial=dt(1))) * scores[order[i]]
         if ds > post:
             kept.append(order[i])
             decayed.append(ds)
