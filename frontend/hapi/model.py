@@ -51,6 +51,7 @@ class Model:
     """A Layer with its training setup (see the module docstring)."""
 
     def __init__(self, network: Layer, inputs: Any = None, labels: Any = None) -> None:
+        self._input_info: list[tuple[list[int], Any]] | None = None
         if not isinstance(network, Layer):
             raise TypeError(f"Model: network must be a paddle.nn.Layer, got {type(network).__name__}")
         self.network = network
@@ -58,7 +59,7 @@ class Model:
         self._inputs = self._specs(inputs, "inputs")
         self._labels = self._specs(labels, "labels")
         if self._static_mode and not self._inputs:
-            raise ValueError("paddle.Model: 'inputs' (InputSpecs) must be given in static graph mode")
+            raise TypeError("paddle.Model: 'inputs' (InputSpecs) must be given in static graph mode")
         self._programs: dict[str, Any] = {}
         self._optimizer: Any = None
         self._loss: Any = None
@@ -103,9 +104,12 @@ class Model:
         if isinstance(specs, dict):
             specs = list(specs.values())
         out = _as_list(specs)
-        for s in out:
+        for i, s in enumerate(out):
             if not isinstance(s, (InputSpec, Tensor)):
                 raise TypeError(f"Model: {what} must be paddle.static.InputSpec objects, got {type(s).__name__}")
+            if isinstance(s, InputSpec) and s.name is None:
+                # As Paddle (`_verify_spec`): the specs name the feeds.
+                raise ValueError(f"paddle.Model: requires {what}[{i}].name != None, but received None with {s}")
         return out
 
     # -- setup ---------------------------------------------------------------------
@@ -139,6 +143,10 @@ class Model:
     # -- one batch -----------------------------------------------------------------
 
     def _forward(self, inputs: list[Tensor]) -> list[Tensor]:
+        if not self._inputs and self._input_info is None:
+            # As Paddle, a Model without `inputs` remembers its first batch's input
+            # shapes and dtypes, for `save(training=False)`.
+            self._input_info = [(list(t.shape), t.dtype) for t in inputs]
         if self._static is not None:
             try:
                 outs = self._static(*inputs)
@@ -318,9 +326,9 @@ class Model:
         steps = self._steps(loader)
         cbks = config_callbacks(
             _as_list(callbacks) + self._checkpoint(save_dir, save_freq), self,
-            {"batch_size": batch_size, "epochs": epochs, "steps": steps, "verbose": verbose,
-             "metrics": self._metric_names(), "save_dir": save_dir},
-            log_freq, verbose)
+            params={"batch_size": batch_size, "epochs": epochs, "steps": steps, "verbose": verbose,
+                    "metrics": self._metric_names(), "save_dir": save_dir},
+            log_freq=log_freq, verbose=verbose)
         self.stop_training = False
         cbks.on_begin("train")
         it = 0
@@ -387,8 +395,8 @@ class Model:
         accumulated value}` (Paddle's convention)."""
         loader = self._loader(eval_data, batch_size, False, False, num_workers)
         cbks = config_callbacks(_as_list(callbacks), self,
-                                {"batch_size": batch_size, "verbose": verbose,
-                                 "metrics": self._metric_names()}, log_freq, verbose)
+                                params={"batch_size": batch_size, "verbose": verbose,
+                                        "metrics": self._metric_names()}, log_freq=log_freq, verbose=verbose)
         return self._run_eval(loader, cbks)
 
     def predict(self, test_data: Any, batch_size: int = 1, num_workers: int = 0, stack_outputs: bool = False,
@@ -396,8 +404,8 @@ class Model:
         """The network's outputs over `test_data`: per output, the list of batch
         arrays (or one array, `stack_outputs=True`)."""
         loader = self._loader(test_data, batch_size, False, False, num_workers)
-        cbks = config_callbacks(_as_list(callbacks), self, {"batch_size": batch_size, "verbose": verbose},
-                                10, verbose)
+        cbks = config_callbacks(_as_list(callbacks), self, params={"batch_size": batch_size, "verbose": verbose},
+                                log_freq=10, verbose=verbose)
         cbks.on_begin("predict", {})
         outputs: list[list[np.ndarray]] = []
         samples = 0
@@ -426,9 +434,16 @@ class Model:
         from pullback.frontend.serialization import save as paddle_save
 
         if training and self._static_mode:
-            from pullback.frontend.serialization import static_save
+            from pullback.frontend.serialization import _scope_value, static_save
+            from pullback.runtime.scope import global_scope
 
             static_save(self._static_program("train" if self._optimizer is not None else "test")[0], path)
+            # As Paddle's static adapter, the parameters are keyed by their structured
+            # names (`network.state_dict()`), so an eager Model loads them (and back).
+            scope = global_scope()
+            params = {k: _scope_value(scope, v.name, "paddle.Model.save")
+                      for k, v in self.network.state_dict().items()}
+            paddle_save(params, path + ".pdparams")
             return
         if training:
             directory = os.path.dirname(path)
@@ -439,9 +454,26 @@ class Model:
             if state:  # as Paddle: no .pdopt for a stateless optimizer (plain SGD)
                 paddle_save(state, path + ".pdopt")
             return
-        if not self._inputs:
-            raise ValueError("paddle.Model.save(training=False) needs the Model's inputs (InputSpecs)")
-        jit_save(self.network, path, input_spec=list(self._inputs))
+        if os.path.basename(path) == "":
+            raise ValueError(f"paddle.Model.save: path should be of 'dirname/filename' format, got {path!r}")
+        if self._static_mode:
+            from pullback.frontend.serialization import save_inference_model
+
+            main, names, outs, _, _ = self._static_program("test")
+            block = main.global_block()
+            feeds = [block.var(n) for n in names[: len(self._inputs)]]
+            save_inference_model(path, feeds, outs, self._executor, program=main)
+            return
+        specs = list(self._inputs)
+        if not specs:
+            info = self._input_info
+            if info is None:
+                raise RuntimeError(
+                    "paddle.Model.save(training=False): 'inputs' (InputSpecs) must be given to the Model, "
+                    "or the Model must have run a batch (fit / *_batch) in dynamic mode"
+                )
+            specs = [InputSpec([None, *shape[1:]], dtype, f"x{i}") for i, (shape, dtype) in enumerate(info)]
+        jit_save(self.network, path, input_spec=specs)
 
     def load(self, path: str, skip_mismatch: bool = False, reset_optimizer: bool = False) -> None:
         """Load what `save(path)` wrote (the optimizer state too, unless
@@ -452,10 +484,29 @@ class Model:
         if not os.path.exists(params):
             raise ValueError(f"paddle.Model.load: there is no '{params}'")
         if self._static_mode:
-            from pullback.frontend.serialization import static_load
+            from pullback.frontend.serialization import set_program_state
 
             program = self._static_program("train" if self._optimizer is not None else "test")[0]
-            static_load(program, params[: -len(".pdparams")])
+            saved = paddle_load(params)
+            # Keys are structured names (Paddle's, and an eager Model's) or, from
+            # `paddle.static.save`, variable names.
+            state = {}
+            for k, v in self.network.state_dict().items():
+                value = saved.get(k, saved.get(v.name))
+                if value is None:
+                    if skip_mismatch:
+                        continue
+                    raise ValueError(f"paddle.Model.load: '{k}' ({v.name}) is not in '{params}'")
+                if skip_mismatch and list(np.shape(value)) != list(v.shape):
+                    continue
+                state[v.name] = value
+            set_program_state(program, state)
+            opt_path = params[: -len(".pdparams")] + ".pdopt"
+            if self._optimizer is not None and not reset_optimizer and os.path.exists(opt_path):
+                opt_state = paddle_load(opt_path)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    set_program_state(program, opt_state)
             return
         state = paddle_load(params)
         if skip_mismatch:
