@@ -192,7 +192,7 @@ def test_parameters(modes) -> None:
 
 
 def _n_params(layer) -> int:
-    return int(sum(np.prod(v.numpy().shape) for v in layer.state_dict().values()))
+    return int(sum(np.prod(v.shape) for v in layer.state_dict().values()))
 
 
 def test_summary(modes) -> None:
