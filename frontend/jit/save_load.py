@@ -84,6 +84,19 @@ def save(layer: Any, path: str, input_spec: Any = None, **configs: Any) -> None:
         raise TypeError(
             f"The input input_spec should be 'list', but received input_spec's type is {type(input_spec).__name__}."
         )
+    from pullback.frontend.framework import Variable
+
+    # Variables of the traced program (`net.forward.inputs[:k]`) select its inputs
+    # (pruning the others), as `input_names_after_prune` does.
+    keep_inputs = None
+    if input_spec is not None and input_spec and all(isinstance(s, Variable) for s in input_spec):
+        keep_inputs = [s.name for s in input_spec]
+        input_spec = None
+    if configs.get("input_names_after_prune") is not None:
+        keep_inputs = list(configs["input_names_after_prune"])
+        input_spec = None
+    if input_spec is not None:
+        input_spec = [_batch_free(s) for s in input_spec]
     fn = _static_function(layer, input_spec)
     if fn._input_spec is not None:
         concrete = fn.get_concrete_program(*[_example(s) for s in fn._input_spec])
@@ -96,12 +109,79 @@ def save(layer: Any, path: str, input_spec: Any = None, **configs: Any) -> None:
         )
     block = concrete.program.global_block()
     feeds = [block.wrap(v) for v in concrete.input_values]
-    fetches = [block.wrap(v) for v in concrete.output_values]
+    if keep_inputs is not None:
+        feeds = [v for v in feeds if v.name in keep_inputs]
+    order = _paddle_output_order(concrete.out_struct, len(concrete.output_values))
+    output_spec = configs.get("output_spec")
+    if output_spec is not None:
+        index = {id(v): i for i, v in enumerate(concrete.output_values)}
+        if input_spec is not None:
+            # Outputs of the layer's earlier trace (`layer.forward.outputs`) name the
+            # same positions in the trace for the given input_spec.
+            try:
+                earlier = _static_function(layer, None)._last
+            except (TypeError, ValueError):
+                earlier = None
+            if earlier is not None and len(earlier.output_values) == len(concrete.output_values):
+                for i, v in enumerate(earlier.output_values):
+                    index.setdefault(id(v), i)
+        picked = []
+        for o in output_spec:
+            value = getattr(o, "value", o)
+            if id(value) not in index:
+                raise ValueError(f"{api}: output_spec entry {o!r} is not an output of the traced program")
+            picked.append(index[id(value)])
+        order = picked
+    fetches = [block.wrap(concrete.output_values[i]) for i in order]
     infer = inference_program(concrete.program, feeds, fetches, api)
     _drop_call_seeds(infer)
     by_name = dict(zip(concrete.param_names, concrete.captured))
     params = {n: np.array(by_name[n]._data) for n in persistable_names(infer)}
     write_inference_files(path, infer, params, api, configs.get("model_format"))
+
+
+def _batch_free(spec: Any) -> Any:
+    """An example Tensor of `input_spec` as an InputSpec with a free first dimension:
+    Paddle's saved program runs on any batch size, so the loaded one does too."""
+    from pullback.frontend.input_spec import InputSpec
+
+    if isinstance(spec, Tensor) and len(spec.shape) > 0:
+        return InputSpec([None, *spec.shape[1:]], spec.dtype, getattr(spec, "name", None) or None)
+    if isinstance(spec, list):
+        return [_batch_free(s) for s in spec]
+    if isinstance(spec, tuple):
+        return tuple(_batch_free(s) for s in spec)
+    return spec
+
+
+def _paddle_output_order(struct: Any, n: int) -> list[int]:
+    """The outputs' positions in Paddle's saved order: flattened with dict values
+    sorted by key (Paddle's `utils.flatten`, with its warning)."""
+    if struct is None:
+        return list(range(n))
+    out: list[int] = []
+    found_dict = False
+
+    def walk(node: Any) -> None:
+        nonlocal found_dict
+        kind, body = node
+        if kind == "__tensor__":
+            out.append(body)
+        elif kind in ("list", "tuple"):
+            for x in body:
+                walk(x)
+        elif kind == "dict":
+            found_dict = True
+            for _, v in sorted(body, key=lambda kv: kv[0]):
+                walk(v)
+
+    walk(struct)
+    if found_dict:
+        import warnings
+
+        warnings.warn("Found 'dict' in given outputs, the values will be returned in a sequence sorted in "
+                      "lexicographical order by their keys.", stacklevel=3)
+    return out if sorted(out) == list(range(n)) else list(range(n))
 
 
 def _drop_call_seeds(program: Any) -> None:
@@ -177,6 +257,24 @@ class TranslatedLayer(Layer):
         outs = outs if isinstance(outs, list) else [outs]
         outs = outs[: self._concrete.n_outputs]
         return outs[0] if len(outs) == 1 else outs
+
+    def _specs(self, names: list[str]) -> list[Any]:
+        from pullback.frontend.input_spec import InputSpec
+
+        block = self._program.global_block()
+        out = []
+        for n in names:
+            v = block.var(n)
+            out.append(InputSpec([d if d is not None and d >= 0 else -1 for d in v.shape], v.dtype, n))
+        return out
+
+    def _input_spec(self, method_name: str = "forward") -> list[Any]:
+        """InputSpecs of the loaded program's inputs (Paddle's `_input_spec()`)."""
+        return self._specs(self._feed_names)
+
+    def _output_spec(self, method_name: str = "forward") -> list[Any]:
+        """InputSpecs of the loaded program's outputs (Paddle's `_output_spec()`)."""
+        return self._specs(self._fetch_names)
 
     def program(self, method_name: str = "forward") -> Any:
         """The loaded inference Program."""
