@@ -116,6 +116,11 @@ class ComposeDataset(Dataset):
         return tuple(sample)
 
 
+class _IterableDatasetError(TypeError, AssertionError):
+    """An IterableDataset where a map-style one is needed: a TypeError, and Paddle's
+    AssertionError."""
+
+
 class ChainDataset(IterableDataset):
     """Iterable datasets iterated one after another (`paddle.io.ChainDataset`)."""
 
@@ -139,7 +144,7 @@ class ConcatDataset(Dataset):
             raise ValueError("ConcatDataset: datasets should not be an empty iterable")
         for d in self.datasets:
             if isinstance(d, IterableDataset):
-                raise TypeError("ConcatDataset does not support IterableDataset")
+                raise _IterableDatasetError("ConcatDataset does not support IterableDataset")
         self.cumulative_sizes = list(np.cumsum([len(d) for d in self.datasets]))
 
     def __len__(self) -> int:
