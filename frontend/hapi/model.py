@@ -52,6 +52,8 @@ class Model:
 
     def __init__(self, network: Layer, inputs: Any = None, labels: Any = None) -> None:
         self._input_info: list[tuple[list[int], Any]] | None = None
+        self._amp_level, self._amp_custom_lists, self._amp_configs = "O0", {}, {}
+        self._scaler: Any = None
         if not isinstance(network, Layer):
             raise TypeError(f"Model: network must be a paddle.nn.Layer, got {type(network).__name__}")
         self.network = network
@@ -123,11 +125,61 @@ class Model:
         self._optimizer = optimizer
         self._loss = loss
         self._programs = {}
+        self._set_amp(amp_configs)
         metrics = _as_list(metrics)
         for m in metrics:
             if not isinstance(m, Metric):
                 raise TypeError(f"{type(m).__name__} is not sub class of Metric")
         self._metrics = metrics
+
+    _AMP_KEYS = frozenset({"init_loss_scaling", "incr_ratio", "decr_ratio", "incr_every_n_steps",
+                           "decr_every_n_nan_or_inf", "use_dynamic_loss_scaling", "use_fp16_guard"})
+
+    def _set_amp(self, amp_configs: Any) -> None:
+        """Paddle's `amp_configs` of `prepare`: a level ('O0', 'O1', 'O2') or a dict
+        of the level (default 'O1'), the `auto_cast` custom lists and the
+        `GradScaler` arguments.  In eager mode a training step runs the network
+        under `auto_cast` and scales the loss with a `GradScaler` (`self._scaler`,
+        saved to `.pdscaler`); a static Model trains in float32, as Paddle's does
+        on a CPU."""
+        self._amp_level, self._amp_custom_lists, self._amp_configs = "O0", {}, {}
+        self._scaler = None
+        if not amp_configs:
+            return
+        if isinstance(amp_configs, str):
+            if amp_configs not in ("O0", "O1", "O2"):
+                raise ValueError("The level of amp_configs should be 'O0', 'O1' or 'O2'.")
+            self._amp_level = amp_configs
+            return
+        level = amp_configs.get("level", "O1")
+        if level not in ("O0", "O1", "O2"):
+            raise ValueError("amp_configs['level'] should be 'O0', 'O1' or 'O2'.")
+        self._amp_level = level
+        keys = set(amp_configs) - {"level"}
+        if not keys or level == "O0":
+            return
+        if "use_pure_fp16" in keys:
+            raise ValueError("'use_pure_fp16' is an invalid parameter, the level of mixed precision training "
+                             "only depends on 'O1' or 'O2'.")
+        for name in ("custom_white_list", "custom_black_list", "custom_black_varnames"):
+            if name in keys:
+                self._amp_custom_lists[name] = amp_configs[name]
+                keys.discard(name)
+        unknown = keys - self._AMP_KEYS
+        if unknown:
+            raise ValueError("Except for 'level', the keys of 'amp_configs' must be accepted by mixed precision "
+                             f"APIs, but {tuple(sorted(unknown))} could not be recognized.")
+        if "use_fp16_guard" in keys:
+            if not self._static_mode:
+                raise ValueError("'use_fp16_guard' is supported in static graph mode only.")
+            keys.discard("use_fp16_guard")
+        self._amp_configs = {k: amp_configs[k] for k in keys}
+
+    def _amp_guard(self) -> Any:
+        from pullback.frontend.amp import auto_cast
+
+        lists = {k: v for k, v in self._amp_custom_lists.items() if k != "custom_black_varnames"}
+        return auto_cast(enable=self._amp_level != "O0", level=self._amp_level, **lists)
 
     def parameters(self, *args: Any, **kwargs: Any) -> list[Any]:
         """The network's parameters."""
@@ -184,15 +236,32 @@ class Model:
             return self._static_batch("train", inputs, labels)
         self.network.train()
         ins, labs = _to_tensors(_as_list(inputs)), _to_tensors(_as_list(labels))
-        outs = self._forward(ins)
+        if self._amp_level != "O0":
+            from pullback.frontend.amp import GradScaler
+
+            if self._scaler is None:
+                self._scaler = GradScaler(**self._amp_configs)
+            with self._amp_guard():
+                if self._input_info is None and not self._inputs:
+                    self._input_info = [(list(t.shape), t.dtype) for t in ins]
+                outs = _as_list(self.network(*ins))
+        else:
+            outs = self._forward(ins)
         losses = self._loss_of(outs, labs)
         total: Any = losses[0]
         for extra in losses[1:]:
             total = total + extra
-        total.backward()
-        if update:
-            self._optimizer.step()
-            self._optimizer.clear_grad()
+        if self._scaler is not None and self._amp_level != "O0":
+            scaled = self._scaler.scale(total)
+            scaled.backward()
+            if update:
+                self._scaler.minimize(self._optimizer, scaled)
+                self._optimizer.clear_grad()
+        else:
+            total.backward()
+            if update:
+                self._optimizer.step()
+                self._optimizer.clear_grad()
         metrics = self._update_metrics(outs, labs)
         loss_np = [_numpy(x) for x in losses]
         return (loss_np, metrics) if self._metrics else loss_np
@@ -453,6 +522,8 @@ class Model:
             state = self._optimizer.state_dict() if self._optimizer is not None else None
             if state:  # as Paddle: no .pdopt for a stateless optimizer (plain SGD)
                 paddle_save(state, path + ".pdopt")
+            if self._scaler is not None and self._scaler.state_dict():
+                paddle_save(self._scaler.state_dict(), path + ".pdscaler")
             return
         if os.path.basename(path) == "":
             raise ValueError(f"paddle.Model.save: path should be of 'dirname/filename' format, got {path!r}")
@@ -520,6 +591,9 @@ class Model:
             if k in own and getattr(v, "name", None) and getattr(own[k], "name", None)
         }
         self.network.set_state_dict(state)
+        scaler_path = params[: -len(".pdparams")] + ".pdscaler"
+        if self._scaler is not None and os.path.exists(scaler_path):
+            self._scaler.load_state_dict(paddle_load(scaler_path))
         opt_path = params[: -len(".pdparams")] + ".pdopt"
         if self._optimizer is not None and not reset_optimizer and os.path.exists(opt_path):
             opt_state = paddle_load(opt_path)

@@ -17,6 +17,11 @@ replaced by a small random dataset of the same shapes.
 * `test/legacy_test/test_callback_early_stop.py`: four `EarlyStopping` callbacks (loss
   min, acc auto with a baseline, an unknown mode, an unknown monitor) with
   save_best_model, with and without eval data.
+* `test/legacy_test/test_hapi_amp.py` (GPU-only in Paddle; pullback computes float16 on
+  the CPU): `fit` with amp_configs O0 / O1 / O2 (eager and static; a static Model
+  trains in float32, as Paddle's does on a CPU), save/load restoring the GradScaler's
+  counters and the optimizer's moments, and the amp_configs errors (eager and
+  static).
 """
 
 from __future__ import annotations
@@ -376,3 +381,62 @@ def test_early_stopping(modes, tmp_path) -> None:
     assert os.path.exists(os.path.join(str(tmp_path), "best_model.pdparams"))
     # No eval data: the monitored quantity never appears, training runs to the end.
     model.fit(train, batch_size=16, save_freq=10, save_dir=str(tmp_path), epochs=2, verbose=0, callbacks=cbks[:1])
+
+
+def _amp_model(amp_config):
+    net = LeNet()
+    model = Model(net, InputSpec([None, 1, 28, 28], "float32", "x"), InputSpec([None, 1], "int64", "y"))
+    optim = paddle.optimizer.Adam(learning_rate=0.001, parameters=model.parameters())
+    model.prepare(optimizer=optim, loss=CrossEntropyLoss(reduction="sum"), amp_configs=amp_config)
+    return model
+
+
+@pytest.mark.parametrize("level", ["O0", "O1", "O2"])
+@pytest.mark.parametrize("dynamic", [True, False])
+def test_hapi_amp_fit(modes, level: str, dynamic: bool) -> None:
+    config = {"level": level} if level == "O0" else {"level": level, "init_loss_scaling": 128}
+    if not dynamic and level == "O2":
+        config["use_fp16_guard"] = False
+    paddle.seed(2021)
+    _set_mode(dynamic)
+    model = _amp_model(config)
+    model.fit(FakeMnist(16), epochs=1, batch_size=8, num_iters=2, log_freq=1, verbose=0)
+    if dynamic and level != "O0":
+        assert model._scaler is not None and model._scaler.state_dict()["incr_count"] == 2
+
+
+def test_hapi_amp_save_load(modes, tmp_path) -> None:
+    config = {"level": "O1", "init_loss_scaling": 128}
+    paddle.seed(2021)
+    model = _amp_model(config)
+    model.fit(FakeMnist(16), epochs=1, batch_size=8, num_iters=2, log_freq=1, verbose=0)
+    path = str(tmp_path / "lenet_amp")
+    model.save(path)
+    paddle.seed(2021)
+    new_model = _amp_model(config)
+    new_model.fit(FakeMnist(16), epochs=1, batch_size=8, num_iters=1, log_freq=1, verbose=0)
+    assert new_model._scaler.state_dict()["incr_count"] != model._scaler.state_dict()["incr_count"]
+    new_model.load(path)
+    for key in ("incr_count", "decr_count"):
+        assert new_model._scaler.state_dict()[key] == model._scaler.state_dict()[key]
+    old_state, new_state = model._optimizer.state_dict(), new_model._optimizer.state_dict()
+    moments = [k for k in old_state if "moment1" in k]
+    assert moments
+    for old_key, new_key in zip(moments, [k for k in new_state if "moment1" in k], strict=True):
+        np.testing.assert_array_equal(new_state[new_key].numpy(), old_state[old_key].numpy())
+
+
+def test_hapi_amp_config_errors(modes) -> None:
+    model = Model(LeNet())
+    optim = paddle.optimizer.Adam(learning_rate=0.001, parameters=model.parameters())
+    loss = CrossEntropyLoss(reduction="sum")
+    for bad in ({"level": "O3"}, {"level": "O1", "test": 0}, {"level": "O1", "use_fp16_guard": True}, "O3"):
+        with pytest.raises(ValueError):
+            model.prepare(optimizer=optim, loss=loss, amp_configs=bad)
+    model.prepare(optimizer=optim, loss=loss, amp_configs="O2")
+    model.prepare(optimizer=optim, loss=loss, amp_configs={"custom_white_list": {"matmul"}, "init_loss_scaling": 1.0})
+    paddle.enable_static()
+    model = Model(LeNet(), InputSpec([None, 1, 28, 28], "float32", "x"), InputSpec([None, 1], "int64", "y"))
+    optim = paddle.optimizer.Adam(learning_rate=0.001, parameters=model.parameters())
+    with pytest.raises(ValueError):
+        model.prepare(optimizer=optim, loss=loss, amp_configs={"level": "O2", "use_pure_fp16": True})
