@@ -569,8 +569,11 @@ class DataLoader:
             self.batch_sampler = batch_sampler
             self.batch_size = getattr(batch_sampler, "batch_size", None)
         elif batch_size is None:
-            if shuffle or drop_last:
-                raise ValueError("DataLoader: shuffle/drop_last need a batch_size")
+            # As Paddle, drop_last means nothing without batching and is ignored; a
+            # shuffle Paddle would silently skip is an error here.
+            if shuffle:
+                raise ValueError("DataLoader: shuffle needs a batch_size (batch_size=None yields the samples as "
+                                 "they are, in order)")
             self.batch_sampler = None
             self.batch_size = None
         else:

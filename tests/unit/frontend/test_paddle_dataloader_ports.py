@@ -15,6 +15,12 @@ skipped with that reason.
   values (floats, strings, lists, dicts) collated, a single-field dataset (map and
   iterable), drop_last step counts (map and iterable) and `ConcatDataset` (with its
   IterableDataset error).
+* `test/legacy_test/test_multiprocess_dataloader_dynamic.py` (with its sizes from
+  `test_multiprocess_dataloader_static.py`): an eager training loop of a constant-
+  initialised FC net over a DataLoader of samples (batch_size 8, drop_last) and over a
+  dataset of ready batches (`batch_size=None`): the loader's length, the steps per
+  epoch, and (in place of Paddle's 0-vs-2-workers comparison) the same losses from
+  both loaders.
 """
 
 from __future__ import annotations
@@ -255,3 +261,69 @@ def test_concat_dataset() -> None:
     d1 = TensorDataset([paddle.rand((7, 3, 28, 28)), paddle.rand((7,))])
     with pytest.raises(AssertionError, match="does not support IterableDataset"):
         ConcatDataset([d1, RandomIterableDataset(10), RandomIterableDataset(10)])
+
+
+BATCH_SIZE, CLASS_NUM, EPOCH_NUM, SAMPLE_NUM = 8, 10, 2, 48
+
+
+class SampleDataset(Dataset):
+    def __len__(self) -> int:
+        return SAMPLE_NUM
+
+    def __getitem__(self, idx):
+        rng = np.random.RandomState(idx)
+        return rng.random_sample([IMAGE_SIZE]).astype("float32"), rng.randint(0, CLASS_NUM - 1, (1,)).astype("int64")
+
+
+class BatchedDataset(Dataset):
+    def __len__(self) -> int:
+        return SAMPLE_NUM // BATCH_SIZE
+
+    def __getitem__(self, idx):
+        samples = [SampleDataset()[idx * BATCH_SIZE + i] for i in range(BATCH_SIZE)]
+        return np.stack([s[0] for s in samples]), np.stack([s[1] for s in samples])
+
+
+class SimpleFCNet(paddle.nn.Layer):
+    def __init__(self) -> None:
+        super().__init__()
+        w = paddle.ParamAttr(initializer=paddle.nn.initializer.Constant(value=0.8))
+        b = paddle.ParamAttr(initializer=paddle.nn.initializer.Constant(value=0.5))
+        layers, cin = [], IMAGE_SIZE
+        for hidden in (10, 20, 30):
+            layers += [paddle.nn.Linear(cin, hidden, weight_attr=w, bias_attr=b), paddle.nn.Tanh()]
+            cin = hidden
+        layers += [paddle.nn.Linear(cin, CLASS_NUM, weight_attr=w, bias_attr=b), paddle.nn.Softmax()]
+        self._fcs = paddle.nn.Sequential(*layers)
+
+    def forward(self, image):
+        return self._fcs(image)
+
+
+def _train_loop(batched: bool) -> tuple[list[int], np.ndarray]:
+    net = SimpleFCNet()
+    opt = paddle.optimizer.Adam(parameters=net.parameters())
+    loader = (DataLoader(BatchedDataset(), num_workers=0, batch_size=None, drop_last=True) if batched
+              else DataLoader(SampleDataset(), num_workers=0, batch_size=BATCH_SIZE, drop_last=True))
+    assert len(loader) == SAMPLE_NUM // BATCH_SIZE
+    steps, losses = [], []
+    for _ in range(EPOCH_NUM):
+        step = 0
+        for image, label in loader():
+            loss = paddle.mean(paddle.nn.functional.cross_entropy(net(image), label, reduction="none",
+                                                                  use_softmax=False))
+            loss.backward()
+            opt.minimize(loss)
+            net.clear_gradients()
+            losses.append(float(loss))
+            step += 1
+        steps.append(step)
+    return steps, np.array(losses)
+
+
+def test_dygraph_dataloader_training(dynamic_mode) -> None:
+    steps, losses = _train_loop(batched=False)
+    assert steps == [SAMPLE_NUM // BATCH_SIZE] * EPOCH_NUM
+    steps_b, losses_b = _train_loop(batched=True)
+    assert steps_b == steps
+    np.testing.assert_allclose(losses_b, losses, rtol=1e-5)

@@ -6,6 +6,10 @@ for pytest (PaddlePaddle/Paddle, Apache-2.0).
   `SubsetRandomSampler`, `BatchSampler` over a dataset, a sampler, positional
   arguments and a plain iterable (with drop_last and shuffle), the shuffle-with-sampler
   error, and `WeightedRandomSampler` (with and without replacement, its errors).
+* `test/legacy_test/test_distributed_batch_sampler.py` (Paddle's test of the hapi
+  `DistributedBatchSampler`, which only iterates): `io.DistributedBatchSampler` with
+  shuffle on one rank, and on two ranks with drop_last, checked here to give each
+  rank disjoint batches of 4 covering the padded dataset.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import pytest
 
 from pullback.io import (
     BatchSampler,
+    DistributedBatchSampler,
     Dataset,
     RandomSampler,
     Sampler,
@@ -164,3 +169,21 @@ def test_weighted_random_sampler_asserts(probs, num: int, replacement: bool) -> 
 def test_weighted_random_sampler_raises(num, replacement) -> None:
     with pytest.raises(ValueError):
         WeightedRandomSampler(_probs(10, 5), num, replacement)
+
+
+class FakeDataset:
+    def __getitem__(self, index):
+        return index
+
+    def __len__(self) -> int:
+        return 10
+
+
+def test_distributed_batch_sampler() -> None:
+    batches = list(DistributedBatchSampler(FakeDataset(), batch_size=1, shuffle=True))
+    assert sorted(i for b in batches for i in b) == list(range(10))
+    ranks = [list(DistributedBatchSampler(FakeDataset(), batch_size=4, num_replicas=2, rank=r, shuffle=True,
+                                          drop_last=True)) for r in (0, 1)]
+    for batches in ranks:
+        assert all(len(b) == 4 for b in batches) and len(batches) == 1
+    assert not set(ranks[0][0]) & set(ranks[1][0])
