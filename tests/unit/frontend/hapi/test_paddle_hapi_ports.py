@@ -17,6 +17,9 @@ replaced by a small random dataset of the same shapes.
 * `test/legacy_test/test_callback_early_stop.py`: four `EarlyStopping` callbacks (loss
   min, acc auto with a baseline, an unknown mode, an unknown monitor) with
   save_best_model, with and without eval data.
+* `test/legacy_test/test_callback_reduce_lr_on_plateau.py`: `ReduceLROnPlateau`
+  (patience, cooldown) during `fit`, its factor error, an unknown mode, an unknown
+  monitor and an optimizer with a schedule (warnings, not errors).
 * `test/legacy_test/test_hapi_amp.py` (GPU-only in Paddle; pullback computes float16 on
   the CPU): `fit` with amp_configs O0 / O1 / O2 (eager and static; a static Model
   trains in float32, as Paddle's does on a CPU), save/load restoring the GradScaler's
@@ -440,3 +443,38 @@ def test_hapi_amp_config_errors(modes) -> None:
     optim = paddle.optimizer.Adam(learning_rate=0.001, parameters=model.parameters())
     with pytest.raises(ValueError):
         model.prepare(optimizer=optim, loss=loss, amp_configs={"level": "O2", "use_pure_fp16": True})
+
+
+def _plateau_model():
+    net = LeNet()
+    model = Model(net, inputs=[InputSpec([None, 1, 28, 28], "float32", "x")],
+                  labels=[InputSpec([None, 1], "int64", "label")])
+    model.prepare(paddle.optimizer.Adam(learning_rate=0.001, parameters=net.parameters()), loss=CrossEntropyLoss(),
+                  metrics=[Accuracy()])
+    return model, net
+
+
+def test_reduce_lr_on_plateau(modes) -> None:
+    model, _ = _plateau_model()
+    cbk = paddle.callbacks.ReduceLROnPlateau(patience=1, verbose=1, cooldown=1)
+    model.fit(FakeMnist(8), FakeMnist(8, 1), batch_size=8, log_freq=1, save_freq=10, epochs=4, verbose=0,
+              callbacks=[cbk])
+    assert model._optimizer.get_lr() <= 0.001
+
+
+def test_reduce_lr_on_plateau_warn_or_error(modes) -> None:
+    with pytest.raises(ValueError):
+        paddle.callbacks.ReduceLROnPlateau(factor=2.0)
+    with pytest.warns(UserWarning):
+        paddle.callbacks.ReduceLROnPlateau(mode="1", patience=3, verbose=1)
+    model, net = _plateau_model()
+    cbk = paddle.callbacks.ReduceLROnPlateau(monitor="miou", patience=3, verbose=1)
+    with pytest.warns(UserWarning):
+        model.fit(FakeMnist(8), FakeMnist(8, 1), batch_size=8, log_freq=1, save_freq=10, epochs=1, verbose=0,
+                  callbacks=[cbk])
+    optim = paddle.optimizer.Adam(learning_rate=paddle.optimizer.lr.PiecewiseDecay([0.001, 0.0001], [5, 10, 10]),
+                                  parameters=net.parameters())
+    model.prepare(optim, loss=CrossEntropyLoss(), metrics=[Accuracy()])
+    cbk = paddle.callbacks.ReduceLROnPlateau(monitor="acc", mode="max", patience=3, verbose=1, cooldown=1)
+    model.fit(FakeMnist(8), FakeMnist(8, 1), batch_size=8, log_freq=1, save_freq=10, epochs=3, verbose=0,
+              callbacks=[cbk])
