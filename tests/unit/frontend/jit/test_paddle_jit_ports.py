@@ -7,8 +7,12 @@ API, rewritten for pytest (PaddlePaddle/Paddle, Apache-2.0).  Trainings are shor
   errors of `paddle.load` / `jit.load`, nested outputs, dict outputs in the dynamic
   order (with Paddle's warning), `utils.map_structure` / `pack_sequence_as`, dict
   inputs (one pruned), `output_spec` pruning a loss, multiple inputs with pruned
-  inputs and outputs (`input_names_after_prune`), and a saved `output_spec` after
-  Adam training.
+  inputs and outputs (`input_names_after_prune`), a saved `output_spec` after
+  Adam training, the config errors (empty file names, unknown configs), a layer
+  holding two loaded layers (unique parameter names), the `TestJitSaveMultiCases`
+  matrix (to_static or not, trained or not, example inputs, pruned inputs and
+  outputs, the input/output_spec name warnings and errors), an empty layer and a
+  layer without parameters.
 * `test/legacy_test/test_jit_layer.py`: a layer with two `to_static` methods
   (`forward`, `infer`) saved and loaded, both callable on the loaded layer (compared
   with running them eagerly), and a Linear's loaded output shape for 498 rows.
@@ -347,3 +351,201 @@ def test_linear_output_shape(eager, tmp_path) -> None:
     out = paddle.jit.load(path).forward(x)
     np.testing.assert_allclose(np.mean(orig.numpy()), np.mean(out.numpy()), rtol=1e-6)
     assert list(paddle.unsqueeze(out, 0).shape) == [1, 498, 80]
+
+
+def test_config_errors(eager, tmp_path) -> None:
+    layer = LinearNet(784, 1)
+    with pytest.raises(ValueError):
+        paddle.jit.save(layer=layer, path=str(tmp_path / "no_support_config_test"), model_filename="")
+    with pytest.raises(ValueError):
+        paddle.jit.load(str(tmp_path / "error_model_filename_test"), model_filename="")
+    with pytest.raises(ValueError):
+        paddle.jit.load(str(tmp_path / "error_params_filename_test"), params_filename="")
+    with pytest.raises(ValueError):
+        paddle.jit.load(str(tmp_path / "no_support_config_test"), separate_params=True)
+
+
+class MultiLoadingLinearNet(paddle.nn.Layer):
+    def __init__(self, size, model_path):
+        super().__init__()
+        self._linear = Linear(size, size)
+        self._load_linear1 = paddle.jit.load(model_path)
+        self._load_linear2 = paddle.jit.load(model_path)
+
+    @to_static
+    def forward(self, x):
+        return self._linear(self._load_linear2(self._load_linear1(self._linear(x))))
+
+
+def test_multiple_loading(eager, tmp_path) -> None:
+    path = str(tmp_path / "jit_multi_load" / "model")
+    example, layer, _ = _train(LinearNet(4, 4), 4, 1)
+    paddle.jit.save(layer=layer, path=path, input_spec=example)
+    net = MultiLoadingLinearNet(4, path)
+    names = [v.name for v in net.state_dict().values()]
+    assert len(names) == len(set(names))
+
+
+class LinearNetWithInputSpec(paddle.nn.Layer):
+    def __init__(self, in_size, out_size):
+        super().__init__()
+        self._linear = Linear(in_size, out_size)
+
+    @to_static(input_spec=[InputSpec(shape=[None, 784], dtype="float32")], full_graph=True)
+    def forward(self, x):
+        return self._linear(x)
+
+
+class LinearNetNotDeclarative(paddle.nn.Layer):
+    def __init__(self, in_size, out_size):
+        super().__init__()
+        self._linear = Linear(in_size, out_size)
+
+    def forward(self, x):
+        return self._linear(x)
+
+
+class LinerNetWithLabel(paddle.nn.Layer):
+    def __init__(self, in_size, out_size, returns: str = "both"):
+        super().__init__()
+        self.returns = returns
+        self._linear = Linear(in_size, out_size)
+
+    def forward(self, x, label):
+        out = self._linear(x)
+        if self.returns == "out_only":  # LinerNetWithUselessInput
+            return out
+        loss = paddle.mean(paddle.nn.functional.cross_entropy(out, label, reduction="none", use_softmax=False))
+        return out if self.returns == "pruned" else (out, loss)
+
+
+def _label_specs():
+    return [InputSpec(shape=[None, 784], dtype="float32", name="image"),
+            InputSpec(shape=[None, 1], dtype="int64", name="label")]
+
+
+def _train_with_label(layer):
+    sgd = paddle.optimizer.SGD(learning_rate=0.01, parameters=layer.parameters())
+    for x, y in _batches(784, 1):
+        _, loss = layer(paddle.to_tensor(x), paddle.to_tensor(y))
+        loss.backward()
+        sgd.minimize(loss)
+        layer.clear_gradients()
+
+
+def _verify(layer, path, with_label_and_loss=False, with_label=False) -> None:
+    layer.eval()
+    loaded = paddle.jit.load(path)
+    loaded.eval()
+    x = paddle.to_tensor(np.random.random((1, 784)).astype("float32"))
+    if with_label_and_loss or with_label:
+        y = paddle.to_tensor(np.random.random((1, 1)).astype("int64"))
+        pred = layer(x, y)
+        pred = pred[0] if with_label_and_loss else pred
+    else:
+        pred = layer(x)
+    np.testing.assert_array_equal(pred.numpy(), loaded(x).numpy())
+
+
+_IMAGE_SPEC = [InputSpec(shape=[None, 784], dtype="float32")]
+
+
+@pytest.mark.parametrize("case", ["to_static_after_train", "to_static_no_train", "plain_after_train",
+                                  "plain_after_train_examples", "plain_no_train"])
+def test_save_multi_cases_no_prune(eager, tmp_path, case: str) -> None:
+    path = str(tmp_path / case / "model")
+    if case == "to_static_after_train":
+        layer = LinearNet(784, 1)
+        _train(layer)
+        paddle.jit.save(layer, path)
+    elif case == "to_static_no_train":
+        layer = LinearNetWithInputSpec(784, 1)
+        paddle.jit.save(layer, path)
+    else:
+        layer = LinearNetNotDeclarative(784, 1)
+        example = _train(layer)[0] if case != "plain_no_train" else None
+        spec = example if case == "plain_after_train_examples" else _IMAGE_SPEC
+        paddle.jit.save(layer=layer, path=path, input_spec=spec)
+    _verify(layer, path)
+
+
+@pytest.mark.parametrize("trained", [True, False])
+def test_save_multi_cases_prune_label(eager, tmp_path, trained: bool) -> None:
+    layer = paddle.jit.to_static(LinerNetWithLabel(784, 1), input_spec=_label_specs(), full_graph=True)
+    if trained:
+        _train_with_label(layer)
+    path = str(tmp_path / "prune" / "model")
+    paddle.jit.save(layer, path, input_spec=[InputSpec(shape=[None, 784], dtype="float32", name="image")],
+                    output_spec=layer.forward.outputs[:1], input_names_after_prune=["image"])
+    _verify(layer, path, with_label_and_loss=True)
+
+
+@pytest.mark.parametrize("returns", ["pruned", "out_only"])
+def test_save_multi_cases_prune_input(eager, tmp_path, returns: str) -> None:
+    layer = paddle.jit.to_static(LinerNetWithLabel(784, 1, returns), input_spec=_label_specs(), full_graph=True)
+    path = str(tmp_path / returns / "model")
+    paddle.jit.save(layer, path, input_spec=[InputSpec(shape=[None, 784], dtype="float32", name="image")])
+    _verify(layer, path, with_label=True)
+
+
+def test_save_multi_cases_name_warnings(eager, tmp_path) -> None:
+    layer = LinearNetWithInputSpec(784, 1)
+    _train(layer)
+    path = str(tmp_path / "input_spec_name_warning" / "model")
+    paddle.jit.save(layer, path, input_spec=[InputSpec(shape=[None, 784], dtype="float32")])
+    with pytest.warns(UserWarning):
+        paddle.jit.save(layer, path, input_spec=[InputSpec(shape=[None, 784], dtype="float32", name="feed_input")])
+    _verify(layer, path)
+    layer = LinearNet(784, 1)
+    _train(layer)
+    path = str(tmp_path / "output_spec_name_warning" / "model")
+    with pytest.warns(UserWarning):
+        paddle.jit.save(layer, path, output_spec=[paddle.to_tensor(np.random.random((1, 1)).astype("float32"))])
+    _verify(layer, path)
+
+
+def test_save_multi_cases_name_errors(eager, tmp_path) -> None:
+    path = str(tmp_path / "name_error" / "model")
+    layer = LinerNetWithLabel(784, 1)
+    with pytest.raises((ValueError, TypeError)):
+        # Paddle: ValueError (pullback's trace of forward(x, label) with one spec is a TypeError)
+        paddle.jit.save(layer, path, input_spec=[InputSpec(shape=[None, 784], dtype="float32")])
+    layer = paddle.jit.to_static(LinerNetWithLabel(784, 1), input_spec=_label_specs(), full_graph=True)
+    with pytest.raises(ValueError):
+        paddle.jit.save(layer, path, input_spec=[InputSpec(shape=[None, 784], dtype="float32", name="feed_input")])
+    _train_with_label(layer)
+    with pytest.raises(ValueError):
+        paddle.jit.save(layer, path, input_spec=[_label_specs()[0], True],
+                        output_spec=[paddle.to_tensor(np.random.random((1, 1)).astype("float32"))],
+                        input_names_after_prune=["image"])
+
+
+class EmptyLayer(paddle.nn.Layer):
+    @paddle.jit.to_static
+    def forward(self, x):
+        return x
+
+
+class NoParamLayer(paddle.nn.Layer):
+    @paddle.jit.to_static
+    def forward(self, x, y):
+        return x + y
+
+
+def test_empty_and_no_param_layers(eager, tmp_path) -> None:
+    x = paddle.to_tensor(np.random.random(10).astype("float32"))
+    layer = EmptyLayer()
+    out = layer(x)
+    try:
+        paddle.jit.save(layer, str(tmp_path / "empty" / "model"))
+    except ValueError as e:  # Paddle: an empty program cannot be saved
+        assert "empty" in str(e)
+    else:
+        np.testing.assert_array_equal(paddle.jit.load(str(tmp_path / "empty" / "model"))(x).numpy(), out.numpy())
+    x = paddle.to_tensor(np.random.random(5).astype("float32"))
+    y = paddle.to_tensor(np.random.random(5).astype("float32"))
+    layer = NoParamLayer()
+    out = layer(x, y)
+    path = str(tmp_path / "no_param" / "model")
+    paddle.jit.save(layer, path)
+    np.testing.assert_array_equal(out.numpy(), paddle.jit.load(path)(x, y).numpy())
