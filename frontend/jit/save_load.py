@@ -276,9 +276,6 @@ def _drop_call_seeds(program: Any) -> None:
     program._bump()
 
 
-_LOADED_NAMES: set[str] = set()
-
-
 class TranslatedLayer(Layer):
     """A model loaded by `paddle.jit.load`: its parameters (eager, trainable) and
     its program, called as one compiled op."""
@@ -299,10 +296,11 @@ class TranslatedLayer(Layer):
             if n not in params:
                 raise ValueError(f"paddle.jit.load: parameter '{n}' is missing from the parameter file")
             p = EagerParamBase._new(np.array(params[n]), None, 0, not trainable.get(n, True))
-            # Parameter names are unique, as Paddle's: a second load of the same
-            # model (or one sharing names with it) gets fresh ones.
-            p._name = n if n not in _LOADED_NAMES else unique_name.generate(n)
-            _LOADED_NAMES.add(p._name)
+            # As Paddle, each load names its parameters afresh (`linear_0.w_0_0`,
+            # then `linear_0.w_0_1`, ...), so two loaded copies never share names;
+            # `saved_name` keeps the name in the files.
+            p._name = unique_name.generate(n)
+            p.saved_name = n
             p.persistable = True
             p.optimize_attr = {"learning_rate": 1.0}
             p.regularizer = None
