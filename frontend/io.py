@@ -229,8 +229,8 @@ def get_worker_info() -> None:
 
 
 class SamplerArgumentError(ValueError, AssertionError):
-    """A sampler's invalid argument: a ValueError, and the AssertionError that Paddle's
-    samplers raise (its checks are asserts)."""
+    """A sampler's or DataLoader's invalid argument: a ValueError, and the
+    AssertionError that Paddle raises (its checks are asserts)."""
 
 
 class Sampler:
@@ -544,14 +544,14 @@ class DataLoader:
                  worker_init_fn: Callable[[int], None] | None = None,
                  persistent_workers: bool = False) -> None:
         if not isinstance(num_workers, int) or num_workers < 0:
-            raise ValueError(f"DataLoader: num_workers should be a non-negative integer, got {num_workers!r}")
+            raise SamplerArgumentError(f"DataLoader: num_workers should be a non-negative integer, got {num_workers!r}")
         if num_workers > 0:
             raise NotImplementedError(
                 "DataLoader: num_workers > 0 (worker processes) is not supported by pullback; "
                 "use num_workers=0"
             )
         if timeout < 0:
-            raise ValueError("DataLoader: timeout should be a non-negative value")
+            raise SamplerArgumentError("DataLoader: timeout should be a non-negative value")
         self.dataset = dataset
         self.feed_list = list(feed_list) if feed_list is not None else None
         self.places = places
@@ -561,7 +561,7 @@ class DataLoader:
         self._iterable = isinstance(dataset, IterableDataset)
         if batch_sampler is not None:
             if batch_size != 1 or shuffle or drop_last:
-                raise ValueError(
+                raise SamplerArgumentError(
                     "DataLoader: batch_size/shuffle/drop_last should not be set when batch_sampler is given"
                 )
             if self._iterable:

@@ -15,6 +15,8 @@ skipped with that reason.
   values (floats, strings, lists, dicts) collated, a single-field dataset (map and
   iterable), drop_last step counts (map and iterable) and `ConcatDataset` (with its
   IterableDataset error).
+* `test/legacy_test/test_multiprocess_dataloader_exception.py`: the DataLoader argument
+  errors and the abstract datasets' errors.
 * `test/legacy_test/test_multiprocess_dataloader_dynamic.py` (with its sizes from
   `test_multiprocess_dataloader_static.py`): an eager training loop of a constant-
   initialised FC net over a DataLoader of samples (batch_size 8, drop_last) and over a
@@ -327,3 +329,38 @@ def test_dygraph_dataloader_training(dynamic_mode) -> None:
     steps_b, losses_b = _train_loop(batched=True)
     assert steps_b == steps
     np.testing.assert_allclose(losses_b, losses, rtol=1e-5)
+
+
+def test_dataloader_argument_errors() -> None:
+    """`test/legacy_test/test_multiprocess_dataloader_exception.py` (its worker-loop
+    cases need worker processes, which pullback does not have).  Its "not a Dataset"
+    and "places is None" cases pass vacuously in Paddle (its own `assertTrue(False)`
+    is the AssertionError they catch): Paddle 3.3.1 accepts both, and so does pullback."""
+    place = paddle.CPUPlace()
+    dataset = RandomDataset(100)
+    batch_sampler = paddle.io.BatchSampler(dataset=dataset, batch_size=4)
+    DataLoader(dataset=batch_sampler, places=place)
+    DataLoader(dataset=dataset, places=None)
+    with pytest.raises(AssertionError):
+        DataLoader(dataset=dataset, places=place, num_workers=-1)
+    with pytest.raises(AssertionError):
+        DataLoader(dataset=dataset, places=place, timeout=-1)
+    with pytest.raises(AssertionError):
+        DataLoader(dataset=dataset, places=place, batch_sampler=batch_sampler, shuffle=True, drop_last=True)
+    DataLoader(dataset=dataset, places=place, batch_sampler=batch_sampler)
+
+
+def test_dataset_runtime_errors() -> None:
+    """`test/legacy_test/test_multiprocess_dataloader_exception.py`."""
+    dataset = Dataset()
+    with pytest.raises(NotImplementedError):
+        dataset[0]
+    with pytest.raises(NotImplementedError):
+        len(dataset)
+    dataset = IterableDataset()
+    with pytest.raises(NotImplementedError):
+        iter(dataset)
+    with pytest.raises(RuntimeError):
+        dataset[0]
+    with pytest.raises(RuntimeError):
+        len(dataset)
