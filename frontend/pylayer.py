@@ -175,6 +175,16 @@ class PyLayer:
                       [items[i]._data for i in positions])
         skip = {id(t) for t in ctx.non_differentiable}
         given = {id(t) for t in tensors}
+        not_inplace = {id(t) for t in ctx.not_inplace_tensors}
+        for i in positions:
+            o = items[i]
+            if id(o) in given and id(o) not in not_inplace and not o.stop_gradient and o._node is None:
+                # Paddle treats a returned input as modified in place, which a leaf
+                # that needs a gradient must not be (mark_not_inplace allows it).
+                raise ValueError(
+                    f"{cls.__name__}: Leaf Var that doesn't stop gradient can't use inplace strategy "
+                    "(forward returns its input; call ctx.mark_not_inplace(x) or return a new tensor)"
+                )
         for k, i in enumerate(positions):
             o = items[i]
             diff = is_float_data(o._data.dtype) and id(o) not in skip

@@ -4,8 +4,11 @@ for pytest (PaddlePaddle/Paddle, Apache-2.0).
 * `test/legacy_test/test_pylayer_op.py`: multiple/single outputs with non-tensor
   outputs and extra function arguments, a list input, output-count mismatch errors,
   casting to every dtype, forward returning nothing or no tensor, no gradient when no
-  input needs one, backward returning None / a non-tensor, a missing backward, and the
-  in-place (identity) forward cases.
+  input needs one, backward returning None / a non-tensor, a missing backward, the
+  in-place (identity) forward cases, the identity of a leaf that needs a gradient
+  (ValueError), a backward that runs a backward, non-Tensor outputs mixed with
+  tensors, materialized and non-materialized gradients, `mark_non_differentiable`,
+  and `paddle.grad` through a layer with a non-differentiable output.
 """
 
 from __future__ import annotations
@@ -375,3 +378,155 @@ def test_identity_forward(variant: str) -> None:
             np.testing.assert_allclose(data.grad.numpy(), 4 * data.numpy())
         elif variant == "square_after":
             np.testing.assert_allclose(data.grad.numpy(), 4 * data.numpy() ** 3)
+
+
+def test_inplace_and_leaf_exception() -> None:
+    class Passthrough(PyLayer):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, dy):
+            return dy
+
+    for i in range(2):
+        data = paddle.ones([2, 3], dtype="float64") / (i + 1)
+        data.stop_gradient = False
+        with pytest.raises(ValueError):
+            Passthrough.apply(data).mean()
+
+
+def test_backward_in_backward() -> None:
+    seen = []
+
+    class Inner(PyLayer):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.inputs = x.detach()
+            return x.mean()
+
+        @staticmethod
+        def backward(ctx, dy):
+            with paddle.set_grad_enabled(True):
+                temp = ctx.inputs
+                temp.stop_gradient = False
+                paddle.tanh(temp).sum().backward()
+                seen.append(temp.grad is not None)
+                return paddle.to_tensor(temp.grad)
+
+    for i in range(2):
+        data = paddle.ones([2, 3], dtype="float32") / (i + 1)
+        data.stop_gradient = False
+        data = paddle.nn.functional.relu(data)
+        Inner.apply(data).backward()
+    assert seen == [True, True]
+
+
+def test_return_mixed_values() -> None:
+    class Tanh(PyLayer):
+        @staticmethod
+        def forward(ctx, x1):
+            y1 = paddle.tanh(x1)
+            ctx.save_for_backward(y1)
+            return y1, 5, None, "helloworld", paddle.to_tensor([1, 2], dtype="float32")
+
+        @staticmethod
+        def backward(ctx, dy1, dy2):
+            return dy1
+
+    x = paddle.randn([2, 3]).astype("float32")
+    x.stop_gradient = False
+    z, number, none_item, string_item, tensor1 = Tanh.apply(x1=x)
+    assert (number, none_item, string_item) == (5, None, "helloworld")
+    z.mean().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.full([2, 3], 1 / 6), rtol=1e-6)
+
+
+@pytest.mark.parametrize("materialize", [True, False])
+def test_materialize_grads(materialize: bool) -> None:
+    seen = []
+
+    class Two(PyLayer):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.mark_not_inplace(x)
+            if not materialize:
+                ctx.set_materialize_grads(False)
+            return x, x + x
+
+        @staticmethod
+        def backward(ctx, grad, grad2):
+            seen.append(grad2)
+            return grad
+
+    x = paddle.ones([1], dtype="float64")
+    x.stop_gradient = False
+    Two.apply(x)[0].backward()
+    if materialize:
+        np.testing.assert_array_equal(seen[0].numpy(), np.zeros([1]))
+    else:
+        assert seen == [None]
+
+
+def test_mark_non_differentiable() -> None:
+    class Only(PyLayer):
+        @staticmethod
+        def forward(ctx, x):
+            a = x + x
+            ctx.mark_non_differentiable(a)
+            return a
+
+        @staticmethod
+        def backward(ctx, grad):
+            raise AssertionError("backward of a non-differentiable output must not run")
+
+    x = paddle.ones([1], dtype="float64")
+    x.stop_gradient = False
+    y = Only.apply(x)
+    assert y.stop_gradient
+    if not y.stop_gradient:
+        y.sum().backward()
+
+    class Pair(PyLayer):
+        @staticmethod
+        def forward(ctx, x):
+            a, b = x + x, x + x + x
+            ctx.mark_non_differentiable(a)
+            return a, b
+
+        @staticmethod
+        def backward(ctx, grad_a, grad_b):
+            np.testing.assert_array_equal(grad_a.numpy(), np.zeros([1]))
+            np.testing.assert_array_equal(grad_b.numpy(), np.ones([1]))
+            return grad_b
+
+    x = paddle.ones([1], dtype="float64")
+    x.stop_gradient = False
+    _, b = Pair.apply(x)
+    b.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.ones([1]))
+
+
+def test_partial_grad() -> None:
+    class Tanh(PyLayer):
+        @staticmethod
+        def forward(ctx, x1, x2, func1, func2=paddle.square):
+            ctx.func = func2
+            y1, y2 = func1(x1), func1(x2)
+            ctx.save_for_backward(y1, y2)
+            ctx.mark_non_differentiable(y2)
+            return y1, 1, y2, None
+
+        @staticmethod
+        def backward(ctx, dy1, dy2):
+            y1, y2 = ctx.saved_tensor()
+            return dy1 * (1 - ctx.func(y1)), dy2 * (1 - paddle.square(y2))
+
+    a, b = _pair()
+    z = Tanh.apply(a, a, paddle.tanh, paddle.square)
+    (ga,) = paddle.grad((z[0] + z[2]).mean(), [a], retain_graph=True)
+    y0, y1 = paddle.tanh(b), paddle.tanh(b)
+    y1.stop_gradient = True
+    (gb,) = paddle.grad((y0 + y1).mean(), [b], retain_graph=True)
+    np.testing.assert_allclose(ga.numpy(), gb.numpy())
