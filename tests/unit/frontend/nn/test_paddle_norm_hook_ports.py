@@ -11,6 +11,9 @@ public API, rewritten for pytest (PaddlePaddle/Paddle, Apache-2.0).
   the public `nn.SpectralNorm` layer with its u and v set) for weights (10, 12) dim 0
   and (2, 3, 3, 3) dim 1 with 5/10 power iterations, the gradient of the weight with
   no power iteration (finite differences), and the layer's argument errors.
+* `test/legacy_test/test_weight_normalization.py`: a static `fc` with a
+  `WeightNormParamAttr(dim=None)` weight (g, v and g's gradient against numpy):
+  skipped, pullback has no `WeightNormParamAttr` (use `nn.utils.weight_norm`).
 """
 
 from __future__ import annotations
@@ -139,3 +142,31 @@ def test_spectral_norm_layer_errors() -> None:
         layer(weight)
     with pytest.raises(TypeError):
         layer(weight.astype("int32"))
+
+
+@pytest.mark.skip(reason="pullback does not support WeightNormParamAttr (static-graph weight normalization of a "
+                  "layer's parameter attribute); nn.utils.weight_norm is the supported form")
+def test_static_weight_norm_param_attr(dynamic_mode) -> None:
+    from pullback.base.param_attr import WeightNormParamAttr
+
+    paddle.enable_static()
+    try:
+        main, startup = paddle.static.Program(), paddle.static.Program()
+        with paddle.static.program_guard(main, startup):
+            data = paddle.static.data(name="x", shape=[-1, 10])
+            out = paddle.static.nn.fc(x=data, size=5, weight_attr=WeightNormParamAttr(
+                dim=None, name="weight_norm_param", initializer=paddle.nn.initializer.Constant(1.0)),
+                bias_attr=False, activation=None)
+            paddle.static.append_backward(loss=paddle.sum(out))
+        x = np.random.random([3, 10]).astype("float32")
+        exe = paddle.static.Executor(paddle.CPUPlace())
+        exe.run(startup)
+        got = exe.run(main, feed={"x": x},
+                      fetch_list=["weight_norm_param_g", "weight_norm_param_v", "weight_norm_param_g@GRAD"])
+        v = np.ones((10, 5))
+        g = np.linalg.norm(v, keepdims=True)
+        g_grad = (x.T @ np.ones((3, 5)) * (v / np.linalg.norm(v, keepdims=True))).sum(keepdims=True)
+        for want, have in zip((g, v, g_grad), got, strict=True):
+            np.testing.assert_allclose(np.array(have), want, rtol=1e-5, atol=1e-3)
+    finally:
+        paddle.disable_static()
