@@ -42,6 +42,13 @@ from pullback.io import (
 )
 from pullback.vision import transforms
 
+
+@pytest.fixture(autouse=True)
+def _eager(dynamic_mode):
+    """Eager mode whatever an earlier test left (pullback's own PyLayer tests end static)."""
+    yield
+
+
 IMAGE_SIZE = 32
 _NO_WORKERS = pytest.mark.skip(reason="pullback's DataLoader has no worker processes (num_workers must be 0)")
 

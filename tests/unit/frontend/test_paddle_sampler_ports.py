@@ -30,6 +30,13 @@ from pullback.io import (
     WeightedRandomSampler,
 )
 
+
+@pytest.fixture(autouse=True)
+def _eager(dynamic_mode):
+    """Eager mode whatever an earlier test left (pullback's own PyLayer tests end static)."""
+    yield
+
+
 IMAGE_SIZE = 32
 
 

@@ -20,6 +20,12 @@ import pullback as paddle
 from pullback.autograd import PyLayer
 
 
+@pytest.fixture(autouse=True)
+def _eager(dynamic_mode):
+    """Eager mode whatever an earlier test left (pullback's own PyLayer tests end static)."""
+    yield
+
+
 def _pair() -> tuple[paddle.Tensor, paddle.Tensor]:
     a = paddle.randn([2, 3]).astype("float64")
     b = a.detach().clone()

@@ -15,6 +15,13 @@ import pytest
 
 import pullback as paddle
 
+
+@pytest.fixture(autouse=True)
+def _eager(dynamic_mode):
+    """Eager mode whatever an earlier test left (pullback's own PyLayer tests end static)."""
+    yield
+
+
 _HUBCONF = '''
 dependencies = ["paddle", "numpy"]
 

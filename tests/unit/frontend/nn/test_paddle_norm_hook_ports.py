@@ -25,6 +25,12 @@ import pullback as paddle
 from pullback.nn.utils import remove_weight_norm, spectral_norm, weight_norm
 
 
+@pytest.fixture(autouse=True)
+def _eager(dynamic_mode):
+    """Eager mode whatever an earlier test left (pullback's own PyLayer tests end static)."""
+    yield
+
+
 def _norm_except_dim(w: np.ndarray, dim: int) -> np.ndarray:
     if dim == -1:
         return np.linalg.norm(w)
