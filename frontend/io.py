@@ -116,6 +116,11 @@ class ComposeDataset(Dataset):
         return tuple(sample)
 
 
+class _IterableDatasetError(TypeError, AssertionError):
+    """An IterableDataset where a map-style one is needed: a TypeError, and Paddle's
+    AssertionError."""
+
+
 class ChainDataset(IterableDataset):
     """Iterable datasets iterated one after another (`paddle.io.ChainDataset`)."""
 
@@ -139,7 +144,7 @@ class ConcatDataset(Dataset):
             raise ValueError("ConcatDataset: datasets should not be an empty iterable")
         for d in self.datasets:
             if isinstance(d, IterableDataset):
-                raise TypeError("ConcatDataset does not support IterableDataset")
+                raise _IterableDatasetError("ConcatDataset does not support IterableDataset")
         self.cumulative_sizes = list(np.cumsum([len(d) for d in self.datasets]))
 
     def __len__(self) -> int:
@@ -223,6 +228,11 @@ def get_worker_info() -> None:
 # ------------------------------------------------------------------------ samplers
 
 
+class SamplerArgumentError(ValueError, AssertionError):
+    """A sampler's or DataLoader's invalid argument: a ValueError, and the
+    AssertionError that Paddle raises (its checks are asserts)."""
+
+
 class Sampler:
     """Iterates the indices of a dataset (`paddle.io.Sampler`)."""
 
@@ -251,10 +261,14 @@ class RandomSampler(Sampler):
         super().__init__(data_source)
         if not isinstance(replacement, bool):
             raise TypeError(f"RandomSampler: replacement should be a boolean value, got {replacement!r}")
-        if num_samples is not None and not replacement:
-            raise ValueError("RandomSampler: num_samples should be specified only when replacement is True")
         self.replacement, self._num_samples, self.generator = replacement, num_samples, generator
-        if self.num_samples <= 0:
+        if not replacement and self.num_samples > len(data_source):
+            # As in Paddle: without replacement, num_samples indices of one permutation.
+            raise ValueError(
+                "RandomSampler: num_samples should be smaller than or equal to the length of data_source "
+                f"when replacement is False, got {self.num_samples} > {len(data_source)}"
+            )
+        if not isinstance(self.num_samples, int) or self.num_samples <= 0:
             raise ValueError(f"RandomSampler: num_samples should be a positive integer, got {self.num_samples}")
 
     @property
@@ -271,7 +285,7 @@ class RandomSampler(Sampler):
         if self.replacement:
             return iter(rng.randint(0, n, self.num_samples).tolist() if hasattr(rng, "randint")
                         else rng.integers(0, n, self.num_samples).tolist())
-        return iter(rng.permutation(n).tolist())
+        return iter(rng.permutation(n)[: self.num_samples].tolist())
 
     def __len__(self) -> int:
         return self.num_samples
@@ -298,17 +312,28 @@ class WeightedRandomSampler(Sampler):
     """`num_samples` indices drawn with probabilities proportional to `weights`."""
 
     def __init__(self, weights: Sequence[float], num_samples: int, replacement: bool = True) -> None:
-        w = np.asarray(weights, dtype=np.float64)
-        if w.ndim != 1 or (w < 0).any() or w.sum() <= 0:
-            raise ValueError("WeightedRandomSampler: weights should be a 1-D array of non-negative numbers")
-        if not isinstance(num_samples, int) or num_samples <= 0:
+        if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
             raise ValueError("WeightedRandomSampler: num_samples should be a positive integer")
-        if not replacement and num_samples > len(w):
-            raise ValueError("WeightedRandomSampler: num_samples should not exceed the weights without replacement")
+        if not isinstance(replacement, bool):
+            raise ValueError("WeightedRandomSampler: replacement should be a boolean value")
         super().__init__(None)
-        self.weights, self.num_samples, self.replacement = w, num_samples, replacement
+        self.weights = np.asarray(weights, dtype=np.float64)
+        self.num_samples, self.replacement = num_samples, replacement
 
     def __iter__(self) -> Iterator[int]:
+        # As in Paddle, the weights are checked when sampling (an AssertionError, which
+        # is also a ValueError here).
+        w = self.weights
+        if w.ndim != 1 or not np.isfinite(w).all() or (w < 0).any() or w.sum() <= 0:
+            raise SamplerArgumentError(
+                "WeightedRandomSampler: weights should be a 1-D array of finite non-negative numbers, "
+                "not all zero"
+            )
+        if not self.replacement and self.num_samples > int((w > 0).sum()):
+            raise SamplerArgumentError(
+                "WeightedRandomSampler: the number of positive weights is less than num_samples "
+                "when replacement is False"
+            )
         rng = _generator()
         idx = rng.choice(len(self.weights), self.num_samples, self.replacement, self.weights / self.weights.sum())
         return iter(idx.tolist())
@@ -323,19 +348,22 @@ class BatchSampler(Sampler):
 
     def __init__(self, dataset: Any = None, sampler: Sampler | None = None, shuffle: bool = False,
                  batch_size: int = 1, drop_last: bool = False) -> None:
+        if isinstance(dataset, Sampler) and isinstance(sampler, int) and not isinstance(sampler, bool):
+            # torch's positional order `BatchSampler(sampler, batch_size, drop_last)`.
+            dataset, sampler, batch_size, drop_last, shuffle = None, dataset, sampler, bool(shuffle), False
         if dataset is None:
             if sampler is None:
-                raise ValueError("BatchSampler: either dataset or sampler should be set")
+                raise SamplerArgumentError("BatchSampler: either dataset or sampler should be set")
             if not isinstance(sampler, (Sampler, Iterable)):
                 raise TypeError(f"BatchSampler: sampler should be a Sampler, got {type(sampler).__name__}")
             if shuffle:
-                raise ValueError("BatchSampler: shuffle should be False when sampler is set")
+                raise SamplerArgumentError("BatchSampler: shuffle should be False when sampler is set")
             self.sampler = sampler
         else:
             if isinstance(dataset, IterableDataset):
                 raise ValueError("BatchSampler: dataset should not be an IterableDataset")
             if sampler is not None:
-                raise ValueError("BatchSampler: should not set both dataset and sampler")
+                raise SamplerArgumentError("BatchSampler: should not set both dataset and sampler")
             if not isinstance(shuffle, bool):
                 raise TypeError(f"BatchSampler: shuffle should be a boolean value, got {shuffle!r}")
             self.sampler = RandomSampler(dataset) if shuffle else SequenceSampler(dataset)
@@ -516,14 +544,14 @@ class DataLoader:
                  worker_init_fn: Callable[[int], None] | None = None,
                  persistent_workers: bool = False) -> None:
         if not isinstance(num_workers, int) or num_workers < 0:
-            raise ValueError(f"DataLoader: num_workers should be a non-negative integer, got {num_workers!r}")
+            raise SamplerArgumentError(f"DataLoader: num_workers should be a non-negative integer, got {num_workers!r}")
         if num_workers > 0:
             raise NotImplementedError(
                 "DataLoader: num_workers > 0 (worker processes) is not supported by pullback; "
                 "use num_workers=0"
             )
         if timeout < 0:
-            raise ValueError("DataLoader: timeout should be a non-negative value")
+            raise SamplerArgumentError("DataLoader: timeout should be a non-negative value")
         self.dataset = dataset
         self.feed_list = list(feed_list) if feed_list is not None else None
         self.places = places
@@ -533,7 +561,7 @@ class DataLoader:
         self._iterable = isinstance(dataset, IterableDataset)
         if batch_sampler is not None:
             if batch_size != 1 or shuffle or drop_last:
-                raise ValueError(
+                raise SamplerArgumentError(
                     "DataLoader: batch_size/shuffle/drop_last should not be set when batch_sampler is given"
                 )
             if self._iterable:
@@ -541,8 +569,11 @@ class DataLoader:
             self.batch_sampler = batch_sampler
             self.batch_size = getattr(batch_sampler, "batch_size", None)
         elif batch_size is None:
-            if shuffle or drop_last:
-                raise ValueError("DataLoader: shuffle/drop_last need a batch_size")
+            # As Paddle, drop_last means nothing without batching and is ignored; a
+            # shuffle Paddle would silently skip is an error here.
+            if shuffle:
+                raise ValueError("DataLoader: shuffle needs a batch_size (batch_size=None yields the samples as "
+                                 "they are, in order)")
             self.batch_sampler = None
             self.batch_size = None
         else:

@@ -1,5 +1,5 @@
 """Normalization layers: `paddle.nn.BatchNorm1D/2D/3D`, `nn.BatchNorm` (the fluid
-dygraph layer), `nn.GroupNorm`, `nn.InstanceNorm1D/2D/3D`.
+dygraph layer), `nn.GroupNorm`, `nn.InstanceNorm1D/2D/3D`, `nn.SpectralNorm`.
 
 As in Paddle, a batch-norm layer's running statistics are parameters that are not
 trainable (`_mean` and `_variance`, `stop_gradient=True`): they appear in
@@ -309,6 +309,72 @@ class InstanceNorm3D(_InstanceNormBase):
         super().__init__(num_features, epsilon, momentum, weight_attr, bias_attr, data_format, name)
 
 
+class SpectralNorm(Layer):
+    """`paddle.nn.SpectralNorm(weight_shape, dim, power_iters, eps, dtype)`: the layer
+    maps a weight `W` (its input) to `W / sigma(W)`, sigma the largest singular value
+    of `W` as a matrix `[shape[dim], -1]`, estimated by `power_iters` power
+    iterations from the layer's `weight_u` `[shape[dim]]` and `weight_v` `[rest]`
+    (standard-normal parameters with `stop_gradient=True`; as in Paddle they are
+    read, not updated).  As Paddle's `spectral_norm` op, the iterated u and v are
+    constants of the gradient: `d out / d W` is that of `W / (u^T W v)`.  Eager mode
+    only (the power iteration runs on the weight's values)."""
+
+    def __init__(self, weight_shape: Any, dim: int = 0, power_iters: int = 1, eps: float = 1e-12,
+                 dtype: Any = "float32") -> None:
+        super().__init__()
+        import math
+
+        from pullback.frontend.initializer import Normal
+
+        self._power_iters, self._eps, self._dim, self._dtype = power_iters, eps, dim, dtype
+        self._weight_shape = [int(d) for d in weight_shape]
+        assert math.prod(self._weight_shape) > 0, "Any dimension of `weight_shape` cannot be equal to 0."
+        assert dim < len(self._weight_shape), (
+            f"The input `dim` should be less than the length of `weight_shape`, but received dim={dim}"
+        )
+        if dim < 0:
+            raise ValueError(f"SpectralNorm: dim should be in [0, {len(self._weight_shape)}), got {dim}")
+        h = self._weight_shape[dim]
+        w = math.prod(self._weight_shape) // h
+        self.weight_u = self.create_parameter([h], ParamAttr(), dtype=dtype, default_initializer=Normal(0.0, 1.0))
+        self.weight_u.stop_gradient = True
+        self.weight_v = self.create_parameter([w], ParamAttr(), dtype=dtype, default_initializer=Normal(0.0, 1.0))
+        self.weight_v.stop_gradient = True
+
+    def forward(self, x: Any) -> Any:
+        import numpy as np
+
+        from pullback.frontend.eager import Tensor, to_tensor
+        from pullback.frontend.ops import nn as nn_ops
+        from pullback.frontend.ops import shape as shape_ops
+
+        from pullback.frontend.core import in_dynamic_mode
+
+        if not in_dynamic_mode():
+            raise NotImplementedError("nn.SpectralNorm: supported in eager mode only")
+        if not isinstance(x, Tensor):
+            raise TypeError(f"SpectralNorm: the weight should be a Tensor, got {type(x).__name__}")
+        if str(x.dtype).replace("paddle.", "") not in ("float32", "float64"):
+            raise TypeError(f"SpectralNorm: the weight's dtype should be float32 or float64, got {x.dtype}")
+        shape, dim = [int(d) for d in x.shape], self._dim
+        rank, h = len(shape), shape[dim]
+        perm = [dim] + [i for i in range(rank) if i != dim]
+        mat = shape_ops.reshape(shape_ops.transpose(x, perm) if dim != 0 else x, [h, -1])
+        wm = mat.numpy().astype(np.float64)
+        u = self.weight_u.numpy().astype(np.float64).reshape(h, 1)
+        v = self.weight_v.numpy().astype(np.float64).reshape(-1, 1)
+        for _ in range(self._power_iters):
+            v = wm.T @ u
+            v = v / (np.sqrt((v * v).sum()) + self._eps)
+            u = wm @ v
+            u = u / (np.sqrt((u * u).sum()) + self._eps)
+        dt = x.numpy().dtype
+        ut = to_tensor(u.reshape(1, h).astype(dt))
+        vt = to_tensor(v.astype(dt))
+        sigma = shape_ops.reshape(nn_ops.matmul(nn_ops.matmul(ut, mat), vt), [])
+        return x / sigma
+
+
 __all__ = [
     "BatchNorm",
     "BatchNorm1D",
@@ -318,5 +384,6 @@ __all__ = [
     "InstanceNorm1D",
     "InstanceNorm2D",
     "InstanceNorm3D",
+    "SpectralNorm",
     "SyncBatchNorm",
 ]

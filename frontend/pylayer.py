@@ -109,7 +109,7 @@ class PyNode:
             if g is None:
                 continue
             if not isinstance(g, Tensor):
-                raise TypeError(
+                raise ValueError(
                     f"{name}.backward: gradient #{i} must be a Tensor or None, got {type(g).__name__}"
                 )
             if tuple(g.shape) != shape:
@@ -129,7 +129,9 @@ class PyLayer:
 
     `backward` receives one gradient per Tensor output of `forward` and returns one
     gradient (a Tensor, or None) per Tensor argument of `forward` (positional ones,
-    then keyword ones, in order)."""
+    then keyword ones, in order; the tensors of a list or tuple argument count one by
+    one).  A forward with no Tensor output, or a backward gradient that is neither a
+    Tensor nor None, raises ValueError, as in Paddle."""
 
     # True for layers whose forward may read parameters that are not arguments
     # (recompute): they are recorded even when no argument needs a gradient.
@@ -150,7 +152,12 @@ class PyLayer:
         """Run `forward` now (without recording its ops) and, when a Tensor argument
         needs a gradient, record this layer as one node of the eager graph."""
         ctx = PyLayerContext()
-        tensors = [a for a in itertools.chain(args, kwargs.values()) if isinstance(a, Tensor)]
+        # Tensors directly in a list or tuple argument are inputs too (as in Paddle:
+        # `apply([x1, x2, x3])` gets one gradient per tensor of the list).
+        tensors = [
+            t for a in itertools.chain(args, kwargs.values())
+            for t in (a if isinstance(a, (list, tuple)) else (a,)) if isinstance(t, Tensor)
+        ]
         old = _set_grad_enabled(False)
         try:
             outs = cls.forward(ctx, *args, **kwargs)
@@ -160,12 +167,24 @@ class PyLayer:
         single = not isinstance(outs, (tuple, list))
         items = [outs] if single else list(outs)
         positions = [i for i, o in enumerate(items) if isinstance(o, Tensor)]
+        if not positions:
+            raise ValueError(f"{cls.__name__}: at least one output of `PyLayer.forward` must be a Tensor")
         if not record:
             return outs
         node = PyNode(cls, ctx, tuple(_parent_of(t) for t in tensors), [t._data for t in tensors],
                       [items[i]._data for i in positions])
         skip = {id(t) for t in ctx.non_differentiable}
         given = {id(t) for t in tensors}
+        not_inplace = {id(t) for t in ctx.not_inplace_tensors}
+        for i in positions:
+            o = items[i]
+            if id(o) in given and id(o) not in not_inplace and not o.stop_gradient and o._node is None:
+                # Paddle treats a returned input as modified in place, which a leaf
+                # that needs a gradient must not be (mark_not_inplace allows it).
+                raise ValueError(
+                    f"{cls.__name__}: Leaf Var that doesn't stop gradient can't use inplace strategy "
+                    "(forward returns its input; call ctx.mark_not_inplace(x) or return a new tensor)"
+                )
         for k, i in enumerate(positions):
             o = items[i]
             diff = is_inexact_data(o._data.dtype) and id(o) not in skip

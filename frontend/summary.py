@@ -85,6 +85,24 @@ def _check_shape(shape: Any) -> list[int]:
     return out
 
 
+def _check_items(size: Any) -> None:
+    """Paddle's TypeError for an item of `input_size` that is not a number (or None,
+    or a nested shape)."""
+    if isinstance(size, (list, tuple)):
+        for item in size:
+            _check_items(item)
+    elif size is not None and not isinstance(size, numbers.Number):
+        raise TypeError(f"Expected item in input size be a number, but got {type(size).__name__}")
+
+
+def _is_nested_shape(x: Any) -> bool:
+    return _is_shape(x) or (isinstance(x, (list, tuple)) and bool(x) and all(_is_nested_shape(s) for s in x))
+
+
+def _check_nested(shape: Any) -> Any:
+    return _check_shape(shape) if _is_shape(shape) else [_check_nested(s) for s in shape]
+
+
 def _static_input(shape: list[int], dtype: Any) -> Any:
     """A random static input, Paddle's `paddle.cast(paddle.rand(shape), dtype)` (in
     the scratch program the caller guards)."""
@@ -119,20 +137,31 @@ def summary(net: Any, input_size: Any = None, dtypes: Any = None, input: Any = N
     else:
         if isinstance(input_size, int):
             input_size = (input_size,)
+        _check_items(input_size)
         shapes = [input_size] if _is_shape(input_size) else list(input_size)
-        if not all(_is_shape(s) for s in shapes):
+        if not all(_is_nested_shape(s) for s in shapes):
             raise ValueError(f"summary: input_size must be a shape or a list of shapes, got {input_size!r}")
-        sizes = [_check_shape(s) for s in shapes]
+        sizes = [_check_nested(s) for s in shapes]
         if dtypes is None:
             dts = ["float32"] * len(sizes)
         else:
             dts = [dtypes] * len(sizes) if not isinstance(dtypes, (list, tuple)) else list(dtypes)
+        rng = np.random.default_rng(0)
+
+        def build(size: Any, spec: Any, dt: Any) -> Any:
+            # A nested input (an RNN's `(h, c)` initial states) keeps its structure.
+            if not _is_shape(spec):
+                parts = [build(z, p, dt) for z, p in zip(size, spec)]
+                return tuple(parts) if isinstance(spec, tuple) else parts
+            if static:
+                return _static_input(size, dt)
+            return to_tensor(rng.random(size).astype(to_numpy_dtype(dt, "summary")))
+
         if static:
             with program_guard(*scratch):
-                inputs = [_static_input(s, dt) for s, dt in zip(sizes, dts)]
+                inputs = [build(z, p, dt) for z, p, dt in zip(sizes, shapes, dts)]
         else:
-            rng = np.random.default_rng(0)
-            inputs = [to_tensor(rng.random(s).astype(to_numpy_dtype(dt, "summary"))) for s, dt in zip(sizes, dts)]
+            inputs = [build(z, p, dt) for z, p, dt in zip(sizes, shapes, dts)]
 
     rows: dict[str, dict[str, Any]] = {}
     patched: list[Any] = []
@@ -153,8 +182,11 @@ def summary(net: Any, input_size: Any = None, dtypes: Any = None, input: Any = N
         layer.__dict__["forward"] = forward
         patched.append(layer)
 
-    for layer in [*layers, *([net] if not layers else [])]:
-        if not isinstance(layer, (Sequential, LayerList)):
+    for layer in [*layers, net]:
+        plain = not isinstance(layer, (Sequential, LayerList)) and (layer is not net or not layers)
+        # As Paddle, an LSTM/GRU/SimpleRNN (a LayerList whose fused forward does not
+        # call its cells) gets its own row, with its flattened weights.
+        if plain or getattr(layer, "could_use_cudnn", False):
             wrap(layer)
     was_training = net.training and not static  # (static: Paddle leaves the mode alone)
     if not static:

@@ -7,7 +7,7 @@ and dropout placement, `[batch, seq, d_model]` inputs.
 
 Attention masks broadcast against `[batch, heads, seq_q, seq_k]`: a bool (or int)
 mask keeps the True (non-zero) positions, the others get -1e9 added (Paddle's
-`_convert_attention_mask`); a float mask is added as is.
+`_convert_attention_mask`); a float mask is added (cast to the attention's dtype).
 
 Incremental decoding follows Paddle's caches: `MultiHeadAttention.Cache(k, v)` holds
 the keys/values of the steps decoded so far (`[batch, heads, steps, head_dim]`) and a
@@ -37,11 +37,15 @@ from pullback.frontend.ops.shape import concat
 
 def convert_attention_mask(attn_mask: Any, dtype: str) -> Any:
     """Paddle's `_convert_attention_mask`: bool/int masks become 0 (keep) / -1e9 (drop)
-    in `dtype`; float masks pass unchanged."""
+    in `dtype`; float masks of another dtype (a float64 mask of float32 attention) are
+    cast to `dtype`."""
     if attn_mask is None:
         return None
-    if attn_mask.dtype in ("bool", "int32", "int64"):
+    mask_dtype = str(attn_mask.dtype).replace("paddle.", "")
+    if mask_dtype == "bool" or "int" in mask_dtype:
         return scale(cast(attn_mask, dtype), 1e9, -1e9)
+    if mask_dtype != str(dtype).replace("paddle.", ""):
+        return cast(attn_mask, dtype)
     return attn_mask
 
 
@@ -361,10 +365,18 @@ class Transformer(Layer):
         super().__init__()
         enc_w = dec_w = weight_attr
         enc_b = dec_b = bias_attr
-        if isinstance(weight_attr, (list, tuple)) and len(weight_attr) in (2, 3):
-            enc_w, dec_w = (weight_attr[:2], weight_attr) if len(weight_attr) == 3 else (weight_attr, weight_attr)
-        if isinstance(bias_attr, (list, tuple)) and len(bias_attr) in (2, 3):
-            enc_b, dec_b = (bias_attr[:2], bias_attr) if len(bias_attr) == 3 else (bias_attr, bias_attr)
+        # As Paddle: 2 attributes are (attention, FFN) of both parts, the decoder's
+        # cross-attention taking the attention's; 3 are the decoder's (self-attention,
+        # cross-attention, FFN), the encoder taking the first and the last.
+        def split(attr: Any) -> tuple[Any, Any]:
+            if isinstance(attr, (list, tuple)) and len(attr) == 2:
+                return list(attr), [attr[0], attr[0], attr[1]]
+            if isinstance(attr, (list, tuple)) and len(attr) == 3:
+                return [attr[0], attr[2]], list(attr)
+            return attr, attr
+
+        enc_w, dec_w = split(weight_attr)
+        enc_b, dec_b = split(bias_attr)
         if custom_encoder is not None:
             self.encoder = custom_encoder
         else:

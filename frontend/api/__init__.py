@@ -63,6 +63,8 @@ ALIASES: dict[str, str] = {
     "hapi.callbacks": "pullback.frontend.hapi.callbacks",
     "hapi.model": "pullback.frontend.hapi.model",
     "hapi.dynamic_flops": "pullback.frontend.flops",
+    "hapi.hub": "pullback.frontend.hub",
+    "hub": "pullback.frontend.hub",
     "framework.random": "pullback.frontend.api.framework.random",
     "nn": "pullback.frontend.api.nn",
     "nn.functional": "pullback.frontend.api.nn_functional",

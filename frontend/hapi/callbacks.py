@@ -368,13 +368,23 @@ class ReduceLROnPlateau(Callback):
                     self.wait = 0
 
 
-def config_callbacks(callbacks: Sequence[Callback] | None, model: Any, params: dict[str, Any],
-                     log_freq: int, verbose: int) -> CallbackList:
-    """The run's callbacks: the user's, plus a `ProgBarLogger` and an `LRScheduler`
-    (stepping the optimizer's schedule after every training batch) unless given."""
+def config_callbacks(callbacks: Sequence[Callback] | None = None, model: Any = None, batch_size: int | None = None,
+                     epochs: int | None = None, steps: int | None = None, log_freq: int = 2, verbose: int = 2,
+                     save_freq: int = 1, save_dir: str | None = None, metrics: Sequence[str] | None = None,
+                     mode: str = "train", *, params: dict[str, Any] | None = None) -> CallbackList:
+    """The run's callbacks (Paddle's `paddle.hapi.callbacks.config_callbacks`): the
+    user's, plus a `ProgBarLogger`, a `ModelCheckpoint` (training with a `save_dir`)
+    and an `LRScheduler` (stepping the optimizer's schedule after every training
+    batch) unless given; each gets the model and the run's parameters (`params`, or
+    the batch size, epochs, steps, verbosity and metric names given one by one)."""
     cbks = list(callbacks or [])
     if not any(isinstance(c, ProgBarLogger) for c in cbks):
         cbks = [ProgBarLogger(log_freq, verbose=verbose), *cbks]
+    if params is None:
+        if mode == "train" and save_dir and not any(isinstance(c, ModelCheckpoint) for c in cbks):
+            cbks = [*cbks, ModelCheckpoint(save_freq, save_dir)]
+        params = {"batch_size": batch_size, "epochs": epochs, "steps": steps, "verbose": verbose,
+                  "metrics": list(metrics or []), "save_dir": save_dir}
     if not any(isinstance(c, LRScheduler) for c in cbks):
         cbks = [*cbks, LRScheduler()]
     for c in cbks:

@@ -51,6 +51,9 @@ class Model:
     """A Layer with its training setup (see the module docstring)."""
 
     def __init__(self, network: Layer, inputs: Any = None, labels: Any = None) -> None:
+        self._input_info: list[tuple[list[int], Any]] | None = None
+        self._amp_level, self._amp_custom_lists, self._amp_configs = "O0", {}, {}
+        self._scaler: Any = None
         if not isinstance(network, Layer):
             raise TypeError(f"Model: network must be a paddle.nn.Layer, got {type(network).__name__}")
         self.network = network
@@ -58,7 +61,7 @@ class Model:
         self._inputs = self._specs(inputs, "inputs")
         self._labels = self._specs(labels, "labels")
         if self._static_mode and not self._inputs:
-            raise ValueError("paddle.Model: 'inputs' (InputSpecs) must be given in static graph mode")
+            raise TypeError("paddle.Model: 'inputs' (InputSpecs) must be given in static graph mode")
         self._programs: dict[str, Any] = {}
         self._optimizer: Any = None
         self._loss: Any = None
@@ -103,9 +106,12 @@ class Model:
         if isinstance(specs, dict):
             specs = list(specs.values())
         out = _as_list(specs)
-        for s in out:
+        for i, s in enumerate(out):
             if not isinstance(s, (InputSpec, Tensor)):
                 raise TypeError(f"Model: {what} must be paddle.static.InputSpec objects, got {type(s).__name__}")
+            if isinstance(s, InputSpec) and s.name is None:
+                # As Paddle (`_verify_spec`): the specs name the feeds.
+                raise ValueError(f"paddle.Model: requires {what}[{i}].name != None, but received None with {s}")
         return out
 
     # -- setup ---------------------------------------------------------------------
@@ -119,11 +125,61 @@ class Model:
         self._optimizer = optimizer
         self._loss = loss
         self._programs = {}
+        self._set_amp(amp_configs)
         metrics = _as_list(metrics)
         for m in metrics:
             if not isinstance(m, Metric):
                 raise TypeError(f"{type(m).__name__} is not sub class of Metric")
         self._metrics = metrics
+
+    _AMP_KEYS = frozenset({"init_loss_scaling", "incr_ratio", "decr_ratio", "incr_every_n_steps",
+                           "decr_every_n_nan_or_inf", "use_dynamic_loss_scaling", "use_fp16_guard"})
+
+    def _set_amp(self, amp_configs: Any) -> None:
+        """Paddle's `amp_configs` of `prepare`: a level ('O0', 'O1', 'O2') or a dict
+        of the level (default 'O1'), the `auto_cast` custom lists and the
+        `GradScaler` arguments.  In eager mode a training step runs the network
+        under `auto_cast` and scales the loss with a `GradScaler` (`self._scaler`,
+        saved to `.pdscaler`); a static Model trains in float32, as Paddle's does
+        on a CPU."""
+        self._amp_level, self._amp_custom_lists, self._amp_configs = "O0", {}, {}
+        self._scaler = None
+        if not amp_configs:
+            return
+        if isinstance(amp_configs, str):
+            if amp_configs not in ("O0", "O1", "O2"):
+                raise ValueError("The level of amp_configs should be 'O0', 'O1' or 'O2'.")
+            self._amp_level = amp_configs
+            return
+        level = amp_configs.get("level", "O1")
+        if level not in ("O0", "O1", "O2"):
+            raise ValueError("amp_configs['level'] should be 'O0', 'O1' or 'O2'.")
+        self._amp_level = level
+        keys = set(amp_configs) - {"level"}
+        if not keys or level == "O0":
+            return
+        if "use_pure_fp16" in keys:
+            raise ValueError("'use_pure_fp16' is an invalid parameter, the level of mixed precision training "
+                             "only depends on 'O1' or 'O2'.")
+        for name in ("custom_white_list", "custom_black_list", "custom_black_varnames"):
+            if name in keys:
+                self._amp_custom_lists[name] = amp_configs[name]
+                keys.discard(name)
+        unknown = keys - self._AMP_KEYS
+        if unknown:
+            raise ValueError("Except for 'level', the keys of 'amp_configs' must be accepted by mixed precision "
+                             f"APIs, but {tuple(sorted(unknown))} could not be recognized.")
+        if "use_fp16_guard" in keys:
+            if not self._static_mode:
+                raise ValueError("'use_fp16_guard' is supported in static graph mode only.")
+            keys.discard("use_fp16_guard")
+        self._amp_configs = {k: amp_configs[k] for k in keys}
+
+    def _amp_guard(self) -> Any:
+        from pullback.frontend.amp import auto_cast
+
+        lists = {k: v for k, v in self._amp_custom_lists.items() if k != "custom_black_varnames"}
+        return auto_cast(enable=self._amp_level != "O0", level=self._amp_level, **lists)
 
     def parameters(self, *args: Any, **kwargs: Any) -> list[Any]:
         """The network's parameters."""
@@ -139,6 +195,10 @@ class Model:
     # -- one batch -----------------------------------------------------------------
 
     def _forward(self, inputs: list[Tensor]) -> list[Tensor]:
+        if not self._inputs and self._input_info is None:
+            # As Paddle, a Model without `inputs` remembers its first batch's input
+            # shapes and dtypes, for `save(training=False)`.
+            self._input_info = [(list(t.shape), t.dtype) for t in inputs]
         if self._static is not None:
             try:
                 outs = self._static(*inputs)
@@ -176,15 +236,32 @@ class Model:
             return self._static_batch("train", inputs, labels)
         self.network.train()
         ins, labs = _to_tensors(_as_list(inputs)), _to_tensors(_as_list(labels))
-        outs = self._forward(ins)
+        if self._amp_level != "O0":
+            from pullback.frontend.amp import GradScaler
+
+            if self._scaler is None:
+                self._scaler = GradScaler(**self._amp_configs)
+            with self._amp_guard():
+                if self._input_info is None and not self._inputs:
+                    self._input_info = [(list(t.shape), t.dtype) for t in ins]
+                outs = _as_list(self.network(*ins))
+        else:
+            outs = self._forward(ins)
         losses = self._loss_of(outs, labs)
         total: Any = losses[0]
         for extra in losses[1:]:
             total = total + extra
-        total.backward()
-        if update:
-            self._optimizer.step()
-            self._optimizer.clear_grad()
+        if self._scaler is not None and self._amp_level != "O0":
+            scaled = self._scaler.scale(total)
+            scaled.backward()
+            if update:
+                self._scaler.minimize(self._optimizer, scaled)
+                self._optimizer.clear_grad()
+        else:
+            total.backward()
+            if update:
+                self._optimizer.step()
+                self._optimizer.clear_grad()
         metrics = self._update_metrics(outs, labs)
         loss_np = [_numpy(x) for x in losses]
         return (loss_np, metrics) if self._metrics else loss_np
@@ -318,9 +395,9 @@ class Model:
         steps = self._steps(loader)
         cbks = config_callbacks(
             _as_list(callbacks) + self._checkpoint(save_dir, save_freq), self,
-            {"batch_size": batch_size, "epochs": epochs, "steps": steps, "verbose": verbose,
-             "metrics": self._metric_names(), "save_dir": save_dir},
-            log_freq, verbose)
+            params={"batch_size": batch_size, "epochs": epochs, "steps": steps, "verbose": verbose,
+                    "metrics": self._metric_names(), "save_dir": save_dir},
+            log_freq=log_freq, verbose=verbose)
         self.stop_training = False
         cbks.on_begin("train")
         it = 0
@@ -387,8 +464,8 @@ class Model:
         accumulated value}` (Paddle's convention)."""
         loader = self._loader(eval_data, batch_size, False, False, num_workers)
         cbks = config_callbacks(_as_list(callbacks), self,
-                                {"batch_size": batch_size, "verbose": verbose,
-                                 "metrics": self._metric_names()}, log_freq, verbose)
+                                params={"batch_size": batch_size, "verbose": verbose,
+                                        "metrics": self._metric_names()}, log_freq=log_freq, verbose=verbose)
         return self._run_eval(loader, cbks)
 
     def predict(self, test_data: Any, batch_size: int = 1, num_workers: int = 0, stack_outputs: bool = False,
@@ -396,8 +473,8 @@ class Model:
         """The network's outputs over `test_data`: per output, the list of batch
         arrays (or one array, `stack_outputs=True`)."""
         loader = self._loader(test_data, batch_size, False, False, num_workers)
-        cbks = config_callbacks(_as_list(callbacks), self, {"batch_size": batch_size, "verbose": verbose},
-                                10, verbose)
+        cbks = config_callbacks(_as_list(callbacks), self, params={"batch_size": batch_size, "verbose": verbose},
+                                log_freq=10, verbose=verbose)
         cbks.on_begin("predict", {})
         outputs: list[list[np.ndarray]] = []
         samples = 0
@@ -426,9 +503,16 @@ class Model:
         from pullback.frontend.serialization import save as paddle_save
 
         if training and self._static_mode:
-            from pullback.frontend.serialization import static_save
+            from pullback.frontend.serialization import _scope_value, static_save
+            from pullback.runtime.scope import global_scope
 
             static_save(self._static_program("train" if self._optimizer is not None else "test")[0], path)
+            # As Paddle's static adapter, the parameters are keyed by their structured
+            # names (`network.state_dict()`), so an eager Model loads them (and back).
+            scope = global_scope()
+            params = {k: _scope_value(scope, v.name, "paddle.Model.save")
+                      for k, v in self.network.state_dict().items()}
+            paddle_save(params, path + ".pdparams")
             return
         if training:
             directory = os.path.dirname(path)
@@ -438,10 +522,29 @@ class Model:
             state = self._optimizer.state_dict() if self._optimizer is not None else None
             if state:  # as Paddle: no .pdopt for a stateless optimizer (plain SGD)
                 paddle_save(state, path + ".pdopt")
+            if self._scaler is not None and self._scaler.state_dict():
+                paddle_save(self._scaler.state_dict(), path + ".pdscaler")
             return
-        if not self._inputs:
-            raise ValueError("paddle.Model.save(training=False) needs the Model's inputs (InputSpecs)")
-        jit_save(self.network, path, input_spec=list(self._inputs))
+        if os.path.basename(path) == "":
+            raise ValueError(f"paddle.Model.save: path should be of 'dirname/filename' format, got {path!r}")
+        if self._static_mode:
+            from pullback.frontend.serialization import save_inference_model
+
+            main, names, outs, _, _ = self._static_program("test")
+            block = main.global_block()
+            feeds = [block.var(n) for n in names[: len(self._inputs)]]
+            save_inference_model(path, feeds, outs, self._executor, program=main)
+            return
+        specs = list(self._inputs)
+        if not specs:
+            info = self._input_info
+            if info is None:
+                raise RuntimeError(
+                    "paddle.Model.save(training=False): 'inputs' (InputSpecs) must be given to the Model, "
+                    "or the Model must have run a batch (fit / *_batch) in dynamic mode"
+                )
+            specs = [InputSpec([None, *shape[1:]], dtype, f"x{i}") for i, (shape, dtype) in enumerate(info)]
+        jit_save(self.network, path, input_spec=specs)
 
     def load(self, path: str, skip_mismatch: bool = False, reset_optimizer: bool = False) -> None:
         """Load what `save(path)` wrote (the optimizer state too, unless
@@ -452,10 +555,29 @@ class Model:
         if not os.path.exists(params):
             raise ValueError(f"paddle.Model.load: there is no '{params}'")
         if self._static_mode:
-            from pullback.frontend.serialization import static_load
+            from pullback.frontend.serialization import set_program_state
 
             program = self._static_program("train" if self._optimizer is not None else "test")[0]
-            static_load(program, params[: -len(".pdparams")])
+            saved = paddle_load(params)
+            # Keys are structured names (Paddle's, and an eager Model's) or, from
+            # `paddle.static.save`, variable names.
+            state = {}
+            for k, v in self.network.state_dict().items():
+                value = saved.get(k, saved.get(v.name))
+                if value is None:
+                    if skip_mismatch:
+                        continue
+                    raise ValueError(f"paddle.Model.load: '{k}' ({v.name}) is not in '{params}'")
+                if skip_mismatch and list(np.shape(value)) != list(v.shape):
+                    continue
+                state[v.name] = value
+            set_program_state(program, state)
+            opt_path = params[: -len(".pdparams")] + ".pdopt"
+            if self._optimizer is not None and not reset_optimizer and os.path.exists(opt_path):
+                opt_state = paddle_load(opt_path)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    set_program_state(program, opt_state)
             return
         state = paddle_load(params)
         if skip_mismatch:
@@ -469,6 +591,9 @@ class Model:
             if k in own and getattr(v, "name", None) and getattr(own[k], "name", None)
         }
         self.network.set_state_dict(state)
+        scaler_path = params[: -len(".pdparams")] + ".pdscaler"
+        if self._scaler is not None and os.path.exists(scaler_path):
+            self._scaler.load_state_dict(paddle_load(scaler_path))
         opt_path = params[: -len(".pdparams")] + ".pdopt"
         if self._optimizer is not None and not reset_optimizer and os.path.exists(opt_path):
             opt_state = paddle_load(opt_path)

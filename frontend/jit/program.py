@@ -66,6 +66,7 @@ class ConcreteProgram:
         self.param_names = list(params)
         self.key = f"{where}#{next(_keys)}"
         self.n_inputs = len(inputs)
+        self.out_struct: Any = None
         self.n_outputs = len(outputs)
         self._backend = _backend()
         self._compiled: dict[Any, Any] = {}

@@ -17,6 +17,7 @@ Python class of the original model, runs compiled, and can be fine-tuned.
 from __future__ import annotations
 
 import os
+import warnings
 import weakref
 from typing import Any
 
@@ -26,6 +27,7 @@ from pullback.frontend import core
 from pullback.frontend.eager import Tensor, is_grad_enabled
 from pullback.frontend.jit.program import ConcreteProgram
 from pullback.frontend.jit.static_function import StaticFunction, _example
+from pullback.frontend import unique_name
 from pullback.frontend.nn_layers import Layer
 from pullback.frontend.parameter import EagerParamBase
 from pullback.frontend.serialization import (
@@ -84,24 +86,171 @@ def save(layer: Any, path: str, input_spec: Any = None, **configs: Any) -> None:
         raise TypeError(
             f"The input input_spec should be 'list', but received input_spec's type is {type(input_spec).__name__}."
         )
+    from pullback.frontend.framework import Variable
+    from pullback.frontend.input_spec import InputSpec
+
+    _check_configs(configs, api)
+    # Variables of the traced program (`net.forward.inputs[:k]`) select its inputs
+    # (pruning the others), as `input_names_after_prune` does.
+    keep_inputs = None
+    prune_specs = None
+    if input_spec is not None and input_spec and all(isinstance(s, Variable) for s in input_spec):
+        keep_inputs = [s.name for s in input_spec]
+        input_spec = None
+    own = _static_function(layer, None) if isinstance(layer, Layer) else None
+    # The trace `layer.forward.outputs` describe (before any tracing below).
+    earlier = own._last if own is not None else None
+    if input_spec is not None and own is not None and own._input_spec is not None:
+        # As Paddle: a to_static layer with its own input_spec keeps its program; the
+        # given specs only select (prune) its inputs by name.
+        prune_specs, input_spec = list(input_spec), None
+    if configs.get("input_names_after_prune") is not None:
+        keep_inputs = list(configs["input_names_after_prune"])
+        input_spec = None
+        prune_specs = None
+    if input_spec is not None:
+        input_spec = [_batch_free(s) for s in input_spec]
     fn = _static_function(layer, input_spec)
-    if fn._input_spec is not None:
+    concrete = None
+    if fn._input_spec is None and fn._last is not None:
+        # Traced by calls only: retrace with the batch dimension free (Paddle's saved
+        # program runs on any batch size), else keep the call's trace.
+        specs = [InputSpec([None, *v.shape[1:]], v.dtype, v.name) for v in fn._last.inputs]
+        if all(len(v.shape) > 0 for v in fn._last.inputs):
+            try:
+                concrete = StaticFunction(fn._function, specs, fn._instance).get_concrete_program(
+                    *[_example(sp) for sp in specs])
+            except Exception:  # noqa: BLE001 - shape-dependent Python: the call's trace
+                concrete = None
+        if concrete is None or len(concrete.input_values) != len(fn._last.input_values):
+            concrete = fn._last
+    elif fn._input_spec is not None:
         concrete = fn.get_concrete_program(*[_example(s) for s in fn._input_spec])
-    elif fn._last is not None:
-        concrete = fn._last
-    else:
+    if concrete is None:
         raise ValueError(
             f"{api}: the input shapes are unknown: pass input_spec=[paddle.static.InputSpec(...)] "
             "or call the layer once before saving"
         )
     block = concrete.program.global_block()
     feeds = [block.wrap(v) for v in concrete.input_values]
-    fetches = [block.wrap(v) for v in concrete.output_values]
+    if prune_specs is not None:
+        names = [v.name for v in feeds]
+        if len(prune_specs) == len(feeds):
+            for spec in prune_specs:
+                if isinstance(spec, InputSpec) and spec.name is not None and spec.name not in names:
+                    warnings.warn(f"{api}: the input_spec name '{spec.name}' is not an input of the program "
+                                  f"({', '.join(names)}); the inputs are not pruned", stacklevel=2)
+        else:
+            keep_inputs = []
+            for spec in prune_specs:
+                name = getattr(spec, "name", None)
+                if name is None:
+                    raise ValueError(f"{api}: pruning inputs needs every input_spec to have a name, got {spec!r}")
+                if name not in names:
+                    raise ValueError(f"{api}: the input_spec name '{name}' is not an input of the program "
+                                     f"({', '.join(names)})")
+                keep_inputs.append(name)
+    if keep_inputs is not None:
+        feeds = [v for v in feeds if v.name in keep_inputs]
+    order = _paddle_output_order(concrete.out_struct, len(concrete.output_values))
+    output_spec = configs.get("output_spec")
+    if output_spec is not None:
+        index = {id(v): i for i, v in enumerate(concrete.output_values)}
+        by_name = {block.wrap(v).name: i for i, v in enumerate(concrete.output_values)}
+        if earlier is None:
+            earlier = fn._last
+        if earlier is not None and earlier is not concrete:
+            # Outputs of the layer's earlier trace (`layer.forward.outputs`) name the
+            # same positions in the trace saved.
+            if len(earlier.output_values) == len(concrete.output_values):
+                for i, v in enumerate(earlier.output_values):
+                    index.setdefault(id(v), i)
+        def position(o: Any) -> int | None:
+            value = getattr(o, "value", o)
+            if id(value) in index:
+                return index[id(value)]
+            return by_name.get(getattr(o, "name", None))
+
+        if len(output_spec) == len(concrete.output_values):
+            # As Paddle: as many entries as outputs keeps every output (unknown ones warn).
+            for o in output_spec:
+                if position(o) is None:
+                    warnings.warn(f"{api}: the output_spec tensor {getattr(o, 'name', o)!r} is not an output "
+                                  "of the layer's forward; every output is saved", stacklevel=2)
+        else:
+            picked = []
+            for o in output_spec:
+                i = position(o)
+                if i is None:
+                    raise ValueError(f"{api}: the output_spec tensor {getattr(o, 'name', o)!r} is not an "
+                                     "output of the layer's forward")
+                picked.append(i)
+            order = picked
+    fetches = [block.wrap(concrete.output_values[i]) for i in order]
     infer = inference_program(concrete.program, feeds, fetches, api)
     _drop_call_seeds(infer)
     by_name = dict(zip(concrete.param_names, concrete.captured))
     params = {n: np.array(by_name[n]._data) for n in persistable_names(infer)}
     write_inference_files(path, infer, params, api, configs.get("model_format"))
+
+
+_SAVE_CONFIGS = frozenset({"output_spec", "with_hook", "combine_params", "clip_extra", "skip_forward",
+                           "input_names_after_prune", "skip_prune_program", "model_format"})
+_LOAD_CONFIGS = frozenset({"model_filename", "params_filename"})
+
+
+def _check_configs(configs: dict[str, Any], api: str, known: frozenset[str] = _SAVE_CONFIGS) -> None:
+    """Paddle's config checks: unknown keys and empty file names are ValueErrors."""
+    for key in configs:
+        if key not in known:
+            raise ValueError(f"The additional config ({key}) of `{api}` is not supported.")
+    for key in ("model_filename", "params_filename"):
+        if key in configs and not configs[key]:
+            raise ValueError(f"{api}: {key} should be a non-empty file name, got {configs[key]!r}")
+
+
+def _batch_free(spec: Any) -> Any:
+    """An example Tensor of `input_spec` as an InputSpec with a free first dimension:
+    Paddle's saved program runs on any batch size, so the loaded one does too."""
+    from pullback.frontend.input_spec import InputSpec
+
+    if isinstance(spec, Tensor) and len(spec.shape) > 0:
+        return InputSpec([None, *spec.shape[1:]], spec.dtype, getattr(spec, "name", None) or None)
+    if isinstance(spec, list):
+        return [_batch_free(s) for s in spec]
+    if isinstance(spec, tuple):
+        return tuple(_batch_free(s) for s in spec)
+    return spec
+
+
+def _paddle_output_order(struct: Any, n: int) -> list[int]:
+    """The outputs' positions in Paddle's saved order: flattened with dict values
+    sorted by key (Paddle's `utils.flatten`, with its warning)."""
+    if struct is None:
+        return list(range(n))
+    out: list[int] = []
+    found_dict = False
+
+    def walk(node: Any) -> None:
+        nonlocal found_dict
+        kind, body = node
+        if kind == "__tensor__":
+            out.append(body)
+        elif kind in ("list", "tuple"):
+            for x in body:
+                walk(x)
+        elif kind == "dict":
+            found_dict = True
+            for _, v in sorted(body, key=lambda kv: kv[0]):
+                walk(v)
+
+    walk(struct)
+    if found_dict:
+        import warnings
+
+        warnings.warn("Found 'dict' in given outputs, the values will be returned in a sequence sorted in "
+                      "lexicographical order by their keys.", stacklevel=3)
+    return out if sorted(out) == list(range(n)) else list(range(n))
 
 
 def _drop_call_seeds(program: Any) -> None:
@@ -147,7 +296,11 @@ class TranslatedLayer(Layer):
             if n not in params:
                 raise ValueError(f"paddle.jit.load: parameter '{n}' is missing from the parameter file")
             p = EagerParamBase._new(np.array(params[n]), None, 0, not trainable.get(n, True))
-            p._name = n
+            # As Paddle, each load names its parameters afresh (`linear_0.w_0_0`,
+            # then `linear_0.w_0_1`, ...), so two loaded copies never share names;
+            # `saved_name` keeps the name in the files.
+            p._name = unique_name.generate(n)
+            p.saved_name = n
             p.persistable = True
             p.optimize_attr = {"learning_rate": 1.0}
             p.regularizer = None
@@ -178,6 +331,24 @@ class TranslatedLayer(Layer):
         outs = outs[: self._concrete.n_outputs]
         return outs[0] if len(outs) == 1 else outs
 
+    def _specs(self, names: list[str]) -> list[Any]:
+        from pullback.frontend.input_spec import InputSpec
+
+        block = self._program.global_block()
+        out = []
+        for n in names:
+            v = block.var(n)
+            out.append(InputSpec([d if d is not None and d >= 0 else -1 for d in v.shape], v.dtype, n))
+        return out
+
+    def _input_spec(self, method_name: str = "forward") -> list[Any]:
+        """InputSpecs of the loaded program's inputs (Paddle's `_input_spec()`)."""
+        return self._specs(self._feed_names)
+
+    def _output_spec(self, method_name: str = "forward") -> list[Any]:
+        """InputSpecs of the loaded program's outputs (Paddle's `_output_spec()`)."""
+        return self._specs(self._fetch_names)
+
     def program(self, method_name: str = "forward") -> Any:
         """The loaded inference Program."""
         return self._program
@@ -189,6 +360,7 @@ def load(path: str, **configs: Any) -> TranslatedLayer:
     files load too: `path.pdmodel` (a legacy ProgramDesc) or `path.json` (a PIR
     program) with the binary `path.pdiparams`."""
     api = "paddle.jit.load"
+    _check_configs(configs, api, _LOAD_CONFIGS)
     model = _model_file(path, configs.get("model_filename"))
     if model is None:
         raise ValueError(f"The ``path`` ({path}) to load model not exists: there is no '{path}{MODEL_SUFFIX}' "

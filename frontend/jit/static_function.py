@@ -449,6 +449,7 @@ class StaticFunction:
             main, [v.value for v in feeds], [v.value for v in out_vars], capture.names, capture.tensors,
             where=self._where,
         )
+        concrete.out_struct = out_struct  # the outputs' structure (jit.save orders dicts as Paddle)
         return concrete, out_struct, list(capture.seeds)
 
     def _converted(self) -> Callable[..., Any]:
@@ -541,6 +542,8 @@ def _example(spec: Any) -> Any:
         return t
     if isinstance(spec, (list, tuple)):
         return type(spec)(_example(s) for s in spec)
+    if isinstance(spec, dict):
+        return {k: _example(v) for k, v in spec.items()}
     return spec
 
 

@@ -1,5 +1,5 @@
 """`paddle.vision.transforms`: `Compose`, `ToTensor`, `Normalize`, `Transpose`,
-`Resize` (nearest or bilinear), `CenterCrop`, `RandomHorizontalFlip`,
+`Resize` (nearest or bilinear), `CenterCrop`, `RandomResizedCrop`, `RandomHorizontalFlip`,
 `RandomVerticalFlip`, and the functional forms `to_tensor`, `normalize`.
 
 Images are numpy arrays in `HWC` (or `HW`) layout, as Paddle's `cv2` backend
@@ -208,6 +208,47 @@ class CenterCrop(BaseTransform):
         return arr[top : top + th, left : left + tw]
 
 
+class RandomResizedCrop(BaseTransform):
+    """Crop a random area (a `scale` fraction of the image, aspect ratio in `ratio`,
+    log-uniform) and resize it to `size`, as Paddle's: up to 10 draws (Python's
+    `random`), else the largest central crop within `ratio`."""
+
+    def __init__(self, size: Any, scale: Any = (0.08, 1.0), ratio: Any = (3.0 / 4, 4.0 / 3),
+                 interpolation: str = "bilinear", keys: Any = None) -> None:
+        super().__init__(keys)
+        self.size = _hw(size)
+        if scale[0] > scale[1] or ratio[0] > ratio[1]:
+            raise ValueError("RandomResizedCrop: scale and ratio should be of kind (min, max)")
+        self.scale, self.ratio, self.interpolation = tuple(scale), tuple(ratio), interpolation
+
+    def _get_param(self, h: int, w: int) -> tuple[int, int, int, int]:
+        import math
+        import random
+
+        area = h * w
+        log_ratio = (math.log(self.ratio[0]), math.log(self.ratio[1]))
+        for _ in range(10):
+            target = random.uniform(*self.scale) * area
+            aspect = math.exp(random.uniform(*log_ratio))
+            cw = round(math.sqrt(target * aspect))
+            ch = round(math.sqrt(target / aspect))
+            if 0 < cw <= w and 0 < ch <= h:
+                return random.randint(0, h - ch), random.randint(0, w - cw), ch, cw
+        in_ratio = w / h
+        if in_ratio < min(self.ratio):
+            cw, ch = w, round(w / min(self.ratio))
+        elif in_ratio > max(self.ratio):
+            ch, cw = h, round(h * max(self.ratio))
+        else:
+            cw, ch = w, h
+        return (h - ch) // 2, (w - cw) // 2, ch, cw
+
+    def _apply_image(self, img: Any) -> Any:
+        arr = _as_array(img)
+        top, left, ch, cw = self._get_param(*arr.shape[:2])
+        return resize(arr[top : top + ch, left : left + cw], self.size, self.interpolation)
+
+
 class _RandomFlip(BaseTransform):
     _axis = 1
 
@@ -242,6 +283,7 @@ __all__ = [
     "Compose",
     "Normalize",
     "RandomHorizontalFlip",
+    "RandomResizedCrop",
     "RandomVerticalFlip",
     "Resize",
     "ToTensor",

@@ -396,7 +396,7 @@ def test_loaded_encoder_and_lstm_fine_tune_like_the_layers(dynamic_mode, name):
         FIX._loss(paddle, _as_list(net(x))).backward()
         opt.step()
         opt.clear_grad()
-    after = {p.name: p.numpy() for p in layer.parameters()}
+    after = {p.saved_name: p.numpy() for p in layer.parameters()}  # (loaded names get a suffix, as Paddle's)
     moved = 0
     for p, n in zip(ours, theirs):
         np.testing.assert_allclose(after[n], p.numpy(), rtol=1e-5, atol=1e-6, err_msg=n)

@@ -125,7 +125,7 @@ def test_callbacks(dynamic_mode, tmp_path):
 
     sched = paddle.optimizer.lr.StepDecay(0.1, step_size=1, gamma=0.5)
     net = _net()
-    model = paddle.Model(net, inputs=[InputSpec([None, 4], "float32")])
+    model = paddle.Model(net, inputs=[InputSpec([None, 4], "float32", "x")])
     model.prepare(paddle.optimizer.SGD(sched, parameters=net.parameters()), paddle.nn.CrossEntropyLoss())
     stop = paddle.callbacks.EarlyStopping(monitor="loss", patience=0, min_delta=1e9, save_best_model=False,
                                           verbose=0)
@@ -163,7 +163,7 @@ def test_untraceable_network_falls_back_to_eager(dynamic_mode):
             y = self.fc(x)
             return y if y.mean() > -100 else -y
 
-    model = paddle.Model(Branchy(), inputs=[InputSpec([None, 4], "float32")])
+    model = paddle.Model(Branchy(), inputs=[InputSpec([None, 4], "float32", "x")])
     with pytest.warns(UserWarning, match="eagerly"):
         (out,) = model.predict_batch([Blobs(3).x])
     assert out.shape == (3, 2) and model._static is None
@@ -198,7 +198,7 @@ def test_static_graph_mode_matches_dynamic(dynamic_mode, tmp_path):
         assert set(result) == {"loss", "acc"}
         model.save(str(tmp_path / "static"))
         assert os.path.exists(tmp_path / "static.pdparams")
-        with pytest.raises(ValueError, match="inputs"):
+        with pytest.raises(TypeError, match="inputs"):  # Paddle's TypeError
             paddle.Model(net)
     finally:
         paddle.disable_static()
@@ -229,7 +229,7 @@ def test_a_layer_built_outside_program_guard_is_shared_by_name(dynamic_mode):
 
 def test_reduce_lr_on_plateau(dynamic_mode):
     net = _net()
-    model = paddle.Model(net, inputs=[InputSpec([None, 4], "float32")])
+    model = paddle.Model(net, inputs=[InputSpec([None, 4], "float32", "x")])
     model.prepare(paddle.optimizer.SGD(0.1, parameters=net.parameters()), paddle.nn.CrossEntropyLoss())
     cb = paddle.callbacks.ReduceLROnPlateau(monitor="loss", factor=0.5, patience=1, min_delta=1e9, verbose=0)
     model.fit(Blobs(16), Blobs(8), batch_size=8, epochs=3, verbose=0, callbacks=[cb])
