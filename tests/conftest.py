@@ -32,6 +32,19 @@ def _eager_compiles_settled() -> Iterator[None]:
         native.wait(600)
 
 
+@pytest.fixture(autouse=True)
+def _mode_restored() -> Iterator[None]:
+    """A test that switches static mode on (or off) and fails, or forgets to switch
+    back, leaves the next test in its worker in the mode it found (Paddle's default
+    is dynamic: tests written for it must not see another test's static mode)."""
+    pullback = sys.modules.get("pullback")
+    dynamic = pullback.in_dynamic_mode() if pullback is not None else True
+    yield
+    pullback = sys.modules.get("pullback")
+    if pullback is not None and pullback.in_dynamic_mode() != dynamic:
+        (pullback.disable_static if dynamic else pullback.enable_static)()
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _private_compile_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """The compiled backend's disk cache goes to a temporary folder of this session

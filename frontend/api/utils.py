@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pullback.frontend import unique_name
 
 __path__: list[str] = []  # `paddle.utils.unique_name` comes from the alias finder
@@ -36,7 +38,7 @@ def _pack(structure: object, flat: list, index: int) -> tuple[object, int]:
             values[k], index = _pack(structure[k], flat, index)
         return type(structure)((k, values[k]) for k in structure), index
     if isinstance(structure, (list, tuple)):
-        items = []
+        items: list[Any] = []
         for x in structure:
             item, index = _pack(x, flat, index)
             items.append(item)

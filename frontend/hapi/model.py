@@ -52,7 +52,9 @@ class Model:
 
     def __init__(self, network: Layer, inputs: Any = None, labels: Any = None) -> None:
         self._input_info: list[tuple[list[int], Any]] | None = None
-        self._amp_level, self._amp_custom_lists, self._amp_configs = "O0", {}, {}
+        self._amp_level = "O0"
+        self._amp_custom_lists: dict[str, Any] = {}
+        self._amp_configs: dict[str, Any] = {}
         self._scaler: Any = None
         if not isinstance(network, Layer):
             raise TypeError(f"Model: network must be a paddle.nn.Layer, got {type(network).__name__}")
@@ -142,7 +144,9 @@ class Model:
         under `auto_cast` and scales the loss with a `GradScaler` (`self._scaler`,
         saved to `.pdscaler`); a static Model trains in float32, as Paddle's does
         on a CPU."""
-        self._amp_level, self._amp_custom_lists, self._amp_configs = "O0", {}, {}
+        self._amp_level = "O0"
+        self._amp_custom_lists = {}
+        self._amp_configs = {}
         self._scaler = None
         if not amp_configs:
             return

@@ -156,7 +156,7 @@ def save(layer: Any, path: str, input_spec: Any = None, **configs: Any) -> None:
     output_spec = configs.get("output_spec")
     if output_spec is not None:
         index = {id(v): i for i, v in enumerate(concrete.output_values)}
-        by_name = {block.wrap(v).name: i for i, v in enumerate(concrete.output_values)}
+        position_by_name: dict[str, int] = {block.wrap(v).name: i for i, v in enumerate(concrete.output_values)}
         if earlier is None:
             earlier = fn._last
         if earlier is not None and earlier is not concrete:
@@ -169,7 +169,8 @@ def save(layer: Any, path: str, input_spec: Any = None, **configs: Any) -> None:
             value = getattr(o, "value", o)
             if id(value) in index:
                 return index[id(value)]
-            return by_name.get(getattr(o, "name", None))
+            name = getattr(o, "name", None)
+            return position_by_name.get(name) if isinstance(name, str) else None
 
         if len(output_spec) == len(concrete.output_values):
             # As Paddle: as many entries as outputs keeps every output (unknown ones warn).
@@ -178,13 +179,13 @@ def save(layer: Any, path: str, input_spec: Any = None, **configs: Any) -> None:
                     warnings.warn(f"{api}: the output_spec tensor {getattr(o, 'name', o)!r} is not an output "
                                   "of the layer's forward; every output is saved", stacklevel=2)
         else:
-            picked = []
+            picked: list[int] = []
             for o in output_spec:
-                i = position(o)
-                if i is None:
+                at = position(o)
+                if at is None:
                     raise ValueError(f"{api}: the output_spec tensor {getattr(o, 'name', o)!r} is not an "
                                      "output of the layer's forward")
-                picked.append(i)
+                picked.append(at)
             order = picked
     fetches = [block.wrap(concrete.output_values[i]) for i in order]
     infer = inference_program(concrete.program, feeds, fetches, api)
@@ -300,7 +301,7 @@ class TranslatedLayer(Layer):
             # then `linear_0.w_0_1`, ...), so two loaded copies never share names;
             # `saved_name` keeps the name in the files.
             p._name = unique_name.generate(n)
-            p.saved_name = n
+            p.saved_name = n  # type: ignore[attr-defined]
             p.persistable = True
             p.optimize_attr = {"learning_rate": 1.0}
             p.regularizer = None

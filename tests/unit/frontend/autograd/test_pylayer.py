@@ -16,7 +16,6 @@ from pullback.testing import fd_grad
 def _eager():
     paddle.disable_static()
     yield
-    paddle.enable_static()
 
 
 class CusTanh(PyLayer):

@@ -27,4 +27,8 @@ SPECS = [
     (pd.AdagradOp, [P, P, L, P], "optimizer", {"grad": False}),
     (pd.AdadeltaOp, [P, P, L, P, P], "optimizer", {"grad": False}),
     (pd.RmspropOp, [P, P, L, P, P, P], "optimizer", {"centered": True, "momentum": 0.5, "grad": False}),
+    # Loss scaling (AMP): one gradient, its scale; then the scale's update.
+    (pd.CheckFiniteAndUnscaleOp, [P, L], "loss-scaling", {"grad": False}),
+    (pd.UpdateLossScalingOp, [P, ((1,), "bool"), L, ((1,), "int32"), ((1,), "int32")], "loss-scaling",
+     {"incr_every_n_steps": 2, "decr_every_n_nan_or_inf": 1, "grad": False}),
 ]
