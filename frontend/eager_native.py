@@ -55,6 +55,7 @@ from xdsl.ir import Operation, SSAValue
 
 from pullback.dialects import pd
 from pullback.runtime.native.env import int_setting
+from pullback.runtime.native.program import has_status
 
 PROBE, PENDING, TRIAL, NATIVE, OFF = "probe", "pending", "trial", "native", "off"
 
@@ -257,7 +258,9 @@ class _DirectCall:
         """The direct call of `program` (region feeds `feeds`), or None when its ABI
         needs `execute`."""
         abi = program.abi
-        if abi["dims"] or abi["params"] or abi.get("checks") or program.constants:
+        # (A status buffer -- range checks, or the commit point of a region that
+        # updates parameters, `lowering/abi.py` -- is `execute`'s to pass.)
+        if abi["dims"] or abi["params"] or has_status(abi) or program.constants:
             return None
         if program.collectives:  # their calls are set up by `execute`
             return None

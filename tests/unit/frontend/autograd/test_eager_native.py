@@ -195,3 +195,35 @@ def test_disabled_means_reference_only(monkeypatch: pytest.MonkeyPatch) -> None:
         assert all(p.native is None for p in plan_cache._PLANS.values())
     finally:
         eager_native.set_enabled(old)
+
+
+def test_optimizer_updates_run_natively_and_match_the_reference(native: None) -> None:
+    """An eager Adam update is a region that writes parameters: its compiled code takes
+    the status buffer of a commit point (`lowering/abi.py`).  A direct call without
+    it crashed the process (SIGSEGV) once such a region went native."""
+
+    def train(steps: int) -> list[np.ndarray]:
+        paddle.seed(5)
+        net = paddle.nn.Sequential(paddle.nn.Linear(6, 8), paddle.nn.ReLU(), paddle.nn.Linear(8, 3))
+        opt = paddle.optimizer.Adam(1e-2, parameters=net.parameters())
+        x = paddle.to_tensor(np.random.default_rng(1).standard_normal((4, 6)).astype(np.float32))
+        for _ in range(steps):
+            loss = net(x).square().mean()
+            loss.backward()
+            opt.step()
+            opt.clear_grad()
+            eager_native.wait(120)  # each step's compiles land before the next
+        return [p.numpy() for p in net.parameters()]
+
+    eager_native.set_enabled(False)
+    want = train(6)
+    eager_native.set_enabled(True)
+    eager._TEMPLATES.clear()
+    plan_cache._PLANS.clear()
+    before = eager_native.stats["native_calls"]
+    got = train(6)
+    assert eager_native.stats["native_calls"] > before
+    kinds = {t.type for t in eager._TEMPLATES.values() if t.native is not None and t.native.state is eager_native.NATIVE}
+    assert "adam" in kinds, kinds
+    for a, b in zip(want, got):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
