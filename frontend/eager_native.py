@@ -411,6 +411,12 @@ def _at_exit() -> None:
     global _closing
     _closing = True
     wait(60.0)
+    # Free the regions' machine code now, while llvmlite can still close its
+    # engines (closed during the interpreter's teardown, each printed `Exception
+    # ignored in: ObjectRef.__del__`).
+    for region in list(_compiled.values()):
+        region.drop()
+    _compiled.clear()
 
 
 def _after_fork_in_child() -> None:
