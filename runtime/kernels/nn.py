@@ -15,6 +15,7 @@ from collections import OrderedDict
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 from pullback.dialects import pd
+from pullback.dialects.bfloat16 import bf16_to_f32
 from pullback.dialects.pd.base import elem_of
 from pullback.dialects.pd.nn import (
     DROPOUT_BITS,
@@ -67,6 +68,25 @@ def matmul_bf16(op, x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
     out = np.empty((m, n), np.float32)
     bf16_gemm.call(tx, ty, m, n, k, x, y, out)
     return out
+
+
+@narrow_kernel(pd.LinearOp)
+def linear_bf16(op, x: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray | None:
+    """Eager `F.linear` on bfloat16 operands (what `nn.Linear` records): the product by
+    the bfloat16 GEMM over x's leading dimensions as rows, then the bias added in
+    float32 (one rounding of the sum, as the float32 kernel on converted copies)."""
+    if x.ndim < 2 or w.ndim != 2 or not all(a.dtype == np.uint16 for a in (x, w, b)):
+        return None
+    if not all(elem_of(v.type) == bf16 for v in op.operands) or not bf16_gemm.enabled():
+        return None
+    k, n = w.shape
+    if x.shape[-1] != k:
+        return None  # (the float32 kernel reports the mismatch)
+    rows = np.ascontiguousarray(x.reshape(-1, k))
+    out = np.empty((rows.shape[0], n), np.float32)
+    bf16_gemm.call(False, False, rows.shape[0], n, k, rows, np.ascontiguousarray(w), out)
+    np.add(out, bf16_to_f32(b), out=out)
+    return out.reshape(*x.shape[:-1], n)
 
 
 def _product(x: np.ndarray, y: np.ndarray) -> np.ndarray:

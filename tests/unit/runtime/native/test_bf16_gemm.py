@@ -156,3 +156,20 @@ def test_bfloat16_convolution_and_its_gradients_call_it(monkeypatch: pytest.Monk
             assert np.allclose(got, want, rtol=2 ** -7, atol=1e-6 + 2 ** -8 * np.abs(want).max())
     finally:
         paddle.disable_static()
+
+
+@needs_bf16
+def test_eager_bfloat16_linear_uses_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    import pullback as paddle
+
+    calls = []
+    real = bf16_gemm.call
+    monkeypatch.setattr(bf16_gemm, "call", lambda *a: (calls.append(a[:5]), real(*a))[1])
+    rng = np.random.default_rng(4)
+    xs, ws, bs = (rng.standard_normal(s).astype(np.float32) for s in ((2, 5, 24), (24, 7), (7,)))
+    x, w, b = (paddle.to_tensor(a).astype("bfloat16") for a in (xs, ws, bs))
+    out = paddle.nn.functional.linear(x, w, b)
+    assert out.dtype == paddle.bfloat16 and out.shape == [2, 5, 7] and calls == [(False, False, 10, 7, 24)]
+    r = lambda a: bf16_to_f32(f32_to_bf16(a)).astype(np.float64)  # noqa: E731
+    want = r(xs) @ r(ws) + r(bs)
+    assert np.allclose(out.astype("float32").numpy(), want, rtol=2 ** -8, atol=1e-3)
