@@ -10,34 +10,17 @@ where PaddlePaddle is installed (never a dependency of pullback):
 from __future__ import annotations
 
 import importlib.util
-import os
-import sys
-import tempfile
-import warnings
 from pathlib import Path
 
-import numpy as np
-
 HERE = Path(__file__).resolve().parent
-OUTPUT = HERE / "data" / "distribution_reference.npz"
+_spec = importlib.util.spec_from_file_location("paddle_reference", HERE / "paddle_reference.py")
+assert _spec is not None and _spec.loader is not None
+_shared = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_shared)  # (tests/unit/frontend/paddle_reference.py, by path)
 
 
 def main() -> None:
-    warnings.simplefilter("ignore")
-    os.chdir(tempfile.mkdtemp())  # importing Paddle writes http.log into the working directory
-    import paddle
-
-    paddle.disable_static()
-    spec = importlib.util.spec_from_file_location("cases", HERE / "distribution_reference_cases.py")
-    assert spec is not None and spec.loader is not None
-    cases = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(cases)
-    out: dict[str, np.ndarray] = {"paddle_version": np.array(paddle.__version__)}
-    for name, case in cases.CASES.items():
-        for key, value in case(paddle).items():
-            out[f"{name}/{key}"] = np.asarray(value)
-    np.savez_compressed(OUTPUT, **out)
-    print(f"{len(out) - 1} arrays from Paddle {paddle.__version__} -> {OUTPUT}", file=sys.stderr)
+    _shared.write_reference(HERE / "distribution_reference_cases.py", HERE / "data" / "distribution_reference.npz")
 
 
 if __name__ == "__main__":

@@ -10,31 +10,17 @@
 from __future__ import annotations
 
 import importlib.util
-import json
-import os
-import sys
-import tempfile
-import warnings
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-OUTPUT = HERE / "data" / "summary_reference.json"
+_spec = importlib.util.spec_from_file_location("paddle_reference", HERE / "paddle_reference.py")
+assert _spec is not None and _spec.loader is not None
+_shared = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_shared)  # (tests/unit/frontend/paddle_reference.py, by path)
 
 
 def main() -> None:
-    warnings.simplefilter("ignore")
-    os.chdir(tempfile.mkdtemp())  # importing Paddle writes http.log into the working directory
-    import paddle
-
-    paddle.disable_static()
-    spec = importlib.util.spec_from_file_location("cases", HERE / "summary_cases.py")
-    assert spec is not None and spec.loader is not None
-    cases = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(cases)
-    out = {"paddle_version": paddle.__version__}
-    out.update({name: case(paddle) for name, case in cases.CASES.items()})
-    OUTPUT.write_text(json.dumps(out, indent=1) + "\n")
-    print(f"{len(out) - 1} cases from Paddle {paddle.__version__} -> {OUTPUT}", file=sys.stderr)
+    _shared.write_reference(HERE / "summary_cases.py", HERE / "data" / "summary_reference.json")
 
 
 if __name__ == "__main__":
