@@ -49,15 +49,23 @@ def matmul(op, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return _product(x, y)
 
 
+def _bf16_gemm_takes(op, *arrays: np.ndarray) -> bool:
+    """Whether every operand of `op` is bfloat16 (held as uint16 bits) and the
+    bfloat16 GEMM is on: what the narrow product kernels need."""
+    return (
+        all(a.dtype == np.uint16 for a in arrays)
+        and all(elem_of(v.type) == bf16 for v in op.operands)
+        and bf16_gemm.enabled()
+    )
+
+
 @narrow_kernel(pd.MatmulOp)
 def matmul_bf16(op, x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
     """A product of two bfloat16 matrices (uint16 bits) by the bfloat16 GEMM
     (`runtime/native/bf16_gemm.py`), summed in float32 as the float32 kernel on
     converted copies would; None (that kernel) for other dtypes, batched or vector
     operands, or a CPU without AVX512-BF16."""
-    if x.ndim != 2 or y.ndim != 2 or x.dtype != np.uint16 or y.dtype != np.uint16:
-        return None
-    if not all(elem_of(v.type) == bf16 for v in op.operands) or not bf16_gemm.enabled():
+    if x.ndim != 2 or y.ndim != 2 or not _bf16_gemm_takes(op, x, y):
         return None
     tx, ty = bool(op.prop("transpose_x")), bool(op.prop("transpose_y"))
     m, k = (x.shape[1], x.shape[0]) if tx else x.shape
@@ -75,9 +83,7 @@ def linear_bf16(op, x: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray |
     """Eager `F.linear` on bfloat16 operands (what `nn.Linear` records): the product by
     the bfloat16 GEMM over x's leading dimensions as rows, then the bias added in
     float32 (one rounding of the sum, as the float32 kernel on converted copies)."""
-    if x.ndim < 2 or w.ndim != 2 or not all(a.dtype == np.uint16 for a in (x, w, b)):
-        return None
-    if not all(elem_of(v.type) == bf16 for v in op.operands) or not bf16_gemm.enabled():
+    if x.ndim < 2 or w.ndim != 2 or not _bf16_gemm_takes(op, x, w, b):
         return None
     k, n = w.shape
     if x.shape[-1] != k:

@@ -75,7 +75,7 @@ def _kernel_ir() -> str:
     """The LLVM IR text of `pullback_sbgemm` (see the module docstring)."""
     from llvmlite import ir
 
-    i1, i16, i32, i64 = ir.IntType(1), ir.IntType(16), ir.IntType(32), ir.IntType(64)
+    i16, i32, i64 = ir.IntType(16), ir.IntType(32), ir.IntType(64)
     f32 = ir.FloatType()
     ptr = ir.PointerType(ir.IntType(8))
     v16f = ir.VectorType(f32, 16)
@@ -318,7 +318,6 @@ def _kernel_ir() -> str:
     bld.call(free, [ap])
     bld.call(free, [bp])
     bld.ret_void()
-    _ = i1
     return str(mod)
 
 
@@ -328,19 +327,9 @@ def address() -> int | None:
     global _engine, _address
     with _lock:
         if _address is None and host_has_bf16_dot():
-            import llvmlite.binding as llvm
+            from pullback.runtime.native.llvm_engine import compile_ir
 
-            llvm.initialize_native_target()
-            llvm.initialize_native_asmprinter()
-            mod = llvm.parse_assembly(_kernel_ir())
-            mod.verify()
-            tm = llvm.Target.from_default_triple().create_target_machine(
-                cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(), opt=3, jit=True
-            )
-            pb = llvm.create_pass_builder(tm, llvm.create_pipeline_tuning_options(speed_level=3))
-            pb.getModulePassManager().run(mod, pb)
-            _engine = llvm.create_mcjit_compiler(mod, tm)
-            _engine.finalize_object()
+            _engine = compile_ir(_kernel_ir(), opt=3, host_cpu=True, optimize=True)
             _address = _engine.get_function_address(SYMBOL)
         return _address
 
