@@ -5,7 +5,9 @@
 - `cublas.py`: cuBLAS through ctypes (matrix products), opened on first use;
 - `backend.py`: `GpuBackend`: compiles a program with the GPU passes
   (`lowering/gpu/`) and runs its host function, launching the kernels, calling
-  cuBLAS, following its control flow; persistables stay on the device.
+  cuBLAS, following its control flow; persistables stay on the device;
+- `replay.py`: a run recorded once per feed shapes and re-issued without
+  interpreting the host function again (when it reads no device memory).
 
 Importing this package imports none of them.
 """

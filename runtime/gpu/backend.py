@@ -12,6 +12,9 @@ executor's factory (`BACKEND_MODULES["cuda"]`):
    index arithmetic, allocations and launches): sizes come from the feeds,
    temporaries from a pool of device buffers reused across runs, and each
    `gpu.launch_func` becomes a `cuLaunchKernel` with the ABI of `lowering/llvm/nvptx.py`.
+   When it reads no device memory, its first run for given feed shapes is also
+   recorded, and later runs with those shapes replay the record instead of
+   interpreting (`runtime/gpu/replay.py`).
 
 Matrix products (`library_call = "gemm"`/`"batch_gemm"`) are host calls to cuBLAS
 when it loads (`runtime/gpu/cublas.py`, `lowering/gpu/library.py`), tiled kernels
@@ -41,7 +44,7 @@ from xdsl.ir import Operation, SSAValue
 
 from pullback.dialects.pd.base import DTYPES
 from pullback.lowering.convert_linalg_to_blas import GEMM_SYMBOLS, ROW_MAJOR, TRANS
-from pullback.runtime.gpu import cublas, cuda
+from pullback.runtime.gpu import cublas, cuda, replay
 from pullback.runtime.scope import DeviceResident, stored_entry
 
 """Ops whose programs run on the host interpreter (numpy's random generator)."""
@@ -135,6 +138,10 @@ class GpuProgram:
     """`HostRun.plans`, kept across runs."""
     output_shapes: dict[tuple[tuple[int, ...], ...], list[tuple[int, ...]]] = field(default_factory=dict)
     """Output shapes by feed shapes (`plan_shapes` costs as much as a small step)."""
+    replayable: bool | None = None
+    """Whether the host function's runs can be replayed (`replay.replayable`; None: not asked yet)."""
+    replays: dict[tuple[tuple[int, ...], ...], replay.Replay] = field(default_factory=dict)
+    """Recorded runs by feed shapes (`runtime/gpu/replay.py`), at most `MAX_REPLAYS`."""
 
 
 def compile_for_gpu(
@@ -229,6 +236,8 @@ class HostRun:
     """Kernels launched (what CUDA graphs or fusion would cut: docs/gpu.md)."""
     gemm_calls: int = 0
     """cuBLAS calls made (a strided-batched call counts once)."""
+    recording: replay.Recording | None = None
+    """While set, every launch and cuBLAS call is also noted here (`runtime/gpu/replay.py`)."""
 
     def run(self, host: func.FuncOp) -> None:
         """Interpret every op of the host function's body (its top-level constants
@@ -386,6 +395,8 @@ class HostRun:
             raise RuntimeError("a gemm call on the GPU without cuBLAS (compiled with library_gemm?)")
         dtype, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc = call
         self.gemm_calls += 1
+        if self.recording is not None:
+            self.recording.events.append(("gemm", call, batch, strides))
         self.blas.gemm(dtype, ta, tb, m, n, k, alpha, a.address, lda, b.address, ldb, beta, c.address, ldc,
                        batch=batch, stride_a=strides[0], stride_b=strides[1], stride_c=strides[2])
 
@@ -472,7 +483,10 @@ class HostRun:
                 args += [val.shape[k] for k in dyn]
             else:
                 args.append(cuda.scalar_arg(kind, val))
-        kernel.launch(grid, [env[v] for v in block_vals], args)
+        block = [env[v] for v in block_vals]
+        if self.recording is not None:
+            self.recording.events.append(("launch", kernel, grid, block, args))
+        kernel.launch(grid, block, args)
 
 
 _LaunchPlan = tuple[list[SSAValue], list[SSAValue], list[tuple[SSAValue, list[int], str | None]], Any]
@@ -520,6 +534,11 @@ def gemm_library(device: Any) -> tuple[cublas.Cublas | None, str]:
         return None, f"tiled kernel ({reason})"
     return handle, f"cuBLAS ({cublas.library_path()}{', TF32' if handle.tf32 else ''})"
 
+
+
+MAX_REPLAYS = 8
+"""Recorded runs kept per program (one per feed shapes; the oldest dropped first,
+its temporaries given back to the pool)."""
 
 
 class GpuBackend:
@@ -590,8 +609,6 @@ class GpuBackend:
             env = run_module(module, feeds, scope)
             return [env[v] for v in fetches]
         abi = prog.abi
-        args = prog.host.body.block.args
-        run = HostRun(self.device, self.pool, prog.kernels, self.blas, plans=prog.launch_plans)
         feed_arrays = []
         for name, (_, elem) in abi["feeds"]:
             # Not np.ascontiguousarray: it turns a 0-d feed into shape [1].
@@ -601,26 +618,20 @@ class GpuBackend:
         if out_shapes is None:
             shapes = plan_shapes(prog.prog, {n: a.shape for (n, _), a in zip(abi["feeds"], feed_arrays)})
             out_shapes = prog.output_shapes[key] = [tuple(shapes[v]) for v in prog.outputs]
-        values: list[Any] = [feed_arrays[fi].shape[k] for fi, k in abi["dims"]]
-        for a in feed_arrays:
-            values.append(DeviceArray(self.device.to_device(a), a.shape, a.dtype))
         params: dict[str, DeviceArray] = {}
         for name, (_, elem) in abi["params"]:
             params[name] = self._param_for_run(scope, name, np.dtype(_NP[elem]))
-            values.append(params[name])
         outs = []
         for shape, (_, (_, elem)) in zip(out_shapes, abi["outputs"]):
             dtype = np.dtype(_NP[elem])
             outs.append(DeviceArray(self.device.alloc(int(np.prod(shape, dtype=np.int64)) * dtype.itemsize), tuple(shape), dtype))
-        values += outs
-        run.env.update(zip(args, values))
-        try:
-            run.run(prog.host)
+        recorded = prog.replays.get(key) if replay.enabled() else None
+        if recorded is not None:
+            recorded.run(feed_arrays, params, outs, self.blas)
             self.device.synchronize()
-        finally:
-            for buf in run.temps:
-                self.pool.give(buf)
-        self.stats = {"launches": run.launches, "gemm_calls": run.gemm_calls}
+            self.stats = {"launches": recorded.launches, "gemm_calls": recorded.gemm_calls, "replayed": 1}
+        else:
+            self._interpret(prog, key, feed_arrays, params, outs)
         # Persistables stay on the device: the scope gets residents, copied to the
         # host only when read.
         results: dict[tuple[str, Any], Any] = {}
@@ -637,6 +648,44 @@ class GpuBackend:
                 results[kind, ref] = outs[ref].download() if kind == "out" else self._resident(ref, params[ref])
             out.append(results[kind, ref])
         return out
+
+    def _interpret(
+        self, prog: GpuProgram, key: tuple[tuple[int, ...], ...], feed_arrays: list[np.ndarray],
+        params: dict[str, DeviceArray], outs: list[DeviceArray],
+    ) -> None:
+        """Run `prog`'s host function by interpretation, recording it as the replay
+        of these feed shapes when it can be replayed (`runtime/gpu/replay.py`)."""
+        abi = prog.abi
+        run = HostRun(self.device, self.pool, prog.kernels, self.blas, plans=prog.launch_plans)
+        if prog.replayable is None:
+            prog.replayable = replay.replayable(prog.host)
+        if prog.replayable and replay.enabled():
+            run.recording = replay.Recording()
+        values: list[Any] = [feed_arrays[fi].shape[k] for fi, k in abi["dims"]]
+        feed_devs = [DeviceArray(self.device.to_device(a), a.shape, a.dtype) for a in feed_arrays]
+        values += feed_devs
+        values += [params[name] for name, _ in abi["params"]]
+        values += outs
+        run.env.update(zip(prog.host.body.block.args, values))
+        kept = False
+        try:
+            run.run(prog.host)
+            self.device.synchronize()
+            if run.recording is not None:
+                try:
+                    made = replay.build(run.recording, feed_devs, params, outs, run.temps)
+                except replay.NotReplayable:
+                    prog.replayable = False
+                else:
+                    if len(prog.replays) >= MAX_REPLAYS:
+                        prog.replays.pop(next(iter(prog.replays))).release(self.pool)
+                    prog.replays[key] = made
+                    kept = True  # the replay owns this run's temporaries now
+        finally:
+            if not kept:
+                for buf in run.temps:
+                    self.pool.give(buf)
+        self.stats = {"launches": run.launches, "gemm_calls": run.gemm_calls, "replayed": 0}
 
     def _param_for_run(self, scope: MutableMapping[str, Any], name: str, dtype: np.dtype[Any]) -> DeviceArray:
         """The device array of parameter `name`: the scope's own when it is this

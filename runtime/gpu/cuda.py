@@ -249,6 +249,11 @@ class Function:
         shared_bytes: int = 0,
     ) -> None:
         """Launch on the current stream (asynchronous; `Device.synchronize` waits)."""
+        self.launch_packed(grid, block, self.pack(args), shared_bytes)
+
+    def pack(self, args: Sequence[Any]) -> PackedArgs:
+        """`args` (device buffers, ctypes scalars, Python ints and floats) as the
+        parameter array `cuLaunchKernel` reads, to launch once or many times."""
         storage: list[Any] = []
         for a in args:
             if isinstance(a, ctypes._SimpleCData):
@@ -261,18 +266,36 @@ class Function:
                 storage.append(ctypes.c_double(float(a)))
             else:
                 raise TypeError(f"kernel {self.name}: cannot pass {type(a).__name__}")
-        params = (ctypes.c_void_p * max(len(storage), 1))(
-            *[ctypes.cast(ctypes.byref(s), ctypes.c_void_p) for s in storage]
-        )
+        return PackedArgs(storage)
+
+    def launch_packed(
+        self, grid: Sequence[int], block: Sequence[int], packed: PackedArgs, shared_bytes: int = 0
+    ) -> None:
+        """Launch with arguments packed by `pack` (asynchronous)."""
         gx, gy, gz = (int(v) for v in grid)
         bx, by, bz = (int(v) for v in block)
         self.module.device.make_current()
         _check(
             _lib().cuLaunchKernel(
-                self.handle, gx, gy, gz, bx, by, bz, shared_bytes, None, params, None
+                self.handle, gx, gy, gz, bx, by, bz, shared_bytes, None, packed.params, None
             ),
             f"cuLaunchKernel({self.name})",
         )
+
+
+class PackedArgs:
+    """A kernel's packed parameter array: each argument's ctypes value, and the
+    array of their addresses `cuLaunchKernel` reads (which the values outlive)."""
+
+    def __init__(self, storage: list[Any]) -> None:
+        self.storage = storage
+        self.params = (ctypes.c_void_p * max(len(storage), 1))(
+            *[ctypes.cast(ctypes.byref(s), ctypes.c_void_p) for s in storage]
+        )
+
+    def set_buffer(self, pos: int, buffer: DeviceBuffer) -> None:
+        """Point argument `pos` (a buffer's address) at `buffer` instead."""
+        self.storage[pos].value = buffer.ptr.value
 
 
 _SCALAR_CTYPES = {
@@ -419,6 +442,7 @@ __all__ = [
     "DeviceBuffer",
     "Function",
     "Module",
+    "PackedArgs",
     "device_count",
     "driver_version",
     "get_device",

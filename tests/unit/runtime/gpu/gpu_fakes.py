@@ -46,7 +46,23 @@ class FakeFunction:
         self.log, self.name = log, name
 
     def launch(self, grid, block, args, shared_bytes: int = 0) -> None:
-        self.log.append((self.name, tuple(grid), tuple(block), list(args)))
+        self.launch_packed(grid, block, self.pack(args), shared_bytes)
+
+    def pack(self, args) -> FakePacked:
+        return FakePacked(args)
+
+    def launch_packed(self, grid, block, packed, shared_bytes: int = 0) -> None:
+        self.log.append((self.name, tuple(grid), tuple(block), list(packed.args)))
+
+
+class FakePacked:
+    """What `Function.pack` returns, on the fake: the argument list itself."""
+
+    def __init__(self, args) -> None:
+        self.args = list(args)
+
+    def set_buffer(self, pos: int, buffer) -> None:
+        self.args[pos] = buffer
 
 
 class FakeModule:
