@@ -227,3 +227,26 @@ def test_optimizer_updates_run_natively_and_match_the_reference(native: None) ->
     assert "adam" in kinds, kinds
     for a, b in zip(want, got):
         np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+
+
+def test_trials_are_not_timed_while_a_compile_is_in_flight(native: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A compiled region's trial calls count towards keeping or dropping it only
+    when no other compile shares the CPU: while one is in flight the region runs
+    natively but stays in `TRIAL` (a trial timed then was judged slower for good)."""
+    monkeypatch.setattr(eager_native, "CALIBRATE", True)
+    x = paddle.to_tensor(np.ones((64, 64), np.float32))
+    paddle.tanh(x)
+    eager_native.wait(120)
+    tpl = next(t for t in eager._TEMPLATES.values() if t.type == "tanh")
+    region = tpl.native
+    assert region is not None and region.ready() and region.state is eager_native.TRIAL
+    monkeypatch.setattr(eager_native, "_pending", 1)  # as if another region were compiling
+    calls = eager_native.stats["native_calls"]
+    for _ in range(eager_native.TRIALS + 2):
+        np.testing.assert_allclose(paddle.tanh(x).numpy(), np.tanh(np.ones((64, 64), np.float32)), rtol=1e-6)
+    assert eager_native.stats["native_calls"] == calls + eager_native.TRIALS + 2
+    assert region.state is eager_native.TRIAL and region.trials == 0
+    monkeypatch.setattr(eager_native, "_pending", 0)
+    for _ in range(eager_native.TRIALS):
+        paddle.tanh(x)
+    assert region.state in (eager_native.NATIVE, eager_native.OFF)
