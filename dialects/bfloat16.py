@@ -34,7 +34,7 @@ def f32_to_bf16(values: Any) -> np.ndarray:
         f = np.asarray(values, dtype=np.float32)
     if not f.flags.c_contiguous:
         f = np.array(f, order="C")  # (0-d stays 0-d)
-    u = f.view(np.uint32)
+    u = f.view(np.uint32).reshape(-1)  # (1-D: a 0-d operand would give numpy scalars)
     # In place on one temporary: eager bfloat16 training converts every result, and
     # the expression form (eight temporaries and a `where`) cost 16 ms on a
     # 512x784 array against 0.8 ms for this.
@@ -43,10 +43,10 @@ def f32_to_bf16(values: Any) -> np.ndarray:
     rounded += np.uint32(0x7FFF)
     rounded += u
     rounded >>= np.uint32(16)
-    nan = np.isnan(f)
+    nan = np.isnan(f.reshape(-1))
     if nan.any():
         rounded[nan] = (u[nan] >> np.uint32(16)) | np.uint32(0x40)  # a quiet NaN
-    return rounded.astype(np.uint16)
+    return rounded.astype(np.uint16).reshape(f.shape)
 
 
 def bf16_round(values: Any) -> np.ndarray:

@@ -159,6 +159,9 @@ def test_bfloat16_round_trip_of_every_value() -> None:
     np.testing.assert_array_equal(got, want)
     (back,) = _static_run(lambda x: [x.astype("float32")], {"x": bits[finite]}, "compiled")
     np.testing.assert_array_equal(back, f[finite])
+    # A 0-d value gives a 0-d array (not a numpy scalar: callers set its flags).
+    zero_d = f32_to_bf16(np.float32(1.5))
+    assert isinstance(zero_d, np.ndarray) and zero_d.shape == () and int(zero_d) == 0x3FC0
     # NaNs stay NaNs with the quiet bit set (a signalling one included); infinities stay.
     special = np.array([0x7F800001, 0xFFC00000, 0x7FBFFFFF, 0x7F800000, 0xFF800000], np.uint32).view(np.float32)
     np.testing.assert_array_equal(f32_to_bf16(special), np.array([0x7FC0, 0xFFC0, 0x7FFF, 0x7F80, 0xFF80], np.uint16))
