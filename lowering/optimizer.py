@@ -141,7 +141,7 @@ def _unless_skipped(low: Lowerer, op: pd.AdamOp | pd.AdamwOp | pd.LambOp, step: 
         low.b = Builder(InsertPoint.at_end(take))
         step()
         low.b = Builder(InsertPoint.at_end(keep))
-        for src, res in zip(op.operands[:1] + op.operands[3:7], op.results):
+        for src, res in zip([op.operands[0], *op.operands[3:7]], op.results):
             mem = low.read(src)
             if root_buffer(low.buf[res]) is not root_buffer(mem):
                 low.copy_buffer(mem, low.buf[res])
