@@ -356,11 +356,13 @@ class Optimizer:
         """Paddle's hook for values an optimizer's caller hands it: `found_inf` (set
         by `paddle.static.amp.decorate`) is the step's overflow flag, a `[1]` bool
         variable that Adam, AdamW and Lamb read as their `skip_update` operand."""
-        self._auxiliary_vars[key] = val
+        self.__dict__.setdefault("_auxiliary_vars", {})[key] = val
 
     def _get_auxiliary_var(self, key: str) -> Any:
         """The value `_set_auxiliary_var` gave `key`, None if none."""
-        return self._auxiliary_vars.get(key)
+        # (Through __dict__: an optimizer copied without __init__ has none yet, and
+        # `__getattr__` would raise for the missing attribute.)
+        return self.__dict__.get("_auxiliary_vars", {}).get(key)
 
     def _skip_update_operand(self) -> list[Any]:
         """Static: `[found_inf]` when one was set (`_set_auxiliary_var`), the extra
