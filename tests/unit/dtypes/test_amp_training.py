@@ -210,6 +210,9 @@ def _static_cnn(dtype: str | None, decorate: bool = False) -> float:
         text = str(main)
         if dtype is not None:
             assert f"x3x3x{ {'float16': 'f16', 'bfloat16': 'bf16'}[dtype] }>" in text
+        if decorate:  # each Adam update reads the step's found_inf (its skip_update)
+            adams = [line for line in text.splitlines() if "pd.adam " in line]
+            assert len(adams) == 6 and all("tensor<1xi1>) ->" in line for line in adams)
         exe = paddle.static.Executor(paddle.CPUPlace())
         exe.run(start)
         with warnings.catch_warnings():
