@@ -364,7 +364,7 @@ class Optimizer:
         # `__getattr__` would raise for the missing attribute.)
         return self.__dict__.get("_auxiliary_vars", {}).get(key)
 
-    def _skip_update_operand(self) -> list[Any]:
+    def _skip_update_operand(self, param: Any) -> list[Any]:
         """Static: `[found_inf]` when one was set (`_set_auxiliary_var`), the extra
         operand of the Adam-like updates (Paddle's `SkipUpdate` input); else `[]`.
         Eager steps are skipped whole instead (`_apply`)."""
@@ -375,6 +375,12 @@ class Optimizer:
             raise TypeError(
                 f"{type(self).__name__}: the auxiliary variable 'found_inf' of a static program must be a "
                 f"[1] bool Variable (check_finite_and_unscale's), got {type(found_inf).__name__}"
+            )
+        if found_inf.block.program is not param.block.program:
+            raise ValueError(
+                f"{type(self).__name__}: the auxiliary variable 'found_inf' ({found_inf.name}) belongs to another "
+                f"program than parameter '{param.name}' (an optimizer decorated by paddle.static.amp.decorate "
+                "for one program, reused for another): set it again, or to None"
             )
         return [found_inf]
 
@@ -829,7 +835,7 @@ class Adam(Optimizer):
     def _append_optimize_op(self, param: Any, grad: Any, lr_value: Any) -> Any:
         state = self._adam_state(param)
         return self._update(
-            pd.AdamOp, [param, grad, lr_value, *state, *self._skip_update_operand()], [param, *state],
+            pd.AdamOp, [param, grad, lr_value, *state, *self._skip_update_operand(param)], [param, *state],
             beta1=self._hp(param, "beta1"), beta2=self._hp(param, "beta2"),
             epsilon=self._hp(param, "epsilon"),
         )
@@ -885,7 +891,7 @@ class AdamW(Adam):
         with_decay = self._apply_decay_param_fun is None or bool(self._apply_decay_param_fun(param.name))
         ratio = 1.0 if self._lr_ratio is None else float(self._lr_ratio(param))
         return self._update(
-            pd.AdamwOp, [param, grad, lr_value, *state, *self._skip_update_operand()], [param, *state],
+            pd.AdamwOp, [param, grad, lr_value, *state, *self._skip_update_operand(param)], [param, *state],
             beta1=self._hp(param, "beta1"), beta2=self._hp(param, "beta2"),
             epsilon=self._hp(param, "epsilon"), coeff=self._hp(param, "coeff"),
             lr_ratio=ratio, with_decay=with_decay,
@@ -930,7 +936,7 @@ class Lamb(Adam):
         if self._exclude_from_weight_decay_fn is not None and self._exclude_from_weight_decay_fn(param):
             decay = 0.0
         return self._update(
-            pd.LambOp, [param, grad, lr_value, *state, *self._skip_update_operand()], [param, *state],
+            pd.LambOp, [param, grad, lr_value, *state, *self._skip_update_operand(param)], [param, *state],
             beta1=self._hp(param, "beta1"), beta2=self._hp(param, "beta2"),
             epsilon=self._hp(param, "epsilon"), weight_decay=decay, always_adapt=self._always_adapt,
         )

@@ -142,6 +142,16 @@ def test_static_found_inf_must_be_a_variable() -> None:
             opt._set_auxiliary_var("found_inf", True)
             with pytest.raises(TypeError, match="'found_inf' of a static program must be a \\[1\\] bool Variable"):
                 opt.minimize(paddle.mean(paddle.static.nn.fc(x, 2)))
+        # The flag one program's decorator set is not another program's.
+        inner = paddle.optimizer.Adam(0.1)
+        with paddle.static.program_guard(paddle.static.Program(), paddle.static.Program()), unique_name.guard():
+            x = paddle.static.data("x", [4, 3], "float32")
+            paddle.static.amp.decorate(inner, dtype="float16").minimize(paddle.mean(paddle.static.nn.fc(x, 2)))
+        assert inner._get_auxiliary_var("found_inf") is not None
+        with paddle.static.program_guard(paddle.static.Program(), paddle.static.Program()), unique_name.guard():
+            x = paddle.static.data("x", [4, 3], "float32")
+            with pytest.raises(ValueError, match="belongs to another program than parameter 'fc_0.b_0'"):
+                inner.minimize(paddle.mean(paddle.static.nn.fc(x, 2)))
     finally:
         paddle.disable_static()
 
