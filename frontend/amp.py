@@ -94,11 +94,18 @@ def is_bfloat16_supported(device: str | None = None) -> bool:
     return True
 
 
+_CALLS: tuple[type[pd.PdOp], ...] = (pd.RunProgramOp, pd.RunProgramGradOp)
+"""Calls of a traced program (`paddle.jit.to_static`): the program holds the casts of
+the `auto_cast` it was traced under, so its inputs go in as they are (at O2 they
+would otherwise be cast to the low dtype, which the program does not take)."""
+
+
 def cast_inputs(op_cls: type[pd.PdOp], inputs: Sequence[Any]) -> Sequence[Any]:
     """`inputs` of an op about to be added, cast as the current `auto_cast` says (the
     hook `frontend.core.apply` calls)."""
     st = _STATE[0]
-    if st is None or not inputs or op_cls in NEVER_CAST or getattr(op_cls, "WRITES_PERSISTABLE", False):
+    if (st is None or not inputs or op_cls in NEVER_CAST or op_cls in _CALLS
+            or getattr(op_cls, "WRITES_PERSISTABLE", False)):
         return inputs
     dtypes = [f"{getattr(x, 'dtype', '')}" for x in inputs]  # (plain names: `str` adds `paddle.`)
     to = amp_target(op_cls.name[3:], dtypes, st)

@@ -155,6 +155,7 @@ class Optimizer:
             list(parameters) if parameters and isinstance(parameters[0], dict) else None
         )
         self.clear_gradients = self.clear_grad
+        self._auxiliary_vars: dict[str, Any] = {}
 
     def __getattr__(self, name: str) -> Any:
         # Paddle keeps each hyperparameter as `_<name>` (`_momentum`, `_use_nesterov`,
@@ -351,6 +352,38 @@ class Optimizer:
         """Updates after all parameters' (Adamax's beta-power scale); returns ops."""
         return []
 
+    def _set_auxiliary_var(self, key: str, val: Any) -> None:
+        """Paddle's hook for values an optimizer's caller hands it: `found_inf` (set
+        by `paddle.static.amp.decorate`) is the step's overflow flag, a `[1]` bool
+        variable that Adam, AdamW and Lamb read as their `skip_update` operand."""
+        self.__dict__.setdefault("_auxiliary_vars", {})[key] = val
+
+    def _get_auxiliary_var(self, key: str) -> Any:
+        """The value `_set_auxiliary_var` gave `key`, None if none."""
+        # (Through __dict__: an optimizer copied without __init__ has none yet, and
+        # `__getattr__` would raise for the missing attribute.)
+        return self.__dict__.get("_auxiliary_vars", {}).get(key)
+
+    def _skip_update_operand(self, param: Any) -> list[Any]:
+        """Static: `[found_inf]` when one was set (`_set_auxiliary_var`), the extra
+        operand of the Adam-like updates (Paddle's `SkipUpdate` input); else `[]`.
+        Eager steps are skipped whole instead (`_apply`)."""
+        found_inf = self._get_auxiliary_var("found_inf")
+        if core.in_dynamic_mode() or found_inf is None or found_inf is False:
+            return []
+        if not isinstance(found_inf, Variable):
+            raise TypeError(
+                f"{type(self).__name__}: the auxiliary variable 'found_inf' of a static program must be a "
+                f"[1] bool Variable (check_finite_and_unscale's), got {type(found_inf).__name__}"
+            )
+        if found_inf.block.program is not param.block.program:
+            raise ValueError(
+                f"{type(self).__name__}: the auxiliary variable 'found_inf' ({found_inf.name}) belongs to another "
+                f"program than parameter '{param.name}' (an optimizer decorated by paddle.static.amp.decorate "
+                "for one program, reused for another): set it again, or to None"
+            )
+        return [found_inf]
+
     def _update(self, op_cls: builtins.type[pd.PdOp], inputs: list[Any], outputs: list[Any], **props: Any) -> Any:
         """Append (static) or run (eager) one update: `outputs[i]` is the state that
         result `i` overwrites.  Static results are named after it; eager results
@@ -385,6 +418,13 @@ class Optimizer:
         place, so the journal holds references, not copies."""
         if not core.in_dynamic_mode():
             return self._apply_pairs(params_grads)
+        found_inf = self._get_auxiliary_var("found_inf")
+        if found_inf is not None and not isinstance(found_inf, bool):
+            # As Paddle's dygraph step: a flag Tensor is read once, kept as a bool.
+            found_inf = bool(np.asarray(getattr(found_inf, "_data", found_inf)).reshape(-1)[0])
+            self._set_auxiliary_var("found_inf", found_inf)
+        if found_inf:
+            return []  # an overflowed step: nothing is updated
         journal: list[tuple[Any, np.ndarray]] = []
         self.__dict__["_journal"] = journal
         try:
@@ -795,7 +835,7 @@ class Adam(Optimizer):
     def _append_optimize_op(self, param: Any, grad: Any, lr_value: Any) -> Any:
         state = self._adam_state(param)
         return self._update(
-            pd.AdamOp, [param, grad, lr_value, *state], [param, *state],
+            pd.AdamOp, [param, grad, lr_value, *state, *self._skip_update_operand(param)], [param, *state],
             beta1=self._hp(param, "beta1"), beta2=self._hp(param, "beta2"),
             epsilon=self._hp(param, "epsilon"),
         )
@@ -851,7 +891,7 @@ class AdamW(Adam):
         with_decay = self._apply_decay_param_fun is None or bool(self._apply_decay_param_fun(param.name))
         ratio = 1.0 if self._lr_ratio is None else float(self._lr_ratio(param))
         return self._update(
-            pd.AdamwOp, [param, grad, lr_value, *state], [param, *state],
+            pd.AdamwOp, [param, grad, lr_value, *state, *self._skip_update_operand(param)], [param, *state],
             beta1=self._hp(param, "beta1"), beta2=self._hp(param, "beta2"),
             epsilon=self._hp(param, "epsilon"), coeff=self._hp(param, "coeff"),
             lr_ratio=ratio, with_decay=with_decay,
@@ -896,7 +936,7 @@ class Lamb(Adam):
         if self._exclude_from_weight_decay_fn is not None and self._exclude_from_weight_decay_fn(param):
             decay = 0.0
         return self._update(
-            pd.LambOp, [param, grad, lr_value, *state], [param, *state],
+            pd.LambOp, [param, grad, lr_value, *state, *self._skip_update_operand(param)], [param, *state],
             beta1=self._hp(param, "beta1"), beta2=self._hp(param, "beta2"),
             epsilon=self._hp(param, "epsilon"), weight_decay=decay, always_adapt=self._always_adapt,
         )

@@ -30,10 +30,12 @@ back.  Paddle instead stores the parameters in the low dtype (`amp_init` casts t
 next to `<param>_fp32_master_0` copies; the arithmetic is the same: each step
 computes with the rounded master weights.  So `amp_init` has nothing to cast.
 
-A step with an inf or nan gradient so leaves the parameters of SGD unchanged (zero
-gradients), as Paddle's.  Paddle also hands `found_inf` to Adam, AdamW and Lamb as
-their `SkipUpdate` input, so that their moments and beta powers stay too; pullback's
-updates have no such input yet: there the zeroed gradients still decay the moments.
+A step with an inf or nan gradient so leaves the parameters of SGD and Momentum
+unchanged (zero gradients), as Paddle's.  As Paddle's, the decorator also hands
+`found_inf` to the optimizer (`_set_auxiliary_var('found_inf', ...)`): Adam, AdamW
+and Lamb take it as their `skip_update` operand (Paddle's `SkipUpdate` input), so
+that on such a step their moments and beta powers stay as they were too (zeroed
+gradients alone would still decay the moments and advance the bias correction).
 
 `use_dynamic_loss_scaling` defaults to True for float16 and False for bfloat16
 (Paddle 3.3.1); the parameters stay float32 at O1 (their master weights), and their
@@ -142,6 +144,13 @@ class OptimizerWithMixedPrecision:
                 grads = update_loss_scaling(
                     grads, found_inf, self._loss_scaling, self._num_good_steps, self._num_bad_steps,
                     self._incr_every_n_steps, self._decr_every_n_nan_or_inf, self._incr_ratio, self._decr_ratio)
+        # Paddle 3.3.1 hands the flag to the innermost optimizer (fleet wraps them in
+        # `inner_opt`s): Adam, AdamW and Lamb skip such a step whole.
+        real = self._optimizer
+        while hasattr(real, "inner_opt"):
+            real = real.inner_opt
+        if hasattr(real, "_set_auxiliary_var"):
+            real._set_auxiliary_var("found_inf", found_inf)
         return self._optimizer.apply_gradients([(p, g) for (p, _), g in zip(pairs, grads)])
 
     def apply_optimize(self, loss: Any, startup_program: Any, params_grads: list[tuple[Any, Any]]) -> list[Any]:

@@ -17,17 +17,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from xdsl.dialects import arith
+from xdsl.builder import Builder
+from xdsl.dialects import arith, memref, scf
 from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import f32
-from xdsl.ir import SSAValue
+from xdsl.ir import Block, Region, SSAValue
+from xdsl.rewriter import InsertPoint
 
 from pullback.dialects import pd
 from pullback.dialects.pd.base import shape_of
 from pullback.lowering.lowerer import Lowerer
 from pullback.lowering.registry import lowers, pointwise
 from pullback.lowering.scalar import REASSOC, DimMap, Scalar, identity_map
-from pullback.lowering.views import elem_of_buffer
+from pullback.lowering.views import elem_of_buffer, root_buffer
 
 
 def _scalar_map(v: SSAValue) -> DimMap:
@@ -110,9 +112,43 @@ def _advance_pows(low: Lowerer, op: pd.PdOp, first: int) -> None:
 
 
 def _adam_reads(op: pd.PdOp) -> list[tuple[SSAValue, DimMap, bool]]:
-    maps = param_maps(op)
+    # The seven operands of the step (not `skip_update`, read by `_unless_skipped`).
+    maps = param_maps(op)[:7]
     # Only the gradient may be an inlined expression (fusible operand 1).
     return [(v, m, i == 1) for i, (v, m) in enumerate(zip(op.operands, maps)) if m is not None]
+
+
+def _unless_skipped(low: Lowerer, op: pd.AdamOp | pd.AdamwOp | pd.LambOp, step: Callable[[], None]) -> None:
+    """Emit the update (`step()`); with a `skip_update` operand (AMP's `found_inf`),
+    as the else branch of `scf.if %skip`, so that a skipped step computes nothing
+    and a taken one copies nothing.  The then branch leaves the state as it was: a
+    result written in place (its operand's own buffer, the usual case) needs
+    nothing, one given a buffer of its own (an update whose old value is read
+    later, copied back at the end) gets its operand copied in.  On the GPU the
+    host runtime reads the flag from device memory, as for `pd.if`."""
+    skip = op.skip_update
+    if skip is None:
+        step()
+        return
+    flag = low.emit(memref.LoadOp.get(low.read(skip), [low.index(0)] * len(shape_of(skip.type)))).results[0]
+    keep, take = Block(), Block()
+    branch = low.emit(scf.IfOp(flag, [], Region(keep), Region(take)))
+    outer_b, outer_guard = low.b, low._guard
+    # Allocations made by the step go before the branch (`emit_at_top` hoists them
+    # above the open guard), so that their deallocation after the op stays valid.
+    low._guard = outer_guard if outer_guard is not None else branch
+    try:
+        low.b = Builder(InsertPoint.at_end(take))
+        step()
+        low.b = Builder(InsertPoint.at_end(keep))
+        for src, res in zip([op.operands[0], *op.operands[3:7]], op.results):
+            mem = low.read(src)
+            if root_buffer(low.buf[res]) is not root_buffer(mem):
+                low.copy_buffer(mem, low.buf[res])
+    finally:
+        low.b, low._guard = outer_b, outer_guard
+        keep.add_op(scf.YieldOp())
+        take.add_op(scf.YieldOp())
 
 
 @lowers(pd.AdamOp, pd.AdamwOp, fusible=lambda op: (1,))
@@ -120,13 +156,21 @@ def _adam(low: Lowerer, op: pd.AdamOp | pd.AdamwOp) -> None:
     p = op.operands[0]
     ident = identity_map(len(shape_of(p.type)))
     body: Callable[..., Any] = _adamw_body if isinstance(op, pd.AdamwOp) else adam_body
-    outs = [(low.out(r), ident) for r in op.results[:3]]
-    low.generic(low.sizes_of(p), _adam_reads(op), outs, lambda s, a, o: body(s, op, *a))
-    _advance_pows(low, op, 3)
+
+    def step() -> None:
+        outs = [(low.out(r), ident) for r in op.results[:3]]
+        low.generic(low.sizes_of(p), _adam_reads(op), outs, lambda s, a, o: body(s, op, *a))
+        _advance_pows(low, op, 3)
+
+    _unless_skipped(low, op, step)
 
 
 @lowers(pd.LambOp, fusible=lambda op: (1,))
 def _lamb(low: Lowerer, op: pd.LambOp) -> None:
+    _unless_skipped(low, op, lambda: _lamb_step(low, op))
+
+
+def _lamb_step(low: Lowerer, op: pd.LambOp) -> None:
     p = op.operands[0]
     rank = len(shape_of(p.type))
     ident = identity_map(rank)

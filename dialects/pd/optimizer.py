@@ -26,6 +26,7 @@ from xdsl.irdl import (
     ParsePropInAttrDict,
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     opt_prop_def,
     prop_def,
     result_def,
@@ -171,7 +172,18 @@ divide by `1 - beta1_pow`."""
 
 class _AdamLikeOp(PdOp, MultiResultNames):
     """Operands and results shared by Adam, AdamW and Lamb: two moments and the two
-    beta powers (`[1]`, starting at beta1 and beta2 and multiplied by them each step)."""
+    beta powers (`[1]`, starting at beta1 and beta2 and multiplied by them each step).
+
+    The optional last operand `skip_update` (a one-element bool, Paddle's
+    `SkipUpdate` input) is AMP's `found_inf`: when it holds true the step changes
+    nothing, the results are the parameter, moments and beta powers as they were
+    (Paddle 3.3.1's kernels), so a step whose gradients overflowed neither decays
+    the moments nor advances the bias correction.
+
+    ```mlir
+    %w1, %m1, %m2, %b1, %b2 = pd.adam %w, %g, %lr, %m, %v, %b1p, %b2p, %inf {names = ["w", "w_moment1_0", "w_moment2_0", "w_beta1_pow_acc_0", "w_beta2_pow_acc_0"]} : (tensor<3xf32>, tensor<3xf32>, tensor<1xf32>, tensor<3xf32>, tensor<3xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xi1>) -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<1xf32>, tensor<1xf32>)
+    ```
+    """
 
     WRITES_PERSISTABLE: ClassVar[bool] = True
     DOMAIN: ClassVar[Mapping[str, Domain]] = {"beta1_pow": BETA_POW, "beta2_pow": BETA_POW}
@@ -182,6 +194,7 @@ class _AdamLikeOp(PdOp, MultiResultNames):
     moment2 = operand_def(TensorType)
     beta1_pow = operand_def(TensorType)
     beta2_pow = operand_def(TensorType)
+    skip_update = opt_operand_def(TensorType)
     beta1 = prop_def(FloatAttr, default_value=f64_attr(0.9))
     beta2 = prop_def(FloatAttr, default_value=f64_attr(0.999))
     epsilon = prop_def(FloatAttr, default_value=f64_attr(1e-8))
@@ -196,9 +209,16 @@ class _AdamLikeOp(PdOp, MultiResultNames):
 
     @classmethod
     def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
-        tp, tg, tlr, tm1, tm2, tb1, tb2 = operand_types
+        if len(operand_types) not in (7, 8):
+            raise VerifyException(
+                f"'{cls.name}': takes param, grad, learning_rate, moment1, moment2, beta1_pow, beta2_pow "
+                f"and an optional skip_update, got {len(operand_types)} operands"
+            )
+        tp, tg, tlr, tm1, tm2, tb1, tb2, *skip = operand_types
         expect_like_param(cls.name, tp, grad=tg, moment1=tm1, moment2=tm2)
         expect_scalar_state(cls.name, tp, learning_rate=tlr, beta1_pow=tb1, beta2_pow=tb2)
+        for ts in skip:
+            _expect_one(cls.name, "skip_update", ts, i1)
         expect_rate(cls.name, beta1=props["beta1"], beta2=props["beta2"])
         _expect_nonnegative(cls.name, epsilon=props["epsilon"])
         return [tp, tm1, tm2, tb1, tb2]

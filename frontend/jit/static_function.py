@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 from pullback.frontend import core
+from pullback.frontend.amp import amp_state
 from pullback.frontend.eager import DTYPE_NAMES, Tensor, is_grad_enabled
 from pullback.frontend.framework import Program, Variable, program_guard
 from pullback.frontend.input_spec import InputSpec
@@ -406,8 +407,12 @@ class StaticFunction:
             else:
                 shapes.append(tuple(t.shape))
         training = getattr(self._instance, "training", None)
+        # The trace records the casts of the `paddle.amp.auto_cast` it ran under: a
+        # call under another one (or none) needs a trace of its own.
+        st = amp_state()
+        amp = None if st is None else (st.dtype, st.level, st.white, st.black)
         key = (_hashable(struct), tuple(shapes), tuple(str(t.dtype) for t in tensors), training,
-               tuple(t.stop_gradient for t in tensors))
+               tuple(t.stop_gradient for t in tensors), amp)
         return key, shapes
 
     def _concrete_for(self, struct: Any, tensors: list[Any]) -> tuple[ConcreteProgram, Any, list[int]]:

@@ -44,15 +44,25 @@ def _adam_step(op, param, grad, lr, moment1, moment2, beta1_pow, beta2_pow):
     return param_out, m1, m2, beta1_pow * b1, beta2_pow * b2
 
 
+def _skipped(skip: tuple[np.ndarray, ...]) -> bool:
+    """Whether the optional `skip_update` operand (AMP's `found_inf`) holds true."""
+    return bool(skip) and bool(skip[0].reshape(-1)[0])
+
+
 @kernel(pd.AdamOp)
-def adam(op, param, grad, lr, moment1, moment2, beta1_pow, beta2_pow):
-    """Paddle's adam step (see `pd.AdamOp`)."""
+def adam(op, param, grad, lr, moment1, moment2, beta1_pow, beta2_pow, *skip):
+    """Paddle's adam step (see `pd.AdamOp`); the state unchanged when skipping."""
+    if _skipped(skip):
+        return param, moment1, moment2, beta1_pow, beta2_pow
     return _adam_step(op, param, grad, _scalar(lr), moment1, moment2, beta1_pow, beta2_pow)
 
 
 @kernel(pd.AdamwOp)
-def adamw(op, param, grad, lr, moment1, moment2, beta1_pow, beta2_pow):
-    """Paddle's adamw step: decoupled decay, then adam, both at `lr * lr_ratio`."""
+def adamw(op, param, grad, lr, moment1, moment2, beta1_pow, beta2_pow, *skip):
+    """Paddle's adamw step: decoupled decay, then adam, both at `lr * lr_ratio`; the
+    state unchanged (no decay either) when skipping."""
+    if _skipped(skip):
+        return param, moment1, moment2, beta1_pow, beta2_pow
     rate = _scalar(lr) * op.prop("lr_ratio")
     if op.prop("with_decay"):
         param = param - rate * op.prop("coeff") * param
@@ -60,8 +70,10 @@ def adamw(op, param, grad, lr, moment1, moment2, beta1_pow, beta2_pow):
 
 
 @kernel(pd.LambOp)
-def lamb(op, param, grad, lr, moment1, moment2, beta1_pow, beta2_pow):
-    """Paddle's lamb step (see `pd.LambOp`)."""
+def lamb(op, param, grad, lr, moment1, moment2, beta1_pow, beta2_pow, *skip):
+    """Paddle's lamb step (see `pd.LambOp`); the state unchanged when skipping."""
+    if _skipped(skip):
+        return param, moment1, moment2, beta1_pow, beta2_pow
     b1, b2, eps, wd = (op.prop(k) for k in ("beta1", "beta2", "epsilon", "weight_decay"))
     m1 = b1 * moment1 + (1 - b1) * grad
     m2 = b2 * moment2 + (1 - b2) * grad * grad

@@ -3,7 +3,7 @@
 import numpy as np
 
 from pullback.dialects import pd
-from pullback.runtime.interpreter import InterpreterError, kernel, np_dtype
+from pullback.runtime.interpreter import InterpreterError, kernel, narrow_kernel, np_dtype
 
 
 @kernel(pd.FillConstantOp)
@@ -63,6 +63,13 @@ def run_program(op: pd.RunProgramOp, *xs: np.ndarray) -> tuple[np.ndarray, ...]:
 def run_program_grad(op: pd.RunProgramGradOp, *xs: np.ndarray) -> tuple[np.ndarray, ...]:
     """The called program's backward: gradients of the operands `wrt` names."""
     return tuple(_called(op).run_grad(list(op.prop("wrt")), xs))
+
+
+# The called program takes its 16-bit float inputs as they are held (bfloat16 as
+# uint16 bits), not as the float32 copies ordinary kernels get: a `to_static` model
+# under `paddle.amp.auto_cast` passes bfloat16 activations and their gradients.
+narrow_kernel(pd.RunProgramOp)(run_program)
+narrow_kernel(pd.RunProgramGradOp)(run_program_grad)
 
 
 # ------------------------------------------------------------------ host callbacks

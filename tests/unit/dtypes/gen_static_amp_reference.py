@@ -23,4 +23,5 @@ if __name__ == "__main__":
     paddle.set_device("cpu")
     result = {"paddle_version": paddle.__version__,
               "sgd": cases.run(paddle), "momentum": cases.run(paddle, optimizer="momentum")}
+    result.update({name: cases.run(paddle, optimizer=name) for name in cases.ADAM_LIKE})
     (HERE / "data" / "static_amp_reference.json").write_text(json.dumps(result, indent=1) + "\n")

@@ -4,7 +4,9 @@ options, as Paddle 3.3.1's decorator) and a tiny float16 program trained for six
 steps against Paddle 3.3.1's run of the same steps (`static_amp_cases.py`, recorded
 by `gen_static_amp_reference.py`): the same losses (to float16's precision), the
 same scale after every step (raised after two good steps, halved on the step that
-feeds an inf) and the same weights (that step skipped)."""
+feeds an inf) and the same weights (that step skipped); with Adam, AdamW and Lamb
+the same moments and beta powers after every step too (`found_inf` as their
+`skip_update`: the inf step leaves them as they were)."""
 
 from __future__ import annotations
 
@@ -43,6 +45,32 @@ def test_float16_steps_match_paddle(optimizer: str, backend: str, monkeypatch: p
     np.testing.assert_allclose(got["losses"], want["losses"], rtol=3e-3)
     np.testing.assert_allclose(got["w"], want["w"], atol=2e-3)
     np.testing.assert_allclose(got["b"], want["b"], atol=2e-3)
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "compiled"])
+@pytest.mark.parametrize("optimizer", cases.ADAM_LIKE)
+def test_adam_like_skip_the_inf_step_as_paddle(optimizer: str, backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Paddle 3.3.1 hands found_inf to adam, adamw and lamb as their SkipUpdate input:
+    # on step 2 (an inf fed) the weights, both moments and both beta powers stay as
+    # step 1 left them, and the scale is halved.
+    want = REFERENCE[optimizer]
+    monkeypatch.setenv("PULLBACK_BACKEND", backend)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message="compiled backend")  # no interpreter fallback
+        warnings.filterwarnings("ignore", category=RuntimeWarning)  # the interpreter's inf * 0
+        got = cases.run(paddle, optimizer=optimizer)
+    assert got["scales"] == want["scales"] == [1024.0, 2048.0, 1024.0, 1024.0, 2048.0, 2048.0]
+    for run in (got, want):
+        assert run["w_steps"][2] == run["w_steps"][1] and run["state"][2] == run["state"][1]
+        assert run["w_steps"][3] != run["w_steps"][2] and run["state"][3] != run["state"][2]
+    # The beta powers advanced five times in six steps (float32 products, as Paddle's).
+    assert got["state"][-1][2] == want["state"][-1][2] and got["state"][-1][3] == want["state"][-1][3]
+    np.testing.assert_allclose(got["losses"], want["losses"], rtol=3e-3)
+    np.testing.assert_allclose(got["w_steps"], want["w_steps"], atol=1e-3)
+    for g, w in zip(got["state"], want["state"]):
+        for k in range(4):
+            np.testing.assert_allclose(g[k], w[k], rtol=1e-3, atol=1e-4)
+    np.testing.assert_allclose(got["b"], want["b"], atol=1e-3)
 
 
 def _program(dtype: str, **options: Any) -> tuple[str, Any, Any]:
