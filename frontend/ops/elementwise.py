@@ -109,7 +109,7 @@ def _check_number(fn: str, arg: str, v: Any) -> float:
     return float(v)
 
 
-def _fill_parts(fn: str, v: Any, dtype: str) -> dict[str, float]:
+def _fill_parts(fn: str, v: Any, dtype: str) -> dict[str, Any]:
     """The `value` (and, of a complex number, `imag`) properties of a fill of `v`
     into a `dtype` tensor.  A complex number into a real dtype is refused (Paddle
     3.3.1's eager `full` silently keeps the real part)."""
