@@ -8,6 +8,12 @@ every backend.  Their gradients (`passes/vjp/linalg.py`) are the standard
 matrix-calculus rules written with `pd` ops (these ops included), so they are
 lowered and differentiated again like any other backward IR.
 
+Complex matrices (complex64/complex128): inverse, determinant, slogdet, the solves,
+qr, svd, eigh and eig declare `COMPLEX` (numpy's LAPACK has the complex routines);
+singular values and Hermitian eigenvalues are real (`part_type`), eig's results
+are complex even for a real matrix.  cholesky, lu and lu_unpack refuse complex
+tensors, as Paddle 3.3.1's CPU kernels do.
+
 ```mlir
 %inv = pd.inverse %a : (tensor<3x3xf64>) -> tensor<3x3xf64>
 %u, %s, %vh = pd.svd %a : (tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<3xf32>, tensor<3x3xf32>)
