@@ -521,7 +521,7 @@ def vector_norm(x: Any, p: float = 2.0, axis: Any = None, keepdim: bool = False,
     if p == -_INF:
         return amin(a, axis=red, keepdim=keepdim, name=name)
     if p == 0:
-        return sum(cast(not_equal(x, 0.0), x.dtype), axis=red, keepdim=keepdim, name=name)
+        return sum(cast(not_equal(x, 0.0), a.dtype), axis=red, keepdim=keepdim, name=name)  # real, as |x|
     if p == 1:
         return sum(a, axis=red, keepdim=keepdim, name=name)
     if p == 2:

@@ -92,6 +92,8 @@ def linalg(paddle: Any) -> dict[str, Any]:
         "matrix_power3": _np(L.matrix_power(a, 3)), "matrix_power_m2": _np(L.matrix_power(a, -2)),
         "norm_fro": _np(L.norm(a)), "norm_fro_dtype": str(L.norm(a).dtype),
         "norm_2": _np(L.norm(a, p=2, axis=[0, 1])), "norm_vec3": _np(L.norm(a.flatten(), p=3)),
+        "norm_vec0": _np(L.norm(paddle.to_tensor(Z), p=0)), "norm_vec0_dtype": str(L.norm(paddle.to_tensor(Z), p=0).dtype),
+        "norm_vec_inf": _np(L.norm(a.flatten(), p=float("inf"))), "norm_vec1": _np(L.norm(a.flatten(), p=1)),
         "pinv": _np(L.pinv(tall)),
     }
 
