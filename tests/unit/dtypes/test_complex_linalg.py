@@ -138,6 +138,10 @@ GRAD_CASES: dict[str, tuple[Any, list[np.ndarray]]] = {
     "eig_abs_v": (lambda a: paddle.abs(L.eig(a)[1]), [A]),
     "eig_abs_v_of_real": (lambda a: paddle.abs(L.eig(a)[1]), [A.real]),
     "batched_det_inv": (lambda a: L.det(L.inv(paddle.stack([a, a * 0.5]))), [A]),
+    "batched_eigvals_svdvals": (lambda a: paddle.abs(L.eigvals(paddle.stack([a, a * a]))).sum(1)
+                                + L.svd(paddle.stack([a, a * a]))[1].sum(1), [A]),
+    "batched_qr_eigh": (lambda a: paddle.abs(L.qr(paddle.stack([a, a * a]))[0]).sum(1)
+                        + L.eigvalsh(paddle.stack([_herm(a), _herm(a * a)])), [A]),
 }
 
 
