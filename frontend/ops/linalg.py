@@ -227,6 +227,11 @@ def einsum(equation: str, *operands: Any) -> Any:
 # the host interpreter); everything else is a composite of them and ordinary ops.
 
 
+_COMPLEX_LINALG = ("inv, det, slogdet, solve, triangular_solve, qr, svd, svdvals, eig, eigvals, eigh, "
+                   "eigvalsh, matrix_power, pinv, norm")
+"""The functions of this module that take complex matrices (named in refusals)."""
+
+
 def _check_inexact(fn: str, arg: str, x: Any) -> None:
     """Raise TypeError naming `fn` unless x is a float or complex64/complex128 tensor."""
     check_tensor(fn, arg, x)
@@ -241,7 +246,7 @@ def _matrix(fn: str, arg: str, x: Any, *, square: bool = False, complex_ok: bool
     check_tensor(fn, arg, x)
     if x.dtype in COMPLEX_NAMES and not complex_ok:
         raise TypeError(f"{fn}: '{arg}' is {x.dtype}; {fn} does not take complex matrices "
-                        "(pullback computes only the complex linear algebra listed in this module's docstring)")
+                        f"(these do: {_COMPLEX_LINALG})")
     if x.dtype not in COMPLEX_NAMES:
         check_float_tensor(fn, arg, x)
     shape = tuple(x.shape)
