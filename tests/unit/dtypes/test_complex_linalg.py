@@ -166,7 +166,10 @@ def test_complex64_keeps_its_dtypes() -> None:
     np.testing.assert_allclose(L.det(a).numpy(), np.linalg.det(A), rtol=1e-5)
 
 
-def test_static_program_with_gradients_matches_eager() -> None:
+@pytest.mark.parametrize("backend", ["interpreter", "compiled"])
+def test_static_program_with_gradients_matches_eager(backend: str) -> None:
+    """On the compiled backend the program (complex, and host-only LAPACK ops) runs
+    on the interpreter, saying so in a warning."""
     def eager() -> list[np.ndarray]:
         x = paddle.to_tensor(A, stop_gradient=False)
         w = L.eigvals(x)
@@ -183,12 +186,14 @@ def test_static_program_with_gradients_matches_eager() -> None:
             w = L.eigvals(x)
             loss = paddle.abs(L.det(x)) + paddle.real(w).sum() + L.svd(x)[1].sum()
             (gx,) = paddle.static.gradients([loss], [x])
-        exe = paddle.static.Executor(paddle.CPUPlace())
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # the compiled backend's fallback to the interpreter
+        exe = paddle.static.Executor(paddle.CPUPlace(), backend=backend)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
             got = exe.run(main, feed={"x": A}, fetch_list=[loss, gx])
     finally:
         paddle.disable_static()
+    fell_back = [str(w.message) for w in caught if "running this program on the interpreter" in str(w.message)]
+    assert bool(fell_back) == (backend == "compiled"), fell_back
     for g, w_ in zip(got, eager()):
         np.testing.assert_allclose(g, w_, rtol=1e-10)
 
