@@ -211,3 +211,20 @@ def test_static_save_load_of_a_complex_parameter(tmp_path: Path) -> None:
         np.testing.assert_allclose(got, WANT, rtol=1e-6)
     finally:
         paddle.disable_static()
+
+
+def test_paddle_written_model_with_complex_constants_loads() -> None:
+    """`data/complex_model.json` (`gen_complex_model.py`): Paddle 3.3.1 writes a complex
+    `full` as two real fulls and `pd_op.complex`, a complex `assign` as an
+    `assign_value_` of complex scalars; pullback reads both."""
+    paddle.enable_static()
+    try:
+        exe = paddle.static.Executor(paddle.CPUPlace())
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the compiled backend's fallback to the interpreter
+            prog, feeds, fetches = paddle.static.load_inference_model(os.fspath(HERE / "data" / "complex_model"), exe)
+            (got,) = exe.run(prog, feed={feeds[0]: X}, fetch_list=fetches)
+    finally:
+        paddle.disable_static()
+    assert got.dtype == np.complex64
+    np.testing.assert_allclose(got, X * (1 + 2j) + np.array([1j, 2]), rtol=1e-6)
