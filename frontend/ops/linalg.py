@@ -7,8 +7,9 @@ interpreter; matrix-calculus gradients), and norms, `cond`, `pinv`, `matrix_rank
 `lstsq`, `matrix_power`, `multi_dot`, `cross`, `cov` and `corrcoef` are composites
 of them and ordinary ops.  `eig`/`eigvals` have complex results.  Complex
 matrices: `inv`, `det`, `slogdet`, `solve`, `triangular_solve`, `qr`, `svd`,
-`svdvals`, `eig`, `eigvals`, `eigh`, `eigvalsh`, `matrix_power`, `pinv` and the
-norms take them (gradients in Paddle's convention, `passes/vjp/linalg.py`); the
+`svdvals`, `eig`, `eigvals`, `eigh`, `eigvalsh`, `matrix_power`, `pinv`, `cond`,
+`matrix_rank`, the norms and the products `dot` (no conjugation, as Paddle's),
+`outer`, `kron`, `einsum`, `cross` take them (gradients in Paddle's convention, `passes/vjp/linalg.py`); the
 others refuse them by name (`cholesky`, `lu`: as Paddle 3.3.1 on CPU).
 
 `einsum` handles any number of operands, pairwise from the left: letters that no
@@ -75,8 +76,8 @@ def bmm(x: Any, y: Any, name: str | None = None) -> Any:
 
 def dot(x: Any, y: Any, name: str | None = None) -> Any:
     """`paddle.dot`: the inner product of 1-D tensors, or of the rows of 2-D ones."""
-    check_float_tensor("dot", "x", x)
-    check_float_tensor("dot", "y", y)
+    _check_inexact("dot", "x", x)
+    _check_inexact("dot", "y", y)
     if len(x.shape) not in (1, 2) or len(x.shape) != len(y.shape):
         raise ValueError(f"dot: x and y must both be 1-D or 2-D, got shapes {list(x.shape)} and {list(y.shape)}")
     return sum(x * y, axis=-1, name=name)
@@ -84,15 +85,15 @@ def dot(x: Any, y: Any, name: str | None = None) -> Any:
 
 def outer(x: Any, y: Any, name: str | None = None) -> Any:
     """`paddle.outer`: `x[:, None] * y[None, :]` of the flattened inputs."""
-    check_float_tensor("outer", "x", x)
-    check_float_tensor("outer", "y", y)
+    _check_inexact("outer", "x", x)
+    _check_inexact("outer", "y", y)
     return reshape(x, [-1, 1]) * reshape(y, [1, -1])
 
 
 def kron(x: Any, y: Any, name: str | None = None) -> Any:
     """`paddle.kron`: the Kronecker product (static shapes)."""
-    check_float_tensor("kron", "x", x)
-    check_float_tensor("kron", "y", y)
+    _check_inexact("kron", "x", x)
+    _check_inexact("kron", "y", y)
     rank = builtins.max(len(x.shape), len(y.shape))
     xs = [1] * (rank - len(x.shape)) + list(x.shape)
     ys = [1] * (rank - len(y.shape)) + list(y.shape)
@@ -207,7 +208,7 @@ def einsum(equation: str, *operands: Any) -> Any:
     if not isinstance(equation, str) or not operands:
         raise TypeError("einsum: expected an equation string and at least one operand")
     for i, x in enumerate(operands):
-        check_float_tensor("einsum", f"operands[{i}]", x)
+        _check_inexact("einsum", f"operands[{i}]", x)
     subs, out = _parse(equation, operands)
     sizes = _sizes(subs, operands)
     x, sx = operands[0], subs[0]
@@ -228,7 +229,7 @@ def einsum(equation: str, *operands: Any) -> Any:
 
 
 _COMPLEX_LINALG = ("inv, det, slogdet, solve, triangular_solve, qr, svd, svdvals, eig, eigvals, eigh, "
-                   "eigvalsh, matrix_power, pinv, norm")
+                   "eigvalsh, matrix_power, pinv, norm, cond, matrix_rank")
 """The functions of this module that take complex matrices (named in refusals)."""
 
 
@@ -596,14 +597,14 @@ def cond(x: Any, p: Any = None, name: str | None = None) -> Any:
     singular value), -2 (its inverse), or `norm(x, p) * norm(inv(x), p)` for 'fro',
     'nuc', 1, -1, inf, -inf (square x)."""
     fn = "cond"
-    _matrix(fn, "x", x)
+    _matrix(fn, "x", x, complex_ok=True)
     if p is None or p in (2, -2):
         s = svdvals(x)
         big, small = amax(s, axis=-1), amin(s, axis=-1)
         return big / small if p != -2 else small / big
     if isinstance(p, bool) or p not in _MATRIX_PS:
         raise ValueError(f"{fn}: p must be None, 'fro', 'nuc', 1, -1, 2, -2, inf or -inf, got {p!r}")
-    _matrix(fn, "x", x, square=True)
+    _matrix(fn, "x", x, square=True, complex_ok=True)
     return matrix_norm(x, p) * matrix_norm(inv(x), p)
 
 
@@ -647,7 +648,7 @@ def matrix_rank(x: Any, tol: Any = None, hermitian: bool = False, atol: Any = No
     `max(atol, rtol * largest)` with `rtol` defaulting to `eps * max(M, N)` (0 when
     `atol` is given)."""
     fn = "matrix_rank"
-    _matrix(fn, "x", x, square=bool(hermitian))
+    _matrix(fn, "x", x, square=bool(hermitian), complex_ok=True)
     s = abs(eigvalsh(x)) if hermitian else svdvals(x)
     big = amax(s, axis=-1, keepdim=True)
     if tol is not None:
@@ -698,8 +699,8 @@ def cross(x: Any, y: Any, axis: int = 9, name: str | None = None) -> Any:
     """`paddle.cross`: the cross product of 3-vectors along `axis` (default 9, Paddle's
     marker for the first dimension of size 3)."""
     fn = "cross"
-    check_float_tensor(fn, "x", x)
-    check_float_tensor(fn, "y", y)
+    _check_inexact(fn, "x", x)
+    _check_inexact(fn, "y", y)
     if list(x.shape) != list(y.shape):
         raise ValueError(f"{fn}: x and y must have the same shape, got {list(x.shape)} and {list(y.shape)}")
     rank = len(x.shape)

@@ -95,6 +95,11 @@ def linalg(paddle: Any) -> dict[str, Any]:
         "norm_vec0": _np(L.norm(paddle.to_tensor(Z), p=0)), "norm_vec0_dtype": str(L.norm(paddle.to_tensor(Z), p=0).dtype),
         "norm_vec_inf": _np(L.norm(a.flatten(), p=float("inf"))), "norm_vec1": _np(L.norm(a.flatten(), p=1)),
         "pinv": _np(L.pinv(tall)),
+        "cond": _np(L.cond(a)), "cond_dtype": str(L.cond(a).dtype), "cond_fro": _np(L.cond(a, p="fro")),
+        "matrix_rank": _np(L.matrix_rank(tall)),
+        "dot": _np(paddle.dot(a[0], a[1])), "outer": _np(paddle.outer(a[0], b[:, 0])),
+        "kron": _np(paddle.kron(a, b)), "einsum": _np(paddle.einsum("ij,jk->ik", a, b)),
+        "cross": _np(paddle.cross(a, a * a)), "trace": _np(paddle.trace(a)),
     }
 
 

@@ -6,9 +6,11 @@ programs, and the clear refusals of what is not supported.
 
 Which functions Paddle 3.3.1 computes on complex CPU tensors (read off it):
 det, inv, matmul, slogdet, triangular_solve, svd, eig, eigvals, eigh, eigvalsh,
-matrix_power, norm and pinv, all with gradients except eigvals; it has no complex
-CPU kernel for solve, bmm, cholesky (refused here too), and its complex qr
-gradient crashes.  pullback computes solve, bmm and qr (with gradients) as well.
+matrix_power, norm, pinv, cond, matrix_rank, dot, outer, kron, einsum, cross and
+trace, all with gradients except eigvals; it has no complex CPU kernel for solve,
+bmm, cholesky, cholesky_solve, multi_dot and lstsq, and its complex qr gradient
+crashes.  pullback computes solve, bmm and qr (with gradients) too, and refuses
+the other four by name.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ def _check(key: str, got: Any) -> None:
 def test_forward_values_match_paddle() -> None:
     got = CASES.CASES["linalg"](paddle)
     for key, value in got.items():
-        if key != "pinv":
+        if key not in ("pinv", "cond_fro"):  # Paddle 3.3.1 is wrong there (below)
             _check(key, value)
 
 
@@ -69,6 +71,17 @@ def test_pinv_is_right_where_paddle_returns_its_conjugate() -> None:
     np.testing.assert_allclose(ours @ tall, np.eye(3), atol=1e-12)
     np.testing.assert_allclose(ours, paddle_pinv.conj(), rtol=1e-6)
     assert np.abs(paddle_pinv @ tall - np.eye(3)).max() > 0.1
+
+
+def test_frobenius_cond_is_real_where_paddle_returns_a_complex_number() -> None:
+    """A condition number is real and positive; Paddle 3.3.1's `cond(x, p='fro')` of a
+    complex matrix is a complex number (its magnitude is not numpy's either)."""
+    a = CASES.A
+    ours = L.cond(paddle.to_tensor(a), p="fro")
+    assert ours.dtype == paddle.float64
+    np.testing.assert_allclose(ours.numpy(), np.linalg.cond(a, "fro"), rtol=1e-10)
+    paddle_cond = REF["linalg/cond_fro"]
+    assert np.iscomplexobj(paddle_cond) and abs(paddle_cond.imag) > 1
 
 
 def test_gradients_that_paddle_has_match_paddle() -> None:
@@ -137,6 +150,14 @@ GRAD_CASES: dict[str, tuple[Any, list[np.ndarray]]] = {
     "eigvals_of_real": (lambda a: L.eigvals(a), [A.real]),
     "eig_abs_v": (lambda a: paddle.abs(L.eig(a)[1]), [A]),
     "eig_abs_v_of_real": (lambda a: paddle.abs(L.eig(a)[1]), [A.real]),
+    "cond": (lambda a: L.cond(a), [A]),
+    "cond_fro": (lambda a: L.cond(a, p="fro"), [A]),
+    "dot_rows": (lambda a: paddle.dot(a, a * a), [A]),
+    "outer": (lambda a, b: paddle.outer(a[0], b[:, 1]), [A, B]),
+    "kron": (lambda a, b: paddle.kron(a, b), [A, B]),
+    "einsum": (lambda a, b: paddle.einsum("ij,jk->ik", a * a, b), [A, B]),
+    "cross": (lambda a, b: paddle.cross(a, b[:, :1] * a), [A, B]),
+    "trace": (lambda a: paddle.trace(a * a), [A]),
     "batched_det_inv": (lambda a: L.det(L.inv(paddle.stack([a, a * 0.5]))), [A]),
     "batched_eigvals_svdvals": (lambda a: paddle.abs(L.eigvals(paddle.stack([a, a * a]))).sum(1)
                                 + L.svd(paddle.stack([a, a * a]))[1].sum(1), [A]),
@@ -208,6 +229,12 @@ def test_unsupported_complex_combinations_are_clear_errors() -> None:
         L.cholesky(z)
     with pytest.raises(TypeError, match="lu: 'x' is complex128; lu does not take complex matrices"):
         L.lu(z)
+    with pytest.raises(TypeError, match="cholesky_solve: 'x' is complex128; cholesky_solve does not take complex"):
+        L.cholesky_solve(paddle.to_tensor(B), z)
+    with pytest.raises(TypeError, match="lstsq: 'x' is complex128; lstsq does not take complex"):
+        L.lstsq(z, paddle.to_tensor(B))
+    with pytest.raises(TypeError, match="multi_dot: 'x.0.' must be float32 or float64, got complex128"):
+        L.multi_dot([z, z])
     with pytest.raises(ValueError, match="elementwise_max.*complex128"):
         paddle.maximum(z, z)
     # The dialect refuses a complex operand of an op that does not declare complex
