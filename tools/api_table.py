@@ -281,7 +281,7 @@ def render() -> str:
         f"marked *(not in Paddle)* is pullback's own spelling: real Paddle {_paddle_modules()[0]} has",
         "no such public name (e.g. `paddle.svd`: Paddle has `paddle.linalg.svd`), so code",
         "using it runs only on pullback.  Functions marked *none: raises* are accepted",
-        "names that always raise `NotImplementedError` (e.g. `eig`: complex results).",
+        "names that always raise `NotImplementedError` (saying what is missing).",
         "",
         "| API | modes | backends | differentiable | `pd` ops |",
         "|---|---|---|---|---|",

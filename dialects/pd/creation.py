@@ -28,12 +28,14 @@ from xdsl.dialects.builtin import (
     TensorType,
 )
 from xdsl.ir import Attribute
-from xdsl.irdl import irdl_op_definition, operand_def, prop_def
+from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def
 from xdsl.utils.exceptions import VerifyException
 
 from .base import (
+    COMPLEX_TYPES,
     INT_TYPES,
     PureOp,
+    declare_complex,
     dtype_from_name,
     expect_float,
     i64_attr,
@@ -47,10 +49,12 @@ _NO_OPERANDS = "attr-dict `:` type($out)"
 class AssignValueOp(PureOp):
     """A constant tensor of the given `shape` holding `values` in row-major order
     (Paddle's `assign_value`: `paddle.assign(ndarray)`, list indices, static
-    `to_tensor`).  Values are stored as f64, exact for ints up to 2**53.
+    `to_tensor`).  Values are stored as f64, exact for ints up to 2**53; a complex
+    constant stores its imaginary parts in `imag_values` (absent for other dtypes).
 
     ```mlir
     %c = pd.assign_value {shape = array<i64: 2>, values = [1.0 : f64, 3.0 : f64], dtype = "int64"} : tensor<2xi64>
+    %z = pd.assign_value {shape = array<i64: 1>, values = [1.0 : f64], imag_values = [2.0 : f64], dtype = "complex64"} : tensor<1xcomplex<f32>>
     ```
     """
 
@@ -59,6 +63,7 @@ class AssignValueOp(PureOp):
     name = "pd.assign_value"
     shape = prop_def(DenseArrayBase)
     values = prop_def(ArrayAttr)
+    imag_values = opt_prop_def(ArrayAttr)
     dtype = prop_def(StringAttr, default_value=StringAttr("float32"))
     assembly_format = _NO_OPERANDS
 
@@ -70,7 +75,16 @@ class AssignValueOp(PureOp):
         if len(props["values"]) != math.prod(shape):
             raise VerifyException(
                 f"'pd.assign_value': {len(props['values'])} values do not fill shape {shape}")
-        return [tensor(shape, _dtype(cls.name, props))]
+        elem = _dtype(cls.name, props)
+        imags = props.get("imag_values")
+        if imags is not None:
+            if elem not in COMPLEX_TYPES:
+                raise VerifyException(
+                    f"'pd.assign_value': imaginary parts need a complex dtype, not {props['dtype']}")
+            if len(imags) != len(props["values"]):
+                raise VerifyException(
+                    f"'pd.assign_value': {len(imags)} imaginary parts for {len(props['values'])} values")
+        return [tensor(shape, elem)]
 
 
 def _dtype(op: str, props: Mapping[str, Any]) -> Attribute:
@@ -232,3 +246,6 @@ class BernoulliOp(PureOp):
 
 
 CREATION_OPS = [AssignValueOp, ArangeOp, LinspaceOp, EyeOp, RandintOp, RandpermOp, BernoulliOp]
+
+# A constant may be complex (`imag_values`); the other creation ops make real tensors.
+declare_complex(AssignValueOp)

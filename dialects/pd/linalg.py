@@ -8,6 +8,12 @@ every backend.  Their gradients (`passes/vjp/linalg.py`) are the standard
 matrix-calculus rules written with `pd` ops (these ops included), so they are
 lowered and differentiated again like any other backward IR.
 
+Complex matrices (complex64/complex128): inverse, determinant, slogdet, the solves,
+qr, svd, eigh and eig declare `COMPLEX` (numpy's LAPACK has the complex routines);
+singular values and Hermitian eigenvalues are real (`part_type`), eig's results
+are complex even for a real matrix.  cholesky, lu and lu_unpack refuse complex
+tensors, as Paddle 3.3.1's CPU kernels do.
+
 ```mlir
 %inv = pd.inverse %a : (tensor<3x3xf64>) -> tensor<3x3xf64>
 %u, %s, %vh = pd.svd %a : (tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<3xf32>, tensor<3x3xf32>)
@@ -19,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from xdsl.dialects.builtin import ArrayAttr, BoolAttr, StringAttr, TensorType
+from xdsl.dialects.builtin import ArrayAttr, BoolAttr, ComplexType, StringAttr, TensorType
 from xdsl.ir import Attribute
 from xdsl.irdl import ParsePropInAttrDict, irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
@@ -33,7 +39,9 @@ from .base import (
     bool_attr,
     broadcast_shapes,
     elem_of,
+    declare_complex,
     expect_float,
+    expect_inexact,
     expect_same_elem,
     fmt_shape,
     i32,
@@ -49,10 +57,13 @@ _UNARY_FORMAT = "$x attr-dict `:` functional-type(operands, results)"
 _BINARY_FORMAT = "$x `,` $y attr-dict `:` functional-type(operands, results)"
 
 
-def matrix_shape(op: str, what: str, t: Attribute, *, square: bool = False) -> Shape:
-    """The shape of a float batch of matrices `[*, M, N]` (square: `M == N`);
-    raises naming the op otherwise."""
-    expect_float(op, what, t)
+def matrix_shape(op: str, what: str, t: Attribute, *, square: bool = False, complex_ok: bool = False) -> Shape:
+    """The shape of a float (or, with `complex_ok`, complex) batch of matrices
+    `[*, M, N]` (square: `M == N`); raises naming the op otherwise."""
+    if complex_ok:
+        expect_inexact(op, what, t)
+    else:
+        expect_float(op, what, t)
     s = shape_of(t)
     if len(s) < 2:
         raise VerifyException(f"'{op}': {what} must have rank >= 2 ([*, M, N]), got {fmt_shape(s)}")
@@ -61,6 +72,16 @@ def matrix_shape(op: str, what: str, t: Attribute, *, square: bool = False) -> S
             f"'{op}': {what} must be square matrices ([*, M, M]), got {fmt_shape(s)}"
         )
     return s
+
+
+def part_type(elem: Attribute) -> Attribute:
+    """The real dtype of a complex element type's parts (a real type itself)."""
+    return elem.element_type if isinstance(elem, ComplexType) else elem
+
+
+def _complex_type(elem: Attribute) -> ComplexType:
+    """The complex element type of a float element type (a complex one itself)."""
+    return elem if isinstance(elem, ComplexType) else ComplexType(elem)  # type: ignore[arg-type]
 
 
 def _dim_min(a: int, b: int) -> int:
@@ -84,7 +105,7 @@ class _SquareUnaryOp(PureOp):
     @classmethod
     def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
         (tx,) = operand_types
-        s = matrix_shape(cls.name, "x", tx, square=True)
+        s = matrix_shape(cls.name, "x", tx, square=True, complex_ok=cls.COMPLEX)
         return [tensor_type(elem_of(tx), cls.result_shape(s))]
 
 
@@ -164,8 +185,8 @@ class _SolveOp(PureOp):
     @classmethod
     def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
         tx, ty = operand_types
-        xs = matrix_shape(cls.name, "x", tx, square=True)
-        ys = matrix_shape(cls.name, "y", ty)
+        xs = matrix_shape(cls.name, "x", tx, square=True, complex_ok=cls.COMPLEX)
+        ys = matrix_shape(cls.name, "y", ty, complex_ok=cls.COMPLEX)
         elem = expect_same_elem(cls.name, [tx, ty])
         if xs[-1] != DYN and ys[-2] != DYN and xs[-1] != ys[-2]:
             raise VerifyException(
@@ -247,7 +268,7 @@ class QrOp(_DecompositionOp):
     @classmethod
     def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
         (tx,) = operand_types
-        s = matrix_shape(cls.name, "x", tx)
+        s = matrix_shape(cls.name, "x", tx, complex_ok=cls.COMPLEX)
         mode = props["mode"]
         if mode not in QR_MODES:
             raise VerifyException(f"'{cls.name}': mode must be one of {list(QR_MODES)}, got {mode!r}")
@@ -277,13 +298,13 @@ class SvdOp(_DecompositionOp):
     @classmethod
     def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
         (tx,) = operand_types
-        *batch, m, n = matrix_shape(cls.name, "x", tx)
+        *batch, m, n = matrix_shape(cls.name, "x", tx, complex_ok=cls.COMPLEX)
         k = _dim_min(m, n)
         full = props["full_matrices"]
         elem = elem_of(tx)
         return [
             tensor_type(elem, (*batch, m, m if full else k)),
-            tensor_type(elem, (*batch, k)),
+            tensor_type(part_type(elem), (*batch, k)),  # singular values are real
             tensor_type(elem, (*batch, n if full else k, n)),
         ]
 
@@ -307,11 +328,11 @@ class EighOp(_DecompositionOp):
     @classmethod
     def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
         (tx,) = operand_types
-        s = matrix_shape(cls.name, "x", tx, square=True)
+        s = matrix_shape(cls.name, "x", tx, square=True, complex_ok=cls.COMPLEX)
         if props["UPLO"] not in ("L", "U"):
             raise VerifyException(f"'{cls.name}': UPLO must be 'L' or 'U', got {props['UPLO']!r}")
-        elem = elem_of(tx)
-        return [tensor_type(elem, s[:-1]), tx]
+        # A Hermitian matrix's eigenvalues are real.
+        return [tensor_type(part_type(elem_of(tx)), s[:-1]), tx]
 
 
 @irdl_op_definition
@@ -382,7 +403,35 @@ class LuUnpackOp(PdOp, MultiResultNames):
                 tensor_type(elem, (*batch, k, n))]
 
 
+@irdl_op_definition
+class EigOp(_DecompositionOp):
+    """Eigenvalues `w [*, N]` and unit-norm eigenvectors (columns) `v [*, N, N]` of
+    general square matrices (`paddle.linalg.eig`, LAPACK's geev): both complex
+    (complex64 of a float32 or complex64 matrix, complex128 of float64/complex128),
+    in LAPACK's order.
+
+    ```mlir
+    %w, %v = pd.eig %a : (tensor<3x3xf64>) -> (tensor<3xcomplex<f64>>, tensor<3x3xcomplex<f64>>)
+    ```
+    """
+
+    name = "pd.eig"
+    w = result_def(TensorType)
+    v = result_def(TensorType)
+
+    @classmethod
+    def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
+        (tx,) = operand_types
+        s = matrix_shape(cls.name, "x", tx, square=True, complex_ok=True)
+        elem = _complex_type(elem_of(tx))
+        return [tensor_type(elem, s[:-1]), tensor_type(elem, s)]
+
+
 LINALG_OPS = [
     InverseOp, DeterminantOp, SlogdetOp, CholeskyOp, SolveOp, TriangularSolveOp, QrOp, SvdOp,
-    EighOp, LuOp, LuUnpackOp,
+    EighOp, EigOp, LuOp, LuUnpackOp,
 ]
+
+# On complex matrices too (numpy's LAPACK has the complex routines); Paddle 3.3.1
+# refuses complex cholesky and lu on CPU, and so does pullback (`refuse_complex`).
+declare_complex(InverseOp, DeterminantOp, SlogdetOp, SolveOp, TriangularSolveOp, QrOp, SvdOp, EighOp, EigOp)

@@ -161,10 +161,12 @@ class FetchOp(IRDLOperation):
 
 @irdl_op_definition
 class FillConstantOp(PureOp):
-    """A tensor filled with one value (`paddle.full`, `fill_constant`).
+    """A tensor filled with one value (`paddle.full`, `fill_constant`).  A complex
+    result's value is `value + i * imag`; `imag` must be 0 for any other dtype.
 
     ```mlir
     %c = pd.fill_constant {shape = [2, 3], value = 1.0 : f64, dtype = "float32"} : tensor<2x3xf32>
+    %z = pd.fill_constant {shape = [2], value = 1.0 : f64, imag = 2.0 : f64, dtype = "complex64"} : tensor<2xcomplex<f32>>
     ```
     """
 
@@ -173,12 +175,17 @@ class FillConstantOp(PureOp):
     name = "pd.fill_constant"
     shape = prop_def(DenseArrayBase)
     value = prop_def(FloatAttr)
+    imag = prop_def(FloatAttr, default_value=f64_attr(0.0))
     dtype = prop_def(StringAttr, default_value=StringAttr("float32"))
     assembly_format = "attr-dict `:` type($out)"
 
     @classmethod
     def infer(cls, operand_types: Sequence[Attribute], props: Mapping[str, Any]):
-        return [tensor(_shape_prop(props, cls.name), dtype_from_name(props["dtype"]))]
+        elem = dtype_from_name(props["dtype"])
+        if props["imag"] != 0.0 and elem not in COMPLEX_TYPES:
+            raise VerifyException(
+                f"'{cls.name}': an imaginary part ({props['imag']}) needs a complex result, not {dtype_name(elem)}")
+        return [tensor(_shape_prop(props, cls.name), elem)]
 
 
 @irdl_op_definition

@@ -40,6 +40,17 @@ class NotExportable(ValueError):
     """A program with ops that have no Paddle operator (listed)."""
 
 
+def imaginary_constant(op: Operation) -> bool:
+    """Whether op is a constant with non-zero imaginary parts (`pd.fill_constant`,
+    `pd.fill_any_like` with `imag`, `pd.assign_value` with `imag_values`): the
+    operators written here hold real values only, so such a program is not
+    exportable (it falls back to pullback's IR text) rather than silently losing
+    the imaginary parts."""
+    props = getattr(op, "properties", {})
+    imag = props.get("imag")
+    return props.get("imag_values") is not None or (imag is not None and float(imag.value.data) != 0.0)
+
+
 def _i(v: Any) -> tuple[int, Any]:
     return pdesc.ATTR_INT, int(v)
 
@@ -402,7 +413,8 @@ def export_program(program: Any, feed_names: Sequence[str], fetch_names: Sequenc
     for op in block.ops:
         if isinstance(op, (pd.DataOp, pd.ParameterOp)):
             continue
-        if op.name not in EXPORTERS or op.regions or (isinstance(op, pd.DropoutOp) and len(op.operands) > 1):
+        if (op.name not in EXPORTERS or op.regions or (isinstance(op, pd.DropoutOp) and len(op.operands) > 1)
+                or imaginary_constant(op)):
             missing[op.name] = missing.get(op.name, 0) + 1
     if missing:
         raise NotExportable(", ".join(f"{k}" + (f" x{n}" if n > 1 else "") for k, n in sorted(missing.items())))
@@ -454,4 +466,4 @@ def export_program(program: Any, feed_names: Sequence[str], fetch_names: Sequenc
     return pdesc.serialize_program(prog)
 
 
-__all__ = ["EXPORTERS", "NotExportable", "export_program"]
+__all__ = ["EXPORTERS", "NotExportable", "export_program", "imaginary_constant"]

@@ -167,6 +167,8 @@ def _pir_attr(a: Any) -> Any:
         return [int(x) for x in data or []]
     if kind == "a_scalar" and isinstance(data, list) and len(data) == 2:
         return data[1]
+    if kind in ("a_c64", "a_c128") and isinstance(data, list) and len(data) == 2:
+        return complex(data[0], data[1])  # a complex constant's (real, imag)
     return data
 
 
@@ -969,6 +971,8 @@ def _pir_table() -> dict[str, Translator]:
     t: dict[str, Translator] = {
         "builtin.combine": combine, "builtin.split": split_vec,
         "pd_op.full": const_value, "pd_op.full_int_array": const_value, "pd_op.assign_value_": const_value,
+        # Paddle 3.3.1 writes a complex `full` as two real fulls and `complex`.
+        "pd_op.complex": binary("complex"),
     }
     for name in ["exp", "log", "sqrt", "rsqrt", "abs", "square", "reciprocal", "floor", "ceil", "round", "sin",
                  "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "sigmoid", "erf", "erfinv",

@@ -22,7 +22,7 @@ from typing import Any
 
 from xdsl.ir import Operation, SSAValue
 
-from pullback.frontend.formats.exporter import NotExportable
+from pullback.frontend.formats.exporter import NotExportable, imaginary_constant
 
 PIR_VERSION = 4
 
@@ -441,7 +441,8 @@ def export_pir_json(program: Any, feed_names: Sequence[str], fetch_names: Sequen
     for op in block.ops:
         if isinstance(op, (pd.DataOp, pd.ParameterOp)):
             continue
-        if op.name not in EMITTERS or op.regions or (isinstance(op, pd.DropoutOp) and len(op.operands) > 1):
+        if (op.name not in EMITTERS or op.regions or (isinstance(op, pd.DropoutOp) and len(op.operands) > 1)
+                or imaginary_constant(op)):
             missing[op.name] = missing.get(op.name, 0) + 1
     if missing:
         raise NotExportable(", ".join(f"{k}" + (f" x{n}" if n > 1 else "") for k, n in sorted(missing.items())))

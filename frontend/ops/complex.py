@@ -1,9 +1,12 @@
 """Paddle's complex-number functions: `paddle.complex`, `real`, `imag`, `conj`,
 `angle`, `as_complex`, `as_real` (and the `view_as_*` spellings), `is_complex`,
-with the Tensor methods `real()`, `imag()`, `conj()`, `angle()`, `is_complex()`.
+`sgn`, `polar`, `isreal`, with the Tensor methods of the same names where Paddle
+has them.
 
-Each is one op of the `complex` family (`dialects/pd/complex.py`), computed on the
-host; gradients follow Paddle's convention (`passes/vjp/complex.py`).
+Each of the first seven is one op of the `complex` family
+(`dialects/pd/complex.py`), computed on the host; gradients follow Paddle's
+convention (`passes/vjp/complex.py`).  `sgn`, `polar` and `isreal` are composites
+of those and elementwise ops, so their gradients come from those ops' rules.
 """
 
 from __future__ import annotations
@@ -14,7 +17,19 @@ from typing import Any
 from pullback.dialects import pd
 from pullback.dialects.pd.dtypes import COMPLEX_NAMES
 from pullback.frontend.core import apply
-from pullback.frontend.ops.elementwise import check_tensor
+from pullback.frontend.ops.math import cos, sin
+from pullback.frontend.ops.elementwise import (
+    abs,
+    cast,
+    check_tensor,
+    constant_like,
+    divide,
+    equal,
+    multiply,
+    sign,
+    where,
+    zeros_like,
+)
 
 _PARTS = ("float32", "float64")
 
@@ -98,12 +113,51 @@ def view_as_real(input: Any) -> Any:
     return as_real(input)
 
 
-_ALL: list[Callable[..., Any]] = [complex, real, imag, conj, angle, as_complex, as_real, is_complex]
+def sgn(x: Any, name: str | None = None) -> Any:
+    """`paddle.sgn`: `x / |x|` of a complex tensor (0 where x is 0), `sign(x)` of a
+    float one.  Its gradient at x = 0 is 0 here; Paddle 3.3.1's is NaN there (the
+    function is discontinuous at 0, so neither is a derivative; 0 is the
+    subgradient convention `abs` uses too)."""
+    _check_float_or_complex("sgn", x)
+    if x.dtype not in COMPLEX_NAMES:
+        return sign(x, name=name)
+    r = abs(x)
+    at_zero = equal(r, constant_like(r, 0.0))
+    # Divide by 1 where |x| == 0, and select 0 there: no 0/0 in the value, and the
+    # selection gives the division (and |x|) a zero gradient at 0, never NaN.
+    safe = where(at_zero, constant_like(r, 1.0), r)
+    return where(at_zero, zeros_like(x), divide(x, cast(safe, x.dtype)), name=name)
+
+
+def polar(abs: Any, angle: Any, name: str | None = None) -> Any:  # noqa: A002 (Paddle's argument names)
+    """`paddle.polar`: `abs * (cos(angle) + i sin(angle))` from two float tensors
+    (float32 parts make complex64, float64 complex128; mixed ones promote to
+    float64, as Paddle's; the two broadcast)."""
+    for arg, v in (("abs", abs), ("angle", angle)):
+        check_tensor("polar", arg, v)
+        if v.dtype not in _PARTS:
+            raise TypeError(f"polar: '{arg}' must be float32 or float64, got {v.dtype}")
+    if abs.dtype != angle.dtype:
+        abs, angle = cast(abs, "float64"), cast(angle, "float64")
+    return complex(multiply(abs, cos(angle)), multiply(abs, sin(angle)), name=name)
+
+
+def isreal(x: Any, name: str | None = None) -> Any:
+    """`paddle.isreal`: a bool tensor, True where x's imaginary part is 0 (always, for
+    a tensor of a real dtype)."""
+    check_tensor("isreal", "x", x)
+    if x.dtype not in COMPLEX_NAMES:
+        return constant_like(x if x.dtype == "bool" else cast(x, "bool"), 1)
+    im = imag(x)
+    return equal(im, constant_like(im, 0.0), name=name)
+
+
+_ALL: list[Callable[..., Any]] = [complex, real, imag, conj, angle, as_complex, as_real, is_complex, sgn, polar, isreal]
 
 PADDLE: list[Callable[..., Any]] = [*_ALL, view_as_complex, view_as_real]
 FUNCTIONAL: list[Callable[..., Any]] = []
 STATIC_NN: list[Callable[..., Any]] = []
 FLUID_LAYERS: dict[str, Callable[..., Any]] = {}
 TENSOR_METHODS: dict[str, Callable[..., Any]] = {
-    f.__name__: f for f in (real, imag, conj, angle, as_complex, as_real, is_complex)
+    f.__name__: f for f in (real, imag, conj, angle, as_complex, as_real, is_complex, sgn, polar, isreal)
 }

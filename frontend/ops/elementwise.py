@@ -109,6 +109,19 @@ def _check_number(fn: str, arg: str, v: Any) -> float:
     return float(v)
 
 
+def _fill_parts(fn: str, v: Any, dtype: str) -> dict[str, Any]:
+    """The `value` (and, of a complex number, `imag`) properties of a fill of `v`
+    into a `dtype` tensor.  A complex number into a real dtype is refused (Paddle
+    3.3.1's eager `full` silently keeps the real part)."""
+    if not is_complex_scalar(v):
+        return {"value": _check_number(fn, "fill_value", v)}
+    if dtype not in COMPLEX_NAMES:
+        raise TypeError(f"{fn}: a complex fill_value ({v!r}) needs a complex dtype, got {dtype} "
+                        "(the imaginary part would be dropped)")
+    z = complex(v)
+    return {"value": z.real, "imag": z.imag}
+
+
 def _check_shape(fn: str, shape: Any) -> list[int]:
     if isinstance(shape, int) and not isinstance(shape, bool):
         shape = [shape]
@@ -133,10 +146,11 @@ def constant_like(x: Any, value: Scalar) -> Any:
 def full(shape: Sequence[int] | int, fill_value: Scalar, dtype: Any = None, name: str | None = None) -> Any:
     """`paddle.full`: a tensor of `shape` filled with `fill_value` (float32 by default)."""
     shape = _check_shape("full", shape)
-    value = _check_number("full", "fill_value", fill_value)
-    dtype = to_dtype_name(dtype, "full", default=get_default_dtype())
+    # A complex fill_value makes complex128 by default, as Paddle's `full`.
+    default = "complex128" if is_complex_scalar(fill_value) else get_default_dtype()
+    dtype = to_dtype_name(dtype, "full", default=default)
     return apply(pd.FillConstantOp, [], prefix="fill_constant", name=name,
-                 shape=shape, value=value, dtype=dtype)
+                 shape=shape, dtype=dtype, **_fill_parts("full", fill_value, dtype))
 
 
 def fill_constant(shape: Sequence[int] | int, dtype: Any, value: Scalar,
@@ -160,10 +174,10 @@ def zeros(shape: Sequence[int] | int, dtype: Any = None, name: str | None = None
 def full_like(x: Any, fill_value: Scalar, dtype: Any = None, name: str | None = None) -> Any:
     """`paddle.full_like`: shaped like x (dynamic dimensions included)."""
     check_tensor("full_like", "x", x)
-    value = _check_number("full_like", "fill_value", fill_value)
-    props: dict[str, Any] = {"value": value}
+    props: dict[str, Any] = {}
     if dtype is not None:
         props["dtype"] = to_dtype_name(dtype, "full_like")
+    props.update(_fill_parts("full_like", fill_value, props.get("dtype", x.dtype)))
     return apply(pd.FillAnyLikeOp, [x], prefix="fill_any_like", name=name, **props)
 
 

@@ -90,12 +90,15 @@ def to_constant(value: Any, dtype: Any = None) -> Any:
         dtype = {"i": "int64", "u": "int64", "b": "bool"}.get(a.dtype.kind, "float32")
     dt = to_dtype_name(dtype, "assign")
     if a.dtype.kind == "c" or dt in COMPLEX_NAMES:
-        # (`pd.assign_value` holds f64 values: a complex constant would lose its parts)
         if in_dynamic_mode():
             return to_tensor(a, dtype=dt)
-        raise TypeError(
-            "assign: constants of complex values are not supported in static programs yet: "
-            "feed them (paddle.static.data) or build them with paddle.complex(real, imag)")
+        if dt not in COMPLEX_NAMES:
+            raise TypeError(f"assign: complex values cannot be a {dt} constant (their imaginary parts "
+                            "would be dropped); take paddle.real(...) explicitly")
+        flat = a.reshape(-1).astype(np.complex128)
+        return apply(pd.AssignValueOp, [], prefix="assign_value", shape=list(a.shape),
+                     values=ArrayAttr([f64_attr(float(v.real)) for v in flat]),
+                     imag_values=ArrayAttr([f64_attr(float(v.imag)) for v in flat]), dtype=dt)
     vals = ArrayAttr([f64_attr(float(v)) for v in a.reshape(-1)])
     return apply(pd.AssignValueOp, [], prefix="assign_value", shape=list(a.shape), values=vals, dtype=dt)
 

@@ -5,7 +5,12 @@ those do), and `paddle.linalg` (`LINALG`): inverses, determinants, solves and
 decompositions are the `pd` ops of the `linalg` family (numpy.linalg on the host
 interpreter; matrix-calculus gradients), and norms, `cond`, `pinv`, `matrix_rank`,
 `lstsq`, `matrix_power`, `multi_dot`, `cross`, `cov` and `corrcoef` are composites
-of them and ordinary ops.  `eig`/`eigvals` (complex results) are not supported.
+of them and ordinary ops.  `eig`/`eigvals` have complex results.  Complex
+matrices: `inv`, `det`, `slogdet`, `solve`, `triangular_solve`, `qr`, `svd`,
+`svdvals`, `eig`, `eigvals`, `eigh`, `eigvalsh`, `matrix_power`, `pinv`, `cond`,
+`matrix_rank`, the norms and the products `dot` (no conjugation, as Paddle's),
+`outer`, `kron`, `einsum`, `cross` take them (gradients in Paddle's convention, `passes/vjp/linalg.py`); the
+others refuse them by name (`cholesky`, `lu`: as Paddle 3.3.1 on CPU).
 
 `einsum` handles any number of operands, pairwise from the left: letters that no
 later operand or the output needs are summed out first, then each pair becomes one
@@ -25,7 +30,9 @@ from typing import Any
 import numpy as np
 
 from pullback.dialects import pd
+from pullback.dialects.pd.dtypes import COMPLEX_NAMES
 from pullback.frontend.core import apply
+from pullback.frontend.ops.complex import conj
 from pullback.frontend.ops.creation import eye
 from pullback.frontend.ops.elementwise import (
     abs,
@@ -69,8 +76,8 @@ def bmm(x: Any, y: Any, name: str | None = None) -> Any:
 
 def dot(x: Any, y: Any, name: str | None = None) -> Any:
     """`paddle.dot`: the inner product of 1-D tensors, or of the rows of 2-D ones."""
-    check_float_tensor("dot", "x", x)
-    check_float_tensor("dot", "y", y)
+    _check_inexact("dot", "x", x)
+    _check_inexact("dot", "y", y)
     if len(x.shape) not in (1, 2) or len(x.shape) != len(y.shape):
         raise ValueError(f"dot: x and y must both be 1-D or 2-D, got shapes {list(x.shape)} and {list(y.shape)}")
     return sum(x * y, axis=-1, name=name)
@@ -78,15 +85,15 @@ def dot(x: Any, y: Any, name: str | None = None) -> Any:
 
 def outer(x: Any, y: Any, name: str | None = None) -> Any:
     """`paddle.outer`: `x[:, None] * y[None, :]` of the flattened inputs."""
-    check_float_tensor("outer", "x", x)
-    check_float_tensor("outer", "y", y)
+    _check_inexact("outer", "x", x)
+    _check_inexact("outer", "y", y)
     return reshape(x, [-1, 1]) * reshape(y, [1, -1])
 
 
 def kron(x: Any, y: Any, name: str | None = None) -> Any:
     """`paddle.kron`: the Kronecker product (static shapes)."""
-    check_float_tensor("kron", "x", x)
-    check_float_tensor("kron", "y", y)
+    _check_inexact("kron", "x", x)
+    _check_inexact("kron", "y", y)
     rank = builtins.max(len(x.shape), len(y.shape))
     xs = [1] * (rank - len(x.shape)) + list(x.shape)
     ys = [1] * (rank - len(y.shape)) + list(y.shape)
@@ -201,7 +208,7 @@ def einsum(equation: str, *operands: Any) -> Any:
     if not isinstance(equation, str) or not operands:
         raise TypeError("einsum: expected an equation string and at least one operand")
     for i, x in enumerate(operands):
-        check_float_tensor("einsum", f"operands[{i}]", x)
+        _check_inexact("einsum", f"operands[{i}]", x)
     subs, out = _parse(equation, operands)
     sizes = _sizes(subs, operands)
     x, sx = operands[0], subs[0]
@@ -221,10 +228,28 @@ def einsum(equation: str, *operands: Any) -> Any:
 # the host interpreter); everything else is a composite of them and ordinary ops.
 
 
-def _matrix(fn: str, arg: str, x: Any, *, square: bool = False) -> tuple[int, ...]:
-    """Check that `x` is a float batch of matrices `[*, M, N]` (square: `M == N`) and
-    return its shape; TypeError/ValueError naming the function otherwise."""
-    check_float_tensor(fn, arg, x)
+_COMPLEX_LINALG = ("inv, det, slogdet, solve, triangular_solve, qr, svd, svdvals, eig, eigvals, eigh, "
+                   "eigvalsh, matrix_power, pinv, norm, cond, matrix_rank")
+"""The functions of this module that take complex matrices (named in refusals)."""
+
+
+def _check_inexact(fn: str, arg: str, x: Any) -> None:
+    """Raise TypeError naming `fn` unless x is a float or complex64/complex128 tensor."""
+    check_tensor(fn, arg, x)
+    if x.dtype not in COMPLEX_NAMES:
+        check_float_tensor(fn, arg, x)
+
+
+def _matrix(fn: str, arg: str, x: Any, *, square: bool = False, complex_ok: bool = False) -> tuple[int, ...]:
+    """Check that `x` is a float (with `complex_ok`, or complex) batch of matrices
+    `[*, M, N]` (square: `M == N`) and return its shape; TypeError/ValueError naming
+    the function otherwise."""
+    check_tensor(fn, arg, x)
+    if x.dtype in COMPLEX_NAMES and not complex_ok:
+        raise TypeError(f"{fn}: '{arg}' is {x.dtype}; {fn} does not take complex matrices "
+                        f"(these do: {_COMPLEX_LINALG})")
+    if x.dtype not in COMPLEX_NAMES:
+        check_float_tensor(fn, arg, x)
     shape = tuple(x.shape)
     if len(shape) < 2:
         raise ValueError(f"{fn}: '{arg}' must be a matrix or a batch of matrices ([*, M, N]), "
@@ -240,6 +265,11 @@ def _mT(x: Any) -> Any:
     return transpose(x, [*range(rank - 2), rank - 1, rank - 2])
 
 
+def _mH(x: Any) -> Any:
+    """The conjugate transpose of the last two dimensions (the transpose of a real x)."""
+    return conj(_mT(x)) if x.dtype in COMPLEX_NAMES else _mT(x)
+
+
 def _eye_like(x: Any) -> Any:
     """The identity of x's matrix size (static) in x's dtype, broadcastable to x."""
     n = x.shape[-1]
@@ -251,7 +281,7 @@ def _eye_like(x: Any) -> Any:
 def inv(x: Any, name: str | None = None) -> Any:
     """`paddle.linalg.inv` / `paddle.inverse`: the inverse of each square matrix of
     `[*, M, M]` (a singular matrix is an error)."""
-    _matrix("inverse", "x", x, square=True)
+    _matrix("inverse", "x", x, square=True, complex_ok=True)
     return apply(pd.InverseOp, [x], prefix="inverse", name=name)
 
 
@@ -263,14 +293,14 @@ def inverse(x: Any, name: str | None = None) -> Any:
 def det(x: Any, name: str | None = None) -> Any:
     """`paddle.linalg.det`: the determinant of each square matrix, shape `[*]`; its
     gradient `g det(x) x^-T` needs a non-singular x."""
-    _matrix("det", "x", x, square=True)
+    _matrix("det", "x", x, square=True, complex_ok=True)
     return apply(pd.DeterminantOp, [x], prefix="determinant", name=name)
 
 
 def slogdet(x: Any, name: str | None = None) -> Any:
     """`paddle.linalg.slogdet`: sign and natural log of |det| stacked, shape `[2, *]`
     (a singular matrix gives `(0, -inf)`)."""
-    _matrix("slogdet", "x", x, square=True)
+    _matrix("slogdet", "x", x, square=True, complex_ok=True)
     return apply(pd.SlogdetOp, [x], prefix="slogdeterminant", name=name)
 
 
@@ -284,7 +314,7 @@ def cholesky(x: Any, upper: bool = False, name: str | None = None) -> Any:
 
 def _vector_rhs(fn: str, x: Any, y: Any) -> bool:
     """Whether the right-hand side `y` is a single vector `[M]` (Paddle allows it)."""
-    check_float_tensor(fn, "y", y)
+    _check_inexact(fn, "y", y)
     return len(y.shape) == 1
 
 
@@ -292,7 +322,7 @@ def solve(x: Any, y: Any, left: bool = True, name: str | None = None) -> Any:
     """`paddle.linalg.solve`: `Out` with `x @ Out = y` (or `Out @ x = y` when not
     `left`), x `[*, M, M]`, y `[*, M, K]` (`[*, K, M]` when not left) or a vector
     `[M]`; batch dimensions broadcast."""
-    _matrix("solve", "x", x, square=True)
+    _matrix("solve", "x", x, square=True, complex_ok=True)
     vec = _vector_rhs("solve", x, y)
     if not left:
         # Out x = y  <=>  x^T Out^T = y^T (a vector is its own transpose here).
@@ -300,7 +330,7 @@ def solve(x: Any, y: Any, left: bool = True, name: str | None = None) -> Any:
             return solve(_mT(x), y, name=name)
         return _mT(solve(_mT(x), _mT(y)))
     rhs = unsqueeze(y, [-1]) if vec else y
-    _matrix("solve", "y", rhs)
+    _matrix("solve", "y", rhs, complex_ok=True)
     out = apply(pd.SolveOp, [x, rhs], prefix="solve", name=None if vec else name)
     return squeeze(out, [-1], name=name) if vec else out
 
@@ -311,8 +341,8 @@ def triangular_solve(x: Any, y: Any, upper: bool = True, transpose: bool = False
     (the `upper` or lower triangle is read; unit diagonal if `unitriangular`;
     `op(x) = x^T` when `transpose`)."""
     fn = "triangular_solve"
-    _matrix(fn, "x", x, square=True)
-    _matrix(fn, "y", y)
+    _matrix(fn, "x", x, square=True, complex_ok=True)
+    _matrix(fn, "y", y, complex_ok=True)
     return apply(pd.TriangularSolveOp, [x, y], prefix=fn, name=name, upper=bool(upper),
                  transpose=bool(transpose), unitriangular=bool(unitriangular))
 
@@ -331,7 +361,7 @@ def cholesky_solve(x: Any, y: Any, upper: bool = False, name: str | None = None)
 def qr(x: Any, mode: str = "reduced", name: str | None = None) -> Any:
     """`paddle.linalg.qr`: `(Q, R)` with `x = Q R`; mode `reduced` (K = min(M, N)),
     `complete` (Q square) or `r` (R alone).  Gradients need M >= N."""
-    _matrix("qr", "x", x)
+    _matrix("qr", "x", x, complex_ok=True)
     if mode not in pd.QR_MODES:
         raise ValueError(f"qr: mode must be one of {list(pd.QR_MODES)}, got {mode!r}")
     q, r = apply(pd.QrOp, [x], prefix="qr", name=name, mode=mode)
@@ -342,14 +372,14 @@ def svd(x: Any, full_matrices: bool = False, name: str | None = None) -> Any:
     """`paddle.linalg.svd`: `(U, S, VH)` with `x = U diag(S) VH`, S descending.
     Gradients need distinct non-zero singular values (and, through U or VH,
     `full_matrices=False` for non-square x)."""
-    _matrix("svd", "x", x)
+    _matrix("svd", "x", x, complex_ok=True)
     u, s, vh = apply(pd.SvdOp, [x], prefix="svd", name=name, full_matrices=bool(full_matrices))
     return u, s, vh
 
 
 def svdvals(x: Any, name: str | None = None) -> Any:
     """`paddle.linalg.svdvals`: the singular values, descending, shape `[*, K]`."""
-    _matrix("svdvals", "x", x)
+    _matrix("svdvals", "x", x, complex_ok=True)
     return apply(pd.SvdOp, [x], prefix="svdvals", name=name)[1]
 
 
@@ -363,43 +393,41 @@ def eigh(x: Any, UPLO: str = "L", name: str | None = None) -> Any:  # noqa: N803
     """`paddle.linalg.eigh`: eigenvalues (ascending) and eigenvectors (columns) of
     symmetric matrices, reading the `UPLO` triangle.  Gradients need distinct
     eigenvalues."""
-    _matrix("eigh", "x", x, square=True)
+    _matrix("eigh", "x", x, square=True, complex_ok=True)
     w, v = apply(pd.EighOp, [x], prefix="eigh", name=name, UPLO=_check_uplo("eigh", UPLO))
     return w, v
 
 
 def eigvalsh(x: Any, UPLO: str = "L", name: str | None = None) -> Any:  # noqa: N803
     """`paddle.linalg.eigvalsh`: the eigenvalues (ascending) of symmetric matrices."""
-    _matrix("eigvalsh", "x", x, square=True)
+    _matrix("eigvalsh", "x", x, square=True, complex_ok=True)
     return apply(pd.EighOp, [x], prefix="eigvalsh", name=name, UPLO=_check_uplo("eigvalsh", UPLO))[0]
 
 
-def _no_complex(fn: str) -> NotImplementedError:
-    return NotImplementedError(
-        f"{fn}: the eigen-decomposition of a general matrix has complex results, and "
-        "pullback has no complex dtypes; for symmetric matrices use paddle.linalg.eigh / eigvalsh"
-    )
-
-
 def eig(x: Any, name: str | None = None) -> Any:
-    """`paddle.linalg.eig`: not supported (its results are complex64/complex128,
-    which pullback does not have); raises NotImplementedError saying so."""
-    _matrix("eig", "x", x, square=True)
-    raise _no_complex("eig")
+    """`paddle.linalg.eig`: eigenvalues `[*, N]` and unit-norm eigenvectors (columns)
+    `[*, N, N]` of general square matrices, both complex (complex64 of float32 /
+    complex64, complex128 of float64 / complex128), in LAPACK's order.  Gradients
+    need distinct eigenvalues, and a loss that does not depend on the eigenvectors'
+    arbitrary phases."""
+    _matrix("eig", "x", x, square=True, complex_ok=True)
+    w, v = apply(pd.EigOp, [x], prefix="eig", name=name)
+    return w, v
 
 
 def eigvals(x: Any, name: str | None = None) -> Any:
-    """`paddle.linalg.eigvals`: not supported (complex results); raises
-    NotImplementedError saying so."""
-    _matrix("eigvals", "x", x, square=True)
-    raise _no_complex("eigvals")
+    """`paddle.linalg.eigvals`: the complex eigenvalues of general square matrices.
+    Differentiable here (`V^-H diag(g) V^H`); Paddle 3.3.1 gives eigvals no
+    gradient."""
+    _matrix("eigvals", "x", x, square=True, complex_ok=True)
+    return apply(pd.EigOp, [x], prefix="eigvals", name=name)[0]
 
 
 def matrix_power(x: Any, n: int, name: str | None = None) -> Any:
     """`paddle.linalg.matrix_power`: `x^n` by repeated squaring (n < 0: of the
     inverse; n == 0: the identity)."""
     fn = "matrix_power"
-    _matrix(fn, "x", x, square=True)
+    _matrix(fn, "x", x, square=True, complex_ok=True)
     if isinstance(n, bool) or not isinstance(n, int):
         raise TypeError(f"{fn}: n must be an int, got {type(n).__name__}")
     if n == 0:
@@ -489,7 +517,7 @@ def vector_norm(x: Any, p: float = 2.0, axis: Any = None, keepdim: bool = False,
     None): p = inf/-inf (largest/smallest magnitude), 0 (count of non-zeros), or
     `sum(|x|^p)^(1/p)`."""
     fn = "vector_norm"
-    check_float_tensor(fn, "x", x)
+    _check_inexact(fn, "x", x)
     if isinstance(p, bool) or not isinstance(p, (int, float)):
         raise ValueError(f"{fn}: p must be an int or a float, got {p!r}")
     red = None if axis is None else _axes(fn, x, axis)
@@ -499,11 +527,12 @@ def vector_norm(x: Any, p: float = 2.0, axis: Any = None, keepdim: bool = False,
     if p == -_INF:
         return amin(a, axis=red, keepdim=keepdim, name=name)
     if p == 0:
-        return sum(cast(not_equal(x, 0.0), x.dtype), axis=red, keepdim=keepdim, name=name)
+        return sum(cast(not_equal(x, 0.0), a.dtype), axis=red, keepdim=keepdim, name=name)  # real, as |x|
     if p == 1:
         return sum(a, axis=red, keepdim=keepdim, name=name)
     if p == 2:
-        return sqrt(sum(square(x), axis=red, keepdim=keepdim), name=name)
+        # |x|^2 of a complex x (square(x) is x*x there, not the magnitude).
+        return sqrt(sum(square(a if x.dtype in COMPLEX_NAMES else x), axis=red, keepdim=keepdim), name=name)
     return pow(sum(pow(a, float(p)), axis=red, keepdim=keepdim), 1.0 / float(p), name=name)
 
 
@@ -516,14 +545,14 @@ def matrix_norm(x: Any, p: Any = "fro", axis: Sequence[int] = (-2, -1), keepdim:
     dimensions: `'fro'`, `'nuc'` (sum of singular values), 1/-1 (max/min column sum
     of |x|), inf/-inf (max/min row sum), 2/-2 (largest/smallest singular value)."""
     fn = "matrix_norm"
-    check_float_tensor(fn, "x", x)
+    _check_inexact(fn, "x", x)
     if isinstance(p, bool) or p not in _MATRIX_PS:
         raise ValueError(f"{fn}: p must be one of 'fro', 'nuc', 1, -1, 2, -2, inf, -inf, got {p!r}")
     if not isinstance(axis, (list, tuple)) or len(axis) != 2:
         raise ValueError(f"{fn}: axis must be a list of two ints, got {axis!r}")
     r, c = _axes(fn, x, axis)
     if p == "fro":
-        return sqrt(sum(square(x), axis=[r, c], keepdim=keepdim), name=name)
+        return sqrt(sum(square(abs(x) if x.dtype in COMPLEX_NAMES else x), axis=[r, c], keepdim=keepdim), name=name)
     if p in (1, -1, _INF, -_INF):
         inner, outer_ = (r, c) if p in (1, -1) else (c, r)
         sums = sum(abs(x), axis=inner, keepdim=True)
@@ -547,7 +576,7 @@ def norm(x: Any, p: Any = None, axis: Any = None, keepdim: bool = False,
     elements) or one int (`p` None or `'fro'` meaning 2; any number), a matrix norm
     (`matrix_norm`) when `axis` names two dimensions (`p` default `'fro'`)."""
     fn = "norm"
-    check_float_tensor(fn, "x", x)
+    _check_inexact(fn, "x", x)
     if isinstance(axis, tuple):
         axis = list(axis)
     if isinstance(axis, list) and len(axis) == 1:
@@ -568,14 +597,14 @@ def cond(x: Any, p: Any = None, name: str | None = None) -> Any:
     singular value), -2 (its inverse), or `norm(x, p) * norm(inv(x), p)` for 'fro',
     'nuc', 1, -1, inf, -inf (square x)."""
     fn = "cond"
-    _matrix(fn, "x", x)
+    _matrix(fn, "x", x, complex_ok=True)
     if p is None or p in (2, -2):
         s = svdvals(x)
         big, small = amax(s, axis=-1), amin(s, axis=-1)
         return big / small if p != -2 else small / big
     if isinstance(p, bool) or p not in _MATRIX_PS:
         raise ValueError(f"{fn}: p must be None, 'fro', 'nuc', 1, -1, 2, -2, inf or -inf, got {p!r}")
-    _matrix(fn, "x", x, square=True)
+    _matrix(fn, "x", x, square=True, complex_ok=True)
     return matrix_norm(x, p) * matrix_norm(inv(x), p)
 
 
@@ -591,19 +620,25 @@ def pinv(x: Any, rcond: float = 1e-15, hermitian: bool = False, name: str | None
     `hermitian`, the eigen-decomposition), singular values at most `rcond` times the
     largest taken as zero.  Gradients need distinct non-zero singular values."""
     fn = "pinv"
-    _matrix(fn, "x", x, square=bool(hermitian))
+    _matrix(fn, "x", x, square=bool(hermitian), complex_ok=True)
     if hermitian:
         w, v = eigh(x)
         mag = abs(w)
         keep = greater_than(mag, amax(mag, axis=-1, keepdim=True) * float(rcond))
         safe = where(keep, w, ones_like(w))
         inv_w = where(keep, 1.0 / safe, zeros_like(w))
-        return matmul(v * unsqueeze(inv_w, [-2]), v, transpose_y=True, name=name)
+        return matmul(v * _as(unsqueeze(inv_w, [-2]), v), _mH(v), name=name)
     u, s, vh = svd(x)
     keep = greater_than(s, amax(s, axis=-1, keepdim=True) * float(rcond))
     safe = where(keep, s, ones_like(s))
     inv_s = where(keep, 1.0 / safe, zeros_like(s))
-    return matmul(_mT(vh) * unsqueeze(inv_s, [-2]), u, transpose_y=True, name=name)
+    return matmul(_mH(vh) * _as(unsqueeze(inv_s, [-2]), vh), _mH(u), name=name)
+
+
+def _as(v: Any, like: Any) -> Any:
+    """Real v (singular values, Hermitian eigenvalues) in like's complex dtype, v
+    itself when like is real."""
+    return cast(v, like.dtype) if like.dtype != v.dtype else v
 
 
 def matrix_rank(x: Any, tol: Any = None, hermitian: bool = False, atol: Any = None,
@@ -613,7 +648,7 @@ def matrix_rank(x: Any, tol: Any = None, hermitian: bool = False, atol: Any = No
     `max(atol, rtol * largest)` with `rtol` defaulting to `eps * max(M, N)` (0 when
     `atol` is given)."""
     fn = "matrix_rank"
-    _matrix(fn, "x", x, square=bool(hermitian))
+    _matrix(fn, "x", x, square=bool(hermitian), complex_ok=True)
     s = abs(eigvalsh(x)) if hermitian else svdvals(x)
     big = amax(s, axis=-1, keepdim=True)
     if tol is not None:
@@ -664,8 +699,8 @@ def cross(x: Any, y: Any, axis: int = 9, name: str | None = None) -> Any:
     """`paddle.cross`: the cross product of 3-vectors along `axis` (default 9, Paddle's
     marker for the first dimension of size 3)."""
     fn = "cross"
-    check_float_tensor(fn, "x", x)
-    check_float_tensor(fn, "y", y)
+    _check_inexact(fn, "x", x)
+    _check_inexact(fn, "y", y)
     if list(x.shape) != list(y.shape):
         raise ValueError(f"{fn}: x and y must have the same shape, got {list(x.shape)} and {list(y.shape)}")
     rank = len(x.shape)

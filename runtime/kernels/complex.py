@@ -10,12 +10,13 @@ from pullback.runtime.interpreter import kernel
 
 @kernel(pd.RealOp)
 def real(op: pd.RealOp, x: np.ndarray) -> np.ndarray:
-    return np.ascontiguousarray(x.real)
+    # A contiguous copy; `np.ascontiguousarray` would make a 0-D x's part 1-D.
+    return x.real.copy()
 
 
 @kernel(pd.ImagOp)
 def imag(op: pd.ImagOp, x: np.ndarray) -> np.ndarray:
-    return np.ascontiguousarray(x.imag)
+    return x.imag.copy()
 
 
 @kernel(pd.ConjOp)

@@ -10,8 +10,12 @@ from pullback.runtime.interpreter import kernel, np_dtype
 
 @kernel(pd.AssignValueOp)
 def assign_value(op: pd.AssignValueOp) -> np.ndarray:
-    """The stored values in the stored shape."""
-    return np.array(op.prop("values"), dtype=np.float64).reshape(op.prop("shape"))
+    """The stored values in the stored shape (with their imaginary parts, complex)."""
+    values = np.array(op.prop("values"), dtype=np.float64)
+    imags = op.prop("imag_values")
+    if imags is not None:
+        values = values + 1j * np.array(imags, dtype=np.float64)
+    return values.reshape(op.prop("shape"))
 
 
 @kernel(pd.ArangeOp)

@@ -25,6 +25,12 @@ def _lapack(op: pd.PdOp, what: str, fn: Callable[..., Any], *args: Any, **kw: An
         raise LinalgError(f"'{op.name}': {what} ({e})") from None
 
 
+def _part(x: np.ndarray) -> np.dtype:
+    """The real dtype of x's elements' parts (x's own dtype when real): of singular
+    values and Hermitian eigenvalues, which are real."""
+    return x.real.dtype
+
+
 @kernel(pd.InverseOp)
 def inverse(op: pd.InverseOp, x: np.ndarray) -> np.ndarray:
     """`numpy.linalg.inv`."""
@@ -83,7 +89,7 @@ def svd(op: pd.SvdOp, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray
     """`numpy.linalg.svd`: U, S (descending), VH."""
     u, s, vh = _lapack(op, "the SVD did not converge", np.linalg.svd, x,
                        full_matrices=op.prop("full_matrices"))
-    return u.astype(x.dtype), s.astype(x.dtype), vh.astype(x.dtype)
+    return u.astype(x.dtype), s.astype(_part(x)), vh.astype(x.dtype)
 
 
 @kernel(pd.EighOp)
@@ -91,7 +97,16 @@ def eigh(op: pd.EighOp, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """`numpy.linalg.eigh` reading the `UPLO` triangle."""
     w, v = _lapack(op, "eigh did not converge", np.linalg.eigh, x,
                    UPLO=op.prop("UPLO"))
-    return w.astype(x.dtype), v.astype(x.dtype)
+    return w.astype(_part(x)), v.astype(x.dtype)
+
+
+@kernel(pd.EigOp)
+def eig(op: pd.EigOp, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`numpy.linalg.eig` (LAPACK's geev): complex eigenvalues and unit-norm
+    eigenvectors, complex even for a real matrix."""
+    w, v = _lapack(op, "eig did not converge", np.linalg.eig, x)
+    out = np.result_type(x.dtype, np.complex64)
+    return np.asarray(w, dtype=out), np.asarray(v, dtype=out)
 
 
 @kernel(pd.LuOp)

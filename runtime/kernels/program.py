@@ -8,7 +8,8 @@ from pullback.runtime.interpreter import InterpreterError, kernel, narrow_kernel
 
 @kernel(pd.FillConstantOp)
 def fill_constant(op: pd.FillConstantOp) -> np.ndarray:
-    return np.full(op.prop("shape"), op.prop("value"), dtype=np_dtype(op.out.type))
+    value, imag = op.prop("value"), op.prop("imag")
+    return np.full(op.prop("shape"), complex(value, imag) if imag else value, dtype=np_dtype(op.out.type))
 
 
 @kernel(pd.FillAnyLikeOp)

@@ -115,7 +115,7 @@ def test_no_pd_op_is_left_without_a_lowering() -> None:
                          "pd.py_func", "pd.print",
                          # LAPACK through numpy.linalg (dialects/pd/linalg.py)
                          "pd.inverse", "pd.determinant", "pd.slogdet", "pd.cholesky", "pd.solve",
-                         "pd.triangular_solve", "pd.qr", "pd.svd", "pd.eigh", "pd.lu", "pd.lu_unpack",
+                         "pd.triangular_solve", "pd.qr", "pd.svd", "pd.eigh", "pd.eig", "pd.lu", "pd.lu_unpack",
                          # graph sampling and reindexing (dialects/pd/geometric.py)
                          "pd.reindex_graph", "pd.sample_neighbors",
                          "pd.weighted_sample_neighbors",
