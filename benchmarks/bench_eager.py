@@ -206,7 +206,7 @@ def torch_mlp_dropout(torch, rng: np.random.Generator) -> Callable[[], None]:
     return step
 
 
-def torch_lenet(torch, rng: np.random.Generator) -> Callable[[], None]:
+def torch_lenet(torch, rng: np.random.Generator, batch: int = E.LENET_BATCH) -> Callable[[], None]:
     """The same LeNet (Paddle's layout) and step in PyTorch."""
     nn = torch.nn
     torch.manual_seed(0)
@@ -216,7 +216,7 @@ def torch_lenet(torch, rng: np.random.Generator) -> Callable[[], None]:
         nn.Flatten(), nn.Linear(400, 120), nn.Linear(120, 84), nn.Linear(84, 10),
     )
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-    xv, yv = E.lenet_data(rng)
+    xv, yv = E.lenet_data(rng, batch)
     x, y = torch.from_numpy(xv), torch.from_numpy(yv[:, 0])
     ce = torch.nn.functional.cross_entropy
 
@@ -329,7 +329,7 @@ def eager_side(workload: str, side: str, tiny: bool = False) -> tuple[Callable[[
             return E.lenet_step(paddle, rng, 4 if tiny else E.LENET_BATCH), 1
         import torch
 
-        return torch_lenet(torch, rng), 1
+        return torch_lenet(torch, rng, 4 if tiny else E.LENET_BATCH), 1
     if workload == "resnet18":
         from pullback.benchmarks import bench_resnet
 
