@@ -466,9 +466,43 @@ def profile(step: Callable[[], None], calls: int, top: int = 25) -> None:
     for _ in range(calls):
         step()
     prof.disable()
+    stats = pstats.Stats(prof)
     for key in ("cumulative", "tottime"):
         print(f"--- profile of {calls} calls, by {key}")
-        pstats.Stats(prof).sort_stats(key).print_stats(top)
+        stats.sort_stats(key).print_stats(top)
+    print(profile_summary(stats, calls))
+
+
+def profile_summary(stats: object, calls: int) -> str:
+    """Own time per call split by where it ran: native code (`eager_native`'s
+    compiled eager kernels and backward plans, and compiled programs such as
+    `to_static`'s, entered through `interrupts.call`; ctypes calls are not profiled
+    apart, so their callers' own time is theirs), the reference kernels
+    (`runtime/kernels`), C builtins (numpy's, BLAS's), and the rest, the Python of
+    the frontend (op dispatch, recording, the backward runner, the optimizer's loop);
+    with the eager ops run per call and that Python's share per op."""
+    groups = {"native code": 0.0, "reference kernels": 0.0, "C builtins (numpy, BLAS)": 0.0, "Python": 0.0}
+    ops = 0
+    python_calls = 0
+    for (path, _, func), (_, ncalls, tottime, _, _) in stats.stats.items():  # type: ignore[attr-defined]
+        if (path.endswith("eager_native.py") and func == "__call__") or \
+                (path.endswith("runtime/native/interrupts.py") and func == "call"):
+            groups["native code"] += tottime
+        elif "/runtime/kernels/" in path:
+            groups["reference kernels"] += tottime
+        elif path == "~":
+            groups["C builtins (numpy, BLAS)"] += tottime
+        else:
+            groups["Python"] += tottime
+            python_calls += ncalls
+        if path.endswith("frontend/eager.py") and func == "execute":
+            ops += ncalls
+    total = sum(groups.values())
+    parts = ", ".join(f"{k} {1e3 * v / calls:.2f} ms ({100 * v / total:.0f}%)" for k, v in groups.items())
+    per_op = f"; {ops // calls} eager ops a call, Python {1e6 * groups['Python'] / max(1, ops):.0f} us per op" \
+        if ops else ""
+    return (f"--- own time per call (profiled, {1e3 * total / calls:.2f} ms): {parts}; "
+            f"{python_calls // calls} Python function calls a call{per_op}")
 
 
 def compare_issue33(workload: str, torch, iters: int, rounds: int, paddle_python: str | None,
