@@ -378,15 +378,19 @@ def run_paddle(paddle_python: str, workload: str, steps: int, warmup: int) -> di
     import sys
     from pathlib import Path
 
-    from pullback.benchmarks.run_all import parse_result, worker_env
-
     cmd = [paddle_python, str(Path(__file__).resolve().parent / "paddle_peer.py"), workload,
            "--steps", str(steps), "--warmup", str(warmup)]
+    # One thread, as `run_all.worker_env(1)` gives (not imported: run_all's workers
+    # import this module); CPU_NUM 1: Paddle's static executor on one CPU place.
+    env = dict(os.environ, RUN_ALL_THREADS="1", CPU_NUM="1",
+               **{v: "1" for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")})
     try:
-        proc = subprocess.run(cmd, env=worker_env(1), capture_output=True, text=True, timeout=1800)
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1800)
     except (OSError, subprocess.SubprocessError) as e:
         return {"error": f"{type(e).__name__}: {e}"}
-    result = parse_result(proc.stdout)
+    marker = "RUN_ALL_RESULT "  # paddle_peer's result line
+    result = next((json.loads(x[len(marker):]) for x in reversed(proc.stdout.splitlines()) if x.startswith(marker)),
+                  None)
     if result is None:
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         return {"error": f"exit {proc.returncode}: {tail[:300]}"}
