@@ -520,6 +520,9 @@ def compare_issue33(workload: str, torch, iters: int, rounds: int, paddle_python
     theirs = eager_side(workload, "torch")[0] if torch is not None else None
     compare(label, ours, theirs, n, rounds, unit="ms")
     print(f"  target (issue 33): pullback eager / torch eager <= {target:.1f}x")
+    # Which regions run natively is decided by timed trials (`eager_native`): say how
+    # many kept their native code, since a trial lost under load keeps the reference.
+    print(f"  native eager: {eager_native.compiled_count()} regions holding native code; {eager_native.stats}")
     paddle_side = None
     if paddle_python:
         paddle_side = run_paddle(paddle_python, paddle_workload(workload), max(3, n * rounds // 2), 2)
