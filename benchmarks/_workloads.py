@@ -25,14 +25,27 @@ SIDE_LABELS: dict[str, str] = {
     "jax": "JAX jit",
     "torch": "PyTorch eager",
     "paddle": "Paddle static",
+    "paddle-eager": "Paddle dygraph",
+    "ours-fit": "pullback Model dynamic",
+    "ours-fit-static": "pullback Model static",
+    "paddle-fit": "Paddle Model dynamic",
+    "paddle-fit-static": "Paddle Model static",
 }
 """How each side is named in the tables."""
 
 PEER_MODULES: dict[str, str] = {"jax": "jax", "torch": "torch", "paddle": "paddle"}
 """The module a peer side needs (the side is skipped where it is not installed)."""
 
-OURS = ("ours", "ours-eager")
-"""Our sides (every other side is a peer)."""
+OURS = ("ours", "ours-eager", "ours-fit")
+"""Our sides (every other side is a peer; `ours-fit-static`, pullback's own static
+Model, is the peer `fit` is measured against)."""
+
+PADDLE_SIDES = ("paddle", "paddle-eager", "paddle-fit", "paddle-fit-static")
+"""Sides run in Paddle's own interpreter (`paddle_peer.py`), in separate processes only."""
+
+EAGER_WORKLOADS = ("eager-lenet", "eager-resnet18", "eager-transformer", "eager-lstm", "fit-lenet", "fit-mlp")
+"""Issue 33's eager table set (`run_all --only eager`): each worker also reports its
+first three steps, and our first separate-process round runs from a cold disk cache."""
 
 
 class SideSkipped(Exception):
@@ -48,6 +61,11 @@ class Prepared:
     step: Callable[[], object]
     first_s: float | None = None
     note: str = ""
+    per_call: int = 1
+    """Training steps in one call (a `fit` epoch's batches): times are divided by it."""
+    settle: Callable[[], object] | None = None
+    """Run after the first three calls of an eager workload, before timing (the
+    background compiles of native eager kernels, then their trials)."""
 
 
 def missing_peer(side: str) -> str | None:
@@ -162,14 +180,46 @@ STEP_SIDES: dict[str, tuple[str, ...]] = {
     "lstm": ("ours", "ours-eager", "torch", "paddle"),
     "transformer": ("ours", "ours-eager", "torch", "paddle"),
     "eager-mlp": ("ours-eager", "torch"),
+    "eager-lenet": ("ours-eager", "torch", "paddle-eager"),
+    "eager-resnet18": ("ours-eager", "torch", "paddle-eager"),
+    "eager-transformer": ("ours-eager", "torch", "paddle-eager"),
+    "eager-lstm": ("ours-eager", "torch", "paddle-eager"),
+    "fit-lenet": ("ours-fit", "ours-fit-static", "paddle-fit", "paddle-fit-static"),
+    "fit-mlp": ("ours-fit", "ours-fit-static", "paddle-fit", "paddle-fit-static"),
 }
 """The sides each step workload has (Paddle's run in `paddle_peer.py`)."""
+
+
+def paddle_workload(workload: str, side: str) -> str:
+    """The `paddle_peer.py` workload of Paddle's `side` of `workload`."""
+    if side == "paddle-fit-static":
+        return f"{workload}-static"
+    return workload
+
+
+def _issue33(workload: str, side: str, tiny: bool) -> Prepared:
+    """An issue-33 workload's side in this interpreter (`bench_eager.eager_side`)."""
+    from pullback.benchmarks import bench_eager
+
+    name = workload if workload.startswith("fit-") else workload[len("eager-"):]
+    bench_side = {"ours-eager": "ours", "ours-fit": "dynamic", "ours-fit-static": "static"}.get(side, side)
+    step, per_call = bench_eager.eager_side(name, bench_side, tiny)
+    settle = None
+    if side != "torch":
+        from pullback.frontend import eager_native
+
+        def settle() -> None:
+            eager_native.wait()  # the background compiles, then their trials
+            for _ in range(2):
+                step()
+
+    return Prepared(step, per_call=per_call, settle=settle)
 
 
 def prepare(workload: str, side: str, tiny: bool = False) -> Prepared:
     """Build `side` of the step workload `workload` (`tiny`: small shapes, for tests);
     SideSkipped where its library is missing."""
-    if side not in STEP_SIDES.get(workload, ()) or side == "paddle":
+    if side not in STEP_SIDES.get(workload, ()) or side in PADDLE_SIDES:
         raise ValueError(f"no side {side!r} of workload {workload!r} in this interpreter")
     missing = missing_peer(side)
     if missing is not None:
@@ -180,6 +230,8 @@ def prepare(workload: str, side: str, tiny: bool = False) -> Prepared:
         return _resnet18(side, tiny)
     if workload in ("lstm", "transformer"):
         return _sequence(workload, side, tiny)
+    if workload in EAGER_WORKLOADS:
+        return _issue33(workload, side, tiny)
     return _eager_mlp(side)
 
 

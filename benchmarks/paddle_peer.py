@@ -3,7 +3,9 @@
     /path/to/paddle-venv/bin/python benchmarks/paddle_peer.py WORKLOAD --steps K [--warmup W] [--tiny]
 
 prints one line `RUN_ALL_RESULT {json}`, as `run_all --worker` does (WORKLOAD: mlp,
-resnet18, lstm, transformer, ad-build).  It imports only numpy and paddle: Paddle's
+resnet18, lstm, transformer, ad-build in static mode; issue 33's dygraph workloads
+eager-lenet, eager-resnet18, eager-transformer, eager-lstm; `paddle.Model.fit` epochs
+fit-lenet, fit-mlp (dynamic mode) and fit-lenet-static, fit-mlp-static).  It imports only numpy and paddle: Paddle's
 interpreter need not have pullback installed.
 
 Where a benchmark builds its model with the Paddle API alone (`bench_resnet.build_ours`,
@@ -11,7 +13,11 @@ Where a benchmark builds its model with the Paddle API alone (`bench_resnet.buil
 the benchmark file is loaded by path with `pullback` standing for `paddle`
 (`_alias_pullback_to_paddle`), so both sides run one definition of the model.  The MLP
 is written here (ours is built from `pd` ops, `programs.mlp_train`).  Every program runs
-in static mode on Paddle's CPU executor, Paddle's default (PIR) since 3.0.
+in static mode on Paddle's CPU executor, Paddle's default (PIR) since 3.0, except
+issue 33's eager and `fit` workloads (`eager_workloads.py`, `bench_seq.eager_step`),
+which run in dygraph mode (the `fit-*-static` ones build their Model in static mode).
+Every result also gives the first three calls' seconds of this fresh process
+(`first_steps_s`) and how long after its start the step was built (`ready_s`).
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ from typing import Any
 
 import numpy as np
 
+STARTED = time.perf_counter()
+"""When this process began its work (before paddle's import)."""
 HERE = Path(__file__).resolve().parent
 MARKER = "RUN_ALL_RESULT "
 """The prefix of the result line (libraries may print other lines)."""
@@ -107,6 +115,31 @@ def sequence_step(paddle: Any, kind: str, tiny: bool) -> Callable[[], object]:
     return step  # type: ignore[no-any-return]
 
 
+EAGER_WORKLOADS = ("eager-lenet", "eager-resnet18", "eager-transformer", "eager-lstm")
+FIT_WORKLOADS = ("fit-lenet", "fit-mlp", "fit-lenet-static", "fit-mlp-static")
+
+
+def eager_step(paddle: Any, workload: str, tiny: bool) -> tuple[Callable[[], object], int]:
+    """(one call, training steps per call) of an issue-33 workload in dygraph mode
+    (`fit-*-static`: a Model built in static mode), from the same definitions as
+    pullback's side (`eager_workloads`, `bench_seq.eager_step`)."""
+    models = _load("eager_workloads")
+    if workload.startswith("fit-"):
+        net = workload.split("-")[1]
+        batches = models.TINY_FIT_BATCHES if tiny else models.FIT_BATCHES
+        return models.fit_epoch(paddle, net, workload.endswith("-static"), batches,
+                                4 if tiny else models.FIT_BATCH), batches
+    if workload == "eager-lenet":
+        return models.lenet_step(paddle, np.random.default_rng(0), 4 if tiny else models.LENET_BATCH), 1
+    if workload == "eager-resnet18":
+        return models.resnet18_step(paddle, 2 if tiny else models.RESNET_BATCH), 1
+    bench_seq = _load("bench_seq")
+    kind = workload[len("eager-"):]
+    paddle.seed(1)
+    dims = (bench_seq.QUICK_CASES if tiny else bench_seq.CASES)[kind][0]
+    return bench_seq.eager_step(kind, dims, bench_seq.seq_input(kind, tiny)), 1
+
+
 AD_SIZES = (1000, 5000, 10000)
 """As `run_all`'s; Paddle's PIR `append_backward` grows quadratically (1,000 ops 0.6 s,
 2,000 ops 2.5 s on the 2-vCPU guest), so the driver may ask for fewer (`--sizes`)."""
@@ -121,6 +154,10 @@ def measure(workload: str, steps: int, warmup: int, tiny: bool, sizes: list[int]
     set_threads = getattr(paddle.base.core, "set_num_threads", None)
     if set_threads is not None:
         set_threads(threads)
+    if workload in EAGER_WORKLOADS or workload in FIT_WORKLOADS:
+        paddle.set_device("cpu")
+        step, per_call = eager_step(paddle, workload, tiny)
+        return _time(step, steps, warmup, per_call)
     paddle.enable_static()
     if workload == "ad-build":
         ad_build = _load("ad_build")
@@ -134,17 +171,24 @@ def measure(workload: str, steps: int, warmup: int, tiny: bool, sizes: list[int]
         step = sequence_step(paddle, workload, tiny)
     else:
         raise ValueError(f"no Paddle side for workload {workload!r}")
-    t = time.perf_counter()
-    step()
-    first = time.perf_counter() - t
-    for _ in range(max(0, warmup - 1)):
+    return _time(step, steps, warmup)
+
+
+def _time(step: Callable[[], object], steps: int, warmup: int, per_call: int = 1) -> dict[str, Any]:
+    """`steps` timed calls after `warmup` untimed ones (at least the first three,
+    whose seconds are kept), each divided by the training steps in a call."""
+    ready = time.perf_counter() - STARTED
+    firsts = []
+    for _ in range(max(3, warmup)):
+        t = time.perf_counter()
         step()
+        firsts.append((time.perf_counter() - t) / per_call)
     times = []
     for _ in range(steps):
         t = time.perf_counter()
         step()
-        times.append(time.perf_counter() - t)
-    return {"times_s": times, "first_s": first}
+        times.append((time.perf_counter() - t) / per_call)
+    return {"times_s": times, "first_s": firsts[0], "first_steps_s": firsts[:3], "ready_s": ready}
 
 
 def main(argv: list[str] | None = None) -> None:

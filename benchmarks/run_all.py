@@ -37,6 +37,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -45,11 +46,14 @@ from typing import Any, TypeVar
 
 from pullback.benchmarks import _results as R
 from pullback.benchmarks._workloads import (
+    EAGER_WORKLOADS,
     OURS,
+    PADDLE_SIDES,
     SIDE_LABELS,
     STEP_SIDES,
     TINY_AD_SIZES,
     missing_peer,
+    paddle_workload,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -89,6 +93,19 @@ STEP_WORKLOADS: dict[str, StepSpec] = {
                             "sequence 64, batch 16, MSE, AdamW", (10, 3), (3, 1), (10, 3)),
     "eager-mlp": StepSpec("Eager MLP step with dropout (`nn` layers, 64-128-128-10, batch 32, MSE): "
                           "forward, backward, clear_grad", (300, 100), (5, 2), (300, 100)),
+    # Issue 33's eager set (`--only eager`): the static tables' models run eagerly.
+    "eager-lenet": StepSpec("Eager LeNet train step, batch 64 of 1x28x28, cross entropy, Adam", (30, 10), (3, 1),
+                            (30, 10)),
+    "eager-resnet18": StepSpec("Eager ResNet-18 train step, batch 32 of 3x32x32, Momentum 0.9", (8, 3), (3, 1),
+                               (8, 3)),
+    "eager-transformer": StepSpec("Eager Transformer encoder train step (2 layers, d_model 128, 4 heads, "
+                                  "feed-forward 512), sequence 64, batch 16, MSE, AdamW", (10, 3), (3, 1), (10, 3)),
+    "eager-lstm": StepSpec("Eager LSTM train step (input 128, hidden 128), sequence 32, batch 32, MSE, AdamW",
+                           (15, 5), (3, 1), (15, 5)),
+    "fit-lenet": StepSpec("`paddle.Model.fit`, dynamic against static mode: LeNet, batch 64 of 1x28x28, Adam "
+                          "(per step; one epoch of 20 batches a call)", (5, 2), (3, 1), (5, 2)),
+    "fit-mlp": StepSpec("`paddle.Model.fit`, dynamic against static mode: MLP 784-512-512-10, batch 64, Adam "
+                        "(per step; one epoch of 20 batches a call)", (5, 2), (3, 1), (5, 2)),
 }
 
 AD_ROUNDS = (3, 1)
@@ -101,6 +118,9 @@ COMPILE_TITLES = {"compile-mlp": "MLP 784-512-512-10 step, batch 128",
 
 ORDER = [*STEP_WORKLOADS, "ad-build", "compile"]
 """Every table, in the order of the generated section (`--only` takes these names)."""
+
+GROUPS = {"eager": list(EAGER_WORKLOADS)}
+"""`--only` names that stand for several tables (`eager`: issue 33's eager set)."""
 
 
 # ------------------------------------------------------------ environment
@@ -218,10 +238,22 @@ def _time_sides(workload: str, sides: Sequence[str], steps: int, warmup: int, ti
 
     results: dict[str, Any] = {}
     ready: dict[str, W.Prepared] = {}
+    firsts: dict[str, list[float]] = {}
     for side in sides:
         try:
             prepared = W.prepare(workload, side, tiny)
-            if prepared.first_s is None:
+            if workload in EAGER_WORKLOADS:
+                # Issue 33 asks for the first three steps' latency (of a fresh process
+                # in the separate-process rounds).
+                firsts[side] = []
+                for _ in range(3):
+                    t = time.perf_counter()
+                    prepared.step()
+                    firsts[side].append((time.perf_counter() - t) / prepared.per_call)
+                prepared.first_s = firsts[side][0]
+                if prepared.settle is not None:
+                    prepared.settle()
+            elif prepared.first_s is None:
                 t = time.perf_counter()
                 prepared.step()
                 prepared.first_s = time.perf_counter() - t
@@ -237,7 +269,11 @@ def _time_sides(workload: str, sides: Sequence[str], steps: int, warmup: int, ti
     except Exception as e:  # noqa: BLE001 - one failing side spoils the interleaved rounds
         return results | {n: {"error": f"{type(e).__name__}: {e}"[:300]} for n in names}
     for name, ts in zip(names, times):
-        results[name] = {"times_s": ts, "first_s": ready[name].first_s, "note": ready[name].note}
+        per_call = ready[name].per_call
+        results[name] = {"times_s": [t / per_call for t in ts], "first_s": ready[name].first_s,
+                         "note": ready[name].note}
+        if name in firsts:
+            results[name]["first_steps_s"] = firsts[name]
     return results
 
 
@@ -292,7 +328,7 @@ class Runner:
 
     def skip_reason(self, side: str) -> str | None:
         """Why `side` cannot run here (a missing library), else None."""
-        if side == "paddle":
+        if side in PADDLE_SIDES:
             if self.settings.paddle_python is None:
                 return "Paddle not installed (none in this interpreter; give --paddle-python PATH)"
             if shutil.which(self.settings.paddle_python) is None:
@@ -301,12 +337,14 @@ class Runner:
         missing = missing_peer(side)
         return None if missing is None else f"{missing} not installed"
 
-    def spawn(self, cmd: list[str], cache: bool = True) -> dict[str, Any]:
-        """Run one worker; its result, or `{"error": ...}` saying why there is none."""
+    def spawn(self, cmd: list[str], cache: bool = True, env: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """Run one worker (`env`: variables added to its environment); its result, or
+        `{"error": ...}` saying why there is none."""
         self.workers += 1
         t = time.perf_counter()
         try:
-            proc = subprocess.run(cmd, env=worker_env(self.settings.threads, cache=cache), capture_output=True,
+            proc = subprocess.run(cmd, env=worker_env(self.settings.threads, cache=cache) | dict(env or {}),
+                                  capture_output=True,
                                   text=True, timeout=self.settings.timeout_s, cwd=HERE.parent)
         except subprocess.TimeoutExpired:
             return {"error": f"timed out after {self.settings.timeout_s:.0f} s", "cmd": cmd}
@@ -320,11 +358,11 @@ class Runner:
         return result
 
     def ours(self, workload: str, sides: Sequence[str], steps: int, warmup: int = 2,
-             cache: bool = True) -> dict[str, Any]:
+             cache: bool = True, env: Mapping[str, str] | None = None) -> dict[str, Any]:
         """A worker of this interpreter (ours, torch, jax)."""
         cmd = [sys.executable, "-m", "pullback.benchmarks.run_all", "--worker", workload,
                "--sides", ",".join(sides), "--steps", str(steps), "--warmup", str(warmup)]
-        return self.spawn(cmd + (["--tiny"] if self.settings.tiny else []), cache)
+        return self.spawn(cmd + (["--tiny"] if self.settings.tiny else []), cache, env)
 
     def paddle(self, workload: str, steps: int, warmup: int = 2, sizes: Sequence[int] = ()) -> dict[str, Any]:
         """A worker of Paddle's interpreter (`paddle_peer.py`)."""
@@ -335,11 +373,15 @@ class Runner:
             cmd += ["--sizes", *map(str, sizes)]
         return self.spawn(cmd + (["--tiny"] if self.settings.tiny else []))
 
-    def side(self, workload: str, side: str, steps: int, warmup: int) -> dict[str, Any]:
-        """One side of a step workload in its own worker."""
-        if side == "paddle":
-            return self.paddle(workload, steps, warmup)
-        return self.ours(workload, [side], steps, warmup)
+    def side(self, workload: str, side: str, steps: int, warmup: int,
+             env: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """One side of a step workload in its own worker (`env`: added to ours)."""
+        if side in PADDLE_SIDES:
+            result = self.paddle(paddle_workload(workload, side), steps, warmup)
+            if side != "paddle" and "sides" in result:  # paddle_peer names its one side "paddle"
+                result["sides"] = {side: result["sides"].get("paddle")}
+            return result
+        return self.ours(workload, [side], steps, warmup, env=env)
 
 
 def log(message: str) -> None:
@@ -362,18 +404,26 @@ def run_step_workload(runner: Runner, name: str) -> dict[str, Any]:
             available.append(side)
         else:
             raw["skipped"][side] = reason
-    here = [s for s in available if s != "paddle"]
+    here = [s for s in available if s not in PADDLE_SIDES]
     if inproc > 0 and any(s in OURS for s in here) and any(s not in OURS for s in here):
         t = time.perf_counter()
         raw["inprocess"] = runner.ours(name, here, inproc, warmup)
         log(f"{name}: in-process {','.join(here)}, {inproc} rounds: {time.perf_counter() - t:.1f} s")
     rounds = runner.settings.rounds or runner.pick(spec.rounds)
-    for r in range(rounds):
-        # Reversed every other round, so that neither side always runs first.
-        order = available if r % 2 == 0 else available[::-1]
-        t = time.perf_counter()
-        raw["separate"].append({side: runner.side(name, side, steps, warmup) for side in order})
-        log(f"{name}: separate processes, round {r + 1}/{rounds}: {time.perf_counter() - t:.1f} s")
+    # Issue 33's eager set: our workers share a new disk cache of compiled code, so the
+    # first round's starts cold and the later rounds' warm (their first steps say so).
+    cache_dir = tempfile.mkdtemp(prefix=f"run_all_{name}_") if name in EAGER_WORKLOADS else None
+    env = {"PULLBACK_CACHE_DIR": cache_dir} if cache_dir else None
+    try:
+        for r in range(rounds):
+            # Reversed every other round, so that neither side always runs first.
+            order = available if r % 2 == 0 else available[::-1]
+            t = time.perf_counter()
+            raw["separate"].append({side: runner.side(name, side, steps, warmup, env) for side in order})
+            log(f"{name}: separate processes, round {r + 1}/{rounds}: {time.perf_counter() - t:.1f} s")
+    finally:
+        if cache_dir:
+            shutil.rmtree(cache_dir, ignore_errors=True)
     raw["load_after"] = load()
     return raw
 
@@ -527,7 +577,7 @@ def step_table(raw: Mapping[str, Any], ctx: Context) -> R.Table:
             if p in raw.get("skipped", {}):
                 rows.append([label, peer, "-", "-", f"skipped: {raw['skipped'][p]}", "-", "-", "-"])
                 continue
-            if inproc is not None and p != "paddle":
+            if inproc is not None and p not in PADDLE_SIDES:
                 (ro, why_o), (rp, why_p) = _side(inproc, o), _side(inproc, p)
                 mode = f"in-process, {len(ro['times_s']) if ro else 0} interleaved rounds"
                 if ro is None or rp is None:
@@ -554,7 +604,7 @@ def step_table(raw: Mapping[str, Any], ctx: Context) -> R.Table:
                      f"steps after {raw['warmup']} warm-up call(s), its median")
     mode = "; ".join(parts) or "nothing ran"
     notes = []
-    if "paddle" in peers and "paddle" not in raw.get("skipped", {}):
+    if any(p in PADDLE_SIDES and p not in raw.get("skipped", {}) for p in peers):
         notes.append("Paddle runs in its own interpreter, so in separate processes only.")
     said = sorted({f"{SIDE_LABELS.get(side, side)}: {r['note']}" for w in _workers(raw)
                    for side, r in w.get("sides", {}).items() if isinstance(r, dict) and r.get("note")})
@@ -562,6 +612,12 @@ def step_table(raw: Mapping[str, Any], ctx: Context) -> R.Table:
     firsts = _first_calls(raw, ["ours"] if "ours" in ours_sides else [])
     if firsts:
         notes.append(f"First call (compile, or a load from the disk cache) of ours: {firsts}.")
+    if name in EAGER_WORKLOADS:
+        three = _first_three(raw, sides)
+        if three:
+            per = "per step of each of the first three epochs" if name.startswith("fit-") else "each"
+            notes.append(f"First three steps of a fresh process ({per}, ms; ours' disk cache of compiled code "
+                         f"cold in round 1, warm after): {three}.")
     return R.Table(name, spec.title, facts(raw, ctx, mode),
                    ["ours", "peer", "measured", "ours time", "peer time", "ours / peer", "range of rounds", "target"],
                    rows, notes)
@@ -603,6 +659,24 @@ def _separate_row(raw: Mapping[str, Any], name: str, o: str, p: str, label: str,
         mode += f" ({len(problems)} failed: {problems[0]})"
     return [label, peer, mode, ours_cell, peer_cell, R.fmt_ratio(ratio), R.fmt_range(ratios),
             target.check(ratio) if target else "-"]
+
+
+def _first_three(raw: Mapping[str, Any], sides: Sequence[str]) -> str:
+    """Each side's first three step latencies in the separate-process rounds (ours'
+    rounds labelled cold / warm disk cache), `; `-joined."""
+    parts = []
+    for side in sides:
+        runs = []
+        for r, one in enumerate(raw.get("separate", [])):
+            result, _ = _side(one.get(side), side)
+            if result and result.get("first_steps_s"):
+                steps = "/".join(f"{1e3 * t:.1f}" for t in result["first_steps_s"])
+                if side in OURS or side == "ours-fit-static":
+                    steps += " (cold)" if r == 0 else " (warm)"
+                runs.append(steps)
+        if runs:
+            parts.append(f"{SIDE_LABELS.get(side, side)} {', '.join(runs)}")
+    return "; ".join(parts)
 
 
 def _first_calls(raw: Mapping[str, Any], ours_sides: Sequence[str]) -> str:
@@ -722,8 +796,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     ap.add_argument("--quick", action="store_true", help="fewer rounds and steps (a pass of a few minutes)")
     ap.add_argument("--threads", type=int, default=1, help="threads of every side (default 1)")
-    ap.add_argument("--only", nargs="+", action="extend", choices=ORDER, metavar="NAME",
-                    help=f"run only these tables: {', '.join(ORDER)}")
+    ap.add_argument("--only", nargs="+", action="extend", choices=[*ORDER, *GROUPS], metavar="NAME",
+                    help=f"run only these tables: {', '.join(ORDER)}; or a set of them: "
+                         + "; ".join(f"{g} ({', '.join(ns)})" for g, ns in GROUPS.items()))
     ap.add_argument("--write", nargs="?", const=str(RESULTS_MD), metavar="PATH",
                     help="replace the generated section of RESULTS.md (or of PATH)")
     ap.add_argument("--json", metavar="PATH", help="save the raw results")
@@ -743,9 +818,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     ctx = Context("python -m pullback.benchmarks.run_all" + "".join(f" {shlex.quote(a)}" for a in argv),
                   machine(), args.threads, pinned, revision())
     runner = Runner(settings)
+    only = {n for name in args.only or [] for n in GROUPS.get(name, [name])}
     started = time.perf_counter()
     raws: list[dict[str, Any]] = []
-    for name in [n for n in ORDER if not args.only or n in args.only]:
+    for name in [n for n in ORDER if not only or n in only]:
         log(f"{name}: start (load {load():.2f})")
         if name in STEP_WORKLOADS:
             raw = run_step_workload(runner, name)

@@ -123,3 +123,69 @@ def test_tiny_run_through_a_real_worker(tmp_path: Path) -> None:
     assert "| 30 ops |" in text and "| 60 / 30 ops |" in text
     assert "skipped: Paddle not installed (no interpreter /nonexistent/python)" in text
     assert proc.stdout.strip() in text
+
+
+# ------------------------------------------------------------ issue 33's eager set
+
+
+def test_eager_group_names_issue_33s_tables_and_each_has_a_target() -> None:
+    assert run_all.GROUPS["eager"] == ["eager-lenet", "eager-resnet18", "eager-transformer", "eager-lstm",
+                                       "fit-lenet", "fit-mlp"]
+    assert all(name in run_all.ORDER for name in run_all.GROUPS["eager"])
+    targets = {name: R.step_target(name, "ours-fit" if name.startswith("fit-") else "ours-eager",
+                                   "ours-fit-static" if name.startswith("fit-") else "torch", separate=True)
+               for name in run_all.GROUPS["eager"]}
+    assert {n: (t.limit, t.issue) for n, t in targets.items() if t} == {
+        "eager-lenet": (1.2, 33), "eager-resnet18": (1.2, 33), "eager-transformer": (1.0, 33),
+        "eager-lstm": (1.0, 33), "fit-lenet": (1.2, 33), "fit-mlp": (1.2, 33)}
+
+
+def test_paddle_sides_run_paddle_peer_under_their_own_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    runner = run_all.Runner(run_all.Settings(paddle_python="/bin/true"))
+    asked: list[str] = []
+
+    def fake_paddle(workload: str, steps: int, warmup: int = 2, sizes: Any = ()) -> dict[str, Any]:
+        asked.append(workload)
+        return {"sides": {"paddle": {"times_s": [0.01]}}}
+
+    monkeypatch.setattr(runner, "paddle", fake_paddle)
+    assert runner.side("fit-lenet", "paddle-fit-static", 3, 1)["sides"] == {"paddle-fit-static": {"times_s": [0.01]}}
+    assert runner.side("fit-lenet", "paddle-fit", 3, 1)["sides"] == {"paddle-fit": {"times_s": [0.01]}}
+    assert runner.side("eager-lstm", "paddle-eager", 3, 1)["sides"] == {"paddle-eager": {"times_s": [0.01]}}
+    assert asked == ["fit-lenet-static", "fit-lenet", "eager-lstm"]
+    assert runner.skip_reason("paddle-eager") is None
+    assert "give --paddle-python" in (run_all.Runner(run_all.Settings()).skip_reason("paddle-fit") or "")
+
+
+def test_eager_table_states_first_three_steps_cold_then_warm_and_the_target() -> None:
+    def worker(side: str, t: float, first: list[float]) -> dict[str, Any]:
+        return {"sides": {side: {"times_s": [t, t, t], "first_steps_s": first}}, "cores": [0]}
+
+    rounds = [{"ours-eager": worker("ours-eager", 0.012, [0.5, 0.02, 0.013]),
+               "torch": worker("torch", 0.010, [0.05, 0.011, 0.010]),
+               "paddle-eager": worker("paddle-eager", 0.030, [0.06, 0.031, 0.030])},
+              {"paddle-eager": worker("paddle-eager", 0.030, [0.06, 0.031, 0.030]),
+               "torch": worker("torch", 0.010, [0.05, 0.011, 0.010]),
+               "ours-eager": worker("ours-eager", 0.012, [0.2, 0.015, 0.012])}]
+    raw = _step_raw(name="eager-lstm", separate=rounds, skipped={})
+    text = R.render_table(run_all.step_table(raw, CTX))
+    assert "| pullback eager | PyTorch eager | separate processes, 2 rounds | 12.0 ms | 10.0 ms | 1.20x | " \
+           "1.20-1.20x | <= 1.0x: **not met** (issue 33) |" in text
+    assert "| pullback eager | Paddle dygraph | separate processes, 2 rounds | 12.0 ms | 30.0 ms | 0.40x |" in text
+    assert "pullback eager 500.0/20.0/13.0 (cold), 200.0/15.0/12.0 (warm)" in text
+    assert "PyTorch eager 50.0/11.0/10.0, 50.0/11.0/10.0" in text
+    assert "Paddle runs in its own interpreter" in text
+
+
+def test_tiny_fit_worker_times_per_step_and_records_first_steps() -> None:
+    # One real in-process worker of the `fit-mlp` table, tiny: pullback's Model in
+    # dynamic and static mode in one process (static mode entered and left per call).
+    out = run_all.run_worker("fit-mlp", ["ours-fit", "ours-fit-static"], 2, warmup=1, tiny=True)
+    for side in ("ours-fit", "ours-fit-static"):
+        result = out["sides"][side]
+        assert "error" not in result, result
+        assert len(result["times_s"]) == 2 and all(t > 0 for t in result["times_s"])
+        assert len(result["first_steps_s"]) == 3 and result["first_s"] == result["first_steps_s"][0]
+    import pullback
+
+    assert pullback.in_dynamic_mode()  # the static side left static mode behind it
