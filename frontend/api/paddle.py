@@ -41,7 +41,7 @@ __getattr__, __dir__ = registry.lazy_attributes(
         "is_autocast_enabled": "pullback.frontend.amp:is_autocast_enabled",
         "get_autocast_dtype": "pullback.frontend.amp:get_autocast_dtype",
         "get_autocast_gpu_dtype": "pullback.frontend.amp:get_autocast_gpu_dtype",
-        "to_tensor": "pullback.frontend.eager:to_tensor",
+        "to_tensor": "pullback.frontend.ops.creation:to_tensor",
         "Tensor": "pullback.frontend.eager:Tensor",
         "is_grad_enabled": "pullback.frontend.eager:is_grad_enabled",
         "grad": "pullback.frontend.autograd:grad",

@@ -20,7 +20,7 @@ from pullback.frontend.ops.creation import fluid_gaussian_random
 
 __path__: list[str] = []  # children (`paddle.tensor.math`, ...) are registered below
 
-_EAGER = {"to_tensor": "pullback.frontend.eager:to_tensor"}
+_LAZY = {"to_tensor": "pullback.frontend.ops.creation:to_tensor"}
 
 SUBMODULES: dict[str, list[str]] = {
     "math": [
@@ -67,10 +67,10 @@ def gaussian(shape: Any, mean: float = 0.0, std: float = 1.0, seed: int = 0, dty
 
 def _lookup(name: str) -> Any:
     """The function `name` (None when pullback does not have it)."""
-    if name in _EAGER:
+    if name in _LAZY:
         import importlib
 
-        mod, _, attr = _EAGER[name].partition(":")
+        mod, _, attr = _LAZY[name].partition(":")
         return getattr(importlib.import_module(mod), attr)
     if name == "create_parameter":
         return create_parameter
@@ -100,7 +100,7 @@ globals().update(_make_submodules())
 
 
 def __getattr__(name: str) -> Any:
-    if name in _EAGER:
+    if name in _LAZY:
         return _lookup(name)
     raise AttributeError(f"module '{__name__}' has no attribute '{name}'")
 

@@ -22,11 +22,13 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from pullback.dialects.pd.dtypes import FLOAT_NAMES, get_default_dtype, to_dtype_name
+from pullback.dialects.bfloat16 import bf16_to_f32
+from pullback.dialects.pd.dtypes import FLOAT_NAMES, dtype_for_array, get_default_dtype, to_dtype_name
 from pullback.dialects import pd
 from pullback.frontend import unique_name
 from pullback.frontend.core import apply, in_dynamic_mode
-from pullback.frontend.framework import default_main_program
+from pullback.frontend.framework import Variable, default_main_program
+from pullback.frontend.ops.indexing import clone, to_constant
 from pullback.frontend.random import default_generator
 from pullback.frontend.ops.elementwise import (
     cast,
@@ -283,6 +285,28 @@ def bernoulli(x: Any, p: float | None = None, name: str | None = None) -> Any:
         probs = full_like(x, pv)
     return apply(pd.BernoulliOp, [probs], prefix="bernoulli", name=name,
                  seed=random_seed("bernoulli", 0, name))
+
+
+def to_tensor(data: Any, dtype: Any = None, place: Any = None, stop_gradient: bool = True) -> Any:
+    """`paddle.to_tensor`: in dynamic mode a new eager Tensor holding a copy of `data`
+    (`frontend/eager.py`); in static mode, as Paddle's, a constant of the current
+    program (`pd.assign_value`) holding it, with the same dtype rules (Python floats
+    take the default dtype, ints int64, numpy arrays keep theirs) and `stop_gradient`."""
+    from pullback.frontend import eager
+
+    if in_dynamic_mode():
+        return eager.to_tensor(data, dtype, place, stop_gradient)
+    if isinstance(data, Variable):  # Paddle: a copy (cast when dtype differs)
+        out = clone(data)
+        if dtype is not None and to_dtype_name(dtype, "to_tensor") != str(out.dtype):
+            out = cast(out, to_dtype_name(dtype, "to_tensor"))
+    else:
+        arr = eager.to_tensor(data, dtype, place)._data  # (eager's dtype rules: one home)
+        held = dtype_for_array(arr.dtype)
+        assert held is not None  # (to_tensor refused any other dtype)
+        out = to_constant(bf16_to_f32(arr) if held.name == "bfloat16" else arr, dtype=held.name)
+    out.stop_gradient = bool(stop_gradient)
+    return out
 
 
 PADDLE: list[Callable[..., Any]] = [

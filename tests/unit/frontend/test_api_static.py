@@ -524,3 +524,36 @@ def test_static_nn_group_norm_instance_norm_prelu() -> None:
     np.testing.assert_allclose(outs[1], normalized(4), atol=1e-5)
     for o in outs[2:]:
         np.testing.assert_allclose(o, np.where(xv > 0, xv, 0.25 * xv), rtol=1e-6)
+
+
+def test_to_tensor_in_static_mode_is_a_constant_of_the_program(static_programs) -> None:
+    """Paddle 3.3.1 in static mode: `paddle.to_tensor(data)` is a program value (an
+    `assign_value` constant, `stop_gradient=True` unless asked otherwise) with the
+    eager dtype rules, usable with other static values; given a static value, a
+    copy (cast to `dtype`)."""
+    main, _ = static_programs
+    x = paddle.static.data("x", [2], "float32")
+    t = paddle.to_tensor([1.0, 2.0])
+    i = paddle.to_tensor(3)
+    b = paddle.to_tensor([1.5, 2.0], dtype="bfloat16")
+    c = paddle.to_tensor(np.array([1 + 2j, 3j], np.complex64))
+    f = paddle.to_tensor(np.array([0.5], np.float64), stop_gradient=False)
+    z = paddle.to_tensor(x, dtype="float64")
+    assert all(isinstance(v, paddle.static.Variable) for v in (t, i, b, c, f, z))
+    assert (str(t.dtype), str(i.dtype), str(b.dtype), str(c.dtype), str(f.dtype), str(z.dtype)) == (
+        "paddle.float32", "paddle.int64", "paddle.bfloat16", "paddle.complex64", "paddle.float64", "paddle.float64")
+    assert list(i.shape) == [] and t.stop_gradient and not f.stop_gradient
+    assert "assign_value" in _ops(main)
+    y = x + t
+    exe = paddle.static.Executor(paddle.CPUPlace())
+    got = exe.run(main, feed={"x": np.array([3.0, 4.0], np.float32)}, fetch_list=[y, i, b, c, z])
+    np.testing.assert_array_equal(got[0], [4.0, 6.0])
+    assert got[1] == 3 and got[1].dtype == np.int64
+    np.testing.assert_array_equal(got[2], np.array([0x3FC0, 0x4000], np.uint16))  # bfloat16 bits
+    np.testing.assert_array_equal(got[3], np.array([1 + 2j, 3j], np.complex64))
+    assert got[4].dtype == np.float64 and list(got[4]) == [3.0, 4.0]
+    paddle.disable_static()
+    try:
+        assert type(paddle.to_tensor([1.0])).__name__ == "Tensor"  # eager again
+    finally:
+        paddle.enable_static()
