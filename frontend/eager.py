@@ -38,7 +38,8 @@ from pullback.dialects import pd
 from pullback.dialects.bfloat16 import bf16_to_f32, host_cast
 from pullback.dialects.pd.dtypes import DTYPE_BY_NAME, get_default_dtype
 from pullback.dialects.pd.dtypes import DTYPE_BY_NUMPY, NAME_BY_NUMPY, NUMPY_BY_SHORT, dtype_for_array, to_numpy_dtype
-from pullback.frontend import eager_native, unique_name
+from pullback.frontend import eager_lazy, eager_native, unique_name
+from pullback.frontend.eager_lazy import Pending
 from pullback.runtime.native import blas_threads
 from pullback.runtime.interpreter import (
     KERNELS,
@@ -127,7 +128,7 @@ class Template:
     kernels read only properties and types, so one template serves all such calls."""
 
     __slots__ = ("op", "kernel", "fast", "may_warn", "dtypes", "float_out", "records", "uid", "type", "narrow",
-                 "native")
+                 "native", "shapes")
 
     _uids = itertools.count(1)
 
@@ -174,6 +175,10 @@ class Template:
         # use it, so an evicted template cannot be mistaken for a new one.
         self.uid = next(Template._uids)  # atomic under the GIL
         self.type = op.name.split(".", 1)[1]
+        self.shapes = _deferrable_shapes(op) if not self.narrow else None
+        """The result shapes when the op may be deferred (`frontend/eager_lazy.py`):
+        static result types, no regions, not host-only, not on 16-bit floats, a
+        kernel that cannot fail on values; None: it always runs at once."""
         self.native: eager_native.NativeRegion | None = None
         """Set by `template_for` on the eager forward's templates: the op's native
         kernel and whether to use it (`frontend/eager_native.py`); None: reference."""
@@ -247,6 +252,28 @@ class Template:
                 f"kernel for '{op.name}' returned {len(outs)} values for {len(op.results)} results"
             )
         return [storage_array(o, r.type) for o, r in zip(outs, op.results)]
+
+
+NOT_DEFERRED: frozenset[str] = frozenset()
+"""Ops whose kernels check values (indices in range, ...) and raise: they run at
+once under lazy capture, so the error comes from the call that caused it."""
+
+
+def _deferrable_shapes(op: Operation) -> tuple[tuple[int, ...], ...] | None:
+    """`Template.shapes`: the op's static result shapes, or None when it cannot be
+    deferred (a fused region could not hold it, or its kernel may raise)."""
+    if op.regions or getattr(op, "HOST_ONLY", "no pd op") is not None or op.name in NOT_DEFERRED:
+        return None
+    shapes = []
+    for r in op.results:
+        t = r.type
+        if not isinstance(t, TensorType):
+            return None
+        shape = tuple(pd.shape_of(t))
+        if any(d < 0 for d in shape):
+            return None
+        shapes.append(shape)
+    return tuple(shapes)
 
 
 # Fast path.  For the commonest small ops the interpreter kernel's generality costs
@@ -402,14 +429,30 @@ def execute(
     `create_graph=True` (so the gradient ops are themselves recorded).
     """
     if arrays is None:
-        arrays = [t._data for t in inputs]
-    outs = tpl.run(arrays)
+        arrays = [t._arr for t in inputs]
     node = None
-    if tpl.records and _state.grad_enabled:
-        for t in inputs:
-            if not t.stop_gradient:
-                node = Node(tpl, tuple([_parent_of(t) for t in inputs]), arrays, outs, _user_frame())
-                break
+    if tpl.shapes is not None and eager_lazy._enabled:
+        # Deferred (`frontend/eager_lazy.py`): pending results, computed at the flush.
+        where = None
+        if tpl.records and _state.grad_enabled:
+            for t in inputs:
+                if not t.stop_gradient:
+                    where = _user_frame()
+                    break
+        outs: list[Any] = eager_lazy.defer(tpl, arrays, where or _user_frame())
+        if where is not None:
+            node = Node(tpl, tuple([_parent_of(t) for t in inputs]), arrays, outs, where)
+            eager_lazy.note_node(node)
+    else:
+        for i, a in enumerate(arrays):
+            if a.__class__ is Pending:
+                arrays[i] = a.get()
+        outs = tpl.run(arrays)
+        if tpl.records and _state.grad_enabled:
+            for t in inputs:
+                if not t.stop_gradient:
+                    node = Node(tpl, tuple([_parent_of(t) for t in inputs]), arrays, outs, _user_frame())
+                    break
     results = []
     for i, a in enumerate(outs):
         grad = node is not None and tpl.float_out[i]
@@ -429,7 +472,7 @@ def eager_apply(
             raise TypeError(
                 f"{op_cls.name}: input #{i} must be a Tensor in dynamic mode, got {type(x).__name__}"
             )
-    arrays = [x._data for x in inputs]
+    arrays = [x._arr for x in inputs]  # pending values too: templates need only shapes and dtypes
     tpl = template_for(op_cls, arrays, props)
     outs = execute(tpl, inputs, name, arrays)
     return outs[0] if len(outs) == 1 else outs
@@ -447,7 +490,7 @@ class Tensor:
     produced it (`_node`, result `_index`).  A tensor with `stop_gradient=False` and
     no node is a leaf: `backward` accumulates its gradient into `.grad`."""
 
-    __slots__ = ("_data", "_node", "_index", "stop_gradient", "_grad", "_name", "_where",
+    __slots__ = ("_arr", "_node", "_index", "stop_gradient", "_grad", "_name", "_where",
                  "persistable", "__weakref__", "__dict__")
 
     __array_priority__ = 100  # `ndarray + Tensor` uses Tensor.__radd__
@@ -474,7 +517,7 @@ class Tensor:
     def _new(cls: type[_TensorT], data: np.ndarray, node: Node | None, index: int, stop_gradient: bool) -> _TensorT:
         """Wrap an array the caller owns (no copy, no checks): op results."""
         t = object.__new__(cls)
-        t._data = data
+        t._arr = data
         t._node = node
         t._index = index
         t.stop_gradient = stop_gradient
@@ -485,6 +528,20 @@ class Tensor:
         return t
 
     # -- value -------------------------------------------------------------------
+
+    @property
+    def _data(self) -> np.ndarray:
+        """The value's array.  `_arr` may hold a pending value of a deferred op
+        (`frontend/eager_lazy.py`): reading it here runs the deferred ops first.
+        Metadata (shape, dtype) reads `_arr` and never does."""
+        a = self._arr
+        if a.__class__ is Pending:
+            a = self._arr = a.get()
+        return a
+
+    @_data.setter
+    def _data(self, value: np.ndarray) -> None:
+        self._arr = value
 
     def numpy(self) -> np.ndarray:
         """A copy of the value as a numpy array."""
@@ -527,14 +584,14 @@ class Tensor:
         return int(self._data.item())
 
     def __len__(self) -> int:
-        if self._data.ndim == 0:
+        if self._arr.ndim == 0:
             raise TypeError("len() of a 0-D tensor")
-        return self._data.shape[0]
+        return self._arr.shape[0]
 
     def set_value(self, value: Any) -> None:
         """Replace the value (same shape; cast to this dtype).  The old array is not
         written to, so graphs recorded with it keep their saved values."""
-        arr = np.array(value._data if isinstance(value, Tensor) else value, dtype=self._data.dtype)
+        arr = np.array(value._data if isinstance(value, Tensor) else value, dtype=self._arr.dtype)
         if list(arr.shape) != self.shape:
             raise ValueError(
                 f"set_value: shape {list(arr.shape)} does not match the tensor's shape {self.shape}"
@@ -546,27 +603,27 @@ class Tensor:
     @property
     def shape(self) -> list[int]:
         """The shape as a list of ints."""
-        return list(self._data.shape)
+        return list(self._arr.shape)
 
     @property
     def ndim(self) -> int:
         """The number of dimensions."""
-        return self._data.ndim
+        return self._arr.ndim
 
     def dim(self) -> int:
         """The number of dimensions (`Tensor.dim()`)."""
-        return self._data.ndim
+        return self._arr.ndim
 
     @property
     def size(self) -> int:
         """The number of elements."""
-        return int(self._data.size)
+        return int(self._arr.size)
 
     @property
     def dtype(self) -> str:
         """Paddle's dtype (equals `'float32'`, ...; prints as `paddle.float32`), as
         static Variables report it."""
-        return DTYPE_BY_NUMPY[self._data.dtype]
+        return DTYPE_BY_NUMPY[self._arr.dtype]
 
     @property
     def place(self) -> Place:
@@ -601,8 +658,8 @@ class Tensor:
         if value is None:
             self._grad = None
             return
-        arr = np.array(value._data if isinstance(value, Tensor) else value, dtype=self._data.dtype)
-        if arr.shape != self._data.shape:
+        arr = np.array(value._data if isinstance(value, Tensor) else value, dtype=self._arr.dtype)
+        if arr.shape != tuple(self._arr.shape):
             raise ValueError(f"grad of shape {list(arr.shape)} set on a tensor of shape {self.shape}")
         self._grad = Tensor._new(arr, None, 0, False)
 
@@ -615,16 +672,29 @@ class Tensor:
         if self._grad is None:
             return
         if set_to_zero:
-            g = self._grad._data  # (np.zeros_like costs ~4 us more than np.zeros)
-            self._grad._data = np.zeros(g.shape, g.dtype)
+            g = self._grad._arr  # (np.zeros_like costs ~4 us more than np.zeros; a pending value is not run)
+            self._grad._arr = np.zeros(g.shape, g.dtype)
         else:
             self._grad = None
 
     clear_grad = clear_gradient
 
-    def _accumulate_grad(self, g: np.ndarray) -> None:
+    def _accumulate_grad(self, g: np.ndarray | Pending) -> None:
         # Out of place: an array already handed out (or saved by a recorded op that
         # read `x.grad`) is never modified behind its holder's back.
+        if g.__class__ is Pending:  # a deferred backward's gradient (`frontend/eager_lazy.py`)
+            if g.dtype == self._arr.dtype and tuple(g.shape) == tuple(self._arr.shape):
+                if self._grad is None:
+                    g.copy = True  # (a fresh array at the flush, as np.array below makes)
+                    self._grad = Tensor._new(g, None, 0, False)
+                    return
+                cur = self._grad._arr
+                if cur.dtype == g.dtype and tuple(cur.shape) == tuple(g.shape):
+                    tpl = template_for(pd.ElementwiseAddOp, [cur, g], {})
+                    if tpl.shapes is not None:
+                        self._grad._arr = eager_lazy.defer(tpl, [cur, g], None)[0]
+                        return
+            g = g.get()
         if self._grad is None:
             self._grad = Tensor._new(np.array(g, dtype=self._data.dtype), None, 0, False)
         else:
@@ -653,7 +723,7 @@ class Tensor:
 
     def detach(self) -> Tensor:
         """The same value, cut from the graph (stop_gradient=True)."""
-        t = Tensor._new(self._data, None, 0, True)
+        t = Tensor._new(self._arr, None, 0, True)  # (a pending value is shared, not run)
         return t
 
     # -- Python protocol -----------------------------------------------------------
