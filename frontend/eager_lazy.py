@@ -142,7 +142,7 @@ def resolve(a: Any) -> Any:
 class Trace:
     """One thread's deferred ops since the last flush (module docstring)."""
 
-    __slots__ = ("ops", "sig", "nslots", "ext", "ext_ids", "pending", "nodes", "groups", "lock")
+    __slots__ = ("ops", "sig", "nslots", "ext", "ext_ids", "pending", "nodes", "groups", "lock", "awaiting_step")
 
     def __init__(self) -> None:
         self.lock = threading.RLock()
@@ -157,6 +157,7 @@ class Trace:
         self.pending: list[Pending] = []  # every Pending made; alive ones are wanted
         self.nodes: list[Any] = []  # weak references to the nodes recorded on pending values
         self.groups: dict[int, tuple[int, Any, list[int]]] = {}  # plan blocks: start -> (end, native, slot map)
+        self.awaiting_step = False  # a backward left it open for the optimizer step (`end_backward`)
 
     def slot_of(self, a: Any) -> int:
         """The slot of an input value: a pending one of this trace, or an outside
@@ -175,6 +176,8 @@ class Trace:
 
 class _Local(threading.local):
     trace: Trace | None = None
+    fuse_step = False  # an optimizer step followed the last backward: keep the next one open for it
+    backward_seen = False  # a backward ended since the last optimizer step
 
 
 _local = _Local()
@@ -279,6 +282,30 @@ def defer_plan(
     return out
 
 
+def end_backward() -> None:
+    """A `backward` joined the trace.  It runs now -- a trace kept open holds the
+    arrays it reads, which `retain_graph=False` promises to release -- unless the
+    last backward was followed by an optimizer step: then the step's updates join
+    the same trace and `end_step` runs it, one program for the whole step."""
+    _local.backward_seen = True
+    tr = current()
+    if _local.fuse_step and tr.ops:
+        tr.awaiting_step = True
+    else:
+        flush(tr)
+
+
+def end_step() -> None:
+    """An optimizer step ended (`optimizer._apply`): run the trace, and keep the
+    next backward's trace open for the next step when one followed a backward."""
+    if _local.backward_seen:
+        _local.fuse_step = True
+        _local.backward_seen = False
+    tr = current()
+    tr.awaiting_step = False
+    flush(tr)
+
+
 # ------------------------------------------------------------------- the flush
 
 _REGIONS: OrderedDict[Any, eager_native.NativeRegion | None] = OrderedDict()
@@ -299,6 +326,8 @@ def flush(trace: Trace | None = None) -> None:
     with tr.lock:
         if not tr.ops:
             return
+        if tr.awaiting_step:  # a value was read before the step came: stop waiting for it
+            _local.fuse_step = False
         ops, sig, nslots, ext = tr.ops, tr.sig, tr.nslots, tr.ext
         pending, nodes, groups = tr.pending, tr.nodes, tr.groups
         tr._reset()
@@ -443,5 +472,5 @@ def clear_cache() -> None:
 
 __all__ = [
     "MAX_OPS", "Pending", "Trace", "capturing", "clear_cache", "current", "defer", "defer_add", "defer_plan",
-    "enabled", "flush", "note_node", "paused", "resolve", "set_enabled", "stats",
+    "enabled", "end_backward", "end_step", "flush", "note_node", "paused", "resolve", "set_enabled", "stats",
 ]

@@ -393,7 +393,7 @@ class Optimizer:
             # as one native program once compiled (`frontend/eager_lazy.py`).
             from pullback.frontend import eager_lazy  # (here: other workers edit this file's imports)
 
-            eager_lazy.flush()
+            eager_lazy.end_step()
             return ops
         except BaseException:
             with deferred_interrupts():

@@ -146,10 +146,9 @@ def run_backward(
                 deliver_leaf(leaf, grad)
                 delivered.add(id(leaf))
         deliver_ghost_zeros(ghosts, delivered)
-        # The forward and its backward run now, as one program once compiled: a
-        # trace kept past `backward` would hold the arrays it reads (what
-        # `retain_graph=False` promises to release) until some later read.
-        eager_lazy.flush()
+        # The forward and its backward run now, or with the optimizer step that
+        # follows (`eager_lazy.end_backward`), as one program once compiled.
+        eager_lazy.end_backward()
         return None
     return ghost_zero_results(grads, inputs, ghosts, create_graph)
 
