@@ -68,6 +68,7 @@ def set_enabled(flag: bool) -> bool:
     previous setting.  Tests compare both paths with it."""
     global _enabled
     flush()
+    _local.fuse_step = _local.backward_seen = False
     old, _enabled = _enabled, bool(flag)
     return old
 

@@ -148,7 +148,8 @@ def run_backward(
         deliver_ghost_zeros(ghosts, delivered)
         # The forward and its backward run now, or with the optimizer step that
         # follows (`eager_lazy.end_backward`), as one program once compiled.
-        eager_lazy.end_backward()
+        if lazy:
+            eager_lazy.end_backward()
         return None
     return ghost_zero_results(grads, inputs, ghosts, create_graph)
 
