@@ -39,6 +39,7 @@ import os
 import sys
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -47,8 +48,10 @@ import numpy as np
 
 from pullback.frontend import eager_native
 
-MAX_OPS = 20000
-"""Ops a trace holds before it is flushed (keeps memory and a region bounded)."""
+MAX_OPS = 8192
+"""Ops a trace holds before it is flushed: a trace holds the arrays its ops read,
+so a loop that never reads a value (an inference loop collecting outputs) must
+not keep every input alive; a training step of a large model is a few thousand."""
 
 MAX_TRACES = 256
 """Flushed structures whose regions are kept (least recently used dropped first)."""
@@ -131,6 +134,10 @@ class Pending:
                 )
         return self.value
 
+    def __reduce__(self) -> tuple[Any, tuple[np.ndarray]]:
+        # Pickling or copying a Tensor (its slots) stores the array, not the trace.
+        return (np.asarray, (self.get(),))
+
     def __repr__(self) -> str:
         return f"<Pending {list(self.shape)} {self.dtype}{' ready' if self.value is not None else ''}>"
 
@@ -150,8 +157,8 @@ class Trace:
         self._reset()
 
     def _reset(self) -> None:
-        self.ops: list[tuple[Any, list[int], list[int], Any]] = []  # template, ins, outs, where
-        self.sig: list[tuple[int, tuple[int, ...]]] = []  # (template uid, input slots) per op
+        self.ops: list[tuple[Any, Sequence[int], Sequence[int], Any]] = []  # template, ins, outs, where
+        self.sig: list[tuple[int, Sequence[int]]] = []  # (template uid, input slots) per op
         self.nslots = 0
         self.ext: list[tuple[int, np.ndarray]] = []  # outside arrays and their slots
         self.ext_ids: dict[int, int] = {}  # id(array) -> slot (the trace holds the array)
@@ -202,20 +209,19 @@ def defer(tpl: Any, arrays: list[Any], where: Any) -> list[Pending]:
     pending value of an earlier flush is replaced by its array in place, as nodes
     save them) and return its pending results."""
     tr = current()
-    ins = []
     for i, a in enumerate(arrays):
         if a.__class__ is Pending and a.trace is not tr:
-            a = arrays[i] = a.get()
-        ins.append(tr.slot_of(a))
-    n = tr.nslots
-    shapes = tpl.shapes
-    outs = list(range(n, n + len(shapes)))
-    tr.nslots = n + len(shapes)
-    tins = tuple(ins)
-    tr.ops.append((tpl, ins, outs, where))
-    tr.sig.append((tpl.uid, tins))
-    results = [Pending(shape, dt, s, tr) for shape, dt, s in zip(shapes, tpl.dtypes, outs)]
-    tr.pending.extend(results)
+            arrays[i] = a.get()
+    with tr.lock:  # (another thread may be flushing it: a pending value it was handed)
+        ins = tuple([tr.slot_of(a) for a in arrays])
+        n = tr.nslots
+        shapes = tpl.shapes
+        outs = range(n, n + len(shapes))
+        tr.nslots = n + len(shapes)
+        tr.ops.append((tpl, ins, outs, where))
+        tr.sig.append((tpl.uid, ins))
+        results = [Pending(shape, dt, s, tr) for shape, dt, s in zip(shapes, tpl.dtypes, outs)]
+        tr.pending.extend(results)
     stats["deferred_ops"] += 1
     if len(tr.ops) >= MAX_OPS:
         flush(tr)
@@ -224,8 +230,6 @@ def defer(tpl: Any, arrays: list[Any], where: Any) -> list[Pending]:
 
 def note_node(node: Any) -> None:
     """Remember a node recorded on pending values: the flush gives it the arrays."""
-    import weakref
-
     current().nodes.append(weakref.ref(node))
 
 
@@ -248,6 +252,20 @@ def defer_plan(
     an array (a gradient no step computes) or None (unreached).  `native` (the
     plan's own region) runs the block when the trace runs op by op."""
     tr = current()
+    with tr.lock:
+        return _append_plan(tr, steps, start, externals, results, native, meta)
+
+
+def _append_plan(
+    tr: Trace,
+    steps: Sequence[tuple[Any, Sequence[int], Sequence[int]]],
+    start: Sequence[Any],
+    externals: Sequence[tuple[int, Any]],
+    results: Sequence[int | None],
+    native: Any,
+    meta: dict[int, tuple[tuple[int, ...], np.dtype]],
+) -> list[Any]:
+    """`defer_plan` holding the trace's lock."""
     slot_map = [-1] * len(start)
     for s, a in enumerate(start):
         if a is not None:
