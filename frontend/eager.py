@@ -431,7 +431,7 @@ def execute(
     if arrays is None:
         arrays = [t._arr for t in inputs]
     node = None
-    if tpl.shapes is not None and eager_lazy._enabled:
+    if tpl.shapes is not None and eager_lazy._enabled and not eager_lazy._local.suspended:
         # Deferred (`frontend/eager_lazy.py`): pending results, computed at the flush.
         where = None
         if tpl.records and _state.grad_enabled:

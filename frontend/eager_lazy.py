@@ -53,6 +53,20 @@ MAX_OPS = 8192
 so a loop that never reads a value (an inference loop collecting outputs) must
 not keep every input alive; a training step of a large model is a few thousand."""
 
+OP_US = 3.0
+"""Estimated cost of deferring one op (microseconds): the bookkeeping a compiled
+trace must save back.  A trace whose compiled region gains less than this per op
+over running its ops one by one is not worth deferring (a small MLP's backward is
+already one native plan, `autograd/plan.py`)."""
+
+USELESS_FLUSHES = 4
+"""Consecutive flushes that gained nothing (no compiled region, a region measured
+slower, or gaining less than `OP_US` per op) before this thread stops deferring."""
+
+SUSPEND_STEPS = 200
+"""Backwards and optimizer steps (`tick`) a thread runs per op, once suspended,
+before it defers again to look whether its traces pay now."""
+
 MAX_TRACES = 256
 """Flushed structures whose regions are kept (least recently used dropped first)."""
 
@@ -71,7 +85,8 @@ def set_enabled(flag: bool) -> bool:
     previous setting.  Tests compare both paths with it."""
     global _enabled
     flush()
-    _local.fuse_step = _local.backward_seen = False
+    _local.fuse_step = _local.backward_seen = _local.suspended = False
+    _local.useless = 0
     old, _enabled = _enabled, bool(flag)
     return old
 
@@ -186,6 +201,10 @@ class _Local(threading.local):
     trace: Trace | None = None
     fuse_step = False  # an optimizer step followed the last backward: keep the next one open for it
     backward_seen = False  # a backward ended since the last optimizer step
+    suspended = False  # deferral paid nothing lately: ops run at once (`USELESS_FLUSHES`)
+    useless = 0  # consecutive flushes that gained nothing
+    ticks = 0  # backwards and optimizer steps so far (`tick`)
+    resume_at = 0  # the tick at which a suspended thread defers again
 
 
 _local = _Local()
@@ -200,8 +219,39 @@ def current() -> Trace:
 
 
 def capturing() -> bool:
-    """Whether ops are deferred now (on, and this thread not flushing)."""
-    return _enabled
+    """Whether ops are deferred now (on, and not suspended in this thread)."""
+    return _enabled and not _local.suspended
+
+
+def suspended() -> bool:
+    """Whether this thread stopped deferring because its traces gained nothing
+    (it looks again after `SUSPEND_STEPS` backwards and optimizer steps)."""
+    return _local.suspended
+
+
+def tick() -> None:
+    """A backward or an optimizer step ended (deferred or not): a suspended thread
+    counts them to know when to look again."""
+    loc = _local
+    loc.ticks += 1
+    if loc.suspended and loc.ticks >= loc.resume_at:
+        loc.suspended = False
+        loc.useless = 0
+
+
+def _judge(useful: bool | None) -> None:
+    """Count a flush that gained nothing (False), reset on one that did (True);
+    None: not known yet (a region still probing or compiling)."""
+    if not eager_native.enabled():
+        return  # no region can gain: deferral stays on (tests compare both paths so)
+    loc = _local
+    if useful is False:
+        loc.useless += 1
+        if loc.useless >= USELESS_FLUSHES:
+            loc.suspended = True
+            loc.resume_at = loc.ticks + SUSPEND_STEPS
+    elif useful:
+        loc.useless = 0
 
 
 def defer(tpl: Any, arrays: list[Any], where: Any) -> list[Pending]:
@@ -323,6 +373,7 @@ def end_step() -> None:
     tr = current()
     tr.awaiting_step = False
     flush(tr)
+    tick()
 
 
 # ------------------------------------------------------------------- the flush
@@ -363,7 +414,7 @@ def flush(trace: Trace | None = None) -> None:
             vals: list[Any] = [None] * nslots
             for s, a in ext:
                 vals[s] = a
-            _run(ops, sig, vals, wanted, groups)
+            _judge(_run(ops, sig, vals, wanted, groups))
             for p in wanted_p:
                 v = vals[p.slot]
                 p.value = np.array(v) if p.copy else v
@@ -380,8 +431,11 @@ def flush(trace: Trace | None = None) -> None:
             raise
 
 
-def _run(ops: list[Any], sig: list[Any], vals: list[Any], wanted: list[int], groups: dict[int, Any]) -> None:
-    """Compute the `wanted` slots: the fused region when compiled, else op by op."""
+def _run(
+    ops: list[Any], sig: list[Any], vals: list[Any], wanted: list[int], groups: dict[int, Any],
+) -> bool | None:
+    """Compute the `wanted` slots: the fused region when compiled, else op by op.
+    Returns whether deferring this trace paid (None: not known yet)."""
     key = (tuple(sig), tuple(wanted))
     region = _REGIONS.get(key, False)
     if region is False:
@@ -403,12 +457,15 @@ def _run(ops: list[Any], sig: list[Any], vals: list[Any], wanted: list[int], gro
                 for s, v in zip(region.fetch, outs):
                     vals[s] = v
                 stats["fused"] += 1
-                return
+                if region.state is not eager_native.NATIVE or not eager_native.CALIBRATE:
+                    return None
+                return region.ref_s - region.native_s >= len(ops) * OP_US * 1e-6
         t = time.perf_counter()
         _run_ops(ops, vals, wanted, groups)
         region.reference(time.perf_counter() - t)
-    else:
-        _run_ops(ops, vals, wanted, groups)
+        return None if region.state is not eager_native.OFF else False
+    _run_ops(ops, vals, wanted, groups)
+    return False
 
 
 def _live_ops(ops: list[Any], wanted: list[int]) -> list[bool]:
@@ -492,4 +549,5 @@ def clear_cache() -> None:
 __all__ = [
     "MAX_OPS", "Pending", "Trace", "capturing", "clear_cache", "current", "defer", "defer_add", "defer_plan",
     "enabled", "end_backward", "end_step", "flush", "note_node", "paused", "resolve", "set_enabled", "stats",
+    "suspended", "tick",
 ]

@@ -150,6 +150,7 @@ def run_backward(
         # follows (`eager_lazy.end_backward`), as one program once compiled.
         if lazy:
             eager_lazy.end_backward()
+        eager_lazy.tick()
         return None
     return ghost_zero_results(grads, inputs, ghosts, create_graph)
 

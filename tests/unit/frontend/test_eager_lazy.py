@@ -404,3 +404,27 @@ def test_gradients_accumulate_over_deferred_backwards() -> None:
     fd = np.array([(np.sum(np.sin(a + eps * e) * (a + eps * e)) - np.sum(np.sin(a - eps * e) * (a - eps * e)))
                    / (2 * eps) for e in np.eye(2)])
     np.testing.assert_allclose(x.grad.numpy(), 2 * fd, rtol=1e-7)
+
+
+def test_deferral_that_gains_nothing_is_suspended_then_retried(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Traces whose regions are never compiled (here every region is below the
+    cost threshold) stop being deferred after `USELESS_FLUSHES` flushes, are tried
+    again after `SUSPEND_STEPS` steps, and the parameters equal the per-op run's."""
+    monkeypatch.setattr(eager_native, "MIN_US", 1e9)
+    monkeypatch.setattr(eager_lazy, "SUSPEND_STEPS", 6)
+    monkeypatch.setattr(eager_lazy, "_REGIONS", type(eager_lazy._REGIONS)())
+    old = eager_native.set_enabled(True)
+    try:
+        want = _lazy(False, lambda: _train("mlp", "SGD", 12))
+        states: list[bool] = []
+        got = _lazy(True, lambda: _train("mlp", "SGD", 12, each=lambda i: states.append(eager_lazy.suspended())))
+    finally:
+        eager_native.set_enabled(old)
+    _same(got, want)
+    # Each structure is probed twice before its region is off, then four useless
+    # flushes suspend; six backwards and steps later (three training steps) the
+    # thread defers again, and is suspended again.
+    assert not states[0] and True in states[:8], states
+    first = states.index(True)
+    back = states.index(False, first)
+    assert back - first <= 4 and True in states[back:], states
