@@ -686,12 +686,14 @@ class Tensor:
             if g.dtype == self._arr.dtype and tuple(g.shape) == tuple(self._arr.shape):
                 if self._grad is None:
                     g.copy = True  # (a fresh array at the flush, as np.array below makes)
+                    eager_lazy.note_undo(self, "_grad", None)
                     self._grad = Tensor._new(g, None, 0, False)
                     return
                 cur = self._grad._arr
                 if cur.dtype == g.dtype and tuple(cur.shape) == tuple(g.shape):
                     tpl = template_for(pd.ElementwiseAddOp, [cur, g], {})
                     if tpl.shapes is not None:
+                        eager_lazy.note_undo(self._grad, "_arr", cur)
                         self._grad._arr = eager_lazy.defer(tpl, [cur, g], None)[0]
                         return
             g = g.get()

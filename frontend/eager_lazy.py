@@ -165,7 +165,8 @@ def resolve(a: Any) -> Any:
 class Trace:
     """One thread's deferred ops since the last flush (module docstring)."""
 
-    __slots__ = ("ops", "sig", "nslots", "ext", "ext_ids", "pending", "nodes", "groups", "lock", "awaiting_step")
+    __slots__ = ("ops", "sig", "nslots", "ext", "ext_ids", "pending", "nodes", "groups", "lock", "awaiting_step",
+                 "undo")
 
     def __init__(self) -> None:
         self.lock = threading.RLock()
@@ -181,6 +182,7 @@ class Trace:
         self.nodes: list[Any] = []  # weak references to the nodes recorded on pending values
         self.groups: dict[int, tuple[int, Any, list[int]]] = {}  # plan blocks: start -> (end, native, slot map)
         self.awaiting_step = False  # a backward left it open for the optimizer step (`end_backward`)
+        self.undo: list[tuple[Any, str, Any]] = []  # (object, attribute, old value) to restore if it fails
 
     def slot_of(self, a: Any) -> int:
         """The slot of an input value: a pending one of this trace, or an outside
@@ -276,6 +278,13 @@ def defer(tpl: Any, arrays: list[Any], where: Any) -> list[Pending]:
     if len(tr.ops) >= MAX_OPS:
         flush(tr)
     return results
+
+
+def note_undo(obj: Any, attr: str, old: Any) -> None:
+    """`obj.attr` now holds a pending value of this trace: should the trace fail,
+    it gets `old` back (a gradient accumulated by a deferred backward), as the
+    per-op path would have left it (its error would have stopped the step)."""
+    current().undo.append((obj, attr, old))
 
 
 def note_node(node: Any) -> None:
@@ -399,7 +408,7 @@ def flush(trace: Trace | None = None) -> None:
         if tr.awaiting_step:  # a value was read before the step came: stop waiting for it
             _local.fuse_step = False
         ops, sig, nslots, ext = tr.ops, tr.sig, tr.nslots, tr.ext
-        pending, nodes, groups = tr.pending, tr.nodes, tr.groups
+        pending, nodes, groups, undo = tr.pending, tr.nodes, tr.groups, tr.undo
         tr._reset()
         stats["flushes"] += 1
         try:
@@ -424,6 +433,8 @@ def flush(trace: Trace | None = None) -> None:
                     node.saved_in = [resolve(a) for a in node.saved_in]
                     node.saved_out = [resolve(a) for a in node.saved_out]
         except BaseException as e:
+            for obj, attr, old in reversed(undo):
+                setattr(obj, attr, old)
             for p in pending:
                 p.trace = None
                 if p.value is None:
@@ -452,7 +463,12 @@ def _run(
         _REGIONS.move_to_end(key)
     if region is not None and region.state is not eager_native.OFF:
         if region.ready():
-            outs = region.call([vals[s] for s in region.feeds])
+            outs = region.call([vals[s] for s in region.feeds], judge=True)
+            if outs is None and region.failure is not None:
+                failure, region.failure = region.failure, None
+                _run_ops(ops, vals, wanted, groups)  # raises when the values were bad
+                region.fail(failure)  # the reference ran: the native code is at fault
+                return False
             if outs is not None:
                 for s, v in zip(region.fetch, outs):
                     vals[s] = v
@@ -548,6 +564,6 @@ def clear_cache() -> None:
 
 __all__ = [
     "MAX_OPS", "Pending", "Trace", "capturing", "clear_cache", "current", "defer", "defer_add", "defer_plan",
-    "enabled", "end_backward", "end_step", "flush", "note_node", "paused", "resolve", "set_enabled", "stats",
+    "enabled", "end_backward", "end_step", "flush", "note_node", "note_undo", "paused", "resolve", "set_enabled", "stats",
     "suspended", "tick",
 ]

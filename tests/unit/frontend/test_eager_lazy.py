@@ -6,6 +6,8 @@ deferred op name the op and the user line; metadata never runs anything."""
 
 from __future__ import annotations
 
+import inspect
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -359,7 +361,7 @@ def test_an_error_in_a_deferred_op_names_the_op_and_the_user_line(monkeypatch: p
     eager_lazy.set_enabled(True)
     x = to_tensor(np.ones((2, 2), np.float32))
     y = paddle.tanh(x)  # the line the error must name
-    line = __import__("inspect").currentframe().f_lineno - 1
+    line = inspect.currentframe().f_lineno - 1  # type: ignore[union-attr]
     real = Template.run
 
     def failing(self: Template, arrays: Any, quiet: bool = False) -> Any:
@@ -428,3 +430,53 @@ def test_deferral_that_gains_nothing_is_suspended_then_retried(monkeypatch: pyte
     first = states.index(True)
     back = states.index(False, first)
     assert back - first <= 4 and True in states[back:], states
+
+
+def _bad_label_run() -> tuple[list[np.ndarray], list[str]]:
+    """Eight SGD steps; step 5's labels are out of range (its error stops it)."""
+    paddle.seed(2)
+    net = _mlp()
+    o = paddle.optimizer.SGD(learning_rate=0.1, parameters=net.parameters())
+    errors: list[str] = []
+    for i in range(8):
+        x, label = _data("mlp", 5, i)
+        if i == 5:
+            label = to_tensor(np.array([0, 1, 7, 1, 0], np.int64))
+        try:
+            loss = F.cross_entropy(net(x), label)
+            loss.backward()
+            o.step()
+            o.clear_grad()
+        except IndexError as e:
+            errors.append(str(e))
+        eager_native.wait(120)
+    return [p.numpy() for p in net.parameters()], errors
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_a_bad_value_fails_the_step_as_the_per_op_path_does(compiled: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An out-of-range label found at the flush (by the compiled step or the
+    per-op kernel) raises the kernel's error, naming the op and the line that
+    called it; the step's gradients and updates are undone, so training goes on
+    from the same parameters as on the per-op path (where the error stopped the
+    step at the loss), and a compiled step stays compiled."""
+    want, want_err = _lazy(False, _bad_label_run)
+    if compiled:
+        monkeypatch.setattr(eager_native, "MIN_US", 0.0)
+        monkeypatch.setattr(eager_native, "PROBES", 1)
+        monkeypatch.setattr(eager_native, "CALIBRATE", False)
+        monkeypatch.setattr(eager_lazy, "_REGIONS", type(eager_lazy._REGIONS)())
+        monkeypatch.setattr(eager_native, "_enabled", True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (per-op native kernels warn about the label)
+        got, got_err = _lazy(True, _bad_label_run)
+    assert len(got_err) == len(want_err) == 1
+    assert "label 7 is out of range" in got_err[0] and "'pd.softmax_with_cross_entropy' called at" in got_err[0]
+    assert "test_eager_lazy.py" in got_err[0]
+    for a, b in zip(got, want):
+        if compiled:
+            np.testing.assert_allclose(a, b, rtol=2e-5, atol=1e-6)
+        else:
+            np.testing.assert_array_equal(a, b)
+    if compiled:
+        assert eager_native.NATIVE in [r.state for r in eager_lazy._REGIONS.values() if r is not None]
