@@ -177,8 +177,8 @@ class Template:
         self.type = op.name.split(".", 1)[1]
         self.shapes = _deferrable_shapes(op) if not self.narrow else None
         """The result shapes when the op may be deferred (`frontend/eager_lazy.py`):
-        static result types, no regions, not host-only, not on 16-bit floats, a
-        kernel that cannot fail on values; None: it always runs at once."""
+        static result types, no regions, not host-only, not on 16-bit floats, not
+        in `NOT_DEFERRED`; None: it always runs at once."""
         self.native: eager_native.NativeRegion | None = None
         """Set by `template_for` on the eager forward's templates: the op's native
         kernel and whether to use it (`frontend/eager_native.py`); None: reference."""
@@ -255,8 +255,12 @@ class Template:
 
 
 NOT_DEFERRED: frozenset[str] = frozenset()
-"""Ops whose kernels check values (indices in range, ...) and raise: they run at
-once under lazy capture, so the error comes from the call that caused it."""
+"""Ops (by name) that always run at their call under lazy capture.  Empty: ops
+whose kernels check values (labels, indices in range) are deferred too -- a
+cross entropy is in every classifier's step, and running it at once would cut
+each step in two -- and their error is raised at the flush, naming the op and
+the user line that called it, with the step's gradients and updates undone
+(`frontend/eager_lazy.py`)."""
 
 
 def _deferrable_shapes(op: Operation) -> tuple[tuple[int, ...], ...] | None:
