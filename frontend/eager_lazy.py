@@ -70,6 +70,11 @@ USELESS_FLUSHES = 4
 """Consecutive flushes that gained nothing (no compiled region, a region measured
 slower, or gaining less than `OP_US` per op) before this thread stops deferring."""
 
+JUDGED_OPS = 8
+"""Traces shorter than this neither count as useless nor reset the count: reading a
+metric or two after each step flushes such small traces, and they must not stop the
+deferral of the step itself."""
+
 SUSPEND_STEPS = 200
 """Backwards and optimizer steps (`tick`) a thread runs per op, once suspended,
 before it defers again to look whether its traces pay now."""
@@ -431,7 +436,9 @@ def flush(trace: Trace | None = None) -> None:
             vals: list[Any] = [None] * nslots
             for s, a in ext:
                 vals[s] = a
-            _judge(_run(ops, sig, vals, wanted, groups))
+            useful = _run(ops, sig, vals, wanted, groups)
+            if len(ops) >= JUDGED_OPS:
+                _judge(useful)
             for p in wanted_p:
                 v = vals[p.slot]
                 p.value = np.array(v) if p.copy else v

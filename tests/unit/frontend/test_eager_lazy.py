@@ -417,9 +417,9 @@ def test_deferral_that_gains_nothing_is_suspended_then_retried(monkeypatch: pyte
     monkeypatch.setattr(eager_lazy, "_REGIONS", type(eager_lazy._REGIONS)())
     old = eager_native.set_enabled(True)
     try:
-        want = _lazy(False, lambda: _train("mlp", "SGD", 12))
+        want = _lazy(False, lambda: _train("mlp", "SGD", 16))
         states: list[bool] = []
-        got = _lazy(True, lambda: _train("mlp", "SGD", 12, each=lambda i: states.append(eager_lazy.suspended())))
+        got = _lazy(True, lambda: _train("mlp", "SGD", 16, each=lambda i: states.append(eager_lazy.suspended())))
     finally:
         eager_native.set_enabled(old)
     _same(got, want)
