@@ -128,7 +128,7 @@ class Template:
     kernels read only properties and types, so one template serves all such calls."""
 
     __slots__ = ("op", "kernel", "fast", "may_warn", "dtypes", "float_out", "records", "uid", "type", "narrow",
-                 "native", "shapes")
+                 "native", "shapes", "indexed")
 
     _uids = itertools.count(1)
 
@@ -179,6 +179,13 @@ class Template:
         """The result shapes when the op may be deferred (`frontend/eager_lazy.py`):
         static result types, no regions, not host-only, not on 16-bit floats, not
         in `NOT_DEFERRED`; None: it always runs at once."""
+        self.indexed = any(
+            np.dtype(DTYPE_BY_ELEM.get(str(v.type.get_element_type()), np.float32)).kind in "iu"
+            for v in op.operands if isinstance(v.type, TensorType)
+        )
+        """Whether the op reads integers (indices, labels, ids its kernel may find out
+        of range): deferred only when some input is pending, so an op on concrete
+        values raises a bad index at its call (`execute`)."""
         self.native: eager_native.NativeRegion | None = None
         """Set by `template_for` on the eager forward's templates: the op's native
         kernel and whether to use it (`frontend/eager_native.py`); None: reference."""
@@ -330,7 +337,9 @@ def _freeze(v: Any) -> Any:
     return tuple(_freeze(x) for x in v) if isinstance(v, (list, tuple)) else v
 
 
-def template_for(op_cls: type[pd.PdOp], arrays: Sequence[np.ndarray], props: dict[str, Any]) -> Template:
+def template_for(
+    op_cls: type[pd.PdOp], arrays: Sequence[np.ndarray | Pending], props: dict[str, Any],
+) -> Template:
     """The (cached) template of `op_cls` with these properties on inputs shaped like
     `arrays`; a shape or dtype mismatch raises ValueError with the verifier's text."""
     # Per-op overhead matters here: try the key as given first; list-valued
@@ -435,7 +444,10 @@ def execute(
     if arrays is None:
         arrays = [t._arr for t in inputs]
     node = None
-    if tpl.shapes is not None and eager_lazy._enabled and not eager_lazy._local.suspended:
+    if (
+        tpl.shapes is not None and eager_lazy._enabled and not eager_lazy._local.suspended
+        and (not tpl.indexed or any([a.__class__ is Pending for a in arrays]))
+    ):
         # Deferred (`frontend/eager_lazy.py`): pending results, computed at the flush.
         where = None
         if tpl.records and _state.grad_enabled:
@@ -499,6 +511,9 @@ class Tensor:
 
     __array_priority__ = 100  # `ndarray + Tensor` uses Tensor.__radd__
 
+    _arr: np.ndarray | Pending
+    """The value: an array, or the pending value of a deferred op (`_data` runs it)."""
+
     def __init__(
         self,
         data: Any = None,
@@ -518,7 +533,9 @@ class Tensor:
         self.persistable = False
 
     @classmethod
-    def _new(cls: type[_TensorT], data: np.ndarray, node: Node | None, index: int, stop_gradient: bool) -> _TensorT:
+    def _new(
+        cls: type[_TensorT], data: np.ndarray | Pending, node: Node | None, index: int, stop_gradient: bool,
+    ) -> _TensorT:
         """Wrap an array the caller owns (no copy, no checks): op results."""
         t = object.__new__(cls)
         t._arr = data

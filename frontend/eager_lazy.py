@@ -463,8 +463,8 @@ def _run(
     """Compute the `wanted` slots: the fused region when compiled, else op by op.
     Returns whether deferring this trace paid (None: not known yet)."""
     key = (tuple(sig), tuple(wanted))
-    region = _REGIONS.get(key, False)
-    if region is False:
+    region: eager_native.NativeRegion | None
+    if key not in _REGIONS:
         region = None
         if eager_native.enabled() and eager_native.compilable([tpl.op for tpl, _, _, _ in ops]):
             region = eager_native.NativeRegion(
@@ -475,6 +475,7 @@ def _run(
         if len(_REGIONS) > MAX_TRACES:
             _REGIONS.popitem(last=False)
     else:
+        region = _REGIONS[key]
         _REGIONS.move_to_end(key)
     if region is not None and region.state is not eager_native.OFF:
         if region.ready():
