@@ -27,7 +27,7 @@ import threading
 import time
 from types import FrameType
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType
@@ -399,14 +399,16 @@ class Node:
         self,
         tpl: Template,
         parents: tuple[tuple[Any, int], ...],
-        saved_in: list[np.ndarray],
-        saved_out: list[np.ndarray],
+        saved_in: list[Any],
+        saved_out: list[Any],
         where: Where | None,
     ) -> None:
         self.tpl = tpl
         self.parents = parents
-        self.saved_in: list[np.ndarray] | None = saved_in
-        self.saved_out: list[np.ndarray] | None = saved_out
+        # Arrays, or pending values of deferred ops until their trace is flushed
+        # (`frontend/eager_lazy.py` then puts the arrays here).
+        self.saved_in: list[Any] | None = saved_in
+        self.saved_out: list[Any] | None = saved_out
         self.where = where
         self.freed = False
         self.ghosts: tuple[Tensor, ...] = ()
@@ -433,7 +435,7 @@ def _parent_of(t: Tensor) -> tuple[Any, int]:
 
 def execute(
     tpl: Template, inputs: Sequence[Tensor], name: str | None = None,
-    arrays: list[np.ndarray] | None = None,
+    arrays: list[np.ndarray | Pending] | None = None,
 ) -> list[Tensor]:
     """Run one op on Tensors (whose arrays are `arrays`, when the caller has them)
     and record it when an input needs a gradient.
@@ -463,7 +465,7 @@ def execute(
         for i, a in enumerate(arrays):
             if a.__class__ is Pending:
                 arrays[i] = a.get()
-        outs = tpl.run(arrays)
+        outs = tpl.run(cast("list[np.ndarray]", arrays))  # (no pending value left)
         if tpl.records and _state.grad_enabled:
             for t in inputs:
                 if not t.stop_gradient:
@@ -556,9 +558,9 @@ class Tensor:
         (`frontend/eager_lazy.py`): reading it here runs the deferred ops first.
         Metadata (shape, dtype) reads `_arr` and never does."""
         a = self._arr
-        if a.__class__ is Pending:
+        if type(a) is Pending:
             a = self._arr = a.get()
-        return a
+        return a  # type: ignore[return-value]  # (a pending value was replaced above)
 
     @_data.setter
     def _data(self, value: np.ndarray) -> None:
