@@ -262,12 +262,13 @@ class Template:
 
 
 NOT_DEFERRED: frozenset[str] = frozenset()
-"""Ops (by name) that always run at their call under lazy capture.  Empty: ops
-whose kernels check values (labels, indices in range) are deferred too -- a
-cross entropy is in every classifier's step, and running it at once would cut
-each step in two -- and their error is raised at the flush, naming the op and
-the user line that called it, with the step's gradients and updates undone
-(`frontend/eager_lazy.py`)."""
+"""Ops (by name) that always run at their call under lazy capture.  Empty: an op
+whose kernel checks values (labels, indices in range) reads integers, and such an
+op runs at its call when all its inputs are concrete (`Template.indexed`), so a bad
+index raises there; with a pending input (a training step's cross entropy on the
+logits) it is deferred -- running it at once would cut each step in two -- and its
+error is raised at the flush, naming the op and the user line that called it, with
+the step's gradients and updates undone (`frontend/eager_lazy.py`)."""
 
 
 def _deferrable_shapes(op: Operation) -> tuple[tuple[int, ...], ...] | None:

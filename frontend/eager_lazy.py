@@ -31,7 +31,9 @@ only values can fail at the flush (a label out of range): the error names the op
 and the user line that called it, and what the trace wrote into objects that
 outlive it is undone -- gradients here (`note_undo`), parameters and optimizer
 state by the optimizer's journal -- as the per-op path, stopped at that op, would
-have left them.  `eager.NOT_DEFERRED` lists ops that must raise at their call.
+have left them.  An op reading integers (indices, labels) on concrete values
+only runs at its call (`Template.indexed`), so a bad index given directly raises
+there; `eager.NOT_DEFERRED` lists ops that must always run at their call.
 
 A thread whose traces gain nothing (small ops whose compiled region does not beat
 running them one by one, structures that never repeat) stops deferring for a
