@@ -231,7 +231,9 @@ class NativeRegion:
                 self._fail(f"{type(e).__name__}: {e}")
             return None
         stats["native_calls"] += 1
-        if self.state is TRIAL:
+        if self.state is TRIAL and (_pending == 0 or not CALIBRATE):
+            # (A trial timed while another region compiles shares the CPU and the
+            # GIL with it: on one core it could lose a region worth keeping.)
             seconds = time.perf_counter() - t
             self.native_s = min(self.native_s, seconds)
             self.trials += 1
