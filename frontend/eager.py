@@ -27,7 +27,7 @@ import threading
 import time
 from types import FrameType
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType
@@ -38,7 +38,8 @@ from pullback.dialects import pd
 from pullback.dialects.bfloat16 import bf16_to_f32, host_cast
 from pullback.dialects.pd.dtypes import DTYPE_BY_NAME, get_default_dtype
 from pullback.dialects.pd.dtypes import DTYPE_BY_NUMPY, NAME_BY_NUMPY, NUMPY_BY_SHORT, dtype_for_array, to_numpy_dtype
-from pullback.frontend import eager_native, unique_name
+from pullback.frontend import eager_lazy, eager_native, unique_name
+from pullback.frontend.eager_lazy import Pending
 from pullback.runtime.native import blas_threads
 from pullback.runtime.interpreter import (
     KERNELS,
@@ -127,7 +128,7 @@ class Template:
     kernels read only properties and types, so one template serves all such calls."""
 
     __slots__ = ("op", "kernel", "fast", "may_warn", "dtypes", "float_out", "records", "uid", "type", "narrow",
-                 "native")
+                 "native", "shapes", "indexed")
 
     _uids = itertools.count(1)
 
@@ -174,6 +175,17 @@ class Template:
         # use it, so an evicted template cannot be mistaken for a new one.
         self.uid = next(Template._uids)  # atomic under the GIL
         self.type = op.name.split(".", 1)[1]
+        self.shapes = _deferrable_shapes(op) if not self.narrow else None
+        """The result shapes when the op may be deferred (`frontend/eager_lazy.py`):
+        static result types, no regions, not host-only, not on 16-bit floats, not
+        in `NOT_DEFERRED`; None: it always runs at once."""
+        self.indexed = any(
+            np.dtype(DTYPE_BY_ELEM.get(str(v.type.get_element_type()), np.float32)).kind in "iu"
+            for v in op.operands if isinstance(v.type, TensorType)
+        )
+        """Whether the op reads integers (indices, labels, ids its kernel may find out
+        of range): deferred only when some input is pending, so an op on concrete
+        values raises a bad index at its call (`execute`)."""
         self.native: eager_native.NativeRegion | None = None
         """Set by `template_for` on the eager forward's templates: the op's native
         kernel and whether to use it (`frontend/eager_native.py`); None: reference."""
@@ -249,6 +261,33 @@ class Template:
         return [storage_array(o, r.type) for o, r in zip(outs, op.results)]
 
 
+NOT_DEFERRED: frozenset[str] = frozenset()
+"""Ops (by name) that always run at their call under lazy capture.  Empty: an op
+whose kernel checks values (labels, indices in range) reads integers, and such an
+op runs at its call when all its inputs are concrete (`Template.indexed`), so a bad
+index raises there; with a pending input (a training step's cross entropy on the
+logits) it is deferred -- running it at once would cut each step in two -- and its
+error is raised at the flush, naming the op and the user line that called it, with
+the step's gradients and updates undone (`frontend/eager_lazy.py`)."""
+
+
+def _deferrable_shapes(op: Operation) -> tuple[tuple[int, ...], ...] | None:
+    """`Template.shapes`: the op's static result shapes, or None when it cannot be
+    deferred (a fused region could not hold it, or its kernel may raise)."""
+    if op.regions or getattr(op, "HOST_ONLY", "no pd op") is not None or op.name in NOT_DEFERRED:
+        return None
+    shapes = []
+    for r in op.results:
+        t = r.type
+        if not isinstance(t, TensorType):
+            return None
+        shape = tuple(pd.shape_of(t))
+        if any(d < 0 for d in shape):
+            return None
+        shapes.append(shape)
+    return tuple(shapes)
+
+
 # Fast path.  For the commonest small ops the interpreter kernel's generality costs
 # more than the arithmetic (measured on the MLP benchmark: 1.4 ms -> 0.6 ms per
 # step): property reads, Paddle's `axis` alignment, a dynamic-dimension check that
@@ -299,7 +338,9 @@ def _freeze(v: Any) -> Any:
     return tuple(_freeze(x) for x in v) if isinstance(v, (list, tuple)) else v
 
 
-def template_for(op_cls: type[pd.PdOp], arrays: Sequence[np.ndarray], props: dict[str, Any]) -> Template:
+def template_for(
+    op_cls: type[pd.PdOp], arrays: Sequence[np.ndarray | Pending], props: dict[str, Any],
+) -> Template:
     """The (cached) template of `op_cls` with these properties on inputs shaped like
     `arrays`; a shape or dtype mismatch raises ValueError with the verifier's text."""
     # Per-op overhead matters here: try the key as given first; list-valued
@@ -359,14 +400,16 @@ class Node:
         self,
         tpl: Template,
         parents: tuple[tuple[Any, int], ...],
-        saved_in: list[np.ndarray],
-        saved_out: list[np.ndarray],
+        saved_in: list[Any],
+        saved_out: list[Any],
         where: Where | None,
     ) -> None:
         self.tpl = tpl
         self.parents = parents
-        self.saved_in: list[np.ndarray] | None = saved_in
-        self.saved_out: list[np.ndarray] | None = saved_out
+        # Arrays, or pending values of deferred ops until their trace is flushed
+        # (`frontend/eager_lazy.py` then puts the arrays here).
+        self.saved_in: list[Any] | None = saved_in
+        self.saved_out: list[Any] | None = saved_out
         self.where = where
         self.freed = False
         self.ghosts: tuple[Tensor, ...] = ()
@@ -393,7 +436,7 @@ def _parent_of(t: Tensor) -> tuple[Any, int]:
 
 def execute(
     tpl: Template, inputs: Sequence[Tensor], name: str | None = None,
-    arrays: list[np.ndarray] | None = None,
+    arrays: list[np.ndarray | Pending] | None = None,
 ) -> list[Tensor]:
     """Run one op on Tensors (whose arrays are `arrays`, when the caller has them)
     and record it when an input needs a gradient.
@@ -402,14 +445,33 @@ def execute(
     `create_graph=True` (so the gradient ops are themselves recorded).
     """
     if arrays is None:
-        arrays = [t._data for t in inputs]
-    outs = tpl.run(arrays)
+        arrays = [t._arr for t in inputs]
     node = None
-    if tpl.records and _state.grad_enabled:
-        for t in inputs:
-            if not t.stop_gradient:
-                node = Node(tpl, tuple([_parent_of(t) for t in inputs]), arrays, outs, _user_frame())
-                break
+    if (
+        tpl.shapes is not None and eager_lazy._enabled and not eager_lazy._local.suspended
+        and (not tpl.indexed or any([a.__class__ is Pending for a in arrays]))
+    ):
+        # Deferred (`frontend/eager_lazy.py`): pending results, computed at the flush.
+        where = None
+        if tpl.records and _state.grad_enabled:
+            for t in inputs:
+                if not t.stop_gradient:
+                    where = _user_frame()
+                    break
+        outs: list[Any] = eager_lazy.defer(tpl, arrays, where or _user_frame())
+        if where is not None:
+            node = Node(tpl, tuple([_parent_of(t) for t in inputs]), arrays, outs, where)
+            eager_lazy.note_node(node)
+    else:
+        for i, a in enumerate(arrays):
+            if a.__class__ is Pending:
+                arrays[i] = a.get()
+        outs = tpl.run(cast("list[np.ndarray]", arrays))  # (no pending value left)
+        if tpl.records and _state.grad_enabled:
+            for t in inputs:
+                if not t.stop_gradient:
+                    node = Node(tpl, tuple([_parent_of(t) for t in inputs]), arrays, outs, _user_frame())
+                    break
     results = []
     for i, a in enumerate(outs):
         grad = node is not None and tpl.float_out[i]
@@ -429,7 +491,7 @@ def eager_apply(
             raise TypeError(
                 f"{op_cls.name}: input #{i} must be a Tensor in dynamic mode, got {type(x).__name__}"
             )
-    arrays = [x._data for x in inputs]
+    arrays = [x._arr for x in inputs]  # pending values too: templates need only shapes and dtypes
     tpl = template_for(op_cls, arrays, props)
     outs = execute(tpl, inputs, name, arrays)
     return outs[0] if len(outs) == 1 else outs
@@ -447,10 +509,13 @@ class Tensor:
     produced it (`_node`, result `_index`).  A tensor with `stop_gradient=False` and
     no node is a leaf: `backward` accumulates its gradient into `.grad`."""
 
-    __slots__ = ("_data", "_node", "_index", "stop_gradient", "_grad", "_name", "_where",
+    __slots__ = ("_arr", "_node", "_index", "stop_gradient", "_grad", "_name", "_where",
                  "persistable", "__weakref__", "__dict__")
 
     __array_priority__ = 100  # `ndarray + Tensor` uses Tensor.__radd__
+
+    _arr: np.ndarray | Pending
+    """The value: an array, or the pending value of a deferred op (`_data` runs it)."""
 
     def __init__(
         self,
@@ -471,10 +536,12 @@ class Tensor:
         self.persistable = False
 
     @classmethod
-    def _new(cls: type[_TensorT], data: np.ndarray, node: Node | None, index: int, stop_gradient: bool) -> _TensorT:
+    def _new(
+        cls: type[_TensorT], data: np.ndarray | Pending, node: Node | None, index: int, stop_gradient: bool,
+    ) -> _TensorT:
         """Wrap an array the caller owns (no copy, no checks): op results."""
         t = object.__new__(cls)
-        t._data = data
+        t._arr = data
         t._node = node
         t._index = index
         t.stop_gradient = stop_gradient
@@ -485,6 +552,20 @@ class Tensor:
         return t
 
     # -- value -------------------------------------------------------------------
+
+    @property
+    def _data(self) -> np.ndarray:
+        """The value's array.  `_arr` may hold a pending value of a deferred op
+        (`frontend/eager_lazy.py`): reading it here runs the deferred ops first.
+        Metadata (shape, dtype) reads `_arr` and never does."""
+        a = self._arr
+        if type(a) is Pending:
+            a = self._arr = a.get()
+        return a  # type: ignore[return-value]  # (a pending value was replaced above)
+
+    @_data.setter
+    def _data(self, value: np.ndarray) -> None:
+        self._arr = value
 
     def numpy(self) -> np.ndarray:
         """A copy of the value as a numpy array."""
@@ -527,14 +608,14 @@ class Tensor:
         return int(self._data.item())
 
     def __len__(self) -> int:
-        if self._data.ndim == 0:
+        if self._arr.ndim == 0:
             raise TypeError("len() of a 0-D tensor")
-        return self._data.shape[0]
+        return self._arr.shape[0]
 
     def set_value(self, value: Any) -> None:
         """Replace the value (same shape; cast to this dtype).  The old array is not
         written to, so graphs recorded with it keep their saved values."""
-        arr = np.array(value._data if isinstance(value, Tensor) else value, dtype=self._data.dtype)
+        arr = np.array(value._data if isinstance(value, Tensor) else value, dtype=self._arr.dtype)
         if list(arr.shape) != self.shape:
             raise ValueError(
                 f"set_value: shape {list(arr.shape)} does not match the tensor's shape {self.shape}"
@@ -546,27 +627,27 @@ class Tensor:
     @property
     def shape(self) -> list[int]:
         """The shape as a list of ints."""
-        return list(self._data.shape)
+        return list(self._arr.shape)
 
     @property
     def ndim(self) -> int:
         """The number of dimensions."""
-        return self._data.ndim
+        return self._arr.ndim
 
     def dim(self) -> int:
         """The number of dimensions (`Tensor.dim()`)."""
-        return self._data.ndim
+        return self._arr.ndim
 
     @property
     def size(self) -> int:
         """The number of elements."""
-        return int(self._data.size)
+        return int(self._arr.size)
 
     @property
     def dtype(self) -> str:
         """Paddle's dtype (equals `'float32'`, ...; prints as `paddle.float32`), as
         static Variables report it."""
-        return DTYPE_BY_NUMPY[self._data.dtype]
+        return DTYPE_BY_NUMPY[self._arr.dtype]
 
     @property
     def place(self) -> Place:
@@ -601,8 +682,8 @@ class Tensor:
         if value is None:
             self._grad = None
             return
-        arr = np.array(value._data if isinstance(value, Tensor) else value, dtype=self._data.dtype)
-        if arr.shape != self._data.shape:
+        arr = np.array(value._data if isinstance(value, Tensor) else value, dtype=self._arr.dtype)
+        if arr.shape != tuple(self._arr.shape):
             raise ValueError(f"grad of shape {list(arr.shape)} set on a tensor of shape {self.shape}")
         self._grad = Tensor._new(arr, None, 0, False)
 
@@ -615,16 +696,31 @@ class Tensor:
         if self._grad is None:
             return
         if set_to_zero:
-            g = self._grad._data  # (np.zeros_like costs ~4 us more than np.zeros)
-            self._grad._data = np.zeros(g.shape, g.dtype)
+            g = self._grad._arr  # (np.zeros_like costs ~4 us more than np.zeros; a pending value is not run)
+            self._grad._arr = np.zeros(g.shape, g.dtype)
         else:
             self._grad = None
 
     clear_grad = clear_gradient
 
-    def _accumulate_grad(self, g: np.ndarray) -> None:
+    def _accumulate_grad(self, g: np.ndarray | Pending) -> None:
         # Out of place: an array already handed out (or saved by a recorded op that
         # read `x.grad`) is never modified behind its holder's back.
+        if g.__class__ is Pending:  # a deferred backward's gradient (`frontend/eager_lazy.py`)
+            if g.dtype == self._arr.dtype and tuple(g.shape) == tuple(self._arr.shape):
+                if self._grad is None:
+                    g.copy = True  # (a fresh array at the flush, as np.array below makes)
+                    eager_lazy.note_undo(self, "_grad", None)
+                    self._grad = Tensor._new(g, None, 0, False)
+                    return
+                cur = self._grad._arr
+                if cur.dtype == g.dtype and tuple(cur.shape) == tuple(g.shape):
+                    tpl = template_for(pd.ElementwiseAddOp, [cur, g], {})
+                    if tpl.shapes is not None:
+                        eager_lazy.note_undo(self._grad, "_arr", cur)
+                        self._grad._arr = eager_lazy.defer(tpl, [cur, g], None)[0]
+                        return
+            g = g.get()
         if self._grad is None:
             self._grad = Tensor._new(np.array(g, dtype=self._data.dtype), None, 0, False)
         else:
@@ -653,7 +749,7 @@ class Tensor:
 
     def detach(self) -> Tensor:
         """The same value, cut from the graph (stop_gradient=True)."""
-        t = Tensor._new(self._data, None, 0, True)
+        t = Tensor._new(self._arr, None, 0, True)  # (a pending value is shared, not run)
         return t
 
     # -- Python protocol -----------------------------------------------------------

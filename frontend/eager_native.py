@@ -147,7 +147,7 @@ class NativeRegion:
     """One region's native code and the decision whether to use it (module docstring)."""
 
     __slots__ = ("state", "what", "steps", "fetch", "program", "feeds", "ref_s", "native_s",
-                 "trials", "error", "direct", "__weakref__")
+                 "trials", "error", "direct", "failure", "__weakref__")
 
     def __init__(self, what: str, steps: Sequence[Step], fetch: Sequence[int]) -> None:
         self.state = PROBE
@@ -161,6 +161,8 @@ class NativeRegion:
         self.trials = 0
         self.error: str | None = None
         self.direct: _DirectCall | None = None
+        self.failure: str | None = None
+        """The last call's error when the caller asked to judge it (`call`)."""
 
     # -- the decision -------------------------------------------------------------
 
@@ -192,15 +194,22 @@ class NativeRegion:
             self._fail(self.error)
         return False
 
+    def fail(self, error: str) -> None:
+        """Give up the native code after a failure the caller judged (`call` with
+        `judge=True`): warned once, the reference from now on."""
+        self._fail(error)
+
     def _fail(self, error: str) -> None:
         self.state = OFF
         self.program = None
         warnings.warn(f"eager native kernel for {self.what}: {error}; using the reference kernel", stacklevel=4)
 
-    def call(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray] | None:
+    def call(self, arrays: Sequence[np.ndarray], judge: bool = False) -> list[np.ndarray] | None:
         """The fetched slots' values computed natively from the feed slots' arrays
         (`arrays[i]` is slot `self.feeds[i]`'s value), or None after a failure (warned
-        once; the region is then `OFF`)."""
+        once; the region is then `OFF`).  With `judge`, a failure is only noted in
+        `failure` and the caller decides: an error the reference raises too (an
+        index out of range in the values) is the input's, not the native code's."""
         program = self.program
         if program is None:  # dropped by the registry's bound meanwhile: probe again
             return None
@@ -216,14 +225,17 @@ class NativeRegion:
                 if program.first_call is None:  # (its first call ran under the disk cache's guard)
                     self.direct = _DirectCall.of(program, self.feeds)
         except Exception as e:  # noqa: BLE001 - any failure of native code falls back
-            self._fail(f"{type(e).__name__}: {e}")
+            if judge:
+                self.failure = f"{type(e).__name__}: {e}"
+            else:
+                self._fail(f"{type(e).__name__}: {e}")
             return None
         stats["native_calls"] += 1
         # A trial is timed only while no compile is in flight: the compile thread
         # shares the CPU (and the GIL), and a region measured then was judged slower
         # than its reference for good (the LSTM step's `pd.rnn`, 18 vs 15 ms, pinned
         # to one core, where it measures 8.6 ms once the compiles are done).
-        if self.state is TRIAL and not _pending:
+        if self.state is TRIAL and (_pending == 0 or not CALIBRATE):
             seconds = time.perf_counter() - t
             self.native_s = min(self.native_s, seconds)
             self.trials += 1

@@ -392,7 +392,7 @@ class Optimizer:
             outs = core.apply(op_cls, inputs, prefix=op_cls.name[3:], **props)
             outs = outs if isinstance(outs, list) else [outs]
             for target, out in zip(outputs, outs):
-                self._write(target, out._data)
+                self._write(target, out._arr)  # (a deferred update's pending value is not run here)
             return None
         out = core.apply(op_cls, inputs, prefix=op_cls.name[3:], out_names=[v.name for v in outputs], **props)
         first = out[0] if isinstance(out, list) else out
@@ -403,7 +403,7 @@ class Optimizer:
         the old one first in the step's journal (`_apply`)."""
         journal = self.__dict__.get("_journal")
         if journal is not None:
-            journal.append((target, target._data))
+            journal.append((target, target._arr))
         target._data = value
 
     def _apply(self, params_grads: ParamsGrads) -> list[Any]:
@@ -428,7 +428,13 @@ class Optimizer:
         journal: list[tuple[Any, np.ndarray]] = []
         self.__dict__["_journal"] = journal
         try:
-            return self._apply_pairs(params_grads)
+            ops = self._apply_pairs(params_grads)
+            # The step's end: its deferred ops (forward, backward, updates) run now,
+            # as one native program once compiled (`frontend/eager_lazy.py`).
+            from pullback.frontend import eager_lazy  # (here: other workers edit this file's imports)
+
+            eager_lazy.end_step()
+            return ops
         except BaseException:
             with deferred_interrupts():
                 for target, old in reversed(journal):

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from pullback.dialects.pd.dtypes import is_inexact_data
-from pullback.frontend import hooks
+from pullback.frontend import eager_lazy, hooks
 from pullback.frontend.autograd.delivery import (
     check_used,
     deliver_ghost_zeros,
@@ -24,7 +24,8 @@ from pullback.frontend.autograd.delivery import (
 )
 from pullback.frontend.autograd.graph import Enc, collect, cut_key, encode, ref_of
 from pullback.frontend.autograd.plan_cache import plan_for
-from pullback.frontend.autograd.runner import replay_plan, run_plan
+from pullback.frontend.autograd.plan import Plan
+from pullback.frontend.autograd.runner import outside_value, replay_plan, run_plan
 from pullback.frontend.autograd.staged import nodes_through_pylayers, run_staged, special_refs
 from pullback.frontend.eager import Tensor
 from pullback.frontend.ops.shape import reshape
@@ -75,11 +76,16 @@ def run_backward(
     `dump_dir` receives the graphs (`frontend/eager_dump.py`); `seed_name` and
     `target_name` name the arguments in error messages."""
     blas_threads.maybe_apply()  # once a second at most: BLAS threads follow the load
+    # Only `backward` joins a deferred trace (`frontend/eager_lazy.py`): `grad`
+    # hands its results to Python, a dump and a recorded backward read values.
+    lazy = inputs is None and not create_graph and dump_dir is None and eager_lazy.capturing()
+    if not lazy:
+        eager_lazy.flush()
     seeds = fit_seeds(outputs, seeds, seed_name, target_name, create_graph)
     # Tensors that need no gradient contribute nothing (as a constant would).
     live = [
         (t, s) for t, s in zip(outputs, seeds)
-        if not t.stop_gradient and is_inexact_data(t._data.dtype)
+        if not t.stop_gradient and is_inexact_data(t._arr.dtype)
     ]
     if not live:
         return None if inputs is None else [None] * len(inputs)
@@ -96,6 +102,7 @@ def run_backward(
     else:
         special = special_refs(g.nodes) if hooks.has_interior() else {}
     if special or g.pynodes:
+        eager_lazy.flush()  # hooks and PyLayers see values
         return run_staged(live, inputs, special, retain_graph, create_graph, cut, allow_unused, ghosts)
     targets: list[Enc] = []
     for r in roots:
@@ -113,13 +120,16 @@ def run_backward(
     if inputs is not None and not allow_unused:
         check_used([s is not None or id(x) in ghosts for s, x in zip(plan.results, inputs)])
     grads: list[Any]
-    if create_graph:
+    if lazy and not ghosts and _deferrable(plan, g, wrt, live):
+        grads = _defer(plan, g, live)
+    elif create_graph:
         seed_ts = [
             None if s is None else (s if s.dtype == t.dtype else Tensor._new(s._data.astype(t._data.dtype), None, 0, True))
             for t, s in live
         ]
         grads = replay_plan(plan, g, seed_ts)
     else:
+        eager_lazy.flush()
         seed_arrays = [None if s is None else s._data.astype(t._data.dtype, copy=False) for t, s in live]
         grads = run_plan(plan, g, seed_arrays)
     if not retain_graph:
@@ -136,5 +146,48 @@ def run_backward(
                 deliver_leaf(leaf, grad)
                 delivered.add(id(leaf))
         deliver_ghost_zeros(ghosts, delivered)
+        # The forward and its backward run now, or with the optimizer step that
+        # follows (`eager_lazy.end_backward`), as one program once compiled.
+        if lazy:
+            eager_lazy.end_backward()
+        eager_lazy.tick()
         return None
     return ghost_zero_results(grads, inputs, ghosts, create_graph)
+
+
+def _deferrable(plan: Plan, g: Any, wrt: list[Enc | None], live: list[tuple[Tensor, Tensor | None]]) -> bool:
+    """Whether a backward may join the deferred trace: every step deferrable, no
+    leaf with hooks, seeds of their targets' dtypes (`frontend/eager_lazy.py`)."""
+    if plan.lazy_meta is None:
+        meta: dict[int, Any] = {}
+        ok = True
+        for tpl, _, outs in plan.steps:
+            if tpl.shapes is None:
+                ok = False
+                break
+            for o, shape, dt in zip(outs, tpl.shapes, tpl.dtypes):
+                meta[o] = (shape, dt)
+        plan.lazy_meta = meta if ok else {}
+        plan.lazy_ok = ok
+    if not plan.lazy_ok:
+        return False
+    for t, s in live:
+        if s is not None and s._arr.dtype != t._arr.dtype:
+            return False
+    for e in wrt:
+        if e is not None:
+            leaf = g.sources[e[1]].tensor
+            d = leaf.__dict__
+            if d and ("_grad_hooks" in d or "_void_hooks" in d) and (
+                hooks.leaf_hooks(leaf) or hooks.void_hooks(leaf)
+            ):
+                return False
+    return True
+
+
+def _defer(plan: Plan, g: Any, live: list[tuple[Tensor, Tensor | None]]) -> list[Any]:
+    """Append the plan's steps to the deferred trace: its gradients are pending."""
+    seeds = [None if s is None else s._arr for _, s in live]
+    externals = [(s, outside_value(g, origin, seeds)) for s, origin in plan.externals]
+    assert plan.lazy_meta is not None
+    return eager_lazy.defer_plan(plan.steps, plan.start, externals, plan.results, plan.native, plan.lazy_meta)

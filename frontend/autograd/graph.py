@@ -135,7 +135,7 @@ def collect(
             pynodes[id(root)] = root
         elif type(root) is not Node and id(root) not in src_index:
             src_index[id(root)] = len(sources)
-            sources.append(Source("leaf", root, root._data))
+            sources.append(Source("leaf", root, root._arr))
     return Graph(nodes, pos, inputs, sources, src_index, pynodes)
 
 

@@ -47,6 +47,10 @@ class Plan:
     """The whole region as one native program (`frontend/eager_native.py`), compiled
     in the background once the reference run measured costly; None: no step writes
     a wanted slot."""
+    lazy_meta: dict[int, Any] | None = None
+    """Shape and dtype of each slot a step writes, once a backward was deferred
+    (`frontend/eager_lazy.py`); `lazy_ok` says whether every step can be."""
+    lazy_ok: bool = False
 
 
 def build_plan(g: Graph, targets: list[Enc], seeded: list[bool], wrt: list[Enc | None]) -> Plan:

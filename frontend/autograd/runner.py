@@ -15,13 +15,15 @@ from typing import Any
 
 import numpy as np
 from pullback.frontend import eager_native
+from pullback.frontend.eager_lazy import resolve
 from pullback.frontend.autograd.graph import Graph
 from pullback.frontend.autograd.plan import Origin, Plan
 from pullback.frontend.eager import Tensor, execute
 
 
-def _outside(g: Graph, origin: Origin, seeds: Sequence[Any]) -> Any:
-    """The value of an external slot in this run."""
+def outside_value(g: Graph, origin: Origin, seeds: Sequence[Any]) -> Any:
+    """The value of an external slot in this run: an array, or a pending value
+    of a deferred op (`frontend/eager_lazy.py`)."""
     kind, a, b = origin
     if kind == "out":
         saved = g.nodes[a].saved_out
@@ -30,6 +32,12 @@ def _outside(g: Graph, origin: Origin, seeds: Sequence[Any]) -> Any:
     if kind == "src":
         return g.sources[a].array
     return seeds[a]
+
+
+def _outside(g: Graph, origin: Origin, seeds: Sequence[Any]) -> Any:
+    """The array of an external slot in this run (a graph collected before a
+    flush holds pending values: their arrays now)."""
+    return resolve(outside_value(g, origin, seeds))
 
 
 def run_plan(plan: Plan, g: Graph, seeds: Sequence[np.ndarray | None]) -> list[np.ndarray | None]:

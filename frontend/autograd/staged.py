@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 from pullback.dialects.bfloat16 import host_cast
 from pullback.frontend import hooks
+from pullback.frontend.eager_lazy import resolve
 from pullback.frontend.autograd.delivery import (
     check_used,
     deliver_ghost_zeros,
@@ -240,7 +241,7 @@ class StagedBackward:
                 # Paddle fills the missing gradient of a traversed op's output with
                 # zeros; it flows nowhere, so only the chain (the keeping) runs.
                 out = info.node.saved_out
-                zeros = np.zeros_like(out[info.index]) if out is not None else None
+                zeros = np.zeros_like(resolve(out[info.index])) if out is not None else None
                 if zeros is not None:
                     hooks.run_hooks(info.hooks, Tensor._new(zeros, None, 0, True))
             return

@@ -68,7 +68,7 @@ _FLOAT_ARRAYS = frozenset(DTYPE_BY_NAME[n].numpy for n in _FLOAT_NAMES)
 
 def check_float_tensor(fn: str, arg: str, x: Any) -> None:
     """Raise TypeError unless `x` is a float (float16/bfloat16/float32/float64) Variable/Tensor."""
-    if type(x) is Tensor and x._data.dtype in _FLOAT_ARRAYS:
+    if type(x) is Tensor and x._arr.dtype in _FLOAT_ARRAYS:
         return  # every eager op checks its inputs: the common case without calls
     check_tensor(fn, arg, x)
     if x.dtype not in _FLOAT_NAMES:

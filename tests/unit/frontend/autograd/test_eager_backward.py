@@ -251,6 +251,7 @@ def test_retain_graph_false_releases_saved_values():
         h = mul(x, x)
         probe = weakref.ref(h._data)
         y = total(mul(h, x))
+        y.numpy()  # (deferred ops, `frontend/eager_lazy.py`, would make the product later)
         del h  # only the recording keeps the 4 MB intermediate alive now
         gc.collect()
         kept = tracemalloc.get_traced_memory()[0]

@@ -12,8 +12,16 @@ import pytest
 
 import pullback as paddle
 import pullback.nn.functional as F
-from pullback.frontend import eager, eager_native
+from pullback.frontend import eager, eager_lazy, eager_native
 from pullback.frontend.autograd import plan_cache
+
+
+@pytest.fixture(autouse=True)
+def _per_op() -> None:
+    """These tests are about the per-op and per-plan regions: deferral
+    (`frontend/eager_lazy.py`, tested in test_eager_lazy.py) would fuse them."""
+    with eager_lazy.paused():
+        yield
 
 
 @pytest.fixture
