@@ -22,12 +22,17 @@ What runs where, per region (`NativeRegion.state`):
 - `PENDING`: compiling on the one background thread, costliest regions first; the
   reference kernel runs meanwhile (timed, its best time kept), so no use waits for
   a compile (the loop does share the CPU and the GIL with it meanwhile);
-- `TRIAL`: compiled; its first `TRIALS` calls are timed, and it is kept only if
-  its best time beats the reference's best by `KEEP_BELOW` (a product numpy already
-  hands to BLAS may not gain);
+- `TRIAL`: compiled; its first `TRIALS` calls are timed (only while no other
+  compile shares the CPU), and it is kept only if its best time beats the
+  reference's best by `KEEP_BELOW` (a product numpy already hands to BLAS may not
+  gain);
+- `WAIT`: measured slower: the reference kernel for `RETRY_CALLS` runs (4x as many
+  after each retry), then `TRIAL` again, `RETRIES` times (a trial that lost to a
+  busy machine does not switch the native code off for good);
 - `NATIVE`: runs natively;
-- `OFF`: the reference kernel (cheap, slower natively, host-only ops, or a compile
-  or call that failed: a failure warns once for that region, never raises).
+- `OFF`: the reference kernel (cheap, slower natively every time, host-only ops,
+  or a compile or call that failed: a failure warns once for that region, never
+  raises).
 
 Compiled regions are kept in a bounded registry (`MAX_REGIONS`, least recently
 compiled dropped first, their machine code freed): a dropped region's holder
@@ -57,7 +62,7 @@ from pullback.dialects import pd
 from pullback.runtime.native.env import int_setting
 from pullback.runtime.native.program import has_status
 
-PROBE, PENDING, TRIAL, NATIVE, OFF = "probe", "pending", "trial", "native", "off"
+PROBE, PENDING, TRIAL, WAIT, NATIVE, OFF = "probe", "pending", "trial", "wait", "native", "off"
 
 PROBES = 2
 """Timed reference runs before a region is compiled (or not): a region used once
@@ -70,6 +75,14 @@ TRIALS = 2
 CALIBRATE = True
 """Keep a compiled region only when it measured faster than the reference; False
 keeps every compiled region (tests that must exercise the native code set it)."""
+
+RETRIES = 2
+"""Further trials of a compiled region measured slower than its reference: a trial
+shares the CPU with whatever else runs (another process on a loaded machine), so
+one slow measurement does not switch the native code off for good."""
+
+RETRY_CALLS = 50
+"""Reference runs before such a region is tried again (times 4 for each retry)."""
 
 KEEP_BELOW = 0.9
 """A compiled region is kept when its best trial took under this fraction of the
@@ -147,7 +160,7 @@ class NativeRegion:
     """One region's native code and the decision whether to use it (module docstring)."""
 
     __slots__ = ("state", "what", "steps", "fetch", "program", "feeds", "ref_s", "native_s",
-                 "trials", "error", "direct", "failure", "__weakref__")
+                 "trials", "retries", "error", "direct", "failure", "__weakref__")
 
     def __init__(self, what: str, steps: Sequence[Step], fetch: Sequence[int]) -> None:
         self.state = PROBE
@@ -159,6 +172,7 @@ class NativeRegion:
         self.ref_s = float("inf")
         self.native_s = float("inf")
         self.trials = 0
+        self.retries = 0
         self.error: str | None = None
         self.direct: _DirectCall | None = None
         self.failure: str | None = None
@@ -170,7 +184,12 @@ class NativeRegion:
         """Record a reference run's time; in `PROBE`, decide whether to compile."""
         if seconds < self.ref_s:
             self.ref_s = seconds
-        if self.state is PROBE:
+        if self.state is WAIT:  # measured slower before: try the native code again in a while
+            self.trials -= 1
+            if self.trials <= 0:
+                self.trials, self.native_s = 0, float("inf")
+                self.state = TRIAL if self.program is not None else PROBE
+        elif self.state is PROBE:
             self.trials += 1
             if not _enabled or not compilable([op for op, _, _ in self.steps]):
                 self.state = OFF
@@ -242,8 +261,12 @@ class NativeRegion:
             if self.trials >= TRIALS:
                 if self.native_s < KEEP_BELOW * self.ref_s or not CALIBRATE:
                     self.state = NATIVE
+                elif self.retries < RETRIES:  # measured slower: the reference for a while
+                    self.state = WAIT
+                    self.trials = RETRY_CALLS * 4**self.retries
+                    self.retries += 1
                 else:
-                    self.state = OFF  # measured slower: keep the reference
+                    self.state = OFF  # measured slower every time: keep the reference
                     self.program = None
                     _forget(self)
         return outs

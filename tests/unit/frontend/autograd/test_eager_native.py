@@ -258,3 +258,29 @@ def test_trials_are_not_timed_while_a_compile_is_in_flight(native: None, monkeyp
     for _ in range(eager_native.TRIALS):
         paddle.tanh(x)
     assert region.state in (eager_native.NATIVE, eager_native.OFF)
+
+
+def test_a_region_measured_slower_is_tried_again_later(native: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A trial lost (here: the reference made to look infinitely fast) sends the
+    region to `WAIT` with its code kept: after `RETRY_CALLS` reference runs it is
+    tried again, `RETRIES` times, and only then switched off for good."""
+    monkeypatch.setattr(eager_native, "CALIBRATE", True)
+    monkeypatch.setattr(eager_native, "RETRY_CALLS", 3)
+    x = paddle.to_tensor(np.ones((32, 32), np.float32))
+    paddle.exp(x)
+    eager_native.wait(120)
+    tpl = next(t for t in eager._TEMPLATES.values() if t.type == "exp")
+    region = tpl.native
+    assert region is not None and region.ready()
+    want = np.exp(np.ones((32, 32), np.float32))
+    seen = []
+    for _ in range(80):
+        region.ref_s = 0.0  # the reference "always wins"
+        np.testing.assert_allclose(paddle.exp(x).numpy(), want, rtol=1e-6)
+        seen.append(region.state)
+        if region.state is eager_native.OFF:
+            break
+    assert seen.count(eager_native.WAIT) == 3 + 12  # RETRY_CALLS, then 4x as many
+    trials = sum(1 for a, b in zip(seen, seen[1:]) if a is eager_native.WAIT and b is eager_native.TRIAL)
+    assert trials == eager_native.RETRIES
+    assert seen[-1] is eager_native.OFF and region.program is None
