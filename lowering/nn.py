@@ -59,6 +59,7 @@ from pullback.dialects.pd.nn import (
     ConvWindow,
     dropout_threshold,
 )
+from pullback.lowering import conv_direct
 from pullback.lowering.abi import LoweringError
 from pullback.lowering.lowerer import Lowerer
 from pullback.lowering.lowerer.sizes import Size
@@ -300,6 +301,18 @@ def _conv2d(low: Lowerer, op: pd.Conv2DOp) -> None:
     (c, h, wd), (o, cg, kh, kw), g = _conv_shapes(op)
     oh, ow = static_dims(op, "output spatial sizes", shape_of(r.type)[2:])
     win = op.window((h, wd), (kh, kw))
+    if conv_direct.choose(op) == "direct":
+        (pt, pb), (pl, pr) = win.pads
+        hp, wp = h + pt + pb, wd + pl + pr
+        src = conv_direct.padded(low, low.read(x), n, c, (h, wd), (pt, pl), (hp, wp))
+        wm = low.read(w)
+
+        def weight(s: Scalar, o_: SSAValue, k: SSAValue, i: int, j: int) -> SSAValue:
+            return load(s, wm, [o_, k, s.const(i, IndexType()), s.const(j, IndexType())])
+
+        conv_direct.direct_correlation(low, src, low.out(r), n, o, o // g, cg, weight, (kh, kw),
+                                       win.strides, win.dilations, (oh, ow))
+        return
     cols = im2col(low, low.read(x), n, c, (h, wd), (kh, kw), win, (oh, ow))
     og, rr, p = o // g, cg * kh * kw, oh * ow
     q = low.mul_sizes([n, p])
@@ -320,7 +333,7 @@ def _conv2d(low: Lowerer, op: pd.Conv2DOp) -> None:
 
 # conv2d_filter_grad reads its output gradient (operand 1), conv2d_transpose its
 # input (operand 0), through `channel_major`: their producers fuse into that copy.
-@lowers(pd.Conv2DFilterGradOp, fusible=lambda op: (1,))
+@lowers(pd.Conv2DFilterGradOp, fusible=lambda op: () if conv_direct.choose(op) == "direct" else (1,))
 def _conv2d_filter_grad(low: Lowerer, op: pd.Conv2DFilterGradOp) -> None:
     x, gr = op.operands
     r = op.results[0]
@@ -330,6 +343,12 @@ def _conv2d_filter_grad(low: Lowerer, op: pd.Conv2DFilterGradOp) -> None:
     kh, kw = op.prop("filter_size")
     g = op.prop("groups")
     win = op.window((h, wd), (kh, kw))
+    if conv_direct.choose(op) == "direct":
+        (pt, pb), (pl, pr) = win.pads
+        src = conv_direct.padded(low, low.read(x), n, c, (h, wd), (pt, pl), (h + pt + pb, wd + pl + pr))
+        conv_direct.direct_filter_grad(low, src, low.read(gr), low.out(r), n, o, o // g, c // g, (kh, kw),
+                                       win.strides, win.dilations, (oh, ow))
+        return
     cols = im2col(low, low.read(x), n, c, (h, wd), (kh, kw), win, (oh, ow))
     grad = channel_major(low, gr)
     og, rr = o // g, (c // g) * kh * kw
@@ -346,7 +365,7 @@ def _conv2d_filter_grad(low: Lowerer, op: pd.Conv2DFilterGradOp) -> None:
     )
 
 
-@lowers(pd.Conv2DTransposeOp, fusible=fuse_first_operand)
+@lowers(pd.Conv2DTransposeOp, fusible=lambda op: () if conv_direct.choose(op) == "direct" else (0,))
 def _conv2d_transpose(low: Lowerer, op: pd.Conv2DTransposeOp) -> None:
     x, w = op.operands
     r = op.results[0]
@@ -355,6 +374,25 @@ def _conv2d_transpose(low: Lowerer, op: pd.Conv2DTransposeOp) -> None:
     oh, ow = static_dims(op, "output spatial sizes", shape_of(r.type)[2:])
     win = op.window((h, wd), (kh, kw))
     co, cig, rr = cog * g, ci // g, cog * kh * kw
+    if conv_direct.choose(op) == "direct":
+        # Stride 1: the correlation of the output gradient, re-padded so that tap
+        # (i, j) of output pixel (y, x) reads row y + i*dh, with the flipped filter
+        # (module doc of `lowering/conv_direct.py`).
+        (pt, _), (pl, _) = win.pads
+        (dh, dw) = win.dilations
+        before = ((kh - 1) * dh - pt, (kw - 1) * dw - pl)
+        src = conv_direct.padded(low, low.read(x), n, ci, (h, wd), before, (oh + (kh - 1) * dh, ow + (kw - 1) * dw))
+        wm = low.read(w)
+
+        def weight(s: Scalar, c_: SSAValue, k: SSAValue, i: int, j: int) -> SSAValue:
+            index = IndexType()
+            cin = s.add(s.mul(conv_direct.group_of(s, c_, cog), s.const(cig, index)), k)
+            at = [cin, conv_direct.group_rest(s, c_, cog), s.const(kh - 1 - i, index), s.const(kw - 1 - j, index)]
+            return load(s, wm, at)
+
+        conv_direct.direct_correlation(low, src, low.out(r), n, co, cog, cig, weight, (kh, kw),
+                                       (1, 1), win.dilations, (oh, ow))
+        return
     q = low.mul_sizes([n, h * wd])
     image = channel_major(low, x)
     cols = low.temp(r.type.get_element_type(), [co, kh, kw, n, h, wd])  # type: ignore[attr-defined]  # (float32 for bfloat16 operands)
