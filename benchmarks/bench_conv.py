@@ -106,9 +106,9 @@ def compiled(build: Callable[[ProgramBuilder], SSAValue], strategy: str | None,
     return lambda: call(arrays)
 
 
-def conv_rows(case: Conv, rng: np.random.Generator, torch: object) -> list[tuple[Row, list[Callable[[], object]]]]:
+def conv_rows(case: Conv, rng: np.random.Generator, new: str | None) -> list[tuple[Row, list[Callable[[], object]]]]:
     """The forward, filter-gradient and input-gradient rows of `case`: (row, [old,
-    new, torch] calls)."""
+    new, torch] calls); `new` forces the new column's strategy."""
     import torch as th
 
     F = th.nn.functional
@@ -135,12 +135,12 @@ def conv_rows(case: Conv, rng: np.random.Generator, torch: object) -> list[tuple
         ("filter grad", dw, [x, g], lambda: th.nn.grad.conv2d_weight(tx, tw.shape, tg, padding=p, stride=s)),
         ("input grad", dx, [g, w], lambda: th.nn.grad.conv2d_input(tx.shape, tw, tg, padding=p, stride=s)),
     ):
-        old, new = compiled(build, "gemm", feeds), compiled(build, None, feeds)
+        old, ours = compiled(build, "gemm", feeds), compiled(build, new, feeds)
         want = theirs().numpy()
-        for f in (old, new):
+        for f in (old, ours):
             got = f()[0]
             assert np.allclose(got, want, rtol=1e-3, atol=1e-3 * float(np.abs(want).max())), (case.name, what)
-        rows.append((Row(f"{case.name} {what}"), [old, new, theirs]))
+        rows.append((Row(f"{case.name} {what}"), [old, ours, theirs]))
     return rows
 
 
@@ -178,6 +178,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--budget-ms", type=float, default=60.0, help="time per op per round (sets its iterations)")
     ap.add_argument("--only", default="", help="run only the cases whose name contains this")
+    ap.add_argument("--new", default=None, choices=["direct", "gemm"],
+                    help="force the 'new' column onto one path (default: the cost rule)")
     args = ap.parse_args()
     import torch
 
@@ -186,7 +188,7 @@ def main() -> None:
     rows = []
     for case in CASES:
         if args.only in case.name:
-            rows += conv_rows(case, rng, torch)
+            rows += conv_rows(case, rng, args.new)
     for name, shape in POOLS:
         if args.only in name:
             rows += pool_rows(name, shape, rng)

@@ -41,9 +41,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from xdsl.dialects import arith
+from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import IndexType
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 
 from pullback.dialects import pd
 from pullback.dialects.pd.base import DYN, shape_of
@@ -125,28 +125,52 @@ def padded(
     return out
 
 
+LANES = 8
+"""Output columns are computed in whole multiples of this (AVX2's float32 vector):
+the column loop then has no scalar remainder, which on LeNet's 28- and 10-wide
+rows cost as much as its vector body; the extra columns read zero padding and are
+never stored (forward) or never summed (filter gradient)."""
+
+
+def lanes(ow: int) -> int:
+    """`ow` rounded up to a whole number of `LANES`."""
+    return -(-ow // LANES) * LANES
+
+
+def _row_buffer(s: Scalar, elem: Attribute, shape: Sequence[int]) -> SSAValue:
+    """A small stack buffer private to one parallel iteration (static: LLVM places
+    it in the entry block of the function running the iteration)."""
+    return s.emit(memref.AllocaOp.get(elem, shape=list(shape)))
+
+
 def direct_correlation(
-    low: Lowerer, src: SSAValue, out: SSAValue, n: Size, out_c: int, group_out: int, group_in: int,
-    weight: WeightAt, khw: Taps, strides: Taps, dilations: Taps, out_hw: Taps,
+    low: Lowerer, x: SSAValue, hw: Taps, before: Taps, out: SSAValue, n: Size, in_c: int, out_c: int,
+    group_out: int, group_in: int, weight: WeightAt, khw: Taps, strides: Taps, dilations: Taps, out_hw: Taps,
 ) -> None:
-    """`out[n, o, y, x] = sum_{k, i, j} weight(o, k, i, j) * src[n, g*group_in + k,
-    y*sh + i*dh, x*sw + j*dw]` with `g = o // group_out`, over an already padded
-    `src` (every index in range): the loop nest of the module doc."""
+    """`out[n, o, y, x] = sum_{k, i, j} weight(o, k, i, j) * x_pad[n, g*group_in + k,
+    y*sh + i*dh, x*sw + j*dw]` with `g = o // group_out`, where `x_pad` is `x`
+    (`[n, in_c, *hw]`) placed at offset `before` in zeros: the loop nest of the
+    module doc.  Each output row is summed in a stack row of `lanes(OW)` columns
+    and then stored."""
+    elem = elem_of_buffer(out)
+    (kh, kw), (sh, sw), (dh, dw), (oh, ow) = khw, strides, dilations, out_hw
+    wide = lanes(ow)
+    size = ((oh - 1) * sh + (kh - 1) * dh + 1, (wide - 1) * sw + (kw - 1) * dw + 1)
+    src = padded(low, x, n, in_c, hw, before, size)
     low.note_read(src)
     low.note_read(out)
-    elem = elem_of_buffer(out)
-    (kh, kw), (sh, sw), (dh, dw), (_, ow) = khw, strides, dilations, out_hw
     index = IndexType()
 
     def row(s: Scalar, ivs: list[SSAValue]) -> None:
         bn, bo, y = ivs
-        zero_i, ow_i = s.const(0, index), s.const(ow, index)
+        zero_i = s.const(0, index)
+        acc_row = _row_buffer(s, elem, [wide])
 
         def clear(s1: Scalar, xx: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
-            store(s1, s1.const(0.0, elem), out, [bn, bo, y, xx])
+            store(s1, s1.const(0.0, elem), acc_row, [xx])
             return []
 
-        for_range(s, zero_i, ow_i, [], clear)
+        for_range(s, zero_i, s.const(wide, index), [], clear)
         first = s.mul(group_of(s, bo, group_out), s.const(group_in, index))
         ybase = s.mul(y, s.const(sh, index)) if sh != 1 else y
 
@@ -156,67 +180,97 @@ def direct_correlation(
                     for i in range(kh) for j in range(kw)]
 
             def column(s2: Scalar, xx: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
-                at = [bn, bo, y, xx]
-                acc = load(s2, out, at)
+                acc = load(s2, acc_row, [xx])
                 xb = s2.mul(xx, s2.const(sw, index)) if sw != 1 else xx
                 for wv, yy, dx in taps:
                     v = load(s2, src, [bn, c, yy, _offset(s2, xb, dx)])
                     acc = s2.add(acc, s2.mul(wv, v))
-                store(s2, acc, out, at)
+                store(s2, acc, acc_row, [xx])
                 return []
 
-            for_range(s1, s1.const(0, index), s1.const(ow, index), [], column)
+            for_range(s1, s1.const(0, index), s1.const(wide, index), [], column)
             return []
 
         for_range(s, zero_i, s.const(group_in, index), [], channel)
 
-    parallel(low, [n, out_c, out_hw[0]], row)
+        def emit(s1: Scalar, xx: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
+            store(s1, load(s1, acc_row, [xx]), out, [bn, bo, y, xx])
+            return []
+
+        for_range(s, zero_i, s.const(ow, index), [], emit)
+
+    parallel(low, [n, out_c, oh], row)
 
 
 def direct_filter_grad(
-    low: Lowerer, src: SSAValue, grad: SSAValue, out: SSAValue, n: Size, out_c: int, group_out: int,
-    group_in: int, khw: Taps, strides: Taps, dilations: Taps, out_hw: Taps,
+    low: Lowerer, x: SSAValue, hw: Taps, before: Taps, grad: SSAValue, out: SSAValue, n: Size, in_c: int,
+    out_c: int, group_out: int, group_in: int, khw: Taps, strides: Taps, dilations: Taps, out_hw: Taps,
 ) -> None:
-    """`out[o, k, i, j] = sum_{n, y, x} grad[n, o, y, x] * src[n, g*group_in + k,
-    y*sh + i*dh, x*sw + j*dw]` (`g = o // group_out`) over an already padded `src`:
-    parallel over filter rows `(o, k, i)`, `kw` reassociable sums carried over
-    `n, y, x`."""
-    low.note_read(src)
-    low.note_read(grad)
-    low.note_read(out)
+    """`out[o, k, i, j] = sum_{n, y, x} grad[n, o, y, x] * x_pad[n, g*group_in + k,
+    y*sh + i*dh, x*sw + j*dw]` (`g = o // group_out`; `x_pad` as in
+    `direct_correlation`): parallel over filter rows `(o, k, i)`; per output column
+    lane a running sum for each of the `kw` taps (a stack `[kw, lanes(OW)]`, added
+    to by a vectorizable loop with no carried value), the lanes `x < OW` summed at
+    the end.  The gradient is read zero-padded to `lanes(OW)` columns."""
     elem = elem_of_buffer(out)
-    (_, kw), (sh, sw), (dh, dw), (oh, ow) = khw, strides, dilations, out_hw
+    (kh, kw), (sh, sw), (dh, dw), (oh, ow) = khw, strides, dilations, out_hw
+    wide = lanes(ow)
+    size = ((oh - 1) * sh + (kh - 1) * dh + 1, (wide - 1) * sw + (kw - 1) * dw + 1)
+    src = padded(low, x, n, in_c, hw, before, size)
+    gpad = padded(low, grad, n, out_c, (oh, ow), (0, 0), (oh, wide))
+    low.note_read(src)
+    low.note_read(gpad)
+    low.note_read(out)
     index = IndexType()
     batch = low.as_value(n)
 
     def filter_row(s: Scalar, ivs: list[SSAValue]) -> None:
         bo, k, i = ivs
         c = s.add(s.mul(group_of(s, bo, group_out), s.const(group_in, index)), k)
-        zero_i = s.const(0, index)
+        zero_i, wide_i = s.const(0, index), s.const(wide, index)
         row0 = s.mul(i, s.const(dh, index)) if dh != 1 else i
+        acc = _row_buffer(s, elem, [kw, wide])
+        js = [s.const(j, index) for j in range(kw)]
 
-        def image(s1: Scalar, bn: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
-            def out_row(s2: Scalar, y: SSAValue, accs2: list[SSAValue]) -> list[SSAValue]:
+        def clear(s1: Scalar, xx: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
+            for j in js:
+                store(s1, s1.const(0.0, elem), acc, [j, xx])
+            return []
+
+        for_range(s, zero_i, wide_i, [], clear)
+
+        def image(s1: Scalar, bn: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
+            def out_row(s2: Scalar, y: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
                 yy = s2.add(s2.mul(y, s2.const(sh, index)) if sh != 1 else y, row0)
 
-                def column(s3: Scalar, xx: SSAValue, accs3: list[SSAValue]) -> list[SSAValue]:
-                    gv = load(s3, grad, [bn, bo, y, xx])
-                    xb = s3.mul(xx, s3.const(sw, index)) if sw != 1 else xx
-                    new = []
-                    for j, acc in enumerate(accs3):
+                # One loop per tap: in a loop over all taps LLVM's load PRE carries
+                # x_pad[.., x + j*dw] from one column to the next (a recurrence
+                # the loop vectorizer rejects).
+                for j, jv in enumerate(js):
+
+                    def column(s3: Scalar, xx: SSAValue, _: list[SSAValue], j: int = j, jv: SSAValue = jv) -> list[SSAValue]:
+                        gv = load(s3, gpad, [bn, bo, y, xx])
+                        xb = s3.mul(xx, s3.const(sw, index)) if sw != 1 else xx
                         v = load(s3, src, [bn, c, yy, _offset(s3, xb, j * dw)])
-                        new.append(s3.emit(arith.AddfOp(acc, s3.emit(arith.MulfOp(gv, v, REASSOC)), REASSOC)))
-                    return new
+                        store(s3, s3.add(load(s3, acc, [jv, xx]), s3.mul(gv, v)), acc, [jv, xx])
+                        return []
 
-                return for_range(s2, s2.const(0, index), s2.const(ow, index), accs2, column)
+                    for_range(s2, s2.const(0, index), s2.const(wide, index), [], column)
+                return []
 
-            return for_range(s1, zero_i, s1.const(oh, index), accs, out_row)
+            for_range(s1, zero_i, s1.const(oh, index), [], out_row)
+            return []
 
-        sums = for_range(s, zero_i, batch, [s.const(0.0, elem)] * kw, image)
-        for j, v in enumerate(sums):
-            store(s, v, out, [bo, k, i, s.const(j, index)])
+        for_range(s, zero_i, batch, [], image)
+        for j, jv in enumerate(js):
 
-    parallel(low, [out_c, group_in, khw[0]], filter_row)
+            def total(s1: Scalar, xx: SSAValue, carried: list[SSAValue], jv: SSAValue = jv) -> list[SSAValue]:
+                return [s1.emit(arith.AddfOp(carried[0], load(s1, acc, [jv, xx]), REASSOC))]
+
+            (v,) = for_range(s, zero_i, s.const(ow, index), [s.const(0.0, elem)], total)
+            store(s, v, out, [bo, k, i, jv])
+
+    parallel(low, [out_c, group_in, kh], filter_row)
 
 
 def group_of(s: Scalar, a: SSAValue, b: int) -> SSAValue:
@@ -235,4 +289,4 @@ def _offset(s: Scalar, a: SSAValue, k: int) -> SSAValue:
     return a if k == 0 else s.add(a, s.const(k, IndexType()))
 
 
-__all__ = ["DIRECT_MAX_K", "DIRECT_MAX_M", "STRATEGY", "choose", "direct_correlation", "direct_filter_grad", "group_of", "group_rest", "padded"]
+__all__ = ["DIRECT_MAX_K", "DIRECT_MAX_M", "STRATEGY", "choose", "direct_correlation", "direct_filter_grad", "group_of", "group_rest", "lanes", "padded"]

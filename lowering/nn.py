@@ -302,16 +302,14 @@ def _conv2d(low: Lowerer, op: pd.Conv2DOp) -> None:
     oh, ow = static_dims(op, "output spatial sizes", shape_of(r.type)[2:])
     win = op.window((h, wd), (kh, kw))
     if conv_direct.choose(op) == "direct":
-        (pt, pb), (pl, pr) = win.pads
-        hp, wp = h + pt + pb, wd + pl + pr
-        src = conv_direct.padded(low, low.read(x), n, c, (h, wd), (pt, pl), (hp, wp))
+        (pt, _), (pl, _) = win.pads
         wm = low.read(w)
 
         def weight(s: Scalar, o_: SSAValue, k: SSAValue, i: int, j: int) -> SSAValue:
             return load(s, wm, [o_, k, s.const(i, IndexType()), s.const(j, IndexType())])
 
-        conv_direct.direct_correlation(low, src, low.out(r), n, o, o // g, cg, weight, (kh, kw),
-                                       win.strides, win.dilations, (oh, ow))
+        conv_direct.direct_correlation(low, low.read(x), (h, wd), (pt, pl), low.out(r), n, c, o, o // g, cg,
+                                       weight, (kh, kw), win.strides, win.dilations, (oh, ow))
         return
     cols = im2col(low, low.read(x), n, c, (h, wd), (kh, kw), win, (oh, ow))
     og, rr, p = o // g, cg * kh * kw, oh * ow
@@ -344,10 +342,9 @@ def _conv2d_filter_grad(low: Lowerer, op: pd.Conv2DFilterGradOp) -> None:
     g = op.prop("groups")
     win = op.window((h, wd), (kh, kw))
     if conv_direct.choose(op) == "direct":
-        (pt, pb), (pl, pr) = win.pads
-        src = conv_direct.padded(low, low.read(x), n, c, (h, wd), (pt, pl), (h + pt + pb, wd + pl + pr))
-        conv_direct.direct_filter_grad(low, src, low.read(gr), low.out(r), n, o, o // g, c // g, (kh, kw),
-                                       win.strides, win.dilations, (oh, ow))
+        (pt, _), (pl, _) = win.pads
+        conv_direct.direct_filter_grad(low, low.read(x), (h, wd), (pt, pl), low.read(gr), low.out(r), n, c, o,
+                                       o // g, c // g, (kh, kw), win.strides, win.dilations, (oh, ow))
         return
     cols = im2col(low, low.read(x), n, c, (h, wd), (kh, kw), win, (oh, ow))
     grad = channel_major(low, gr)
@@ -381,7 +378,6 @@ def _conv2d_transpose(low: Lowerer, op: pd.Conv2DTransposeOp) -> None:
         (pt, _), (pl, _) = win.pads
         (dh, dw) = win.dilations
         before = ((kh - 1) * dh - pt, (kw - 1) * dw - pl)
-        src = conv_direct.padded(low, low.read(x), n, ci, (h, wd), before, (oh + (kh - 1) * dh, ow + (kw - 1) * dw))
         wm = low.read(w)
 
         def weight(s: Scalar, c_: SSAValue, k: SSAValue, i: int, j: int) -> SSAValue:
@@ -390,8 +386,8 @@ def _conv2d_transpose(low: Lowerer, op: pd.Conv2DTransposeOp) -> None:
             at = [cin, conv_direct.group_rest(s, c_, cog), s.const(kh - 1 - i, index), s.const(kw - 1 - j, index)]
             return load(s, wm, at)
 
-        conv_direct.direct_correlation(low, src, low.out(r), n, co, cog, cig, weight, (kh, kw),
-                                       (1, 1), win.dilations, (oh, ow))
+        conv_direct.direct_correlation(low, low.read(x), (h, wd), before, low.out(r), n, ci, co, cog, cig,
+                                       weight, (kh, kw), (1, 1), win.dilations, (oh, ow))
         return
     q = low.mul_sizes([n, h * wd])
     image = channel_major(low, x)
