@@ -15,8 +15,9 @@ point, what eager mode pays), fresh outputs each call as there.
 PyTorch: `F.conv2d` forward; the filter and input gradients as
 `torch.nn.grad.conv2d_weight` / `conv2d_input` compute them (what autograd calls);
 `F.max_pool2d` forward and its autograd backward (`y.backward(g)`, the forward
-included, so the backward's figure is that difference).  Rounds interleave ours
-(old, new) and torch; the table gives medians of per-round times and of ratios.
+included).  Rounds interleave ours (old, new) and torch; the table gives medians
+of per-round times and of ratios.  Times are the calling thread's CPU time
+(`per_call_us`).
 """
 
 from __future__ import annotations
@@ -82,25 +83,35 @@ class Row:
 
 
 def per_call_us(fn: Callable[[], object], iters: int) -> float:
-    """Mean wall time of one call over `iters` calls, in microseconds."""
-    t0 = time.perf_counter()
+    """Mean CPU time of the calling thread for one call over `iters` calls, in
+    microseconds.  Thread CPU time, not wall time: on the shared, overloaded
+    machine (load 3-5 on 2 cores) a wall clock mostly measured the other
+    processes, and every op timed here runs on the calling thread alone (one
+    thread everywhere)."""
+    t0 = time.thread_time()
     for _ in range(iters):
         fn()
-    return (time.perf_counter() - t0) / iters * 1e6
+    return (time.thread_time() - t0) / iters * 1e6
 
 
-def compiled(build: Callable[[ProgramBuilder], SSAValue], strategy: str | None,
+_programs = iter(range(0, 1 << 30, 100))
+
+
+def compiled(build: Callable[[ProgramBuilder, list[str]], SSAValue], strategy: str | None,
              feeds: Sequence[np.ndarray]) -> Callable[[], object]:
-    """Compile the one-op program `build` makes (feeds named `s0, s1, ..`) under a
-    forced `strategy` (None: the cost rule); a call with `feeds`."""
+    """Compile the one-op program `build` makes (given its feeds' names) under a
+    forced `strategy` (None: the cost rule); a call with `feeds`.  Every program
+    gets feed names of its own: programs of the same text share their machine code
+    (`Jit.load` links a symbol once), and the strategy is not in the text."""
+    slots = [next(_programs) + i for i in range(len(feeds))]
     conv_direct.STRATEGY = strategy
     try:
         b = ProgramBuilder()
-        out = build(b)
+        out = build(b, [f"s{k}" for k in slots])
         program = compile_program(b.module, [out])
     finally:
         conv_direct.STRATEGY = None
-    call = _DirectCall.of(program, list(range(len(feeds))))
+    call = _DirectCall.of(program, slots)
     assert call is not None, "a static one-op program has a direct call"
     arrays = list(feeds)
     return lambda: call(arrays)
@@ -118,14 +129,14 @@ def conv_rows(case: Conv, rng: np.random.Generator, new: str | None) -> list[tup
     g = rng.standard_normal((n, o, case.out, case.out)).astype(np.float32)
     window = dict(paddings=[p, p], strides=[s, s])
 
-    def fwd(b: ProgramBuilder) -> SSAValue:
-        return b.add(pd.Conv2DOp, b.data("s0", x.shape), b.data("s1", w.shape), **window)
+    def fwd(b: ProgramBuilder, names: list[str]) -> SSAValue:
+        return b.add(pd.Conv2DOp, b.data(names[0], x.shape), b.data(names[1], w.shape), **window)
 
-    def dw(b: ProgramBuilder) -> SSAValue:
-        return b.add(pd.Conv2DFilterGradOp, b.data("s0", x.shape), b.data("s1", g.shape), filter_size=[k, k], **window)
+    def dw(b: ProgramBuilder, names: list[str]) -> SSAValue:
+        return b.add(pd.Conv2DFilterGradOp, b.data(names[0], x.shape), b.data(names[1], g.shape), filter_size=[k, k], **window)
 
-    def dx(b: ProgramBuilder) -> SSAValue:
-        return b.add(pd.Conv2DTransposeOp, b.data("s0", g.shape), b.data("s1", w.shape),
+    def dx(b: ProgramBuilder, names: list[str]) -> SSAValue:
+        return b.add(pd.Conv2DTransposeOp, b.data(names[0], g.shape), b.data(names[1], w.shape),
                      output_size=[hw, hw], **window)
 
     tx, tw, tg = th.from_numpy(x), th.from_numpy(w), th.from_numpy(g)
@@ -154,11 +165,11 @@ def pool_rows(name: str, shape: tuple[int, ...], rng: np.random.Generator) -> li
     g = rng.standard_normal(out_shape).astype(np.float32)
     pool = dict(ksize=[2, 2], strides=[2, 2])
 
-    def fwd(b: ProgramBuilder) -> SSAValue:
-        return b.add(pd.Pool2DOp, b.data("s0", shape), **pool)
+    def fwd(b: ProgramBuilder, names: list[str]) -> SSAValue:
+        return b.add(pd.Pool2DOp, b.data(names[0], shape), **pool)
 
-    def bwd(b: ProgramBuilder) -> SSAValue:
-        return b.add(pd.Pool2DGradOp, b.data("s0", shape), b.data("s1", out_shape), **pool)
+    def bwd(b: ProgramBuilder, names: list[str]) -> SSAValue:
+        return b.add(pd.Pool2DGradOp, b.data(names[0], shape), b.data(names[1], out_shape), **pool)
 
     tx, tg = th.from_numpy(x).requires_grad_(), th.from_numpy(g)
 
