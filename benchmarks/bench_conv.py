@@ -68,6 +68,14 @@ CASES = [
     Conv("LeNet conv2 6->16 5x5 14x14 b64", 64, 6, 16, 14, 5, 0),
     Conv("ResNet 3->64 3x3 p1 32x32 b32", 32, 3, 64, 32, 3, 1),
     Conv("ResNet 64->64 3x3 p1 32x32 b32", 32, 64, 64, 32, 3, 1),
+    # Where the cost rule's other side lies: deep layers, strided and 1x1 ones.
+    Conv("ResNet 128->128 3x3 p1 16x16 b32", 32, 128, 128, 16, 3, 1),
+    Conv("ResNet 256->256 3x3 p1 8x8 b32", 32, 256, 256, 8, 3, 1),
+    Conv("ResNet 512->512 3x3 p1 4x4 b32", 32, 512, 512, 4, 3, 1),
+    Conv("ResNet 64->128 3x3 s2 p1 32x32 b32", 32, 64, 128, 32, 3, 1, 2),
+    Conv("ResNet 64->128 1x1 s2 32x32 b32", 32, 64, 128, 32, 1, 0, 2),
+    Conv("1x1 64->64 32x32 b32", 32, 64, 64, 32, 1, 0),
+    Conv("16->16 3x3 p1 8x8 b64", 64, 16, 16, 8, 3, 1),
 ]
 POOLS = [("LeNet maxpool 2x2 6x28x28 b64", (64, 6, 28, 28)), ("LeNet maxpool 2x2 16x10x10 b64", (64, 16, 10, 10))]
 

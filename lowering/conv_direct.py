@@ -1,40 +1,60 @@
 """Direct convolution loop nests, and the cost rule choosing them over im2col + GEMM.
 
 `lowering/nn.py` lowers `conv2d`, `conv2d_filter_grad` and `conv2d_transpose` as
-im2col + BLAS.  With few channels the GEMM is a bad shape for BLAS (M = 6 or 16
-output channels, K = 9..150) and im2col's copy (K times the input) costs as much
-as the product; there these loop nests, which need no column buffer, are faster:
+im2col + BLAS.  The GEMM shapes of small-channel layers are bad for BLAS (M = 6 or
+16 output channels, K = 9..150), im2col's copy (K times the input) costs as much as
+the product, and on this project's CPU (AMD EPYC, AVX-512) OpenBLAS's sgemm runs
+even ResNet's 64->64 product at ~25 GFLOP/s where oneDNN's direct kernels run ~95.
+These loop nests need no column buffer:
 
-* `conv2d` (`direct_correlation`): parallel over `(n, o, y)` output rows; per input
-  channel of the group the `kh*kw` weights are loaded once and one loop over the
-  output columns `x` adds every tap's `w * x_pad[n, c, y*sh + i*dh, x*sw + j*dw]`
-  into the output row, taps unrolled in its body.  That loop is contiguous (for
-  `sw = 1`) and has no carried value, so LLVM's loop vectorizer turns it into
-  vector loads and FMAs; the row it accumulates into stays in L1.
-* `conv2d_transpose` with unit strides: the same loop nest, since the input
-  gradient of a stride-1 convolution is the correlation of the (re-padded) output
-  gradient with the flipped, channel-swapped filter.  Strided transposes keep
-  GEMM + col2im (their taps do not reach every output pixel).
-* `conv2d_filter_grad` (`direct_filter_grad`): parallel over `(o, c, i)` filter
-  rows, carrying `kw` accumulators over `n`, `y` and an innermost loop over `x`
-  whose sums are reassociable (`REASSOC`): vectorized reductions, no columns.
+* `conv2d` (`direct_correlation`): parallel over `(n, o-block, y)`: a block of
+  `BLOCK` output channels, one output row each, summed in a stack buffer
+  `[BLOCK, lanes(OW)]`; per input channel of the group, one loop over the output
+  columns adds every tap's `w[o, c, i, j] * x_pad[n, c, y*sh + i*dh, x*sw + j*dw]`
+  (taps unrolled in its body, each input load feeding the block's sums).  LLVM
+  vectorizes that loop (contiguous for `sw = 1`, no carried value), unrolls it
+  (a row is a few vectors) and keeps the block's row sums in registers across the
+  channel loop: a register-blocked micro-kernel with no packing.
+* `conv2d_transpose` with unit strides: the same nest, since the input gradient of
+  a stride-1 convolution is the correlation of the output gradient, re-padded,
+  with the flipped, channel-swapped filter.  Strided transposes keep GEMM +
+  col2im (their taps do not reach every output pixel).
+* `conv2d_filter_grad` (`direct_filter_grad`): parallel over `(o-block, c, i)`
+  filter rows; per output-column lane a running sum for each of the block's
+  channels and `kw` taps (stack `[BLOCK, kw, lanes(OW)]`), added to by one
+  vectorized loop per tap over `n`, `y`; the lanes `x < OW` summed at the end.
 
-Padding is applied once up front (a zero-padded copy, as `im2col` does), so no
-loop tests bounds.  The cost rule (`choose`, one place) picks the direct nest when
-the product's reduction per output is small -- `K = C/G*kh*kw` (forward, filter
-gradient) or `Co/G*kh*kw` (input gradient) at most `DIRECT_MAX_K` -- or the
-output channels per group are few (`DIRECT_MAX_M`), with unit horizontal stride
-(strided columns would gather); narrow operands read by the bfloat16 GEMM
-(`widen._narrow_product`: a float32 result of bfloat16 operands) stay on GEMM.
+Rows are computed in whole vectors (`lanes`): the input is zero-padded once up
+front (as `im2col` does) wide enough that the extra columns read zeros, so no
+loop tests bounds and none has a scalar remainder (which, on LeNet's 28-wide rows,
+cost as much as the vector body).  The extra columns are never stored (forward)
+or never summed (filter gradient), so they cannot change a result.
 
-Measured with `benchmarks/bench_conv.py` (one thread, `taskset -c 1`, a shared
-2-core AMD EPYC with AVX2), medians, microseconds, GEMM -> direct:
+The cost rule (`choose`, the one place deciding): direct when the horizontal
+stride is 1 (all strides, for a transpose) and the output rows are at least
+`DIRECT_MIN_OW` wide or each output sums at most `DIRECT_MAX_K` products; GEMM
+otherwise, for the filter gradient of a 1x1 convolution, and for bfloat16
+operands of a float32 product (`widen._narrow_product`: the bfloat16 GEMM).
+Measured with `benchmarks/bench_conv.py` (one thread, `taskset -c 1`, thread CPU
+time on the shared 2-core machine at load 4-7), medians in ms, GEMM -> direct
+(torch's oneDNN), forward / filter gradient / input gradient:
 
-    (filled in from the benchmark; see benchmarks/RESULTS.md)
+    LeNet 1->6 3x3 p1 28x28 b64     0.35->0.09 (0.50)  0.61->0.14 (0.52)  0.40->0.18 (3.1)
+    LeNet 1->6 5x5 28x28 b64        0.74->0.22 (0.58)  1.02->0.19 (0.62)  1.12->0.41 (5.6)
+    LeNet 6->16 5x5 14x14 b64       0.70->0.51 (0.46)  1.10->0.54 (0.90)  1.39->0.93 (1.2)
+    16->16 3x3 p1 8x8 b64           0.56->0.34 (0.24)  0.69->0.26 (0.31)  1.02->0.34 (0.30)
+    ResNet 3->64 3x3 p1 32x32 b32   4.7->1.7 (2.9)     5.3->1.8 (3.9)     3.8->2.3 (8.3)
+    ResNet 64->64 3x3 p1 32x32 b32  88->28 (25)        102->40 (31)       88->28 (25)
+    ResNet 128->128 3x3 16x16 b32   51->25 (22)        52->31 (24)        56->25 (23)
+    ResNet 256->256 3x3 8x8 b32     29->44 (20)        31->32 (27)        31->44 (20)   GEMM kept
+    ResNet 512->512 3x3 4x4 b32     26->89 (18)        27->59 (41)        29->97 (18)   GEMM kept
+    ResNet 64->128 3x3 s2 32x32     19->57 (14)        19->153 (15)       (strided)     GEMM kept
+    1x1 64->64 32x32 b32            6.9->5.4 (5.1)     7.2->11.1 (5.5)    7.4->4.0 (6.4)
 
-`STRATEGY` forces one path (tests exercise both; the benchmark times both).  It
-is not part of the disk cache's key: set it only with the cache off or in tests
-that compare against the interpreter.
+`STRATEGY` forces one path (tests exercise both, the benchmark times both).  It is
+in neither the disk cache's key nor the program text, and programs of one text
+share their linked machine code (`Jit.load`): a comparison of both paths in one
+process must compile programs of different texts, with the disk cache off.
 """
 
 from __future__ import annotations
@@ -57,12 +77,14 @@ STRATEGY: str | None = None
 """`"gemm"` or `"direct"` forces every convolution onto that path where it applies
 (tests, `benchmarks/bench_conv.py`); None applies the cost rule."""
 
-DIRECT_MAX_K = 160
-"""The largest per-output reduction (`C/G*kh*kw`) lowered directly: measured on
-the LeNet and ResNet shapes (module doc)."""
+DIRECT_MIN_OW = 16
+"""Output rows at least this wide are lowered directly whatever the channels (two
+AVX-512 vectors and more: every measured shape ran faster, module doc)."""
 
-DIRECT_MAX_M = 16
-"""Output channels per group up to which the direct nest is used whatever `K`."""
+DIRECT_MAX_K = 160
+"""Narrower rows are lowered directly only when each output sums at most this many
+products (`C/G*kh*kw`): LeNet's 6->16 5x5 (K = 150, 10 wide) and 16->16 3x3 on
+8x8 ran faster directly, 256->256 3x3 on 8x8 (K = 2304) slower (module doc)."""
 
 Taps = tuple[int, int]
 WeightAt = Callable[[Scalar, SSAValue, SSAValue, int, int], SSAValue]
@@ -91,21 +113,22 @@ def choose(op: pd.PdOp) -> str:
     g = op.prop("groups")
     if isinstance(op, pd.Conv2DTransposeOp):
         if tuple(strides) != (1, 1):
-            return "gemm"
-        k = ws[0] // g * ws[2] * ws[3]  # (Ci/G) * kh * kw: the input gradient's channels
-        m = ws[1]
-    elif filter_grad:
-        kh, kw = op.prop("filter_size")
-        k = xs[1] // g * kh * kw
-        m = ws[1] // g
+            return "gemm"  # (its taps do not reach every output pixel)
+        k = ws[0] // g * ws[2] * ws[3]  # (Ci/G) * kh * kw: summed per input-gradient pixel
+        ow = rs[3]
+        taps = ws[2] * ws[3]
     else:
-        k = ws[1] * ws[2] * ws[3]
-        m = ws[0] // g
+        kh, kw = op.prop("filter_size") if filter_grad else ws[2:]
+        k = xs[1] // g * kh * kw
+        ow = ws[3] if filter_grad else rs[3]
+        taps = kh * kw
     if STRATEGY is not None:
         return STRATEGY
     if strides[1] != 1:
-        return "gemm"
-    return "direct" if k <= DIRECT_MAX_K or m <= DIRECT_MAX_M else "gemm"
+        return "gemm"  # (strided columns would be gathered)
+    if filter_grad and taps == 1:
+        return "gemm"  # (measured slower: module doc)
+    return "direct" if ow >= DIRECT_MIN_OW or k <= DIRECT_MAX_K else "gemm"
 
 
 def padded(
@@ -244,17 +267,23 @@ def direct_filter_grad(
     index = IndexType()
     batch = low.as_value(n)
 
+    block = out_block(group_out)
+
     def filter_row(s: Scalar, ivs: list[SSAValue]) -> None:
-        bo, k, i = ivs
+        ob, k, i = ivs
+        bo = s.mul(ob, s.const(block, index)) if block != 1 else ob
+        outs = [_offset(s, bo, b) for b in range(block)]
         c = s.add(s.mul(group_of(s, bo, group_out), s.const(group_in, index)), k)
         zero_i, wide_i = s.const(0, index), s.const(wide, index)
         row0 = s.mul(i, s.const(dh, index)) if dh != 1 else i
-        acc = _row_buffer(s, elem, [kw, wide])
+        acc = _row_buffer(s, elem, [block, kw, wide])
+        bs = [s.const(b, index) for b in range(block)]
         js = [s.const(j, index) for j in range(kw)]
 
         def clear(s1: Scalar, xx: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
-            for j in js:
-                store(s1, s1.const(0.0, elem), acc, [j, xx])
+            for b in bs:
+                for j in js:
+                    store(s1, s1.const(0.0, elem), acc, [b, j, xx])
             return []
 
         for_range(s, zero_i, wide_i, [], clear)
@@ -262,35 +291,37 @@ def direct_filter_grad(
         def image(s1: Scalar, bn: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
             def out_row(s2: Scalar, y: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
                 yy = s2.add(s2.mul(y, s2.const(sh, index)) if sh != 1 else y, row0)
-
                 # One loop per tap: in a loop over all taps LLVM's load PRE carries
                 # x_pad[.., x + j*dw] from one column to the next (a recurrence
                 # the loop vectorizer rejects).
                 for j, jv in enumerate(js):
 
                     def column(s3: Scalar, xx: SSAValue, _: list[SSAValue], j: int = j, jv: SSAValue = jv) -> list[SSAValue]:
-                        gv = load(s3, gpad, [bn, bo, y, xx])
                         xb = s3.mul(xx, s3.const(sw, index)) if sw != 1 else xx
                         v = load(s3, src, [bn, c, yy, _offset(s3, xb, j * dw)])
-                        store(s3, s3.add(load(s3, acc, [jv, xx]), s3.mul(gv, v)), acc, [jv, xx])
+                        for b, o_ in zip(bs, outs):
+                            gv = load(s3, gpad, [bn, o_, y, xx])
+                            store(s3, s3.add(load(s3, acc, [b, jv, xx]), s3.mul(gv, v)), acc, [b, jv, xx])
                         return []
 
-                    for_range(s2, s2.const(0, index), s2.const(wide, index), [], column)
+                    for_range(s2, s2.const(0, index), wide_i, [], column)
                 return []
 
             for_range(s1, zero_i, s1.const(oh, index), [], out_row)
             return []
 
         for_range(s, zero_i, batch, [], image)
-        for j, jv in enumerate(js):
+        for b, o_ in zip(bs, outs):
+            for jv in js:
 
-            def total(s1: Scalar, xx: SSAValue, carried: list[SSAValue], jv: SSAValue = jv) -> list[SSAValue]:
-                return [s1.emit(arith.AddfOp(carried[0], load(s1, acc, [jv, xx]), REASSOC))]
+                def total(s1: Scalar, xx: SSAValue, carried: list[SSAValue], b: SSAValue = b,
+                          jv: SSAValue = jv) -> list[SSAValue]:
+                    return [s1.emit(arith.AddfOp(carried[0], load(s1, acc, [b, jv, xx]), REASSOC))]
 
-            (v,) = for_range(s, zero_i, s.const(ow, index), [s.const(0.0, elem)], total)
-            store(s, v, out, [bo, k, i, jv])
+                (v,) = for_range(s, zero_i, s.const(ow, index), [s.const(0.0, elem)], total)
+                store(s, v, out, [o_, k, i, jv])
 
-    parallel(low, [out_c, group_in, kh], filter_row)
+    parallel(low, [out_c // block, group_in, kh], filter_row)
 
 
 def group_of(s: Scalar, a: SSAValue, b: int) -> SSAValue:
@@ -309,4 +340,4 @@ def _offset(s: Scalar, a: SSAValue, k: int) -> SSAValue:
     return a if k == 0 else s.add(a, s.const(k, IndexType()))
 
 
-__all__ = ["DIRECT_MAX_K", "DIRECT_MAX_M", "STRATEGY", "choose", "direct_correlation", "direct_filter_grad", "group_of", "group_rest", "lanes", "padded"]
+__all__ = ["DIRECT_MAX_K", "DIRECT_MIN_OW", "STRATEGY", "choose", "direct_correlation", "direct_filter_grad", "group_of", "group_rest", "lanes", "padded"]
