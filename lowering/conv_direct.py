@@ -61,9 +61,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from xdsl.dialects import arith, memref
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import SSAValue
 
 from pullback.dialects import pd
 from pullback.dialects.pd.base import DYN, shape_of
@@ -77,14 +77,15 @@ STRATEGY: str | None = None
 """`"gemm"` or `"direct"` forces every convolution onto that path where it applies
 (tests, `benchmarks/bench_conv.py`); None applies the cost rule."""
 
-DIRECT_MIN_OW = 16
-"""Output rows at least this wide are lowered directly whatever the channels (two
-AVX-512 vectors and more: every measured shape ran faster, module doc)."""
+DIRECT_MIN_OW = 10
+"""Output rows at least this wide are lowered directly whatever the channels: every
+measured shape ran faster (module doc; LeNet's input gradient, 16->6 5x5 on rows
+14 wide, K = 400, too), the extra columns of a whole vector costing at most 60%."""
 
 DIRECT_MAX_K = 160
 """Narrower rows are lowered directly only when each output sums at most this many
-products (`C/G*kh*kw`): LeNet's 6->16 5x5 (K = 150, 10 wide) and 16->16 3x3 on
-8x8 ran faster directly, 256->256 3x3 on 8x8 (K = 2304) slower (module doc)."""
+products (`C/G*kh*kw`): 16->16 3x3 on 8x8 (K = 144) ran faster directly,
+256->256 3x3 on 8x8 (K = 2304) and 512->512 on 4x4 slower (module doc)."""
 
 Taps = tuple[int, int]
 WeightAt = Callable[[Scalar, SSAValue, SSAValue, int, int], SSAValue]
@@ -172,12 +173,6 @@ def lanes(ow: int) -> int:
     return -(-ow // LANES) * LANES
 
 
-def _row_buffer(s: Scalar, elem: Attribute, shape: Sequence[int]) -> SSAValue:
-    """A small stack buffer private to one parallel iteration (static: LLVM places
-    it in the entry block of the function running the iteration)."""
-    return s.emit(memref.AllocaOp.get(elem, shape=list(shape)))
-
-
 def direct_correlation(
     low: Lowerer, x: SSAValue, hw: Taps, before: Taps, out: SSAValue, n: Size, in_c: int, out_c: int,
     group_out: int, group_in: int, weight: WeightAt, khw: Taps, strides: Taps, dilations: Taps, out_hw: Taps,
@@ -185,8 +180,7 @@ def direct_correlation(
     """`out[n, o, y, x] = sum_{k, i, j} weight(o, k, i, j) * x_pad[n, g*group_in + k,
     y*sh + i*dh, x*sw + j*dw]` with `g = o // group_out`, where `x_pad` is `x`
     (`[n, in_c, *hw]`) placed at offset `before` in zeros: the loop nest of the
-    module doc.  Each output row is summed in a stack row of `lanes(OW)` columns
-    and then stored."""
+    module doc.  Each output row is summed in `lanes(OW)` columns, then stored."""
     elem = elem_of_buffer(out)
     (kh, kw), (sh, sw), (dh, dw), (oh, ow) = khw, strides, dilations, out_hw
     wide = lanes(ow)
@@ -197,52 +191,62 @@ def direct_correlation(
     index = IndexType()
 
     block = out_block(group_out)
+    # A row block's sums, in memory each parallel iteration owns (the GPU path has
+    # no private arrays, so no stack buffer) and reuses for every image: it stays
+    # in L1, and LLVM keeps it in registers over the channel loop (the buffers are
+    # `noalias`).  Parallel over (o-block, y); images inside, for that reuse.
+    sums = low.temp(elem, [out_c // block, oh, block, wide])
+    low.note_read(sums)
+    batch = low.as_value(n)
 
     def row(s: Scalar, ivs: list[SSAValue]) -> None:
-        bn, ob, y = ivs
+        ob, y = ivs
         zero_i = s.const(0, index)
         bo = s.mul(ob, s.const(block, index)) if block != 1 else ob
         outs = [_offset(s, bo, b) for b in range(block)]
         bs = [s.const(b, index) for b in range(block)]
-        acc_rows = _row_buffer(s, elem, [block, wide])
-
-        def clear(s1: Scalar, xx: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
-            for b in bs:
-                store(s1, s1.const(0.0, elem), acc_rows, [b, xx])
-            return []
-
-        for_range(s, zero_i, s.const(wide, index), [], clear)
         first = s.mul(group_of(s, bo, group_out), s.const(group_in, index))
         ybase = s.mul(y, s.const(sh, index)) if sh != 1 else y
 
-        def channel(s1: Scalar, k: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
-            c = s1.add(first, k)
-            taps = [([weight(s1, o_, k, i, j) for o_ in outs], _offset(s1, ybase, i * dh), j * dw)
-                    for i in range(kh) for j in range(kw)]
-
-            def column(s2: Scalar, xx: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
-                accs = [load(s2, acc_rows, [b, xx]) for b in bs]
-                xb = s2.mul(xx, s2.const(sw, index)) if sw != 1 else xx
-                for ws, yy, dx in taps:
-                    v = load(s2, src, [bn, c, yy, _offset(s2, xb, dx)])
-                    accs = [s2.add(a, s2.mul(wv, v)) for a, wv in zip(accs, ws)]
-                for b, a in zip(bs, accs):
-                    store(s2, a, acc_rows, [b, xx])
+        def image(s0: Scalar, bn: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
+            def clear(s1: Scalar, xx: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
+                for b in bs:
+                    store(s1, s1.const(0.0, elem), sums, [ob, y, b, xx])
                 return []
 
-            for_range(s1, s1.const(0, index), s1.const(wide, index), [], column)
+            for_range(s0, zero_i, s0.const(wide, index), [], clear)
+
+            def channel(s1: Scalar, k: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
+                c = s1.add(first, k)
+                taps = [([weight(s1, o_, k, i, j) for o_ in outs], _offset(s1, ybase, i * dh), j * dw)
+                        for i in range(kh) for j in range(kw)]
+
+                def column(s2: Scalar, xx: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
+                    accs = [load(s2, sums, [ob, y, b, xx]) for b in bs]
+                    xb = s2.mul(xx, s2.const(sw, index)) if sw != 1 else xx
+                    for ws, yy, dx in taps:
+                        v = load(s2, src, [bn, c, yy, _offset(s2, xb, dx)])
+                        accs = [s2.add(a, s2.mul(wv, v)) for a, wv in zip(accs, ws)]
+                    for b, a in zip(bs, accs):
+                        store(s2, a, sums, [ob, y, b, xx])
+                    return []
+
+                for_range(s1, s1.const(0, index), s1.const(wide, index), [], column)
+                return []
+
+            for_range(s0, zero_i, s0.const(group_in, index), [], channel)
+
+            def emit(s1: Scalar, xx: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
+                for b, o_ in zip(bs, outs):
+                    store(s1, load(s1, sums, [ob, y, b, xx]), out, [bn, o_, y, xx])
+                return []
+
+            for_range(s0, zero_i, s0.const(ow, index), [], emit)
             return []
 
-        for_range(s, zero_i, s.const(group_in, index), [], channel)
+        for_range(s, zero_i, batch, [], image)
 
-        def emit(s1: Scalar, xx: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
-            for b, o_ in zip(bs, outs):
-                store(s1, load(s1, acc_rows, [b, xx]), out, [bn, o_, y, xx])
-            return []
-
-        for_range(s, zero_i, s.const(ow, index), [], emit)
-
-    parallel(low, [n, out_c // block, oh], row)
+    parallel(low, [out_c // block, oh], row)
 
 
 def direct_filter_grad(
@@ -268,6 +272,9 @@ def direct_filter_grad(
     batch = low.as_value(n)
 
     block = out_block(group_out)
+    # Per-lane sums in memory each parallel iteration owns (as `direct_correlation`).
+    sums = low.temp(elem, [out_c // block, group_in, kh, block, kw, wide])
+    low.note_read(sums)
 
     def filter_row(s: Scalar, ivs: list[SSAValue]) -> None:
         ob, k, i = ivs
@@ -276,14 +283,13 @@ def direct_filter_grad(
         c = s.add(s.mul(group_of(s, bo, group_out), s.const(group_in, index)), k)
         zero_i, wide_i = s.const(0, index), s.const(wide, index)
         row0 = s.mul(i, s.const(dh, index)) if dh != 1 else i
-        acc = _row_buffer(s, elem, [block, kw, wide])
         bs = [s.const(b, index) for b in range(block)]
         js = [s.const(j, index) for j in range(kw)]
 
         def clear(s1: Scalar, xx: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
             for b in bs:
                 for j in js:
-                    store(s1, s1.const(0.0, elem), acc, [b, j, xx])
+                    store(s1, s1.const(0.0, elem), sums, [ob, k, i, b, j, xx])
             return []
 
         for_range(s, zero_i, wide_i, [], clear)
@@ -301,7 +307,7 @@ def direct_filter_grad(
                         v = load(s3, src, [bn, c, yy, _offset(s3, xb, j * dw)])
                         for b, o_ in zip(bs, outs):
                             gv = load(s3, gpad, [bn, o_, y, xx])
-                            store(s3, s3.add(load(s3, acc, [b, jv, xx]), s3.mul(gv, v)), acc, [b, jv, xx])
+                            store(s3, s3.add(load(s3, sums, [ob, k, i, b, jv, xx]), s3.mul(gv, v)), sums, [ob, k, i, b, jv, xx])
                         return []
 
                     for_range(s2, s2.const(0, index), wide_i, [], column)
@@ -316,7 +322,7 @@ def direct_filter_grad(
 
                 def total(s1: Scalar, xx: SSAValue, carried: list[SSAValue], b: SSAValue = b,
                           jv: SSAValue = jv) -> list[SSAValue]:
-                    return [s1.emit(arith.AddfOp(carried[0], load(s1, acc, [b, jv, xx]), REASSOC))]
+                    return [s1.emit(arith.AddfOp(carried[0], load(s1, sums, [ob, k, i, b, jv, xx]), REASSOC))]
 
                 (v,) = for_range(s, zero_i, s.const(ow, index), [s.const(0.0, elem)], total)
                 store(s, v, out, [o_, k, i, jv])
