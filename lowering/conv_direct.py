@@ -7,22 +7,26 @@ the product, and on this project's CPU (AMD EPYC, AVX-512) OpenBLAS's sgemm runs
 even ResNet's 64->64 product at ~25 GFLOP/s where oneDNN's direct kernels run ~95.
 These loop nests need no column buffer:
 
-* `conv2d` (`direct_correlation`): parallel over `(n, o-block, y)`: a block of
-  `BLOCK` output channels, one output row each, summed in a stack buffer
-  `[BLOCK, lanes(OW)]`; per input channel of the group, one loop over the output
-  columns adds every tap's `w[o, c, i, j] * x_pad[n, c, y*sh + i*dh, x*sw + j*dw]`
-  (taps unrolled in its body, each input load feeding the block's sums).  LLVM
-  vectorizes that loop (contiguous for `sw = 1`, no carried value), unrolls it
-  (a row is a few vectors) and keeps the block's row sums in registers across the
-  channel loop: a register-blocked micro-kernel with no packing.
+* `conv2d` (`direct_correlation`): parallel over `(o-block, y)`: a block of
+  `BLOCK` output channels, one output row each, for every image in turn, summed
+  in a buffer `[BLOCK, lanes(OW)]` of that iteration's own (reused over the
+  images, so it stays in L1; no stack buffer, which the GPU path lacks); per
+  input channel of the group, one loop over the output columns adds every tap's
+  `w[o, c, i, j] * x_pad[n, c, y*sh + i*dh, x*sw + j*dw]` (taps unrolled in its
+  body, each input load feeding the block's sums).  LLVM vectorizes that loop
+  (contiguous for `sw = 1`, no carried value), unrolls it (a row is a few
+  vectors) and keeps the block's sums in registers across the channel loop (the
+  buffers are `noalias`): a register-blocked micro-kernel with no packing.
 * `conv2d_transpose` with unit strides: the same nest, since the input gradient of
   a stride-1 convolution is the correlation of the output gradient, re-padded,
   with the flipped, channel-swapped filter.  Strided transposes keep GEMM +
   col2im (their taps do not reach every output pixel).
 * `conv2d_filter_grad` (`direct_filter_grad`): parallel over `(o-block, c, i)`
   filter rows; per output-column lane a running sum for each of the block's
-  channels and `kw` taps (stack `[BLOCK, kw, lanes(OW)]`), added to by one
-  vectorized loop per tap over `n`, `y`; the lanes `x < OW` summed at the end.
+  channels and `kw` taps (`[BLOCK, kw, lanes(OW)]` per iteration), added to by
+  one vectorized loop per tap over `n`, `y` (one loop per tap: in a loop over
+  all taps LLVM's load PRE carries loads from one column to the next, which the
+  vectorizer rejects); the lanes `x < OW` summed at the end.
 
 Rows are computed in whole vectors (`lanes`): the input is zero-padded once up
 front (as `im2col` does) wide enough that the extra columns read zeros, so no

@@ -24,6 +24,11 @@ threads busy, where one small call per image spends its time in overheads):
   row, so it needs no atomics on the GPU; along `w` it runs over exactly the columns
   that land in the row (bounds computed per filter tap, no per-pixel tests).
 
+Where that formulation loses -- small channel counts, and on this CPU most unit-
+stride convolutions, since OpenBLAS's sgemm is slow on these shapes -- the three
+ops lower to direct loop nests instead (`lowering/conv_direct.py`, whose `choose`
+is the one cost rule, with its measurements).
+
 Pooling is a parallel loop over output pixels with `scf.for` loops over the clipped
 window inside.  Scatter-adds, whose writes collide (`lookup_table_grad`, pooling
 gradients with overlapping windows), add with `memref.atomic_rmw addf` inside
