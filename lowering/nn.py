@@ -584,13 +584,18 @@ def _pool2d_grad(low: Lowerer, op: pd.Pool2DGradOp) -> None:
     x, gr = op.operands
     r = op.results[0]
     xm, gm, dx = low.read(x), low.read(gr), low.out(r)
-    low.fill(dx, 0.0)
-    low.note_read(dx)
     axes = pool_axes(op, gr)
-    elem = elem_of_buffer(xm)
-    is_max = op.prop("pooling_type") == "max"
     # Windows that cannot overlap own their pixels: plain stores, no atomics.
     disjoint = all(a.mode == "global" or a.mode == "window" and a.stride >= a.k for a in axes)
+    # Windows that tile the input exactly (LeNet's 2x2/2) store every pixel once
+    # (max pooling stores the zeros too): no zero fill first, one pass over dx.
+    tiled = all(a.mode == "global" or a.mode == "window" and a.stride == a.k and a.pad == 0
+                and a.out * a.k == a.size for a in axes)
+    if not tiled:
+        low.fill(dx, 0.0)
+    low.note_read(dx)
+    elem = elem_of_buffer(xm)
+    is_max = op.prop("pooling_type") == "max"
     write = store if disjoint else atomic_add
 
     def body(s: Scalar, ivs: list[SSAValue]) -> None:

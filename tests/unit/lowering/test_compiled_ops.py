@@ -434,6 +434,9 @@ _POOLS = [
     dict(pooling_type="avg", ksize=[3, 2], strides=[1, 2], paddings=[1, 0], exclusive=False),
     dict(pooling_type="avg", ksize=[4, 3], adaptive=True),
     dict(ksize=[1, 1], global_pooling=True),
+    # Windows tiling the 6x7 input exactly: dx is stored once, without a zero fill.
+    dict(ksize=[2, 7], strides=[2, 7]),
+    dict(pooling_type="avg", ksize=[3, 7], strides=[3, 7]),
 ]
 
 
