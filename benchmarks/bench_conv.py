@@ -68,6 +68,10 @@ CASES = [
     Conv("LeNet conv2 6->16 5x5 14x14 b64", 64, 6, 16, 14, 5, 0),
     Conv("ResNet 3->64 3x3 p1 32x32 b32", 32, 3, 64, 32, 3, 1),
     Conv("ResNet 64->64 3x3 p1 32x32 b32", 32, 64, 64, 32, 3, 1),
+    # ResNet-18 as `bench_resnet` builds it (ImageNet stem on 32x32 images): its
+    # stage-1 and stage-2 convolutions run on 8x8 and 4x4.
+    Conv("ResNet-18 stage1 64->64 3x3 p1 8x8 b32", 32, 64, 64, 8, 3, 1),
+    Conv("ResNet-18 stage2 128->128 3x3 p1 4x4 b32", 32, 128, 128, 4, 3, 1),
     # Where the cost rule's other side lies: deep layers, strided and 1x1 ones.
     Conv("ResNet 128->128 3x3 p1 16x16 b32", 32, 128, 128, 16, 3, 1),
     Conv("ResNet 256->256 3x3 p1 8x8 b32", 32, 256, 256, 8, 3, 1),
