@@ -81,15 +81,18 @@ STRATEGY: str | None = None
 """`"gemm"` or `"direct"` forces every convolution onto that path where it applies
 (tests, `benchmarks/bench_conv.py`); None applies the cost rule."""
 
-DIRECT_MIN_OW = 10
+DIRECT_MIN_OW = 8
 """Output rows at least this wide are lowered directly whatever the channels: every
-measured shape ran faster (module doc; LeNet's input gradient, 16->6 5x5 on rows
-14 wide, K = 400, too), the extra columns of a whole vector costing at most 60%."""
+measured forward and input gradient ran faster, from LeNet's to ResNet's 256->256
+on 8x8 (module doc); the columns rounded up to whole vectors cost at most 60%."""
 
 DIRECT_MAX_K = 160
 """Narrower rows are lowered directly only when each output sums at most this many
-products (`C/G*kh*kw`): 16->16 3x3 on 8x8 (K = 144) ran faster directly,
-256->256 3x3 on 8x8 (K = 2304) and 512->512 on 4x4 slower (module doc)."""
+products (`C/G*kh*kw`): 128->128 and 512->512 3x3 on 4x4 ran 1.5-3x slower."""
+
+NARROW_FILTER_GRAD_MAX_K = 576
+"""Filter gradients of rows under 10 wide are direct only up to this `K`: on 8x8,
+64->64 3x3 (K = 576) ran faster directly, 256->256 (K = 2304) 1.15x slower."""
 
 Taps = tuple[int, int]
 WeightAt = Callable[[Scalar, SSAValue, SSAValue, int, int], SSAValue]
@@ -133,7 +136,10 @@ def choose(op: pd.PdOp) -> str:
         return "gemm"  # (strided columns would be gathered)
     if filter_grad and taps == 1:
         return "gemm"  # (measured slower: module doc)
-    return "direct" if ow >= DIRECT_MIN_OW or k <= DIRECT_MAX_K else "gemm"
+    if ow >= DIRECT_MIN_OW:
+        narrow_and_deep = filter_grad and ow < 10 and k > NARROW_FILTER_GRAD_MAX_K
+        return "gemm" if narrow_and_deep else "direct"
+    return "direct" if k <= DIRECT_MAX_K else "gemm"
 
 
 def padded(
@@ -202,7 +208,11 @@ def direct_correlation(
     # iterations read the same image, which stays in L2 (a loop over the images
     # inside, one row of every image and channel in turn, ran 1x1 64->64 on 32x32
     # at 2.2x the GEMM's time).
-    sums = low.temp(elem, [n, out_c // block, block, wide])
+    # Rows narrower than two vectors are computed two at a time: twice the
+    # independent sums per input load (one 8-wide row per channel block waited on
+    # its FMA chains: ResNet-18's 64->64 on 8x8 ran slower than the GEMM).
+    pair = 2 if wide <= 2 * LANES and oh % 2 == 0 else 1
+    sums = low.temp(elem, [n, out_c // block, block, pair, wide])
     low.note_read(sums)
 
     def rows(s: Scalar, ivs: list[SSAValue]) -> None:
@@ -210,32 +220,34 @@ def direct_correlation(
         zero_i = s.const(0, index)
         bo = s.mul(ob, s.const(block, index)) if block != 1 else ob
         outs = [_offset(s, bo, b) for b in range(block)]
-        bs = [s.const(b, index) for b in range(block)]
+        slots = [(s.const(b, index), s.const(r, index)) for b in range(block) for r in range(pair)]
         first = s.mul(group_of(s, bo, group_out), s.const(group_in, index))
 
-        def row(s0: Scalar, y: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
+        def row(s0: Scalar, yp: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
+            y = s0.mul(yp, s0.const(pair, index)) if pair != 1 else yp
             ybase = s0.mul(y, s0.const(sh, index)) if sh != 1 else y
 
             def clear(s1: Scalar, xx: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
-                for b in bs:
-                    store(s1, s1.const(0.0, elem), sums, [bn, ob, b, xx])
+                for b, r in slots:
+                    store(s1, s1.const(0.0, elem), sums, [bn, ob, b, r, xx])
                 return []
 
             for_range(s0, zero_i, s0.const(wide, index), [], clear)
 
             def channel(s1: Scalar, k: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
                 c = s1.add(first, k)
-                taps = [([weight(s1, o_, k, i, j) for o_ in outs], _offset(s1, ybase, i * dh), j * dw)
+                taps = [([weight(s1, o_, k, i, j) for o_ in outs],
+                         [_offset(s1, ybase, i * dh + r * sh) for r in range(pair)], j * dw)
                         for i in range(kh) for j in range(kw)]
 
                 def column(s2: Scalar, xx: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
-                    accs = [load(s2, sums, [bn, ob, b, xx]) for b in bs]
+                    accs = [load(s2, sums, [bn, ob, b, r, xx]) for b, r in slots]
                     xb = s2.mul(xx, s2.const(sw, index)) if sw != 1 else xx
-                    for ws, yy, dx in taps:
-                        v = load(s2, src, [bn, c, yy, _offset(s2, xb, dx)])
-                        accs = [s2.add(a, s2.mul(wv, v)) for a, wv in zip(accs, ws)]
-                    for b, a in zip(bs, accs):
-                        store(s2, a, sums, [bn, ob, b, xx])
+                    for ws, yys, dx in taps:
+                        vs = [load(s2, src, [bn, c, yy, _offset(s2, xb, dx)]) for yy in yys]
+                        accs = [s2.add(accs[q], s2.mul(ws[q // pair], vs[q % pair])) for q in range(len(slots))]
+                    for (b, r), a in zip(slots, accs):
+                        store(s2, a, sums, [bn, ob, b, r, xx])
                     return []
 
                 for_range(s1, s1.const(0, index), s1.const(wide, index), [], column)
@@ -244,14 +256,14 @@ def direct_correlation(
             for_range(s0, zero_i, s0.const(group_in, index), [], channel)
 
             def emit(s1: Scalar, xx: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
-                for b, o_ in zip(bs, outs):
-                    store(s1, load(s1, sums, [bn, ob, b, xx]), out, [bn, o_, y, xx])
+                for (b, r), q in zip(slots, range(len(slots))):
+                    store(s1, load(s1, sums, [bn, ob, b, r, xx]), out, [bn, outs[q // pair], _offset(s1, y, q % pair), xx])
                 return []
 
             for_range(s0, zero_i, s0.const(ow, index), [], emit)
             return []
 
-        for_range(s, zero_i, s.const(oh, index), [], row)
+        for_range(s, zero_i, s.const(oh // pair, index), [], row)
 
     parallel(low, [n, out_c // block], rows)
 
@@ -356,4 +368,4 @@ def _offset(s: Scalar, a: SSAValue, k: int) -> SSAValue:
     return a if k == 0 else s.add(a, s.const(k, IndexType()))
 
 
-__all__ = ["DIRECT_MAX_K", "DIRECT_MIN_OW", "STRATEGY", "choose", "direct_correlation", "direct_filter_grad", "group_of", "group_rest", "lanes", "padded"]
+__all__ = ["DIRECT_MAX_K", "DIRECT_MIN_OW", "NARROW_FILTER_GRAD_MAX_K", "STRATEGY", "choose", "direct_correlation", "direct_filter_grad", "group_of", "group_rest", "lanes", "padded"]

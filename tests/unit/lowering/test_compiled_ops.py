@@ -315,16 +315,19 @@ def test_conv2d_needs_static_window_sizes() -> None:
 # The direct loop nests (`lowering/conv_direct.py`) against the interpreter, forced
 # and by the cost rule, on shapes covering each of its branches: rows >= 10 wide
 # (direct), narrow rows with a small K (direct) or a large one (GEMM), a 1x1
-# filter gradient (GEMM), strided, dilated, grouped and padded windows, and the
-# input gradients of stride-1 (direct) and strided (GEMM + col2im) convolutions.
+# filter gradient (GEMM), 8-wide rows with a large K (direct, the filter gradient
+# GEMM), rows computed in pairs or not, strided, dilated, grouped and padded
+# windows, and the input gradients of stride-1 (direct) and strided (GEMM +
+# col2im) convolutions.
 _RULE_CASES = [
     # (input [C, H, W], filter [O, C/G, kh, kw], window)
     ([3, 12, 11], [4, 3, 3, 3], dict(paddings=[1, 1])),  # 11 wide: direct
-    ([3, 12, 11], [5, 3, 1, 1], dict()),  # 1x1: direct forward, GEMM filter gradient
+    ([3, 5, 19], [5, 3, 1, 1], dict()),  # 1x1: direct forward, GEMM filter gradient; rows 24 wide
     ([4, 6, 5], [6, 2, 3, 3], dict(paddings=[2, 1, 0, 2], dilations=[2, 1], groups=2)),  # narrow, K 18: direct
     ([20, 6, 6], [4, 20, 3, 3], dict()),  # 4 wide, K 180: GEMM
     ([4, 9, 13], [6, 4, 3, 2], dict(paddings=[1, 1], strides=[2, 2])),  # strided: GEMM
     ([4, 9, 13], [6, 4, 3, 3], dict(padding_algorithm="SAME", strides=[2, 1])),  # rows strided only: direct
+    ([70, 8, 8], [4, 70, 3, 3], dict(paddings=[1, 1])),  # 8 wide: direct, but the filter gradient (K 630) GEMM
 ]
 
 
@@ -356,7 +359,12 @@ def test_direct_and_gemm_convolutions_agree_with_the_interpreter(
 ) -> None:
     monkeypatch.setattr(conv_direct, "STRATEGY", strategy)
     tag = strategy or "rule"
-    agree(_rule_program(tag), _rule_feeds(tag), dtype)
+    # Sums of up to 630 products of unit normals, and gradients of sum(y^2) up to
+    # ~2e3: float32 results summed in another order than the interpreter's differ
+    # by its rounding at that scale (1.8e-4 seen on a filter-gradient element of
+    # 0.056 among ones of 1e3: 1e-7 of the scale).  float64 stays tight.
+    tol = {**TOL, "float32": dict(rtol=3e-4, atol=1e-3)}
+    agree(_rule_program(tag), _rule_feeds(tag), dtype, tol=tol)
 
 
 def test_the_cost_rule_covers_both_paths_for_every_convolution_op() -> None:
@@ -368,11 +376,11 @@ def test_the_cost_rule_covers_both_paths_for_every_convolution_op() -> None:
         if isinstance(op, (pd.Conv2DOp, pd.Conv2DFilterGradOp, pd.Conv2DTransposeOp)):
             chosen.setdefault(op.name, []).append(conv_direct.choose(op))
     assert chosen == {
-        "pd.conv2d": ["direct", "direct", "direct", "gemm", "gemm", "direct"],
+        "pd.conv2d": ["direct", "direct", "direct", "gemm", "gemm", "direct", "direct"],
         # (the backward's ops come in reverse order of the forward's)
-        "pd.conv2d_filter_grad": ["direct", "gemm", "direct", "gemm", "gemm", "direct"][::-1],
-        # Transposes need unit strides; the 20-channel case's K is 4 * 9 (direct).
-        "pd.conv2d_transpose": ["direct", "direct", "direct", "direct", "gemm", "gemm"][::-1],
+        "pd.conv2d_filter_grad": ["direct", "gemm", "direct", "gemm", "gemm", "direct", "gemm"][::-1],
+        # Transposes need unit strides; the 20- and 70-channel cases' K is 4 * 9.
+        "pd.conv2d_transpose": ["direct", "direct", "direct", "direct", "gemm", "gemm", "direct"][::-1],
     }
 
 
