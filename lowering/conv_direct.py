@@ -36,24 +36,27 @@ or never summed (filter gradient), so they cannot change a result.
 
 The cost rule (`choose`, the one place deciding): direct when the horizontal
 stride is 1 (all strides, for a transpose) and the output rows are at least
-`DIRECT_MIN_OW` wide or each output sums at most `DIRECT_MAX_K` products; GEMM
-otherwise, for the filter gradient of a 1x1 convolution, and for bfloat16
-operands of a float32 product (`widen._narrow_product`: the bfloat16 GEMM).
-Measured with `benchmarks/bench_conv.py` (one thread, `taskset -c 1`, thread CPU
-time on the shared 2-core machine at load 4-7), medians in ms, GEMM -> direct
-(torch's oneDNN), forward / filter gradient / input gradient:
+`DIRECT_MIN_OW` wide (filter gradients of rows under 10 wide only up to
+`NARROW_FILTER_GRAD_MAX_K`), or each output sums at most `DIRECT_MAX_K`
+products; GEMM otherwise, for the filter gradient of a 1x1 convolution, and for
+bfloat16 operands of a float32 product (`widen._narrow_product`: the bfloat16
+GEMM).  Measured with `benchmarks/bench_conv.py` (2026-11-28; one thread, `taskset
+-c 1`, thread CPU time on the shared 2-core AMD EPYC at load 6-7), medians in ms,
+GEMM -> direct (torch's oneDNN), forward / filter gradient / input gradient:
 
-    LeNet 1->6 3x3 p1 28x28 b64     0.35->0.09 (0.50)  0.61->0.14 (0.52)  0.40->0.18 (3.1)
-    LeNet 1->6 5x5 28x28 b64        0.74->0.22 (0.58)  1.02->0.19 (0.62)  1.12->0.41 (5.6)
-    LeNet 6->16 5x5 14x14 b64       0.70->0.51 (0.46)  1.10->0.54 (0.90)  1.39->0.93 (1.2)
-    16->16 3x3 p1 8x8 b64           0.56->0.34 (0.24)  0.69->0.26 (0.31)  1.02->0.34 (0.30)
-    ResNet 3->64 3x3 p1 32x32 b32   4.7->1.7 (2.9)     5.3->1.8 (3.9)     3.8->2.3 (8.3)
-    ResNet 64->64 3x3 p1 32x32 b32  88->28 (25)        102->40 (31)       88->28 (25)
-    ResNet 128->128 3x3 16x16 b32   51->25 (22)        52->31 (24)        56->25 (23)
-    ResNet 256->256 3x3 8x8 b32     29->44 (20)        31->32 (27)        31->44 (20)   GEMM kept
-    ResNet 512->512 3x3 4x4 b32     26->89 (18)        27->59 (41)        29->97 (18)   GEMM kept
-    ResNet 64->128 3x3 s2 32x32     19->57 (14)        19->153 (15)       (strided)     GEMM kept
-    1x1 64->64 32x32 b32            6.9->5.4 (5.1)     7.2->11.1 (5.5)    7.4->4.0 (6.4)
+    LeNet 1->6 3x3 p1 28x28 b64     0.33->0.12 (0.46)  0.59->0.14 (0.41)  0.40->0.18 (2.9)
+    LeNet 1->6 5x5 28x28 b64        0.73->0.18 (0.55)  0.97->0.15 (0.51)  1.10->0.39 (5.3)
+    LeNet 6->16 5x5 14x14 b64       0.59->0.52 (0.41)  1.05->0.52 (0.85)  1.32->0.76 (1.13)
+    16->16 3x3 p1 8x8 b64           0.44->0.22 (0.24)  0.62->0.27 (0.32)  0.92->0.22 (0.30)
+    ResNet 3->64 3x3 p1 32x32 b32   4.5->1.7 (2.6)     4.1->1.6 (2.8)     3.6->2.3 (7.7)
+    ResNet 64->64 3x3 p1 32x32 b32  91->28 (23)        82->42 (28)        87->28 (25)
+    ResNet 128->128 3x3 16x16 b32   53->24 (21)        53->33 (25)        56->24 (22)
+    64->64 3x3 p1 8x8 b32           2.6->1.7 (1.4)     2.7->2.0 (1.8)     3.1->1.7 (1.7)
+    256->256 3x3 p1 8x8 b32         29->26 (20)        30 kept (26)       30->26 (20)
+    1x1 64->64 32x32 b32            6.9->5.5 (5.2)     6.7 kept (6.0)     7.5->5.5 (6.1)
+    kept on GEMM, forced direct:    128->128 3x3 on 4x4 b32 1.8->3.1, 1.9->3.9, 2.2->3.2;
+      512->512 on 4x4 26->89; 64->128 3x3 stride 2 19->57 (filter gradient 19->153);
+      256->256 filter gradient on 8x8 29->33; 1x1 filter gradient 7.2->11.1.
 
 `STRATEGY` forces one path (tests exercise both, the benchmark times both).  It is
 in neither the disk cache's key nor the program text, and programs of one text
