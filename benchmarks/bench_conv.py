@@ -110,7 +110,7 @@ _programs = iter(range(0, 1 << 30, 100))
 
 
 def compiled(build: Callable[[ProgramBuilder, list[str]], SSAValue], strategy: str | None,
-             feeds: Sequence[np.ndarray]) -> Callable[[], object]:
+             feeds: Sequence[np.ndarray]) -> Callable[[], list[np.ndarray]]:
     """Compile the one-op program `build` makes (given its feeds' names) under a
     forced `strategy` (None: the cost rule); a call with `feeds`.  Every program
     gets feed names of its own: programs of the same text share their machine code
@@ -139,17 +139,17 @@ def conv_rows(case: Conv, rng: np.random.Generator, new: str | None) -> list[tup
     x = rng.standard_normal((n, c, hw, hw)).astype(np.float32)
     w = rng.standard_normal((o, c, k, k)).astype(np.float32) * 0.1
     g = rng.standard_normal((n, o, case.out, case.out)).astype(np.float32)
-    window = dict(paddings=[p, p], strides=[s, s])
 
     def fwd(b: ProgramBuilder, names: list[str]) -> SSAValue:
-        return b.add(pd.Conv2DOp, b.data(names[0], x.shape), b.data(names[1], w.shape), **window)
+        return b.add(pd.Conv2DOp, b.data(names[0], x.shape), b.data(names[1], w.shape), paddings=[p, p], strides=[s, s])
 
     def dw(b: ProgramBuilder, names: list[str]) -> SSAValue:
-        return b.add(pd.Conv2DFilterGradOp, b.data(names[0], x.shape), b.data(names[1], g.shape), filter_size=[k, k], **window)
+        return b.add(pd.Conv2DFilterGradOp, b.data(names[0], x.shape), b.data(names[1], g.shape), filter_size=[k, k],
+                     paddings=[p, p], strides=[s, s])
 
     def dx(b: ProgramBuilder, names: list[str]) -> SSAValue:
         return b.add(pd.Conv2DTransposeOp, b.data(names[0], g.shape), b.data(names[1], w.shape),
-                     output_size=[hw, hw], **window)
+                     output_size=[hw, hw], paddings=[p, p], strides=[s, s])
 
     tx, tw, tg = th.from_numpy(x), th.from_numpy(w), th.from_numpy(g)
     rows = []
@@ -175,13 +175,13 @@ def pool_rows(name: str, shape: tuple[int, ...], rng: np.random.Generator) -> li
     x = rng.standard_normal(shape).astype(np.float32)
     out_shape = (*shape[:2], shape[2] // 2, shape[3] // 2)
     g = rng.standard_normal(out_shape).astype(np.float32)
-    pool = dict(ksize=[2, 2], strides=[2, 2])
 
     def fwd(b: ProgramBuilder, names: list[str]) -> SSAValue:
-        return b.add(pd.Pool2DOp, b.data(names[0], shape), **pool)
+        return b.add(pd.Pool2DOp, b.data(names[0], shape), ksize=[2, 2], strides=[2, 2])
 
     def bwd(b: ProgramBuilder, names: list[str]) -> SSAValue:
-        return b.add(pd.Pool2DGradOp, b.data(names[0], shape), b.data(names[1], out_shape), **pool)
+        return b.add(pd.Pool2DGradOp, b.data(names[0], shape), b.data(names[1], out_shape), ksize=[2, 2],
+                     strides=[2, 2])
 
     tx, tg = th.from_numpy(x).requires_grad_(), th.from_numpy(g)
 
