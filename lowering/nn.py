@@ -24,6 +24,11 @@ threads busy, where one small call per image spends its time in overheads):
   row, so it needs no atomics on the GPU; along `w` it runs over exactly the columns
   that land in the row (bounds computed per filter tap, no per-pixel tests).
 
+Where that formulation loses -- small channel counts, and on this CPU most unit-
+stride convolutions, since OpenBLAS's sgemm is slow on these shapes -- the three
+ops lower to direct loop nests instead (`lowering/conv_direct.py`, whose `choose`
+is the one cost rule, with its measurements).
+
 Pooling is a parallel loop over output pixels with `scf.for` loops over the clipped
 window inside.  Scatter-adds, whose writes collide (`lookup_table_grad`, pooling
 gradients with overlapping windows), add with `memref.atomic_rmw addf` inside
@@ -59,6 +64,7 @@ from pullback.dialects.pd.nn import (
     ConvWindow,
     dropout_threshold,
 )
+from pullback.lowering import conv_direct
 from pullback.lowering.abi import LoweringError
 from pullback.lowering.lowerer import Lowerer
 from pullback.lowering.lowerer.sizes import Size
@@ -300,6 +306,16 @@ def _conv2d(low: Lowerer, op: pd.Conv2DOp) -> None:
     (c, h, wd), (o, cg, kh, kw), g = _conv_shapes(op)
     oh, ow = static_dims(op, "output spatial sizes", shape_of(r.type)[2:])
     win = op.window((h, wd), (kh, kw))
+    if conv_direct.choose(op) == "direct":
+        (pt, _), (pl, _) = win.pads
+        wm = low.read(w)
+
+        def weight(s: Scalar, o_: SSAValue, k: SSAValue, i: int, j: int) -> SSAValue:
+            return load(s, wm, [o_, k, s.const(i, IndexType()), s.const(j, IndexType())])
+
+        conv_direct.direct_correlation(low, low.read(x), (h, wd), (pt, pl), low.out(r), n, c, o, o // g, cg,
+                                       weight, (kh, kw), win.strides, win.dilations, (oh, ow))
+        return
     cols = im2col(low, low.read(x), n, c, (h, wd), (kh, kw), win, (oh, ow))
     og, rr, p = o // g, cg * kh * kw, oh * ow
     q = low.mul_sizes([n, p])
@@ -320,7 +336,7 @@ def _conv2d(low: Lowerer, op: pd.Conv2DOp) -> None:
 
 # conv2d_filter_grad reads its output gradient (operand 1), conv2d_transpose its
 # input (operand 0), through `channel_major`: their producers fuse into that copy.
-@lowers(pd.Conv2DFilterGradOp, fusible=lambda op: (1,))
+@lowers(pd.Conv2DFilterGradOp, fusible=lambda op: () if conv_direct.choose(op) == "direct" else (1,))
 def _conv2d_filter_grad(low: Lowerer, op: pd.Conv2DFilterGradOp) -> None:
     x, gr = op.operands
     r = op.results[0]
@@ -330,6 +346,11 @@ def _conv2d_filter_grad(low: Lowerer, op: pd.Conv2DFilterGradOp) -> None:
     kh, kw = op.prop("filter_size")
     g = op.prop("groups")
     win = op.window((h, wd), (kh, kw))
+    if conv_direct.choose(op) == "direct":
+        (pt, _), (pl, _) = win.pads
+        conv_direct.direct_filter_grad(low, low.read(x), (h, wd), (pt, pl), low.read(gr), low.out(r), n, c, o,
+                                       o // g, c // g, (kh, kw), win.strides, win.dilations, (oh, ow))
+        return
     cols = im2col(low, low.read(x), n, c, (h, wd), (kh, kw), win, (oh, ow))
     grad = channel_major(low, gr)
     og, rr = o // g, (c // g) * kh * kw
@@ -346,7 +367,7 @@ def _conv2d_filter_grad(low: Lowerer, op: pd.Conv2DFilterGradOp) -> None:
     )
 
 
-@lowers(pd.Conv2DTransposeOp, fusible=fuse_first_operand)
+@lowers(pd.Conv2DTransposeOp, fusible=lambda op: () if conv_direct.choose(op) == "direct" else (0,))
 def _conv2d_transpose(low: Lowerer, op: pd.Conv2DTransposeOp) -> None:
     x, w = op.operands
     r = op.results[0]
@@ -355,6 +376,24 @@ def _conv2d_transpose(low: Lowerer, op: pd.Conv2DTransposeOp) -> None:
     oh, ow = static_dims(op, "output spatial sizes", shape_of(r.type)[2:])
     win = op.window((h, wd), (kh, kw))
     co, cig, rr = cog * g, ci // g, cog * kh * kw
+    if conv_direct.choose(op) == "direct":
+        # Stride 1: the correlation of the output gradient, re-padded so that tap
+        # (i, j) of output pixel (y, x) reads row y + i*dh, with the flipped filter
+        # (module doc of `lowering/conv_direct.py`).
+        (pt, _), (pl, _) = win.pads
+        (dh, dw) = win.dilations
+        before = ((kh - 1) * dh - pt, (kw - 1) * dw - pl)
+        wm = low.read(w)
+
+        def weight(s: Scalar, c_: SSAValue, k: SSAValue, i: int, j: int) -> SSAValue:
+            index = IndexType()
+            cin = s.add(s.mul(conv_direct.group_of(s, c_, cog), s.const(cig, index)), k)
+            at = [cin, conv_direct.group_rest(s, c_, cog), s.const(kh - 1 - i, index), s.const(kw - 1 - j, index)]
+            return load(s, wm, at)
+
+        conv_direct.direct_correlation(low, low.read(x), (h, wd), before, low.out(r), n, ci, co, cog, cig,
+                                       weight, (kh, kw), (1, 1), win.dilations, (oh, ow))
+        return
     q = low.mul_sizes([n, h * wd])
     image = channel_major(low, x)
     cols = low.temp(r.type.get_element_type(), [co, kh, kw, n, h, wd])  # type: ignore[attr-defined]  # (float32 for bfloat16 operands)
@@ -545,13 +584,18 @@ def _pool2d_grad(low: Lowerer, op: pd.Pool2DGradOp) -> None:
     x, gr = op.operands
     r = op.results[0]
     xm, gm, dx = low.read(x), low.read(gr), low.out(r)
-    low.fill(dx, 0.0)
-    low.note_read(dx)
     axes = pool_axes(op, gr)
-    elem = elem_of_buffer(xm)
-    is_max = op.prop("pooling_type") == "max"
     # Windows that cannot overlap own their pixels: plain stores, no atomics.
     disjoint = all(a.mode == "global" or a.mode == "window" and a.stride >= a.k for a in axes)
+    # Windows that tile the input exactly (LeNet's 2x2/2) store every pixel once
+    # (max pooling stores the zeros too): no zero fill first, one pass over dx.
+    tiled = all(a.mode == "global" or a.mode == "window" and a.stride == a.k and a.pad == 0
+                and a.out * a.k == a.size for a in axes)
+    if not tiled:
+        low.fill(dx, 0.0)
+    low.note_read(dx)
+    elem = elem_of_buffer(xm)
+    is_max = op.prop("pooling_type") == "max"
     write = store if disjoint else atomic_add
 
     def body(s: Scalar, ivs: list[SSAValue]) -> None:

@@ -31,6 +31,7 @@ from pullback.dialects import pd
 from pullback.dialects.pd.base import f64_attr, is_float
 from pullback.frontend import unique_name
 from pullback.frontend.framework import Program, program_guard
+from pullback.lowering import conv_direct
 from pullback.lowering.convert_pd_to_linalg import build_entry, lowering_gap
 from pullback.lowering.convert_linalg_to_blas import ConvertLinalgToBlasPass
 from pullback.lowering.pipeline import run_passes
@@ -288,7 +289,8 @@ def test_conv2d_transpose_agrees(dtype: str) -> None:
 
 
 @pytest.mark.parametrize("groups", [1, 2])
-def test_conv2d_is_one_gemm_call_per_group_over_the_whole_batch(groups: int) -> None:
+def test_conv2d_is_one_gemm_call_per_group_over_the_whole_batch(groups: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(conv_direct, "STRATEGY", "gemm")  # (the cost rule lowers this one directly)
     b = ProgramBuilder()
     x = b.data("x", [-1, 4, 8, 8])
     y = b.add(pd.Conv2DOp, x, b.param("w", [4, 4 // groups, 3, 3]), paddings=[1, 1], groups=groups)
@@ -310,6 +312,127 @@ def test_conv2d_needs_static_window_sizes() -> None:
         CompiledBackend().run(b.module, {"x": np.ones((1, 3, 5, 8), np.float32)}, {"w": np.ones((4, 3, 3, 3), np.float32)}, [y])
 
 
+# The direct loop nests (`lowering/conv_direct.py`) against the interpreter, forced
+# and by the cost rule, on shapes covering each of its branches: rows >= 10 wide
+# (direct), narrow rows with a small K (direct) or a large one (GEMM), a 1x1
+# filter gradient (GEMM), 8-wide rows with a large K (direct, the filter gradient
+# GEMM), rows computed in pairs or not, strided, dilated, grouped and padded
+# windows, and the input gradients of stride-1 (direct) and strided (GEMM +
+# col2im) convolutions.
+_RULE_CASES = [
+    # (input [C, H, W], filter [O, C/G, kh, kw], window)
+    ([3, 12, 11], [4, 3, 3, 3], dict(paddings=[1, 1])),  # 11 wide: direct
+    ([3, 5, 19], [5, 3, 1, 1], dict()),  # 1x1: direct forward, GEMM filter gradient; rows 24 wide
+    ([4, 6, 5], [6, 2, 3, 3], dict(paddings=[2, 1, 0, 2], dilations=[2, 1], groups=2)),  # narrow, K 18: direct
+    ([20, 6, 6], [4, 20, 3, 3], dict()),  # 4 wide, K 180: GEMM
+    ([4, 9, 13], [6, 4, 3, 2], dict(paddings=[1, 1], strides=[2, 2])),  # strided: GEMM
+    ([4, 9, 13], [6, 4, 3, 3], dict(padding_algorithm="SAME", strides=[2, 1])),  # rows strided only: direct
+    ([70, 8, 8], [4, 70, 3, 3], dict(paddings=[1, 1])),  # 8 wide: direct, but the filter gradient (K 630) GEMM
+]
+
+
+def _rule_program(tag: str) -> Build:
+    """The `_RULE_CASES` convolutions and their gradients, feeds named after `tag`:
+    programs compiled under different strategies must differ in text, or they
+    would share machine code (`conv_direct.STRATEGY` is not in the text)."""
+
+    def build(b: ProgramBuilder, dt: str) -> tuple[list[SSAValue], list[SSAValue]]:
+        inputs, outs = [], []
+        for i, (chw, filt, window) in enumerate(_RULE_CASES):
+            x, w = b.data(f"x{i}_{tag}", [-1, *chw], dt), b.data(f"w{i}_{tag}", filt, dt)
+            inputs += [x, w]
+            outs.append(b.add(pd.Conv2DOp, x, w, **window))
+        return inputs, outs
+
+    return build
+
+
+def _rule_feeds(tag: str) -> Feeds:
+    return normal(**{k: s for i, (chw, filt, _) in enumerate(_RULE_CASES)
+                     for k, s in ((f"x{i}_{tag}", [-1, *chw]), (f"w{i}_{tag}", filt))})
+
+
+@pytest.mark.parametrize("strategy", ["direct", "gemm", None])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_direct_and_gemm_convolutions_agree_with_the_interpreter(
+    strategy: str | None, dtype: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(conv_direct, "STRATEGY", strategy)
+    tag = strategy or "rule"
+    # Sums of up to 630 products of unit normals, and gradients of sum(y^2) up to
+    # ~2e3: float32 results summed in another order than the interpreter's differ
+    # by its rounding at that scale (1.8e-4 seen on a filter-gradient element of
+    # 0.056 among ones of 1e3: 1e-7 of the scale).  float64 stays tight.
+    tol = {**TOL, "float32": dict(rtol=3e-4, atol=1e-3)}
+    agree(_rule_program(tag), _rule_feeds(tag), dtype, tol=tol)
+
+
+def test_the_cost_rule_covers_both_paths_for_every_convolution_op() -> None:
+    b = ProgramBuilder()
+    inputs, outs = _rule_program("choice")(b, "float32")
+    with_backward(b, inputs, outs)
+    chosen: dict[str, list[str]] = {}
+    for op in b.module.walk():
+        if isinstance(op, (pd.Conv2DOp, pd.Conv2DFilterGradOp, pd.Conv2DTransposeOp)):
+            chosen.setdefault(op.name, []).append(conv_direct.choose(op))
+    assert chosen == {
+        "pd.conv2d": ["direct", "direct", "direct", "gemm", "gemm", "direct", "direct"],
+        # (the backward's ops come in reverse order of the forward's)
+        "pd.conv2d_filter_grad": ["direct", "gemm", "direct", "gemm", "gemm", "direct", "gemm"][::-1],
+        # Transposes need unit strides; the 20- and 70-channel cases' K is 4 * 9.
+        "pd.conv2d_transpose": ["direct", "direct", "direct", "direct", "gemm", "gemm", "direct"][::-1],
+    }
+
+
+def test_small_channel_convolutions_lower_without_columns_or_blas() -> None:
+    """LeNet's first layer: no im2col buffer, no GEMM, in any of the three ops."""
+    b = ProgramBuilder()
+    x, w = b.data("x", [-1, 1, 28, 28]), b.data("w", [6, 1, 5, 5])
+    y = b.add(pd.Conv2DOp, x, w)
+    fetch = with_backward(b, [x, w], [y])
+    fn, _ = build_entry(b.module, fetch, only_given_fetches=True)
+    text = str(fn)
+    assert "library_call" not in text
+    # (im2col's columns would be [C*kh*kw, N, OH, OW] = memref<1x5x5x?x24x24xf32>)
+    assert "x24x24xf32>" not in text.replace("memref<?x6x24x24xf32>", "")
+
+
+@pytest.mark.parametrize("strategy", ["direct", "gemm"])
+def test_convolution_gradients_match_float64_finite_differences(
+    strategy: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """d/dx and d/dw of `sum(tanh(conv2d(x, w)) * r)`, compiled (filter gradient and
+    transposed convolution on the forced path), against central differences of the
+    compiled forward in float64."""
+    monkeypatch.setattr(conv_direct, "STRATEGY", strategy)
+    b = ProgramBuilder()
+    x, w = b.data(f"x_{strategy}", [-1, 3, 7, 9], "float64"), b.data(f"w_{strategy}", [4, 3, 3, 2], "float64")
+    r = b.data(f"r_{strategy}", [-1, 4, 7, 7], "float64")
+    y = b.add(pd.Conv2DOp, x, w, paddings=[1, 1, 0, 1], dilations=[1, 3])
+    z = b.add(pd.ElementwiseMulOp, b.add(pd.TanhOp, y), r)
+    bw = pd.BackwardOp.make([z], [x, w])
+    b.block.add_op(bw)
+    dx, dw = differentiate(bw).grads
+    rng = np.random.default_rng(7)
+    feed = {f"x_{strategy}": rng.standard_normal((2, 3, 7, 9)), f"w_{strategy}": rng.standard_normal((4, 3, 3, 2)),
+            f"r_{strategy}": rng.standard_normal((2, 4, 7, 7))}
+    backend = CompiledBackend(fallback=False)
+    gx, gw = backend.run(b.module, feed, {}, [dx, dw])
+
+    def loss(name: str, at: tuple[int, ...], eps: float) -> float:
+        moved = dict(feed)
+        moved[name] = feed[name].copy()
+        moved[name][at] += eps
+        return float(backend.run(b.module, moved, {}, [z])[0].sum())
+
+    eps = 1e-6
+    for name, grad in ((f"x_{strategy}", gx), (f"w_{strategy}", gw)):
+        for _ in range(8):
+            at = tuple(int(rng.integers(0, d)) for d in grad.shape)
+            numeric = (loss(name, at, eps) - loss(name, at, -eps)) / (2 * eps)
+            np.testing.assert_allclose(grad[at], numeric, rtol=1e-6, atol=1e-8, err_msg=f"{name}{at}")
+
+
 # --------------------------------------------------------------------- pooling
 
 _POOLS = [
@@ -319,6 +442,9 @@ _POOLS = [
     dict(pooling_type="avg", ksize=[3, 2], strides=[1, 2], paddings=[1, 0], exclusive=False),
     dict(pooling_type="avg", ksize=[4, 3], adaptive=True),
     dict(ksize=[1, 1], global_pooling=True),
+    # Windows tiling the 6x7 input exactly: dx is stored once, without a zero fill.
+    dict(ksize=[2, 7], strides=[2, 7]),
+    dict(pooling_type="avg", ksize=[3, 7], strides=[3, 7]),
 ]
 
 
@@ -952,11 +1078,12 @@ def test_top_k_gradient_agrees(static_mode):
     assert (np.count_nonzero(got[0], axis=1) == 2).all()
 
 
-def test_one_channel_major_copy_serves_both_convolution_gradients(static_mode):
+def test_one_channel_major_copy_serves_both_convolution_gradients(static_mode, monkeypatch):
     """A convolution's output gradient feeds its filter gradient and its input
-    gradient, both of which read it channel-major: the lowering makes that
-    transposed copy (with the gradient's elementwise producers fused in) once, and
-    both backends agree on every gradient."""
+    gradient, both of which read it channel-major on the GEMM path: the lowering
+    makes that transposed copy (with the gradient's elementwise producers fused in)
+    once, and both backends agree on every gradient."""
+    monkeypatch.setattr(conv_direct, "STRATEGY", "gemm")  # (the cost rule lowers this one directly)
     from pullback.lowering.convert_pd_to_linalg import build_entry
     from pullback.runtime.executor import resolve_fetch
     from xdsl.dialects.linalg.ops import GenericOp
