@@ -116,6 +116,13 @@ class _Emit:
         Rewriter.insert_op(new, InsertPoint.before(self.at))
         return list(new.results)
 
+    def same_kind(self, src: SSAValue, new: SSAValue) -> SSAValue:
+        """`new`, a reshaped `src`, marked as a pair when `src` is one."""
+        if src in self.orig:
+            elem = self.orig[src].get_element_type()
+            self.orig[new] = TensorType(elem, shape_of(new.type)[:-1])
+        return new
+
     # -------------------------------------------------------------- pair views
 
     def is_pair(self, v: SSAValue) -> bool:
@@ -205,23 +212,31 @@ def _out_part(op: Operation, i: int = 0) -> str:
     return dtype_name(elem.element_type)
 
 
-def _binary_axis(e: _Emit, op: Operation, x: SSAValue, y: SSAValue) -> None:
-    """Refuse Paddle's mid-axis broadcasting (`axis` not -1), which the pair axis
-    would break, unless it is the trailing alignment anyway."""
+def _binary_axis(e: _Emit, op: Operation) -> tuple[SSAValue, SSAValue]:
+    """The operands of a binary op with Paddle's mid-axis broadcasting (`axis` not
+    -1: the smaller operand's dimensions line up with the larger's from `axis`)
+    turned into the trailing alignment the pair axis needs: the smaller operand
+    gets unit dimensions after its own (before its pair axis)."""
+    x, y = op.operands
     axis = op.prop("axis")  # type: ignore[attr-defined]
     if axis == -1:
-        return
-    rx, ry = len(shape_of(op.operands[0].type)), len(shape_of(op.operands[1].type))
-    rx -= e.is_pair(x)
-    ry -= e.is_pair(y)
-    if axis + ry != rx:
+        return x, y
+    rx, ry = (len(shape_of(v.type)) - e.is_pair(v) for v in (x, y))
+    big, small = max(rx, ry), min(rx, ry)
+    k = big - axis - small
+    if k < 0:
         raise _unhandled(op, f"broadcasting at axis {axis}")
+    if k == 0:
+        return x, y
+    ones = list(range(small, small + k))
+    if ry < rx:
+        return x, e.same_kind(y, e.op(pd.UnsqueezeOp, y, axes=ones))
+    return e.same_kind(x, e.op(pd.UnsqueezeOp, x, axes=ones)), y
 
 
 @_rule(pd.ElementwiseAddOp, pd.ElementwiseSubOp)
 def _add_sub(e: _Emit, op: Operation) -> Sequence[SSAValue]:
-    x, y = op.operands
-    _binary_axis(e, op, x, y)
+    x, y = _binary_axis(e, op)
     part = _out_part(op)
     return [e.op(type(op), e.pair(x, part), e.pair(y, part))]  # type: ignore[arg-type]
 
@@ -243,8 +258,7 @@ def _mul_parts(
 
 @_rule(pd.ElementwiseMulOp)
 def _mul(e: _Emit, op: Operation) -> Sequence[SSAValue]:
-    x, y = op.operands
-    _binary_axis(e, op, x, y)
+    x, y = _binary_axis(e, op)
     part = _out_part(op)
     a, b = e.parts(x, part)
     c, d = e.parts(y, part)
@@ -253,8 +267,7 @@ def _mul(e: _Emit, op: Operation) -> Sequence[SSAValue]:
 
 @_rule(pd.ElementwiseDivOp)
 def _div(e: _Emit, op: Operation) -> Sequence[SSAValue]:
-    x, y = op.operands
-    _binary_axis(e, op, x, y)
+    x, y = _binary_axis(e, op)
     part = _out_part(op)
     a, b = e.parts(x, part)
     c, d = e.parts(y, part)
@@ -310,7 +323,11 @@ def _complex(e: _Emit, op: Operation) -> Sequence[SSAValue]:
 
 @_rule(pd.AsRealOp, pd.AsComplexOp)
 def _identity(e: _Emit, op: Operation) -> Sequence[SSAValue]:
-    return [op.operands[0]]  # the same bytes, the same pair layout
+    # The same bytes, the same pair layout: a reshape keeping every dimension (a
+    # view in the lowering), so that the pair and the real tensor are two values
+    # (one stands for a complex value, the other does not).
+    x = op.operands[0]
+    return [e.op(pd.ReshapeOp, x, shape=[0] * len(shape_of(x.type)))]
 
 
 def _abs_part(e: _Emit, a: SSAValue, b: SSAValue) -> SSAValue:
@@ -497,6 +514,21 @@ def _expand(e: _Emit, op: Operation) -> Sequence[SSAValue]:
 def _gather(e: _Emit, op: Operation) -> Sequence[SSAValue]:
     p, index = op.operands
     return [e.op(pd.GatherOp, p, index, axis=e.axis(op.prop("axis"), e.rank(p)))]  # type: ignore[attr-defined]
+
+
+@_rule(pd.IndexAddOp)
+def _index_add(e: _Emit, op: Operation) -> Sequence[SSAValue]:
+    x, index, updates = op.operands
+    part = _out_part(op)
+    px = e.pair(x, part)
+    return [e.op(pd.IndexAddOp, px, index, e.pair(updates, part), axis=e.axis(op.prop("axis"), e.rank(px)))]  # type: ignore[attr-defined]
+
+
+@_rule(pd.PadOp)
+def _pad(e: _Emit, op: Operation) -> Sequence[SSAValue]:
+    if op.prop("value") != 0.0:  # type: ignore[attr-defined]
+        raise _unhandled(op, "a nonzero padding value")  # (it would pad both parts)
+    return [e.op(pd.PadOp, op.operands[0], paddings=[*op.prop("paddings"), 0, 0])]  # type: ignore[attr-defined]
 
 
 @_rule(pd.WhereOp)
