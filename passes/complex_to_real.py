@@ -48,6 +48,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ComplexType, ModuleOp, TensorType
@@ -104,13 +105,13 @@ class _Emit:
     at: Operation
     orig: dict[SSAValue, TensorType]
 
-    def op(self, cls: type[pd.PdOp], *operands: SSAValue, **props: object) -> SSAValue:
+    def op(self, cls: type[pd.PdOp], *operands: SSAValue, **props: Any) -> SSAValue:
         """Insert `cls.make(*operands, **props)` before the op rewritten; its result."""
         new = cls.make(*operands, **props)
         Rewriter.insert_op(new, InsertPoint.before(self.at))
         return new.results[0]
 
-    def ops(self, cls: type[pd.PdOp], *operands: SSAValue, **props: object) -> list[SSAValue]:
+    def ops(self, cls: type[pd.PdOp], *operands: SSAValue, **props: Any) -> list[SSAValue]:
         """As `op`, for an op of several results."""
         new = cls.make(*operands, **props)
         Rewriter.insert_op(new, InsertPoint.before(self.at))
