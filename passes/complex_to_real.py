@@ -14,7 +14,7 @@ back by a `concat` on that axis:
   (axes normalized against the complex rank, so a negative axis never names it);
 * mul `(ac - bd, ad + bc)`, div (the same over `|y|^2`), `square`, `exp`
   (`e^a (cos b, sin b)`), `log` (`(log|z|, arg z)`), `conj`, `abs`
-  (`sqrt(a^2 + b^2)`), `angle` (atan2 built of `atan` and `where`: the lowering has
+  (hypot's scaled `sqrt(a^2 + b^2)`), `angle` (atan2 built of `atan` and `where`: the lowering has
   no atan2), `real`/`imag` (slices), `complex` (concat), `as_real`/`as_complex`
   (the identity on the pair layout) and casts (Paddle's rules, as the interpreter's
   `_cast`: a complex-to-real cast keeps the real part);
@@ -38,16 +38,17 @@ run the whole program on the host interpreter, with a warning, never a silently
 wrong result.  Every rewritten value is checked to have the pair shape and dtype
 of the complex value it replaces.
 
-Known differences from numpy's complex kernels: `abs` is `sqrt(a^2 + b^2)`, not an
-overflow-safe hypot (|z| above ~1e19 overflows in complex64), and `angle`/`log` of a
-negative zero real part (`-0 + 0j`) give 0, not pi.
+Known differences from numpy's complex kernels: division divides by `c^2 + d^2`, not
+by Smith's scaled form (a divisor above ~1e19 in complex64 overflows it), and
+`angle`/`log` of a negative zero real part (`-0 + 0j`) give 0, not pi.  `abs` (and
+`log`'s `log|z|`) is scaled as hypot is, so a large |z| does not overflow.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from xdsl.context import Context
@@ -104,17 +105,18 @@ class _Emit:
 
     at: Operation
     orig: dict[SSAValue, TensorType]
+    made: set[Operation] = field(default_factory=set)
+    """The ops inserted for `at` (only they may take its results' names)."""
 
     def op(self, cls: type[pd.PdOp], *operands: SSAValue, **props: Any) -> SSAValue:
         """Insert `cls.make(*operands, **props)` before the op rewritten; its result."""
-        new = cls.make(*operands, **props)
-        Rewriter.insert_op(new, InsertPoint.before(self.at))
-        return new.results[0]
+        return self.ops(cls, *operands, **props)[0]
 
     def ops(self, cls: type[pd.PdOp], *operands: SSAValue, **props: Any) -> list[SSAValue]:
         """As `op`, for an op of several results."""
         new = cls.make(*operands, **props)
         Rewriter.insert_op(new, InsertPoint.before(self.at))
+        self.made.add(new)
         return list(new.results)
 
     def same_kind(self, src: SSAValue, new: SSAValue) -> SSAValue:
@@ -332,8 +334,15 @@ def _identity(e: _Emit, op: Operation) -> Sequence[SSAValue]:
 
 
 def _abs_part(e: _Emit, a: SSAValue, b: SSAValue) -> SSAValue:
-    mul, add = pd.ElementwiseMulOp, pd.ElementwiseAddOp
-    return e.op(pd.SqrtOp, e.op(add, e.op(mul, a, a), e.op(mul, b, b)))
+    """`|a + ib|` as numpy's hypot computes it, without overflow or underflow of the
+    squares: `m sqrt((a/m)^2 + (b/m)^2)` for `m = max(|a|, |b|)` (0 where m is 0)."""
+    mul, add, div = pd.ElementwiseMulOp, pd.ElementwiseAddOp, pd.ElementwiseDivOp
+    m = e.op(pd.ElementwiseMaxOp, e.op(pd.AbsOp, a), e.op(pd.AbsOp, b))
+    zero = e.op(pd.FillAnyLikeOp, m, value=0.0)
+    is_zero = e.op(pd.EqualOp, m, zero)
+    safe = e.op(pd.WhereOp, is_zero, e.op(pd.FillAnyLikeOp, m, value=1.0), m)
+    u, v = e.op(div, a, safe), e.op(div, b, safe)
+    return e.op(mul, safe, e.op(pd.SqrtOp, e.op(add, e.op(mul, u, u), e.op(mul, v, v))))
 
 
 def _atan2(e: _Emit, y: SSAValue, x: SSAValue) -> SSAValue:
@@ -615,8 +624,7 @@ def _rewrite_op(op: Operation, orig: dict[SSAValue, TensorType], replaced: dict[
         owner = new.owner
         # The op a rule just made for this result takes its Paddle name (persistable
         # updates and gradients are found by name).
-        if name is not None and isinstance(owner, Operation) and owner is not op and len(owner.results) == 1 \
-                and result_names(owner) == [None]:
+        if name is not None and owner in emit.made and len(owner.results) == 1 and result_names(owner) == [None]:
             set_result_names(owner, [name])
         if _complex_elem(old.type) is not None:
             orig[new] = old.type  # type: ignore[assignment]

@@ -254,3 +254,17 @@ def test_the_pass_refuses_a_rule_slip_by_name() -> None:
     new, _, orig = c2r.complex_to_real(module)
     assert not c2r.needs_rewrite(new) and c2r.needs_rewrite(module)  # (a copy; the module is unchanged)
     assert sorted(str(t) for t in orig.values()) == ["tensor<2x3xcomplex<f32>>"] * 2
+
+
+def test_abs_and_log_of_large_and_tiny_values_do_not_overflow() -> None:
+    """`abs` is scaled as hypot is: |3e20 + 4e20j| is 5e20 in complex64 (the squares
+    overflow float32), |3e-30 + 4e-30j| is 5e-30 (they underflow), |0| is 0."""
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup), unique_name.guard():
+        x = paddle.static.data("x", [4], dtype="complex64")
+        a, lg = paddle.abs(x), paddle.log(x)
+    z = np.array([3e20 + 4e20j, 3e-30 + 4e-30j, 0, -1 + 0.5j], np.complex64)
+    exe = paddle.static.Executor(paddle.CPUPlace(), backend="compiled")
+    got_abs, got_log = _run(exe, main, [a, lg], {"x": z})
+    np.testing.assert_allclose(got_abs, [5e20, 5e-30, 0, np.hypot(1, 0.5)], rtol=1e-6)
+    np.testing.assert_allclose(got_log[[0, 1, 3]], np.log(z[[0, 1, 3]].astype(np.complex128)), rtol=1e-6)
