@@ -12,7 +12,7 @@ back by a `concat` on that axis:
   transpose, slice, concat, split, squeeze, unsqueeze, expand, gather, reductions
   `sum`/`mean`/`cumsum`) work on the pairs as they are, the pair axis kept last
   (axes normalized against the complex rank, so a negative axis never names it);
-* mul `(ac - bd, ad + bc)`, div (the same over `|y|^2`), `square`, `exp`
+* mul `(ac - bd, ad + bc)`, div (`x conj(y) / |y|^2`, scaled), `square`, `exp`
   (`e^a (cos b, sin b)`), `log` (`(log|z|, arg z)`), `conj`, `abs`
   (hypot's scaled `sqrt(a^2 + b^2)`), `angle` (atan2 built of `atan` and `where`: the lowering has
   no atan2), `real`/`imag` (slices), `complex` (concat), `as_real`/`as_complex`
@@ -38,10 +38,11 @@ run the whole program on the host interpreter, with a warning, never a silently
 wrong result.  Every rewritten value is checked to have the pair shape and dtype
 of the complex value it replaces.
 
-Known differences from numpy's complex kernels: division divides by `c^2 + d^2`, not
-by Smith's scaled form (a divisor above ~1e19 in complex64 overflows it), and
-`angle`/`log` of a negative zero real part (`-0 + 0j`) give 0, not pi.  `abs` (and
-`log`'s `log|z|`) is scaled as hypot is, so a large |z| does not overflow.
+Division scales the divisor by `max(|c|, |d|)` before squaring it and `abs` (with
+`log`'s `log|z|`) is scaled as hypot is, so neither overflows nor underflows where
+numpy's kernels do not.  A known difference: `angle`/`log` of a negative zero real
+part (`-0 + 0j`) give 0, not pi (the atan2 built of `atan` and `where` does not see
+the sign of zero).
 """
 
 from __future__ import annotations
@@ -277,11 +278,14 @@ def _div(e: _Emit, op: Operation) -> Sequence[SSAValue]:
     if d is None:  # a real divisor: each part divided
         div = pd.ElementwiseDivOp
         return [e.join(e.op(div, a, c), e.op(div, b, c) if b is not None else e.op(pd.FillAnyLikeOp, a, value=0.0))]
-    # x / y = x conj(y) / |y|^2
-    mul, add = pd.ElementwiseMulOp, pd.ElementwiseAddOp
-    den = e.op(add, e.op(mul, c, c), e.op(mul, d, d))
+    # x / y = x conj(y) / |y|^2, with y scaled by s = max(|c|, |d|) first so that
+    # |y|^2 neither overflows nor underflows: x conj(y/s) / |y/s|^2 / s.
+    mul, add, div = pd.ElementwiseMulOp, pd.ElementwiseAddOp, pd.ElementwiseDivOp
+    s = e.op(pd.ElementwiseMaxOp, e.op(pd.AbsOp, c), e.op(pd.AbsOp, d))
+    c, d = e.op(div, c, s), e.op(div, d, s)
+    den = e.op(mul, e.op(add, e.op(mul, c, c), e.op(mul, d, d)), s)
     re, im = _mul_parts(e, a, b, c, e.op(pd.ScaleOp, d, scale=-1.0))
-    return [e.join(e.op(pd.ElementwiseDivOp, re, den), e.op(pd.ElementwiseDivOp, im, den))]
+    return [e.join(e.op(div, re, den), e.op(div, im, den))]
 
 
 @_rule(pd.SquareOp)

@@ -268,3 +268,17 @@ def test_abs_and_log_of_large_and_tiny_values_do_not_overflow() -> None:
     got_abs, got_log = _run(exe, main, [a, lg], {"x": z})
     np.testing.assert_allclose(got_abs, [5e20, 5e-30, 0, np.hypot(1, 0.5)], rtol=1e-6)
     np.testing.assert_allclose(got_log[[0, 1, 3]], np.log(z[[0, 1, 3]].astype(np.complex128)), rtol=1e-6)
+
+
+def test_division_by_large_and_tiny_values_does_not_overflow() -> None:
+    """The divisor is scaled before it is squared: (1 + 1j) / (3e20 + 4e20j) and
+    (1e-30 + 1e-30j) / (3e-30 + 4e-30j) in complex64 are numpy's."""
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup), unique_name.guard():
+        x = paddle.static.data("x", [3], dtype="complex64")
+        y = paddle.static.data("y", [3], dtype="complex64")
+        q = x / y
+    xs = np.array([1 + 1j, 1e-30 + 1e-30j, 2 - 1j], np.complex64)
+    ys = np.array([3e20 + 4e20j, 3e-30 + 4e-30j, 0.5 + 2j], np.complex64)
+    (got,) = _run(paddle.static.Executor(paddle.CPUPlace(), backend="compiled"), main, [q], {"x": xs, "y": ys})
+    np.testing.assert_allclose(got, xs.astype(np.complex128) / ys, rtol=1e-6)
