@@ -12,7 +12,7 @@ back by a `concat` on that axis:
   transpose, slice, concat, split, squeeze, unsqueeze, expand, gather, reductions
   `sum`/`mean`/`cumsum`) work on the pairs as they are, the pair axis kept last
   (axes normalized against the complex rank, so a negative axis never names it);
-* mul `(ac - bd, ad + bc)`, div (`x conj(y) / |y|^2`, scaled), `square`, `exp`
+* mul `(ac - bd, ad + bc)`, div (`x conj(y) / |y|^2`, scaled), `square`, `sqrt`, `exp`
   (`e^a (cos b, sin b)`), `log` (`(log|z|, arg z)`), `conj`, `abs`
   (hypot's scaled `sqrt(a^2 + b^2)`), `angle` (atan2 built of `atan` and `where`: the lowering has
   no atan2), `real`/`imag` (slices), `complex` (concat), `as_real`/`as_complex`
@@ -390,6 +390,23 @@ def _log(e: _Emit, op: Operation) -> Sequence[SSAValue]:
     p = op.operands[0]
     a, b = e.re(p), e.im(p)
     return [e.join(e.op(pd.LogOp, _abs_part(e, a, b)), _atan2(e, b, a))]
+
+
+@_rule(pd.SqrtOp)
+def _sqrt(e: _Emit, op: Operation) -> Sequence[SSAValue]:
+    """The principal root, without cancellation: `t = sqrt((|z| + |a|) / 2)`; for
+    `a >= 0` it is `(t, b / 2t)`, else `(|b| / 2t, t with b's sign)`; 0 at 0."""
+    p = op.operands[0]
+    a, b = e.re(p), e.im(p)
+    div, where = pd.ElementwiseDivOp, pd.WhereOp
+    t = e.op(pd.SqrtOp, e.op(pd.ScaleOp, e.op(pd.ElementwiseAddOp, _abs_part(e, a, b), e.op(pd.AbsOp, a)), scale=0.5))
+    zero = e.op(pd.FillAnyLikeOp, t, value=0.0)
+    two_t = e.op(where, e.op(pd.EqualOp, t, zero), e.op(pd.FillAnyLikeOp, t, value=1.0), e.op(pd.ScaleOp, t, scale=2.0))
+    right = e.op(pd.GreaterEqualOp, a, e.op(pd.FillAnyLikeOp, a, value=0.0))
+    re = e.op(where, right, t, e.op(div, e.op(pd.AbsOp, b), two_t))
+    signed_t = e.op(where, e.op(pd.LessThanOp, b, e.op(pd.FillAnyLikeOp, b, value=0.0)), e.op(pd.ScaleOp, t, scale=-1.0), t)
+    im = e.op(where, right, e.op(div, b, two_t), signed_t)
+    return [e.join(re, im)]
 
 
 @_rule(pd.CastOp)

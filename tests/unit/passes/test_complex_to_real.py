@@ -79,6 +79,7 @@ CASES: dict[str, Callable[[Any, Any, Any], Any]] = {
     "exp": lambda x, y, r: paddle.exp(x * y),
     "log": lambda x, y, r: paddle.log(x * y),
     "square": lambda x, y, r: paddle.square(x) + y,
+    "sqrt": lambda x, y, r: paddle.sqrt(x * y),
     "cumsum": lambda x, y, r: paddle.cumsum(x * y, axis=1),
     "gather": lambda x, y, r: paddle.gather(y, _idx([2, 0, 0])) * x,
     "where": lambda x, y, r: paddle.where(r > 0, x, x * y),
@@ -157,7 +158,7 @@ def _fd_grad(f: Callable[[np.ndarray], float], a: np.ndarray, eps: float = 1e-6)
 
 
 FD_CASES = ["div", "mul_real", "conj", "complex", "abs", "angle", "as_complex", "cast_to_real", "matmul",
-            "matmul_transposed", "mean_axis", "concat", "exp", "log", "square", "cumsum", "gather", "where",
+            "matmul_transposed", "mean_axis", "concat", "exp", "log", "square", "sqrt", "cumsum", "gather", "where",
             "complex_broadcast", "scale_bias"]
 
 
@@ -282,3 +283,15 @@ def test_division_by_large_and_tiny_values_does_not_overflow() -> None:
     ys = np.array([3e20 + 4e20j, 3e-30 + 4e-30j, 0.5 + 2j], np.complex64)
     (got,) = _run(paddle.static.Executor(paddle.CPUPlace(), backend="compiled"), main, [q], {"x": xs, "y": ys})
     np.testing.assert_allclose(got, xs.astype(np.complex128) / ys, rtol=1e-6)
+
+
+def test_sqrt_on_the_axes_and_at_zero_is_numpys() -> None:
+    """The principal root where the formulas divide by zero or cancel: 0, the
+    negative real axis, a tiny imaginary part beside a large negative real one."""
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup), unique_name.guard():
+        x = paddle.static.data("x", [6], dtype="complex128")
+        root = paddle.sqrt(x)
+    z = np.array([0, -4, 4j, -9 + 1e-12j, -9 - 1e-12j, 3 - 4j], np.complex128)
+    (got,) = _run(paddle.static.Executor(paddle.CPUPlace(), backend="compiled"), main, [root], {"x": z})
+    np.testing.assert_allclose(got, np.sqrt(z), rtol=1e-14, atol=1e-300)
