@@ -645,7 +645,8 @@ def _rewrite_op(op: Operation, orig: dict[SSAValue, TensorType], replaced: dict[
         owner = new.owner
         # The op a rule just made for this result takes its Paddle name (persistable
         # updates and gradients are found by name).
-        if name is not None and owner in emit.made and len(owner.results) == 1 and result_names(owner) == [None]:
+        if (name is not None and isinstance(owner, Operation) and owner in emit.made and len(owner.results) == 1
+                and result_names(owner) == [None]):
             set_result_names(owner, [name])
         if _complex_elem(old.type) is not None:
             orig[new] = old.type  # type: ignore[assignment]
