@@ -547,6 +547,60 @@ def _gather(e: _Emit, op: Operation) -> Sequence[SSAValue]:
     return [e.op(pd.GatherOp, p, index, axis=e.axis(op.prop("axis"), e.rank(p)))]  # type: ignore[attr-defined]
 
 
+@_rule(pd.StridedSliceOp)
+def _strided_slice(e: _Emit, op: Operation) -> Sequence[SSAValue]:
+    p = op.operands[0]
+    r = e.rank(p)
+    return [e.op(pd.StridedSliceOp, p, axes=[e.axis(a, r) for a in op.prop("axes")],  # type: ignore[attr-defined]
+                 starts=op.prop("starts"), ends=op.prop("ends"), strides=op.prop("strides"))]  # type: ignore[attr-defined]
+
+
+@_rule(pd.SetValueOp)
+def _set_value(e: _Emit, op: Operation) -> Sequence[SSAValue]:
+    x, value = op.operands
+    part = _out_part(op)
+    px = e.pair(x, part)
+    r = e.rank(px)
+    return [e.op(pd.SetValueOp, px, e.pair(value, part), axes=[e.axis(a, r) for a in op.prop("axes")],  # type: ignore[attr-defined]
+                 starts=op.prop("starts"), ends=op.prop("ends"), strides=op.prop("strides"))]  # type: ignore[attr-defined]
+
+
+@_rule(pd.GatherNdOp)
+def _gather_nd(e: _Emit, op: Operation) -> Sequence[SSAValue]:
+    # The index's last axis picks leading axes of x: the pair axis stays trailing.
+    return [e.op(pd.GatherNdOp, *op.operands)]
+
+
+@_rule(pd.ScatterNdAddOp, pd.ScatterOp)
+def _scatter(e: _Emit, op: Operation) -> Sequence[SSAValue]:
+    x, index, updates = op.operands
+    part = _out_part(op)
+    props = {"overwrite": op.prop("overwrite")} if isinstance(op, pd.ScatterOp) else {}  # type: ignore[attr-defined]
+    return [e.op(type(op), e.pair(x, part), index, e.pair(updates, part), **props)]  # type: ignore[arg-type]
+
+
+@_rule(pd.TrilTriuOp)
+def _tril_triu(e: _Emit, op: Operation) -> Sequence[SSAValue]:
+    # On the last two complex axes: each part on its own.
+    p = op.operands[0]
+    props = {"diagonal": op.prop("diagonal"), "lower": op.prop("lower")}  # type: ignore[attr-defined]
+    return [e.join(*(e.lift(e.op(pd.TrilTriuOp, e.drop(part), **props)) for part in (e.re(p), e.im(p))))]
+
+
+@_rule(pd.EqualOp, pd.NotEqualOp)
+def _equal(e: _Emit, op: Operation) -> Sequence[SSAValue]:
+    """Equal: both parts equal; not equal: either part differs."""
+    x, y = _binary_axis(e, op)
+    part = dtype_name(e.orig[x].get_element_type().element_type) if e.is_pair(x) else \
+        dtype_name(e.orig[y].get_element_type().element_type)  # type: ignore[attr-defined]
+    a, b = e.parts(x, part)
+    c, d = e.parts(y, part)
+    zero = e.op(pd.FillAnyLikeOp, a, value=0.0)
+    cmp = type(op)
+    both = pd.BitwiseAndOp if isinstance(op, pd.EqualOp) else pd.BitwiseOrOp
+    return [e.drop(e.op(both, e.op(cmp, a, c), e.op(cmp, b if b is not None else zero, d if d is not None else zero)))]
+
+
 @_rule(pd.IndexAddOp)
 def _index_add(e: _Emit, op: Operation) -> Sequence[SSAValue]:
     x, index, updates = op.operands

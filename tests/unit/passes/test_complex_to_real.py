@@ -83,7 +83,22 @@ CASES: dict[str, Callable[[Any, Any, Any], Any]] = {
     "cumsum": lambda x, y, r: paddle.cumsum(x * y, axis=1),
     "gather": lambda x, y, r: paddle.gather(y, _idx([2, 0, 0])) * x,
     "where": lambda x, y, r: paddle.where(r > 0, x, x * y),
+    "equal": lambda x, y, r: paddle.where(paddle.equal(x, paddle.conj(paddle.conj(x))), x * y, x),
+    "not_equal": lambda x, y, r: paddle.cast(paddle.not_equal(x, x * y), r.dtype) + r,
+    "strided_slice": lambda x, y, r: paddle.strided_slice(x * y, [1], [0], [3], [2]),
+    "set_value": lambda x, y, r: _set_value(y.reshape([3, 1]) * y, y.reshape([3, 1]) * paddle.exp(y[1:])),
+    "gather_nd": lambda x, y, r: paddle.gather_nd(x, _idx([[1, 2], [0, 0]]).reshape([2, 2])) * y[:2],
+    "scatter": lambda x, y, r: paddle.scatter(x, _idx([1, 0]), x[:2] * y),
+    "scatter_nd_add": lambda x, y, r: paddle.scatter_nd_add(x, _idx([[1], [0]]).reshape([2, 1]), x[:2] * y),
+    "tril": lambda x, y, r: paddle.tril(x * y) + paddle.triu(x, 1),
 }
+
+
+def _set_value(x: Any, v: Any) -> Any:
+    """`x[:, 1:] = v` on a copy (Paddle's `set_value`)."""
+    out = x * 1.0
+    out[:, 1:] = v
+    return out
 
 
 def _loss(out: Any) -> Any:
@@ -159,7 +174,7 @@ def _fd_grad(f: Callable[[np.ndarray], float], a: np.ndarray, eps: float = 1e-6)
 
 FD_CASES = ["div", "mul_real", "conj", "complex", "abs", "angle", "as_complex", "cast_to_real", "matmul",
             "matmul_transposed", "mean_axis", "concat", "exp", "log", "square", "sqrt", "cumsum", "gather", "where",
-            "complex_broadcast", "scale_bias"]
+            "complex_broadcast", "scale_bias", "gather_nd", "scatter_nd_add", "tril", "strided_slice", "set_value", "scatter"]
 
 
 @pytest.mark.parametrize("case", FD_CASES)
