@@ -8,15 +8,18 @@ into real ops on those pairs.  Its parts are read as `S + [1]` slices of the pai
 axis (so they broadcast against each other as the complex operands did) and joined
 back by a `concat` on that axis:
 
-* add, sub, `pd.sum`, `scale` without bias, `sgd`, and the shape ops (reshape,
-  transpose, slice, concat, split, squeeze, unsqueeze, expand, gather, reductions
-  `sum`/`mean`/`cumsum`) work on the pairs as they are, the pair axis kept last
-  (axes normalized against the complex rank, so a negative axis never names it);
+* add, sub, `pd.sum`, `scale` without bias, `sgd`, and the shape and indexing ops
+  (reshape, transpose, slice, strided_slice, set_value, concat, split, squeeze,
+  unsqueeze, expand, pad, gather, gather_nd, index_add, scatter, scatter_nd_add,
+  reductions `sum`/`mean`/`cumsum`) work on the pairs as they are, the pair axis
+  kept last (axes normalized against the complex rank, so a negative axis never
+  names it); `tril`/`triu` work part by part;
+* `equal`/`not_equal`: both parts equal / either part differs;
 * mul `(ac - bd, ad + bc)`, div (`x conj(y) / |y|^2`, scaled), `square`, `sqrt`, `exp`
   (`e^a (cos b, sin b)`), `log` (`(log|z|, arg z)`), `conj`, `abs`
-  (hypot's scaled `sqrt(a^2 + b^2)`), `angle` (atan2 built of `atan` and `where`: the lowering has
-  no atan2), `real`/`imag` (slices), `complex` (concat), `as_real`/`as_complex`
-  (the identity on the pair layout) and casts (Paddle's rules, as the interpreter's
+  (hypot's scaled `sqrt(a^2 + b^2)`), `angle` (atan2 built of `atan` and `where`:
+  the lowering has no atan2), `real`/`imag` (slices), `complex` (concat),
+  `as_real`/`as_complex` (the identity on the pair layout) and casts (Paddle's rules, as the interpreter's
   `_cast`: a complex-to-real cast keeps the real part);
 * `matmul` of complex operands: four real products `(AC - BD, AD + BC)` (two when one
   operand is real), each going to BLAS through the existing lowering (not Gauss's
@@ -591,12 +594,11 @@ def _tril_triu(e: _Emit, op: Operation) -> Sequence[SSAValue]:
 def _equal(e: _Emit, op: Operation) -> Sequence[SSAValue]:
     """Equal: both parts equal; not equal: either part differs."""
     x, y = _binary_axis(e, op)
-    part = dtype_name(e.orig[x].get_element_type().element_type) if e.is_pair(x) else \
-        dtype_name(e.orig[y].get_element_type().element_type)  # type: ignore[attr-defined]
+    part = e.part_dtype(x if e.is_pair(x) else y)
     a, b = e.parts(x, part)
     c, d = e.parts(y, part)
     zero = e.op(pd.FillAnyLikeOp, a, value=0.0)
-    cmp = type(op)
+    cmp = pd.EqualOp if isinstance(op, pd.EqualOp) else pd.NotEqualOp
     both = pd.BitwiseAndOp if isinstance(op, pd.EqualOp) else pd.BitwiseOrOp
     return [e.drop(e.op(both, e.op(cmp, a, c), e.op(cmp, b if b is not None else zero, d if d is not None else zero)))]
 
