@@ -56,6 +56,7 @@ from pullback.lowering.lowerer import Lowerer
 from pullback.lowering.registry import LOWERINGS
 from pullback.lowering.views import memref_type
 from pullback.lowering.widen import widen
+from pullback.passes.complex_to_real import complex_to_real
 
 FAMILIES = pd.family_modules("pullback.lowering")
 """The lowering modules, one per op family of the dialect (`pd.FAMILIES`) that has
@@ -94,8 +95,11 @@ def check_lowerable(op: Operation) -> None:
 
 def check_not_complex(op: Operation) -> None:
     """Raise LoweringError naming `op` when it reads or makes a complex tensor: the
-    native code has no complex arithmetic (the compiled backends then run the
-    program on the interpreter, with a warning; never a silently wrong result)."""
+    native code has no complex arithmetic.  `build_entry` rewrites complex values
+    into real pairs first (`complex-to-real`, which refuses the ops it has no rule
+    for by name, and the compiled backends then run the program on the
+    interpreter, with a warning); this check is the backstop after it, so that a
+    complex value never reaches the op lowerings."""
     for v in (*op.operands, *op.results):
         t = v.type
         if isinstance(t, TensorType) and is_complex(t.get_element_type()):
@@ -133,6 +137,9 @@ def build_entry(
     `bf16_gemm`: bfloat16 matrix products call the bfloat16 GEMM (`widen`'s
     `bf16_gemm`; the CPU backend's choice, `runtime/native/bf16_gemm.py`).
     """
+    # Complex values become real pairs `S + [2]` (passes/complex_to_real.py); the ABI
+    # keeps their complex types: the caller's complex arrays are the pairs' bytes.
+    module, extra_fetches, complex_of = complex_to_real(module, extra_fetches)
     module, extra_fetches = widen(module, extra_fetches, bf16_gemm=bf16_gemm)  # 16-bit floats and uint8 compute wide
     prog = Program.of(module, extra_fetches, use_fetch_ops=not only_given_fetches)
     for op in prog.ops:
@@ -162,8 +169,11 @@ def build_entry(
                 writes[n] = r
     abi.writes = list(writes)
 
-    abi.feeds = [(n, _tensor_type(v)) for n, v in feeds.items()]
-    abi.params = [(n, _tensor_type(vs[0])) for n, vs in params.items()]
+    def abi_type(v: SSAValue) -> TensorType:
+        return complex_of.get(v) or _tensor_type(v)
+
+    abi.feeds = [(n, abi_type(v)) for n, v in feeds.items()]
+    abi.params = [(n, abi_type(vs[0])) for n, vs in params.items()]
     # A fetched parameter update needs no output buffer: it lands in the parameter's
     # own (Scope) buffer, which the runtime returns.
     in_param = {writes[n]: n for n in writes if n in params}
@@ -176,17 +186,16 @@ def build_entry(
             fetches.append(v)
         abi.fetches.append(["out", fetches.index(v)])
     new_persistables = [n for n in writes if n not in params]
-    abi.outputs = [("", _tensor_type(v)) for v in fetches] + [(n, _tensor_type(writes[n])) for n in new_persistables]
+    out_values = [*fetches, *(writes[n] for n in new_persistables)]
+    abi.outputs = [("", abi_type(v)) for v in fetches] + [(n, abi_type(writes[n])) for n in new_persistables]
     for fi, (_, t) in enumerate(abi.feeds):
         for k, d in enumerate(shape_of(t)):
             if d == DYN:
                 abi.dims.append((fi, k))
 
     arg_types: list[Attribute] = [IndexType()] * len(abi.dims)
-    arg_types += [
-        memref_type(t.get_element_type(), t.get_shape())
-        for _, t in (*abi.feeds, *abi.params, *abi.outputs)
-    ]
+    arg_values = [*feeds.values(), *(vs[0] for vs in params.values()), *out_values]
+    arg_types += [memref_type(t.get_element_type(), t.get_shape()) for t in map(_tensor_type, arg_values)]
     block = Block(arg_types=arg_types)
     fn = func.FuncOp(entry, (arg_types, []), Region(block))
     fn.attributes["pullback.abi"] = StringAttr(abi.to_json())
@@ -203,9 +212,10 @@ def build_entry(
     for (fi, k), a in zip(abi.dims, dim_args):
         a.name_hint = f"{_safe(abi.feeds[fi][0])}_d{k}"
         dim_of[(fi, k)] = a
-    for fi, ((name, t), a) in enumerate(zip(abi.feeds, feed_args)):
+    for fi, ((name, _), a) in enumerate(zip(abi.feeds, feed_args)):
         a.name_hint = _safe(name)
         v = feeds[name]
+        t = _tensor_type(v)  # (a complex feed's pair axis is its last, of size 2)
         low.sizes[v] = [dim_of[(fi, k)] if d == DYN else d for k, d in enumerate(shape_of(t))]
         # A dynamically shaped argument is used through a view that names its sizes:
         # memrefs lower to bare pointers, and the view is where sizes are found.

@@ -39,11 +39,18 @@ def _amp() -> type[ModulePass]:
     return AutoMixedPrecisionPass
 
 
+def _complex_to_real() -> type[ModulePass]:
+    from pullback.passes.complex_to_real import ComplexToRealPass
+
+    return ComplexToRealPass
+
+
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "autodiff": _autodiff,
     "prune": _prune,
     "data-parallel": _data_parallel,
     "recompute": _recompute,
     "auto-mixed-precision": _amp,
+    "complex-to-real": _complex_to_real,
 }
 """Our passes by command-line name (lowering passes are in `pullback.lowering`)."""

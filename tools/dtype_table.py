@@ -12,8 +12,12 @@ op's default properties:
   float one);
 * `i` accepted, but only the interpreter runs it (a host-only op, or an optimizer
   update of a 16-bit parameter: use float32 master weights);
-* `i∂` accepted, differentiable, and only the interpreter runs it (complex values,
-  which the compiled backends refuse);
+* `i∂` accepted, differentiable, and only the interpreter runs it (complex values
+  of an op `complex-to-real` has no rule for);
+
+Complex values compile through `complex-to-real` (`passes/complex_to_real.py`:
+real pairs `S + [2]`): an op whose probe reads or makes a complex tensor is compiled
+(`✓`, `∂` with a VJP rule) when that pass has a rule for it.
 * `·` refused by the typing rule (a clear error, never a silent change of dtype);
 * blank: not probed (the op needs properties or operands of other ranks or dtypes
   than one shape can give: ids, labels, shapes, optimizer state; its own tests cover
@@ -35,6 +39,7 @@ from xdsl.irdl import VarOperandDef
 
 from pullback.dialects import pd
 from pullback.passes import vjp as vjp_rules
+from pullback.passes.complex_to_real import RULES as COMPLEX_RULES
 
 OUTPUT = Path(__file__).resolve().parent.parent / "docs" / "dtypes.md"
 COMMAND = "python -m pullback.tools.dtype_table"
@@ -44,6 +49,13 @@ _LOW = ("float16", "bfloat16")
 def probe(op: type[pd.PdOp], dtype: pd.DType) -> bool | None:
     """Whether `op`'s typing rule accepts operands of `dtype` (all of one shape, the
     default properties); None when it cannot be probed so."""
+    types = probe_types(op, dtype)
+    return types if types is None or types is False else True
+
+
+def probe_types(op: type[pd.PdOp], dtype: pd.DType) -> tuple[list[Any], list[Any]] | bool | None:
+    """`probe`'s operand and result types when the typing rule accepts them, False
+    when it refuses them, None when the op cannot be probed so."""
     specs = op.prop_specs()
     if any(v is pd.base._REQUIRED for v in specs.values()):
         return None
@@ -63,7 +75,7 @@ def probe(op: type[pd.PdOp], dtype: pd.DType) -> bool | None:
             pd.refuse_complex(op.name, operands, results)
     except Exception:  # noqa: BLE001 - any refusal of the typing rule
         return False
-    return True
+    return operands, list(results)
 
 
 def cell(op: type[pd.PdOp], dtype: pd.DType) -> str:
@@ -75,7 +87,11 @@ def cell(op: type[pd.PdOp], dtype: pd.DType) -> str:
         return ""  # (refusing every dtype: the probe's operands do not fit the op)
     if not ok:
         return "·"
-    if dtype.kind == "c":  # complex: the host interpreter only
+    types = probe_types(op, dtype)
+    assert isinstance(types, tuple)
+    if any(isinstance(t, TensorType) and pd.is_complex(t.get_element_type()) for t in (*types[0], *types[1])):
+        if op in COMPLEX_RULES:  # compiled as real pairs
+            return "∂" if op in vjp_rules.VJP_RULES else "✓"
         return "i∂" if op in vjp_rules.VJP_RULES else "i"
     if lowering_gap(op) is not None or (dtype.name in _LOW and op.WRITES_PERSISTABLE):
         return "i"
@@ -97,9 +113,13 @@ def render() -> str:
         "cover it).  float16 and bfloat16 are stored in 16 bits and computed in float32, each "
         "op's result rounded to nearest even (bfloat16 host data is its bits as uint16, as "
         "Paddle's `numpy()` gives them); uint8 is computed as int32 in compiled code.  "
-        "complex64 and complex128 run on the host interpreter only (the compiled backends "
-        "refuse them: a program holding one runs on the interpreter, with a warning), `i∂` "
-        "marking the differentiable ops (Paddle's gradient convention, `d/d re + i d/d im`).  "
+        "complex64 and complex128 compile as real pairs (the `complex-to-real` pass rewrites "
+        "a complex tensor of shape `S` into a float32/float64 one of shape `S + [2]`, numpy's "
+        "layout, and its ops into real ones; gradients in Paddle's convention, "
+        "`d/d re + i d/d im`); `i`/`i∂` in a complex column mark the ops that pass has no rule "
+        "for (fft, complex linear algebra, comparisons...): a program holding one runs on the "
+        "interpreter, with a warning naming it, as does a rule's unsupported case (a nonzero "
+        "`pad` value, a `reshape_as` to a real shape).  "
         "float8 dtypes are not supported yet.",
         "",
         "| op | " + " | ".join(d.name for d in dtypes) + " |",

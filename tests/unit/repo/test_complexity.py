@@ -211,6 +211,32 @@ def test_low_precision_widening_is_linear() -> None:
     _module_pass(build, lambda m: widen(m), 25)
 
 
+def complex_chain(n_ops: int) -> Program:
+    """`n_ops` complex ops (multiply, divide, conjugate by turns) on complex feeds,
+    `abs(.).mean()` of the result and its gradient (a filled backward region)."""
+    from pullback.passes.autodiff import AutodiffPass
+
+    main, startup = Program(), Program()
+    with program_guard(main, startup), unique_name.guard():
+        x = paddle.static.data(name="x", shape=[None, 4], dtype="complex64")
+        w = paddle.static.data(name="w", shape=[4], dtype="complex64")
+        x.stop_gradient = False
+        y = x
+        for i in range(n_ops):
+            kind = i % 3
+            y = paddle.multiply(y, w) if kind == 0 else paddle.divide(y, w) if kind == 1 else paddle.conj(y)
+        loss = paddle.mean(paddle.abs(y))
+        paddle.static.gradients([loss], [x])
+    AutodiffPass().apply(Context(), main.module)
+    return main
+
+
+def test_complex_to_real_pass_is_linear() -> None:
+    from pullback.passes.complex_to_real import complex_to_real
+
+    _module_pass(complex_chain, lambda m: complex_to_real(m), 25)
+
+
 def test_dce_is_linear() -> None:
     from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
