@@ -17,6 +17,8 @@ These loop nests need no column buffer:
   (contiguous for `sw = 1`, no carried value), unrolls it (a row is a few
   vectors) and keeps the block's sums in registers across the channel loop (the
   buffers are `noalias`): a register-blocked micro-kernel with no packing.
+  Rows up to 16 wide (one AVX-512 vector) are computed two at a time, for twice
+  the independent sums (one row per block waited on its FMA chains).
 * `conv2d_transpose` with unit strides: the same nest, since the input gradient of
   a stride-1 convolution is the correlation of the output gradient, re-padded,
   with the flipped, channel-swapped filter.  Strided transposes keep GEMM +

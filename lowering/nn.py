@@ -334,8 +334,9 @@ def _conv2d(low: Lowerer, op: pd.Conv2DOp) -> None:
     low.generic([o, n, p], [low.buffer_read(prod, (0, 1, 2))], [(out, (1, 0, 2))], lambda s, a, _o: [a[0]])
 
 
-# conv2d_filter_grad reads its output gradient (operand 1), conv2d_transpose its
-# input (operand 0), through `channel_major`: their producers fuse into that copy.
+# On the GEMM path conv2d_filter_grad reads its output gradient (operand 1),
+# conv2d_transpose its input (operand 0), through `channel_major`: their producers
+# fuse into that copy.  The direct path reads them as they are (nothing fused).
 @lowers(pd.Conv2DFilterGradOp, fusible=lambda op: () if conv_direct.choose(op) == "direct" else (1,))
 def _conv2d_filter_grad(low: Lowerer, op: pd.Conv2DFilterGradOp) -> None:
     x, gr = op.operands

@@ -278,6 +278,9 @@ def test_conv2d_transpose_agrees(dtype: str) -> None:
     props = [
         dict(strides=[2, 2], paddings=[1, 1], output_padding=[1, 1]),
         dict(strides=[2, 1], dilations=[2, 1], paddings=[0, 1, 2, 0], groups=2),
+        # Unit strides (the direct path), pads past the filter's reach (the output
+        # gradient cropped, not padded).
+        dict(paddings=[3, 0], groups=2),
     ]
 
     def build(b: ProgramBuilder, dt: str) -> tuple[list[SSAValue], list[SSAValue]]:
@@ -286,6 +289,20 @@ def test_conv2d_transpose_agrees(dtype: str) -> None:
         return [x, w], [b.add(pd.Conv2DTransposeOp, x, w, **p) for p in props]
 
     agree(build, normal(x=[-1, 4, 5, 4], w=[4, 3, 3, 2]), dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_unit_stride_transpose_with_an_extra_output_row_agrees(dtype: str) -> None:
+    # Forward only: the VJP of a unit-stride, dilated conv2d_transpose with
+    # output_padding builds a conv2d_filter_grad whose window does not give the
+    # extra row back (a verification error in passes/vjp/nn.py, reported).
+    def build(b: ProgramBuilder, dt: str) -> tuple[list[SSAValue], list[SSAValue]]:
+        x, w = b.data("x", [-1, 4, 5, 4], dt), b.data("w", [4, 3, 3, 2], dt)
+        y = b.add(pd.Conv2DTransposeOp, x, w, dilations=[2, 1], paddings=[1, 0], output_padding=[1, 0])
+        assert conv_direct.choose(y.owner) == "direct"
+        return [x, w], [y]
+
+    agree(build, normal(x=[-1, 4, 5, 4], w=[4, 3, 3, 2]), dtype, grad=False)
 
 
 @pytest.mark.parametrize("groups", [1, 2])
