@@ -3,9 +3,12 @@
 `angle`).
 
 complex64 holds two float32 parts, complex128 two float64 ones
-(`dtypes.COMPLEX_OF_FLOAT`).  These ops run on the host interpreter (`HOST_ONLY`:
-numpy's complex arithmetic); so does every other op on complex values, since the
-compiled backends refuse complex tensors.
+(`dtypes.COMPLEX_OF_FLOAT`).  The interpreter computes them with numpy's complex
+arithmetic; they are declared `HOST_ONLY` because the lowering has no complex
+scalar type: the compiled backends get them, and the other complex ops it has
+rules for, from the `complex-to-real` pass (`passes/complex_to_real.py`), which
+rewrites a complex program into real ops on pairs before lowering.  A complex op
+without a rule (fft, complex linear algebra) keeps its program on the interpreter.
 
 ```mlir
 %re = pd.real %z : (tensor<3xcomplex<f32>>) -> tensor<3xf32>

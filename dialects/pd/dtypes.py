@@ -17,8 +17,9 @@ not take raises TypeError naming it; a dtype Paddle has but pullback does not co
 in (float8) raises TypeError saying so, rather than computing in another dtype.
 
 complex64 and complex128 (`complex<f32>`, `complex<f64>`) are computed by the host
-interpreter only (eager mode, and static programs through the interpreter); the
-compiled backends refuse a program holding a complex value, naming it.
+interpreter in eager mode; the compiled backends compile a complex program as real
+pairs (the `complex-to-real` pass), and one holding a complex op the pass has no
+rule for runs on the interpreter, with a warning naming it.
 
 float16 and bfloat16 are stored in 16 bits and computed in float32, each op's result
 rounded to nearest even (`DType.compute`; the interpreter in `runtime/interpreter.py`,
@@ -155,17 +156,15 @@ DTYPE_TABLE: tuple[DType, ...] = (
     DType("uint8", "u", "UINT8", np.uint8, UI8),
     DType("int8", "i", "INT8", np.int8, i8),
     DType("int16", "i", "INT16", np.int16, i16),
-    # complex values are computed by the host interpreter only (numpy's complex
-    # arithmetic); the compiled backends refuse a program holding one (LoweringError,
-    # so the executor falls back to the interpreter with a warning).
+    # complex values: numpy's complex arithmetic on the interpreter; compiled code
+    # holds them as real pairs (`passes/complex_to_real.py`).
     DType("complex64", "c", "COMPLEX64", np.complex64, C64),
     DType("complex128", "c", "COMPLEX128", np.complex128, C128),
     DType("float8_e4m3fn", "f", "FP8_E4M3FN"),
     DType("float8_e5m2", "f", "FP8_E5M2"),
 )
 """Every dtype Paddle names, the five of pullback 0.1 first (`paddle.float32, float64,
-int32, int64, bool`), then the low-precision and small integer ones, complex (on the
-host interpreter only), then those it does not compute in yet (float8)."""
+int32, int64, bool`), then the low-precision and small integer ones, complex, then those it does not compute in yet (float8)."""
 
 DTYPES: tuple[DType, ...] = tuple(d for d in DTYPE_TABLE if d.supported)
 """The dtypes pullback computes in: the dialect's element types."""

@@ -1,7 +1,8 @@
 """complex64 / complex128 through the layers: Paddle 3.3.1's dtype rules
 (`data/paddle_complex_facts.json`, made by `paddle_complex_facts.py`), refusals by
-ops that do not take complex numbers, static programs (the interpreter; the
-compiled backend refuses complex values by name and falls back with a warning),
+ops that do not take complex numbers, static programs (the interpreter, and the
+compiled backend, which refuses a complex op it has no rule for, such as fft, by
+name and falls back with a warning),
 `paddle.save`/`load` and `jit.to_static`."""
 
 from __future__ import annotations
