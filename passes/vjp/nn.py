@@ -207,10 +207,48 @@ def conv2d_transpose_vjp(b: VjpBuilder, op: Operation, grads: Grads) -> Out:
     khw = _spatial(op.filter)
     if DYN in khw:
         raise AutodiffError("'pd.conv2d_transpose': the gradient needs a static filter size")
-    window = _explicit_window(op, _spatial(op.input), khw)
+    hw = _spatial(op.input)
+    window = _explicit_window(op, hw, khw)
+    yb = _uncover_extra(b, op, yb, hw, khw, window)
     dg = b.emit(pd.Conv2DOp, yb, op.filter, **window)
     dw = b.emit(pd.Conv2DFilterGradOp, yb, op.input, filter_size=list(khw), **window)
     return dg, dw
+
+
+def _uncover_extra(
+    b: VjpBuilder, op: pd.Conv2DTransposeOp, yb: SSAValue, hw: Sequence[int], khw: Sequence[int], window: dict[str, Any],
+) -> SSAValue:
+    """Fit the adjoint convolution's window to an output made `e` larger by
+    `output_padding` or `output_size`: the forward keeps `e` more rows of its full
+    (uncropped) result at the end (`runtime/kernels/nn.py`), so the adjoint pads
+    `pad_after - e` there; where that is negative, the rows past the full result
+    (zeros, reached by no tap) are sliced off the cotangent instead.  Edits
+    `window["paddings"]`; returns the cotangent to convolve."""
+    out_hw = shape_of(op.results[0].type)[2:]
+    sizes, extra_pad = op.prop("output_size"), op.prop("output_padding")
+    if not sizes and not any(extra_pad or ()):
+        return yb
+    pads = window["paddings"]
+    crop_axes, crop_ends = [], []
+    for i in range(2):
+        if sizes:
+            if DYN in (hw[i], out_hw[i]):
+                raise AutodiffError(
+                    f"'{op.name}': the gradient with output_size needs a static input size, got {list(hw)}"
+                )
+            s, d = window["strides"][i], window["dilations"][i]
+            base = (hw[i] - 1) * s - pads[2 * i] - pads[2 * i + 1] + d * (khw[i] - 1) + 1
+            extra = out_hw[i] - base
+        else:
+            extra = extra_pad[i]
+        after = pads[2 * i + 1] - extra
+        pads[2 * i + 1] = max(after, 0)
+        if after < 0:
+            crop_axes.append(2 + i)
+            crop_ends.append(after)  # negative: counted from the end
+    if not crop_axes:
+        return yb
+    return b.emit(pd.SliceOp, yb, axes=crop_axes, starts=[0] * len(crop_axes), ends=crop_ends)
 
 
 # -------------------------------------------------------------------------- pooling

@@ -363,6 +363,13 @@ def test_conv2d_vjp_dynamic_batch():
         ((1, 4, 2, 2), (4, 1, 3, 2), {"strides": [2, 2], "paddings": [1, 0], "groups": 2}),
         ((1, 2, 2, 3), (2, 1, 2, 3), {"strides": [2, 3], "output_padding": [1, 2], "dilations": [2, 1]}),
         ((1, 2, 3, 2), (2, 1, 3, 3), {"strides": [2, 2], "padding_algorithm": "SAME"}),
+        # output_padding larger than the pad after, at unit stride (dilated): the extra
+        # rows lie past every tap, so the adjoint slices them off the cotangent.
+        ((1, 2, 3, 3), (2, 2, 2, 2), {"dilations": [2, 2], "output_padding": [1, 1]}),
+        # ... and within the pad after: the extra rows are computed rows the forward
+        # keeps (its pad after shrinks), which the adjoint must convolve.
+        ((1, 2, 3, 3), (2, 1, 3, 3), {"strides": [2, 2], "paddings": [1, 1], "output_padding": [1, 1]}),
+        ((1, 2, 2, 3), (2, 2, 3, 3), {"strides": [2, 2], "paddings": [1, 2], "output_size": [4, 4]}),
     ],
 )
 def test_conv2d_transpose_vjp(gs, ws, props):
