@@ -14,6 +14,7 @@ import pytest
 
 from pullback.benchmarks import _results as R
 from pullback.benchmarks import run_all
+import pullback.static as paddle_static
 
 CTX = run_all.Context("python -m pullback.benchmarks.run_all --quick", "Test CPU (lscpu), 2 CPUs", 1, [0], "abc1234")
 
@@ -180,7 +181,14 @@ def test_eager_table_states_first_three_steps_cold_then_warm_and_the_target() ->
 def test_tiny_fit_worker_times_per_step_and_records_first_steps() -> None:
     # One real in-process worker of the `fit-mlp` table, tiny: pullback's Model in
     # dynamic and static mode in one process (static mode entered and left per call).
-    out = run_all.run_worker("fit-mlp", ["ours-fit", "ours-fit-static"], 2, warmup=1, tiny=True)
+    # A static Model builds in the default programs, as Paddle's does: fresh ones
+    # here, so that its parameters do not meet later tests' layers of the same names.
+    from pullback.frontend import unique_name
+    from pullback.runtime.scope import Scope, scope_guard
+
+    with paddle_static.program_guard(paddle_static.Program(), paddle_static.Program()), unique_name.guard(), \
+            scope_guard(Scope()):
+        out = run_all.run_worker("fit-mlp", ["ours-fit", "ours-fit-static"], 2, warmup=1, tiny=True)
     for side in ("ours-fit", "ours-fit-static"):
         result = out["sides"][side]
         assert "error" not in result, result
