@@ -143,7 +143,12 @@ def test_mlp_step_sends_every_product_to_cublas(monkeypatch) -> None:
 def test_families_with_products_run_their_host_function_with_cublas(monkeypatch, family) -> None:
     """Forward and backward of the families whose programs hold products (batched,
     vector, convolution and recurrent ones) run on the fake device with cuBLAS: every
-    host op is one the runtime executes, and the products become cuBLAS calls."""
+    host op is one the runtime executes, and the products become cuBLAS calls.
+    Convolutions are made products here (`conv_direct.STRATEGY`): the cost rule
+    sends these small ones to direct loop nests, tested below."""
+    from pullback.lowering import conv_direct
+
+    monkeypatch.setattr(conv_direct, "STRATEGY", "gemm")
     cat = _catalogue()
     specs = [s for s in cat.OPS if s.family == family]
     module = cat.autodiff(cat.program(specs))
@@ -152,6 +157,24 @@ def test_families_with_products_run_their_host_function_with_cublas(monkeypatch,
     got = backend.run(module, cat.feeds_for(specs), {}, fetches)
     assert len(got) == len(fetches)
     assert backend.stats["gemm_calls"] > 0 and backend.blas.lib.calls  # type: ignore[union-attr]
+
+
+def test_direct_convolutions_run_as_kernels_without_products(monkeypatch) -> None:
+    """The nn family with every convolution on the direct loop nests
+    (`lowering/conv_direct.py`): its host function runs, the convolutions launch
+    kernels and make no cuBLAS call."""
+    from pullback.lowering import conv_direct
+
+    monkeypatch.setattr(conv_direct, "STRATEGY", "direct")
+    cat = _catalogue()
+    specs = [s for s in cat.OPS if s.family == "nn" and "conv" in s.op.name]
+    assert specs, "the nn family has convolutions"
+    module = cat.autodiff(cat.program(specs))
+    fetches = [op.operands[0] for op in module.body.block.ops if op.name == "pd.fetch"]
+    backend = fake_backend(blas=True, monkeypatch=monkeypatch)
+    got = backend.run(module, cat.feeds_for(specs), {}, fetches)
+    assert len(got) == len(fetches)
+    assert backend.stats["launches"] > 0 and backend.stats["gemm_calls"] == 0
 
 
 def test_without_cublas_the_tiled_kernel_runs_and_says_why(monkeypatch) -> None:
