@@ -2,13 +2,32 @@
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
 from pullback.dialects import pd
 from pullback.frontend import core, unique_name
 from pullback.frontend.framework import Program, Variable, program_guard
+
+
+def _register(name: str, path: Path) -> None:
+    """Make the test helper module `path` importable as `name`: with
+    `--import-mode=importlib` no test directory is on `sys.path`."""
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+
+
+# The GPU runtime's recording fake device and fake cuBLAS (`runtime/gpu/gpu_fakes.py`),
+# used by the GPU tests of several directories: `import pullback_gpu_fakes`.
+_register("pullback_gpu_fakes", Path(__file__).parent / "runtime" / "gpu" / "gpu_fakes.py")
 
 
 @pytest.fixture

@@ -6,10 +6,8 @@ the pairs' bytes); on a real GPU its values match the interpreter's."""
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import subprocess
-import sys
 import warnings
 from pathlib import Path
 from typing import Any
@@ -24,6 +22,7 @@ from pullback.lowering.llvm.nvptx import gpu_modules, module_to_ptx
 from pullback.runtime.executor import prepare
 from pullback.runtime.gpu import backend as gpu_backend, cuda
 from pullback.runtime.interpreter import run_module
+import pullback_gpu_fakes as gpu_fakes
 
 PTXAS = shutil.which("ptxas")
 
@@ -76,23 +75,11 @@ def test_complex_program_ptx_assembles(tmp_path: Path) -> None:
     assert res.returncode == 0, f"ptxas rejected the PTX:\n{res.stderr}"
 
 
-def _fakes() -> Any:
-    """The GPU runtime tests' recording fake device (`tests/unit/runtime/gpu/gpu_fakes.py`)."""
-    name = "pullback_gpu_fakes"
-    if name not in sys.modules:
-        path = Path(__file__).parents[3] / "unit" / "runtime" / "gpu" / "gpu_fakes.py"
-        spec = importlib.util.spec_from_file_location(name, path)
-        mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-        sys.modules[name] = mod
-        spec.loader.exec_module(mod)  # type: ignore[union-attr]
-    return sys.modules[name]
-
-
 def test_complex_feeds_and_fetches_on_the_fake_device() -> None:
     """The host function runs with complex feeds and gives complex results of the
     interpreter's dtypes and shapes (the fake device computes no values)."""
     module, fetches = _complex_program()
-    backend = gpu_backend.GpuBackend(None, device=_fakes().FakeDevice(), gemm=(None, "tiled kernel (test)"))
+    backend = gpu_backend.GpuBackend(None, device=gpu_fakes.FakeDevice(), gemm=(None, "tiled kernel (test)"))
     feeds = _feeds()
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # compiled, not the interpreter's fallback

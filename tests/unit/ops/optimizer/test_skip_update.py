@@ -178,20 +178,10 @@ def test_gpu_host_runtime_launches_the_update_only_when_taken() -> None:
     # The GPU host function keeps the branch; its runtime reads the flag from device
     # memory.  On the recording fake device (`tests/unit/runtime/gpu/gpu_fakes.py`,
     # buffers in host memory, no kernel computing) a skipped step launches nothing.
-    import importlib.util
-    import sys
-    from pathlib import Path
+    import pullback_gpu_fakes as fakes
 
     from pullback.runtime.gpu import backend as gpu_backend
 
-    name = "pullback_gpu_fakes"
-    if name not in sys.modules:
-        path = Path(__file__).parents[2] / "runtime" / "gpu" / "gpu_fakes.py"
-        spec = importlib.util.spec_from_file_location(name, path)
-        mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-        sys.modules[name] = mod
-        spec.loader.exec_module(mod)  # type: ignore[union-attr]
-    fakes = sys.modules[name]
     launches = {}
     for op_cls, props in ADAM_LIKE:
         module, _, _ = _program(op_cls, props)

@@ -13,6 +13,7 @@ import pytest
 from pullback.benchmarks.programs import mlp_train
 from pullback.runtime.gpu import backend as gpu_backend, cublas, cuda
 from pullback.runtime.interpreter import run_module
+import pullback_gpu_fakes as gpu_fakes
 
 
 def _catalogue():
@@ -30,19 +31,7 @@ def _catalogue():
 # ------------------------------------------------------------ a recording device
 
 
-def _fakes():
-    """The shared fakes (`gpu_fakes.py` beside this file, loaded by path)."""
-    name = "pullback_gpu_fakes"
-    if name not in sys.modules:
-        path = Path(__file__).with_name("gpu_fakes.py")
-        spec = importlib.util.spec_from_file_location(name, path)
-        mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-        sys.modules[name] = mod
-        spec.loader.exec_module(mod)  # type: ignore[union-attr]
-    return sys.modules[name]
-
-
-FakeBuffer = _fakes().FakeBuffer
+FakeBuffer = gpu_fakes.FakeBuffer
 
 
 def fake_backend(blas: bool = False, monkeypatch=None) -> gpu_backend.GpuBackend:
@@ -52,10 +41,10 @@ def fake_backend(blas: bool = False, monkeypatch=None) -> gpu_backend.GpuBackend
     gemm = (None, "tiled kernel (test)")
     if blas:
         cublas._reset_for_tests()
-        monkeypatch.setattr(cublas, "_open_library", lambda name: _fakes().FakeCublas())
+        monkeypatch.setattr(cublas, "_open_library", lambda name: gpu_fakes.FakeCublas())
         gemm = (cublas.Cublas(), "cuBLAS (fake)")
         cublas._reset_for_tests()
-    return gpu_backend.GpuBackend(None, device=_fakes().FakeDevice(), gemm=gemm)
+    return gpu_backend.GpuBackend(None, device=gpu_fakes.FakeDevice(), gemm=gemm)
 
 
 def test_host_runtime_launches_kernels_with_their_abi() -> None:
@@ -181,13 +170,13 @@ def test_without_cublas_the_tiled_kernel_runs_and_says_why(monkeypatch) -> None:
     cublas._reset_for_tests()
     monkeypatch.setenv(cublas.LIBRARY_ENV, "libcublas-absent.so.0")
     try:
-        handle, note = gpu_backend.gemm_library(_fakes().FakeDevice())
+        handle, note = gpu_backend.gemm_library(gpu_fakes.FakeDevice())
     finally:
         cublas._reset_for_tests()
     assert handle is None
     assert note.startswith("tiled kernel (no cuBLAS library") and "libcublas-absent.so.0" in note
     module, fetches = _matmul_program((5, 13), (13, 7))
-    backend = gpu_backend.GpuBackend(None, device=_fakes().FakeDevice(), gemm=(handle, note))
+    backend = gpu_backend.GpuBackend(None, device=gpu_fakes.FakeDevice(), gemm=(handle, note))
     backend.run(module, {"x": np.ones((5, 13), np.float32), "y": np.ones((13, 7), np.float32)}, {}, fetches)
     # A fill of zeros, then the tiled product.
     assert [b for _, _, b, _ in backend.device.launches] == [(256, 1, 1), (16, 16, 1)]  # type: ignore[attr-defined]

@@ -7,9 +7,6 @@ and that the stacks the loop pushes onto grow on the device (`realloc`)."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,18 +15,7 @@ from xdsl.dialects import gpu, scf
 import pullback as paddle
 from pullback.runtime.executor import prepare
 from pullback.runtime.gpu import backend as gpu_backend, cuda
-
-
-def _fakes():
-    """The shared fakes (`gpu_fakes.py` beside this file, loaded by path)."""
-    name = "pullback_gpu_fakes"
-    if name not in sys.modules:
-        path = Path(__file__).with_name("gpu_fakes.py")
-        spec = importlib.util.spec_from_file_location(name, path)
-        mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-        sys.modules[name] = mod
-        spec.loader.exec_module(mod)  # type: ignore[union-attr]
-    return sys.modules[name]
+import pullback_gpu_fakes as gpu_fakes
 
 
 @pytest.fixture
@@ -53,7 +39,7 @@ def counted_loop(static_programs):
 
 
 def _run(module, fetches, feeds, predicates):
-    backend = gpu_backend.GpuBackend(None, device=_fakes().FakeDevice(), gemm=(None, "tiled kernel (test)"))
+    backend = gpu_backend.GpuBackend(None, device=gpu_fakes.FakeDevice(), gemm=(None, "tiled kernel (test)"))
     backend.device.predicates = list(predicates)  # type: ignore[attr-defined]
     out = backend.run(module, feeds, {}, fetches)
     assert len(out) == len(fetches)

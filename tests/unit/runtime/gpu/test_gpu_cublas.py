@@ -4,30 +4,16 @@ computes what cuBLAS's column-major gemm computes, on host memory."""
 
 from __future__ import annotations
 
-import importlib.util
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from pullback.runtime.gpu import cublas, cuda
+import pullback_gpu_fakes as gpu_fakes
 
 
-def _fakes():
-    """The shared fakes (`gpu_fakes.py` beside this file, loaded by path: test
-    directories are not packages)."""
-    name = "pullback_gpu_fakes"
-    if name not in sys.modules:
-        path = Path(__file__).with_name("gpu_fakes.py")
-        spec = importlib.util.spec_from_file_location(name, path)
-        mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-        sys.modules[name] = mod
-        spec.loader.exec_module(mod)  # type: ignore[union-attr]
-    return sys.modules[name]
-
-
-FakeCublas = _fakes().FakeCublas
+FakeCublas = gpu_fakes.FakeCublas
 
 
 @pytest.fixture

@@ -7,9 +7,6 @@ host memory) must give numpy's values for new feeds and new parameters."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -18,28 +15,17 @@ import pytest
 from pullback.benchmarks.programs import mlp_train
 from pullback.runtime.gpu import backend as gpu_backend, cublas, replay
 from pullback.runtime.interpreter import run_module
-
-
-def _fakes() -> Any:
-    """The shared fakes (`gpu_fakes.py` beside this file, loaded by path)."""
-    name = "pullback_gpu_fakes"
-    if name not in sys.modules:
-        path = Path(__file__).with_name("gpu_fakes.py")
-        spec = importlib.util.spec_from_file_location(name, path)
-        mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-        sys.modules[name] = mod
-        spec.loader.exec_module(mod)  # type: ignore[union-attr]
-    return sys.modules[name]
+import pullback_gpu_fakes as gpu_fakes
 
 
 def _backend(monkeypatch: pytest.MonkeyPatch, blas: bool = True) -> gpu_backend.GpuBackend:
     gemm: tuple[Any, str] = (None, "tiled kernel (test)")
     if blas:
         cublas._reset_for_tests()
-        monkeypatch.setattr(cublas, "_open_library", lambda name: _fakes().FakeCublas())
+        monkeypatch.setattr(cublas, "_open_library", lambda name: gpu_fakes.FakeCublas())
         gemm = (cublas.Cublas(), "cuBLAS (fake)")
         cublas._reset_for_tests()
-    return gpu_backend.GpuBackend(None, device=_fakes().FakeDevice(), gemm=gemm)
+    return gpu_backend.GpuBackend(None, device=gpu_fakes.FakeDevice(), gemm=gemm)
 
 
 def _canonical(launches: list[tuple[Any, ...]], names: dict[int, str]) -> list[tuple[Any, ...]]:
@@ -207,7 +193,7 @@ def test_host_functions_reading_the_device_are_interpreted_every_run(static_prog
 
     _, r = paddle.static.nn.while_loop(lambda i, v: i < n, body, [paddle.full([1], 0, dtype="int64"), x])
     entry = prepare(paddle.static.default_main_program(), [r.value])
-    backend = gpu_backend.GpuBackend(None, device=_fakes().FakeDevice(), gemm=(None, "tiled kernel (test)"))
+    backend = gpu_backend.GpuBackend(None, device=gpu_fakes.FakeDevice(), gemm=(None, "tiled kernel (test)"))
     feeds = {"x": np.ones(3, np.float32), "n": np.array([2], np.int64)}
     for trips in (2, 3):
         backend.device.predicates = [True] * trips + [False]  # type: ignore[attr-defined]
@@ -220,7 +206,7 @@ def test_host_functions_reading_the_device_are_interpreted_every_run(static_prog
 def test_a_run_naming_an_unknown_buffer_is_not_replayed() -> None:
     """`replay.build` refuses a recording whose launch reads a buffer that is none
     of the run's feeds, parameters, outputs or temporaries."""
-    fakes = _fakes()
+    fakes = gpu_fakes
     device = fakes.FakeDevice()
     stray = device.alloc(16)
     kernel = fakes.FakeFunction(device.launches, "k")

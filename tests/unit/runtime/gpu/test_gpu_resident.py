@@ -4,9 +4,6 @@ recording fake device (`gpu_fakes.py`), which counts every host<->device copy.""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,18 +11,7 @@ import pytest
 import pullback as paddle
 from pullback.runtime.gpu import backend as gpu_backend, cuda
 from pullback.runtime.scope import DeviceResident, Scope
-
-
-def _fakes():
-    """The shared fakes (`gpu_fakes.py` beside this file, loaded by path)."""
-    name = "pullback_gpu_fakes"
-    if name not in sys.modules:
-        path = Path(__file__).with_name("gpu_fakes.py")
-        spec = importlib.util.spec_from_file_location(name, path)
-        mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-        sys.modules[name] = mod
-        spec.loader.exec_module(mod)  # type: ignore[union-attr]
-    return sys.modules[name]
+import pullback_gpu_fakes as gpu_fakes
 
 
 @pytest.fixture
@@ -40,7 +26,7 @@ def training(static_programs, monkeypatch):
     loss = paddle.mean(paddle.nn.functional.cross_entropy(logits, label))
     paddle.optimizer.Adam(learning_rate=0.01).minimize(loss)
     paddle.static.Executor(paddle.CPUPlace()).run(startup)
-    device = _fakes().FakeDevice()
+    device = gpu_fakes.FakeDevice()
     monkeypatch.setattr(
         gpu_backend, "make_backend",
         lambda place: gpu_backend.GpuBackend(place, device=device, gemm=(None, "tiled kernel (test)")),
