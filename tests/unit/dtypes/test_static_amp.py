@@ -31,15 +31,21 @@ cases = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(cases)
 
 
-@pytest.mark.parametrize("backend", ["interpreter", "compiled"])
-@pytest.mark.parametrize("optimizer", ["sgd", "momentum"])
-def test_float16_steps_match_paddle(optimizer: str, backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    want = REFERENCE[optimizer]
+def _run_case(optimizer: str, backend: str, monkeypatch: pytest.MonkeyPatch) -> dict:
+    """`static_amp_cases.run` with pullback on `backend` (compiled: no interpreter
+    fallback allowed)."""
     monkeypatch.setenv("PULLBACK_BACKEND", backend)
     with warnings.catch_warnings():
         warnings.filterwarnings("error", message="compiled backend")  # no interpreter fallback
         warnings.filterwarnings("ignore", category=RuntimeWarning)  # the interpreter's inf * 0
-        got = cases.run(paddle, optimizer=optimizer)
+        return cases.run(paddle, optimizer=optimizer)
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "compiled"])
+@pytest.mark.parametrize("optimizer", ["sgd", "momentum"])
+def test_float16_steps_match_paddle(optimizer: str, backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    want = REFERENCE[optimizer]
+    got = _run_case(optimizer, backend, monkeypatch)
     assert got["scales"] == want["scales"] == [1024.0, 2048.0, 1024.0, 1024.0, 2048.0, 2048.0]
     assert np.isinf(got["losses"][2]) and np.isinf(want["losses"][2])
     np.testing.assert_allclose(got["losses"], want["losses"], rtol=3e-3)
@@ -54,11 +60,7 @@ def test_adam_like_skip_the_inf_step_as_paddle(optimizer: str, backend: str, mon
     # on step 2 (an inf fed) the weights, both moments and both beta powers stay as
     # step 1 left them, and the scale is halved.
     want = REFERENCE[optimizer]
-    monkeypatch.setenv("PULLBACK_BACKEND", backend)
-    with warnings.catch_warnings():
-        warnings.filterwarnings("error", message="compiled backend")  # no interpreter fallback
-        warnings.filterwarnings("ignore", category=RuntimeWarning)  # the interpreter's inf * 0
-        got = cases.run(paddle, optimizer=optimizer)
+    got = _run_case(optimizer, backend, monkeypatch)
     assert got["scales"] == want["scales"] == [1024.0, 2048.0, 1024.0, 1024.0, 2048.0, 2048.0]
     for run in (got, want):
         assert run["w_steps"][2] == run["w_steps"][1] and run["state"][2] == run["state"][1]
