@@ -381,6 +381,39 @@ def test_eager_repeated_step_is_linear() -> None:
     assert_linear(make, 200)
 
 
+def test_eager_deferred_step_is_linear() -> None:
+    """A deferred eager training step (`frontend/eager_lazy.py`): the forward's ops
+    appended to the trace, the backward plan after them, the SGD update, and the one
+    flush that runs them (op by op here: native eager kernels are off in tests)."""
+    from pullback.frontend import eager_lazy
+
+    core.disable_static()
+    old = eager_lazy.set_enabled(True)
+    try:
+        def make(n: int) -> Work:
+            w = paddle.to_tensor(np.ones((4,), "float32"), stop_gradient=False)
+            opt = paddle.optimizer.SGD(learning_rate=0.01, parameters=[w])
+
+            def step() -> None:
+                y = paddle.to_tensor(np.ones((2, 4), "float32"))
+                for i in range(n):
+                    y = paddle.multiply(y, w) if i % 2 == 0 else paddle.tanh(y)
+                loss = paddle.mean(y)
+                loss.backward()
+                opt.step()
+                opt.clear_grad()
+                assert np.isfinite(float(loss))  # (a read: the trace is flushed here)
+
+            deferred = eager_lazy.stats["deferred_ops"]
+            step()
+            assert eager_lazy.stats["deferred_ops"] >= deferred + n  # the ops were deferred
+            return step
+
+        assert_linear(make, 200)
+    finally:
+        eager_lazy.set_enabled(old)
+
+
 def test_to_static_conversion_is_linear(tmp_path) -> None:
     """`jit.to_static` of a function with `n` statements (half of them tensor-valued
     `if`s, converted to `cond`): source conversion and tracing."""
