@@ -44,7 +44,6 @@ bookkeeping on a few steps in two hundred.
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 import threading
 import time
@@ -56,6 +55,7 @@ from typing import Any
 import numpy as np
 
 from pullback.frontend import eager_native
+from pullback.runtime.native.env import flag_setting
 
 MAX_OPS = 8192
 """Ops a trace holds before it is flushed: a trace holds the arrays its ops read,
@@ -84,8 +84,7 @@ before it defers again to look whether its traces pay now."""
 MAX_TRACES = 256
 """Flushed structures whose regions are kept (least recently used dropped first)."""
 
-_env = os.environ.get("PULLBACK_EAGER_LAZY", "").strip()
-_enabled = eager_native.enabled() if _env == "" else _env != "0"
+_enabled = flag_setting("PULLBACK_EAGER_LAZY", eager_native.enabled())
 
 
 def enabled() -> bool:

@@ -59,7 +59,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 
 from pullback.dialects import pd
-from pullback.runtime.native.env import int_setting
+from pullback.runtime.native.env import flag_setting, int_setting
 from pullback.runtime.native.program import has_status
 
 PROBE, PENDING, TRIAL, WAIT, NATIVE, OFF = "probe", "pending", "trial", "wait", "native", "off"
@@ -103,7 +103,7 @@ MIN_US = _min_us()
 """A region whose reference kernel runs faster than this (microseconds, first call)
 stays on the reference kernel."""
 
-_enabled = os.environ.get("PULLBACK_EAGER_NATIVE", "1").strip() != "0"
+_enabled = flag_setting("PULLBACK_EAGER_NATIVE", True)
 
 
 def enabled() -> bool:

@@ -29,12 +29,13 @@ turns replays off (every run interpreted), for debugging.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from xdsl.dialects import func, memref
+
+from pullback.runtime.native.env import flag_setting
 
 Role = tuple[str, Any]
 """Where a buffer comes from in a run: ('feed', i), ('param', name), ('out', i) or
@@ -43,7 +44,7 @@ Role = tuple[str, Any]
 
 def enabled() -> bool:
     """Whether runs may be replayed (`PULLBACK_GPU_REPLAY`, on unless `0`)."""
-    return os.environ.get("PULLBACK_GPU_REPLAY", "1").strip() != "0"
+    return flag_setting("PULLBACK_GPU_REPLAY", True)
 
 
 def replayable(host: func.FuncOp) -> bool:

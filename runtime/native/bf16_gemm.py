@@ -38,9 +38,10 @@ without `avx512bf16`: the compiled backend then widens bfloat16 products to floa
 from __future__ import annotations
 
 import ctypes
-import os
 import threading
 from typing import Any
+
+from pullback.runtime.native.env import flag_setting
 
 MR = 12
 """Rows of the register tile."""
@@ -338,7 +339,7 @@ def enabled() -> bool:
     """Whether compiled programs multiply bfloat16 matrices with this kernel: the CPU
     has AVX512-BF16 and `PULLBACK_BF16_GEMM` is not `0` (then such products are
     widened to float32 and run by the float32 BLAS, `lowering/widen.py`)."""
-    return os.environ.get("PULLBACK_BF16_GEMM", "1").strip() != "0" and host_has_bf16_dot()
+    return flag_setting("PULLBACK_BF16_GEMM", True) and host_has_bf16_dot()
 
 
 def bind(llvm: Any) -> None:

@@ -1,4 +1,4 @@
-"""Integer settings read from environment variables, one way for every native module.
+"""Integer and on/off settings read from environment variables, one way for every module.
 
 A bad value is an error naming the variable (never a traceback from `int()` deep in a
 compile, never silently ignored).  A leaf module: the thread pool and the disk cache
@@ -29,4 +29,22 @@ def int_setting(var: str, minimum: int = 1, what: str = "a positive integer", fi
     return value
 
 
-__all__ = ["int_setting"]
+_ON = {"1", "true", "on", "yes"}
+_OFF = {"0", "false", "off", "no"}
+
+
+def flag_setting(var: str, default: bool) -> bool:
+    """`var` as an on/off switch: `1`/`true`/`on`/`yes` or `0`/`false`/`off`/`no`
+    (any case), `default` when unset or blank; ValueError naming `var` otherwise (a
+    misspelt value is not read as "on")."""
+    raw = os.environ.get(var, "").strip()
+    if not raw:
+        return default
+    if raw.lower() in _ON:
+        return True
+    if raw.lower() in _OFF:
+        return False
+    raise ValueError(f"{var} must be 0 or 1, got {raw!r}")
+
+
+__all__ = ["flag_setting", "int_setting"]

@@ -1,11 +1,13 @@
-"""runtime/native/env.py: integer settings from environment variables."""
+"""runtime/native/env.py: integer and on/off settings from environment variables."""
 
 from __future__ import annotations
 
 import pytest
 
 from pullback.runtime.native import threadpool
-from pullback.runtime.native.env import int_setting
+from pullback.runtime.native import bf16_gemm
+from pullback.runtime.gpu import replay
+from pullback.runtime.native.env import flag_setting, int_setting
 
 
 def test_int_setting_reads_validates_and_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -35,3 +37,26 @@ def test_thread_count_settings_go_through_it(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setenv("PULLBACK_NUM_THREADS", "-2")
     with pytest.raises(ValueError, match="PULLBACK_NUM_THREADS must be a positive number of threads, got '-2'"):
         threadpool.default_num_threads()
+
+
+def test_flag_setting_reads_on_off_and_refuses_anything_else(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PB_TEST_F", raising=False)
+    assert flag_setting("PB_TEST_F", True) is True and flag_setting("PB_TEST_F", False) is False
+    for on in ("1", "true", "On", " yes "):
+        monkeypatch.setenv("PB_TEST_F", on)
+        assert flag_setting("PB_TEST_F", False) is True
+    for off in ("0", "FALSE", "off", "no"):
+        monkeypatch.setenv("PB_TEST_F", off)
+        assert flag_setting("PB_TEST_F", True) is False
+    monkeypatch.setenv("PB_TEST_F", "2")
+    with pytest.raises(ValueError, match=r"PB_TEST_F must be 0 or 1, got '2'"):
+        flag_setting("PB_TEST_F", True)
+
+
+def test_switches_go_through_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # (PULLBACK_EAGER_NATIVE and PULLBACK_EAGER_LAZY are read when their modules load.)
+    monkeypatch.setenv("PULLBACK_GPU_REPLAY", "off")
+    assert replay.enabled() is False
+    monkeypatch.setenv("PULLBACK_BF16_GEMM", "nope")
+    with pytest.raises(ValueError, match="PULLBACK_BF16_GEMM must be 0 or 1"):
+        bf16_gemm.enabled()
