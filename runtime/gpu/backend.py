@@ -45,6 +45,7 @@ from xdsl.ir import Operation, SSAValue
 from pullback.dialects.pd.base import DTYPES
 from pullback.lowering.convert_linalg_to_blas import GEMM_SYMBOLS, ROW_MAJOR, TRANS
 from pullback.runtime.gpu import cublas, cuda, replay
+from pullback.runtime.gpu.cuda import DevicePointer
 from pullback.runtime.scope import DeviceResident, stored_entry
 
 """Ops whose programs run on the host interpreter (numpy's random generator)."""
@@ -64,20 +65,6 @@ class DeviceArray:
     def download(self) -> np.ndarray:
         """A new host copy."""
         return self.buffer.download(np.empty(self.shape, self.dtype))
-
-
-@dataclass(frozen=True)
-class DevicePointer:
-    """A device address as the host function computes it: a buffer and a byte
-    offset into it (a `memref` cast to `!llvm.ptr`, advanced by `llvm.getelementptr`)."""
-
-    buffer: Any
-    offset: int = 0
-
-    @property
-    def address(self) -> int:
-        """The raw device address (what cuBLAS is passed)."""
-        return int(self.buffer.ptr.value) + self.offset
 
 
 class ResidentArray(DeviceResident):

@@ -230,6 +230,20 @@ class DeviceBuffer:
             _check(_lib().cuMemsetD8_v2(self.ptr, ctypes.c_ubyte(0), self.nbytes), "cuMemsetD8")
 
 
+@dataclass(frozen=True)
+class DevicePointer:
+    """A device address as the host function computes it: a buffer and a byte
+    offset into it (a `memref` cast to `!llvm.ptr`, advanced by `llvm.getelementptr`)."""
+
+    buffer: Any
+    offset: int = 0
+
+    @property
+    def address(self) -> int:
+        """The raw device address (what cuBLAS is passed)."""
+        return int(self.buffer.ptr.value) + self.offset
+
+
 # ---------------------------------------------------------------- modules, kernels
 
 
@@ -440,6 +454,7 @@ __all__ = [
     "CudaError",
     "Device",
     "DeviceBuffer",
+    "DevicePointer",
     "Function",
     "Module",
     "PackedArgs",

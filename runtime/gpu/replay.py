@@ -35,6 +35,7 @@ from typing import Any
 
 from xdsl.dialects import func, memref
 
+from pullback.runtime.gpu.cuda import DevicePointer
 from pullback.runtime.native.env import flag_setting
 
 Role = tuple[str, Any]
@@ -120,7 +121,7 @@ class Replay:
             else:
                 call = list(step.call)
                 for pos, role, offset in step.pointers:
-                    call[pos] = _Pointer(buffer(role) if role[0] in ("param", "out") else role[1], offset)
+                    call[pos] = DevicePointer(buffer(role) if role[0] in ("param", "out") else role[1], offset)
                 dtype, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc = call
                 blas.gemm(dtype, ta, tb, m, n, k, alpha, a.address, lda, b.address, ldb, beta, c.address, ldc,
                           batch=step.batch, stride_a=step.strides[0], stride_b=step.strides[1],
@@ -131,16 +132,6 @@ class Replay:
         for buf in self.temps:
             pool.give(buf)
         self.temps = []
-
-
-@dataclass(frozen=True)
-class _Pointer:
-    buffer: Any
-    offset: int
-
-    @property
-    def address(self) -> int:
-        return int(self.buffer.ptr.value) + self.offset
 
 
 def build(
