@@ -26,6 +26,8 @@ from pullback.frontend import core
 from pullback.frontend.autograd import no_grad
 from pullback.frontend.eager import Tensor, to_tensor
 from pullback.frontend.hapi.callbacks import config_callbacks
+from pullback.frontend.hapi import compiled_step
+from pullback.frontend.hapi.compiled_step import CompiledTrainStep, NotCompilable
 from pullback.frontend.input_spec import InputSpec
 from pullback.frontend.io import DataLoader, Dataset
 from pullback.frontend.jit.static_function import Dy2StaticError, StaticFunction
@@ -70,6 +72,9 @@ class Model:
         self._metrics: list[Metric] = []
         self.stop_training = False
         self._static: StaticFunction | None = None
+        # Compiled whole training steps by label signature (`compiled_step.py`);
+        # None once one could not be built (the eager step runs instead).
+        self._train_steps: dict[Any, CompiledTrainStep] | None = {}
         # Without `inputs`, Paddle takes the inputs to be `forward`'s named positional
         # arguments (`_verify_spec`): a batch's first that many fields go to the network.
         self._n_forward_args = self._forward_arity(network)
@@ -127,6 +132,7 @@ class Model:
         self._optimizer = optimizer
         self._loss = loss
         self._programs = {}
+        self._train_steps = {}
         self._set_amp(amp_configs)
         metrics = _as_list(metrics)
         for m in metrics:
@@ -240,6 +246,11 @@ class Model:
             return self._static_batch("train", inputs, labels)
         self.network.train()
         ins, labs = _to_tensors(_as_list(inputs)), _to_tensors(_as_list(labels))
+        step = self._train_step(labs) if update and self._amp_level == "O0" else None
+        if step is not None and step.ready():
+            loss_np, metric_values = step([t._data for t in ins + labs])
+            results = [m.update(*values) for m, values in zip(self._metrics, metric_values)]
+            return (loss_np, results) if self._metrics else loss_np
         if self._amp_level != "O0":
             from pullback.frontend.amp import GradScaler
 
@@ -269,6 +280,33 @@ class Model:
         metrics = self._update_metrics(outs, labs)
         loss_np = [_numpy(x) for x in losses]
         return (loss_np, metrics) if self._metrics else loss_np
+
+    def _train_step(self, labels: list[Tensor]) -> CompiledTrainStep | None:
+        """The compiled whole training step for these labels' signature (built on
+        first use), or None when the step runs eagerly: without InputSpecs (the
+        network is then only ever run eagerly, as Paddle's dynamic Model does),
+        after the forward fell back to eager, or when the step cannot be one
+        static program (warned once, naming why)."""
+        if self._train_steps is None or self._static is None or self._loss is None \
+                or not compiled_step.ENABLED:
+            return None
+        key = tuple((tuple(t.shape[1:]), str(t.dtype)) for t in labels)
+        step = self._train_steps.get(key)
+        if step is not None:
+            return step
+        if self._labels and len(self._labels) == len(labels) and all(isinstance(s, InputSpec) for s in self._labels):
+            label_specs = list(self._labels)
+        else:
+            label_specs = [InputSpec([None, *t.shape[1:]], t.dtype, f"label_{i}") for i, t in enumerate(labels)]
+        try:
+            step = CompiledTrainStep(self.network, self._loss, self._metrics, self._optimizer,
+                                     [*self._inputs, *label_specs], len(self._inputs))
+        except (NotCompilable, Dy2StaticError) as e:
+            warnings.warn(f"paddle.Model: the training step runs eagerly: {e}", stacklevel=4)
+            self._train_steps = None
+            return None
+        self._train_steps[key] = step
+        return step
 
     def eval_batch(self, inputs: Any, labels: Any = None) -> Any:
         """One evaluation step (no gradients); returns like `train_batch`."""

@@ -57,8 +57,9 @@ def test_train_batch_matches_an_eager_loop(dynamic_mode):
         opt.clear_grad()
         want.append(float(loss))
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
-    # The network ran as one compiled program for every batch.
-    assert model._static is not None and len(model._static._cache) == 1
+    # Each step (forward, loss, backward, update) ran as one compiled program,
+    # the same for every batch.
+    assert model._train_steps is not None and len(model._train_steps) == 1
 
 
 def test_fit_prints_progress_and_learns(dynamic_mode, capsys):

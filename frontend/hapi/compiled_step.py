@@ -1,0 +1,218 @@
+"""A dynamic `paddle.Model`'s training step as one compiled static program.
+
+`Model.train_batch` in dynamic mode runs the network, the loss, `backward()` and
+`optimizer.step()` eagerly: even with the forward traced (`to_static`) that is a
+forward program, a gradient program and the optimizer's updates, three native
+calls and the eager bookkeeping between them on every batch.  The static
+Model runs the same step as one program whose updates write the parameters in
+place.  `CompiledTrainStep` gives the dynamic Model that program:
+
+- **trace** (once per feed signature): the network, the loss and the metrics'
+  `compute` run in static mode on `paddle.static.data` feeds (the InputSpecs' shapes,
+  so one program serves every batch size), each eager Tensor an op reads
+  becoming a `pd.parameter` named after it (`jit.static_function`'s capture), then
+  the optimizer's own static `minimize` appends the backward and the updates.  The
+  optimizer's accumulators are made eagerly first, so the updates read and write
+  the very Tensors `optimizer.state_dict()` holds;
+- **run** (every batch): an `Executor` over a private scope whose entries *are* the
+  eager Tensors' arrays, so the compiled updates land in the parameters,
+  accumulators and running statistics in place.  An array something else still
+  holds (a recorded graph, a user's `np.asarray(param)`) is copied first and the
+  Tensor given the copy: eager writes never change an array others can see, and
+  this keeps that promise.
+
+It serves only the plain case and says so (`unsupported`): the eager step runs
+instead under `paddle.amp`, gradient accumulation (`update=False`), parameter
+groups, gradient hooks, a parameter outside the optimizer's list that gets a
+gradient, or gradients already accumulated on a parameter.  After a compiled step
+the parameters' gradients are zeros, as the eager step's `clear_grad()` leaves them.
+
+Cost: tracing is linear in the network's size (one pass of the forward, one
+`append_backward`); a step costs the program plus a constant per state Tensor.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from pullback.dialects import pd
+from pullback.frontend.eager import Tensor
+from pullback.frontend.framework import Program, Variable
+from pullback.frontend.input_spec import InputSpec
+from pullback.frontend.jit.static_function import _Capture, _static_trace
+from pullback.runtime.native.env import flag_setting
+
+# `PULLBACK_MODEL_STEP=0`: a dynamic Model's training steps always run eagerly.
+ENABLED = flag_setting("PULLBACK_MODEL_STEP", True)
+
+# Parameter attributes the optimizer's static update reads from a parameter
+# variable (its learning-rate multiplier, regularizer, clipping choice).
+_PARAM_ATTRS = ("optimize_attr", "regularizer", "need_clip", "do_model_average")
+
+
+class NotCompilable(Exception):
+    """This Model's step cannot be one static program (the message says why)."""
+
+
+def unsupported(optimizer: Any, params: Sequence[Tensor]) -> str | None:
+    """Why `optimizer`'s eager step over `params` cannot be compiled, or None."""
+    if getattr(optimizer, "_pending_groups", None) is not None:
+        return "the optimizer has parameter groups"
+    if getattr(optimizer, "_multi_precision", False):
+        return "the optimizer keeps master weights (paddle.amp.decorate)"
+    if optimizer._get_auxiliary_var("found_inf") is not None:
+        return "the optimizer has a 'found_inf' flag"
+    for p in params:
+        if getattr(p, "_hooks", None):
+            return f"parameter '{p.name}' has gradient hooks"
+    return None
+
+
+def _exclusive(t: Tensor, held_by_scope: bool) -> np.ndarray:
+    """`t`'s array, made one that nothing but `t` (and the step's scope) holds, in
+    C order and writable: the compiled updates overwrite it in place."""
+    arr = t._data
+    # References: `t`, the local `arr`, getrefcount's argument, and the scope's.
+    others = sys.getrefcount(arr) - 3 - (1 if held_by_scope else 0)
+    if others > 0 or not (arr.flags.c_contiguous and arr.flags.writeable and arr.flags.aligned):
+        arr = np.array(arr, copy=True, order="C")
+        t._data = arr
+    return arr
+
+
+class CompiledTrainStep:
+    """One dynamic Model's training step for one feed signature (module doc)."""
+
+    def __init__(self, network: Any, loss_fn: Callable[..., Any], metrics: Sequence[Any], optimizer: Any,
+                 specs: Sequence[InputSpec], n_inputs: int) -> None:
+        """Trace the step.  `specs`: a shape and dtype per feed (inputs first, then
+        labels; `None`/-1 dimensions dynamic).  NotCompilable when the optimizer's
+        step or the network cannot be one static program."""
+        from pullback.frontend.layers import data
+        from pullback.runtime.executor import CPUPlace, Executor
+        from pullback.runtime.scope import Scope
+
+        params = list(optimizer._eager_params("step"))
+        why = unsupported(optimizer, params)
+        if why is not None:
+            raise NotCompilable(why)
+        # The accumulators exist before the trace, as eager Tensors: the static
+        # updates then read and write them (captured by name) instead of making
+        # static state of their own.
+        for p in params:
+            if not p.stop_gradient:
+                optimizer._create_accumulators(p)
+        main, startup = Program(), Program()
+        capture = _Capture(main)
+        self.feed_names = [s.name or f"feed_{i}" for i, s in enumerate(specs)]
+        with _static_trace(main, startup, capture, "paddle.Model.train_batch"):
+            feeds = [data(n, [d if d is not None and d >= 0 else None for d in s.shape], s.dtype)
+                     for n, s in zip(self.feed_names, specs)]
+            ins, labs = feeds[:n_inputs], feeds[n_inputs:]
+            outs = _as_list(network(*ins))
+            outs = [capture(o) for o in outs]
+            losses = _as_list(loss_fn(*outs, *labs))
+            self.metric_groups = [_as_list(m.compute(*outs, *labs)) for m in metrics]
+            by_id = capture.by_id
+            trainable = {id(t) for t in capture.tensors if not t.stop_gradient}
+            in_optimizer = {id(p) for p in params}
+            stray = [t.name for t in capture.tensors if id(t) in trainable - in_optimizer]
+            if stray:
+                raise NotCompilable(f"parameter(s) {', '.join(stray[:3])} get gradients but are not the optimizer's")
+            for p in params:
+                var = by_id.get(id(p))
+                if var is not None:
+                    for attr in _PARAM_ATTRS:
+                        if hasattr(p, attr):
+                            setattr(var, attr, getattr(p, attr))
+            total = losses[0]
+            for extra in losses[1:]:
+                total = total + extra
+            wrt = [by_id[id(p)] for p in params if id(p) in by_id and not p.stop_gradient]
+            optimizer.minimize(total, startup_program=startup, parameters=wrt)
+        self.program = main
+        self.losses: list[Variable] = losses
+        self._fetch = [*losses, *(v for group in self.metric_groups for v in group)]
+        self._lr_var = optimizer._lr_vars.get(main)
+        names = [n for n, t in zip(capture.names, capture.tensors)]
+        if len(set(names)) != len(names) or any(t.name != n for n, t in zip(names, capture.tensors)
+                                                if not n.startswith("_jst.seed_")):
+            # Updates name their results after the state they write: two Tensors
+            # of one name would be ambiguous.
+            raise NotCompilable("two Tensors the step reads share a name")
+        created = [op.var_name.data for op in main.module.body.block.ops
+                   if isinstance(op, pd.ParameterOp) and op.var_name.data not in names
+                   and (self._lr_var is None or op.var_name.data != self._lr_var.name)]
+        if created:
+            raise NotCompilable(f"the step creates state while it runs ({', '.join(created[:3])})")
+        self._state = list(zip(capture.names, capture.tensors))
+        self._seed_names = [capture.names[i] for i in capture.seeds]
+        self._params = params
+        self._optimizer = optimizer
+        self._scope = Scope()
+        self._executor = Executor(CPUPlace())
+        self._zero_grads: dict[int, np.ndarray] = {}
+        # The parameters the step differentiates: each has a gradient after it.
+        self._wrt = [p for p in params if id(p) in by_id and not p.stop_gradient]
+
+    def ready(self) -> bool:
+        """True when the eager state allows the compiled step now: no parameter
+        carries an accumulated gradient (a gradient is None, or zeros as the
+        last step or `clear_grad()` left it)."""
+        for p in self._params:
+            g = p._grad
+            if g is None:
+                continue
+            arr = g._data
+            if self._zero_grads.get(id(p)) is arr:
+                continue
+            if arr.any():
+                return False
+            self._zero_grads[id(p)] = arr
+        return True
+
+    def __call__(self, values: Sequence[np.ndarray]) -> tuple[list[np.ndarray], list[list[np.ndarray]]]:
+        """Run one step on the feeds `values`; the losses and each metric's
+        `compute` results, as numpy arrays."""
+        from pullback.frontend.random import default_generator
+
+        scope = self._scope
+        arrays = scope._arrays
+        for name in self._seed_names:
+            arrays[name] = np.array(default_generator().next_seed(), np.int64)
+        for name, t in self._state:
+            if name in self._seed_names:
+                continue
+            arrays[name] = _exclusive(t, arrays.get(name) is t._arr)
+        if self._lr_var is not None:
+            arrays[self._lr_var.name] = np.full([1], self._optimizer.get_lr(),
+                                                np.dtype(f"{self._lr_var.dtype}"))
+        got = self._executor.run(self.program, feed=dict(zip(self.feed_names, values)),
+                                 fetch_list=self._fetch, scope=scope)
+        for name, t in self._state:
+            new = arrays[name]
+            if new is not t._arr and name not in self._seed_names:
+                t._data = new  # the interpreter (or a copy-in) wrote a new array
+        for p in self._wrt:
+            if p._grad is None:
+                p._grad = Tensor._new(np.zeros(p._arr.shape, p._arr.dtype), None, 0, False)
+                self._zero_grads[id(p)] = p._grad._arr
+        n = len(self.losses)
+        metrics: list[list[np.ndarray]] = []
+        rest = got[n:]
+        for group in self.metric_groups:
+            metrics.append(rest[: len(group)])
+            rest = rest[len(group):]
+        return got[:n], metrics
+
+
+def _as_list(x: Any) -> list[Any]:
+    if x is None:
+        return []
+    return list(x) if isinstance(x, (list, tuple)) else [x]
+
+
+__all__ = ["CompiledTrainStep", "NotCompilable", "unsupported"]
