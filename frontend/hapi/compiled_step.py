@@ -148,8 +148,9 @@ class CompiledTrainStep:
                    and (self._lr_var is None or op.var_name.data != self._lr_var.name)]
         if created:
             raise NotCompilable(f"the step creates state while it runs ({', '.join(created[:3])})")
-        self._state = list(zip(capture.names, capture.tensors))
         self._seed_names = [capture.names[i] for i in capture.seeds]
+        # The eager state the step reads and writes (the seeds' placeholders aside).
+        self._state = [(n, t) for n, t in zip(capture.names, capture.tensors) if n not in self._seed_names]
         self._params = params
         self._optimizer = optimizer
         self._scope = Scope()
@@ -180,21 +181,17 @@ class CompiledTrainStep:
         from pullback.frontend.random import default_generator
 
         scope = self._scope
-        arrays = scope._arrays
         for name in self._seed_names:
-            arrays[name] = np.array(default_generator().next_seed(), np.int64)
+            scope[name] = np.array(default_generator().next_seed(), np.int64)
         for name, t in self._state:
-            if name in self._seed_names:
-                continue
-            arrays[name] = _exclusive(t, arrays.get(name) is t._arr)
+            scope[name] = _exclusive(t, name in scope and scope.raw(name) is t._arr)
         if self._lr_var is not None:
-            arrays[self._lr_var.name] = np.full([1], self._optimizer.get_lr(),
-                                                np.dtype(f"{self._lr_var.dtype}"))
+            scope[self._lr_var.name] = np.full([1], self._optimizer.get_lr(), np.dtype(f"{self._lr_var.dtype}"))
         got = self._executor.run(self.program, feed=dict(zip(self.feed_names, values)),
                                  fetch_list=self._fetch, scope=scope)
         for name, t in self._state:
-            new = arrays[name]
-            if new is not t._arr and name not in self._seed_names:
+            new = scope[name]
+            if new is not t._arr:
                 t._data = new  # the interpreter (or a copy-in) wrote a new array
         for p in self._wrt:
             if p._grad is None:

@@ -7,7 +7,8 @@ batch; `save`/`load` (`.pdparams` + `.pdopt`, or an inference model) and
 `summary`.  In dynamic mode the network's forward runs through
 `paddle.jit.to_static` when `inputs` are InputSpecs (one compiled program for
 every batch size), falling back to eager with a warning if the forward cannot be
-traced.  In static-graph mode (`paddle.enable_static()`, `inputs` required) each
+traced, and a training step (forward, loss, backward, optimizer update) is one
+compiled static program updating the parameters in place (`compiled_step.py`).  In static-graph mode (`paddle.enable_static()`, `inputs` required) each
 of train/eval/test is one static program built from the InputSpecs (the network's
 parameters are shared by name) and run by an Executor.
 """

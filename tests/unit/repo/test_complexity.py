@@ -438,3 +438,29 @@ def test_to_static_conversion_is_linear(tmp_path) -> None:
         return work
 
     assert_linear(make, 40)
+
+
+def test_model_compiled_train_step_build_is_linear() -> None:
+    """A dynamic `paddle.Model`'s whole training step (`frontend/hapi/compiled_step.py`):
+    the network, loss and metric traced, `minimize` appended (backward, Adam's
+    updates), for a network of `n` layers."""
+    from pullback.frontend.hapi.compiled_step import CompiledTrainStep
+    from pullback.static import InputSpec
+
+    core.disable_static()
+
+    def make(n: int) -> Work:
+        layers = []
+        for _ in range(n):
+            layers += [paddle.nn.Linear(4, 4), paddle.nn.Tanh()]
+        net = paddle.nn.Sequential(*layers)
+        specs = [InputSpec([None, 4], "float32", "x"), InputSpec([None, 1], "int64", "y")]
+
+        def build() -> None:
+            opt = paddle.optimizer.Adam(0.01, parameters=net.parameters())
+            step = CompiledTrainStep(net, paddle.nn.CrossEntropyLoss(), [paddle.metric.Accuracy()], opt, specs, 1)
+            assert len(step._state) >= 2 * n  # every layer's weight and bias captured
+
+        return build
+
+    assert_linear(make, 40)
