@@ -94,6 +94,12 @@ def add_backward_final_hook(hook: Callable[[], None]) -> None:
     _FINAL_HOOKS.append(hook)
 
 
+def has_post_backward_hooks() -> bool:
+    """True while a hook of `register_post_backward_hook` is registered (a
+    `paddle.DataParallel` lives): code that replaces `backward` must run it."""
+    return bool(_POST_BACKWARD_HOOKS)
+
+
 def register_post_backward_hook(hook: Callable[[], None]) -> Callable[[], None]:
     """Call `hook()` after every `backward` has accumulated its gradients (how
     `paddle.DataParallel` all-reduces them); returns a function removing the hook."""

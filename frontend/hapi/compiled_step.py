@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 from pullback.dialects import pd
+from pullback.frontend.autograd.api import has_post_backward_hooks
 from pullback.frontend.eager import Tensor
 from pullback.frontend.framework import Program, Variable
 from pullback.frontend.input_spec import InputSpec
@@ -65,8 +66,17 @@ def unsupported(optimizer: Any, params: Sequence[Tensor]) -> str | None:
         return "the optimizer keeps master weights (paddle.amp.decorate)"
     if optimizer._get_auxiliary_var("found_inf") is not None:
         return "the optimizer has a 'found_inf' flag"
+    return None
+
+
+def _eager_only(params: Sequence[Tensor]) -> str | None:
+    """Why this step must run eagerly although the program exists: gradient hooks
+    on a parameter, or post-backward hooks (`paddle.DataParallel`'s all-reduce),
+    which the compiled step would not call."""
+    if has_post_backward_hooks():
+        return "post-backward hooks are registered (paddle.DataParallel)"
     for p in params:
-        if getattr(p, "_hooks", None):
+        if p.__dict__.get("_grad_hooks"):
             return f"parameter '{p.name}' has gradient hooks"
     return None
 
@@ -158,11 +168,17 @@ class CompiledTrainStep:
         self._zero_grads: dict[int, np.ndarray] = {}
         # The parameters the step differentiates: each has a gradient after it.
         self._wrt = [p for p in params if id(p) in by_id and not p.stop_gradient]
+        self._frozen = [(p, p.stop_gradient) for p in params]
 
     def ready(self) -> bool:
-        """True when the eager state allows the compiled step now: no parameter
-        carries an accumulated gradient (a gradient is None, or zeros as the
-        last step or `clear_grad()` left it)."""
+        """True when the eager state allows the compiled step now: the parameters
+        it differentiates are still the trainable ones, no hooks want the
+        gradients, and no parameter carries an accumulated gradient (a gradient
+        is None, or zeros as the last step or `clear_grad()` left it)."""
+        if _eager_only(self._params) is not None:
+            return False
+        if any(p.stop_gradient != frozen for p, frozen in self._frozen):
+            return False
         for p in self._params:
             g = p._grad
             if g is None:

@@ -302,8 +302,9 @@ class Model:
         try:
             step = CompiledTrainStep(self.network, self._loss, self._metrics, self._optimizer,
                                      [*self._inputs, *label_specs], len(self._inputs))
-        except (NotCompilable, Dy2StaticError) as e:
-            warnings.warn(f"paddle.Model: the training step runs eagerly: {e}", stacklevel=4)
+        except Exception as e:  # noqa: BLE001 - any failure to trace: the eager step runs (and re-raises a user error)
+            why = str(e) if isinstance(e, (NotCompilable, Dy2StaticError)) else f"{type(e).__name__}: {e}"
+            warnings.warn(f"paddle.Model: the training step runs eagerly: {why}", stacklevel=4)
             self._train_steps = None
             return None
         self._train_steps[key] = step

@@ -228,3 +228,54 @@ def test_without_input_specs_the_step_is_eager(dynamic_mode, monkeypatch) -> Non
     data = Blobs(8)
     model.train_batch([data.x], [data.y])
     assert model._train_steps == {}
+
+
+def _mlp_model(opt_cls=None):
+    net = _net("mlp")
+    model = paddle.Model(net, [InputSpec([None, 6], "float32", "x")], [InputSpec([None, 1], "int64", "y")])
+    opt = (opt_cls or paddle.optimizer.SGD)(0.1, parameters=model.parameters())
+    model.prepare(opt, paddle.nn.CrossEntropyLoss())
+    return net, model
+
+
+def test_hooks_and_frozen_parameters_make_the_step_eager(dynamic_mode, monkeypatch) -> None:
+    """A gradient hook, a post-backward hook (how `paddle.DataParallel` all-reduces)
+    or a parameter frozen after the program was built: the eager step runs, with
+    the eager step's results."""
+    from pullback.frontend.autograd.api import register_post_backward_hook
+
+    data = Blobs(8)
+    results = []
+    for compiled in (True, False):
+        monkeypatch.setattr(compiled_step, "ENABLED", compiled)
+        net, model = _mlp_model()
+        calls = []
+        model.train_batch([data.x], [data.y])
+        handle = net[0].weight.register_hook(lambda g: calls.append(1) or g * 0.5)
+        model.train_batch([data.x], [data.y])
+        handle.remove()
+        remove = register_post_backward_hook(lambda: calls.append(2))
+        model.train_batch([data.x], [data.y])
+        remove()
+        net[2].weight.stop_gradient = True
+        model.train_batch([data.x], [data.y])
+        assert calls == [1, 2]
+        results.append([p.numpy() for p in net.parameters()])
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-6)
+
+
+def test_a_loss_that_cannot_be_traced_runs_eagerly(dynamic_mode, monkeypatch) -> None:
+    monkeypatch.setattr(compiled_step, "ENABLED", True)
+    net = _net("mlp")
+    model = paddle.Model(net, [InputSpec([None, 6], "float32", "x")], [InputSpec([None, 1], "int64", "y")])
+
+    def loss(out, label):  # reads a value: fine eagerly, not in a static program
+        scale = float(out.abs().max().numpy()) + 1.0
+        return paddle.nn.functional.cross_entropy(out, label) / scale
+
+    model.prepare(paddle.optimizer.SGD(0.1, parameters=model.parameters()), loss)
+    data = Blobs(8)
+    with pytest.warns(UserWarning, match="training step runs eagerly"):
+        got = model.train_batch([data.x], [data.y])
+    assert model._train_steps is None and np.isfinite(got[0]).all()
