@@ -74,6 +74,20 @@ def _fit(kind: str, opt_name: str, compiled: bool, monkeypatch, epochs: int = 2,
     return model, net, opt, np.array(losses)
 
 
+def _mlp_model(opt_cls=None):
+    net = _net("mlp")
+    model = paddle.Model(net, [InputSpec([None, 6], "float32", "x")], [InputSpec([None, 1], "int64", "y")])
+    opt = (opt_cls or paddle.optimizer.SGD)(0.1, parameters=model.parameters())
+    model.prepare(opt, paddle.nn.CrossEntropyLoss())
+    return net, model
+
+
+
+def _assert_same_parameters(runs) -> None:
+    """The parameters of two runs (lists of arrays) agree to float32 rounding."""
+    for a, b in zip(*runs):
+        np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-6)
+
 def _unprefixed(key: str) -> str:
     """An accumulator's name without its parameter's layer name (`linear_3.`)."""
     return re.sub(r"^[A-Za-z0-9]+(?:_[A-Za-z0-9]+)*?_\d+\.", "", key)
@@ -172,9 +186,7 @@ def test_gradient_accumulation_runs_eagerly_with_the_same_result(dynamic_mode, m
         model.fit(Blobs(32), batch_size=8, epochs=1, verbose=0, shuffle=False, accumulate_grad_batches=2)
         return net
 
-    a, b = fit(True), fit(False)
-    for pa, pb in zip(a.parameters(), b.parameters()):
-        np.testing.assert_allclose(pa.numpy(), pb.numpy(), rtol=2e-5, atol=2e-6)
+    _assert_same_parameters([[p.numpy() for p in fit(c).parameters()] for c in (True, False)])
 
 
 def test_an_accumulated_gradient_is_added_as_the_eager_step_would(dynamic_mode, monkeypatch) -> None:
@@ -183,17 +195,14 @@ def test_an_accumulated_gradient_is_added_as_the_eager_step_would(dynamic_mode, 
     results = []
     for compiled in (True, False):
         monkeypatch.setattr(compiled_step, "ENABLED", compiled)
-        net = _net("mlp")
-        model = paddle.Model(net, [InputSpec([None, 6], "float32", "x")], [InputSpec([None, 1], "int64", "y")])
-        model.prepare(paddle.optimizer.SGD(0.1, parameters=model.parameters()), paddle.nn.CrossEntropyLoss())
+        net, model = _mlp_model()
         data = Blobs(8)
         model.train_batch([data.x], [data.y])
         net(paddle.to_tensor(data.x)).sum().backward()  # a gradient on every parameter
         model.train_batch([data.x], [data.y])
         model.train_batch([data.x], [data.y])
         results.append([p.numpy() for p in net.parameters()])
-    for a, b in zip(*results):
-        np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-6)
+    _assert_same_parameters(results)
 
 
 def test_parameter_groups_run_eagerly_and_say_why(dynamic_mode, monkeypatch) -> None:
@@ -230,14 +239,6 @@ def test_without_input_specs_the_step_is_eager(dynamic_mode, monkeypatch) -> Non
     assert model._train_steps == {}
 
 
-def _mlp_model(opt_cls=None):
-    net = _net("mlp")
-    model = paddle.Model(net, [InputSpec([None, 6], "float32", "x")], [InputSpec([None, 1], "int64", "y")])
-    opt = (opt_cls or paddle.optimizer.SGD)(0.1, parameters=model.parameters())
-    model.prepare(opt, paddle.nn.CrossEntropyLoss())
-    return net, model
-
-
 def test_hooks_and_frozen_parameters_make_the_step_eager(dynamic_mode, monkeypatch) -> None:
     """A gradient hook, a post-backward hook (how `paddle.DataParallel` all-reduces)
     or a parameter frozen after the program was built: the eager step runs, with
@@ -261,14 +262,12 @@ def test_hooks_and_frozen_parameters_make_the_step_eager(dynamic_mode, monkeypat
         model.train_batch([data.x], [data.y])
         assert calls == [1, 2]
         results.append([p.numpy() for p in net.parameters()])
-    for a, b in zip(*results):
-        np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-6)
+    _assert_same_parameters(results)
 
 
 def test_a_loss_that_cannot_be_traced_runs_eagerly(dynamic_mode, monkeypatch) -> None:
     monkeypatch.setattr(compiled_step, "ENABLED", True)
-    net = _net("mlp")
-    model = paddle.Model(net, [InputSpec([None, 6], "float32", "x")], [InputSpec([None, 1], "int64", "y")])
+    net, model = _mlp_model()
 
     def loss(out, label):  # reads a value: fine eagerly, not in a static program
         scale = float(out.abs().max().numpy()) + 1.0
