@@ -526,6 +526,37 @@ class Executor:
             return [np.array(r, copy=True) for r in results]
         return [LoDTensor(np.array(r, copy=True)) for r in results]
 
+    def _entry(self, program: StaticProgram | None, feed: Mapping[str, Any] | None,
+               fetch_list: Sequence[Any] | Any) -> tuple[_Prepared, dict[str, np.ndarray]]:
+        """The prepared program of `run(program, feed, fetch_list)` and its checked feeds."""
+        if program is None:
+            program = _default_main_program()
+        if fetch_list is None:
+            fetch_list = []
+        elif isinstance(fetch_list, _Frontend.fetchable):
+            fetch_list = [fetch_list]
+        fetch_values = [resolve_fetch(program, f) for f in fetch_list]
+        feeds = check_feeds(program, feed, fetch_values)
+        return self._prepared(program, fetch_values), feeds
+
+    def compile(
+        self,
+        program: StaticProgram | None = None,
+        feed: Mapping[str, Any] | None = None,
+        fetch_list: Sequence[Any] | Any = None,
+    ) -> bool:
+        """Compile what `run(program, feed, fetch_list)` would run, without running it
+        (not a Paddle API; safe on another thread while this executor runs nothing):
+        only the feeds' dtypes and ranks matter.  True when the program runs as native
+        code; False when this backend interprets it (an interpreter backend, or a
+        program the compiled backend cannot compile and runs on the interpreter)."""
+        from pullback.runtime.native.backend import CompiledBackend
+
+        if not isinstance(self.backend, CompiledBackend):
+            return False
+        entry, feeds = self._entry(program, feed, fetch_list)
+        return self.backend.program_for(entry.module, entry.fetches, feeds) is not None
+
     def memory_peak(
         self,
         program: StaticProgram | None = None,
@@ -539,15 +570,7 @@ class Executor:
         from pullback.runtime.native.backend import CompiledBackend
         from pullback.runtime.native.compiler import compile_program
 
-        if program is None:
-            program = _default_main_program()
-        if fetch_list is None:
-            fetch_list = []
-        elif isinstance(fetch_list, _Frontend.fetchable):
-            fetch_list = [fetch_list]
-        fetch_values = [resolve_fetch(program, f) for f in fetch_list]
-        feeds = check_feeds(program, feed, fetch_values)
-        entry = self._prepared(program, fetch_values)
+        entry, feeds = self._entry(program, feed, fetch_list)
         if isinstance(self.backend, CompiledBackend):
             compiled = self.backend.program_for(entry.module, entry.fetches, feeds)
         else:

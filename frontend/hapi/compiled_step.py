@@ -26,6 +26,7 @@ instead under `paddle.amp`, gradient accumulation (`update=False`), parameter
 groups, gradient hooks, a parameter outside the optimizer's list that gets a
 gradient, or gradients already accumulated on a parameter.  After a compiled step
 the parameters' gradients are zeros, as the eager step's `clear_grad()` leaves them.
+The program compiles on a thread of its own while the first steps run eagerly.
 
 Cost: tracing is linear in the network's size (one pass of the forward, one
 `append_backward`); a step costs the program plus a constant per state Tensor.
@@ -33,7 +34,9 @@ Cost: tracing is linear in the network's size (one pass of the forward, one
 
 from __future__ import annotations
 
+import atexit
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -48,6 +51,16 @@ from pullback.runtime.native.env import flag_setting
 
 # `PULLBACK_MODEL_STEP=0`: a dynamic Model's training steps always run eagerly.
 ENABLED = flag_setting("PULLBACK_MODEL_STEP", True)
+
+_compiling: set[threading.Thread] = set()
+"""Compiles in flight (joined at exit: a thread stopped inside LLVM as the
+interpreter tears down can crash the process)."""
+
+
+@atexit.register
+def _finish_compiles() -> None:
+    for t in list(_compiling):
+        t.join()
 
 # Parameter attributes the optimizer's static update reads from a parameter
 # variable (its learning-rate multiplier, regularizer, clipping choice).
@@ -169,12 +182,46 @@ class CompiledTrainStep:
         # The parameters the step differentiates: each has a gradient after it.
         self._wrt = [p for p in params if id(p) in by_id and not p.stop_gradient]
         self._frozen = [(p, p.stop_gradient) for p in params]
+        # Native code is compiled on a thread of its own: the eager step runs
+        # meanwhile, so a cold compile (seconds for a CNN) stalls no training loop.
+        self.error: str | None = None
+        self._thread: threading.Thread | None = None
+        from pullback.runtime.native.backend import CompiledBackend
+
+        if isinstance(self._executor.backend, CompiledBackend):
+            sample = {n: np.zeros([1 if d is None or d < 0 else d for d in v.shape], np.dtype(f"{v.dtype}"))
+                      for n, v in zip(self.feed_names, feeds)}
+            self._thread = threading.Thread(target=self._compile, args=(sample,), name="pullback-model-step",
+                                            daemon=True)
+            _compiling.add(self._thread)
+            self._thread.start()
+
+    def _compile(self, sample: dict[str, np.ndarray]) -> None:
+        """Compile the step's program (on its own thread); a failure, or a program
+        that would run on the interpreter, is kept in `error`."""
+        try:
+            if not self._executor.compile(self.program, sample, self._fetch):
+                self.error = "its program does not compile to native code"
+        except Exception as e:  # noqa: BLE001 - reported by the Model, on its thread
+            self.error = f"{type(e).__name__}: {e}"
+        finally:
+            _compiling.discard(threading.current_thread())
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the step's native code is compiled (tests, benchmarks);
+        False on timeout."""
+        if self._thread is not None:
+            self._thread.join(timeout)
+            return not self._thread.is_alive()
+        return True
 
     def ready(self) -> bool:
         """True when the eager state allows the compiled step now: the parameters
         it differentiates are still the trainable ones, no hooks want the
         gradients, and no parameter carries an accumulated gradient (a gradient
         is None, or zeros as the last step or `clear_grad()` left it)."""
+        if self._thread is not None and self._thread.is_alive():
+            return False
         if _eager_only(self._params) is not None:
             return False
         if any(p.stop_gradient != frozen for p, frozen in self._frozen):

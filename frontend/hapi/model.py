@@ -252,7 +252,12 @@ class Model:
             loss_np, metric_values = step([t._data for t in ins + labs])
             results = [m.update(*values) for m, values in zip(self._metrics, metric_values)]
             return (loss_np, results) if self._metrics else loss_np
-        if self._amp_level != "O0":
+        if step is not None:
+            # The eager step while the compiled one is not ready (compiling, or the
+            # state needs the eager step): the network itself, not its to_static
+            # forward, whose programs would compile now for nothing.
+            outs = _as_list(self.network(*ins))
+        elif self._amp_level != "O0":
             from pullback.frontend.amp import GradScaler
 
             if self._scaler is None:
@@ -294,6 +299,10 @@ class Model:
         key = tuple((tuple(t.shape[1:]), str(t.dtype)) for t in labels)
         step = self._train_steps.get(key)
         if step is not None:
+            if step.error is not None:
+                warnings.warn(f"paddle.Model: the training step runs eagerly: {step.error}", stacklevel=4)
+                self._train_steps = None
+                return None
             return step
         if self._labels and len(self._labels) == len(labels) and all(isinstance(s, InputSpec) for s in self._labels):
             label_specs = list(self._labels)

@@ -162,6 +162,9 @@ def test_updates_never_change_an_array_someone_holds(dynamic_mode, monkeypatch) 
     model.prepare(paddle.optimizer.Adam(0.05, parameters=model.parameters()), paddle.nn.CrossEntropyLoss())
     data = Blobs(8)
     model.train_batch([data.x], [data.y])
+    (step,) = model._train_steps.values()
+    assert step.wait(120)  # (compiled on a thread of its own; eager steps meanwhile)
+    model.train_batch([data.x], [data.y])
     w = net[0].weight
     held = np.asarray(w)  # the Tensor's own array, shared
     copy = held.copy()
