@@ -322,3 +322,29 @@ def test_default_training_matches_the_interpreter(no_backend_override):
     reference = _fit_a_line_losses("interpreter")
     np.testing.assert_allclose(compiled, reference, rtol=2e-4, atol=1e-6)
     assert compiled[-1] < 0.1 * compiled[0]
+
+
+def test_compile_ahead_compiles_what_run_runs_without_running(programs, monkeypatch) -> None:
+    """`Executor.compile` (used by a dynamic Model's compiled step, on a thread of
+    its own): native code for the feeds' dtypes and ranks, nothing run, nothing
+    written; `run` then finds it compiled.  The interpreter compiles nothing."""
+    x = paddle.static.data("x", [None, 3], "float32")
+    y = paddle.static.nn.fc(x, 2)
+    loss = paddle.mean(y)
+    paddle.optimizer.SGD(0.1).minimize(loss)
+    main, startup = programs
+    monkeypatch.setenv("PULLBACK_BACKEND", "compiled")
+    exe = paddle.static.Executor(paddle.CPUPlace())
+    scope = Scope()
+    exe.run(startup, scope=scope)
+    before = {n: scope[n].copy() for n in scope}
+    assert exe.compile(main, {"x": np.zeros((1, 3), "float32")}, [loss]) is True
+    compiles = exe.backend.compiles
+    for n, v in before.items():
+        np.testing.assert_array_equal(scope[n], v)  # nothing ran
+    exe.run(main, feed={"x": np.ones((5, 3), "float32")}, fetch_list=[loss], scope=scope)
+    assert exe.backend.compiles == compiles  # run found it compiled (another batch size too)
+    monkeypatch.setenv("PULLBACK_BACKEND", "interpreter")
+    assert paddle.static.Executor(paddle.CPUPlace()).compile(main, {"x": np.zeros((1, 3), "float32")}, [loss]) is False
+    with pytest.raises(ValueError, match="x"):
+        exe.compile(main, {"x": np.zeros((1, 4), "float32")}, [loss])  # feeds are checked as run checks them
