@@ -206,10 +206,8 @@ def _issue33(workload: str, side: str, tiny: bool) -> Prepared:
     step, per_call = bench_eager.eager_side(name, bench_side, tiny)
     settle = None
     if side != "torch":
-        from pullback.frontend import eager_native
-
         def settle() -> None:
-            eager_native.wait()  # the background compiles, then their trials
+            bench_eager.wait_background()  # the background compiles, then their trials
             for _ in range(2):
                 step()
 

@@ -59,6 +59,7 @@ import pullback as paddle  # noqa: E402
 import pullback.nn.functional as F  # noqa: E402
 from pullback.benchmarks import eager_workloads as E  # noqa: E402
 from pullback.frontend import autograd, eager_native  # noqa: E402
+from pullback.frontend.hapi import compiled_step  # noqa: E402
 
 DIMS = [64, 128, 128, 10]
 BATCH = 32
@@ -230,6 +231,13 @@ def torch_lenet(torch, rng: np.random.Generator, batch: int = E.LENET_BATCH) -> 
 
 
 # ------------------------------------------------------------------- timing
+
+
+def wait_background(timeout: float | None = None) -> bool:
+    """Block until pullback's background compiles are done: native eager kernels and
+    whole-step regions (`eager_native`), dynamic Models' training steps
+    (`hapi.compiled_step`); False on timeout."""
+    return eager_native.wait(timeout) and compiled_step.wait(timeout)
 
 
 def per_iter_us(step: Callable[[], None], iters: int) -> float:
@@ -417,8 +425,8 @@ def first_steps_worker(workload: str, side: str) -> None:
         t = time.perf_counter()
         step()
         times.append((time.perf_counter() - t) / per_call)
-    # When the background compiles of native eager kernels finished (ours only).
-    done = side != "torch" and eager_native.wait()
+    # When the background compiles (native eager kernels, Model steps) finished (ours only).
+    done = side != "torch" and wait_background()
     out = {"ready_s": ready, "first_steps_s": times, "native_done_s": time.perf_counter() - STARTED if done else None}
     print(MARKER + json.dumps(out), flush=True)
 
@@ -548,7 +556,7 @@ def compare_fit(net: str, iters: int, rounds: int, paddle_python: str | None, wi
     sta, _ = eager_side(workload, "static")
     for call in (dyn, sta):  # the first epoch compiles (excluded)
         call()
-    eager_native.wait()
+    wait_background()
     dyn()
     a, b = [], []
     n = max(1, iters // 200)

@@ -57,10 +57,15 @@ _compiling: set[threading.Thread] = set()
 interpreter tears down can crash the process)."""
 
 
-@atexit.register
-def _finish_compiles() -> None:
+def wait(timeout: float | None = None) -> bool:
+    """Block until every Model step's compile in flight is done (tests,
+    benchmarks); False on timeout."""
     for t in list(_compiling):
-        t.join()
+        t.join(timeout)
+    return not _compiling
+
+
+atexit.register(wait)
 
 # Parameter attributes the optimizer's static update reads from a parameter
 # variable (its learning-rate multiplier, regularizer, clipping choice).
@@ -275,4 +280,4 @@ def _as_list(x: Any) -> list[Any]:
     return list(x) if isinstance(x, (list, tuple)) else [x]
 
 
-__all__ = ["CompiledTrainStep", "NotCompilable", "unsupported"]
+__all__ = ["CompiledTrainStep", "NotCompilable", "unsupported", "wait"]
