@@ -504,6 +504,31 @@ def eager_apply(
 _TensorT = TypeVar("_TensorT", bound="Tensor")
 
 
+
+_ZERO_GRADIENTS: dict[tuple[tuple[int, ...], np.dtype[Any]], np.ndarray] = {}
+_MAX_ZERO_GRADIENTS = 256
+
+
+def zero_gradient(shape: Sequence[int], dtype: Any) -> np.ndarray:
+    """The zeros `clear_gradient(set_to_zero=True)` leaves: one read-only array per
+    shape and dtype, shared (eager values are never written in place; the flag makes
+    a write that tried fail loudly).  The next backward recognizes it
+    (`is_zero_gradient`) and stores its gradient instead of adding it to zeros."""
+    key = (tuple(shape), np.dtype(dtype))
+    z = _ZERO_GRADIENTS.get(key)
+    if z is None:
+        if len(_ZERO_GRADIENTS) >= _MAX_ZERO_GRADIENTS:  # (bounded: shapes that change)
+            _ZERO_GRADIENTS.pop(next(iter(_ZERO_GRADIENTS)))
+        z = np.zeros(key[0], key[1])
+        z.flags.writeable = False
+        _ZERO_GRADIENTS[key] = z
+    return z
+
+
+def is_zero_gradient(a: Any) -> bool:
+    """Whether `a` is a cleared gradient's shared zeros (`zero_gradient`)."""
+    return a.__class__ is np.ndarray and _ZERO_GRADIENTS.get((a.shape, a.dtype)) is a
+
 class Tensor:
     """An eager tensor: a numpy value, and for a recorded op result the node that
     produced it (`_node`, result `_index`).  A tensor with `stop_gradient=False` and
@@ -696,8 +721,8 @@ class Tensor:
         if self._grad is None:
             return
         if set_to_zero:
-            g = self._grad._arr  # (np.zeros_like costs ~4 us more than np.zeros; a pending value is not run)
-            self._grad._arr = np.zeros(g.shape, g.dtype)
+            g = self._grad._arr  # (a pending value is not run)
+            self._grad._arr = zero_gradient(g.shape, g.dtype)
         else:
             self._grad = None
 
@@ -714,6 +739,12 @@ class Tensor:
                     self._grad = Tensor._new(g, None, 0, False)
                     return
                 cur = self._grad._arr
+                if is_zero_gradient(cur) and cur.dtype == g.dtype and tuple(cur.shape) == tuple(g.shape):
+                    # A cleared gradient: the new one replaces it (zeros + g, without
+                    # the add: a whole-step program then neither reads nor adds zeros).
+                    eager_lazy.note_undo(self._grad, "_arr", cur)
+                    self._grad._arr = g
+                    return
                 if cur.dtype == g.dtype and tuple(cur.shape) == tuple(g.shape):
                     tpl = template_for(pd.ElementwiseAddOp, [cur, g], {})
                     if tpl.shapes is not None:
@@ -723,6 +754,8 @@ class Tensor:
             g = g.get()
         if self._grad is None:
             self._grad = Tensor._new(np.array(g, dtype=self._data.dtype), None, 0, False)
+        elif is_zero_gradient(self._grad._arr):
+            self._grad._data = np.array(g, dtype=self._data.dtype)
         else:
             self._grad._data = self._grad._data + g
 

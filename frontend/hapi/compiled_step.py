@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 from pullback.dialects import pd
 from pullback.frontend.autograd.api import has_post_backward_hooks
-from pullback.frontend.eager import Tensor
+from pullback.frontend.eager import Tensor, is_zero_gradient, zero_gradient
 from pullback.frontend.framework import Program, Variable
 from pullback.frontend.input_spec import InputSpec
 from pullback.frontend.jit.static_function import _Capture, _static_trace
@@ -236,7 +236,7 @@ class CompiledTrainStep:
             if g is None:
                 continue
             arr = g._data
-            if self._zero_grads.get(id(p)) is arr:
+            if is_zero_gradient(arr) or self._zero_grads.get(id(p)) is arr:
                 continue
             if arr.any():
                 return False
@@ -263,8 +263,7 @@ class CompiledTrainStep:
                 t._data = new  # the interpreter (or a copy-in) wrote a new array
         for p in self._wrt:
             if p._grad is None:
-                p._grad = Tensor._new(np.zeros(p._arr.shape, p._arr.dtype), None, 0, False)
-                self._zero_grads[id(p)] = p._grad._arr
+                p._grad = Tensor._new(zero_gradient(p._arr.shape, p._arr.dtype), None, 0, False)
         n = len(self.losses)
         metrics: list[list[np.ndarray]] = []
         rest = got[n:]
