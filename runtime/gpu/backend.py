@@ -564,6 +564,8 @@ class GpuBackend:
         key = (id(module), tuple(id(v) for v in fetches))
         hit = self._programs.get(key)
         if hit is None or hit[0] is not module:
+            if hit is not None and self._stream is not None:
+                self._stream.synchronize()  # the old program's replays (staging, graphs) are freed now
             try:
                 hit = (module, compile_for_gpu(module, fetches, self.device, self.blas is not None))
             except LoweringError:

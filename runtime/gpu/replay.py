@@ -51,6 +51,10 @@ def enabled() -> bool:
     return flag_setting("PULLBACK_GPU_REPLAY", True)
 
 
+GRAPH_ENV = "PULLBACK_GPU_GRAPH"
+"""Environment variable: `0` keeps replayed steps on the synchronous path (no stream,
+no staging, no CUDA graph)."""
+
 GRAPH_AFTER = 2
 """Replayed runs in a row with the same parameter buffers before one is captured as a
 CUDA graph: the first replayed run after a startup often still re-binds
@@ -62,7 +66,7 @@ def graphs_enabled(device: Any) -> bool:
     captured as CUDA graphs: `PULLBACK_GPU_GRAPH` (on unless `0`) and a driver that
     has streams, events, page-locked memory and graph capture
     (`device.supports_graphs`)."""
-    return flag_setting("PULLBACK_GPU_GRAPH", True) and bool(getattr(device, "supports_graphs", False))
+    return flag_setting(GRAPH_ENV, True) and bool(getattr(device, "supports_graphs", False))
 
 
 def replayable(host: func.FuncOp) -> bool:
@@ -128,7 +132,9 @@ class Replay:
     """Capture failed once (the driver refused): this replay is never captured again."""
     staging: Staging | None = None
     """Page-locked staging of the feeds (made on the first asynchronous run)."""
-    _signature: tuple[int, ...] | None = None
+    _signature: tuple[Any, ...] | None = None
+    """The parameter buffers of the last run (held, not their ids: a freed buffer's
+    id, and its device address, could be reused by the next one)."""
     _stable: int = 0
     """Consecutive runs with the same parameter buffers as the one before."""
 
@@ -160,11 +166,11 @@ class Replay:
         if self.staging is None:
             self.staging = Staging(stream.device, [buf.nbytes for buf in self.feeds])
         self.staging.upload(self.feeds, feeds, stream)
-        signature = tuple(id(params[name].buffer) for name in sorted(params))
-        if self.graph is not None and self.graph.signature != signature:
+        signature = tuple(params[name].buffer for name in sorted(params))
+        if self.graph is not None and not _same(self.graph.signature, signature):
             self.drop_graph()  # a parameter was re-bound to another buffer
         if graphs and self.graph is None and not self.graph_failed:
-            self._stable = self._stable + 1 if signature == self._signature else 0
+            self._stable = self._stable + 1 if _same(self._signature, signature) else 0
             self._signature = signature
             if self._stable + 1 >= GRAPH_AFTER:
                 self._capture(params, new_out, blas, stream, signature)
@@ -206,7 +212,7 @@ class Replay:
 
     def _capture(
         self, params: dict[str, Any], new_out: Callable[[int], Any], blas: Any, stream: Any,
-        signature: tuple[int, ...],
+        signature: tuple[Any, ...],
     ) -> None:
         """Capture the launches and products on `stream` into a graph writing
         outputs it owns.  Capture only records (nothing runs until the graph is
@@ -269,14 +275,20 @@ class Replay:
         self.temps = []
 
 
+def _same(a: tuple[Any, ...] | None, b: tuple[Any, ...]) -> bool:
+    """The same buffers (identity), in the same order."""
+    return a is not None and len(a) == len(b) and all(x is y for x, y in zip(a, b))
+
+
 @dataclass
 class _Graph:
     exe: Any
     """The executable graph (`cuda.GraphExec`)."""
     graph: Any
     """The captured graph it was made from."""
-    signature: tuple[int, ...]
-    """The parameter buffers it was captured with (ids, by sorted name)."""
+    signature: tuple[Any, ...]
+    """The parameter buffers it was captured with (by sorted name; held, so their
+    addresses stay theirs while the graph lives)."""
     outs: list[Any]
     """The output DeviceArrays it writes (it owns them)."""
 
@@ -372,6 +384,6 @@ def build(
 
 
 __all__ = [
-    "GRAPH_AFTER", "NotReplayable", "Recording", "Replay", "Staging", "build", "enabled", "graphs_enabled",
+    "GRAPH_AFTER", "GRAPH_ENV", "NotReplayable", "Recording", "Replay", "Staging", "build", "enabled", "graphs_enabled",
     "replayable",
 ]

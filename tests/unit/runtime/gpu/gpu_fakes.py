@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ctypes
 import itertools
+import weakref
 from collections import Counter, deque
 from collections.abc import Callable
 
@@ -28,7 +29,7 @@ import numpy as np
 
 from pullback.runtime.gpu.cuda import CudaError
 
-_STREAMS: dict[int, FakeStream] = {}
+_STREAMS: weakref.WeakValueDictionary[int, FakeStream] = weakref.WeakValueDictionary()
 """Live fake streams by handle value (the fake cuBLAS finds its stream here)."""
 _HANDLES = itertools.count(0x5000)
 
