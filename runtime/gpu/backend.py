@@ -14,7 +14,8 @@ executor's factory (`BACKEND_MODULES["cuda"]`):
    `gpu.launch_func` becomes a `cuLaunchKernel` with the ABI of `lowering/llvm/nvptx.py`.
    When it reads no device memory, its first run for given feed shapes is also
    recorded, and later runs with those shapes replay the record instead of
-   interpreting (`runtime/gpu/replay.py`).
+   interpreting (`runtime/gpu/replay.py`): on a stream with asynchronous feed
+   uploads, and as a CUDA graph once stable (`PULLBACK_GPU_GRAPH`, docs/gpu.md).
 
 Matrix products (`library_call = "gemm"`/`"batch_gemm"`) are host calls to cuBLAS
 when it loads (`runtime/gpu/cublas.py`, `lowering/gpu/library.py`), tiled kernels

@@ -22,9 +22,18 @@ names each buffer by its role:
 - the outputs: allocated each run (a new persistable keeps its buffer).
 
 Each launch's argument array is packed once (`Function.pack`); a run rewrites only
-the addresses of the parameters and outputs in it.  The same fixed addresses are
-what capturing a run as a CUDA graph needs (docs/gpu.md).  `PULLBACK_GPU_REPLAY=0`
-turns replays off (every run interpreted), for debugging.
+the addresses of the parameters and outputs in it.  `PULLBACK_GPU_REPLAY=0` turns
+replays off (every run interpreted), for debugging.
+
+With `PULLBACK_GPU_GRAPH` on (the default where the driver has graph capture), a
+replay runs on the backend's stream: feeds staged in page-locked memory and
+uploaded asynchronously (`Staging`, double-buffered behind events), nothing
+waited for but the fetches, and once the parameter buffers have been the same
+for `GRAPH_AFTER` runs in a row the launches and products are captured as one CUDA
+graph writing outputs it owns; later runs launch the graph.  A re-bound parameter,
+an eviction or a recompilation drops it; a capture the driver refuses is warned
+about once and the replay stays uncaptured (docs/gpu.md, "CUDA graphs and
+asynchronous feed uploads").
 """
 
 from __future__ import annotations
