@@ -316,7 +316,7 @@ class PinnedBuffer:
         device.make_current()
         _check(_lib().cuMemHostAlloc(ctypes.byref(self._ptr), ctypes.c_size_t(max(nbytes, 1)), ctypes.c_uint(0)),
                "cuMemHostAlloc")
-        self.array = np.ctypeslib.as_array((ctypes.c_uint8 * max(nbytes, 1)).from_address(self._ptr.value))[:nbytes]
+        self.array = np.ctypeslib.as_array((ctypes.c_uint8 * max(nbytes, 1)).from_address(self.address))[:nbytes]
 
     @property
     def address(self) -> int:
