@@ -694,25 +694,24 @@ class GpuBackend:
         self.stats = {"launches": run.launches, "gemm_calls": run.gemm_calls, "replayed": 0, "graph": 0}
 
     def _step_stream(self) -> Any:
-        """The stream of replayed steps, or None for the synchronous path: when
-        `PULLBACK_GPU_GRAPH=0`, when the driver lacks graph capture, or when
-        setting the stream up failed once (warned).  cuBLAS is moved onto it (with
-        its own workspace) so products are ordered with the kernels and captured
-        with them."""
+        """The stream of replayed steps (the device's `step_stream`), or None for the
+        synchronous path: when `PULLBACK_GPU_GRAPH=0`, when the driver lacks graph
+        capture, or when setting the stream up failed once (warned).  cuBLAS is
+        moved onto it (with its own workspace) so products are ordered with the
+        kernels and captured with them."""
         if self._stream_failed or not replay.graphs_enabled(self.device):
             return None
-        if self._stream is None:
-            try:
-                stream = self.device.create_stream()
-                if self.blas is not None:
-                    self.blas.bind_stream(stream, self.device)
-            except (cuda.CudaError, cublas.CublasError) as e:
-                self._stream_failed = True
-                warnings.warn(f"GPU step stream unavailable ({str(e).splitlines()[0]}); replayed steps run "
-                              "synchronously without CUDA graphs", RuntimeWarning, stacklevel=3)
-                return None
-            self._stream = stream
-        return self._stream
+        try:
+            stream = self._stream or self.device.step_stream()
+            if self.blas is not None:
+                self.blas.bind_stream(stream, self.device)  # a no-op when it is there already
+        except (cuda.CudaError, cublas.CublasError) as e:
+            self._stream_failed = True
+            warnings.warn(f"GPU step stream unavailable ({str(e).splitlines()[0]}); replayed steps run "
+                          "synchronously without CUDA graphs", RuntimeWarning, stacklevel=3)
+            return None
+        self._stream = stream
+        return stream
 
     def _param_for_run(self, scope: MutableMapping[str, Any], name: str, dtype: np.dtype[Any]) -> DeviceArray:
         """The device array of parameter `name`: the scope's own when it is this

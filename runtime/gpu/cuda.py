@@ -581,6 +581,7 @@ class Device:
             "cuDevicePrimaryCtxRetain",
         )
         self.make_current()
+        self._step_stream: Stream | None = None
 
     def make_current(self) -> None:
         """Make this device's primary context current on the calling thread."""
@@ -641,6 +642,15 @@ class Device:
     def create_stream(self) -> Stream:
         """A new blocking stream (`Stream`)."""
         return Stream(self)
+
+    def step_stream(self) -> Stream:
+        """The device's stream for replayed steps, made on first use and shared by
+        every backend on the device, as the device's cuBLAS handle is: two
+        blocking streams are not ordered with each other, so a handle moved to one
+        backend's stream would race with another's kernels."""
+        if self._step_stream is None:
+            self._step_stream = Stream(self)
+        return self._step_stream
 
     def create_event(self) -> Event:
         """A new event (no timing)."""

@@ -284,6 +284,7 @@ class FakeDevice:
         """`launch_packed` calls made by the host (a graph's launches are not)."""
         self.event_waits = 0
         self.pinned: list[FakePinned] = []
+        self._step_stream: FakeStream | None = None
         self.kernel_hooks: dict[str, Callable[[list], None]] = {}
         """What a kernel computes, by name, for tests that give one (called with its
         arguments when the launch runs); other kernels compute nothing."""
@@ -300,6 +301,11 @@ class FakeDevice:
 
     def create_stream(self) -> FakeStream:
         return FakeStream(self)
+
+    def step_stream(self) -> FakeStream:
+        if self._step_stream is None:
+            self._step_stream = FakeStream(self)
+        return self._step_stream
 
     def create_event(self) -> FakeEvent:
         return FakeEvent(self)

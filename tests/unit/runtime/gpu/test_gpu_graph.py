@@ -170,6 +170,26 @@ def test_each_feed_shape_has_its_graph_and_eviction_drops_it(monkeypatch: pytest
     assert run(3) == (1, 0) and run(3) == (1, 1)
 
 
+def test_backends_on_one_device_share_its_step_stream(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two backends on one device with the device's one cuBLAS handle: both queue on
+    the device's step stream, so the handle never moves to a stream the other's
+    kernels are not ordered with; both graph and compute the right products."""
+    entry = _matmul_entry()
+    first = _backend(monkeypatch)
+    second = gpu_backend.GpuBackend(None, device=first.device, gemm=(first.blas, first.gemm_engine))
+    rng = np.random.default_rng(11)
+    scopes: list[dict[str, Any]] = [{"w": rng.standard_normal((6, 3)).astype(np.float32)} for _ in range(2)]
+    for _ in range(4):
+        for backend, scope in zip((first, second), scopes):
+            feeds = {"x": rng.standard_normal((4, 6)).astype(np.float32)}
+            (got,) = backend.run(entry.module, feeds, scope, entry.fetches)
+            np.testing.assert_allclose(got, feeds["x"] @ np.asarray(scope["w"]), rtol=1e-5, atol=1e-6)
+    assert first.stats["graph"] == second.stats["graph"] == 1
+    stream = first.device.step_stream()
+    assert first._stream is stream and second._stream is stream
+    assert first.blas.lib.stream is stream  # type: ignore[union-attr]
+
+
 @pytest.mark.parametrize("how", ["env", "driver"])
 def test_switched_off_or_unsupported_the_old_synchronous_path_runs(monkeypatch: pytest.MonkeyPatch, how: str) -> None:
     """`PULLBACK_GPU_GRAPH=0`, or a driver without graph capture: no stream, no
