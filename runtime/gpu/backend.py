@@ -547,7 +547,8 @@ class GpuBackend:
         self.blas, self.gemm_engine = gemm if gemm is not None else gemm_library(device)
         """What runs matrix products: `cuBLAS (<library>)` or `tiled kernel (<why>)`."""
         self.stats: dict[str, int] = {}
-        """The last run's kernel launches and cuBLAS calls (`launches`, `gemm_calls`)."""
+        """The last run's kernel launches and cuBLAS calls (`launches`, `gemm_calls`),
+        whether it was replayed (`replayed`) and whether it launched a CUDA graph (`graph`)."""
         self.pool = _Pool(self.device)
         self._stream: Any = None
         """The stream replayed steps are queued on (`_step_stream`), made on first use."""
