@@ -7,9 +7,11 @@ prints why and exits 0 (nothing is measured, nothing is claimed).
 Workloads, each with torch CUDA as the peer when torch sees the GPU:
 
 * `mlp`: MLP 784-512-512-10 training step (batch 128, relu, softmax cross-entropy,
-  SGD), ours with cuBLAS and with the tiled kernel (same process);
+  SGD), ours with cuBLAS and with the tiled kernel, each with CUDA graphs and
+  asynchronous feed uploads (`PULLBACK_GPU_GRAPH=1`, the default) and without
+  (same process);
 * `chain`: the 20-op elementwise chain and its gradient over 2^24 floats, as
-  bandwidth, next to the measured device-to-device copy bandwidth (`copy`) and
+  bandwidth (graph and staged uploads on and off), next to the measured device-to-device copy bandwidth (`copy`) and
   the host->device copy of its feeds (which our step includes);
 * `resnet`: ResNet-18 training step, batch 64 of 3x32x32, Momentum.
 
@@ -22,17 +24,20 @@ of the measured copy bandwidth.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
+import os
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
 from pullback.benchmarks.programs import elementwise_chain, mlp_train, torch_mlp_step
 from pullback.runtime.gpu import cuda
+from pullback.runtime.gpu.replay import GRAPH_ENV
 
 Row = tuple[str, float | None, str]
 
@@ -49,6 +54,21 @@ def timeit(fn: Callable[[], object], repeat: int) -> float:
         fn()
         best = min(best, time.perf_counter() - t)
     return best
+
+
+@contextlib.contextmanager
+def graph_setting(on: bool) -> Iterator[None]:
+    """Run with CUDA graphs and asynchronous feed uploads on or off
+    (`PULLBACK_GPU_GRAPH`, read at every run), restoring the setting after."""
+    old = os.environ.get(GRAPH_ENV)
+    os.environ[GRAPH_ENV] = "1" if on else "0"
+    try:
+        yield
+    finally:
+        if old is None:
+            del os.environ[GRAPH_ENV]
+        else:
+            os.environ[GRAPH_ENV] = old
 
 
 def _torch_cuda():  # type: ignore[no-untyped-def]
@@ -75,17 +95,20 @@ def bench_mlp(repeat: int) -> list[Row]:
     rows: list[Row] = []
     device = cuda.get_device(0)
     for label, gemm in (("cuBLAS", None), ("tiled kernel", (None, "tiled kernel (forced)"))):
-        built = mlp_train(sizes, lr)
-        backend = GpuBackend(_place(), device=device, gemm=gemm)
-        if label == "cuBLAS" and backend.blas is None:
-            rows.append(("pullback cuBLAS", None, f"skipped: {backend.gemm_engine}"))
-            continue
-        t = time.perf_counter()
-        backend.run(built.module, feeds, built.scope, built.fetch)
-        compile_s = time.perf_counter() - t
-        secs = timeit(lambda b=backend, m=built: b.run(m.module, feeds, m.scope, m.fetch), repeat)
-        rows.append((f"pullback {label}", secs,
-                     f"{backend.gemm_engine}; {backend.stats}; first run (compile + load) {compile_s:.2f} s"))
+        for graph in (True, False):
+            built = mlp_train(sizes, lr)
+            backend = GpuBackend(_place(), device=device, gemm=gemm)
+            name = f"pullback {label}, {'graph' if graph else 'no graph'}"
+            if label == "cuBLAS" and backend.blas is None:
+                rows.append((name, None, f"skipped: {backend.gemm_engine}"))
+                continue
+            with graph_setting(graph):
+                t = time.perf_counter()
+                backend.run(built.module, feeds, built.scope, built.fetch)
+                compile_s = time.perf_counter() - t
+                secs = timeit(lambda b=backend, m=built: b.run(m.module, feeds, m.scope, m.fetch), repeat)
+            rows.append((name, secs,
+                         f"{backend.gemm_engine}; {backend.stats}; first run (compile + load) {compile_s:.2f} s"))
     torch = _torch_cuda()
     if torch is None:
         rows.append(("torch cuda", None, "skipped: torch with CUDA not installed"))
@@ -154,17 +177,20 @@ def bench_chain(repeat: int, n: int) -> list[Row]:
     built = elementwise_chain(n)
     rng = np.random.default_rng(0)
     feeds = {"x": rng.standard_normal(n).astype(np.float32), "y": rng.standard_normal(n).astype(np.float32)}
-    backend = GpuBackend(_place())
-    secs = timeit(lambda: backend.run(built.module, feeds, {}, built.fetch), repeat)
     d2d, h2d = copy_bandwidth(n, repeat)
-    # Lower bound on DRAM traffic: read x and y, write the gradient.
-    gbs = 3 * n * 4 / secs / 1e9
     host_copies = 3 * n * 4 / h2d / 1e9  # x, y up; the gradient down (about as fast)
-    rows: list[Row] = [(
-        "pullback cuda", secs,
-        f"{gbs:.0f} GB/s = {100 * gbs / d2d:.0f} % of the copy's {d2d:.0f} GB/s, incl. ~{host_copies * 1e3:.2f} ms "
-        f"of host copies; {backend.stats}",
-    )]
+    rows: list[Row] = []
+    for graph in (True, False):
+        backend = GpuBackend(_place())
+        with graph_setting(graph):
+            secs = timeit(lambda b=backend: b.run(built.module, feeds, {}, built.fetch), repeat)
+        # Lower bound on DRAM traffic: read x and y, write the gradient.
+        gbs = 3 * n * 4 / secs / 1e9
+        rows.append((
+            f"pullback cuda, {'graph' if graph else 'no graph'}", secs,
+            f"{gbs:.0f} GB/s = {100 * gbs / d2d:.0f} % of the copy's {d2d:.0f} GB/s, incl. ~{host_copies * 1e3:.2f} ms "
+            f"of host copies (staged and asynchronous with the graph); {backend.stats}",
+        ))
     torch = _torch_cuda()
     if torch is None:
         rows.append(("torch cuda", None, "skipped: torch with CUDA not installed"))
@@ -208,7 +234,7 @@ def report(title: str, rows: list[Row]) -> None:
     print(f"\n{title}", flush=True)
     for name, secs, note in rows:
         t = "skipped" if secs is None else f"{secs * 1e3:9.3f} ms"
-        print(f"  {name:24s} {t:>12s}  {note}", flush=True)
+        print(f"  {name:34s} {t:>12s}  {note}", flush=True)
     ours = [s for n, s, _ in rows if n.startswith("pullback") and s]
     theirs = [s for n, s, _ in rows if n.startswith("torch") and s]
     if ours and theirs:

@@ -7,9 +7,13 @@
 #
 # `run` installs .whl/*.whl into /tmp/pullback-site, makes this checkout importable as
 # `pullback`, says which driver and which cuBLAS it finds (the GPU machine's
-# nvidia-cublas wheel, or PULLBACK_LIBCUBLAS), runs the GPU tests, then
-# `bench_gpu` (MLP, copy bandwidth, elementwise chain, ResNet-18; torch CUDA as the
-# peer) and prints the figures.  Logs and bench_gpu.json go to $OUT (the device
+# nvidia-cublas wheel, or PULLBACK_LIBCUBLAS) and whether the driver has CUDA graphs,
+# runs the graph tests first (stream capture of replayed steps, cuBLAS products
+# inside the graph, asynchronous feed uploads through page-locked staging: a real
+# capture and the MLP trained with graphs on, off and interpreted), then the other
+# GPU tests, then `bench_gpu` (MLP with graphs on and off, copy bandwidth,
+# elementwise chain with graphs on and off, ResNet-18; torch CUDA as the peer) and
+# prints the figures.  Logs and bench_gpu.json go to $OUT (the device
 # tool's folder) or ./gpu-check-out.  Each stage has its own time limit, so a hang
 # in one still leaves the others' output.  Without a GPU every stage says why it
 # skipped and the script exits 0.
@@ -87,16 +91,25 @@ print("python", __import__("sys").version.split()[0], "| llvmlite", md.version("
       "| xdsl", md.version("xdsl"), "| numpy", numpy.__version__)
 print("CUDA driver:", cuda.unavailable_reason(0) or f"ok, version {cuda.driver_version()}")
 print("cuBLAS:", cublas.unavailable_reason() or cublas.library_path())
+print("CUDA graphs + async uploads:", "supported" if cuda.graphs_supported() else "not supported by this driver")
 EOF
 
+echo "== GPU graph tests (capture, staged asynchronous uploads)"
+timeout 60 "$PY" -m pytest tests/unit/runtime/gpu/test_gpu_graph.py -p no:cacheprovider -q -rs -W error::RuntimeWarning \
+  2>&1 | tee "$OUTDIR/gpu_graph_tests.log" | tail -20
+graph_rc=${PIPESTATUS[0]}
+
 echo "== GPU tests"
-timeout 180 "$PY" -m pytest tests/unit/runtime/gpu tests/unit/lowering/gpu -p no:cacheprovider -q -rs \
-  --durations=5 2>&1 | tee "$OUTDIR/gpu_tests.log" | tail -40
+timeout 170 "$PY" -m pytest tests/unit/runtime/gpu tests/unit/lowering/gpu -p no:cacheprovider -q -rs \
+  --ignore tests/unit/runtime/gpu/test_gpu_graph.py --durations=5 2>&1 | tee "$OUTDIR/gpu_tests.log" | tail -40
 tests_rc=${PIPESTATUS[0]}
 
 echo "== GPU benchmark"
-timeout 330 "$PY" -m pullback.benchmarks.bench_gpu --json "$OUTDIR/bench_gpu.json" 2>&1 | tee "$OUTDIR/bench_gpu.log"
+timeout 320 "$PY" -m pullback.benchmarks.bench_gpu --json "$OUTDIR/bench_gpu.json" 2>&1 | tee "$OUTDIR/bench_gpu.log"
 bench_rc=${PIPESTATUS[0]}
 
-echo "== done: tests rc=$tests_rc, bench rc=$bench_rc; logs in $OUTDIR"
-exit $(( tests_rc != 0 && tests_rc != 5 ? tests_rc : bench_rc ))
+echo "== done: graph tests rc=$graph_rc, tests rc=$tests_rc, bench rc=$bench_rc; logs in $OUTDIR"
+for rc in "$graph_rc" "$tests_rc"; do
+  [ "$rc" -ne 0 ] && [ "$rc" -ne 5 ] && exit "$rc"
+done
+exit "$bench_rc"

@@ -7,7 +7,8 @@
   (`lowering/gpu/`) and runs its host function, launching the kernels, calling
   cuBLAS, following its control flow; persistables stay on the device;
 - `replay.py`: a run recorded once per feed shapes and re-issued without
-  interpreting the host function again (when it reads no device memory).
+  interpreting the host function again (when it reads no device memory), with
+  asynchronous feed uploads and captured as a CUDA graph once stable.
 
 Importing this package imports none of them.
 """

@@ -14,7 +14,8 @@ executor's factory (`BACKEND_MODULES["cuda"]`):
    `gpu.launch_func` becomes a `cuLaunchKernel` with the ABI of `lowering/llvm/nvptx.py`.
    When it reads no device memory, its first run for given feed shapes is also
    recorded, and later runs with those shapes replay the record instead of
-   interpreting (`runtime/gpu/replay.py`).
+   interpreting (`runtime/gpu/replay.py`): on a stream with asynchronous feed
+   uploads, and as a CUDA graph once stable (`PULLBACK_GPU_GRAPH`, docs/gpu.md).
 
 Matrix products (`library_call = "gemm"`/`"batch_gemm"`) are host calls to cuBLAS
 when it loads (`runtime/gpu/cublas.py`, `lowering/gpu/library.py`), tiled kernels
@@ -32,6 +33,7 @@ copies no parameter or accumulator per step.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -545,8 +547,12 @@ class GpuBackend:
         self.blas, self.gemm_engine = gemm if gemm is not None else gemm_library(device)
         """What runs matrix products: `cuBLAS (<library>)` or `tiled kernel (<why>)`."""
         self.stats: dict[str, int] = {}
-        """The last run's kernel launches and cuBLAS calls (`launches`, `gemm_calls`)."""
+        """The last run's kernel launches and cuBLAS calls (`launches`, `gemm_calls`),
+        whether it was replayed (`replayed`) and whether it launched a CUDA graph (`graph`)."""
         self.pool = _Pool(self.device)
+        self._stream: Any = None
+        """The stream replayed steps are queued on (`_step_stream`), made on first use."""
+        self._stream_failed = False
         self._programs: dict[tuple[int, tuple[int, ...]], tuple[ModuleOp, GpuProgram | None]] = {}
         self._params: dict[str, tuple[np.ndarray, DeviceArray]] = {}
 
@@ -560,6 +566,8 @@ class GpuBackend:
         key = (id(module), tuple(id(v) for v in fetches))
         hit = self._programs.get(key)
         if hit is None or hit[0] is not module:
+            if hit is not None and self._stream is not None:
+                self._stream.synchronize()  # the old program's replays (staging, graphs) are freed now
             try:
                 hit = (module, compile_for_gpu(module, fetches, self.device, self.blas is not None))
             except LoweringError:
@@ -608,16 +616,25 @@ class GpuBackend:
         params: dict[str, DeviceArray] = {}
         for name, (_, elem) in abi["params"]:
             params[name] = self._param_for_run(scope, name, np.dtype(_NP[elem]))
-        outs = []
-        for shape, (_, (_, elem)) in zip(out_shapes, abi["outputs"]):
-            dtype = np.dtype(_NP[elem])
-            outs.append(DeviceArray(self.device.alloc(int(np.prod(shape, dtype=np.int64)) * dtype.itemsize), tuple(shape), dtype))
+        out_types = [(tuple(shape), np.dtype(_NP[elem])) for shape, (_, (_, elem)) in zip(out_shapes, abi["outputs"])]
+
+        def new_out(i: int) -> DeviceArray:
+            shape, dtype = out_types[i]
+            return DeviceArray(self.device.alloc(int(np.prod(shape, dtype=np.int64)) * dtype.itemsize), shape, dtype)
+
+        n_new = sum(1 for n, _ in abi["outputs"] if n)
+        kept = [i for i, (name, _) in enumerate(abi["outputs"]) if name and i >= len(out_types) - n_new]
         recorded = prog.replays.get(key) if replay.enabled() else None
+        stream = None
         if recorded is not None:
-            recorded.run(feed_arrays, params, outs, self.blas)
-            self.device.synchronize()
-            self.stats = {"launches": recorded.launches, "gemm_calls": recorded.gemm_calls, "replayed": 1}
+            stream = self._step_stream()
+            outs, graphed = recorded.run(feed_arrays, params, new_out, kept, self.blas, stream, stream is not None)
+            if stream is None:
+                self.device.synchronize()
+            self.stats = {"launches": recorded.launches, "gemm_calls": recorded.gemm_calls, "replayed": 1,
+                          "graph": int(graphed)}
         else:
+            outs = [new_out(i) for i in range(len(out_types))]
             self._interpret(prog, key, feed_arrays, params, outs)
         # Persistables stay on the device: the scope gets residents, copied to the
         # host only when read.
@@ -625,13 +642,14 @@ class GpuBackend:
         for name in abi["writes"]:
             if name in params:  # updated in place on the device
                 results["param", name] = scope[name] = self._resident(name, params[name])
-        n_new = sum(1 for n, _ in abi["outputs"] if n)
-        for i, (name, _) in enumerate(abi["outputs"]):
-            if name and i >= len(outs) - n_new:
-                results["out", i] = scope[name] = self._resident(name, outs[i])
+        for i in kept:
+            results["out", i] = scope[abi["outputs"][i][0]] = self._resident(abi["outputs"][i][0], outs[i])
         out: list[Any] = []
         for kind, ref in abi["fetches"]:
             if (kind, ref) not in results:
+                if kind == "out" and stream is not None:
+                    stream.synchronize()  # the step's fetches wait for it (and raise its errors)
+                    stream = None
                 results[kind, ref] = outs[ref].download() if kind == "out" else self._resident(ref, params[ref])
             out.append(results[kind, ref])
         return out
@@ -665,6 +683,8 @@ class GpuBackend:
                     prog.replayable = False
                 else:
                     if len(prog.replays) >= MAX_REPLAYS:
+                        if self._stream is not None:
+                            self._stream.synchronize()  # its graph or staging may still be in use
                         prog.replays.pop(next(iter(prog.replays))).release(self.pool)
                     prog.replays[key] = made
                     kept = True  # the replay owns this run's temporaries now
@@ -672,7 +692,27 @@ class GpuBackend:
             if not kept:
                 for buf in run.temps:
                     self.pool.give(buf)
-        self.stats = {"launches": run.launches, "gemm_calls": run.gemm_calls, "replayed": 0}
+        self.stats = {"launches": run.launches, "gemm_calls": run.gemm_calls, "replayed": 0, "graph": 0}
+
+    def _step_stream(self) -> Any:
+        """The stream of replayed steps (the device's `step_stream`), or None for the
+        synchronous path: when `PULLBACK_GPU_GRAPH=0`, when the driver lacks graph
+        capture, or when setting the stream up failed once (warned).  cuBLAS is
+        moved onto it (with its own workspace) so products are ordered with the
+        kernels and captured with them."""
+        if self._stream_failed or not replay.graphs_enabled(self.device):
+            return None
+        try:
+            stream = self._stream or self.device.step_stream()
+            if self.blas is not None:
+                self.blas.bind_stream(stream, self.device)  # a no-op when it is there already
+        except (cuda.CudaError, cublas.CublasError) as e:
+            self._stream_failed = True
+            warnings.warn(f"GPU step stream unavailable ({str(e).splitlines()[0]}); replayed steps run "
+                          "synchronously without CUDA graphs", RuntimeWarning, stacklevel=3)
+            return None
+        self._stream = stream
+        return stream
 
     def _param_for_run(self, scope: MutableMapping[str, Any], name: str, dtype: np.dtype[Any]) -> DeviceArray:
         """The device array of parameter `name`: the scope's own when it is this

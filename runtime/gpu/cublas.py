@@ -53,6 +53,12 @@ _STATUS = {
 
 _INT_MAX = 2**31 - 1
 
+WORKSPACE_BYTES = 32 << 20
+"""The workspace a handle gets with its stream (`Cublas.bind_stream`): 32 MiB, what
+the cuBLAS documentation recommends for Hopper (4 MiB elsewhere).  An explicit
+workspace keeps captured products from allocating a new one per capture (PyTorch
+saw memory grow with each capture without it, pytorch/pytorch#83461)."""
+
 
 class CublasError(RuntimeError):
     """A cuBLAS call failed; the message names the call and the status."""
@@ -199,7 +205,8 @@ _SCALARS = {np.dtype(np.float32): ("S", ctypes.c_float), np.dtype(np.float64): (
 
 class Cublas:
     """A cuBLAS handle bound to the current context, computing on the default
-    stream (the one kernels launch on, so products and kernels stay ordered)."""
+    stream (the one kernels launch on, so products and kernels stay ordered), or
+    on the stream of replayed steps once `bind_stream` has moved it there."""
 
     def __init__(self, tf32: bool | None = None) -> None:
         state = _load()
@@ -214,6 +221,30 @@ class Cublas:
         self.tf32 = tf32
         mode = _TF32_TENSOR_OP_MATH if tf32 else _DEFAULT_MATH
         self._check(self.lib.cublasSetMathMode(self.handle, ctypes.c_int(mode)), "cublasSetMathMode")
+        self.stream: Any = None
+        """The stream products are queued on (None: the legacy default stream)."""
+        self.workspace: Any = None
+        """The device buffer set as workspace with the stream (None: cuBLAS's own pool)."""
+
+    def bind_stream(self, stream: Any, device: Any) -> None:
+        """Queue products on `stream` from now on, with a `WORKSPACE_BYTES` workspace
+        allocated on `device` (once).  `cublasSetStream` resets the workspace to
+        cuBLAS's pool, so the workspace is set after it.  Products captured into a
+        CUDA graph then use that workspace.  A stream the handle is on already is a no-op."""
+        if self.stream is stream:
+            return
+        if not hasattr(self.lib, "cublasSetWorkspace_v2"):
+            raise CublasError("cublasSetWorkspace_v2 missing: this cuBLAS is older than the stream path needs")
+        self._check(self.lib.cublasSetStream_v2(self.handle, stream.handle), "cublasSetStream")
+        if self.workspace is None:
+            self.workspace = device.alloc(WORKSPACE_BYTES)
+        self._check(
+            self.lib.cublasSetWorkspace_v2(
+                self.handle, ctypes.c_void_p(self.workspace.ptr.value), ctypes.c_size_t(self.workspace.nbytes)
+            ),
+            "cublasSetWorkspace",
+        )
+        self.stream = stream
 
     def _check(self, status: int, call: str) -> None:
         if status != 0:
@@ -277,7 +308,7 @@ def handle_for(device: Any) -> Cublas | None:
 
 
 __all__ = [
-    "ColumnMajorGemm", "Cublas", "CublasError", "LIBRARY_ENV", "TF32_ENV", "candidates",
+    "ColumnMajorGemm", "Cublas", "CublasError", "LIBRARY_ENV", "TF32_ENV", "WORKSPACE_BYTES", "candidates",
     "column_major", "handle_for", "library_path", "status_text", "unavailable_reason",
     "wheel_candidates",
 ]

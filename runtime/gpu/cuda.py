@@ -13,7 +13,12 @@ What the GPU backend needs, and nothing more:
   exception when it fails; `Module.function(name)` a kernel handle;
 * `Device.alloc(nbytes)` -> `DeviceBuffer` (freed when garbage collected),
   host<->device copies, `memset_zero`;
-* `Function.launch(grid, block, args, shared_bytes)` and `Device.synchronize()`.
+* `Function.launch(grid, block, args, shared_bytes)` and `Device.synchronize()`;
+* for replayed steps (`runtime/gpu/replay.py`): a `Stream` (`Device.create_stream`),
+  page-locked host memory (`Device.host_alloc` -> `PinnedBuffer`), asynchronous
+  uploads from it (`DeviceBuffer.upload_async`), `Event`s, and stream capture into
+  a CUDA graph (`Stream.begin_capture`/`end_capture` -> `Graph.instantiate` ->
+  `GraphExec.launch`); `graphs_supported()` says whether the driver has them.
 
 Kernel arguments are `DeviceBuffer`s (passed as 64-bit device pointers), ctypes
 scalars (`scalar_arg`, passed as they are), Python ints (`int64`) and floats
@@ -44,6 +49,26 @@ _CU_DEVICE_ATTRIBUTE_CC_MINOR = 76
 _CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE = 36
 _CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH = 37
 _LOG_BYTES = 1 << 14
+_CU_STREAM_DEFAULT = 0
+"""A *blocking* stream: work on the legacy default stream (the synchronous copies,
+the interpreted path's launches) waits for it and it for them, so mixing the two
+needs no extra synchronization (cuda.h, `CUstream_flags`)."""
+_CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1
+"""Capture checks only this thread's calls (another thread allocating memory
+meanwhile does not invalidate the capture, as it would in GLOBAL mode)."""
+_CU_EVENT_DISABLE_TIMING = 2
+_CUDA_ERROR_NOT_READY = 600
+
+GRAPH_FUNCTIONS = (
+    "cuStreamCreate", "cuStreamDestroy_v2", "cuStreamSynchronize", "cuStreamBeginCapture_v2",
+    "cuStreamEndCapture", "cuGraphInstantiateWithFlags", "cuGraphLaunch", "cuGraphExecDestroy",
+    "cuGraphDestroy", "cuMemHostAlloc", "cuMemFreeHost", "cuMemcpyHtoDAsync_v2",
+    "cuMemcpyDtoDAsync_v2", "cuEventCreate", "cuEventRecord", "cuEventSynchronize",
+    "cuEventQuery", "cuEventDestroy_v2",
+)
+"""The exported driver symbols the stream path needs (the `_v2` names are what
+cuda.h's macros map `cuStreamDestroy`, `cuStreamBeginCapture`, ... to; CUDA >= 11.4
+has them all)."""
 
 
 class CudaError(RuntimeError):
@@ -224,6 +249,30 @@ class DeviceBuffer:
         if nbytes:
             _check(_lib().cuMemcpyDtoD_v2(self.ptr, other.ptr, nbytes), "cuMemcpyDtoD")
 
+    def upload_async(self, source: PinnedBuffer, offset: int, stream: Stream) -> None:
+        """Queue a copy of `nbytes` bytes of page-locked `source` (from byte `offset`)
+        into this buffer on `stream`: the call returns at once, so `source` must
+        not be rewritten until the copy is done (an `Event` recorded after it says when)."""
+        if offset < 0 or offset + self.nbytes > source.nbytes:
+            raise ValueError(f"upload of {self.nbytes} bytes from byte {offset} of a {source.nbytes}-byte staging buffer")
+        if self.nbytes:
+            _check(
+                _lib().cuMemcpyHtoDAsync_v2(
+                    self.ptr, ctypes.c_void_p(source.address + offset), ctypes.c_size_t(self.nbytes), stream.handle
+                ),
+                "cuMemcpyHtoDAsync",
+            )
+
+    def copy_from_async(self, other: DeviceBuffer, stream: Stream) -> None:
+        """Queue a device-to-device copy of `other` (same size) into this buffer on `stream`."""
+        if other.nbytes != self.nbytes:
+            raise ValueError("device copy between buffers of different sizes")
+        if self.nbytes:
+            _check(
+                _lib().cuMemcpyDtoDAsync_v2(self.ptr, other.ptr, ctypes.c_size_t(self.nbytes), stream.handle),
+                "cuMemcpyDtoDAsync",
+            )
+
     def memset_zero(self) -> None:
         """Fill the buffer with zero bytes."""
         if self.nbytes:
@@ -242,6 +291,147 @@ class DevicePointer:
     def address(self) -> int:
         """The raw device address (what cuBLAS is passed)."""
         return int(self.buffer.ptr.value) + self.offset
+
+
+# ------------------------------------------- streams, events, pinned memory, graphs
+
+
+def graphs_supported() -> bool:
+    """True when the driver exports every function of the stream path (streams,
+    events, page-locked memory, asynchronous copies, graph capture)."""
+    state = _driver_state()
+    if state.error is not None:
+        return False
+    return all(hasattr(state.lib, name) for name in GRAPH_FUNCTIONS)
+
+
+class PinnedBuffer:
+    """`nbytes` of page-locked host memory (`cuMemHostAlloc`): the source of
+    asynchronous uploads.  `array` is a uint8 numpy view of it."""
+
+    def __init__(self, device: Device, nbytes: int) -> None:
+        self.device = device
+        self.nbytes = nbytes
+        self._ptr = ctypes.c_void_p()
+        device.make_current()
+        _check(_lib().cuMemHostAlloc(ctypes.byref(self._ptr), ctypes.c_size_t(max(nbytes, 1)), ctypes.c_uint(0)),
+               "cuMemHostAlloc")
+        self.array = np.ctypeslib.as_array((ctypes.c_uint8 * max(nbytes, 1)).from_address(self.address))[:nbytes]
+
+    @property
+    def address(self) -> int:
+        """The host address of the first byte."""
+        return int(self._ptr.value or 0)
+
+    def __del__(self) -> None:
+        state = _driver
+        if state is not None and state.lib is not None and self._ptr.value:
+            state.lib.cuMemFreeHost(self._ptr)
+            self._ptr = ctypes.c_void_p()
+
+
+class Event:
+    """A CUDA event (no timing): recorded on a stream, it completes when the work
+    queued before it has."""
+
+    def __init__(self, device: Device) -> None:
+        self.handle = ctypes.c_void_p()
+        device.make_current()
+        _check(_lib().cuEventCreate(ctypes.byref(self.handle), ctypes.c_uint(_CU_EVENT_DISABLE_TIMING)),
+               "cuEventCreate")
+
+    def record(self, stream: Stream) -> None:
+        """Mark the current end of `stream`'s queue."""
+        _check(_lib().cuEventRecord(self.handle, stream.handle), "cuEventRecord")
+
+    def synchronize(self) -> None:
+        """Wait until the work before the last `record` is done (at once if never recorded)."""
+        _check(_lib().cuEventSynchronize(self.handle), "cuEventSynchronize")
+
+    def query(self) -> bool:
+        """Whether the work before the last `record` is done, without waiting."""
+        res = _lib().cuEventQuery(self.handle)
+        if res == _CUDA_ERROR_NOT_READY:
+            return False
+        _check(res, "cuEventQuery")
+        return True
+
+    def __del__(self) -> None:
+        state = _driver
+        if state is not None and state.lib is not None and self.handle.value:
+            state.lib.cuEventDestroy_v2(self.handle)
+            self.handle = ctypes.c_void_p()
+
+
+class Stream:
+    """A blocking CUDA stream (ordered with the legacy default stream both ways,
+    `_CU_STREAM_DEFAULT`), and capturing its work into a `Graph`."""
+
+    def __init__(self, device: Device) -> None:
+        self.device = device
+        self.handle = ctypes.c_void_p()
+        device.make_current()
+        _check(_lib().cuStreamCreate(ctypes.byref(self.handle), ctypes.c_uint(_CU_STREAM_DEFAULT)), "cuStreamCreate")
+
+    def synchronize(self) -> None:
+        """Wait for the work queued on this stream; raises CudaError for a failed kernel."""
+        _check(_lib().cuStreamSynchronize(self.handle), "cuStreamSynchronize")
+
+    def begin_capture(self) -> None:
+        """Start capturing: work queued on this stream is recorded, not run, until
+        `end_capture` (thread-local mode: see `_CU_STREAM_CAPTURE_MODE_THREAD_LOCAL`)."""
+        _check(_lib().cuStreamBeginCapture_v2(self.handle, ctypes.c_int(_CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)),
+               "cuStreamBeginCapture")
+
+    def end_capture(self) -> Graph:
+        """Stop capturing; the captured work as a graph (CudaError when the capture
+        was invalidated, e.g. by an operation capture does not allow)."""
+        graph = ctypes.c_void_p()
+        _check(_lib().cuStreamEndCapture(self.handle, ctypes.byref(graph)), "cuStreamEndCapture")
+        return Graph(graph)
+
+    def __del__(self) -> None:
+        state = _driver
+        if state is not None and state.lib is not None and self.handle.value:
+            state.lib.cuStreamDestroy_v2(self.handle)
+            self.handle = ctypes.c_void_p()
+
+
+class Graph:
+    """A captured CUDA graph (`CUgraph`), destroyed when garbage collected."""
+
+    def __init__(self, handle: ctypes.c_void_p) -> None:
+        self.handle = handle
+
+    def instantiate(self) -> GraphExec:
+        """The executable graph (`cuGraphInstantiateWithFlags`, no flags)."""
+        exe = ctypes.c_void_p()
+        _check(_lib().cuGraphInstantiateWithFlags(ctypes.byref(exe), self.handle, ctypes.c_ulonglong(0)),
+               "cuGraphInstantiateWithFlags")
+        return GraphExec(exe)
+
+    def __del__(self) -> None:
+        state = _driver
+        if state is not None and state.lib is not None and self.handle.value:
+            state.lib.cuGraphDestroy(self.handle)
+            self.handle = ctypes.c_void_p()
+
+
+class GraphExec:
+    """An instantiated graph (`CUgraphExec`): the captured work, launched as one."""
+
+    def __init__(self, handle: ctypes.c_void_p) -> None:
+        self.handle = handle
+
+    def launch(self, stream: Stream) -> None:
+        """Queue the whole graph on `stream` (asynchronous)."""
+        _check(_lib().cuGraphLaunch(self.handle, stream.handle), "cuGraphLaunch")
+
+    def __del__(self) -> None:
+        state = _driver
+        if state is not None and state.lib is not None and self.handle.value:
+            state.lib.cuGraphExecDestroy(self.handle)
+            self.handle = ctypes.c_void_p()
 
 
 # ---------------------------------------------------------------- modules, kernels
@@ -283,15 +473,19 @@ class Function:
         return PackedArgs(storage)
 
     def launch_packed(
-        self, grid: Sequence[int], block: Sequence[int], packed: PackedArgs, shared_bytes: int = 0
+        self, grid: Sequence[int], block: Sequence[int], packed: PackedArgs, shared_bytes: int = 0,
+        stream: Stream | None = None,
     ) -> None:
-        """Launch with arguments packed by `pack` (asynchronous)."""
+        """Launch with arguments packed by `pack` (asynchronous), on `stream` (default:
+        the legacy default stream).  The driver copies the parameter values at this
+        call, so `packed` may be rewritten for the next launch right away."""
         gx, gy, gz = (int(v) for v in grid)
         bx, by, bz = (int(v) for v in block)
         self.module.device.make_current()
         _check(
             _lib().cuLaunchKernel(
-                self.handle, gx, gy, gz, bx, by, bz, shared_bytes, None, packed.params, None
+                self.handle, gx, gy, gz, bx, by, bz, shared_bytes,
+                stream.handle if stream is not None else None, packed.params, None
             ),
             f"cuLaunchKernel({self.name})",
         )
@@ -387,6 +581,7 @@ class Device:
             "cuDevicePrimaryCtxRetain",
         )
         self.make_current()
+        self._step_stream: Stream | None = None
 
     def make_current(self) -> None:
         """Make this device's primary context current on the calling thread."""
@@ -439,6 +634,32 @@ class Device:
         self.make_current()
         _check(_lib().cuCtxSynchronize(), "cuCtxSynchronize")
 
+    @property
+    def supports_graphs(self) -> bool:
+        """Whether the driver has streams, events, pinned memory and graph capture."""
+        return graphs_supported()
+
+    def create_stream(self) -> Stream:
+        """A new blocking stream (`Stream`)."""
+        return Stream(self)
+
+    def step_stream(self) -> Stream:
+        """The device's stream for replayed steps, made on first use and shared by
+        every backend on the device, as the device's cuBLAS handle is: two
+        blocking streams are not ordered with each other, so a handle moved to one
+        backend's stream would race with another's kernels."""
+        if self._step_stream is None:
+            self._step_stream = Stream(self)
+        return self._step_stream
+
+    def create_event(self) -> Event:
+        """A new event (no timing)."""
+        return Event(self)
+
+    def host_alloc(self, nbytes: int) -> PinnedBuffer:
+        """`nbytes` of page-locked host memory."""
+        return PinnedBuffer(self, nbytes)
+
 
 _DEVICES: dict[int, Device] = {}
 
@@ -455,12 +676,19 @@ __all__ = [
     "Device",
     "DeviceBuffer",
     "DevicePointer",
+    "Event",
     "Function",
+    "GRAPH_FUNCTIONS",
+    "Graph",
+    "GraphExec",
     "Module",
     "PackedArgs",
+    "PinnedBuffer",
+    "Stream",
     "device_count",
     "driver_version",
     "get_device",
+    "graphs_supported",
     "is_available",
     "require_device",
     "scalar_arg",

@@ -80,6 +80,8 @@ def _run_logged(
     with monkeypatch.context() as m:
         m.setattr(type(device), "alloc", recording_alloc)
         backend.run(built.module, feeds, built.scope, built.fetch)
+    workspace = getattr(backend.blas, "workspace", None)  # cuBLAS's, allocated with the step stream
+    fresh = [b for b in fresh if b is not workspace]
     names = _param_names(backend, built.scope) | {id(b): f"new {k}" for k, b in enumerate(fresh)}
     return _canonical(device.launches[start:], names)  # type: ignore[attr-defined]
 
