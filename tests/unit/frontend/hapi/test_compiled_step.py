@@ -255,10 +255,10 @@ def test_hooks_and_frozen_parameters_make_the_step_eager(dynamic_mode, monkeypat
         net, model = _mlp_model()
         calls = []
         model.train_batch([data.x], [data.y])
-        handle = net[0].weight.register_hook(lambda g: calls.append(1) or g * 0.5)
+        handle = net[0].weight.register_hook(lambda g, calls=calls: calls.append(1) or g * 0.5)
         model.train_batch([data.x], [data.y])
         handle.remove()
-        remove = register_post_backward_hook(lambda: calls.append(2))
+        remove = register_post_backward_hook(lambda calls=calls: calls.append(2))
         model.train_batch([data.x], [data.y])
         remove()
         net[2].weight.stop_gradient = True
