@@ -179,7 +179,7 @@ class Trace:
     """One thread's deferred ops since the last flush (module docstring)."""
 
     __slots__ = ("ops", "sig", "nslots", "ext", "ext_ids", "pending", "nodes", "groups", "lock", "awaiting_step",
-                 "undo")
+                 "undo", "step_done")
 
     def __init__(self) -> None:
         self.lock = threading.RLock()
@@ -196,6 +196,7 @@ class Trace:
         self.nodes: list[Any] = []  # weak references to the nodes recorded on pending values
         self.groups: dict[int, tuple[int, Any, list[int]]] = {}  # plan blocks: start -> (end, native, slot map)
         self.awaiting_step = False  # a backward left it open for the optimizer step (`end_backward`)
+        self.step_done = False  # an optimizer step ended it: it runs at `clear_grad` or the next op (`end_step`)
         self.undo: list[tuple[Any, str, Any]] = []  # (object, attribute, old value) to restore if it fails
 
     def slot_of(self, a: Any) -> int:
@@ -270,11 +271,19 @@ def _judge(useful: bool | None) -> None:
         loc.useless = 0
 
 
+def _next_step(tr: Trace) -> None:
+    """An op joins `tr` after an optimizer step ended it: the step runs first."""
+    if tr.step_done:
+        flush(tr)
+
+
 def defer(tpl: Any, arrays: list[Any], where: Any) -> list[Pending]:
     """Append a deferrable template's op on `arrays` (arrays or pending values; a
     pending value of an earlier flush is replaced by its array in place, as nodes
     save them) and return its pending results."""
     tr = current()
+    if tr.step_done:
+        _next_step(tr)
     for i, a in enumerate(arrays):
         if a.__class__ is Pending and a.trace is not tr:
             arrays[i] = a.get()
@@ -325,6 +334,8 @@ def defer_plan(
     an array (a gradient no step computes) or None (unreached).  `native` (the
     plan's own region) runs the block when the trace runs op by op."""
     tr = current()
+    if tr.step_done:
+        _next_step(tr)
     with tr.lock:
         return _append_plan(tr, steps, start, externals, results, native, meta)
 
@@ -388,15 +399,27 @@ def end_backward() -> None:
 
 
 def end_step() -> None:
-    """An optimizer step ended (`optimizer._apply`): run the trace, and keep the
-    next backward's trace open for the next step when one followed a backward."""
+    """An optimizer step ended (`optimizer._apply`): the trace is complete.  It
+    runs at the `clear_grad()` that usually follows (`end_clear`): the cleared
+    gradients are then no longer wanted, so the program fuses them into the
+    updates instead of writing them out; or at the next op or read, whichever
+    comes first.  The next backward's trace is kept open for the next step when
+    one followed a backward."""
     if _local.backward_seen:
         _local.fuse_step = True
         _local.backward_seen = False
     tr = current()
     tr.awaiting_step = False
-    flush(tr)
+    if tr.ops:
+        tr.step_done = True
     tick()
+
+
+def end_clear() -> None:
+    """`optimizer.clear_grad()` ended: run the step its `end_step` completed."""
+    tr = _local.trace
+    if tr is not None and tr.step_done:
+        flush(tr)
 
 
 # ------------------------------------------------------------------- the flush
@@ -581,6 +604,6 @@ def clear_cache() -> None:
 
 __all__ = [
     "MAX_OPS", "Pending", "Trace", "capturing", "clear_cache", "current", "defer", "defer_add", "defer_plan",
-    "enabled", "end_backward", "end_step", "flush", "note_node", "note_undo", "paused", "resolve", "set_enabled", "stats",
+    "enabled", "end_backward", "end_clear", "end_step", "flush", "note_node", "note_undo", "paused", "resolve", "set_enabled", "stats",
     "suspended", "tick",
 ]

@@ -404,6 +404,13 @@ class Optimizer:
         journal = self.__dict__.get("_journal")
         if journal is not None:
             journal.append((target, target._arr))
+        if not isinstance(value, np.ndarray):
+            # A deferred update's pending value: the step's trace runs after this
+            # step returns (`eager_lazy.end_step`), and should it fail, the old
+            # value comes back, as the journal gives it back here.
+            from pullback.frontend import eager_lazy
+
+            eager_lazy.note_undo(target, "_arr", target._arr)
         target._data = value
 
     def _apply(self, params_grads: ParamsGrads) -> list[Any]:
@@ -429,8 +436,9 @@ class Optimizer:
         self.__dict__["_journal"] = journal
         try:
             ops = self._apply_pairs(params_grads)
-            # The step's end: its deferred ops (forward, backward, updates) run now,
-            # as one native program once compiled (`frontend/eager_lazy.py`).
+            # The step's end: its deferred ops (forward, backward, updates) run at
+            # the clear_grad() that follows, or the next op or read, as one native
+            # program once compiled (`frontend/eager_lazy.py`).
             from pullback.frontend import eager_lazy  # (here: other workers edit this file's imports)
 
             eager_lazy.end_step()
@@ -604,6 +612,9 @@ class Optimizer:
         for p in self._eager_params("clear_grad"):
             if not p.stop_gradient:
                 p.clear_gradient(set_to_zero)
+        from pullback.frontend import eager_lazy  # (here: other workers edit this file's imports)
+
+        eager_lazy.end_clear()  # the step's trace runs now, without the cleared gradients
 
     def state_dict(self) -> dict[str, Any]:
         """The optimizer's state: every accumulator by name (Tensors in eager mode,

@@ -480,3 +480,45 @@ def test_a_bad_value_fails_the_step_as_the_per_op_path_does(compiled: bool, monk
             np.testing.assert_array_equal(a, b)
     if compiled:
         assert eager_native.NATIVE in [r.state for r in eager_lazy._REGIONS.values() if r is not None]
+
+
+def test_a_step_runs_at_clear_grad_or_at_the_next_op() -> None:
+    """`opt.step()` completes the trace; it runs at the `clear_grad()` that follows
+    (the cleared gradients no longer wanted) or, without one (gradients accumulated
+    over two backwards), at the next deferred op or read: the same results as the
+    per-op path either way."""
+
+    def accumulate() -> tuple[list[np.ndarray], list[float]]:
+        paddle.seed(3)
+        net = _mlp()
+        o = paddle.optimizer.Adam(learning_rate=0.05, parameters=net.parameters())
+        losses = []
+        for i in range(6):
+            x, label = _data("mlp", 5, i)
+            loss = F.cross_entropy(net(x), label)
+            loss.backward()
+            losses.append(loss)
+            if i % 2:
+                o.step()
+                if i == 3:
+                    float(net.parameters()[0].sum())  # a read right after the step
+                o.clear_grad()
+        return [p.numpy() for p in net.parameters()], [float(v) for v in losses]
+
+    _same(_lazy(True, accumulate), _lazy(False, accumulate))
+
+    def timing() -> None:
+        paddle.seed(3)
+        net = _mlp()
+        o = paddle.optimizer.SGD(learning_rate=0.05, parameters=net.parameters())
+        x, label = _data("mlp", 5, 0)
+        F.cross_entropy(net(x), label).backward()
+        o.step()
+        flushes = eager_lazy.stats["flushes"]
+        w = net.parameters()[0]
+        assert type(w._arr) is eager_lazy.Pending and w._arr.value is None  # the update is not run yet
+        o.clear_grad()
+        assert eager_lazy.stats["flushes"] == flushes + 1 and w._arr.value is not None
+        assert eager.is_zero_gradient(w.grad._arr)
+
+    _lazy(True, timing)
