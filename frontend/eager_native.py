@@ -271,6 +271,15 @@ class NativeRegion:
                     _forget(self)
         return outs
 
+    def withdraw(self) -> None:
+        """Take a region queued for the compile thread off it (back to `PROBE`):
+        its op now runs inside a compiled whole-step program (`eager_lazy`), so
+        compiling it would only take the CPU from the loop; used again on its
+        own, it probes and queues again."""
+        if self.state is PENDING and self.program is None and self.error is None:
+            self.state = PROBE
+            self.trials = 0
+
     def drop(self) -> None:
         """Release the native code (the registry's bound, on the compile thread): the
         holder's next call finds no program and probes again."""
@@ -346,8 +355,13 @@ class _DirectCall:
 
 # ------------------------------------------------------------ compile thread
 
-NICE = 10
-"""The compile thread's niceness (Linux), so the training loop keeps the CPU."""
+NICE = 0
+"""The compile thread's niceness (Linux).  0: measured on one core (issue 33), a
+niced compile thread got ~10% of the CPU and ran for the loop's first ~1400
+steps (an eager MLP's, 0.9 s for 0.1 s of compiling; a LeNet conv's compile took
+2.9 s instead of 0.2 s) while each step cost about the same as with an un-niced
+one (the GIL, not the CPU, is what the loop waits for: `SWITCH_S`), so the
+compiled code simply came ~10x later."""
 
 SWITCH_S = 0.0005
 """The interpreter's thread switch interval while a compile runs (default 5 ms):
@@ -399,7 +413,9 @@ def _work() -> None:
         if SWITCH_S:
             sys.setswitchinterval(min(interval, SWITCH_S))
         try:
-            if not _closing:
+            # (A region withdrawn meanwhile -- `withdraw`: a whole-step program
+            # covering it runs now -- or compiled by an earlier entry is skipped.)
+            if not _closing and region.state is PENDING and region.program is None:
                 _compile(region)
         finally:
             sys.setswitchinterval(interval)
@@ -475,6 +491,11 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
+def compiling() -> bool:
+    """Whether some region is queued or compiling now."""
+    return _pending > 0
+
+
 def compiled_count() -> int:
     """Regions holding native code now (at most `MAX_REGIONS`)."""
     return len(_compiled)
@@ -496,6 +517,6 @@ def run_region(
 
 
 __all__ = [
-    "MAX_REGIONS", "MIN_US", "NativeRegion", "compilable", "compiled_count", "enabled", "region_module",
+    "MAX_REGIONS", "MIN_US", "NativeRegion", "compilable", "compiled_count", "compiling", "enabled", "region_module",
     "run_region", "set_enabled", "stats", "wait",
 ]

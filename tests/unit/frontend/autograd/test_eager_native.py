@@ -284,3 +284,33 @@ def test_a_region_measured_slower_is_tried_again_later(native: None, monkeypatch
     trials = sum(1 for a, b in zip(seen, seen[1:]) if a is eager_native.WAIT and b is eager_native.TRIAL)
     assert trials == eager_native.RETRIES
     assert seen[-1] is eager_native.OFF and region.program is None
+
+
+def test_a_withdrawn_region_is_not_compiled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A region taken off the queue (`withdraw`: a whole-step program covering its
+    op runs now) is skipped by the compile thread and probes again when used; one
+    already compiled is left alone."""
+    import threading
+
+    compiled: list[str] = []
+    gate = threading.Event()
+
+    def fake_compile(region: eager_native.NativeRegion) -> None:
+        if region.what == "blocker":
+            gate.wait(60)  # holds the compile thread while the test withdraws the next one
+        compiled.append(region.what)
+        region.program = object()
+
+    monkeypatch.setattr(eager_native, "_compile", fake_compile)
+    blocker, queued, done = (eager_native.NativeRegion(what, [], []) for what in ("blocker", "queued", "done"))
+    for region in (blocker, queued):
+        region.state = eager_native.PENDING
+        eager_native._submit(region)
+    queued.withdraw()
+    assert queued.state is eager_native.PROBE and eager_native.compiling()
+    gate.set()
+    assert eager_native.wait(60)
+    assert compiled == ["blocker"] and queued.program is None and queued.state is eager_native.PROBE
+    done.state, done.program = eager_native.TRIAL, object()
+    done.withdraw()  # compiled: nothing to take back
+    assert done.state is eager_native.TRIAL
