@@ -589,21 +589,21 @@ class Tensor:
         return int(self._scalar("int"))
 
     def _scalar(self, what: str) -> Any:
-        if self._data.size != 1:
+        if self._arr.size != 1:  # (a wrong size raises without running deferred ops)
             raise TypeError(
                 f"only one-element tensors can be converted to {what}, got shape {self.shape}"
             )
         return self._data.item()
 
     def __bool__(self) -> bool:
-        if self._data.size != 1:
+        if self._arr.size != 1:
             raise ValueError(
-                f"The truth value of a Tensor with {self._data.size} elements is ambiguous"
+                f"The truth value of a Tensor with {self._arr.size} elements is ambiguous"
             )
         return bool(self._data.item())
 
     def __index__(self) -> int:
-        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+        if self._arr.dtype.kind not in "iub" or self._arr.size != 1:
             raise TypeError("only integer tensors of one element can be used as an index")
         return int(self._data.item())
 
@@ -722,7 +722,7 @@ class Tensor:
                         return
             g = g.get()
         if self._grad is None:
-            self._grad = Tensor._new(np.array(g, dtype=self._data.dtype), None, 0, False)
+            self._grad = Tensor._new(np.array(g, dtype=self._arr.dtype), None, 0, False)
         else:
             self._grad._data = self._grad._data + g
 

@@ -124,7 +124,8 @@ computed was still wanted."""
 class Pending:
     """A deferred op's result: its shape and dtype now, its array after the flush
     (`get`).  Offers the array attributes metadata reads use (`shape`, `dtype`,
-    `ndim`, `size`), so asking a Tensor its shape never flushes."""
+    `ndim`, `size`, `itemsize`, `nbytes`), so asking a Tensor its shape never
+    flushes: code outside reads them through `Tensor._arr`, never `_data`."""
 
     __slots__ = ("shape", "dtype", "slot", "trace", "value", "copy", "error")
 
@@ -149,6 +150,16 @@ class Pending:
         for d in self.shape:
             n *= d
         return n
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element."""
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the array (buckets of gradients size by it: `distributed/parallel.py`)."""
+        return self.size * self.dtype.itemsize
 
     def get(self) -> np.ndarray:
         """The array, flushing its trace first when it is not computed yet."""

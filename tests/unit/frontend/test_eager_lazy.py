@@ -344,6 +344,37 @@ def test_metadata_does_not_run_deferred_ops_and_a_read_does() -> None:
     assert type(y._arr) is np.ndarray
 
 
+def test_metadata_reads_outside_the_tensor_do_not_flush() -> None:
+    """Code elsewhere reading a tensor's dtype, shape or size (a layer's `to`,
+    `set_state_dict`'s checks, gradient buckets, the scalar conversions' size
+    errors) reads the pending value's metadata: the trace is not run (counted by
+    the module's own flush counter)."""
+    from pullback.distributed.parallel import gradient_buckets
+
+    eager_lazy.set_enabled(True)
+    eager_lazy.flush()
+    lin = paddle.nn.Linear(3, 2)
+    x = to_tensor(np.ones((2, 3), np.float32))
+    y = paddle.exp(x) * 2.0
+    w = paddle.tanh(lin.weight)
+    lin.weight._arr = w._arr  # a parameter holding a deferred update's value
+    before = eager_lazy.stats["flushes"]
+    assert isinstance(y._arr, eager_lazy.Pending) and y._arr.nbytes == 24 and y._arr.itemsize == 4
+    for convert, error in ((bool, ValueError), (float, TypeError), (int, TypeError)):
+        with pytest.raises(error):
+            convert(y)
+    with pytest.raises(TypeError, match="integer tensors"):
+        [1, 2][y]
+    assert [[id(t) for t in b] for b in gradient_buckets([y, w], 1.0, 1.0)] == [[id(w), id(y)]]
+    lin.to(dtype="float32")  # already float32: nothing to convert, nothing to run
+    lin.set_state_dict({"bias": np.zeros(2, np.float64)})  # converted to the target's dtype
+    assert eager_lazy.stats["flushes"] == before
+    assert isinstance(y._arr, eager_lazy.Pending) and isinstance(lin.weight._arr, eager_lazy.Pending)
+    assert lin.bias.dtype == paddle.float32
+    np.testing.assert_array_equal(y.numpy(), np.full((2, 3), np.exp(np.float32(1)) * 2, np.float32))
+    assert eager_lazy.stats["flushes"] == before + 1
+
+
 def test_a_trace_nobody_reads_is_not_run() -> None:
     eager_lazy.set_enabled(True)
     eager_lazy.flush()
