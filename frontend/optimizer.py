@@ -468,7 +468,7 @@ class Optimizer:
                 if master is not None:  # paddle.amp.decorate(level='O2'): update the float32 copy
                     self._create_accumulators(master)
                     updates.append(self._append_optimize_op(master, g.astype("float32"), self._param_lr(master)))
-                    self._write(p, host_cast(master._data, p._arr.dtype))
+                    self._write(p, host_cast(master._data, p._data.dtype))
                     continue
                 self._create_accumulators(p)
                 updates.append(self._append_optimize_op(p, g, self._param_lr(p)))
