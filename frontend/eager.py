@@ -175,12 +175,16 @@ class Template:
         # use it, so an evicted template cannot be mistaken for a new one.
         self.uid = next(Template._uids)  # atomic under the GIL
         self.type = op.name.split(".", 1)[1]
-        self.shapes = _deferrable_shapes(op) if not self.narrow else None
+        self.shapes = _deferrable_shapes(op)
         """The result shapes when the op may be deferred (`frontend/eager_lazy.py`):
-        static result types, no regions, not host-only, not on 16-bit floats, not
-        in `NOT_DEFERRED`; None: it always runs at once."""
+        static result types, no regions, not host-only, not in `NOT_DEFERRED`; None:
+        it always runs at once.  16-bit float ops are deferred too: op by op the
+        flush runs them as here (`_run_narrow`), and a whole-step program rounds
+        each op's result to its 16-bit type as the compiled backend does
+        (docs/dtypes.md)."""
         self.indexed = any(
-            np.dtype(DTYPE_BY_ELEM.get(str(v.type.get_element_type()), np.float32)).kind in "iu"
+            str(v.type.get_element_type()) != "bf16"  # (bfloat16 is stored as uint16 bits: a float)
+            and np.dtype(DTYPE_BY_ELEM.get(str(v.type.get_element_type()), np.float32)).kind in "iu"
             for v in op.operands if isinstance(v.type, TensorType)
         )
         """Whether the op reads integers (indices, labels, ids its kernel may find out

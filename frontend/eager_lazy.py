@@ -2,7 +2,7 @@
 
 While lazy capture is on (`PULLBACK_EAGER_LAZY`, `set_enabled`), `eager.execute`
 does not run a *deferrable* template (a `pd` op with static result types, no
-regions, not host-only, not on 16-bit floats: `Template.shapes` is set) but
+regions, not host-only; float16/bfloat16 ones too: `Template.shapes` is set) but
 appends it to this thread's `Trace`: the template and the numbered value slots it
 reads and writes.  Its results are `Pending` values (shape and dtype known, no
 array yet) held by Tensors (`Tensor._arr`) and by recorded nodes (`Node.saved_in`,
@@ -501,8 +501,6 @@ def _run(
                 for s, v in zip(region.fetch, outs):
                     vals[s] = v
                 stats["fused"] += 1
-                if eager_native.compiling():
-                    _withdraw_covered(ops, groups)
                 if region.state is not eager_native.NATIVE or not eager_native.CALIBRATE:
                     return None
                 return region.ref_s - region.native_s >= len(ops) * OP_US * 1e-6
@@ -512,19 +510,6 @@ def _run(
         return None if region.state is not eager_native.OFF else False
     _run_ops(ops, vals, wanted, groups)
     return False
-
-
-def _withdraw_covered(ops: list[Any], groups: dict[int, Any]) -> None:
-    """The whole trace ran as one program: the regions of its ops and backward
-    blocks still waiting for the compile thread are taken off it (a LeNet step's
-    per-op and backward regions took ~2 s of compiling, one core, after its
-    whole-step program was ready, for code that would not run)."""
-    for tpl, _, _, _ in ops:
-        nat = tpl.native
-        if nat is not None:
-            nat.withdraw()
-    for _, native, _ in groups.values():
-        native.withdraw()
 
 
 def _live_ops(ops: list[Any], wanted: list[int]) -> list[bool]:
