@@ -25,7 +25,8 @@ What runs where, per region (`NativeRegion.state`):
 - `TRIAL`: compiled; while other compiles are in flight it runs natively,
   untimed; then the reference runs once more, timed (the best time from before
   the compile may be stale: a whole eager step's per-op path gets faster as its
-  ops' own regions compile), and the next `TRIALS` native calls are timed; it is
+  ops' own regions compile), `PROBES` times, and the next `TRIALS` native calls
+  are timed; it is
   kept only if its best time beats that reference's best by `KEEP_BELOW` (a
   product numpy already hands to BLAS may not gain);
 - `WAIT`: measured slower: the reference kernel for `RETRY_CALLS` runs (4x as many
@@ -162,7 +163,7 @@ class NativeRegion:
     """One region's native code and the decision whether to use it (module docstring)."""
 
     __slots__ = ("state", "what", "steps", "fetch", "program", "feeds", "ref_s", "native_s",
-                 "trials", "retries", "error", "direct", "failure", "__weakref__")
+                 "trials", "refs", "retries", "error", "direct", "failure", "__weakref__")
 
     def __init__(self, what: str, steps: Sequence[Step], fetch: Sequence[int]) -> None:
         self.state = PROBE
@@ -174,6 +175,8 @@ class NativeRegion:
         self.ref_s = float("inf")
         self.native_s = float("inf")
         self.trials = 0
+        self.refs = 0
+        """Reference runs timed since the compile with no compile in flight (`ready`)."""
         self.retries = 0
         self.error: str | None = None
         self.direct: _DirectCall | None = None
@@ -186,8 +189,10 @@ class NativeRegion:
         """Record a reference run's time; in `PROBE`, decide whether to compile.
         Once compiled, only runs timed while no compile is in flight count (as for
         the trials: `call`)."""
-        if seconds < self.ref_s and (self.state is PROBE or self.state is PENDING or _pending == 0):
-            self.ref_s = seconds
+        if self.state is PROBE or self.state is PENDING or _pending == 0:
+            self.refs += 1
+            if seconds < self.ref_s:
+                self.ref_s = seconds
         if self.state is WAIT:  # measured slower before: try the native code again in a while
             self.trials -= 1
             if self.trials <= 0:
@@ -218,11 +223,12 @@ class NativeRegion:
             # 18 ms from its first steps, while its per-op path then took 9.6 ms).
             self.state = state = TRIAL
             if CALIBRATE:
-                self.ref_s = float("inf")
+                self.ref_s, self.refs = float("inf"), 0
         if state is TRIAL:
-            # (No reference timed yet with no compile in flight: run it now;
+            # (Fewer than `PROBES` references timed with no compile in flight --
+            # the first may still pay other regions' first calls --: run one now;
             # meanwhile, while compiles run, the native code runs, untimed.)
-            return _enabled and not (CALIBRATE and _pending == 0 and self.ref_s == float("inf"))
+            return _enabled and not (CALIBRATE and _pending == 0 and self.refs < PROBES)
         if state is PENDING and self.error is not None:
             self._fail(self.error)
         return False
@@ -268,7 +274,7 @@ class NativeRegion:
         # shares the CPU (and the GIL), and a region measured then was judged slower
         # than its reference for good (the LSTM step's `pd.rnn`, 18 vs 15 ms, pinned
         # to one core, where it measures 8.6 ms once the compiles are done).
-        if self.state is TRIAL and (not CALIBRATE or (_pending == 0 and self.ref_s < float("inf"))):
+        if self.state is TRIAL and (not CALIBRATE or (_pending == 0 and self.refs >= PROBES)):
             seconds = time.perf_counter() - t
             self.native_s = min(self.native_s, seconds)
             self.trials += 1
