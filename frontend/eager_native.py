@@ -23,12 +23,11 @@ What runs where, per region (`NativeRegion.state`):
   reference kernel runs meanwhile (timed, its best time kept), so no use waits for
   a compile (the loop does share the CPU and the GIL with it meanwhile);
 - `TRIAL`: compiled; while other compiles are in flight it runs natively,
-  untimed; then the reference runs once more, timed (the best time from before
-  the compile may be stale: a whole eager step's per-op path gets faster as its
-  ops' own regions compile), `PROBES` times, and the next `TRIALS` native calls
-  are timed; it is
-  kept only if its best time beats that reference's best by `KEEP_BELOW` (a
-  product numpy already hands to BLAS may not gain);
+  untimed; then the reference runs again, timed, `PROBES` times (the best time
+  from before the compile may be stale: a whole eager step's per-op path gets
+  faster as its ops' own regions compile), and the next `TRIALS` native calls are
+  timed; it is kept only if its best time beats that reference's best by
+  `KEEP_BELOW` (a product numpy already hands to BLAS may not gain);
 - `WAIT`: measured slower: the reference kernel for `RETRY_CALLS` runs (4x as many
   after each retry), then `TRIAL` again, `RETRIES` times (a trial that lost to a
   busy machine does not switch the native code off for good);
@@ -218,9 +217,8 @@ class NativeRegion:
         if state is PENDING and self.program is not None:
             # The reference is timed afresh for the trial: the best time from
             # before the compile can be stale (a whole eager step's reference
-            # gets faster once its ops' and backward's own regions are compiled:
-            # an MLP's deferred step was kept native at 15.7 ms, measured against
-            # 18 ms from its first steps, while its per-op path then took 9.6 ms).
+            # gets faster once its ops' and backward's own regions are compiled,
+            # and a stale one would keep a program slower than the per-op path).
             self.state = state = TRIAL
             if CALIBRATE:
                 self.ref_s, self.refs = float("inf"), 0
@@ -368,11 +366,14 @@ class _DirectCall:
 
 NICE = 0
 """The compile thread's niceness (Linux).  0: measured on one core (issue 33), a
-niced compile thread got ~10% of the CPU and ran for the loop's first ~1400
-steps (an eager MLP's, 0.9 s for 0.1 s of compiling; a LeNet conv's compile took
-2.9 s instead of 0.2 s) while each step cost about the same as with an un-niced
-one (the GIL, not the CPU, is what the loop waits for: `SWITCH_S`), so the
-compiled code simply came ~10x later."""
+thread niced to 10 got ~10% of the CPU: with the disk cache warm an eager MLP's
+whole-step program came after ~1300 steps (0.9 s for 0.1 s of compiling; now
+~140 steps) at about the same cost per step meanwhile (the loop waits for the
+GIL, not the CPU: `SWITCH_S`).  With a cold cache the steps during the compiles
+do cost more now (an eager LeNet step 32-52 ms for its first 60 steps against
+15 ms niced) but the native code comes sooner (5 ms a step from step ~200,
+where the niced thread had not finished after 300): 300 steps took the same
+5 s either way."""
 
 SWITCH_S = 0.0005
 """The interpreter's thread switch interval while a compile runs (default 5 ms):
