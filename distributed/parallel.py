@@ -38,10 +38,10 @@ def gradient_buckets(params: list[Any], first_mb: float, rest_mb: float) -> list
     buckets: list[list[Any]] = []
     by_dtype: dict[Any, tuple[list[Any], int]] = {}
     for p in reversed(params):
-        key = p._data.dtype
+        key = p._arr.dtype  # (metadata: a deferred gradient step is not run for it)
         bucket, size = by_dtype.get(key, ([], 0))
         bucket.append(p)
-        size += p._data.nbytes
+        size += p._arr.nbytes
         limit = (first_mb if not buckets else rest_mb) * _MB
         if size >= limit:
             buckets.append(bucket)

@@ -175,12 +175,16 @@ class Template:
         # use it, so an evicted template cannot be mistaken for a new one.
         self.uid = next(Template._uids)  # atomic under the GIL
         self.type = op.name.split(".", 1)[1]
-        self.shapes = _deferrable_shapes(op) if not self.narrow else None
+        self.shapes = _deferrable_shapes(op)
         """The result shapes when the op may be deferred (`frontend/eager_lazy.py`):
-        static result types, no regions, not host-only, not on 16-bit floats, not
-        in `NOT_DEFERRED`; None: it always runs at once."""
+        static result types, no regions, not host-only, not in `NOT_DEFERRED`; None:
+        it always runs at once.  16-bit float ops are deferred too: op by op the
+        flush runs them as here (`_run_narrow`), and a whole-step program rounds
+        each op's result to its 16-bit type as the compiled backend does
+        (docs/dtypes.md)."""
         self.indexed = any(
-            np.dtype(DTYPE_BY_ELEM.get(str(v.type.get_element_type()), np.float32)).kind in "iu"
+            str(v.type.get_element_type()) != "bf16"  # (bfloat16 is stored as uint16 bits: a float)
+            and np.dtype(DTYPE_BY_ELEM.get(str(v.type.get_element_type()), np.float32)).kind in "iu"
             for v in op.operands if isinstance(v.type, TensorType)
         )
         """Whether the op reads integers (indices, labels, ids its kernel may find out
@@ -614,21 +618,21 @@ class Tensor:
         return int(self._scalar("int"))
 
     def _scalar(self, what: str) -> Any:
-        if self._data.size != 1:
+        if self._arr.size != 1:  # (a wrong size raises without running deferred ops)
             raise TypeError(
                 f"only one-element tensors can be converted to {what}, got shape {self.shape}"
             )
         return self._data.item()
 
     def __bool__(self) -> bool:
-        if self._data.size != 1:
+        if self._arr.size != 1:
             raise ValueError(
-                f"The truth value of a Tensor with {self._data.size} elements is ambiguous"
+                f"The truth value of a Tensor with {self._arr.size} elements is ambiguous"
             )
         return bool(self._data.item())
 
     def __index__(self) -> int:
-        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+        if self._arr.dtype.kind not in "iub" or self._arr.size != 1:
             raise TypeError("only integer tensors of one element can be used as an index")
         return int(self._data.item())
 
@@ -753,9 +757,9 @@ class Tensor:
                         return
             g = g.get()
         if self._grad is None:
-            self._grad = Tensor._new(np.array(g, dtype=self._data.dtype), None, 0, False)
+            self._grad = Tensor._new(np.array(g, dtype=self._arr.dtype), None, 0, False)
         elif is_zero_gradient(self._grad._arr):
-            self._grad._data = np.array(g, dtype=self._data.dtype)
+            self._grad._data = np.array(g, dtype=self._arr.dtype)
         else:
             self._grad._data = self._grad._data + g
 

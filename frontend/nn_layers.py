@@ -408,7 +408,7 @@ class Layer:
                         raise NotImplementedError(
                             f"{api}: static-mode parameters are Variables of the program; cast in dynamic mode"
                         )
-                    if is_float_data(t._data.dtype) and t._data.dtype != target:
+                    if is_float_data(t._arr.dtype) and t._arr.dtype != target:  # (metadata: no flush)
                         t._data = host_cast(t._data, target)
                         t.clear_gradient(set_to_zero=False)
         self.__dict__["_dtype"] = row.name
@@ -481,9 +481,9 @@ class Layer:
                 skipped.add(key)
                 continue
             try:
-                loads.append((target, np.array(arr, dtype=target._data.dtype)))
+                loads.append((target, np.array(arr, dtype=target._arr.dtype)))
             except (TypeError, ValueError) as e:
-                raise ValueError(f"set_state_dict: '{key}' does not convert to {target._data.dtype}: {e}") from None
+                raise ValueError(f"set_state_dict: '{key}' does not convert to {target._arr.dtype}: {e}") from None
         for target, arr in loads:
             target.set_value(arr)
         missing = [k for k in own if k not in state_dict or k in skipped]

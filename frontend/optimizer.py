@@ -282,7 +282,7 @@ class Optimizer:
         if core.in_dynamic_mode():
             from pullback.frontend.eager import Tensor
 
-            value = host_cast(np.full([1], self.get_lr() * mult, np.float64), param._data.dtype)
+            value = host_cast(np.full([1], self.get_lr() * mult, np.float64), param._arr.dtype)
             return Tensor._new(value, None, 0, True)
         base = self._create_global_learning_rate(f"{param.dtype}")
         if base.dtype != param.dtype:
@@ -476,7 +476,7 @@ class Optimizer:
                 if master is not None:  # paddle.amp.decorate(level='O2'): update the float32 copy
                     self._create_accumulators(master)
                     updates.append(self._append_optimize_op(master, g.astype("float32"), self._param_lr(master)))
-                    self._write(p, host_cast(master._data, p._data.dtype))
+                    self._write(p, master.astype(p.dtype)._arr)  # (deferred: the step stays one trace)
                     continue
                 self._create_accumulators(p)
                 updates.append(self._append_optimize_op(p, g, self._param_lr(p)))

@@ -187,7 +187,7 @@ class PyLayer:
                 )
         for k, i in enumerate(positions):
             o = items[i]
-            diff = is_inexact_data(o._data.dtype) and id(o) not in skip
+            diff = is_inexact_data(o._arr.dtype) and id(o) not in skip
             if id(o) in given or o._node is not None:
                 # An argument passed through (or a tensor with a graph of its own):
                 # a new tensor, so the argument's own history stays as it was.

@@ -124,13 +124,13 @@ def run_backward(
         grads = _defer(plan, g, live)
     elif create_graph:
         seed_ts = [
-            None if s is None else (s if s.dtype == t.dtype else Tensor._new(s._data.astype(t._data.dtype), None, 0, True))
+            None if s is None else (s if s.dtype == t.dtype else Tensor._new(s._data.astype(t._arr.dtype), None, 0, True))
             for t, s in live
         ]
         grads = replay_plan(plan, g, seed_ts)
     else:
         eager_lazy.flush()
-        seed_arrays = [None if s is None else s._data.astype(t._data.dtype, copy=False) for t, s in live]
+        seed_arrays = [None if s is None else s._data.astype(t._arr.dtype, copy=False) for t, s in live]
         grads = run_plan(plan, g, seed_arrays)
     if not retain_graph:
         for p in plan.active:

@@ -258,10 +258,10 @@ class StagedBackward:
         roots: list[Seeded] = []
         for t, s in live:
             if s is None:
-                seed = self.unwrap(Tensor._new(host_cast(np.ones(t._data.shape), t._data.dtype), None, 0, True))
+                seed = self.unwrap(Tensor._new(host_cast(np.ones(t._arr.shape), t._arr.dtype), None, 0, True))
             else:
                 seed = self.unwrap(
-                    s if s.dtype == t.dtype else Tensor._new(s._data.astype(t._data.dtype), None, 0, True)
+                    s if s.dtype == t.dtype else Tensor._new(s._data.astype(t._arr.dtype), None, 0, True)
                 )
             self.route(ref_of(t), seed, roots)
         if roots:

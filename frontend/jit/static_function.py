@@ -188,7 +188,7 @@ class _Capture:
         while name in self.names or self.program._lookup(name) is not None:
             k += 1
             name = f"{base}_{k}"
-        op = pd.ParameterOp.make(name, list(x.shape), DTYPE_NAMES[x._data.dtype], trainable=not x.stop_gradient)
+        op = pd.ParameterOp.make(name, list(x.shape), DTYPE_NAMES[x._arr.dtype], trainable=not x.stop_gradient)
         block = self.program.global_block()
         block.append(op)
         var = block.wrap(op.out)

@@ -32,7 +32,7 @@ def _assign(fn: str, x: Any, new: Any) -> Any:
     if in_dynamic_mode() and not is_grad_enabled():
         # No recording: overwrite the value; x keeps its place in the graph (a
         # parameter stays a leaf).
-        x._data = np.array(new._data, dtype=x._data.dtype)
+        x._data = np.array(new._data, dtype=x._arr.dtype)
         return x
     X._rebind(x, new, fn)
     return x

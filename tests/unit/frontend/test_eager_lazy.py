@@ -17,6 +17,7 @@ import pytest
 import pullback as paddle
 import pullback.nn.functional as F
 from pullback.dialects import pd
+from pullback.dialects.bfloat16 import bf16_to_f32
 from pullback.frontend import eager, eager_lazy, eager_native
 from pullback.frontend.autograd import plan_cache
 from pullback.frontend.eager import Template, Tensor, eager_apply, to_tensor
@@ -270,6 +271,81 @@ def test_switching_between_compiled_and_per_op_steps(native: None) -> None:
         assert (fused[i - 1], per_op[i - 1]) == (1, 0), (i, fused, per_op)
 
 
+# ------------------------------------------------------------ 16-bit steps
+
+
+def _amp_train(dtype: str, level: str, steps: int) -> tuple[list[np.ndarray], list[float]]:
+    """`steps` Adam steps of the MLP under `auto_cast(level, dtype)` (O2: the
+    model and optimizer `decorate`d, float32 master weights); returns the
+    parameters and the losses as float32."""
+    paddle.seed(3)
+    net = _mlp()
+    o = paddle.optimizer.Adam(learning_rate=0.05, parameters=net.parameters())
+    if level == "O2":
+        net, o = paddle.amp.decorate(net, o, level="O2", dtype=dtype)
+    losses: list[Any] = []
+    for i in range(steps):
+        x, label = _data("mlp", 5, i)
+        with paddle.amp.auto_cast(level=level, dtype=dtype):
+            loss = F.cross_entropy(net(x), label)
+        loss.backward()
+        o.step()
+        o.clear_grad()
+        eager_native.wait(120)
+        losses.append(loss)
+    return [_f32(p) for p in net.parameters()], [float(_f32(v)) for v in losses]
+
+
+def _f32(t: Tensor) -> np.ndarray:
+    """A tensor's values as float32, read without another (deferred) op."""
+    a = t.numpy()
+    return bf16_to_f32(a) if a.dtype == np.uint16 else a.astype(np.float32)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("level", ["O1", "O2"])
+def test_16_bit_training_steps_are_deferred_and_equal_the_per_op_path(dtype: str, level: str) -> None:
+    """float16/bfloat16 ops are deferred like the others: flushed op by op, a
+    mixed-precision step computes exactly what the per-op path computes; under O1
+    each step is one trace (a 16-bit op run at its call would read its pending
+    inputs, a flush mid-step)."""
+    want = _lazy(False, lambda: _amp_train(dtype, level, 4))
+    before = dict(eager_lazy.stats)
+    got = _lazy(True, lambda: _amp_train(dtype, level, 4))
+    _same(got, want)
+    assert eager_lazy.stats["deferred_ops"] > before["deferred_ops"]
+    if level == "O1":
+        # (O2's optimizer reads each master weight's value to round it into its
+        # 16-bit parameter: a flush per parameter.)
+        assert eager_lazy.stats["flushes"] - before["flushes"] == 5
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("level", ["O1", "O2"])
+def test_a_16_bit_step_runs_as_one_compiled_program(native: None, dtype: str, level: str) -> None:
+    """A repeated mixed-precision step compiles as one native program whose ops
+    round each result to its 16-bit type as the per-op kernels do: the results
+    equal the reference's to a unit in the last place of the 16-bit type (the
+    compiled products may sum in another order)."""
+    eager_native.set_enabled(False)
+    want = _lazy(False, lambda: _amp_train(dtype, level, 6))
+    eager_native.set_enabled(True)
+    before = eager_lazy.stats["fused"]
+    got = _lazy(True, lambda: _amp_train(dtype, level, 6))
+    ulp = 2.0**-7 if dtype == "bfloat16" else 2.0**-10
+    for a, b in zip(got[0], want[0]):
+        np.testing.assert_allclose(a, b, rtol=ulp, atol=ulp * 0.1)
+    np.testing.assert_allclose(got[1], want[1], rtol=ulp, atol=ulp * 0.1)
+    assert eager_lazy.stats["fused"] - before >= 3
+    narrow = "bf16" if dtype == "bfloat16" else "f16"
+    compiled_16_bit = [
+        r for r in eager_lazy._REGIONS.values()
+        if r is not None and r.state is eager_native.NATIVE
+        and any(str(v.type.get_element_type()) == narrow for op, _, _ in r.steps for v in op.results)
+    ]
+    assert compiled_16_bit, [r.state for r in eager_lazy._REGIONS.values() if r is not None]
+
+
 # --------------------------------------------------- what makes it fall back
 
 
@@ -342,6 +418,37 @@ def test_metadata_does_not_run_deferred_ops_and_a_read_does() -> None:
     assert isinstance(y._arr, eager_lazy.Pending)  # still not computed
     np.testing.assert_array_equal(y.numpy(), np.exp(np.arange(6, dtype=np.float32).reshape(2, 3)) * 2.0)
     assert type(y._arr) is np.ndarray
+
+
+def test_metadata_reads_outside_the_tensor_do_not_flush() -> None:
+    """Code elsewhere reading a tensor's dtype, shape or size (a layer's `to`,
+    `set_state_dict`'s checks, gradient buckets, the scalar conversions' size
+    errors) reads the pending value's metadata: the trace is not run (counted by
+    the module's own flush counter)."""
+    from pullback.distributed.parallel import gradient_buckets
+
+    eager_lazy.set_enabled(True)
+    eager_lazy.flush()
+    lin = paddle.nn.Linear(3, 2)
+    x = to_tensor(np.ones((2, 3), np.float32))
+    y = paddle.exp(x) * 2.0
+    w = paddle.tanh(lin.weight)
+    lin.weight._arr = w._arr  # a parameter holding a deferred update's value
+    before = eager_lazy.stats["flushes"]
+    assert isinstance(y._arr, eager_lazy.Pending) and y._arr.nbytes == 24 and y._arr.itemsize == 4
+    for convert, error in ((bool, ValueError), (float, TypeError), (int, TypeError)):
+        with pytest.raises(error):
+            convert(y)
+    with pytest.raises(TypeError, match="integer tensors"):
+        [1, 2][y]
+    assert [[id(t) for t in b] for b in gradient_buckets([y, w], 1.0, 1.0)] == [[id(w), id(y)]]
+    lin.to(dtype="float32")  # already float32: nothing to convert, nothing to run
+    lin.set_state_dict({"bias": np.zeros(2, np.float64)})  # converted to the target's dtype
+    assert eager_lazy.stats["flushes"] == before
+    assert isinstance(y._arr, eager_lazy.Pending) and isinstance(lin.weight._arr, eager_lazy.Pending)
+    assert lin.bias.dtype == paddle.float32
+    np.testing.assert_array_equal(y.numpy(), np.full((2, 3), np.exp(np.float32(1)) * 2, np.float32))
+    assert eager_lazy.stats["flushes"] == before + 1
 
 
 def test_a_trace_nobody_reads_is_not_run() -> None:
