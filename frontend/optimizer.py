@@ -37,7 +37,7 @@ import numpy as np
 from pullback.dialects import pd
 from pullback.dialects.bfloat16 import host_cast
 from pullback.dialects.pd.dtypes import DTYPE_BY_NAME, to_dtype_name
-from pullback.frontend import core, lr, unique_name
+from pullback.frontend import core, eager_lazy, lr, unique_name
 from pullback.frontend.clip import (
     ClipGradBase,
     append_gradient_clip_ops,
@@ -282,8 +282,16 @@ class Optimizer:
         if core.in_dynamic_mode():
             from pullback.frontend.eager import Tensor
 
-            value = host_cast(np.full([1], self.get_lr() * mult, np.float64), param._arr.dtype)
-            return Tensor._new(value, None, 0, True)
+            # One Tensor per rate and dtype, shared by the step's updates (and the
+            # next steps' while the rate holds): never written, so safe to share.
+            key = (self.get_lr() * mult, param._arr.dtype)
+            cache = self.__dict__.setdefault("_lr_tensors", {})
+            t = cache.get(key)
+            if t is None:
+                if len(cache) >= 64:  # (a schedule: a new rate every step)
+                    cache.clear()
+                t = cache[key] = Tensor._new(host_cast(np.full([1], key[0], np.float64), key[1]), None, 0, True)
+            return t
         base = self._create_global_learning_rate(f"{param.dtype}")
         if base.dtype != param.dtype:
             base = core.apply(pd.CastOp, [base], prefix="cast", dtype=f"{param.dtype}")
@@ -408,8 +416,6 @@ class Optimizer:
             # A deferred update's pending value: the step's trace runs after this
             # step returns (`eager_lazy.end_step`), and should it fail, the old
             # value comes back, as the journal gives it back here.
-            from pullback.frontend import eager_lazy
-
             eager_lazy.note_undo(target, "_arr", target._arr)
         target._data = value
 
@@ -439,8 +445,6 @@ class Optimizer:
             # The step's end: its deferred ops (forward, backward, updates) run at
             # the clear_grad() that follows, or the next op or read, as one native
             # program once compiled (`frontend/eager_lazy.py`).
-            from pullback.frontend import eager_lazy  # (here: other workers edit this file's imports)
-
             eager_lazy.end_step()
             return ops
         except BaseException:
@@ -612,8 +616,6 @@ class Optimizer:
         for p in self._eager_params("clear_grad"):
             if not p.stop_gradient:
                 p.clear_gradient(set_to_zero)
-        from pullback.frontend import eager_lazy  # (here: other workers edit this file's imports)
-
         eager_lazy.end_clear()  # the step's trace runs now, without the cleared gradients
 
     def state_dict(self) -> dict[str, Any]:
