@@ -13,7 +13,8 @@ array yet) held by Tensors (`Tensor._arr`) and by recorded nodes (`Node.saved_in
 opt.step()` is one trace.
 
 `flush` runs the trace.  Reading a pending value (`Tensor._data`, which every
-value read goes through) flushes, and so does the end of `optimizer.step()`.  The
+value read goes through) flushes, and so does the `clear_grad()` after an
+`optimizer.step()` (`end_clear`; or the next op, `end_step`).  The
 trace's structure (template uids and wiring, where outside arrays enter, which
 slots are still wanted: values some Tensor or node still holds) keys a cached
 `eager_native.NativeRegion`: when the same structure has been flushed before and
