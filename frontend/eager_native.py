@@ -162,10 +162,13 @@ class NativeRegion:
     """One region's native code and the decision whether to use it (module docstring)."""
 
     __slots__ = ("state", "what", "steps", "fetch", "program", "feeds", "ref_s", "native_s",
-                 "trials", "refs", "retries", "error", "direct", "failure", "__weakref__")
+                 "trials", "refs", "retries", "error", "direct", "failure", "keep_below", "__weakref__")
 
-    def __init__(self, what: str, steps: Sequence[Step], fetch: Sequence[int]) -> None:
+    def __init__(self, what: str, steps: Sequence[Step], fetch: Sequence[int],
+                 keep_below: float = KEEP_BELOW) -> None:
         self.state = PROBE
+        self.keep_below = keep_below
+        """Kept when its best trial took under this fraction of the reference's best."""
         self.what = what
         self.steps = steps
         self.fetch = list(fetch)
@@ -277,7 +280,7 @@ class NativeRegion:
             self.native_s = min(self.native_s, seconds)
             self.trials += 1
             if self.trials >= TRIALS:
-                if self.native_s < KEEP_BELOW * self.ref_s or not CALIBRATE:
+                if self.native_s < self.keep_below * self.ref_s or not CALIBRATE:
                     self.state = NATIVE
                 elif self.retries < RETRIES:  # measured slower: the reference for a while
                     self.state = WAIT
