@@ -24,9 +24,12 @@ import itertools
 import weakref
 from collections import Counter, deque
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
+import pytest
 
+from pullback.runtime.gpu import cuda
 from pullback.runtime.gpu.cuda import CudaError
 
 _STREAMS: weakref.WeakValueDictionary[int, FakeStream] = weakref.WeakValueDictionary()
@@ -424,3 +427,26 @@ class FakeCublas:
     def cublasSgemmStridedBatched(self, h, ta, tb, m, n, k, al, a, lda, sa, b, ldb, sb, be, c, ldc, sc, count):
         return self._queue("S", np.float32, ta, tb, m, n, k, al, a, lda, sa.value, b, ldb, sb.value,
                            be, c, ldc, sc.value, count.value)
+
+
+def matmul_entry() -> Any:
+    """The prepared entry of `y = x @ w` (`x` [4, 6], `w` a [6, 3] parameter named
+    'w'): a step whose value the fake device computes (its product runs on the fake
+    cuBLAS, on host memory)."""
+    import pullback as paddle
+    from pullback.runtime.executor import prepare
+
+    paddle.enable_static()
+    try:
+        main, start = paddle.static.Program(), paddle.static.Program()
+        with paddle.static.program_guard(main, start):
+            x = paddle.static.data("x", [4, 6], "float32")
+            w = paddle.static.create_parameter([6, 3], "float32", name="w")
+            y = paddle.matmul(x, w)
+        return prepare(main, [y.value])
+    finally:
+        paddle.disable_static()
+
+
+requires_gpu = pytest.mark.skipif(not cuda.is_available(), reason=f"no usable GPU: {cuda.unavailable_reason(0)}")
+"""Skips a test that needs a real GPU, naming why there is none."""

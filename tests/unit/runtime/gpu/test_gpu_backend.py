@@ -232,9 +232,7 @@ def test_absolute_tolerance_follows_the_values_involved() -> None:
     assert absolute_tolerance([np.zeros(0, np.float32)]) == 2e-6
 
 
-requires_gpu = pytest.mark.skipif(
-    not cuda.is_available(), reason=f"no usable GPU: {cuda.unavailable_reason(0)}"
-)
+requires_gpu = gpu_fakes.requires_gpu
 
 
 @requires_gpu

@@ -14,7 +14,7 @@ from xdsl.dialects import gpu, scf
 
 import pullback as paddle
 from pullback.runtime.executor import prepare
-from pullback.runtime.gpu import backend as gpu_backend, cuda
+from pullback.runtime.gpu import backend as gpu_backend
 import pullback_gpu_fakes as gpu_fakes
 
 
@@ -99,9 +99,7 @@ def test_stacks_grow_on_the_device(counted_loop, monkeypatch):
 
 # ------------------------------------------------------------------ on a real GPU
 
-requires_gpu = pytest.mark.skipif(
-    not cuda.is_available(), reason=f"no usable GPU: {cuda.unavailable_reason(0)}"
-)
+requires_gpu = gpu_fakes.requires_gpu
 
 
 @requires_gpu

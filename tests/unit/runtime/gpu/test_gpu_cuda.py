@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from pullback.runtime.gpu import cuda
+import pullback_gpu_fakes as gpu_fakes
 
 
 @pytest.fixture
@@ -96,9 +97,7 @@ def test_import_needs_no_gpu():
 
 # ------------------------------------------------------------------ on a real GPU
 
-requires_gpu = pytest.mark.skipif(
-    not cuda.is_available(), reason=f"no usable GPU: {cuda.unavailable_reason(0)}"
-)
+requires_gpu = gpu_fakes.requires_gpu
 
 _ADD_ONE_PTX = r"""
 .version 8.0

@@ -100,24 +100,6 @@ def test_a_graph_launch_issues_what_the_replay_issued(monkeypatch: pytest.Monkey
         assert graphed.blas.lib.calls == plain.blas.lib.calls  # products as they ran  # type: ignore[union-attr]
 
 
-def _matmul_entry() -> Any:
-    """`y = x @ w`, `w` a parameter: a step whose value the fake device computes
-    (its product runs on the fake cuBLAS, on host memory)."""
-    import pullback as paddle
-    from pullback.runtime.executor import prepare
-
-    paddle.enable_static()
-    try:
-        main, start = paddle.static.Program(), paddle.static.Program()
-        with paddle.static.program_guard(main, start):
-            x = paddle.static.data("x", [4, 6], "float32")
-            w = paddle.static.create_parameter([6, 3], "float32", name="w")
-            y = paddle.matmul(x, w)
-        return prepare(main, [y.value])
-    finally:
-        paddle.disable_static()
-
-
 def test_graph_steps_compute_the_interpreters_values_and_rebinding_drops_the_graph(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -126,7 +108,7 @@ def test_graph_steps_compute_the_interpreters_values_and_rebinding_drops_the_gra
     after step.  Setting the parameter from the host re-binds it to a new buffer:
     that step is replayed without the graph (dropped), and a new graph is captured
     once the new buffer has been used `GRAPH_AFTER` times in a row."""
-    entry = _matmul_entry()
+    entry = gpu_fakes.matmul_entry()
     backend = _backend(monkeypatch)
     device = backend.device
     rng = np.random.default_rng(3)
@@ -174,7 +156,7 @@ def test_backends_on_one_device_share_its_step_stream(monkeypatch: pytest.Monkey
     """Two backends on one device with the device's one cuBLAS handle: both queue on
     the device's step stream, so the handle never moves to a stream the other's
     kernels are not ordered with; both graph and compute the right products."""
-    entry = _matmul_entry()
+    entry = gpu_fakes.matmul_entry()
     first = _backend(monkeypatch)
     second = gpu_backend.GpuBackend(None, device=first.device, gemm=(first.blas, first.gemm_engine))
     rng = np.random.default_rng(11)
@@ -219,7 +201,7 @@ def test_a_capture_the_driver_refuses_warns_once_and_replays(monkeypatch: pytest
     RuntimeWarning naming the driver's error (no traceback), the capture ended (the
     stream usable), that step and the later ones replayed without a graph, with the
     right values."""
-    entry = _matmul_entry()
+    entry = gpu_fakes.matmul_entry()
     device = gpu_fakes.FakeDevice()
     if failure == "instantiate":
         device.fail_instantiate = True
@@ -494,7 +476,7 @@ def test_graphs_unsupported_when_the_driver_lacks_a_function(monkeypatch: pytest
 
 # ------------------------------------------------------------------ on a real GPU
 
-requires_gpu = pytest.mark.skipif(not cuda.is_available(), reason=f"no usable GPU: {cuda.unavailable_reason(0)}")
+requires_gpu = gpu_fakes.requires_gpu
 
 _SCALE_ADD_PTX = r"""
 .version 8.0

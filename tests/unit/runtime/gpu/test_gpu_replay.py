@@ -115,19 +115,7 @@ def test_replayed_products_read_new_feeds_and_new_parameters(monkeypatch: pytest
     """`x @ w` with `w` a parameter: each replayed run uploads its feed into the
     replay's buffer, reads the parameter the scope holds now and writes a fresh
     output (the fake cuBLAS computes the product on host memory)."""
-    import pullback as paddle
-    from pullback.runtime.executor import prepare
-
-    paddle.enable_static()
-    try:
-        main, start = paddle.static.Program(), paddle.static.Program()
-        with paddle.static.program_guard(main, start):
-            x = paddle.static.data("x", [4, 6], "float32")
-            w = paddle.static.create_parameter([6, 3], "float32", name="w")
-            y = paddle.matmul(x, w)
-        entry = prepare(main, [y.value])
-    finally:
-        paddle.disable_static()
+    entry = gpu_fakes.matmul_entry()
     backend = _backend(monkeypatch)
     rng = np.random.default_rng(1)
     scope: dict[str, Any] = {"w": rng.standard_normal((6, 3)).astype(np.float32)}
