@@ -159,13 +159,14 @@ class CompiledTrainStep:
             total = losses[0]
             for extra in losses[1:]:
                 total = total + extra
-            wrt = [by_id[id(p)] for p in params if id(p) in by_id and not p.stop_gradient]
-            optimizer.minimize(total, startup_program=startup, parameters=wrt)
+            # The parameters the step differentiates (each has a gradient after it).
+            self._wrt = [p for p in params if id(p) in by_id and not p.stop_gradient]
+            optimizer.minimize(total, startup_program=startup, parameters=[by_id[id(p)] for p in self._wrt])
         self.program = main
         self.losses: list[Variable] = losses
         self._fetch = [*losses, *(v for group in self.metric_groups for v in group)]
         self._lr_var = optimizer._lr_vars.get(main)
-        names = [n for n, t in zip(capture.names, capture.tensors)]
+        names = list(capture.names)
         if len(set(names)) != len(names) or any(t.name != n for n, t in zip(names, capture.tensors)
                                                 if not n.startswith("_jst.seed_")):
             # Updates name their results after the state they write: two Tensors
@@ -184,8 +185,6 @@ class CompiledTrainStep:
         self._scope = Scope()
         self._executor = Executor(CPUPlace())
         self._zero_grads: dict[int, np.ndarray] = {}
-        # The parameters the step differentiates: each has a gradient after it.
-        self._wrt = [p for p in params if id(p) in by_id and not p.stop_gradient]
         self._frozen = [(p, p.stop_gradient) for p in params]
         # Native code is compiled on a thread of its own: the eager step runs
         # meanwhile, so a cold compile (seconds for a CNN) stalls no training loop.
