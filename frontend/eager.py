@@ -508,7 +508,6 @@ def eager_apply(
 _TensorT = TypeVar("_TensorT", bound="Tensor")
 
 
-
 _ZERO_GRADIENTS: dict[tuple[tuple[int, ...], np.dtype[Any]], np.ndarray] = {}
 _MAX_ZERO_GRADIENTS = 256
 
@@ -532,6 +531,7 @@ def zero_gradient(shape: Sequence[int], dtype: Any) -> np.ndarray:
 def is_zero_gradient(a: Any) -> bool:
     """Whether `a` is a cleared gradient's shared zeros (`zero_gradient`)."""
     return a.__class__ is np.ndarray and _ZERO_GRADIENTS.get((a.shape, a.dtype)) is a
+
 
 class Tensor:
     """An eager tensor: a numpy value, and for a recorded op result the node that

@@ -8,8 +8,9 @@ batch; `save`/`load` (`.pdparams` + `.pdopt`, or an inference model) and
 `paddle.jit.to_static` when `inputs` are InputSpecs (one compiled program for
 every batch size), falling back to eager with a warning if the forward cannot be
 traced, and a training step (forward, loss, backward, optimizer update) is one
-compiled static program updating the parameters in place (`compiled_step.py`).  In static-graph mode (`paddle.enable_static()`, `inputs` required) each
-of train/eval/test is one static program built from the InputSpecs (the network's
+compiled static program updating the parameters in place (`compiled_step.py`).
+In static-graph mode (`paddle.enable_static()`, `inputs` required) each of
+train/eval/test is one static program built from the InputSpecs (the network's
 parameters are shared by name) and run by an Executor.
 """
 
