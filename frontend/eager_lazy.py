@@ -56,6 +56,7 @@ from typing import Any
 import numpy as np
 
 from pullback.frontend import eager_native
+from pullback.runtime.interrupts import deferred_interrupts
 from pullback.runtime.native.env import flag_setting
 
 MAX_OPS = 8192
@@ -520,8 +521,11 @@ def flush(trace: Trace | None = None) -> None:
                     node.saved_in = [a.get() if a.__class__ is Pending else a for a in node.saved_in]
                     node.saved_out = [a.get() if a.__class__ is Pending else a for a in node.saved_out]
         except BaseException as e:
-            for obj, attr, old in reversed(undo):
-                setattr(obj, attr, old)
+            # Undone as a unit (a second Ctrl-C held back meanwhile): gradients, and
+            # the parameters and accumulators a deferred optimizer step wrote.
+            with deferred_interrupts():
+                for obj, attr, old in reversed(undo):
+                    setattr(obj, attr, old)
             for p in pending:
                 p.trace = None
                 if p.value is None:
