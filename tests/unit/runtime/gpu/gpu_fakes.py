@@ -450,3 +450,22 @@ def matmul_entry() -> Any:
 
 requires_gpu = pytest.mark.skipif(not cuda.is_available(), reason=f"no usable GPU: {cuda.unavailable_reason(0)}")
 """Skips a test that needs a real GPU, naming why there is none."""
+
+
+SCALE_ADD_PTX = r"""
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry scale_add(.param .u64 p, .param .u64 n) {
+  .reg .b64 %rd<6>; .reg .b32 %r<4>; .reg .f32 %f<3>; .reg .pred %p<2>;
+  ld.param.u64 %rd1, [p]; ld.param.u64 %rd2, [n];
+  mov.u32 %r1, %tid.x; cvt.u64.u32 %rd3, %r1;
+  setp.ge.u64 %p1, %rd3, %rd2; @%p1 bra DONE;
+  cvta.to.global.u64 %rd4, %rd1; shl.b64 %rd5, %rd3, 2; add.s64 %rd4, %rd4, %rd5;
+  ld.global.f32 %f1, [%rd4]; fma.rn.f32 %f2, %f1, 0f40000000, 0f3F800000; st.global.f32 [%rd4], %f2;
+DONE:
+  ret;
+}
+"""
+"""`p[i] = 2 p[i] + 1` for i < n (one block of up to 128 threads): the kernel of the
+tests on a real GPU; not idempotent, so how many times it ran shows."""

@@ -99,32 +99,16 @@ def test_import_needs_no_gpu():
 
 requires_gpu = gpu_fakes.requires_gpu
 
-_ADD_ONE_PTX = r"""
-.version 8.0
-.target sm_90
-.address_size 64
-.visible .entry add_one(.param .u64 p, .param .u64 n) {
-  .reg .b64 %rd<6>; .reg .b32 %r<4>; .reg .f32 %f<3>; .reg .pred %p<2>;
-  ld.param.u64 %rd1, [p]; ld.param.u64 %rd2, [n];
-  mov.u32 %r1, %tid.x; cvt.u64.u32 %rd3, %r1;
-  setp.ge.u64 %p1, %rd3, %rd2; @%p1 bra DONE;
-  cvta.to.global.u64 %rd4, %rd1; shl.b64 %rd5, %rd3, 2; add.s64 %rd4, %rd4, %rd5;
-  ld.global.f32 %f1, [%rd4]; add.f32 %f2, %f1, 0f3F800000; st.global.f32 [%rd4], %f2;
-DONE:
-  ret;
-}
-"""
-
 
 @requires_gpu
 def test_launch_roundtrip():
     dev = cuda.get_device(0)
-    mod = dev.load_module(_ADD_ONE_PTX)
+    mod = dev.load_module(gpu_fakes.SCALE_ADD_PTX)
     x = np.arange(100, dtype=np.float32)
     buf = dev.to_device(x)
-    mod.function("add_one").launch((1, 1, 1), (128, 1, 1), [buf, x.size])
+    mod.function("scale_add").launch((1, 1, 1), (128, 1, 1), [buf, x.size])
     dev.synchronize()
-    np.testing.assert_array_equal(buf.download(np.empty_like(x)), x + 1)
+    np.testing.assert_array_equal(buf.download(np.empty_like(x)), 2 * x + 1)
 
 
 @requires_gpu

@@ -478,22 +478,7 @@ def test_graphs_unsupported_when_the_driver_lacks_a_function(monkeypatch: pytest
 
 requires_gpu = gpu_fakes.requires_gpu
 
-_SCALE_ADD_PTX = r"""
-.version 8.0
-.target sm_90
-.address_size 64
-.visible .entry scale_add(.param .u64 p, .param .u64 n) {
-  .reg .b64 %rd<6>; .reg .b32 %r<4>; .reg .f32 %f<3>; .reg .pred %p<2>;
-  ld.param.u64 %rd1, [p]; ld.param.u64 %rd2, [n];
-  mov.u32 %r1, %tid.x; cvt.u64.u32 %rd3, %r1;
-  setp.ge.u64 %p1, %rd3, %rd2; @%p1 bra DONE;
-  cvta.to.global.u64 %rd4, %rd1; shl.b64 %rd5, %rd3, 2; add.s64 %rd4, %rd4, %rd5;
-  ld.global.f32 %f1, [%rd4]; fma.rn.f32 %f2, %f1, 0f40000000, 0f3F800000; st.global.f32 [%rd4], %f2;
-DONE:
-  ret;
-}
-"""
-"""`p[i] = 2 p[i] + 1`: not idempotent, so the number and order of graph runs show."""
+
 
 
 @requires_gpu
@@ -501,7 +486,7 @@ def test_a_captured_kernel_runs_once_per_graph_launch_on_the_gpu() -> None:
     """The driver calls end to end: staging -> asynchronous upload -> captured kernel,
     the graph launched three times on the stream, an event and the stream waited for."""
     dev = cuda.get_device(0)
-    kernel = dev.load_module(_SCALE_ADD_PTX).function("scale_add")
+    kernel = dev.load_module(gpu_fakes.SCALE_ADD_PTX).function("scale_add")
     stream = dev.create_stream()
     x = np.arange(100, dtype=np.float32)
     buf = dev.alloc(x.nbytes)
