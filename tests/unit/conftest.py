@@ -28,6 +28,9 @@ def _register(name: str, path: Path) -> None:
 # The GPU runtime's recording fake device and fake cuBLAS (`runtime/gpu/gpu_fakes.py`),
 # used by the GPU tests of several directories: `import pullback_gpu_fakes`.
 _register("pullback_gpu_fakes", Path(__file__).parent / "runtime" / "gpu" / "gpu_fakes.py")
+# The complex-valued cases both complex test files compare with Paddle 3.3.1's values
+# (`dtypes/complex_cases.py`, also read by its fixture script): `import pullback_complex_cases`.
+_register("pullback_complex_cases", Path(__file__).parent / "dtypes" / "complex_cases.py")
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ and saving and loading programs holding them."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import warnings
 from pathlib import Path
@@ -16,14 +15,11 @@ import numpy as np
 import pytest
 
 import pullback as paddle
+import pullback_complex_cases as CASES
 from pullback.testing import check_complex_grad
 
 HERE = Path(__file__).resolve().parent
 REF = np.load(HERE / "data" / "complex_reference.npz")
-_spec = importlib.util.spec_from_file_location("complex_cases", HERE / "complex_cases.py")
-assert _spec is not None and _spec.loader is not None
-CASES = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(CASES)
 Z = np.array([1 + 2j, -3 + 0.5j, 0.25 - 1j])
 
 

@@ -15,7 +15,6 @@ the other four by name.
 
 from __future__ import annotations
 
-import importlib.util
 import warnings
 from pathlib import Path
 from typing import Any
@@ -24,14 +23,11 @@ import numpy as np
 import pytest
 
 import pullback as paddle
+import pullback_complex_cases as CASES
 from pullback.testing import check_complex_grad
 
 HERE = Path(__file__).resolve().parent
 REF = np.load(HERE / "data" / "complex_reference.npz")
-_spec = importlib.util.spec_from_file_location("complex_cases", HERE / "complex_cases.py")
-assert _spec is not None and _spec.loader is not None
-CASES = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(CASES)
 
 L = paddle.linalg
 RNG = np.random.default_rng(11)
