@@ -469,3 +469,54 @@ DONE:
 """
 """`p[i] = 2 p[i] + 1` for i < n (one block of up to 128 threads): the kernel of the
 tests on a real GPU; not idempotent, so how many times it ran shows."""
+
+
+def fake_backend(blas: bool = False, monkeypatch: Any = None, device: Any = None) -> Any:
+    """A GPU backend on a recording fake device (`device`, else a new `FakeDevice`);
+    with `blas` (and `monkeypatch`), a cuBLAS handle on the fake library (products
+    computed on host memory), else the tiled kernels."""
+    from pullback.runtime.gpu import backend as gpu_backend, cublas
+
+    gemm: tuple[Any, str] = (None, "tiled kernel (test)")
+    if blas:
+        cublas._reset_for_tests()
+        monkeypatch.setattr(cublas, "_open_library", lambda name: FakeCublas())
+        gemm = (cublas.Cublas(), "cuBLAS (fake)")
+        cublas._reset_for_tests()
+    return gpu_backend.GpuBackend(None, device=device or FakeDevice(), gemm=gemm)
+
+
+def canonical_launches(launches: list[tuple[Any, ...]], names: dict[int, str]) -> list[tuple[Any, ...]]:
+    """Launches with each buffer replaced by its role (`names`: id -> role) or, for
+    any other buffer, by the order it first appeared in (so two runs compare equal
+    when they use their feeds, temporaries and outputs in the same places); scalars
+    by value."""
+    seen: dict[int, str] = {}
+    out = []
+    for name, grid, block, args in launches:
+        canon = [
+            (names.get(id(a)) or seen.setdefault(id(a), f"buffer {len(seen)}")) if hasattr(a, "ptr")
+            else getattr(a, "value", a)
+            for a in args
+        ]
+        out.append((name, grid, block, tuple(canon)))
+    return out
+
+
+def param_buffer_names(backend: Any, scope: Any) -> dict[int, str]:
+    """`param <name>` for each parameter buffer: the backend's own and the scope's
+    device-resident entries."""
+    names = {id(arr.buffer): f"param {n}" for n, (_, arr) in backend._params.items()}
+    for name, entry in scope.items():
+        arr = getattr(entry, "array", None)
+        if arr is not None:
+            names[id(arr.buffer)] = f"param {name}"
+    return names
+
+
+def mlp_feeds(seed: int, batch: int = 5) -> dict[str, np.ndarray]:
+    """A batch for the 13-feature, 3-class MLP of the GPU tests."""
+    rng = np.random.default_rng(seed)
+    return {"x": rng.standard_normal((batch, 13)).astype(np.float32),
+            "label": rng.integers(0, 3, (batch, 1)).astype(np.int64)}
+

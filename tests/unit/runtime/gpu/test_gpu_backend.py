@@ -32,19 +32,7 @@ def _catalogue():
 
 
 FakeBuffer = gpu_fakes.FakeBuffer
-
-
-def fake_backend(blas: bool = False, monkeypatch=None) -> gpu_backend.GpuBackend:
-    """A backend on a recording fake device; with `blas` (and `monkeypatch`), a
-    cuBLAS handle on the fake library (products computed on host memory), else the
-    tiled kernels."""
-    gemm = (None, "tiled kernel (test)")
-    if blas:
-        cublas._reset_for_tests()
-        monkeypatch.setattr(cublas, "_open_library", lambda name: gpu_fakes.FakeCublas())
-        gemm = (cublas.Cublas(), "cuBLAS (fake)")
-        cublas._reset_for_tests()
-    return gpu_backend.GpuBackend(None, device=gpu_fakes.FakeDevice(), gemm=gemm)
+fake_backend = gpu_fakes.fake_backend
 
 
 def test_host_runtime_launches_kernels_with_their_abi() -> None:

@@ -21,49 +21,6 @@ from pullback.runtime.interpreter import run_module
 import pullback_gpu_fakes as gpu_fakes
 
 
-def _backend(
-    monkeypatch: pytest.MonkeyPatch, blas: bool = True, device: Any = None
-) -> gpu_backend.GpuBackend:
-    gemm: tuple[Any, str] = (None, "tiled kernel (test)")
-    if blas:
-        cublas._reset_for_tests()
-        monkeypatch.setattr(cublas, "_open_library", lambda name: gpu_fakes.FakeCublas())
-        gemm = (cublas.Cublas(), "cuBLAS (fake)")
-        cublas._reset_for_tests()
-    return gpu_backend.GpuBackend(None, device=device or gpu_fakes.FakeDevice(), gemm=gemm)
-
-
-def _canonical(launches: list[tuple[Any, ...]], params: dict[int, str]) -> list[tuple[Any, ...]]:
-    """Launches with parameters named, every other buffer numbered by its first
-    appearance in the list (so two runs compare equal when they use their feeds,
-    temporaries and outputs in the same places), scalars by value."""
-    seen: dict[int, str] = {}
-    out = []
-    for name, grid, block, args in launches:
-        canon = [
-            (params.get(id(a)) or seen.setdefault(id(a), f"buffer {len(seen)}")) if hasattr(a, "ptr")
-            else getattr(a, "value", a)
-            for a in args
-        ]
-        out.append((name, grid, block, tuple(canon)))
-    return out
-
-
-def _scope_param_names(backend: gpu_backend.GpuBackend, scope: Any) -> dict[int, str]:
-    names = {id(arr.buffer): f"param {n}" for n, (_, arr) in backend._params.items()}
-    for name, entry in scope.items():
-        arr = getattr(entry, "array", None)
-        if arr is not None:
-            names[id(arr.buffer)] = f"param {name}"
-    return names
-
-
-def _mlp_feeds(seed: int, batch: int = 5) -> dict[str, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    return {"x": rng.standard_normal((batch, 13)).astype(np.float32),
-            "label": rng.integers(0, 3, (batch, 1)).astype(np.int64)}
-
-
 # ------------------------------------------------------------- the backend, end to end
 
 
@@ -74,10 +31,10 @@ def test_a_graph_launch_issues_what_the_replay_issued(monkeypatch: pytest.Monkey
     from the host, and the launches the graph runs (names, grids, blocks, scalars,
     buffers by role) and the products it runs are those of the replay without it."""
     built_a, built_b = mlp_train((13, 8, 3), lr=0.1), mlp_train((13, 8, 3), lr=0.1)
-    graphed, plain = _backend(monkeypatch, blas), _backend(monkeypatch, blas)
+    graphed, plain = gpu_fakes.fake_backend(blas, monkeypatch), gpu_fakes.fake_backend(blas, monkeypatch)
     dev_a, dev_b = graphed.device, plain.device
     for step in range(6):
-        feeds = _mlp_feeds(step)
+        feeds = gpu_fakes.mlp_feeds(step)
         start_a, start_b = len(dev_a.launches), len(dev_b.launches)
         host_launches, graph_launches = dev_a.host_launches, dev_a.graph_launches
         (loss_a,) = graphed.run(built_a.module, feeds, built_a.scope, built_a.fetch)
@@ -90,8 +47,8 @@ def test_a_graph_launch_issues_what_the_replay_issued(monkeypatch: pytest.Monkey
         assert plain.stats["graph"] == 0
         if step > capture_step:  # (the capture step issues the launches that are captured)
             assert dev_a.host_launches == host_launches and dev_a.graph_launches == graph_launches + 1
-        got = _canonical(dev_a.launches[start_a:], _scope_param_names(graphed, built_a.scope))
-        want = _canonical(dev_b.launches[start_b:], _scope_param_names(plain, built_b.scope))
+        got = gpu_fakes.canonical_launches(dev_a.launches[start_a:], gpu_fakes.param_buffer_names(graphed, built_a.scope))
+        want = gpu_fakes.canonical_launches(dev_b.launches[start_b:], gpu_fakes.param_buffer_names(plain, built_b.scope))
         assert got == want, f"step {step}"
         assert len(got) == graphed.stats["launches"]
         np.testing.assert_array_equal(loss_a, loss_b)
@@ -109,7 +66,7 @@ def test_graph_steps_compute_the_interpreters_values_and_rebinding_drops_the_gra
     that step is replayed without the graph (dropped), and a new graph is captured
     once the new buffer has been used `GRAPH_AFTER` times in a row."""
     entry = gpu_fakes.matmul_entry()
-    backend = _backend(monkeypatch)
+    backend = gpu_fakes.fake_backend(True, monkeypatch)
     device = backend.device
     rng = np.random.default_rng(3)
     scope: dict[str, Any] = {"w": rng.standard_normal((6, 3)).astype(np.float32)}
@@ -133,9 +90,9 @@ def test_each_feed_shape_has_its_graph_and_eviction_drops_it(monkeypatch: pytest
     evicted (`MAX_REPLAYS`) loses its graph and its staging (waited for first)."""
     monkeypatch.setattr(gpu_backend, "MAX_REPLAYS", 2)
     built = mlp_train((13, 8, 3), lr=0.1)
-    backend = _backend(monkeypatch)
+    backend = gpu_fakes.fake_backend(True, monkeypatch)
     def run(batch: int) -> tuple[int, int]:
-        backend.run(built.module, _mlp_feeds(batch, batch), built.scope, built.fetch)
+        backend.run(built.module, gpu_fakes.mlp_feeds(batch, batch), built.scope, built.fetch)
         return backend.stats["replayed"], backend.stats.get("graph", 0)
 
     seen = [run(b) for b in (3, 3, 3, 4, 4, 4, 3)]
@@ -157,7 +114,7 @@ def test_backends_on_one_device_share_its_step_stream(monkeypatch: pytest.Monkey
     the device's step stream, so the handle never moves to a stream the other's
     kernels are not ordered with; both graph and compute the right products."""
     entry = gpu_fakes.matmul_entry()
-    first = _backend(monkeypatch)
+    first = gpu_fakes.fake_backend(True, monkeypatch)
     second = gpu_backend.GpuBackend(None, device=first.device, gemm=(first.blas, first.gemm_engine))
     rng = np.random.default_rng(11)
     scopes: list[dict[str, Any]] = [{"w": rng.standard_normal((6, 3)).astype(np.float32)} for _ in range(2)]
@@ -180,9 +137,9 @@ def test_switched_off_or_unsupported_the_old_synchronous_path_runs(monkeypatch: 
         monkeypatch.setenv("PULLBACK_GPU_GRAPH", "0")
     device = gpu_fakes.FakeDevice(supports_graphs=how == "env")  # "driver": the driver lacks capture
     built = mlp_train((13, 8, 3), lr=0.1)
-    backend = _backend(monkeypatch, device=device)
+    backend = gpu_fakes.fake_backend(True, monkeypatch, device)
     for step in range(4):
-        backend.run(built.module, _mlp_feeds(step), built.scope, built.fetch)
+        backend.run(built.module, gpu_fakes.mlp_feeds(step), built.scope, built.fetch)
         assert backend.stats.get("graph", 0) == 0
     assert backend.stats["replayed"] == 1
     assert backend._stream is None and device.graphs_made == 0 and device.pinned == []
@@ -215,7 +172,7 @@ def test_a_capture_the_driver_refuses_warns_once_and_replays(monkeypatch: pytest
 
         monkeypatch.setattr(gpu_fakes.FakeStream, "begin_capture", begin_and_break)
         message = r"CUDA graph capture failed \(cuStreamEndCapture failed: CUDA_ERROR_STREAM_CAPTURE_INVALIDATED"
-    backend = _backend(monkeypatch, device=device)
+    backend = gpu_fakes.fake_backend(True, monkeypatch, device)
     rng = np.random.default_rng(5)
     scope: dict[str, Any] = {"w": rng.standard_normal((6, 3)).astype(np.float32)}
 

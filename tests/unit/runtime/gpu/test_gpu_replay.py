@@ -13,52 +13,9 @@ import numpy as np
 import pytest
 
 from pullback.benchmarks.programs import mlp_train
-from pullback.runtime.gpu import backend as gpu_backend, cublas, replay
+from pullback.runtime.gpu import backend as gpu_backend, replay
 from pullback.runtime.interpreter import run_module
 import pullback_gpu_fakes as gpu_fakes
-
-
-def _backend(monkeypatch: pytest.MonkeyPatch, blas: bool = True) -> gpu_backend.GpuBackend:
-    gemm: tuple[Any, str] = (None, "tiled kernel (test)")
-    if blas:
-        cublas._reset_for_tests()
-        monkeypatch.setattr(cublas, "_open_library", lambda name: gpu_fakes.FakeCublas())
-        gemm = (cublas.Cublas(), "cuBLAS (fake)")
-        cublas._reset_for_tests()
-    return gpu_backend.GpuBackend(None, device=gpu_fakes.FakeDevice(), gemm=gemm)
-
-
-def _canonical(launches: list[tuple[Any, ...]], names: dict[int, str]) -> list[tuple[Any, ...]]:
-    """Launches with each buffer replaced by its role (`names`: id -> role) or, for
-    any other buffer, by the order it first appeared in; scalars by value."""
-    seen: dict[int, str] = {}
-    out = []
-    for name, grid, block, args in launches:
-        canon = []
-        for a in args:
-            if hasattr(a, "ptr"):
-                canon.append(names.get(id(a)) or seen.setdefault(id(a), f"private{len(seen)}"))
-            else:
-                canon.append(getattr(a, "value", a))
-        out.append((name, grid, block, tuple(canon)))
-    return out
-
-
-def _param_names(backend: gpu_backend.GpuBackend, scope: dict[str, Any]) -> dict[int, str]:
-    names = {}
-    for name, entry in scope.items():
-        arr = getattr(entry, "array", None)
-        if arr is not None:
-            names[id(arr.buffer)] = f"param {name}"
-    for name, (_, arr) in backend._params.items():
-        names[id(arr.buffer)] = f"param {name}"
-    return names
-
-
-def _mlp_feeds(seed: int) -> dict[str, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    return {"x": rng.standard_normal((5, 13)).astype(np.float32),
-            "label": rng.integers(0, 3, (5, 1)).astype(np.int64)}
 
 
 def _run_logged(
@@ -82,18 +39,18 @@ def _run_logged(
         backend.run(built.module, feeds, built.scope, built.fetch)
     workspace = getattr(backend.blas, "workspace", None)  # cuBLAS's, allocated with the step stream
     fresh = [b for b in fresh if b is not workspace]
-    names = _param_names(backend, built.scope) | {id(b): f"new {k}" for k, b in enumerate(fresh)}
-    return _canonical(device.launches[start:], names)  # type: ignore[attr-defined]
+    names = gpu_fakes.param_buffer_names(backend, built.scope) | {id(b): f"new {k}" for k, b in enumerate(fresh)}
+    return gpu_fakes.canonical_launches(device.launches[start:], names)  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("blas", [True, False])
 def test_a_replayed_step_issues_what_an_interpreted_one_does(monkeypatch: pytest.MonkeyPatch, blas: bool) -> None:
     built_a, built_b = mlp_train((13, 8, 3), lr=0.1), mlp_train((13, 8, 3), lr=0.1)
-    replayed = _backend(monkeypatch, blas)
-    interpreted = _backend(monkeypatch, blas)
+    replayed = gpu_fakes.fake_backend(blas, monkeypatch)
+    interpreted = gpu_fakes.fake_backend(blas, monkeypatch)
     rng = np.random.default_rng(7)
     for step in range(4):
-        feeds = _mlp_feeds(step)
+        feeds = gpu_fakes.mlp_feeds(step)
         if step == 2:  # a parameter set from the host: uploaded to a new buffer
             name = "fc_1.w_0"
             new = rng.standard_normal(np.asarray(built_a.scope[name]).shape).astype(np.float32)
@@ -116,7 +73,7 @@ def test_replayed_products_read_new_feeds_and_new_parameters(monkeypatch: pytest
     replay's buffer, reads the parameter the scope holds now and writes a fresh
     output (the fake cuBLAS computes the product on host memory)."""
     entry = gpu_fakes.matmul_entry()
-    backend = _backend(monkeypatch)
+    backend = gpu_fakes.fake_backend(True, monkeypatch)
     rng = np.random.default_rng(1)
     scope: dict[str, Any] = {"w": rng.standard_normal((6, 3)).astype(np.float32)}
     outs = []
@@ -134,7 +91,7 @@ def test_replayed_products_read_new_feeds_and_new_parameters(monkeypatch: pytest
 
 def test_new_feed_shapes_are_recorded_once_each(monkeypatch: pytest.MonkeyPatch) -> None:
     built = mlp_train((13, 8, 3), lr=0.1)
-    backend = _backend(monkeypatch)
+    backend = gpu_fakes.fake_backend(True, monkeypatch)
     seen = []
     for batch in (5, 7, 5, 7, 9):
         feeds = {"x": np.ones((batch, 13), np.float32), "label": np.zeros((batch, 1), np.int64)}
@@ -148,7 +105,7 @@ def test_new_feed_shapes_are_recorded_once_each(monkeypatch: pytest.MonkeyPatch)
 def test_the_oldest_replay_is_dropped_and_gives_its_buffers_back(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(gpu_backend, "MAX_REPLAYS", 2)
     built = mlp_train((13, 8, 3), lr=0.1)
-    backend = _backend(monkeypatch)
+    backend = gpu_fakes.fake_backend(True, monkeypatch)
 
     def run(batch: int) -> None:
         feeds = {"x": np.ones((batch, 13), np.float32), "label": np.zeros((batch, 1), np.int64)}
