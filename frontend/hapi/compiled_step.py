@@ -46,7 +46,7 @@ from pullback.frontend.autograd.api import has_post_backward_hooks
 from pullback.frontend.eager import Tensor, is_zero_gradient, zero_gradient
 from pullback.frontend.framework import Program, Variable
 from pullback.frontend.input_spec import InputSpec
-from pullback.frontend.jit.static_function import _Capture, _static_trace
+from pullback.frontend.jit.static_function import Capture, static_trace
 from pullback.runtime.native.env import flag_setting
 
 # `PULLBACK_MODEL_STEP=0`: a dynamic Model's training steps always run eagerly.
@@ -134,9 +134,9 @@ class CompiledTrainStep:
             if not p.stop_gradient:
                 optimizer._create_accumulators(p)
         main, startup = Program(), Program()
-        capture = _Capture(main)
+        capture = Capture(main)
         self.feed_names = [s.name or f"feed_{i}" for i, s in enumerate(specs)]
-        with _static_trace(main, startup, capture, "paddle.Model.train_batch"):
+        with static_trace(main, startup, capture, "paddle.Model.train_batch"):
             feeds = [data(n, [d if d is not None and d >= 0 else None for d in s.shape], s.dtype)
                      for n, s in zip(self.feed_names, specs)]
             ins, labs = feeds[:n_inputs], feeds[n_inputs:]

@@ -156,7 +156,7 @@ def _install_value_guards() -> None:
         setattr(Variable, what, _value_error(what))
 
 
-class _Capture:
+class Capture:
     """Turns each eager Tensor an op of the traced program reads into one
     `pd.parameter` named after the Tensor (the Layer's parameter names); makes
     the per-call seeds of random ops (`seed()`: placeholders in `tensors`,
@@ -215,7 +215,11 @@ def _converted_forward(layer: Any) -> Callable[..., Any]:
 
 
 @contextlib.contextmanager
-def _static_trace(program: Program, startup: Program, capture: _Capture, what: str) -> Iterator[None]:
+def static_trace(program: Program, startup: Program, capture: Capture, what: str) -> Iterator[None]:
+    """Trace into `program` (`startup` for initializers): static mode, `capture`
+    turning the eager Tensors ops read into parameters and making the random ops'
+    seeds, Layers' forwards converted (`if`/`while`), Python-value reads of
+    Variables raising `Dy2StaticError` naming `what`."""
     was_static = not core.in_dynamic_mode()
     core.enable_static()
     old_capture = core.set_capture(capture)
@@ -430,9 +434,9 @@ class StaticFunction:
 
         specs = _flat_specs(self._input_spec)
         main, startup = Program(), Program()
-        capture = _Capture(main)
+        capture = Capture(main)
         names = self._arg_names(struct, tensors, specs)
-        with _static_trace(main, startup, capture, self._where):
+        with static_trace(main, startup, capture, self._where):
             feeds: list[Variable] = []
             for i, t in enumerate(tensors):
                 v = data(names[i], [d if d >= 0 else None for d in shapes[i]], t.dtype)
