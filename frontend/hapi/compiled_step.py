@@ -34,7 +34,6 @@ Cost: tracing is linear in the network's size (one pass of the forward, one
 
 from __future__ import annotations
 
-import atexit
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -53,8 +52,10 @@ from pullback.runtime.native.env import flag_setting
 ENABLED = flag_setting("PULLBACK_MODEL_STEP", True)
 
 _compiling: set[threading.Thread] = set()
-"""Compiles in flight (joined at exit: a thread stopped inside LLVM as the
-interpreter tears down can crash the process)."""
+"""Compiles in flight.  Their threads are not daemons: the interpreter joins them
+before it exits (a thread stopped inside LLVM as the interpreter tears down can
+crash the process, and one joined later, in an `atexit` hook, leaves engines that
+teardown closes after llvmlite is gone: `Exception ignored in ObjectRef.__del__`)."""
 
 
 def wait(timeout: float | None = None) -> bool:
@@ -63,9 +64,6 @@ def wait(timeout: float | None = None) -> bool:
     for t in list(_compiling):
         t.join(timeout)
     return not _compiling
-
-
-atexit.register(wait)
 
 # Parameter attributes the optimizer's static update reads from a parameter
 # variable (its learning-rate multiplier, regularizer, clipping choice).
@@ -195,8 +193,7 @@ class CompiledTrainStep:
         if isinstance(self._executor.backend, CompiledBackend):
             sample = {n: np.zeros([1 if d is None or d < 0 else d for d in v.shape], np.dtype(f"{v.dtype}"))
                       for n, v in zip(self.feed_names, feeds)}
-            self._thread = threading.Thread(target=self._compile, args=(sample,), name="pullback-model-step",
-                                            daemon=True)
+            self._thread = threading.Thread(target=self._compile, args=(sample,), name="pullback-model-step")
             _compiling.add(self._thread)
             self._thread.start()
 
